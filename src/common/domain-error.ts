@@ -1,0 +1,50 @@
+/**
+ * The one error family of the service. Domain code throws these; `error-http-mapping.ts`
+ * turns each code into the contract's status and body, in one place.
+ */
+export const ERROR_CODES = [
+  'VALIDATION_FAILED',
+  'MALFORMED_JSON',
+  'UNAUTHORIZED',
+  'ADMIN_DISABLED',
+  'NOT_FOUND',
+  'VERSION_CONFLICT',
+  'AGGREGATE_TYPE_MISMATCH',
+  'PAYLOAD_TOO_LARGE',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'SERVICE_UNAVAILABLE',
+  'INTERNAL',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export class DomainError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    /** Extra fields merged into the error body (e.g. expectedVersion/actualVersion). */
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = 'DomainError';
+  }
+}
+
+export const validationFailed = (field: string, message: string): DomainError =>
+  new DomainError('VALIDATION_FAILED', `${field}: ${message}`, { field });
+
+export const notFound = (what: string): DomainError => new DomainError('NOT_FOUND', `${what} not found`);
+
+export const versionConflict = (expectedVersion: number, actualVersion: number): DomainError =>
+  new DomainError(
+    'VERSION_CONFLICT',
+    `expected version ${expectedVersion} but the aggregate is at version ${actualVersion}`,
+    { expectedVersion, actualVersion },
+  );
+
+export const aggregateTypeMismatch = (given: string, actual: string): DomainError =>
+  new DomainError(
+    'AGGREGATE_TYPE_MISMATCH',
+    `aggregate has type '${actual}' (fixed by its first event); '${given}' was given`,
+    { aggregateType: given, actualAggregateType: actual },
+  );

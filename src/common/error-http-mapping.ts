@@ -1,0 +1,58 @@
+import { DomainError, ErrorCode } from './domain-error';
+
+/** Exhaustive: adding a code without a status is a compile error. */
+const STATUS_BY_CODE: Record<ErrorCode, number> = {
+  VALIDATION_FAILED: 400,
+  MALFORMED_JSON: 400,
+  UNAUTHORIZED: 401,
+  ADMIN_DISABLED: 403,
+  NOT_FOUND: 404,
+  VERSION_CONFLICT: 409,
+  AGGREGATE_TYPE_MISMATCH: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  SERVICE_UNAVAILABLE: 503,
+  INTERNAL: 500,
+};
+
+export interface ErrorBody {
+  error: ErrorCode;
+  message: string;
+  [extra: string]: unknown;
+}
+
+export function statusOf(code: ErrorCode): number {
+  return STATUS_BY_CODE[code];
+}
+
+export function toErrorBody(err: DomainError): ErrorBody {
+  return { ...err.details, error: err.code, message: err.message };
+}
+
+/**
+ * Fastify raises its own errors before a Nest handler runs (body parsing, size, media type).
+ * They become domain errors here so that every 4xx carries a stable code.
+ */
+export function fromFrameworkError(err: unknown): DomainError {
+  if (err instanceof DomainError) return err;
+  const e = err as { code?: string; statusCode?: number; status?: number; message?: string; name?: string };
+  switch (e?.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new DomainError('PAYLOAD_TOO_LARGE', 'request body is larger than the limit');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new DomainError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new DomainError('MALFORMED_JSON', 'request body is not valid JSON');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new DomainError('VALIDATION_FAILED', 'Content-Length does not match the body');
+  }
+  if (e instanceof SyntaxError) return new DomainError('MALFORMED_JSON', 'request body is not valid JSON');
+  const status = e?.statusCode ?? e?.status ?? (typeof (e as any)?.getStatus === 'function' ? (e as any).getStatus() : 0);
+  if (status === 404) return new DomainError('NOT_FOUND', 'route not found');
+  if (status === 413) return new DomainError('PAYLOAD_TOO_LARGE', 'request body is larger than the limit');
+  if (status === 415) return new DomainError('UNSUPPORTED_MEDIA_TYPE', 'unsupported Content-Type');
+  if (status === 401) return new DomainError('UNAUTHORIZED', 'missing or invalid credentials');
+  if (status >= 400 && status < 500) return new DomainError('VALIDATION_FAILED', e?.message ?? 'bad request');
+  return new DomainError('INTERNAL', 'internal error');
+}

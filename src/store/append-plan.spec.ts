@@ -1,0 +1,66 @@
+import { AppendRequest } from './event-log.port';
+import { planAppends, streamKey, tenantsOf } from './append-plan';
+
+const req = (over: Partial<AppendRequest>): AppendRequest => ({
+  tenantId: 't1',
+  aggregateId: 'order-1',
+  inferredType: 'order',
+  events: [{ eventType: 'E', data: '{}' }],
+  ...over,
+});
+
+describe('planAppends', () => {
+  it('numbers versions per aggregate and positions per tenant, in arrival order', () => {
+    const plan = planAppends(
+      [req({}), req({ tenantId: 't2' }), req({ events: [{ eventType: 'A', data: '{}' }, { eventType: 'B', data: '{}' }] })],
+      new Map([[streamKey('t1', 'order-1'), { aggregateType: 'order', version: 3 }]]),
+      new Map([['t1', 10], ['t2', 0]]),
+      1000,
+    );
+    expect(plan.rows.map((r) => [r.tenantId, r.version, r.position])).toEqual([
+      ['t1', 4, 11],
+      ['t2', 1, 1],
+      ['t1', 5, 12],
+      ['t1', 6, 13],
+    ]);
+    expect(plan.heads).toEqual(new Map([['t1', 13], ['t2', 1]]));
+    expect(plan.streams.find((s) => s.tenantId === 't1')?.version).toBe(6);
+  });
+
+  it('rejects a request whose expectedVersion is stale without affecting the others', () => {
+    const plan = planAppends(
+      [req({ expectedVersion: 0 }), req({ expectedVersion: 0 }), req({ expectedVersion: 1 })],
+      new Map(),
+      new Map([['t1', 0]]),
+      1000,
+    );
+    expect(plan.outcomes.map((o) => o.ok)).toEqual([true, false, true]);
+    const failed = plan.outcomes[1];
+    expect(!failed.ok && failed.error.details).toEqual({ expectedVersion: 0, actualVersion: 1 });
+    expect(plan.rows.map((r) => r.version)).toEqual([1, 2]);
+    expect(plan.rows.map((r) => r.position)).toEqual([1, 2]);
+  });
+
+  it('fixes the aggregate type by the first event and refuses a different explicit one', () => {
+    const plan = planAppends(
+      [req({ aggregateType: 'purchase' }), req({}), req({ aggregateType: 'order' })],
+      new Map(),
+      new Map([['t1', 0]]),
+      1000,
+    );
+    expect(plan.outcomes[0].ok && plan.outcomes[0].result.aggregateType).toBe('purchase');
+    expect(plan.outcomes[1].ok && plan.outcomes[1].result.aggregateType).toBe('purchase');
+    const third = plan.outcomes[2];
+    expect(!third.ok && third.error.code).toBe('AGGREGATE_TYPE_MISMATCH');
+  });
+
+  it('leaves heads untouched when nothing of a tenant is accepted', () => {
+    const plan = planAppends([req({ expectedVersion: 5 })], new Map(), new Map([['t1', 7]]), 1000);
+    expect(plan.rows).toHaveLength(0);
+    expect(plan.heads.size).toBe(0);
+  });
+
+  it('lists tenants sorted so locks are taken in one order', () => {
+    expect(tenantsOf([req({ tenantId: 'b' }), req({ tenantId: 'a' }), req({ tenantId: 'b' })])).toEqual(['a', 'b']);
+  });
+});

@@ -1,0 +1,65 @@
+import { DomainError } from '../common/domain-error';
+
+/** Payloads travel as JSON text: validated once at the edge, stored and handed on without re-encoding. */
+export interface NewEvent {
+  eventType: string;
+  data: string;
+}
+
+export interface AppendRequest {
+  tenantId: string;
+  aggregateId: string;
+  /** Given by the caller; must match the type fixed by the aggregate's first event. */
+  aggregateType?: string;
+  /** Used when the aggregate is new and no type was given. */
+  inferredType: string;
+  /** N means: the aggregate must be at version N (0 = must not exist yet). */
+  expectedVersion?: number;
+  events: NewEvent[];
+  correlationId?: string;
+  causationId?: string;
+  metadata?: string;
+}
+
+export interface StoredEvent {
+  /** Tenant-wide, gap-free, in commit order. */
+  position: number;
+  eventId: string;
+  aggregateId: string;
+  aggregateType: string;
+  eventType: string;
+  version: number;
+  /** Epoch milliseconds. */
+  timestamp: number;
+  data: string;
+  metadata: string | null;
+  correlationId: string | null;
+  causationId: string | null;
+}
+
+export interface AppendResult {
+  aggregateId: string;
+  aggregateType: string;
+  events: StoredEvent[];
+}
+
+export type AppendOutcome = { ok: true; result: AppendResult } | { ok: false; error: DomainError };
+
+export interface StreamInfo {
+  aggregateType: string;
+  version: number;
+}
+
+/**
+ * The event log. `appendMany` is the group-commit primitive: all requests in one transaction,
+ * each checked on its own; a request that fails (version or type conflict) stores nothing and
+ * does not affect the others.
+ */
+export interface EventLog {
+  appendMany(requests: AppendRequest[]): Promise<AppendOutcome[]>;
+  readStream(tenantId: string, aggregateId: string, fromVersion: number, limit: number): Promise<StoredEvent[]>;
+  /** Events with position > afterPosition, ascending. What projections read. */
+  readAll(tenantId: string, afterPosition: number, limit: number): Promise<StoredEvent[]>;
+  streamInfo(tenantId: string, aggregateId: string): Promise<StreamInfo | null>;
+  headPosition(tenantId: string): Promise<number>;
+}

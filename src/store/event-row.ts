@@ -1,0 +1,34 @@
+import { StoredEvent } from './event-log.port';
+
+/** Column names shared by both adapters, so one mapper reads either. */
+export interface EventDbRow {
+  position: number | string;
+  event_id: string;
+  aggregate_id: string;
+  aggregate_type: string;
+  event_type: string;
+  version: number | string;
+  created_at: number | string | Date;
+  data: string;
+  metadata: string | null;
+  correlation_id: string | null;
+  causation_id: string | null;
+}
+
+export const EVENT_COLUMNS =
+  'position, event_id, aggregate_id, aggregate_type, event_type, version, created_at, data, metadata, correlation_id, causation_id';
+
+export const toStoredEvent = (r: EventDbRow): StoredEvent => ({
+  position: Number(r.position),
+  eventId: r.event_id,
+  aggregateId: r.aggregate_id,
+  aggregateType: r.aggregate_type,
+  eventType: r.event_type,
+  version: Number(r.version),
+  timestamp: r.created_at instanceof Date ? r.created_at.getTime() : Number(r.created_at),
+  data: r.data,
+  metadata: r.metadata,
+  correlationId: r.correlation_id,
+  causationId: r.causation_id,
+});
+

@@ -1,0 +1,88 @@
+import { Pool, types } from 'pg';
+import { Store } from '../store.port';
+import { PostgresEventLog } from './postgres-event-log';
+import { POSTGRES_MIGRATIONS } from './postgres-migrations';
+import { PostgresTenantRepository } from './postgres-tenant-repository';
+
+export interface PostgresStoreOptions {
+  connectionString: string;
+  poolSize?: number;
+  /**
+   * Runs inside an append transaction just before COMMIT. Tests use it to hold a transaction
+   * open and show that later commits of the same tenant cannot overtake it.
+   */
+  beforeCommit?: (tenantIds: string[]) => Promise<void>;
+}
+
+// Arbitrary constant: serialises migrations when several instances start together.
+const MIGRATION_LOCK = 72_601_143;
+
+/** Counts writes in flight so close() can wait for them instead of cutting them off. */
+export class InflightWrites {
+  private count = 0;
+  private idle: (() => void)[] = [];
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    this.count++;
+    try {
+      return await fn();
+    } finally {
+      if (--this.count === 0) this.idle.splice(0).forEach((r) => r());
+    }
+  }
+  drained(): Promise<void> {
+    return this.count === 0 ? Promise.resolve() : new Promise((r) => this.idle.push(r));
+  }
+}
+
+export class PostgresStore implements Store {
+  readonly kind = 'postgres' as const;
+  readonly pool: Pool;
+  readonly events: PostgresEventLog;
+  readonly tenants: PostgresTenantRepository;
+  private readonly inflight = new InflightWrites();
+
+  constructor(options: PostgresStoreOptions) {
+    this.pool = new Pool({
+      connectionString: options.connectionString,
+      max: options.poolSize ?? 10,
+      // bigint (int8) as JS number: positions and versions stay far below 2^53.
+      types: { getTypeParser: (oid: number, format?: any) => (oid === 20 ? Number : types.getTypeParser(oid, format)) } as any,
+    });
+    // An idle client's error (server restart) must not crash the process; the next query reconnects.
+    this.pool.on('error', () => undefined);
+    this.events = new PostgresEventLog(this.pool, this.inflight, options.beforeCommit);
+    this.tenants = new PostgresTenantRepository(this.pool);
+  }
+
+  async migrate(): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+      await client.query(
+        'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+      );
+      const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations');
+      const applied = new Set(rows.map((r) => Number(r.version)));
+      for (let i = 0; i < POSTGRES_MIGRATIONS.length; i++) {
+        if (applied.has(i + 1)) continue;
+        await client.query('BEGIN');
+        try {
+          await client.query(POSTGRES_MIGRATIONS[i]);
+          await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [i + 1]);
+          await client.query('COMMIT');
+        } catch (e) {
+          await client.query('ROLLBACK');
+          throw e;
+        }
+      }
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+      client.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.inflight.drained();
+    await this.pool.end();
+  }
+}

@@ -1,0 +1,66 @@
+import { Pool } from 'pg';
+import { ApiKeyRecord, TenantRecord, TenantRepository } from '../tenant-repository.port';
+
+const ms = (d: Date | null): number | null => (d === null ? null : d.getTime());
+
+export class PostgresTenantRepository implements TenantRepository {
+  constructor(private readonly pool: Pool) {}
+
+  async createTenant(t: TenantRecord): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('INSERT INTO tenants (tenant_id, name, created_at) VALUES ($1, $2, $3)', [
+        t.tenantId,
+        t.name,
+        new Date(t.createdAt),
+      ]);
+      await client.query('INSERT INTO tenant_heads (tenant_id, position) VALUES ($1, 0)', [t.tenantId]);
+      await client.query('COMMIT');
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    } finally {
+      client.release();
+    }
+  }
+
+  async getTenant(tenantId: string): Promise<TenantRecord | null> {
+    const { rows } = await this.pool.query('SELECT tenant_id, name, created_at FROM tenants WHERE tenant_id = $1', [tenantId]);
+    return rows[0] ? { tenantId: rows[0].tenant_id, name: rows[0].name, createdAt: rows[0].created_at.getTime() } : null;
+  }
+
+  async listTenants(): Promise<TenantRecord[]> {
+    const { rows } = await this.pool.query('SELECT tenant_id, name, created_at FROM tenants ORDER BY created_at, tenant_id');
+    return rows.map((r) => ({ tenantId: r.tenant_id, name: r.name, createdAt: r.created_at.getTime() }));
+  }
+
+  async addKey(k: Omit<ApiKeyRecord, 'revokedAt'>): Promise<void> {
+    await this.pool.query('INSERT INTO api_keys (key_id, tenant_id, key_hash, created_at) VALUES ($1, $2, $3, $4)', [
+      k.keyId,
+      k.tenantId,
+      k.keyHash,
+      new Date(k.createdAt),
+    ]);
+  }
+
+  async findKeyByHash(keyHash: string): Promise<ApiKeyRecord | null> {
+    const { rows } = await this.pool.query({
+      name: 'es_find_key',
+      text: 'SELECT key_id, tenant_id, key_hash, created_at, revoked_at FROM api_keys WHERE key_hash = $1',
+      values: [keyHash],
+    });
+    const r = rows[0];
+    return r
+      ? { keyId: r.key_id, tenantId: r.tenant_id, keyHash: r.key_hash, createdAt: r.created_at.getTime(), revokedAt: ms(r.revoked_at) }
+      : null;
+  }
+
+  async revokeKey(tenantId: string, keyId: string, at: number): Promise<boolean> {
+    const res = await this.pool.query(
+      'UPDATE api_keys SET revoked_at = $1 WHERE tenant_id = $2 AND key_id = $3 AND revoked_at IS NULL',
+      [new Date(at), tenantId, keyId],
+    );
+    return (res.rowCount ?? 0) > 0;
+  }
+}

@@ -1,0 +1,19 @@
+import { EventLog } from './event-log.port';
+import { TenantRepository } from './tenant-repository.port';
+
+/**
+ * One durable store, two adapters (sqlite/, postgres/). Later capabilities add their own
+ * repositories here (reducers, snapshots, projections, lanes, notifications) so that one
+ * transaction can span an append and the state it produces.
+ */
+export interface Store {
+  readonly kind: 'sqlite' | 'postgres';
+  readonly events: EventLog;
+  readonly tenants: TenantRepository;
+  /** Runs pending schema migrations; safe to call from several instances at once. */
+  migrate(): Promise<void>;
+  /** Waits for in-flight writes, then releases connections. */
+  close(): Promise<void>;
+}
+
+export const STORE = Symbol('STORE');

@@ -1,0 +1,25 @@
+export interface TenantRecord {
+  tenantId: string;
+  name: string;
+  /** Epoch milliseconds. */
+  createdAt: number;
+}
+
+export interface ApiKeyRecord {
+  keyId: string;
+  tenantId: string;
+  /** SHA-256 of the key, hex. The key itself is never stored. */
+  keyHash: string;
+  createdAt: number;
+  revokedAt: number | null;
+}
+
+export interface TenantRepository {
+  createTenant(tenant: TenantRecord): Promise<void>;
+  getTenant(tenantId: string): Promise<TenantRecord | null>;
+  listTenants(): Promise<TenantRecord[]>;
+  addKey(key: Omit<ApiKeyRecord, 'revokedAt'>): Promise<void>;
+  findKeyByHash(keyHash: string): Promise<ApiKeyRecord | null>;
+  /** false when no such live key of that tenant exists. */
+  revokeKey(tenantId: string, keyId: string, at: number): Promise<boolean>;
+}

@@ -1,0 +1,230 @@
+import { AppendRequest } from '../../src/store/event-log.port';
+import { Store } from '../../src/store/store.port';
+
+export interface StoreHarness {
+  /** A migrated store on fresh, empty storage. */
+  fresh(): Promise<Store>;
+  /** Another store over the same storage (a second instance, or a reopen after close). */
+  sameStorage(of: Store, options?: { beforeCommit?: (tenantIds: string[]) => Promise<void> }): Promise<Store>;
+  /** Whether two instances can append concurrently (PostgreSQL); SQLite serialises writers in one process. */
+  concurrentInstances: boolean;
+}
+
+const req = (tenantId: string, aggregateId: string, over: Partial<AppendRequest> = {}): AppendRequest => ({
+  tenantId,
+  aggregateId,
+  inferredType: aggregateId.split('-')[0],
+  events: [{ eventType: 'Happened', data: '{"n":1}' }],
+  ...over,
+});
+
+async function tenant(store: Store, id: string): Promise<string> {
+  await store.tenants.createTenant({ tenantId: id, name: `tenant ${id}`, createdAt: Date.now() });
+  return id;
+}
+
+/** One suite, every adapter: what the event log promises, tested against the real engine. */
+export function testEventStore(name: string, harness: StoreHarness): void {
+  describe(`${name} store conformance`, () => {
+    let store: Store;
+    const extra: Store[] = [];
+    beforeEach(async () => {
+      store = await harness.fresh();
+    });
+    afterEach(async () => {
+      for (const s of extra.splice(0)) await s.close();
+      await store.close();
+    });
+
+    it('appends a first event at version 1 and position 1, inferring the type', async () => {
+      const t = await tenant(store, 't1');
+      const [o] = await store.events.appendMany([req(t, 'order-1')]);
+      expect(o.ok).toBe(true);
+      if (!o.ok) return;
+      expect(o.result.aggregateType).toBe('order');
+      expect(o.result.events[0]).toMatchObject({ version: 1, position: 1, eventType: 'Happened', data: '{"n":1}' });
+      expect(o.result.events[0].eventId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(await store.events.streamInfo(t, 'order-1')).toEqual({ aggregateType: 'order', version: 1 });
+      expect(await store.events.headPosition(t)).toBe(1);
+    });
+
+    it('decides each request of a group commit on its own', async () => {
+      const t = await tenant(store, 't1');
+      const out = await store.events.appendMany([
+        req(t, 'a-1', { expectedVersion: 0 }),
+        req(t, 'b-1', { expectedVersion: 3 }),
+        req(t, 'a-1', { expectedVersion: 1, events: [{ eventType: 'X', data: '{}' }, { eventType: 'Y', data: '{}' }] }),
+        req(t, 'a-1', { aggregateType: 'other' }),
+      ]);
+      expect(out.map((o) => o.ok)).toEqual([true, false, true, false]);
+      const conflict = out[1];
+      expect(!conflict.ok && conflict.error.code).toBe('VERSION_CONFLICT');
+      expect(!conflict.ok && conflict.error.details).toEqual({ expectedVersion: 3, actualVersion: 0 });
+      expect(!out[3].ok && out[3].error.code).toBe('AGGREGATE_TYPE_MISMATCH');
+      const events = await store.events.readStream(t, 'a-1', 1, 100);
+      expect(events.map((e) => [e.version, e.position, e.eventType])).toEqual([
+        [1, 1, 'Happened'],
+        [2, 2, 'X'],
+        [3, 3, 'Y'],
+      ]);
+      expect(await store.events.streamInfo(t, 'b-1')).toBeNull();
+    });
+
+    it('stores a batch atomically with contiguous versions and positions, all or nothing', async () => {
+      const t = await tenant(store, 't1');
+      const events = Array.from({ length: 50 }, (_, i) => ({ eventType: `E${i}`, data: `{"i":${i}}` }));
+      const [ok] = await store.events.appendMany([req(t, 'acc-1', { events })]);
+      expect(ok.ok && ok.result.events.map((e) => e.version)).toEqual(events.map((_, i) => i + 1));
+      const [bad] = await store.events.appendMany([req(t, 'acc-1', { events, expectedVersion: 7 })]);
+      expect(bad.ok).toBe(false);
+      expect(await store.events.streamInfo(t, 'acc-1')).toEqual({ aggregateType: 'acc', version: 50 });
+      expect((await store.events.readAll(t, 0, 1000)).length).toBe(50);
+    });
+
+    it('keeps correlation, causation and metadata', async () => {
+      const t = await tenant(store, 't1');
+      await store.events.appendMany([
+        req(t, 'x-1', { correlationId: 'corr', causationId: 'cause', metadata: '{"user":"u1"}' }),
+      ]);
+      const [e] = await store.events.readStream(t, 'x-1', 1, 10);
+      expect(e).toMatchObject({ correlationId: 'corr', causationId: 'cause', metadata: '{"user":"u1"}' });
+      expect(Math.abs(e.timestamp - Date.now())).toBeLessThan(60_000);
+    });
+
+    it('pages a stream by version', async () => {
+      const t = await tenant(store, 't1');
+      const events = Array.from({ length: 10 }, (_, i) => ({ eventType: 'E', data: `{"i":${i}}` }));
+      await store.events.appendMany([req(t, 'p-1', { events })]);
+      const page = await store.events.readStream(t, 'p-1', 4, 3);
+      expect(page.map((e) => e.version)).toEqual([4, 5, 6]);
+      expect(await store.events.readStream(t, 'p-1', 11, 3)).toEqual([]);
+    });
+
+    it('gives versions 1..N with no gap or duplicate under concurrent writers', async () => {
+      const t = await tenant(store, 't1');
+      const writers = [store];
+      if (harness.concurrentInstances) {
+        for (let i = 0; i < 3; i++) {
+          const s = await harness.sameStorage(store);
+          extra.push(s);
+          writers.push(s);
+        }
+      }
+      const calls = Array.from({ length: 60 }, (_, i) =>
+        writers[i % writers.length].events.appendMany([req(t, 'hot-1'), req(t, `cold-${i}`)]),
+      );
+      const results = (await Promise.all(calls)).flat();
+      expect(results.every((r) => r.ok)).toBe(true);
+      const hot = await store.events.readStream(t, 'hot-1', 1, 1000);
+      expect(hot.map((e) => e.version)).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
+      const all = await store.events.readAll(t, 0, 1000);
+      expect(all.map((e) => e.position)).toEqual(Array.from({ length: 120 }, (_, i) => i + 1));
+    });
+
+    it('lets exactly one of several writers expecting the same version win', async () => {
+      const t = await tenant(store, 't1');
+      const writers = [store];
+      if (harness.concurrentInstances) {
+        const s = await harness.sameStorage(store);
+        extra.push(s);
+        writers.push(s);
+      }
+      const calls = Array.from({ length: 10 }, (_, i) =>
+        writers[i % writers.length].events.appendMany([req(t, 'race-1', { expectedVersion: 0 })]),
+      );
+      const results = (await Promise.all(calls)).flat();
+      expect(results.filter((r) => r.ok)).toHaveLength(1);
+      expect(results.filter((r) => !r.ok).every((r) => !r.ok && r.error.code === 'VERSION_CONFLICT')).toBe(true);
+    });
+
+    it('never shows one tenant another tenant’s events, streams or positions', async () => {
+      const a = await tenant(store, 'ta');
+      const b = await tenant(store, 'tb');
+      await store.events.appendMany([req(a, 'secret-1'), req(a, 'secret-1'), req(b, 'mine-1')]);
+      expect(await store.events.readStream(b, 'secret-1', 1, 10)).toEqual([]);
+      expect(await store.events.streamInfo(b, 'secret-1')).toBeNull();
+      expect((await store.events.readAll(b, 0, 10)).map((e) => e.aggregateId)).toEqual(['mine-1']);
+      expect(await store.events.headPosition(b)).toBe(1);
+      expect(await store.events.headPosition(a)).toBe(2);
+      // Same aggregate id in two tenants: two independent streams.
+      const [o] = await store.events.appendMany([req(b, 'secret-1', { expectedVersion: 0 })]);
+      expect(o.ok).toBe(true);
+    });
+
+    it('keeps what it acknowledged across a reopen', async () => {
+      const t = await tenant(store, 't1');
+      await store.events.appendMany([req(t, 'd-1'), req(t, 'd-1')]);
+      const reopened = await harness.sameStorage(store);
+      extra.push(reopened);
+      await reopened.migrate(); // idempotent
+      expect((await reopened.events.readStream(t, 'd-1', 1, 10)).map((e) => e.version)).toEqual([1, 2]);
+      expect((await reopened.tenants.getTenant(t))?.name).toBe('tenant t1');
+    });
+
+    it('stores tenants and api keys by hash, and revokes them', async () => {
+      const t = await tenant(store, 't1');
+      await store.tenants.addKey({ keyId: 'k1', tenantId: t, keyHash: 'h'.repeat(64), createdAt: 1 });
+      expect(await store.tenants.findKeyByHash('h'.repeat(64))).toMatchObject({ keyId: 'k1', tenantId: t, revokedAt: null });
+      expect(await store.tenants.findKeyByHash('x'.repeat(64))).toBeNull();
+      expect(await store.tenants.revokeKey('other', 'k1', 5)).toBe(false);
+      expect(await store.tenants.revokeKey(t, 'k1', 5)).toBe(true);
+      expect(await store.tenants.revokeKey(t, 'k1', 6)).toBe(false);
+      expect((await store.tenants.findKeyByHash('h'.repeat(64)))?.revokedAt).toBe(5);
+      expect((await store.tenants.listTenants()).map((x) => x.tenantId)).toEqual([t]);
+    });
+
+    if (harness.concurrentInstances) {
+      it('never lets a reader pass a transaction that is still open', async () => {
+        const t = await tenant(store, 't1');
+        await store.events.appendMany([req(t, 'seed-1')]);
+        let release!: () => void;
+        let entered!: () => void;
+        const inside = new Promise<void>((r) => (entered = r));
+        const gate = new Promise<void>((r) => (release = r));
+        const slow = await harness.sameStorage(store, {
+          beforeCommit: async () => {
+            entered();
+            await gate;
+          },
+        });
+        const fast = await harness.sameStorage(store);
+        extra.push(slow, fast);
+
+        const held = slow.events.appendMany([req(t, 'slow-1')]);
+        await inside; // position 2 is drawn and the transaction is open
+        const later = fast.events.appendMany([req(t, 'fast-1')]);
+        const otherTenant = await tenant(store, 't2');
+        // Another tenant is not blocked by t1's open transaction.
+        const [o2] = await fast.events.appendMany([req(otherTenant, 'free-1')]);
+        expect(o2.ok).toBe(true);
+
+        await new Promise((r) => setTimeout(r, 300));
+        // The reader sees nothing past position 1 while position 2 is uncommitted, even though a later append waits.
+        expect((await store.events.readAll(t, 0, 100)).map((e) => e.position)).toEqual([1]);
+        release();
+        const [h] = await held;
+        const [l] = await later;
+        expect(h.ok && h.result.events[0].position).toBe(2);
+        expect(l.ok && l.result.events[0].position).toBe(3);
+        expect((await store.events.readAll(t, 1, 100)).map((e) => [e.position, e.aggregateId])).toEqual([
+          [2, 'slow-1'],
+          [3, 'fast-1'],
+        ]);
+      });
+
+      it('leaves no hole in positions when a transaction rolls back', async () => {
+        const t = await tenant(store, 't1');
+        const failing = await harness.sameStorage(store, {
+          beforeCommit: async () => {
+            throw new Error('boom');
+          },
+        });
+        extra.push(failing);
+        await expect(failing.events.appendMany([req(t, 'gone-1')])).rejects.toThrow('boom');
+        const [o] = await store.events.appendMany([req(t, 'kept-1')]);
+        expect(o.ok && o.result.events[0].position).toBe(1);
+        expect(await store.events.streamInfo(t, 'gone-1')).toBeNull();
+      });
+    }
+  });
+}

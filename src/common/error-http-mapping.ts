@@ -26,7 +26,7 @@ export function statusOf(code: ErrorCode): number {
 }
 
 export function toErrorBody(err: DomainError): ErrorBody {
-  return { ...err.details, error: err.code, message: err.message };
+  return { error: err.code, message: err.message, ...err.details };
 }
 
 /**
@@ -48,10 +48,12 @@ export function fromFrameworkError(err: unknown): DomainError {
       return new DomainError('VALIDATION_FAILED', 'Content-Length does not match the body');
   }
   if (e instanceof SyntaxError) return new DomainError('MALFORMED_JSON', 'request body is not valid JSON');
+  // Nest re-throws Fastify's parser errors as HttpException(message, status), dropping the code.
   const status = e?.statusCode ?? e?.status ?? (typeof (e as any)?.getStatus === 'function' ? (e as any).getStatus() : 0);
   if (status === 404) return new DomainError('NOT_FOUND', 'route not found');
   if (status === 413) return new DomainError('PAYLOAD_TOO_LARGE', 'request body is larger than the limit');
-  if (status === 415) return new DomainError('UNSUPPORTED_MEDIA_TYPE', 'unsupported Content-Type');
+  if (status === 415) return new DomainError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json');
+  if (status === 400 && /JSON/.test(e?.message ?? '')) return new DomainError('MALFORMED_JSON', 'request body is not valid JSON');
   if (status === 401) return new DomainError('UNAUTHORIZED', 'missing or invalid credentials');
   if (status >= 400 && status < 500) return new DomainError('VALIDATION_FAILED', e?.message ?? 'bad request');
   return new DomainError('INTERNAL', 'internal error');

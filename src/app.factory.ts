@@ -1,0 +1,42 @@
+import { LogLevel as NestLogLevel } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { AppModule } from './app.module';
+import { ErrorFilter } from './common/error.filter';
+import { AppConfig, LogLevel } from './config/app-config';
+import { LIMITS } from './events/event-limits';
+
+const NEST_LEVELS: Record<LogLevel, NestLogLevel[]> = {
+  silent: [],
+  fatal: ['fatal'],
+  error: ['fatal', 'error'],
+  warn: ['fatal', 'error', 'warn'],
+  info: ['fatal', 'error', 'warn', 'log'],
+  debug: ['fatal', 'error', 'warn', 'log', 'debug'],
+  trace: ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'],
+};
+
+/** Builds the whole service (not listening yet); main.ts and the e2e tests share it. */
+export async function createApp(config: AppConfig): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({
+    bodyLimit: LIMITS.bodyBytes,
+    // Per-request logging costs a large share of an append's CPU; errors are logged by ErrorFilter.
+    logger: config.logLevel === 'trace' ? { level: 'trace' } : false,
+    // Keep-alive sockets idle at shutdown are closed so close() does not wait on them.
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+  });
+  const fastify = adapter.getInstance();
+  // Only JSON is accepted as a body: anything else is 415, not a string the handlers must reject.
+  fastify.removeContentTypeParser(['text/plain']);
+
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
+    logger: NEST_LEVELS[config.logLevel],
+    abortOnError: false,
+    // Fastify's own JSON parser only: Nest would add form-urlencoded, which no endpoint accepts (415).
+    bodyParser: false,
+  });
+  // Also receives Fastify's body-parsing errors, which Nest routes through the filters.
+  app.useGlobalFilters(new ErrorFilter());
+  return app;
+}

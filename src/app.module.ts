@@ -1,0 +1,17 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { AppConfig } from './config/app-config';
+import { ConfigModule } from './config/config.module';
+import { EventsModule } from './events/events.module';
+import { HealthModule } from './health/health.controller';
+import { StoreModule } from './store/store.module';
+import { TenancyModule } from './tenancy/tenancy.module';
+
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [ConfigModule.forRoot(config), StoreModule, TenancyModule, EventsModule, HealthModule],
+    };
+  }
+}

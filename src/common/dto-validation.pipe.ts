@@ -1,0 +1,51 @@
+import { PipeTransform } from '@nestjs/common';
+import { validateSync, ValidationError } from 'class-validator';
+import { DomainError, validationFailed } from './domain-error';
+
+type DtoClass<T> = (new () => T) & { NESTED?: Record<string, new () => unknown> };
+
+/** A wrong type is the root cause: report it before range or pattern complaints about the same field. */
+const TYPE_CONSTRAINTS = ['isDefined', 'isString', 'isInt', 'isObject', 'isArray'];
+
+function firstProblem(errors: ValidationError[], prefix = ''): { field: string; message: string } | null {
+  for (const e of errors) {
+    const field = prefix ? `${prefix}.${e.property}` : e.property;
+    if (e.constraints) {
+      const kind = TYPE_CONSTRAINTS.find((k) => e.constraints![k]);
+      const msg = kind ? e.constraints[kind] : Object.values(e.constraints)[0];
+      return { field, message: msg.startsWith(e.property) ? msg.slice(e.property.length).trim() : msg };
+    }
+    const nested = e.children?.length ? firstProblem(e.children, field) : null;
+    if (nested) return nested;
+  }
+  return null;
+}
+
+/**
+ * Checks a JSON body against a class-validator DTO without class-transformer: the body is only
+ * read, never deep-copied, which matters on the append path. Unknown fields are ignored.
+ * Array fields named in the DTO's NESTED map are checked element by element.
+ */
+export function validateDto<T extends object>(dto: DtoClass<T>, body: unknown, prefix = ''): T {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new DomainError('VALIDATION_FAILED', `${prefix || 'body'} must be a JSON object`, { field: prefix || 'body' });
+  }
+  const instance = Object.assign(new dto(), body);
+  const problem = firstProblem(validateSync(instance, { forbidUnknownValues: false }));
+  if (problem) {
+    const field = prefix ? `${prefix}.${problem.field}` : problem.field;
+    throw validationFailed(field, problem.message);
+  }
+  for (const [field, elementDto] of Object.entries(dto.NESTED ?? {})) {
+    const items = (instance as Record<string, unknown>)[field] as unknown[];
+    items.forEach((item, i) => validateDto(elementDto as DtoClass<object>, item, `${prefix ? prefix + '.' : ''}${field}[${i}]`));
+  }
+  return instance;
+}
+
+export class DtoValidationPipe<T extends object> implements PipeTransform<unknown, T> {
+  constructor(private readonly dto: DtoClass<T>) {}
+  transform(value: unknown): T {
+    return validateDto(this.dto, value);
+  }
+}

@@ -1,0 +1,69 @@
+import { DomainError, versionConflict } from '../common/domain-error';
+import { AppendOutcome, AppendRequest, EventLog } from '../store/event-log.port';
+import { AppendBatcher } from './append-batcher';
+
+const req = (id: string, n = 1): AppendRequest => ({
+  tenantId: 't',
+  aggregateId: id,
+  inferredType: 'x',
+  events: Array.from({ length: n }, () => ({ eventType: 'E', data: '{}' })),
+});
+
+/** A fake log that records the batches it was given; the batcher's grouping is what is tested. */
+class RecordingLog implements Pick<EventLog, 'appendMany'> {
+  batches: string[][] = [];
+  failWhen?: (reqs: AppendRequest[]) => boolean;
+  async appendMany(reqs: AppendRequest[]): Promise<AppendOutcome[]> {
+    this.batches.push(reqs.map((r) => r.aggregateId));
+    await new Promise((r) => setTimeout(r, 5));
+    if (this.failWhen?.(reqs)) throw new Error('transaction failed');
+    return reqs.map((r) =>
+      r.aggregateId.startsWith('conflict')
+        ? { ok: false, error: versionConflict(0, 1) }
+        : { ok: true, result: { aggregateId: r.aggregateId, aggregateType: 'x', events: [] } },
+    );
+  }
+}
+
+describe('AppendBatcher', () => {
+  it('gathers appends that arrive during a commit into the next one', async () => {
+    const log = new RecordingLog();
+    const b = new AppendBatcher(log);
+    const first = b.append(req('a'));
+    await new Promise((r) => setImmediate(r));
+    const rest = ['b', 'c', 'd'].map((id) => b.append(req(id)));
+    await Promise.all([first, ...rest]);
+    expect(log.batches).toEqual([['a'], ['b', 'c', 'd']]);
+  });
+
+  it('answers each append on its own', async () => {
+    const b = new AppendBatcher(new RecordingLog());
+    const results = await Promise.allSettled([b.append(req('ok-1')), b.append(req('conflict-1')), b.append(req('ok-2'))]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(((results[1] as PromiseRejectedResult).reason as DomainError).code).toBe('VERSION_CONFLICT');
+  });
+
+  it('retries one by one when a whole transaction fails, so one bad append fails alone', async () => {
+    const log = new RecordingLog();
+    log.failWhen = (reqs) => reqs.some((r) => r.aggregateId === 'poison');
+    const b = new AppendBatcher(log);
+    const results = await Promise.allSettled([b.append(req('a')), b.append(req('poison')), b.append(req('c'))]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+  });
+
+  it('caps a commit by event count', async () => {
+    const log = new RecordingLog();
+    const b = new AppendBatcher(log, { maxEventsPerCommit: 10 });
+    await Promise.all([b.append(req('a', 6)), b.append(req('b', 6)), b.append(req('c', 20))]);
+    expect(log.batches).toEqual([['a'], ['b'], ['c']]);
+  });
+
+  it('finishes accepted appends on close and refuses new ones', async () => {
+    const b = new AppendBatcher(new RecordingLog());
+    const inflight = b.append(req('a'));
+    const closing = b.close();
+    await expect(b.append(req('late'))).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    await expect(inflight).resolves.toMatchObject({ aggregateId: 'a' });
+    await closing;
+  });
+});

@@ -1,0 +1,81 @@
+import {
+  IsArray,
+  IsDefined,
+  IsInt,
+  IsObject,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  Max,
+  Min,
+} from 'class-validator';
+import { AGGREGATE_ID_PATTERN, AGGREGATE_TYPE_PATTERN, EVENT_TYPE_PATTERN, LIMITS, TRACE_ID_PATTERN } from './event-limits';
+
+const idMessage = 'must start with a letter or digit and hold only letters, digits and . _ : @ + = ~ -';
+
+/** Fields shared by POST /events and the envelope of POST /events/batch. */
+export class EventEnvelopeDto {
+  @IsString()
+  @Length(1, LIMITS.aggregateIdMax)
+  @Matches(AGGREGATE_ID_PATTERN, { message: `aggregateId ${idMessage}` })
+  aggregateId!: string;
+
+  @IsOptional()
+  @IsString()
+  @Length(1, LIMITS.aggregateTypeMax)
+  @Matches(AGGREGATE_TYPE_PATTERN, { message: 'aggregateType must hold only letters, digits and . _ -' })
+  aggregateType?: string;
+
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(Number.MAX_SAFE_INTEGER)
+  expectedVersion?: number;
+
+  @IsOptional()
+  @IsString()
+  @Length(1, LIMITS.correlationIdMax)
+  @Matches(TRACE_ID_PATTERN, { message: 'correlationId must be printable ASCII without spaces' })
+  correlationId?: string;
+
+  @IsOptional()
+  @IsString()
+  @Length(1, LIMITS.correlationIdMax)
+  @Matches(TRACE_ID_PATTERN, { message: 'causationId must be printable ASCII without spaces' })
+  causationId?: string;
+
+  @IsOptional()
+  @IsObject()
+  metadata?: Record<string, unknown>;
+}
+
+export class EventBodyDto {
+  @IsString()
+  @Length(1, LIMITS.eventTypeMax)
+  @Matches(EVENT_TYPE_PATTERN, { message: 'eventType must start with a letter or digit and hold only letters, digits and . _ : / + -' })
+  eventType!: string;
+
+  @IsDefined()
+  @IsObject()
+  data!: Record<string, unknown>;
+}
+
+export class AppendEventDto extends EventEnvelopeDto {
+  @IsString()
+  @Length(1, LIMITS.eventTypeMax)
+  @Matches(EVENT_TYPE_PATTERN, { message: 'eventType must start with a letter or digit and hold only letters, digits and . _ : / + -' })
+  eventType!: string;
+
+  @IsDefined()
+  @IsObject()
+  data!: Record<string, unknown>;
+}
+
+export class AppendBatchDto extends EventEnvelopeDto {
+  /** Elements are checked one by one against EventBodyDto by the pipe (see NESTED). */
+  @IsArray()
+  events!: EventBodyDto[];
+
+  static readonly NESTED = { events: EventBodyDto };
+}

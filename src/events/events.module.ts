@@ -1,0 +1,23 @@
+import { Module, OnApplicationShutdown } from '@nestjs/common';
+import { STORE, Store } from '../store/store.port';
+import { AppendBatcher } from './append-batcher';
+import { EventAppender } from './event-appender';
+import { EventReader } from './event-reader';
+import { EventsController } from './events.controller';
+
+@Module({
+  controllers: [EventsController],
+  providers: [
+    { provide: AppendBatcher, inject: [STORE], useFactory: (store: Store) => new AppendBatcher(store.events) },
+    { provide: EventAppender, inject: [AppendBatcher], useFactory: (b: AppendBatcher) => new EventAppender(b) },
+    { provide: EventReader, inject: [STORE], useFactory: (store: Store) => new EventReader(store.events) },
+  ],
+  exports: [AppendBatcher, EventReader],
+})
+export class EventsModule implements OnApplicationShutdown {
+  constructor(private readonly batcher: AppendBatcher) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.batcher.close();
+  }
+}

@@ -1,0 +1,45 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { createApp } from './app.factory';
+import { ConfigError, loadConfig } from './config/app-config';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      console.error(e.message);
+      process.exit(2);
+    }
+    throw e;
+  }
+  const app = await createApp(config);
+  const logger = new Logger('Main');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.log(`${signal}: finishing in-flight requests, then stopping`);
+    const force = setTimeout(() => {
+      logger.error(`shutdown took longer than ${config.shutdownGraceMs} ms; exiting`);
+      process.exit(1);
+    }, config.shutdownGraceMs);
+    force.unref();
+    // Nest closes the HTTP server first (in-flight requests finish, their appends commit), then
+    // runs the shutdown hooks that drain the batcher and close the store.
+    await app.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+
+  await app.listen({ port: config.port, host: config.host });
+  logger.log(`listening on ${await app.getUrl()} (store: ${config.databaseUrl ? 'postgres' : 'sqlite in ' + config.dataDir})`);
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

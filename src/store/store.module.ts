@@ -1,0 +1,20 @@
+import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { openStore } from './store.factory';
+import { STORE, Store } from './store.port';
+
+@Global()
+@Module({
+  providers: [{ provide: STORE, inject: [APP_CONFIG], useFactory: (config: AppConfig) => openStore(config) }],
+  exports: [STORE],
+})
+export class StoreModule implements OnApplicationShutdown {
+  constructor(@Inject(STORE) private readonly store: Store) {}
+
+  // After the HTTP server has closed (Nest runs shutdown hooks after dispose), so in-flight
+  // appends have finished; close() still waits for any write in progress.
+  async onApplicationShutdown(): Promise<void> {
+    await this.store.close();
+  }
+}

@@ -1,0 +1,121 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { createApp } from '../../src/app.factory';
+import { AppConfig, loadConfig } from '../../src/config/app-config';
+import { freePort } from './free-port';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+
+export interface RunningService {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** The whole service in this process on a free port, reached over real HTTP. */
+export async function startService(env: Record<string, string | undefined> = {}): Promise<RunningService & { app: NestFastifyApplication; config: AppConfig }> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'es-svc-'));
+  const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN, LOG_LEVEL: 'error', PORT: '0', HOST: '127.0.0.1', ...env });
+  const app = await createApp(config);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+  return {
+    url,
+    app,
+    config,
+    async close() {
+      await app.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The built service (`dist/src/main.js`) as a child process, for crash and signal tests. */
+export class ServiceProcess {
+  child!: ChildProcess;
+  url!: string;
+  output = '';
+
+  constructor(private readonly env: Record<string, string>) {}
+
+  async start(): Promise<void> {
+    const port = await freePort();
+    this.url = `http://127.0.0.1:${port}`;
+    const main = path.join(__dirname, '..', '..', 'dist', 'src', 'main.js');
+    if (!fs.existsSync(main)) throw new Error(`${main} missing: run 'npm run build' (npm test does)`);
+    this.child = spawn(process.execPath, [main], {
+      env: { ...process.env, ADMIN_TOKEN, LOG_LEVEL: 'warn', HOST: '127.0.0.1', ...this.env, PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child.stdout!.on('data', (d) => (this.output += d));
+    this.child.stderr!.on('data', (d) => (this.output += d));
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      if (this.child.exitCode !== null) throw new Error(`service exited at start:\n${this.output}`);
+      try {
+        if ((await fetch(`${this.url}/health`)).ok) return;
+      } catch {
+        /* not listening yet */
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`service did not become healthy:\n${this.output}`);
+  }
+
+  exited(): Promise<number | null> {
+    if (this.child.exitCode !== null) return Promise.resolve(this.child.exitCode);
+    return new Promise((r) => this.child.once('exit', (code) => r(code)));
+  }
+
+  async kill(signal: NodeJS.Signals): Promise<number | null> {
+    const done = this.exited();
+    this.child.kill(signal);
+    return done;
+  }
+}
+
+export interface Client {
+  key: string;
+  tenantId: string;
+  post(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
+  get(path: string): Promise<{ status: number; body: any }>;
+}
+
+export async function request(
+  url: string,
+  method: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any }> {
+  const res = await fetch(url, {
+    method,
+    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    /* not JSON */
+  }
+  return { status: res.status, body: parsed };
+}
+
+/** Creates a tenant through the admin API and returns a client bound to its key. */
+export async function newTenant(baseUrl: string, name = 'tenant'): Promise<Client> {
+  const res = await request(`${baseUrl}/admin/tenants`, 'POST', { name }, { authorization: `Bearer ${ADMIN_TOKEN}` });
+  if (res.status !== 201) throw new Error(`tenant creation failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return clientFor(baseUrl, res.body.apiKey, res.body.tenantId);
+}
+
+export function clientFor(baseUrl: string, key: string, tenantId = ''): Client {
+  return {
+    key,
+    tenantId,
+    post: (p, body, headers = {}) => request(`${baseUrl}${p}`, 'POST', body, { 'x-api-key': key, ...headers }),
+    get: (p) => request(`${baseUrl}${p}`, 'GET', undefined, { 'x-api-key': key }),
+  };
+}

@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module';
 import { ErrorFilter } from './common/error.filter';
+import { RequestDrain } from './common/request-drain';
 import { AppConfig, LogLevel } from './config/app-config';
 import { LIMITS } from './events/event-limits';
 
@@ -17,7 +18,12 @@ const NEST_LEVELS: Record<LogLevel, NestLogLevel[]> = {
 };
 
 /** Builds the whole service (not listening yet); main.ts and the e2e tests share it. */
-export async function createApp(config: AppConfig): Promise<NestFastifyApplication> {
+export interface ServiceApp {
+  app: NestFastifyApplication;
+  drain: RequestDrain;
+}
+
+export async function createApp(config: AppConfig): Promise<ServiceApp> {
   const adapter = new FastifyAdapter({
     bodyLimit: LIMITS.bodyBytes,
     // Per-request logging costs a large share of an append's CPU; errors are logged by ErrorFilter.
@@ -29,6 +35,8 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   const fastify = adapter.getInstance();
   // Only JSON is accepted as a body: anything else is 415, not a string the handlers must reject.
   fastify.removeContentTypeParser(['text/plain']);
+  const drain = new RequestDrain();
+  drain.install(fastify);
 
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     logger: NEST_LEVELS[config.logLevel],
@@ -38,5 +46,5 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   });
   // Also receives Fastify's body-parsing errors, which Nest routes through the filters.
   app.useGlobalFilters(new ErrorFilter());
-  return app;
+  return { app, drain };
 }

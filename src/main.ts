@@ -14,7 +14,7 @@ async function main(): Promise<void> {
     }
     throw e;
   }
-  const app = await createApp(config);
+  const { app, drain } = await createApp(config);
   const logger = new Logger('Main');
 
   let stopping = false;
@@ -27,8 +27,10 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.shutdownGraceMs);
     force.unref();
-    // Nest closes the HTTP server first (in-flight requests finish, their appends commit), then
-    // runs the shutdown hooks that drain the batcher and close the store.
+    // In-flight requests finish (their appends commit and are answered) while new ones get 503;
+    // then sockets close, and Nest's shutdown hooks drain the batcher and close the store.
+    await drain.drain(config.shutdownGraceMs);
+    app.getHttpAdapter().getInstance().server.closeAllConnections();
     await app.close();
     process.exit(0);
   };

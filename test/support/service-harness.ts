@@ -18,7 +18,7 @@ export interface RunningService {
 export async function startService(env: Record<string, string | undefined> = {}): Promise<RunningService & { app: NestFastifyApplication; config: AppConfig }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'es-svc-'));
   const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN, LOG_LEVEL: 'error', PORT: '0', HOST: '127.0.0.1', ...env });
-  const app = await createApp(config);
+  const { app } = await createApp(config);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
   return {

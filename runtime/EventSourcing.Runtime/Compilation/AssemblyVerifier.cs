@@ -92,8 +92,9 @@ public static class AssemblyVerifier
                 if (!AllowedAssemblyReferences.Contains(name))
                     Report("ES0001", $"forbidden API: assembly {name} (not in the allowed reference set)", default, -1, null);
             }
-            foreach (var h in _md.ModuleReferences)
+            for (var row = 1; row <= _md.GetTableRowCount(TableIndex.ModuleRef); row++)
             {
+                var h = MetadataTokens.ModuleReferenceHandle(row);
                 var name = _md.GetString(_md.GetModuleReference(h).Name);
                 Report("ES0001", $"forbidden API: native library '{name}' (DllImport/extern methods are not allowed)", default, -1, null);
             }
@@ -336,14 +337,14 @@ public static class AssemblyVerifier
             return (ns.Length == 0 ? "" : ns + ".") + string.Join('+', chain.Select(ApiPolicy.StripArity));
         }
 
-        EntityHandle? GenericTypeOf(TypeSpecificationHandle h)
+        TypeReferenceHandle? GenericTypeOf(TypeSpecificationHandle h)
         {
             var reader = _md.GetBlobReader(_md.GetTypeSpecification(h).Signature);
             var kind = reader.ReadSignatureTypeCode();
             if (kind != SignatureTypeCode.GenericTypeInstance) return null;
             reader.ReadByte(); // CLASS / VALUETYPE
             var th = reader.ReadTypeHandle();
-            return th.Kind == HandleKind.TypeReference ? th : null;
+            return th.Kind == HandleKind.TypeReference ? (TypeReferenceHandle)th : null;
         }
 
         ApiVerdict TypeRefVerdict(TypeReferenceHandle h)

@@ -1,6 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-
-const COUNTED = Symbol('es.counted');
+import type { FastifyInstance } from 'fastify';
 
 /**
  * Graceful shutdown that does not depend on clients closing keep-alive sockets: once closing,
@@ -21,22 +19,12 @@ export class RequestDrain {
           .send({ error: 'SERVICE_UNAVAILABLE', message: 'the service is shutting down; retry on another instance' });
         return;
       }
-      (req as FastifyRequest & { [COUNTED]?: boolean })[COUNTED] = true;
       this.inflight++;
-      done();
-    });
-    const settle = (req: FastifyRequest) => {
-      const r = req as FastifyRequest & { [COUNTED]?: boolean };
-      if (!r[COUNTED]) return;
-      r[COUNTED] = false;
-      if (--this.inflight === 0 && this.closing) this.idleWaiters.splice(0).forEach((w) => w());
-    };
-    fastify.addHook('onResponse', (req, _reply, done) => {
-      settle(req);
-      done();
-    });
-    fastify.addHook('onRequestAbort', (req, done) => {
-      settle(req);
+      // 'close' fires once the response is sent or the client went away mid-request, so an
+      // aborted request cannot leave the count stuck (onResponse alone misses those).
+      reply.raw.once('close', () => {
+        if (--this.inflight === 0 && this.closing) this.idleWaiters.splice(0).forEach((w) => w());
+      });
       done();
     });
   }

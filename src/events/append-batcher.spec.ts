@@ -58,6 +58,17 @@ describe('AppendBatcher', () => {
     expect(log.batches).toEqual([['a'], ['b'], ['c']]);
   });
 
+  it('runs concurrent commits on disjoint aggregates, keeping each aggregate in order', async () => {
+    const log = new RecordingLog();
+    const b = new AppendBatcher(log, { maxConcurrentCommits: 2 });
+    const first = b.append(req('x'));
+    await new Promise((r) => setImmediate(r));
+    const rest = [req('x'), req('y'), req('x'), req('z')].map((r) => b.append(r));
+    await Promise.all([first, ...rest]);
+    // While x is in flight the second commit takes only y and z; the two later x appends follow together.
+    expect(log.batches).toEqual([['x'], ['y', 'z'], ['x', 'x']]);
+  });
+
   it('finishes accepted appends on close and refuses new ones', async () => {
     const b = new AppendBatcher(new RecordingLog());
     const inflight = b.append(req('a'));

@@ -1,8 +1,10 @@
 import { DomainError } from '../common/domain-error';
+import { streamKey } from '../store/append-plan';
 import { AppendRequest, AppendResult, EventLog } from '../store/event-log.port';
 
 interface Pending {
   request: AppendRequest;
+  key: string;
   resolve: (r: AppendResult) => void;
   reject: (e: unknown) => void;
 }
@@ -10,33 +12,49 @@ interface Pending {
 export interface AppendBatcherOptions {
   /** Upper bound of one transaction, in events; a batch request larger than this still goes alone. */
   maxEventsPerCommit: number;
+  /**
+   * Transactions in flight at once. 1 for SQLite (one writer). 2 for PostgreSQL: the next batch
+   * is already waiting at the tenant's counter row when the previous one commits, so the round
+   * trips of one overlap the commit of the other.
+   */
+  maxConcurrentCommits: number;
 }
 
+const DEFAULTS: AppendBatcherOptions = { maxEventsPerCommit: 5000, maxConcurrentCommits: 1 };
+
 /**
- * Group commit. Appends that arrive while a transaction is in flight wait for it and then go
- * together in the next one, so the store pays one commit (one fsync) per batch, not per append.
- * Each append is still checked and answered on its own. One transaction at a time per process:
- * positions of a tenant are drawn under its counter-row lock anyway, so more would only queue.
+ * Group commit. Appends that arrive while transactions are in flight wait and then go together in
+ * the next one, so the store pays one commit (one fsync) per batch, not per append. Each append
+ * is still checked and answered on its own. Concurrent batches never share an aggregate, so an
+ * aggregate's appends commit in arrival order.
  */
 export class AppendBatcher {
   private queue: Pending[] = [];
-  private flushing = false;
+  private active = 0;
+  private readonly busyKeys = new Set<string>();
+  private scheduled = false;
   private closed = false;
   private idleWaiters: (() => void)[] = [];
+  private readonly options: AppendBatcherOptions;
 
   constructor(
     private readonly log: Pick<EventLog, 'appendMany'>,
-    private readonly options: AppendBatcherOptions = { maxEventsPerCommit: 5000 },
-  ) {}
+    options: Partial<AppendBatcherOptions> = {},
+  ) {
+    this.options = { ...DEFAULTS, ...options };
+  }
 
   append(request: AppendRequest): Promise<AppendResult> {
     if (this.closed) return Promise.reject(new DomainError('SERVICE_UNAVAILABLE', 'the service is shutting down'));
     return new Promise<AppendResult>((resolve, reject) => {
-      this.queue.push({ request, resolve, reject });
-      if (!this.flushing) {
-        this.flushing = true;
+      this.queue.push({ request, key: streamKey(request.tenantId, request.aggregateId), resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
         // setImmediate, not a microtask: lets every request already parsed in this I/O turn join.
-        setImmediate(() => void this.flush());
+        setImmediate(() => {
+          this.scheduled = false;
+          this.pump();
+        });
       }
     });
   }
@@ -44,29 +62,49 @@ export class AppendBatcher {
   /** Refuses new appends and resolves once everything accepted so far is committed and answered. */
   async close(): Promise<void> {
     this.closed = true;
-    if (!this.flushing && this.queue.length === 0) return;
+    if (this.isIdle()) return;
     await new Promise<void>((r) => this.idleWaiters.push(r));
   }
 
-  private async flush(): Promise<void> {
-    while (this.queue.length > 0) {
+  private isIdle(): boolean {
+    return this.active === 0 && this.queue.length === 0;
+  }
+
+  private pump(): void {
+    while (this.active < this.options.maxConcurrentCommits && this.queue.length > 0) {
       const batch = this.take();
-      await this.commit(batch);
+      if (batch.length === 0) break; // everything queued waits on an aggregate in flight
+      this.active++;
+      for (const p of batch) this.busyKeys.add(p.key);
+      void this.commit(batch).finally(() => {
+        this.active--;
+        for (const p of batch) this.busyKeys.delete(p.key);
+        this.pump();
+        if (this.isIdle()) this.idleWaiters.splice(0).forEach((r) => r());
+      });
     }
-    this.flushing = false;
-    this.idleWaiters.splice(0).forEach((r) => r());
   }
 
   private take(): Pending[] {
+    const batch: Pending[] = [];
+    const rest: Pending[] = [];
+    // An aggregate left behind once stays behind for this batch, so its appends keep their order.
+    const held = new Set<string>();
     let events = 0;
-    let n = 0;
-    while (n < this.queue.length) {
-      const size = this.queue[n].request.events.length;
-      if (n > 0 && events + size > this.options.maxEventsPerCommit) break;
-      events += size;
-      n++;
+    let full = false;
+    for (const p of this.queue) {
+      const size = p.request.events.length;
+      if (!full && batch.length > 0 && events + size > this.options.maxEventsPerCommit) full = true;
+      if (full || this.busyKeys.has(p.key) || held.has(p.key)) {
+        held.add(p.key);
+        rest.push(p);
+      } else {
+        batch.push(p);
+        events += size;
+      }
     }
-    return this.queue.splice(0, n);
+    this.queue = rest;
+    return batch;
   }
 
   private async commit(batch: Pending[]): Promise<void> {

@@ -8,7 +8,7 @@ import { EventsController } from './events.controller';
 @Module({
   controllers: [EventsController],
   providers: [
-    { provide: AppendBatcher, inject: [STORE], useFactory: (store: Store) => new AppendBatcher(store.events) },
+    { provide: AppendBatcher, inject: [STORE], useFactory: (store: Store) => new AppendBatcher(store.events, { maxConcurrentCommits: store.kind === 'postgres' ? 2 : 1 }) },
     { provide: EventAppender, inject: [AppendBatcher], useFactory: (b: AppendBatcher) => new EventAppender(b) },
     { provide: EventReader, inject: [STORE], useFactory: (store: Store) => new EventReader(store.events) },
   ],

@@ -56,7 +56,8 @@ export class TenantDirectory {
     const hash = hashApiKey(apiKey);
     const hit = this.cache.get(hash);
     const now = this.now();
-    if (hit && hit.expiresAt > now && secretsEqual(hit.keyHash, hash)) return hit.tenant;
+    // The map matched on the full hash already; the constant-time compare is on the store path.
+    if (hit && hit.expiresAt > now) return hit.tenant;
     const key = await this.repo.findKeyByHash(hash);
     if (!key || key.revokedAt !== null || !secretsEqual(key.keyHash, hash)) {
       this.cache.delete(hash);

@@ -138,7 +138,7 @@ describe.each(STORE_BACKENDS)('events API over HTTP on %s', (backend) => {
         body: 'aggregateId=bad-1',
       });
       expect(form.status).toBe(415);
-      expect((await form.json()).error).toBe('UNSUPPORTED_MEDIA_TYPE');
+      expect(((await form.json()) as any).error).toBe('UNSUPPORTED_MEDIA_TYPE');
     });
 
     it('a body over the request limit', async () => {

@@ -212,6 +212,21 @@ export function testEventStore(name: string, harness: StoreHarness): void {
         ]);
       });
 
+      it('decides on the stored version, not what one instance last saw, after another instance wrote', async () => {
+        const t = await tenant(store, 't1');
+        const other = await harness.sameStorage(store);
+        extra.push(other);
+        await store.events.appendMany([req(t, 'shared-1')]); // this instance now believes version 1
+        await other.events.appendMany([req(t, 'shared-1')]); // the store is at version 2
+        const [stale] = await store.events.appendMany([req(t, 'shared-1', { expectedVersion: 1 })]);
+        expect(!stale.ok && stale.error.details).toEqual({ expectedVersion: 1, actualVersion: 2 });
+        await other.events.appendMany([req(t, 'shared-1')]); // version 3
+        const [ok] = await store.events.appendMany([req(t, 'shared-1', { expectedVersion: 3 })]);
+        expect(ok.ok && ok.result.events[0].version).toBe(4);
+        const [plain] = await store.events.appendMany([req(t, 'shared-1')]);
+        expect(plain.ok && plain.result.events[0]).toMatchObject({ version: 5, position: 5 });
+      });
+
       it('leaves no hole in positions when a transaction rolls back', async () => {
         const t = await tenant(store, 't1');
         const failing = await harness.sameStorage(store, {

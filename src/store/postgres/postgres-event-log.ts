@@ -3,42 +3,70 @@ import { MonotonicClock, planAppends, streamKey, tenantsOf } from '../append-pla
 import { AppendOutcome, AppendRequest, EventLog, StoredEvent, StreamInfo } from '../event-log.port';
 import { EVENT_COLUMNS, EventDbRow, toStoredEvent } from '../event-row';
 import type { InflightWrites } from './postgres-store';
+import { StreamVersionCache } from './stream-version-cache';
 
 // Named statements: parsed once per connection, then only bound and executed.
-const Q = {
-  lockHeads: {
-    name: 'es_lock_heads',
-    text: 'SELECT tenant_id, position FROM tenant_heads WHERE tenant_id = ANY($1::text[]) ORDER BY tenant_id FOR UPDATE',
-  },
-  streams: {
-    name: 'es_streams',
-    text: `SELECT s.tenant_id, s.aggregate_id, s.aggregate_type, s.version
-           FROM streams s JOIN unnest($1::text[], $2::text[]) AS k(t, a) ON s.tenant_id = k.t AND s.aggregate_id = k.a`,
-  },
-  insertEvents: {
-    name: 'es_insert_events',
-    text: `INSERT INTO events (tenant_id, position, aggregate_id, version, event_id, aggregate_type, event_type,
-             data, metadata, correlation_id, causation_id, created_at)
-           SELECT t, p, a, v, id::uuid, at, et, d, m, c, ca, to_timestamp(ts / 1000.0)
-           FROM unnest($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[],
-                       $8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[])
-                AS x(t, p, a, v, id, at, et, d, m, c, ca, ts)`,
-  },
-  upsertStreams: {
-    name: 'es_upsert_streams',
-    text: `INSERT INTO streams (tenant_id, aggregate_id, aggregate_type, version)
-           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])
-           ON CONFLICT (tenant_id, aggregate_id) DO UPDATE SET version = EXCLUDED.version`,
-  },
-  upsertHeads: {
-    name: 'es_upsert_heads',
-    text: `INSERT INTO tenant_heads (tenant_id, position) SELECT * FROM unnest($1::text[], $2::bigint[])
-           ON CONFLICT (tenant_id) DO UPDATE SET position = EXCLUDED.position`,
-  },
+const READ_STREAMS = {
+  name: 'es_streams',
+  text: `SELECT s.tenant_id, s.aggregate_id, s.aggregate_type, s.version
+         FROM streams s JOIN unnest($1::text[], $2::text[]) AS k(t, a) ON s.tenant_id = k.t AND s.aggregate_id = k.a`,
 };
+
+/**
+ * A whole group commit in one statement, so one round trip (autocommit) per batch:
+ *  - chk: every stream the plan touched is still at the version (and type) the plan assumed;
+ *  - h: lock the tenants' counter rows, in tenant order (writers never deadlock), only if chk passed;
+ *  - insert events at counter + offset, upsert streams, advance counters.
+ * The statement's snapshot predates the lock wait, so a writer on another instance that committed
+ * in between is caught by the (tenant, aggregate, version) unique key instead: the caller retries.
+ */
+const APPEND = {
+  name: 'es_append',
+  // Rows travel as one JSON document per set: JSON.stringify is native, while pg's array
+  // parameters are escaped element by element in JavaScript (it showed in profiles).
+  text: `
+  WITH chk AS (
+    SELECT count(*) AS stale
+    FROM json_to_recordset($1::json) AS c(t text, a text, v bigint, y text)
+    LEFT JOIN streams s ON s.tenant_id = c.t AND s.aggregate_id = c.a
+    WHERE coalesce(s.version, 0) <> c.v OR (c.v > 0 AND s.aggregate_type <> c.y)
+  ), h AS (
+    SELECT tenant_id, position FROM tenant_heads
+    WHERE tenant_id = ANY($2::text[]) AND (SELECT stale FROM chk) = 0
+    ORDER BY tenant_id FOR UPDATE
+  ), ins AS (
+    INSERT INTO events (tenant_id, position, aggregate_id, version, event_id, aggregate_type, event_type,
+                        data, metadata, correlation_id, causation_id, created_at)
+    SELECT x.t, h.position + x.o, x.a, x.v, x.i, x.y, x.e, x.d, x.m, x.c, x.k, to_timestamp($5::bigint / 1000.0)
+    FROM json_to_recordset($3::json) AS x(t text, o bigint, a text, v bigint, i uuid, y text, e text, d text, m text, c text, k text)
+    JOIN h ON h.tenant_id = x.t
+    RETURNING 1
+  ), st AS (
+    INSERT INTO streams (tenant_id, aggregate_id, aggregate_type, version)
+    SELECT z.t, z.a, z.y, z.v FROM json_to_recordset($6::json) AS z(t text, a text, y text, v bigint)
+    WHERE EXISTS (SELECT 1 FROM h)
+    ON CONFLICT (tenant_id, aggregate_id) DO UPDATE SET version = EXCLUDED.version
+    RETURNING 1
+  ), hu AS (
+    UPDATE tenant_heads th SET position = h.position + n.n
+    FROM h JOIN unnest($2::text[], $4::bigint[]) AS n(t, n) ON n.t = h.tenant_id
+    WHERE th.tenant_id = h.tenant_id AND n.n > 0
+    RETURNING 1
+  )
+  SELECT (SELECT stale FROM chk) AS stale,
+         coalesce((SELECT array_agg(tenant_id) FROM h), '{}') AS tenants,
+         coalesce((SELECT array_agg(position) FROM h), '{}') AS bases,
+         (SELECT count(*) FROM ins) AS inserted`,
+};
+
+const LOCK_HEADS = 'SELECT 1 FROM tenant_heads WHERE tenant_id = ANY($1::text[]) ORDER BY tenant_id FOR UPDATE';
+const UNIQUE_VIOLATION = '23505';
+
+type Queryable = Pick<Pool, 'query'> | PoolClient;
 
 export class PostgresEventLog implements EventLog {
   private readonly clock = new MonotonicClock();
+  private readonly cache = new StreamVersionCache();
 
   constructor(
     private readonly pool: Pool,
@@ -48,72 +76,133 @@ export class PostgresEventLog implements EventLog {
 
   appendMany(requests: AppendRequest[]): Promise<AppendOutcome[]> {
     return this.inflight.run(async () => {
-      const client = await this.pool.connect();
+      const keys = new Set(requests.map((r) => streamKey(r.tenantId, r.aggregateId)));
       try {
-        await client.query('BEGIN');
-        const outcomes = await this.appendInTransaction(client, requests);
-        await client.query('COMMIT');
-        return outcomes;
+        const fast = await this.appendOptimistic(requests, keys);
+        if (fast) return fast;
       } catch (e) {
-        await client.query('ROLLBACK').catch(() => undefined);
+        if ((e as { code?: string }).code !== UNIQUE_VIOLATION) {
+          this.cache.forget(keys);
+          throw e;
+        }
+      }
+      // Another instance wrote these aggregates meanwhile. Retrying optimistically could starve
+      // under contention, so lock first and read under the lock: this attempt cannot be stale.
+      this.cache.forget(keys);
+      try {
+        return await this.appendLocked(requests, keys);
+      } catch (e) {
+        this.cache.forget(keys);
         throw e;
-      } finally {
-        client.release();
       }
     });
   }
 
-  private async appendInTransaction(client: PoolClient, requests: AppendRequest[]): Promise<AppendOutcome[]> {
+  /** One round trip, planned on cached versions. null when they were stale (nothing written). */
+  private async appendOptimistic(requests: AppendRequest[], keys: Set<string>): Promise<AppendOutcome[] | null> {
+    const current = await this.currentStreams(this.pool, requests, keys);
+    if (!this.beforeCommit) return this.runAppend(this.pool, requests, keys, current);
+    return this.inTransaction(async (c) => {
+      const out = await this.runAppend(c, requests, keys, current);
+      await this.beforeCommit!(tenantsOf(requests));
+      return out;
+    });
+  }
+
+  private appendLocked(requests: AppendRequest[], keys: Set<string>): Promise<AppendOutcome[]> {
+    return this.inTransaction(async (c) => {
+      await c.query({ name: 'es_lock_heads', text: LOCK_HEADS, values: [tenantsOf(requests)] });
+      const current = await this.currentStreams(c, requests, keys, false);
+      const out = await this.runAppend(c, requests, keys, current);
+      if (!out) throw new Error('stream versions changed under the tenant lock'); // cannot happen: the lock orders writers
+      if (this.beforeCommit) await this.beforeCommit(tenantsOf(requests));
+      return out;
+    });
+  }
+
+  private async runAppend(
+    db: Queryable,
+    requests: AppendRequest[],
+    keys: Set<string>,
+    current: Map<string, StreamInfo>,
+  ): Promise<AppendOutcome[] | null> {
     const tenants = tenantsOf(requests);
-    const headRows = await client.query<{ tenant_id: string; position: number }>({ ...Q.lockHeads, values: [tenants] });
-    const heads = new Map<string, number>(tenants.map((t) => [t, 0]));
-    for (const r of headRows.rows) heads.set(r.tenant_id, Number(r.position));
+    // Plan against counters of 0: positions come out as 1-based offsets, the statement adds the locked counter.
+    const plan = planAppends(requests, current, new Map(tenants.map((t) => [t, 0])), this.clock.now());
 
-    const seen = new Set<string>();
-    const ts: string[] = [];
-    const as: string[] = [];
-    for (const r of requests) {
-      const key = streamKey(r.tenantId, r.aggregateId);
-      if (seen.has(key)) continue;
-      seen.add(key);
-      ts.push(r.tenantId);
-      as.push(r.aggregateId);
-    }
-    const streamRows = await client.query<{ tenant_id: string; aggregate_id: string; aggregate_type: string; version: number }>(
-      { ...Q.streams, values: [ts, as] },
-    );
-    const current = new Map<string, StreamInfo>();
-    for (const s of streamRows.rows) {
-      current.set(streamKey(s.tenant_id, s.aggregate_id), { aggregateType: s.aggregate_type, version: Number(s.version) });
-    }
+    const checks = [...keys].map((k) => {
+      const [t, a] = k.split('\u0000');
+      const info = current.get(k);
+      return { t, a, v: info?.version ?? 0, y: info?.aggregateType ?? '' };
+    });
+    const rows = plan.rows;
+    const s = plan.streams;
+    const values = [
+      JSON.stringify(checks),
+      tenants,
+      JSON.stringify(
+        rows.map((r) => ({
+          t: r.tenantId, o: r.position, a: r.aggregateId, v: r.version, i: r.eventId, y: r.aggregateType,
+          e: r.eventType, d: r.data, m: r.metadata, c: r.correlationId, k: r.causationId,
+        })),
+      ),
+      tenants.map((t) => plan.heads.get(t) ?? 0),
+      rows[0]?.timestamp ?? Date.now(),
+      JSON.stringify(s.map((x) => ({ t: x.tenantId, a: x.aggregateId, y: x.aggregateType, v: x.version }))),
+    ];
+    const result = await db.query({ ...APPEND, values });
+    const out = result.rows[0] as { stale: number; tenants: string[]; bases: number[] };
+    if (Number(out.stale) > 0) return null;
 
-    const plan = planAppends(requests, current, heads, this.clock.now());
-    if (plan.rows.length > 0) {
-      const cols: unknown[][] = Array.from({ length: 12 }, () => new Array(plan.rows.length));
-      plan.rows.forEach((e, i) => {
-        cols[0][i] = e.tenantId;
-        cols[1][i] = e.position;
-        cols[2][i] = e.aggregateId;
-        cols[3][i] = e.version;
-        cols[4][i] = e.eventId;
-        cols[5][i] = e.aggregateType;
-        cols[6][i] = e.eventType;
-        cols[7][i] = e.data;
-        cols[8][i] = e.metadata;
-        cols[9][i] = e.correlationId;
-        cols[10][i] = e.causationId;
-        cols[11][i] = e.timestamp;
-      });
-      await client.query({ ...Q.insertEvents, values: cols });
-      const s = plan.streams;
-      await client.query({
-        ...Q.upsertStreams,
-        values: [s.map((x) => x.tenantId), s.map((x) => x.aggregateId), s.map((x) => x.aggregateType), s.map((x) => x.version)],
-      });
-      await client.query({ ...Q.upsertHeads, values: [[...plan.heads.keys()], [...plan.heads.values()]] });
-    }
-    if (this.beforeCommit) await this.beforeCommit(tenants);
+    const base = new Map(out.tenants.map((t, i) => [t, Number(out.bases[i])]));
+    for (const r of rows) r.position += base.get(r.tenantId)!;
+    for (const w of s) this.cache.set(streamKey(w.tenantId, w.aggregateId), { aggregateType: w.aggregateType, version: w.version });
     return plan.outcomes;
+  }
+
+  /** Versions from the cache (unless told not to); the misses in one query. */
+  private async currentStreams(
+    db: Queryable,
+    requests: AppendRequest[],
+    keys: Set<string>,
+    useCache = true,
+  ): Promise<Map<string, StreamInfo>> {
+    const current = new Map<string, StreamInfo>();
+    const missT: string[] = [];
+    const missA: string[] = [];
+    for (const k of keys) {
+      const hit = useCache ? this.cache.get(k) : undefined;
+      if (hit) current.set(k, hit);
+      else {
+        const r = requests.find((q) => streamKey(q.tenantId, q.aggregateId) === k)!;
+        missT.push(r.tenantId);
+        missA.push(r.aggregateId);
+      }
+    }
+    if (missT.length > 0) {
+      const { rows } = await db.query<{ tenant_id: string; aggregate_id: string; aggregate_type: string; version: number }>(
+        { ...READ_STREAMS, values: [missT, missA] },
+      );
+      for (const r of rows) {
+        current.set(streamKey(r.tenant_id, r.aggregate_id), { aggregateType: r.aggregate_type, version: Number(r.version) });
+      }
+    }
+    return current;
+  }
+
+  private async inTransaction<T>(fn: (c: PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const r = await fn(client);
+      await client.query('COMMIT');
+      return r;
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    } finally {
+      client.release();
+    }
   }
 
   async readStream(tenantId: string, aggregateId: string, fromVersion: number, limit: number): Promise<StoredEvent[]> {

@@ -1,7 +1,9 @@
-import Database from 'better-sqlite3';
-import * as fs from 'node:fs';
+import type Database from 'better-sqlite3';
 import * as path from 'node:path';
 import { Store } from '../store.port';
+import { SqliteAppendTransaction } from './sqlite-append-transaction';
+import { SqliteAppendWorkerClient } from './sqlite-append-worker-client';
+import { openSqlite } from './sqlite-connection';
 import { SqliteEventLog } from './sqlite-event-log';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations';
 import { SqliteTenantRepository } from './sqlite-tenant-repository';
@@ -13,8 +15,9 @@ export interface SqliteStoreOptions {
 
 /**
  * Embedded store. WAL with synchronous=FULL: a commit is on disk before it is acknowledged.
- * better-sqlite3 is synchronous, so a group commit blocks the event loop for one fsync; the
- * batcher keeps that to one per batch rather than one per append.
+ * better-sqlite3 is synchronous, so appends run on a writer thread of their own (its fsync would
+ * otherwise stall the event loop once per batch); reads and rare writes (tenants) stay on this
+ * thread's connection, which WAL lets read beside the writer.
  */
 export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const;
@@ -22,18 +25,19 @@ export class SqliteStore implements Store {
   readonly events: SqliteEventLog;
   readonly tenants: SqliteTenantRepository;
 
+  private readonly writer?: SqliteAppendWorkerClient;
+
   constructor(options: SqliteStoreOptions) {
-    if (options.file !== ':memory:') fs.mkdirSync(path.dirname(options.file), { recursive: true });
-    this.db = new Database(options.file);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = FULL');
-    this.db.pragma('busy_timeout = 5000');
-    this.db.pragma('foreign_keys = ON');
-    const mode = this.db.pragma('journal_mode', { simple: true });
-    if (options.file !== ':memory:' && mode !== 'wal') {
-      throw new Error(`SQLite refused WAL mode (got '${mode}'); the data directory may not support it`);
+    this.db = openSqlite(options.file);
+    if (options.file === ':memory:') {
+      // A private in-memory database cannot be shared with a thread: append on this one.
+      let tx: SqliteAppendTransaction | undefined;
+      this.events = new SqliteEventLog(this.db, async (reqs) => (tx ??= new SqliteAppendTransaction(this.db)).append(reqs));
+    } else {
+      const writer = new SqliteAppendWorkerClient(options.file);
+      this.writer = writer;
+      this.events = new SqliteEventLog(this.db, (reqs) => writer.append(reqs));
     }
-    this.events = new SqliteEventLog(this.db);
     this.tenants = new SqliteTenantRepository(this.db);
   }
 
@@ -58,8 +62,9 @@ export class SqliteStore implements Store {
     this.tenants.prepare();
   }
 
+  /** Waits for the writer thread's in-flight commits, then closes both connections. */
   async close(): Promise<void> {
-    // Every write here is synchronous, so nothing can be in flight when close runs.
+    await this.writer?.close();
     if (this.db.open) this.db.close();
   }
 }

@@ -1,0 +1,107 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { AppendBatcher } from '../src/events/append-batcher';
+import { PostgresStore } from '../src/store/postgres/postgres-store';
+import { ThrowawayPostgres } from '../test/support/throwaway-postgres';
+import { closedLoop, CONNECTIONS, DURATION_S, fmt, hammer, HttpFigures, startChild, stopChild } from './bench-util';
+
+const ADMIN = 'bench-admin-token-0123456789';
+const AGGREGATES = 5000;
+
+const single = (i: number) => ({ aggregateId: `acct-${i % AGGREGATES}`, eventType: 'Deposited', data: { amount: 10, i } });
+const batch = (i: number) => ({
+  aggregateId: `ledger-${i % AGGREGATES}`,
+  events: Array.from({ length: 100 }, (_, k) => ({ eventType: 'Line', data: { amount: k, i } })),
+});
+
+async function serviceFigures(env: Record<string, string>): Promise<{ single: HttpFigures; batch: HttpFigures }> {
+  const { url, child } = await startChild('src/main.js', { ADMIN_TOKEN: ADMIN, ...env });
+  try {
+    const t = await fetch(`${url}/admin/tenants`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'bench' }),
+    }).then((r) => r.json() as Promise<{ apiKey: string }>);
+    const headers = { 'x-api-key': t.apiKey };
+    await hammer(`${url}/events`, headers, single, 2); // warm-up: JIT, caches, first inserts
+    const s = await hammer(`${url}/events`, headers, single);
+    const b = await hammer(`${url}/events/batch`, headers, batch);
+    return { single: s, batch: b };
+  } finally {
+    await stopChild(child);
+  }
+}
+
+async function storeLevel(pg: ThrowawayPostgres): Promise<{ ours: number; emmett: number }> {
+  const seconds = Math.max(3, Math.round(DURATION_S / 2));
+  const store = new PostgresStore({ connectionString: await pg.createDatabase('bench_store') });
+  await store.migrate();
+  await store.tenants.createTenant({ tenantId: 't', name: 't', createdAt: Date.now() });
+  const batcher = new AppendBatcher(store.events);
+  const ours = await closedLoop(CONNECTIONS, seconds, (w, i) =>
+    batcher.append({
+      tenantId: 't',
+      aggregateId: `s-${w}-${i % 100}`,
+      inferredType: 's',
+      events: [{ eventType: 'Tick', data: JSON.stringify({ i }) }],
+    }),
+  );
+  await batcher.close();
+  await store.close();
+
+  const { getPostgreSQLEventStore } = await import('@event-driven-io/emmett-postgresql');
+  const emmett = getPostgreSQLEventStore(await pg.createDatabase('bench_emmett'));
+  await emmett.appendToStream('warmup', [{ type: 'Tick', data: { i: 0 } }]);
+  const theirs = await closedLoop(CONNECTIONS, seconds, (w, i) =>
+    emmett.appendToStream(`s-${w}-${i % 100}`, [{ type: 'Tick', data: { i } }]),
+  );
+  await emmett.close();
+  return { ours, emmett: theirs };
+}
+
+async function main(): Promise<void> {
+  console.log(`# append benchmark — ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}`);
+  console.log(`# autocannon, ${CONNECTIONS} connections, ${DURATION_S} s per figure, ${AGGREGATES} aggregates\n`);
+
+  const bare = await startChild('bench/bare-fastify.js', {});
+  await hammer(`${bare.url}/echo`, {}, single, 2);
+  const echo = await hammer(`${bare.url}/echo`, {}, single);
+  await stopChild(bare.child);
+
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'es-bench-'));
+  const sqlite = await serviceFigures({ DATA_DIR: dataDir });
+  fs.rmSync(dataDir, { recursive: true, force: true });
+
+  const pg = await ThrowawayPostgres.start();
+  try {
+    const postgres = await serviceFigures({ DATABASE_URL: await pg.createDatabase('bench_http') });
+    const store = await storeLevel(pg);
+
+    const row = (name: string, f: HttpFigures, perReq = 1) =>
+      `| ${name} | ${fmt(f.reqPerSec * perReq)} | ${fmt(f.p50, 1)} | ${fmt(f.p99, 1)} | ${f.non2xx + f.errors} |`;
+    console.log('| figure | per second | p50 ms | p99 ms | failed |');
+    console.log('|---|---:|---:|---:|---:|');
+    console.log(row('bare Fastify echo (req/s, baseline)', echo));
+    console.log(row('POST /events, SQLite (appends/s)', sqlite.single));
+    console.log(row('POST /events, PostgreSQL (appends/s)', postgres.single));
+    console.log(row('POST /events/batch ×100, SQLite (events/s)', sqlite.batch, 100));
+    console.log(row('POST /events/batch ×100, PostgreSQL (events/s)', postgres.batch, 100));
+    console.log('');
+    console.log(`single appends vs bare Fastify: SQLite ${fmt((100 * sqlite.single.reqPerSec) / echo.reqPerSec)}%, PostgreSQL ${fmt((100 * postgres.single.reqPerSec) / echo.reqPerSec)}% (target ≥ 50%)`);
+    console.log(`batches: SQLite ${fmt(sqlite.batch.reqPerSec * 100)} events/s (target ≥ 50,000), PostgreSQL ${fmt(postgres.batch.reqPerSec * 100)} events/s (target ≥ 30,000)`);
+    console.log(
+      `store level, ${CONNECTIONS} concurrent single-event appends on PostgreSQL: ours ${fmt(store.ours)}/s, emmett-postgresql appendToStream ${fmt(store.emmett)}/s, ratio ${fmt(store.ours / store.emmett, 1)}× (target ≥ 10×)`,
+    );
+  } finally {
+    await pg.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,94 @@
+import autocannon from 'autocannon';
+import { ChildProcess, spawn } from 'node:child_process';
+import * as path from 'node:path';
+import { freePort } from '../test/support/free-port';
+
+export interface HttpFigures {
+  reqPerSec: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+export const DURATION_S = Number(process.env.BENCH_SECONDS ?? 10);
+export const CONNECTIONS = 32;
+
+/** autocannon against one URL, a fresh body per request (bodies differ so ids do). */
+export async function hammer(
+  url: string,
+  headers: Record<string, string>,
+  body: (i: number) => unknown,
+  duration = DURATION_S,
+): Promise<HttpFigures> {
+  let i = 0;
+  const result = await autocannon({
+    url,
+    method: 'POST',
+    connections: CONNECTIONS,
+    duration,
+    headers: { 'content-type': 'application/json', ...headers },
+    requests: [
+      {
+        setupRequest: (req: any) => {
+          req.body = JSON.stringify(body(i++));
+          return req;
+        },
+      },
+    ],
+  } as autocannon.Options);
+  return {
+    reqPerSec: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
+}
+
+/** A child process that prints 'ready' (bare Fastify) or answers /health (the service). */
+export async function startChild(script: string, env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [path.join(__dirname, '..', script)], {
+    env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(`${url}/health`);
+      if (res.status < 500) return { url, child };
+    } catch {
+      /* starting */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`${script} did not start`);
+}
+
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const done = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await done;
+}
+
+/** Runs `fn` from `workers` concurrent loops for `seconds`; returns completions per second. */
+export async function closedLoop(workers: number, seconds: number, fn: (worker: number, i: number) => Promise<unknown>): Promise<number> {
+  const end = Date.now() + seconds * 1000;
+  let done = 0;
+  const start = Date.now();
+  await Promise.all(
+    Array.from({ length: workers }, async (_, w) => {
+      for (let i = 0; Date.now() < end; i++) {
+        await fn(w, i);
+        done++;
+      }
+    }),
+  );
+  return done / ((Date.now() - start) / 1000);
+}
+
+export const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });

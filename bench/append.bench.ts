@@ -38,7 +38,7 @@ async function storeLevel(pg: ThrowawayPostgres): Promise<{ ours: number; emmett
   const store = new PostgresStore({ connectionString: await pg.createDatabase('bench_store') });
   await store.migrate();
   await store.tenants.createTenant({ tenantId: 't', name: 't', createdAt: Date.now() });
-  const batcher = new AppendBatcher(store.events);
+  const batcher = new AppendBatcher(store.events, { maxConcurrentCommits: 2 }); // as the service runs it on PostgreSQL
   const ours = await closedLoop(CONNECTIONS, seconds, (w, i) =>
     batcher.append({
       tenantId: 't',

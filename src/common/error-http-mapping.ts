@@ -11,6 +11,15 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   AGGREGATE_TYPE_MISMATCH: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  INVALID_ARCHIVE: 400,
+  ARCHIVE_TOO_LARGE: 413,
+  NO_REDUCER_BOUND: 404,
+  REDUCER_NOT_COMPILED: 409,
+  NO_MATCHING_REDUCER: 400,
+  REDUCER_FAILED: 422,
+  // Internal: the append path recomputes and retries; seen by a client only if that keeps failing.
+  STATE_STALE: 409,
+  RUNTIME_UNAVAILABLE: 503,
   SERVICE_UNAVAILABLE: 503,
   INTERNAL: 500,
 };

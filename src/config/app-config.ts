@@ -17,6 +17,18 @@ export interface AppConfig {
   apiKeyCacheMs: number;
   /** Graceful shutdown: how long in-flight requests get before the process exits anyway. */
   shutdownGraceMs: number;
+  runtime: {
+    /** Folder of the built .NET host (runtime/build.sh output); default runtime/bin. */
+    dir?: string;
+    /** Executor processes (one per tenant) alive at once. */
+    execHosts: number;
+    execIdleMs: number;
+    /** Deadline of one Apply/ResolveKey call; past it the executor is killed and replaced. */
+    callDeadlineMs: number;
+    compileDeadlineMs: number;
+    /** Managed heap cap of an executor (DOTNET_GCHeapHardLimit), MiB; RLIMIT_DATA is 4× this plus 1 GiB. */
+    execHeapMb: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -72,6 +84,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     logLevel,
     apiKeyCacheMs: int('API_KEY_CACHE_MS', 10_000, 0, 3_600_000),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    runtime: {
+      dir: str('RUNTIME_DIR'),
+      execHosts: int('RUNTIME_EXEC_HOSTS', 8, 1, 1000),
+      execIdleMs: int('RUNTIME_EXEC_IDLE_MS', 300_000, 1_000, 86_400_000),
+      callDeadlineMs: int('RUNTIME_CALL_DEADLINE_MS', 5_000, 100, 600_000),
+      compileDeadlineMs: int('RUNTIME_COMPILE_DEADLINE_MS', 120_000, 1_000, 3_600_000),
+      execHeapMb: int('RUNTIME_EXEC_HEAP_MB', 256, 32, 65_536),
+    },
   };
   if (problems.length) throw new ConfigError(problems);
   return config;

@@ -1,4 +1,4 @@
-import { aggregateTypeMismatch, versionConflict } from '../common/domain-error';
+import { aggregateTypeMismatch, DomainError, versionConflict } from '../common/domain-error';
 import { uuidv7 } from '../common/uuid-v7';
 import { AppendOutcome, AppendRequest, StoredEvent, StreamInfo } from './event-log.port';
 
@@ -15,8 +15,22 @@ export interface StreamWrite {
   version: number;
 }
 
+export interface SnapshotWrite {
+  tenantId: string;
+  aggregateId: string;
+  aggregateType: string;
+  bindingId: string;
+  version: number;
+  state: string;
+  failedVersion: number | null;
+  error: string | null;
+  updatedAt: number;
+}
+
 export interface AppendPlan {
   outcomes: AppendOutcome[];
+  /** Snapshots of the accepted requests that carried one (the last per aggregate wins). */
+  snapshots: SnapshotWrite[];
   rows: EventRow[];
   /** Final version of every stream the plan touches. */
   streams: StreamWrite[];
@@ -36,6 +50,7 @@ export function planAppends(
   now: number,
 ): AppendPlan {
   const streams = new Map<string, StreamWrite>();
+  const snapshots = new Map<string, SnapshotWrite>();
   const nextHeads = new Map(heads);
   const rows: EventRow[] = [];
   const outcomes: AppendOutcome[] = [];
@@ -50,6 +65,10 @@ export function planAppends(
     }
     if (req.expectedVersion !== undefined && req.expectedVersion !== version) {
       outcomes.push({ ok: false, error: versionConflict(req.expectedVersion, version) });
+      continue;
+    }
+    if (req.snapshot && req.snapshot.baseVersion !== version) {
+      outcomes.push({ ok: false, error: new DomainError('STATE_STALE', 'the aggregate moved on while its state was computed', { actualVersion: version }) });
       continue;
     }
     const aggregateType = known?.aggregateType ?? req.aggregateType ?? req.inferredType;
@@ -76,11 +95,25 @@ export function planAppends(
     }
     nextHeads.set(req.tenantId, position);
     streams.set(key, { tenantId: req.tenantId, aggregateId: req.aggregateId, aggregateType, version: v });
+    if (req.snapshot) {
+      const sn = req.snapshot;
+      snapshots.set(key, {
+        tenantId: req.tenantId,
+        aggregateId: req.aggregateId,
+        aggregateType,
+        bindingId: sn.bindingId,
+        version: v,
+        state: sn.state,
+        failedVersion: sn.failedVersion ?? null,
+        error: sn.error ?? null,
+        updatedAt: now,
+      });
+    }
     outcomes.push({ ok: true, result: { aggregateId: req.aggregateId, aggregateType, events } });
   }
   const touchedHeads = new Map<string, number>();
   for (const [tenantId, pos] of nextHeads) if (pos !== heads.get(tenantId)) touchedHeads.set(tenantId, pos);
-  return { outcomes, rows, streams: [...streams.values()], heads: touchedHeads };
+  return { outcomes, rows, streams: [...streams.values()], heads: touchedHeads, snapshots: [...snapshots.values()] };
 }
 
 /** Distinct tenants of a batch, sorted: locks are always taken in this order so writers never deadlock. */

@@ -19,6 +19,36 @@ export interface AppendRequest {
   correlationId?: string;
   causationId?: string;
   metadata?: string;
+  /**
+   * The aggregate's state after these events, computed by its reducer before the commit and
+   * written in the same transaction. Only valid if the aggregate is still at `baseVersion`;
+   * otherwise the request fails with STATE_STALE and stores nothing (the caller recomputes).
+   */
+  snapshot?: SnapshotChange;
+}
+
+export interface SnapshotChange {
+  bindingId: string;
+  baseVersion: number;
+  /** JSON text of the state after the last good event. */
+  state: string;
+  /** Set when the reducer threw: the version of the event it failed on, and why. */
+  failedVersion?: number;
+  error?: string;
+}
+
+/** The latest state of one aggregate under one binding of its type. */
+export interface Snapshot {
+  aggregateId: string;
+  aggregateType: string;
+  bindingId: string;
+  /** The last version the snapshot covers (applied, or skipped after a failure). */
+  version: number;
+  state: string;
+  failedVersion: number | null;
+  error: string | null;
+  /** Epoch ms of the last event it covers. */
+  updatedAt: number;
 }
 
 export interface StoredEvent {

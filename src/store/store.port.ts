@@ -1,5 +1,7 @@
 import { EventLog } from './event-log.port';
 import { TenantRepository } from './tenant-repository.port';
+import { BindingRepository, SnapshotRepository } from './reducer-state.port';
+import { UploadRepository } from './upload-repository.port';
 
 /**
  * One durable store, two adapters (sqlite/, postgres/). Later capabilities add their own
@@ -10,6 +12,9 @@ export interface Store {
   readonly kind: 'sqlite' | 'postgres';
   readonly events: EventLog;
   readonly tenants: TenantRepository;
+  readonly uploads: UploadRepository;
+  readonly bindings: BindingRepository;
+  readonly snapshots: SnapshotRepository;
   /** Runs pending schema migrations; safe to call from several instances at once. */
   migrate(): Promise<void>;
   /** Waits for in-flight writes, then releases connections. */

@@ -173,6 +173,64 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect((await store.tenants.listTenants()).map((x) => x.tenantId)).toEqual([t]);
     });
 
+    it('keeps uploads per tenant, with their sources, until compiled or failed', async () => {
+      const t = await tenant(store, 't1');
+      const sources = [{ path: 'A.cs', content: 'class A {}' }];
+      await store.uploads.create({ uploadId: 'u1', tenantId: t, kind: 'reducer', sources, meta: { x: 1 }, createdAt: 1000 });
+      await store.uploads.create({ uploadId: 'u2', tenantId: t, kind: 'projection', sources, meta: {}, createdAt: 2000 });
+      expect((await store.uploads.listPending(10)).map((u) => u.uploadId)).toEqual(['u1', 'u2']);
+      expect(await store.uploads.get('other', 'u1')).toBeNull();
+      // The same upload id in another tenant is another upload.
+      await store.uploads.create({ uploadId: 'u1', tenantId: 'other', kind: 'reducer', sources, meta: {}, createdAt: 1500 });
+      const dll = Buffer.from([0x4d, 0x5a, 0, 1, 2, 255]);
+      const discovered = [{ className: 'A', stateTypeName: 'S', kind: 'reducer' as const, aggregateType: 'a' }];
+      await store.uploads.markCompiled(t, 'u1', { discovered, assembly: dll, assemblySha256: 'abc', at: 3000 });
+      await store.uploads.markFailed(t, 'u2', { compilationError: 'A.cs(1,1): error CS0001: x', at: 4000 });
+      expect(await store.uploads.get(t, 'u1')).toMatchObject({ status: 'compiled', discovered, sources, meta: { x: 1 }, compiledAt: 3000, createdAt: 1000 });
+      expect(await store.uploads.get(t, 'u2')).toMatchObject({ status: 'failed', compilationError: 'A.cs(1,1): error CS0001: x', discovered: null });
+      expect(await store.uploads.getAssembly(t, 'u1')).toEqual(dll);
+      expect(await store.uploads.getAssembly('other', 'u1')).toBeNull();
+      expect(await store.uploads.getAssembly(t, 'u2')).toBeNull();
+      expect((await store.uploads.listPending(10)).map((u) => [u.tenantId, u.uploadId])).toEqual([['other', 'u1']]);
+    });
+
+    it('writes an aggregate’s state in the append’s own transaction, only from the version it was computed on', async () => {
+      const t = await tenant(store, 't1');
+      const snap = (baseVersion: number, state: string) => ({ bindingId: 'b1', baseVersion, state });
+      const [first] = await store.events.appendMany([req(t, 'acct-1', { snapshot: snap(0, '{"n":1}') })]);
+      expect(first.ok).toBe(true);
+      expect(await store.snapshots.get(t, 'acct-1')).toMatchObject({ bindingId: 'b1', version: 1, state: '{"n":1}', failedVersion: null, aggregateType: 'acct' });
+      // Computed on version 0, but the aggregate is at 1: refused, nothing stored.
+      const [stale] = await store.events.appendMany([req(t, 'acct-1', { snapshot: snap(0, '{"n":99}') })]);
+      expect(!stale.ok && stale.error.code).toBe('STATE_STALE');
+      expect(await store.events.streamInfo(t, 'acct-1')).toEqual({ aggregateType: 'acct', version: 1 });
+      const [two] = await store.events.appendMany([
+        req(t, 'acct-1', { events: [{ eventType: 'A', data: '{}' }, { eventType: 'B', data: '{}' }], snapshot: { ...snap(1, '{"n":2}'), failedVersion: 3, error: 'boom' } }),
+      ]);
+      expect(two.ok).toBe(true);
+      expect(await store.snapshots.get(t, 'acct-1')).toMatchObject({ version: 3, state: '{"n":2}', failedVersion: 3, error: 'boom' });
+      expect(await store.snapshots.get('other', 'acct-1')).toBeNull();
+    });
+
+    it('keeps bindings per tenant and never lets catch-up regress a newer snapshot', async () => {
+      const t = await tenant(store, 't1');
+      await store.bindings.put({ tenantId: t, aggregateType: 'acct', reducerId: 'r1', className: 'A', bindingId: 'b1', boundAt: 1000 });
+      await store.bindings.put({ tenantId: t, aggregateType: 'acct', reducerId: 'r2', className: 'B', bindingId: 'b2', boundAt: 2000 });
+      expect(await store.bindings.get(t, 'acct')).toEqual({ tenantId: t, aggregateType: 'acct', reducerId: 'r2', className: 'B', bindingId: 'b2', boundAt: 2000 });
+      expect(await store.bindings.get('other', 'acct')).toBeNull();
+
+      const base = { aggregateId: 'acct-1', aggregateType: 'acct', failedVersion: null, error: null, updatedAt: 5 };
+      await store.snapshots.putIfNewer(t, { ...base, bindingId: 'b1', version: 5, state: '{"v":5}' });
+      await store.snapshots.putIfNewer(t, { ...base, bindingId: 'b1', version: 4, state: '{"v":4}' });
+      expect((await store.snapshots.get(t, 'acct-1'))?.state).toBe('{"v":5}');
+      await store.snapshots.putIfNewer(t, { ...base, bindingId: 'b2', version: 2, state: '{"b2":2}' });
+      expect(await store.snapshots.get(t, 'acct-1')).toMatchObject({ bindingId: 'b2', version: 2 });
+
+      await store.events.appendMany(['acct-3', 'acct-1', 'other-1', 'acct-2'].map((id) => req(t, id)));
+      expect((await store.snapshots.listAggregates(t, 'acct', '', 2)).map((a) => a.aggregateId)).toEqual(['acct-1', 'acct-2']);
+      expect(await store.snapshots.listAggregates(t, 'acct', 'acct-2', 10)).toEqual([{ aggregateId: 'acct-3', version: 1 }]);
+    });
+
     if (harness.concurrentInstances) {
       it('never lets a reader pass a transaction that is still open', async () => {
         const t = await tenant(store, 't1');

@@ -47,6 +47,14 @@ const APPEND = {
     WHERE EXISTS (SELECT 1 FROM h)
     ON CONFLICT (tenant_id, aggregate_id) DO UPDATE SET version = EXCLUDED.version
     RETURNING 1
+  ), sn AS (
+    INSERT INTO snapshots (tenant_id, aggregate_id, aggregate_type, binding_id, version, state, failed_version, error, updated_at)
+    SELECT q.t, q.a, q.y, q.b, q.v, q.s, q.fv, q.er, to_timestamp($5::bigint / 1000.0)
+    FROM json_to_recordset($7::json) AS q(t text, a text, y text, b text, v bigint, s text, fv bigint, er text)
+    WHERE EXISTS (SELECT 1 FROM h)
+    ON CONFLICT (tenant_id, aggregate_id) DO UPDATE SET binding_id = EXCLUDED.binding_id, version = EXCLUDED.version,
+      state = EXCLUDED.state, failed_version = EXCLUDED.failed_version, error = EXCLUDED.error, updated_at = EXCLUDED.updated_at
+    RETURNING 1
   ), hu AS (
     UPDATE tenant_heads th SET position = h.position + n.n
     FROM h JOIN unnest($2::text[], $4::bigint[]) AS n(t, n) ON n.t = h.tenant_id
@@ -149,6 +157,11 @@ export class PostgresEventLog implements EventLog {
       tenants.map((t) => plan.heads.get(t) ?? 0),
       rows[0]?.timestamp ?? Date.now(),
       JSON.stringify(s.map((x) => ({ t: x.tenantId, a: x.aggregateId, y: x.aggregateType, v: x.version }))),
+      JSON.stringify(
+        plan.snapshots.map((n) => ({
+          t: n.tenantId, a: n.aggregateId, y: n.aggregateType, b: n.bindingId, v: n.version, s: n.state, fv: n.failedVersion, er: n.error,
+        })),
+      ),
     ];
     const result = await db.query({ ...APPEND, values });
     const out = result.rows[0] as { stale: number; tenants: string[]; bases: number[] };

@@ -43,4 +43,47 @@ export const POSTGRES_MIGRATIONS: string[] = [
     UNIQUE (tenant_id, aggregate_id, version)
   );
   `,
+  `
+  CREATE TABLE uploads (
+    upload_id         text NOT NULL,
+    tenant_id         text NOT NULL,
+    kind              text NOT NULL,
+    status            text NOT NULL,
+    sources           text NOT NULL,
+    meta              text NOT NULL,
+    discovered        text,
+    compilation_error text,
+    assembly          bytea,
+    assembly_sha256   text,
+    created_at        timestamptz NOT NULL,
+    compiled_at       timestamptz,
+    PRIMARY KEY (tenant_id, upload_id)
+  );
+  CREATE INDEX uploads_pending ON uploads (created_at) WHERE status = 'pending';
+  `,
+  `
+  CREATE TABLE bindings (
+    tenant_id      text NOT NULL,
+    aggregate_type text NOT NULL,
+    reducer_id     text NOT NULL,
+    class_name     text NOT NULL,
+    binding_id     text NOT NULL,
+    bound_at       timestamptz NOT NULL,
+    PRIMARY KEY (tenant_id, aggregate_type)
+  );
+  -- One row per aggregate: the latest state, written in the append's own transaction.
+  CREATE TABLE snapshots (
+    tenant_id      text NOT NULL,
+    aggregate_id   text NOT NULL,
+    aggregate_type text NOT NULL,
+    binding_id     text NOT NULL,
+    version        bigint NOT NULL,
+    state          text NOT NULL,
+    failed_version bigint,
+    error          text,
+    updated_at     timestamptz NOT NULL,
+    PRIMARY KEY (tenant_id, aggregate_id)
+  );
+  CREATE INDEX streams_by_type ON streams (tenant_id, aggregate_type, aggregate_id);
+  `,
 ];

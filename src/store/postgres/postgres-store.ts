@@ -3,6 +3,8 @@ import { Store } from '../store.port';
 import { PostgresEventLog } from './postgres-event-log';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations';
 import { PostgresTenantRepository } from './postgres-tenant-repository';
+import { PostgresUploadRepository } from './postgres-upload-repository';
+import { PostgresBindingRepository, PostgresSnapshotRepository } from './postgres-reducer-state';
 
 export interface PostgresStoreOptions {
   connectionString: string;
@@ -39,6 +41,9 @@ export class PostgresStore implements Store {
   readonly pool: Pool;
   readonly events: PostgresEventLog;
   readonly tenants: PostgresTenantRepository;
+  readonly uploads: PostgresUploadRepository;
+  readonly bindings: PostgresBindingRepository;
+  readonly snapshots: PostgresSnapshotRepository;
   private readonly inflight = new InflightWrites();
 
   constructor(options: PostgresStoreOptions) {
@@ -52,6 +57,9 @@ export class PostgresStore implements Store {
     this.pool.on('error', () => undefined);
     this.events = new PostgresEventLog(this.pool, this.inflight, options.beforeCommit);
     this.tenants = new PostgresTenantRepository(this.pool);
+    this.uploads = new PostgresUploadRepository(this.pool);
+    this.bindings = new PostgresBindingRepository(this.pool);
+    this.snapshots = new PostgresSnapshotRepository(this.pool);
   }
 
   async migrate(): Promise<void> {

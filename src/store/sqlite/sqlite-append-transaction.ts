@@ -26,6 +26,12 @@ export class SqliteAppendTransaction {
       `INSERT INTO tenant_heads (tenant_id, position) VALUES (?, ?)
        ON CONFLICT (tenant_id) DO UPDATE SET position = excluded.position`,
     );
+    const upsertSnapshot = db.prepare(
+      `INSERT INTO snapshots (tenant_id, aggregate_id, aggregate_type, binding_id, version, state, failed_version, error, updated_at)
+       VALUES (?,?,?,?,?,?,?,?,?)
+       ON CONFLICT (tenant_id, aggregate_id) DO UPDATE SET binding_id = excluded.binding_id, version = excluded.version,
+         state = excluded.state, failed_version = excluded.failed_version, error = excluded.error, updated_at = excluded.updated_at`,
+    );
     this.run = db.transaction((reqs: AppendRequest[]) => {
       const heads = new Map<string, number>();
       for (const t of tenantsOf(reqs)) {
@@ -48,6 +54,9 @@ export class SqliteAppendTransaction {
       }
       for (const s of plan.streams) upsertStream.run(s.tenantId, s.aggregateId, s.aggregateType, s.version);
       for (const [t, p] of plan.heads) upsertHead.run(t, p);
+      for (const n of plan.snapshots) {
+        upsertSnapshot.run(n.tenantId, n.aggregateId, n.aggregateType, n.bindingId, n.version, n.state, n.failedVersion, n.error, n.updatedAt);
+      }
       return plan.outcomes;
     });
   }

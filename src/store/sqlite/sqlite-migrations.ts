@@ -42,4 +42,47 @@ export const SQLITE_MIGRATIONS: string[] = [
   ) WITHOUT ROWID;
   CREATE UNIQUE INDEX events_by_stream ON events (tenant_id, aggregate_id, version);
   `,
+  `
+  CREATE TABLE uploads (
+    upload_id         TEXT NOT NULL,
+    tenant_id         TEXT NOT NULL,
+    kind              TEXT NOT NULL,
+    status            TEXT NOT NULL,
+    sources           TEXT NOT NULL,
+    meta              TEXT NOT NULL,
+    discovered        TEXT,
+    compilation_error TEXT,
+    assembly          BLOB,
+    assembly_sha256   TEXT,
+    created_at        INTEGER NOT NULL,
+    compiled_at       INTEGER,
+    PRIMARY KEY (tenant_id, upload_id)
+  );
+  CREATE INDEX uploads_pending ON uploads (created_at) WHERE status = 'pending';
+  `,
+  `
+  CREATE TABLE bindings (
+    tenant_id      TEXT NOT NULL,
+    aggregate_type TEXT NOT NULL,
+    reducer_id     TEXT NOT NULL,
+    class_name     TEXT NOT NULL,
+    binding_id     TEXT NOT NULL,
+    bound_at       INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, aggregate_type)
+  );
+  -- One row per aggregate: the latest state, written in the append's own transaction.
+  CREATE TABLE snapshots (
+    tenant_id      TEXT NOT NULL,
+    aggregate_id   TEXT NOT NULL,
+    aggregate_type TEXT NOT NULL,
+    binding_id     TEXT NOT NULL,
+    version        INTEGER NOT NULL,
+    state          TEXT NOT NULL,
+    failed_version INTEGER,
+    error          TEXT,
+    updated_at     INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, aggregate_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX streams_by_type ON streams (tenant_id, aggregate_type, aggregate_id);
+  `,
 ];

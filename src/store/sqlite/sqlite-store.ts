@@ -7,6 +7,8 @@ import { openSqlite } from './sqlite-connection';
 import { SqliteEventLog } from './sqlite-event-log';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations';
 import { SqliteTenantRepository } from './sqlite-tenant-repository';
+import { SqliteUploadRepository } from './sqlite-upload-repository';
+import { SqliteBindingRepository, SqliteSnapshotRepository } from './sqlite-reducer-state';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' for unit tests. */
@@ -24,6 +26,9 @@ export class SqliteStore implements Store {
   readonly db: Database.Database;
   readonly events: SqliteEventLog;
   readonly tenants: SqliteTenantRepository;
+  readonly uploads: SqliteUploadRepository;
+  readonly bindings: SqliteBindingRepository;
+  readonly snapshots: SqliteSnapshotRepository;
 
   private readonly writer?: SqliteAppendWorkerClient;
 
@@ -39,6 +44,9 @@ export class SqliteStore implements Store {
       this.events = new SqliteEventLog(this.db, (reqs) => writer.append(reqs));
     }
     this.tenants = new SqliteTenantRepository(this.db);
+    this.uploads = new SqliteUploadRepository(this.db);
+    this.bindings = new SqliteBindingRepository(this.db);
+    this.snapshots = new SqliteSnapshotRepository(this.db);
   }
 
   static inDataDir(dataDir: string): SqliteStore {

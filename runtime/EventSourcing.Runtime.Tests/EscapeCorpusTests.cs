@@ -1,0 +1,96 @@
+using System.Text.Json.Nodes;
+using EventSourcing.Runtime.Compilation;
+
+namespace EventSourcing.Runtime.Tests;
+
+/// <summary>
+/// runtime/escape-corpus/*.cs: one escape attempt per file, with a header line
+/// <c>// expect: compile-error &lt;substring&gt;</c> or <c>// expect: runtime-contained</c>.
+/// The TypeScript side runs the same corpus end to end.
+/// </summary>
+public class EscapeCorpusTests
+{
+    public static TheoryData<string> Files()
+    {
+        var data = new TheoryData<string>();
+        foreach (var f in Directory.GetFiles(Repo.EscapeCorpus, "*.cs").OrderBy(f => f, StringComparer.Ordinal))
+            data.Add(Path.GetFileName(f));
+        return data;
+    }
+
+    public static (string Kind, string? Substring) Expectation(string source)
+    {
+        var line = source.Split('\n').Select(l => l.Trim()).FirstOrDefault(l => l.StartsWith("// expect:", StringComparison.Ordinal))
+                   ?? throw new InvalidOperationException("no '// expect:' header");
+        var rest = line["// expect:".Length..].Trim();
+        if (rest == "runtime-contained") return ("runtime-contained", null);
+        const string prefix = "compile-error ";
+        if (rest.StartsWith(prefix, StringComparison.Ordinal)) return ("compile-error", rest[prefix.Length..].Trim());
+        throw new InvalidOperationException("bad expectation: " + rest);
+    }
+
+    [Theory]
+    [MemberData(nameof(Files))]
+    public void CorpusFileBehavesAsItsHeaderSays(string file)
+    {
+        var source = File.ReadAllText(Path.Combine(Repo.EscapeCorpus, file));
+        var (kind, substring) = Expectation(source);
+        var host = new InProcessHost(HostMode.Compile);
+        var result = host.Compile(file, source, kind: "reducer");
+        var ok = result["ok"]!.GetValue<bool>();
+        if (kind == "compile-error")
+        {
+            Assert.False(ok, $"{file} compiled but should have been refused");
+            var text = result["compilationError"]!.GetValue<string>();
+            Assert.True(text.Contains(substring!, StringComparison.Ordinal), $"{file}: expected \"{substring}\" in:\n{text}");
+            // Every refusal must be readable: each diagnostic line says what and (for ours) why.
+            Assert.DoesNotContain("no implementation of", text);
+        }
+        else
+        {
+            Assert.True(ok, $"{file}: {result["compilationError"]}");
+        }
+    }
+
+    [Fact]
+    public void CorpusCoversTheRequiredAttempts()
+    {
+        var names = Directory.GetFiles(Repo.EscapeCorpus, "*.cs").Select(Path.GetFileNameWithoutExtension).ToHashSet();
+        foreach (var required in new[]
+                 {
+                     "file-read", "socket", "process-start", "env-var", "type-gettype", "create-delegate", "reflection-private-field",
+                     "thread", "task-run", "failfast", "string-intern", "dllimport", "unsafe-code", "dynamic", "datetime-now", "random",
+                     "guid-newguid", "static-mutable-field", "module-initializer", "console", "infinite-loop", "unbounded-recursion",
+                     "huge-array", "catastrophic-regex",
+                 })
+            Assert.Contains(required, names);
+    }
+
+    [Fact]
+    public void ForbiddenApiMessagesNameTheApiAndTheReasonWithALocation()
+    {
+        var source = File.ReadAllText(Path.Combine(Repo.EscapeCorpus, "file-read.cs"));
+        var result = new InProcessHost(HostMode.Compile).Compile("Evil/file-read.cs", source);
+        var text = result["compilationError"]!.GetValue<string>();
+        Assert.Contains("Evil/file-read.cs(13,13): error ES0001: forbidden API: System.IO.File.ReadAllText (file system access is not allowed)", text);
+    }
+
+    [Fact]
+    public void ContainedAttemptsThatAreSafeInProcessFailCleanlyAndTheHostKeepsWorking()
+    {
+        var host = new InProcessHost(HostMode.All);
+        var source = File.ReadAllText(Path.Combine(Repo.EscapeCorpus, "huge-array.cs"));
+        host.CompileAndLoad("huge", new[] { new SourceFile("huge-array.cs", source) });
+        var results = host.Apply("huge", "Escape.EscapeReducer", (null, Events.Array(Events.Make("X", new { }))));
+        var r = results[0]!;
+        Assert.False(r["ok"]!.GetValue<bool>());
+        Assert.Equal("APPLY_FAILED", r["error"]!["code"]!.GetValue<string>());
+        Assert.Equal("System.OutOfMemoryException", r["error"]!["exceptionType"]!.GetValue<string>());
+        Assert.True(host.Result("unload", new JsonObject { ["assemblyId"] = "huge" })["wasLoaded"]!.GetValue<bool>());
+
+        // A well-behaved reducer works after the load/unload.
+        host.CompileAndLoad("bank", Repo.Example("bank-account"));
+        var ok = host.Apply("bank", "BankAccount.AccountReducer", (null, Events.Array(Events.Make("AccountOpened", new { owner = "ann" }))));
+        Assert.True(ok[0]!["ok"]!.GetValue<bool>());
+    }
+}

@@ -1,0 +1,127 @@
+using System.Text;
+using System.Text.Json;
+using System.Text.Json.Nodes;
+using EventSourcing.Runtime.Compilation;
+
+namespace EventSourcing.Runtime.Tests;
+
+/// <summary>Paths in the repository.</summary>
+public static class Repo
+{
+    public static readonly string Root = FindRoot();
+
+    public static string Runtime => Path.Combine(Root, "runtime");
+    public static string Examples => Path.Combine(Root, "examples");
+    public static string EscapeCorpus => Path.Combine(Root, "runtime", "escape-corpus");
+
+    static string FindRoot()
+    {
+        for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
+        {
+            if (File.Exists(Path.Combine(dir.FullName, "runtime", "protocol.json"))) return dir.FullName;
+        }
+        throw new InvalidOperationException("repository root (with runtime/protocol.json) not found above " + AppContext.BaseDirectory);
+    }
+
+    /// <summary>The .cs files of an example, with paths relative to the example folder.</summary>
+    public static List<SourceFile> Example(string name)
+    {
+        var dir = Path.Combine(Examples, name);
+        return Directory.GetFiles(dir, "*.cs", SearchOption.AllDirectories)
+            .OrderBy(f => f, StringComparer.Ordinal)
+            .Select(f => new SourceFile(Path.GetRelativePath(dir, f).Replace('\\', '/'), File.ReadAllText(f)))
+            .ToList();
+    }
+}
+
+/// <summary>Drives a <see cref="RequestDispatcher"/> in-process with the wire format (JSON bytes in and out).</summary>
+public sealed class InProcessHost
+{
+    static InProcessHost() => HostSetup.ConfigureProcess();
+
+    int _nextId = 1;
+
+    public InProcessHost(HostMode mode = HostMode.All) => Dispatcher = new RequestDispatcher(mode);
+
+    public RequestDispatcher Dispatcher { get; }
+
+    /// <summary>Sends a request; returns the whole response envelope.</summary>
+    public JsonObject Send(string type, JsonObject? payload = null)
+    {
+        var id = _nextId++;
+        var request = new JsonObject { ["id"] = id, ["type"] = type, ["payload"] = payload ?? new JsonObject() };
+        var response = Dispatcher.Handle(Encoding.UTF8.GetBytes(request.ToJsonString()));
+        var span = response.Span;
+        Assert.Equal((byte)'\n', span[^1]);
+        Assert.Equal(-1, span[..^1].IndexOf((byte)'\n'));
+        var envelope = JsonNode.Parse(span[..^1])!.AsObject();
+        Assert.Equal(id, envelope["id"]!.GetValue<int>());
+        return envelope;
+    }
+
+    /// <summary>Sends a request that must succeed; returns its result payload.</summary>
+    public JsonObject Result(string type, JsonObject? payload = null)
+    {
+        var envelope = Send(type, payload);
+        Assert.True(envelope["type"]!.GetValue<string>() == "result", "expected a result, got " + envelope.ToJsonString());
+        return envelope["payload"]!.AsObject();
+    }
+
+    public JsonObject Compile(IEnumerable<SourceFile> files, string? kind = null)
+    {
+        var payload = new JsonObject
+        {
+            ["files"] = new JsonArray(files.Select(f => (JsonNode)new JsonObject { ["path"] = f.Path, ["content"] = f.Content }).ToArray()),
+        };
+        if (kind is not null) payload["kind"] = kind;
+        return Result("compile", payload);
+    }
+
+    public JsonObject Compile(string path, string source, string? kind = null) => Compile(new[] { new SourceFile(path, source) }, kind);
+
+    /// <summary>Compiles (must succeed) and loads under <paramref name="assemblyId"/>.</summary>
+    public JsonObject CompileAndLoad(string assemblyId, IEnumerable<SourceFile> files)
+    {
+        var compiled = Compile(files);
+        Assert.True(compiled["ok"]!.GetValue<bool>(), compiled["compilationError"]?.GetValue<string>());
+        var loaded = Result("load", new JsonObject { ["assemblyId"] = assemblyId, ["assembly"] = compiled["assembly"]!.GetValue<string>() });
+        Assert.True(loaded["ok"]!.GetValue<bool>());
+        return compiled;
+    }
+
+    public JsonArray Apply(string assemblyId, string className, params (JsonNode? State, JsonArray Events)[] groups)
+    {
+        var payload = new JsonObject
+        {
+            ["assemblyId"] = assemblyId,
+            ["className"] = className,
+            ["groups"] = new JsonArray(groups.Select(g => (JsonNode)new JsonObject { ["state"] = g.State?.DeepClone(), ["events"] = g.Events.DeepClone() }).ToArray()),
+        };
+        return Result("apply", payload)["results"]!.AsArray();
+    }
+}
+
+public static class Events
+{
+    static int _seq;
+
+    public static JsonObject Make(string eventType, object data, string aggregateId = "agg-1", string aggregateType = "account", long version = 1)
+    {
+        var n = Interlocked.Increment(ref _seq);
+        return new JsonObject
+        {
+            ["eventId"] = $"evt-{n}",
+            ["aggregateId"] = aggregateId,
+            ["aggregateType"] = aggregateType,
+            ["eventType"] = eventType,
+            ["version"] = version,
+            ["timestamp"] = "2025-03-01T12:00:00.000Z",
+            ["data"] = JsonSerializer.SerializeToNode(data),
+            ["metadata"] = null,
+            ["correlationId"] = "corr-1",
+            ["causationId"] = null,
+        };
+    }
+
+    public static JsonArray Array(params JsonObject[] events) => new(events.Select(e => (JsonNode)e).ToArray());
+}

@@ -1,0 +1,384 @@
+namespace EventSourcing.Runtime.Compilation;
+
+/// <summary>How a referenced type or member may be used by tenant code.</summary>
+public enum ApiAccess
+{
+    /// <summary>Usable anywhere.</summary>
+    Allowed,
+
+    /// <summary>Not usable at all.</summary>
+    Denied,
+
+    /// <summary>Usable only from compiler-generated code (types whose names contain '&lt;', which C# source cannot declare),
+    /// e.g. <c>Unsafe.As</c> inside the inline-array helpers Roslyn emits for collection expressions.</summary>
+    CompilerOnly,
+}
+
+/// <summary>A verdict with the reason shown to the tenant when the access is refused.</summary>
+public readonly record struct ApiVerdict(ApiAccess Access, string? Reason)
+{
+    public static readonly ApiVerdict Allow = new(ApiAccess.Allowed, null);
+    public static ApiVerdict Deny(string reason) => new(ApiAccess.Denied, reason);
+    public static ApiVerdict CompilerOnly(string reason) => new(ApiAccess.CompilerOnly, reason);
+}
+
+/// <summary>
+/// The allowlist of framework APIs tenant reducers and projections may reference. Checked on the emitted
+/// metadata (every TypeReference and MemberReference, compiler-generated ones included), so it does not
+/// depend on how the source spelled things. Anything not explicitly allowed is denied.
+/// </summary>
+public static class ApiPolicy
+{
+    public const string NotAllowlisted = "not on the allowlist of APIs available to reducers and projections";
+    const string Reflection = "reflection is not allowed";
+    const string Threads = "threads, tasks, timers and locks are not allowed";
+    const string Async = "async code is not allowed";
+    const string NonDeterministic = "non-deterministic: use the event's Timestamp/ids instead";
+    const string Interop = "interop and native code are not allowed";
+    const string UnsafeMemory = "unsafe memory access is not allowed";
+
+    /// <summary>Namespaces refused as a whole (longest prefix wins over shorter allow rules). Checked before allow rules.</summary>
+    static readonly (string Namespace, string Reason)[] DeniedNamespaces =
+    {
+        ("System.IO", "file system access is not allowed"),
+        ("System.Net", "network access is not allowed"),
+        ("System.Reflection", Reflection),
+        ("System.Runtime.Loader", "assembly loading is not allowed"),
+        ("System.Threading.Tasks", Threads),
+        ("System.Threading", Threads),
+        ("System.Timers", Threads),
+        ("System.Runtime.InteropServices", Interop),
+        ("System.Runtime.Intrinsics", "hardware intrinsics are not allowed"),
+        ("System.Runtime.Serialization", "binary/contract serialization is not allowed"),
+        ("System.Runtime.ExceptionServices", "exception-handling services are not allowed"),
+        ("System.Diagnostics", "diagnostics, tracing and process APIs are not allowed"),
+        ("System.Security", "security APIs are not allowed"),
+        ("System.Resources", "resource loading is not allowed"),
+        ("System.Linq.Expressions", "expression trees (runtime code generation) are not allowed"),
+        ("System.CodeDom", "code generation is not allowed"),
+        ("System.Data", "data access is not allowed"),
+        ("System.Xml", "XML APIs are not available"),
+        ("System.Text.Json.Serialization.Metadata", "JSON contract customization (reflection metadata) is not allowed"),
+        ("System.Collections.Concurrent", "concurrent collections are not needed and not allowed"),
+        ("Microsoft.CSharp", "dynamic is not allowed"),
+        ("Microsoft.Win32", "OS APIs are not allowed"),
+        ("Microsoft.VisualBasic", "Visual Basic runtime APIs are not allowed"),
+        ("Internal", NotAllowlisted),
+    };
+
+    /// <summary>Namespaces allowed as a whole (including sub-namespaces, unless denied above or by a type rule).</summary>
+    static readonly string[] AllowedNamespaces =
+    {
+        "System.Collections",           // System.Collections, .Generic, .Immutable, .ObjectModel, .Frozen
+        "System.Linq",
+        "System.Text",                  // StringBuilder, Encoding, Rune, RegularExpressions, Json, Unicode, Encodings.Web
+        "System.Globalization",
+        "System.Numerics",
+        "System.Buffers",               // SearchValues, IBufferWriter, Base64 helpers (pools denied below)
+        "System.Diagnostics.CodeAnalysis", // nullable attributes, SetsRequiredMembers, UnscopedRef...
+        "System.Runtime.Versioning",    // attributes only
+        "EventSourcing",
+    };
+
+    /// <summary>Explicit rules by full type name (namespace.Name without generic arity; nested types use '+').</summary>
+    static readonly Dictionary<string, ApiVerdict> TypeRules = new(StringComparer.Ordinal)
+    {
+        // System.Diagnostics: only the attributes the compiler emits or people put on types, and UnreachableException.
+        ["System.Diagnostics.DebuggableAttribute"] = ApiVerdict.Allow,
+        ["System.Diagnostics.DebuggableAttribute+DebuggingModes"] = ApiVerdict.Allow,
+        ["System.Diagnostics.DebuggerBrowsableAttribute"] = ApiVerdict.Allow,
+        ["System.Diagnostics.DebuggerBrowsableState"] = ApiVerdict.Allow,
+        ["System.Diagnostics.DebuggerDisplayAttribute"] = ApiVerdict.Allow,
+        ["System.Diagnostics.DebuggerHiddenAttribute"] = ApiVerdict.Allow,
+        ["System.Diagnostics.DebuggerNonUserCodeAttribute"] = ApiVerdict.Allow,
+        ["System.Diagnostics.DebuggerStepThroughAttribute"] = ApiVerdict.Allow,
+        ["System.Diagnostics.DebuggerTypeProxyAttribute"] = ApiVerdict.Allow,
+        ["System.Diagnostics.ConditionalAttribute"] = ApiVerdict.Allow,
+        ["System.Diagnostics.StackTraceHiddenAttribute"] = ApiVerdict.Allow,
+        ["System.Diagnostics.UnreachableException"] = ApiVerdict.Allow,
+        ["System.Diagnostics.Stopwatch"] = ApiVerdict.Deny(NonDeterministic),
+        ["System.Diagnostics.Process"] = ApiVerdict.Deny("starting or inspecting processes is not allowed"),
+        ["System.Diagnostics.ProcessStartInfo"] = ApiVerdict.Deny("starting or inspecting processes is not allowed"),
+
+        // Interop namespace: the modifiers the compiler emits for 'in'/'ref readonly' parameters, and the
+        // helpers Roslyn uses to build lists/spans from collection expressions (compiler-generated code only).
+        ["System.Runtime.InteropServices.InAttribute"] = ApiVerdict.Allow,
+        ["System.Runtime.InteropServices.OutAttribute"] = ApiVerdict.Allow,
+        ["System.Runtime.InteropServices.OptionalAttribute"] = ApiVerdict.Allow,
+        ["System.Runtime.InteropServices.CollectionsMarshal"] = ApiVerdict.CompilerOnly(UnsafeMemory),
+        ["System.Runtime.InteropServices.MemoryMarshal"] = ApiVerdict.CompilerOnly(UnsafeMemory),
+        ["System.Runtime.InteropServices.DllImportAttribute"] = ApiVerdict.Deny("DllImport/extern methods are not allowed"),
+
+        // Threading: Interlocked is emitted by the compiler for field-like events; nothing else.
+        ["System.Threading.Interlocked"] = ApiVerdict.CompilerOnly(Threads),
+
+        // System.Buffers: shared pools are process-global state.
+        ["System.Buffers.ArrayPool"] = ApiVerdict.Deny("shared pools are process-global state and are not allowed"),
+        ["System.Buffers.MemoryPool"] = ApiVerdict.Deny("shared pools are process-global state and are not allowed"),
+
+        ["System.ComponentModel.EditorBrowsableAttribute"] = ApiVerdict.Allow,
+        ["System.ComponentModel.EditorBrowsableState"] = ApiVerdict.Allow,
+
+        ["System.Linq.ParallelEnumerable"] = ApiVerdict.Deny(Threads),
+        ["System.Linq.ParallelQuery"] = ApiVerdict.Deny(Threads),
+
+        // System.Runtime.CompilerServices: attributes and helpers the compiler emits (see IsAllowedCompilerServicesType).
+        ["System.Runtime.CompilerServices.Unsafe"] = ApiVerdict.CompilerOnly(UnsafeMemory),
+        ["System.Runtime.CompilerServices.ModuleInitializerAttribute"] = ApiVerdict.Deny("module initializers are not allowed"),
+        ["System.Runtime.CompilerServices.DynamicAttribute"] = ApiVerdict.Deny("dynamic is not allowed"),
+        ["System.Runtime.CompilerServices.ConditionalWeakTable"] = ApiVerdict.Deny("GC-dependent tables are not allowed"),
+        ["System.Runtime.CompilerServices.MethodImplAttribute"] = ApiVerdict.Allow,
+        ["System.Runtime.CompilerServices.MethodImplOptions"] = ApiVerdict.Allow,
+        ["System.Runtime.CompilerServices.RuntimeHelpers"] = ApiVerdict.Allow, // members restricted below
+        ["System.Runtime.CompilerServices.DefaultInterpolatedStringHandler"] = ApiVerdict.Allow,
+        ["System.Runtime.CompilerServices.FormattableStringFactory"] = ApiVerdict.Allow,
+        ["System.Runtime.CompilerServices.SwitchExpressionException"] = ApiVerdict.Allow,
+        ["System.Runtime.CompilerServices.ITuple"] = ApiVerdict.Allow,
+        ["System.Runtime.CompilerServices.IsExternalInit"] = ApiVerdict.Allow,
+        ["System.Runtime.CompilerServices.IsVolatile"] = ApiVerdict.Allow,
+        ["System.Runtime.CompilerServices.IsConst"] = ApiVerdict.Allow,
+        ["System.Runtime.CompilerServices.RuntimeFeature"] = ApiVerdict.Allow,
+        ["System.Runtime.CompilerServices.SkipLocalsInitAttribute"] = ApiVerdict.Deny(UnsafeMemory),
+        ["System.Runtime.CompilerServices.FixedBufferAttribute"] = ApiVerdict.Deny(UnsafeMemory),
+        ["System.Runtime.CompilerServices.FixedAddressValueTypeAttribute"] = ApiVerdict.Deny(UnsafeMemory),
+        ["System.Runtime.CompilerServices.UnsafeAccessorAttribute"] = ApiVerdict.Deny(Reflection),
+        ["System.Runtime.CompilerServices.UnsafeAccessorKind"] = ApiVerdict.Deny(Reflection),
+        ["System.Runtime.CompilerServices.UnsafeAccessorTypeAttribute"] = ApiVerdict.Deny(Reflection),
+        ["System.Runtime.CompilerServices.InternalsVisibleToAttribute"] = ApiVerdict.Allow,
+        ["System.Runtime.CompilerServices.TypeForwardedToAttribute"] = ApiVerdict.Deny(NotAllowlisted),
+        ["System.Runtime.CompilerServices.TypeForwardedFromAttribute"] = ApiVerdict.Deny(NotAllowlisted),
+        ["System.Runtime.CompilerServices.ThreadStaticAttribute"] = ApiVerdict.Deny("thread-static state is not allowed"),
+
+        // System: things in allowed-looking places that are not.
+        ["System.Console"] = ApiVerdict.Deny("console I/O is not allowed"),
+        ["System.Environment"] = ApiVerdict.Allow, // members restricted below
+        ["System.AppDomain"] = ApiVerdict.Deny("AppDomain access is not allowed"),
+        ["System.AppContext"] = ApiVerdict.Deny("AppContext access is not allowed (process-global state)"),
+        ["System.GC"] = ApiVerdict.Deny("controlling the garbage collector is not allowed"),
+        ["System.GCCollectionMode"] = ApiVerdict.Deny("controlling the garbage collector is not allowed"),
+        ["System.Activator"] = ApiVerdict.Deny(Reflection),
+        ["System.Random"] = ApiVerdict.Deny(NonDeterministic),
+        ["System.TimeProvider"] = ApiVerdict.Deny(NonDeterministic),
+        ["System.TimeZoneInfo"] = ApiVerdict.Deny("machine-dependent time zones are not allowed (times are UTC)"),
+        ["System.WeakReference"] = ApiVerdict.Deny("GC-dependent behaviour is not allowed"),
+        ["System.ThreadStaticAttribute"] = ApiVerdict.Deny("thread-static state is not allowed"),
+        ["System.ContextStaticAttribute"] = ApiVerdict.Deny("thread-static state is not allowed"),
+        ["System.STAThreadAttribute"] = ApiVerdict.Deny(Threads),
+        ["System.MTAThreadAttribute"] = ApiVerdict.Deny(Threads),
+        ["System.TypedReference"] = ApiVerdict.Deny(UnsafeMemory),
+        ["System.ArgIterator"] = ApiVerdict.Deny(UnsafeMemory),
+        ["System.RuntimeArgumentHandle"] = ApiVerdict.Deny(UnsafeMemory),
+        ["System.RuntimeMethodHandle"] = ApiVerdict.Deny(Reflection),
+        ["System.ModuleHandle"] = ApiVerdict.Deny(Reflection),
+        ["System.MarshalByRefObject"] = ApiVerdict.Deny(NotAllowlisted),
+        ["System.OperatingSystem"] = ApiVerdict.Deny("environment access is not allowed"),
+        ["System.LoaderOptimizationAttribute"] = ApiVerdict.Deny(NotAllowlisted),
+        ["System.IAsyncDisposable"] = ApiVerdict.Deny(Async),
+        ["System.IServiceProvider"] = ApiVerdict.Deny(NotAllowlisted),
+        ["System.Type"] = ApiVerdict.Allow, // members restricted below (records emit typeof() for EqualityContract)
+        ["System.Reflection.MemberInfo"] = ApiVerdict.Allow, // only .Name (Type.Name binds to MemberInfo.Name)
+        ["System.Delegate"] = ApiVerdict.Allow, // members restricted below
+    };
+
+    /// <summary>Types directly in the System namespace that are allowed (generic arity stripped).</summary>
+    static readonly HashSet<string> AllowedSystemTypes = new(StringComparer.Ordinal)
+    {
+        "Object", "ValueType", "Enum", "Void", "String", "Boolean", "Char", "SByte", "Byte", "Int16", "UInt16",
+        "Int32", "UInt32", "Int64", "UInt64", "Int128", "UInt128", "IntPtr", "UIntPtr", "Half", "Single", "Double",
+        "Decimal", "DateTime", "DateTimeOffset", "DateTimeKind", "DayOfWeek", "DateOnly", "TimeOnly", "TimeSpan",
+        "Guid", "Math", "MathF", "MidpointRounding", "Nullable", "Span", "ReadOnlySpan", "Memory", "ReadOnlyMemory",
+        "MemoryExtensions", "ValueTuple", "Tuple", "TupleExtensions", "StringComparer", "StringComparison",
+        "StringSplitOptions", "Array", "ArraySegment", "Attribute", "AttributeUsageAttribute", "AttributeTargets",
+        "ObsoleteAttribute", "FlagsAttribute", "CLSCompliantAttribute", "ParamArrayAttribute", "Func", "Action",
+        "Predicate", "Comparison", "Converter", "MulticastDelegate", "EventArgs", "EventHandler", "IComparable",
+        "IEquatable", "IFormattable", "IFormatProvider", "ISpanFormattable", "IUtf8SpanFormattable", "IParsable",
+        "ISpanParsable", "IUtf8SpanParsable", "IDisposable", "ICloneable", "IConvertible", "Index", "Range",
+        "Convert", "BitConverter", "HashCode", "Lazy", "FormattableString", "Version", "Uri", "UriKind",
+        "Base64FormattingOptions", "CharEnumerator", "Buffer", "RuntimeTypeHandle", "RuntimeFieldHandle",
+        "StringNormalizationExtensions", "IObservable", "IObserver", "Exception",
+    };
+
+    /// <summary>Members that are refused on otherwise allowed types, by full type name → member name → reason.</summary>
+    static readonly Dictionary<string, Dictionary<string, string>> DeniedMembers = new(StringComparer.Ordinal)
+    {
+        ["System.DateTime"] = new(StringComparer.Ordinal)
+        {
+            ["get_Now"] = NonDeterministic, ["get_UtcNow"] = NonDeterministic, ["get_Today"] = NonDeterministic,
+        },
+        ["System.DateTimeOffset"] = new(StringComparer.Ordinal)
+        {
+            ["get_Now"] = NonDeterministic, ["get_UtcNow"] = NonDeterministic,
+        },
+        ["System.Guid"] = new(StringComparer.Ordinal)
+        {
+            ["NewGuid"] = NonDeterministic, ["CreateVersion7"] = NonDeterministic,
+        },
+        ["System.String"] = new(StringComparer.Ordinal)
+        {
+            ["Intern"] = "string interning is process-global state and is not allowed", ["IsInterned"] = "string interning is process-global state and is not allowed",
+        },
+        ["System.Delegate"] = new(StringComparer.Ordinal)
+        {
+            ["CreateDelegate"] = Reflection, ["DynamicInvoke"] = Reflection, ["get_Method"] = Reflection,
+            ["get_Target"] = Reflection, ["GetMethodImpl"] = Reflection, ["DynamicInvokeImpl"] = Reflection,
+        },
+        ["System.MulticastDelegate"] = new(StringComparer.Ordinal)
+        {
+            ["GetMethodImpl"] = Reflection, ["DynamicInvokeImpl"] = Reflection,
+        },
+        ["System.Globalization.CultureInfo"] = new(StringComparer.Ordinal)
+        {
+            ["set_CurrentCulture"] = "changing the process culture is not allowed (process-global state)",
+            ["set_CurrentUICulture"] = "changing the process culture is not allowed (process-global state)",
+            ["set_DefaultThreadCurrentCulture"] = "changing the process culture is not allowed (process-global state)",
+            ["set_DefaultThreadCurrentUICulture"] = "changing the process culture is not allowed (process-global state)",
+        },
+        ["System.Text.RegularExpressions.Regex"] = new(StringComparer.Ordinal)
+        {
+            ["set_CacheSize"] = "changing the regex cache size is not allowed (process-global state)",
+            ["CompileToAssembly"] = "code generation is not allowed",
+        },
+        ["System.Text.Encoding"] = new(StringComparer.Ordinal)
+        {
+            ["RegisterProvider"] = "registering encodings is not allowed (process-global state)",
+        },
+    };
+
+    /// <summary>Types whose members are allowed only from a fixed list (others get the reason).</summary>
+    static readonly Dictionary<string, (HashSet<string> Members, string Reason)> OnlyMembers = new(StringComparer.Ordinal)
+    {
+        ["System.Type"] = (new HashSet<string>(StringComparer.Ordinal)
+        {
+            "GetTypeFromHandle", "op_Equality", "op_Inequality", "get_Name", "get_FullName", "get_Namespace",
+            "ToString", "Equals", "GetHashCode", "get_TypeHandle",
+        }, Reflection),
+        ["System.Reflection.MemberInfo"] = (new HashSet<string>(StringComparer.Ordinal) { "get_Name", "ToString", "Equals", "GetHashCode", "op_Equality", "op_Inequality" }, Reflection),
+        ["System.Runtime.CompilerServices.RuntimeHelpers"] = (new HashSet<string>(StringComparer.Ordinal)
+        {
+            "InitializeArray", "CreateSpan", "GetSubArray", "EnsureSufficientExecutionStack",
+            "TryEnsureSufficientExecutionStack", "IsReferenceOrContainsReferences", "GetHashCode", "Equals",
+        }, "runtime helpers are not allowed"),
+        ["System.Environment"] = (new HashSet<string>(StringComparer.Ordinal), "environment access is not allowed"),
+    };
+
+    /// <summary>Members of CompilerOnly types (or of Environment) that compiler-generated code may use.</summary>
+    static readonly Dictionary<string, (HashSet<string> Members, string Reason)> CompilerOnlyMembers = new(StringComparer.Ordinal)
+    {
+        // Iterators compare the creating thread id when GetEnumerator is called.
+        ["System.Environment"] = (new HashSet<string>(StringComparer.Ordinal) { "get_CurrentManagedThreadId" }, "environment access is not allowed"),
+    };
+
+    /// <summary>Full name of a type reference: namespace + "." + name with generic arity stripped; nested types as Outer+Inner.</summary>
+    public static string StripArity(string name)
+    {
+        var tick = name.IndexOf('`');
+        return tick < 0 ? name : name[..tick];
+    }
+
+    /// <summary>Verdict for a type given its (outermost) namespace and its name chain (outer first).</summary>
+    public static ApiVerdict CheckType(string ns, IReadOnlyList<string> nameChain)
+    {
+        var names = new string[nameChain.Count];
+        for (var i = 0; i < names.Length; i++) names[i] = StripArity(nameChain[i]);
+
+        // Explicit rule for the exact (possibly nested) type, then for its outer types.
+        for (var depth = names.Length; depth >= 1; depth--)
+        {
+            var key = (ns.Length == 0 ? "" : ns + ".") + string.Join('+', names, 0, depth);
+            if (TypeRules.TryGetValue(key, out var rule)) return rule;
+        }
+
+        var outer = names[0];
+        if (ns == "System")
+        {
+            if (AllowedSystemTypes.Contains(outer) || outer.EndsWith("Exception", StringComparison.Ordinal))
+                return ApiVerdict.Allow;
+            return ApiVerdict.Deny(NotAllowlisted);
+        }
+        if (ns == "System.Runtime.CompilerServices")
+            return IsAllowedCompilerServicesType(outer) ? ApiVerdict.Allow : ApiVerdict.Deny(CompilerServicesReason(outer));
+
+        var denied = DeniedNamespaceReason(ns);
+        if (denied is not null) return ApiVerdict.Deny(denied);
+        foreach (var allowed in AllowedNamespaces)
+        {
+            if (IsInNamespace(ns, allowed)) return ApiVerdict.Allow;
+        }
+        return ApiVerdict.Deny(NotAllowlisted);
+    }
+
+    /// <summary>Verdict for a member of a type that is itself allowed (or compiler-only).</summary>
+    public static ApiVerdict CheckMember(string typeFullName, ApiVerdict typeVerdict, string memberName)
+    {
+        if (typeVerdict.Access == ApiAccess.Denied) return typeVerdict;
+        if (DeniedMembers.TryGetValue(typeFullName, out var denied) && denied.TryGetValue(memberName, out var reason))
+            return ApiVerdict.Deny(reason);
+        if (CompilerOnlyMembers.TryGetValue(typeFullName, out var compilerOnly) && compilerOnly.Members.Contains(memberName))
+            return ApiVerdict.CompilerOnly(compilerOnly.Reason);
+        if (OnlyMembers.TryGetValue(typeFullName, out var only) && !only.Members.Contains(memberName))
+            return ApiVerdict.Deny(only.Reason);
+        return typeVerdict;
+    }
+
+    /// <summary>Reason a namespace (or namespace-qualified name) is refused, or null. Used for hints on
+    /// "type or namespace not found" diagnostics, since most refused assemblies are not even referenced.</summary>
+    public static string? DeniedNamespaceReason(string qualifiedName)
+    {
+        string? best = null;
+        var bestLength = -1;
+        foreach (var (prefix, reason) in DeniedNamespaces)
+        {
+            if (IsInNamespace(qualifiedName, prefix) && prefix.Length > bestLength)
+            {
+                best = reason;
+                bestLength = prefix.Length;
+            }
+        }
+        return best;
+    }
+
+    /// <summary>Reason for a well-known refused simple type name (for diagnostics about names that do not resolve
+    /// because their assembly is not referenced), with the full name it most likely meant.</summary>
+    public static (string FullName, string Reason)? WellKnownForbiddenName(string simpleName) => simpleName switch
+    {
+        "Console" => ("System.Console", "console I/O is not allowed"),
+        "Process" or "ProcessStartInfo" => ("System.Diagnostics." + simpleName, "starting or inspecting processes is not allowed"),
+        "Stopwatch" => ("System.Diagnostics.Stopwatch", NonDeterministic),
+        "Debug" or "Trace" or "Debugger" => ("System.Diagnostics." + simpleName, "diagnostics, tracing and process APIs are not allowed"),
+        "Socket" or "TcpClient" or "TcpListener" or "UdpClient" or "Dns" or "NetworkStream" => ("System.Net.Sockets." + simpleName, "network access is not allowed"),
+        "HttpClient" or "HttpClientHandler" or "WebClient" or "WebRequest" or "HttpWebRequest" => ("System.Net." + simpleName, "network access is not allowed"),
+        "Thread" or "ThreadPool" or "Timer" or "Monitor" or "Mutex" or "Semaphore" or "SemaphoreSlim" => ("System.Threading." + simpleName, Threads),
+        "Task" or "ValueTask" or "Parallel" or "TaskFactory" => ("System.Threading.Tasks." + simpleName, Threads),
+        "Marshal" or "GCHandle" or "NativeLibrary" or "NativeMemory" => ("System.Runtime.InteropServices." + simpleName, Interop),
+        "DllImport" or "DllImportAttribute" or "LibraryImport" or "LibraryImportAttribute" => ("System.Runtime.InteropServices." + simpleName.Replace("Attribute", "") + "Attribute", "DllImport/extern methods are not allowed"),
+        "AssemblyLoadContext" => ("System.Runtime.Loader.AssemblyLoadContext", "assembly loading is not allowed"),
+        "Expression" => ("System.Linq.Expressions.Expression", "expression trees (runtime code generation) are not allowed"),
+        "File" or "Directory" or "FileStream" or "StreamReader" or "StreamWriter" or "Path" or "FileInfo" or "DirectoryInfo" => ("System.IO." + simpleName, "file system access is not allowed"),
+        "ConcurrentDictionary" or "ConcurrentQueue" or "ConcurrentBag" => ("System.Collections.Concurrent." + simpleName, "concurrent collections are not needed and not allowed"),
+        _ => null,
+    };
+
+    static bool IsInNamespace(string ns, string prefix) =>
+        ns.Length >= prefix.Length && ns.StartsWith(prefix, StringComparison.Ordinal) &&
+        (ns.Length == prefix.Length || ns[prefix.Length] == '.');
+
+    static bool IsAllowedCompilerServicesType(string name) => name switch
+    {
+        _ when name.StartsWith("Async", StringComparison.Ordinal) => false,      // async method builders & attributes
+        _ when name.Contains("Awaiter", StringComparison.Ordinal) => false,
+        _ when name.Contains("Awaitable", StringComparison.Ordinal) => false,
+        _ when name.Contains("StateMachine", StringComparison.Ordinal) && name != "IteratorStateMachineAttribute" => false,
+        "INotifyCompletion" or "ICriticalNotifyCompletion" => false,
+        _ when name.StartsWith("CallConv", StringComparison.Ordinal) => false,   // function pointers
+        "StrongBox" or "IStrongBox" or "CallSite" or "Closure" => false,
+        _ => name.EndsWith("Attribute", StringComparison.Ordinal)
+             || name is "InlineArray" or "IsByRefLike" or "IsUnmanaged"
+             || name.EndsWith("Exception", StringComparison.Ordinal),
+    };
+
+    static string CompilerServicesReason(string name) =>
+        name.StartsWith("Async", StringComparison.Ordinal) || name.Contains("Await", StringComparison.Ordinal)
+        || name.Contains("StateMachine", StringComparison.Ordinal) || name.Contains("NotifyCompletion", StringComparison.Ordinal)
+            ? Async
+            : name.StartsWith("CallConv", StringComparison.Ordinal) ? "function pointers are not allowed" : NotAllowlisted;
+}

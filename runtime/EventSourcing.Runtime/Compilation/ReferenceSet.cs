@@ -1,0 +1,71 @@
+using System.Runtime.InteropServices;
+using Microsoft.CodeAnalysis;
+
+namespace EventSourcing.Runtime.Compilation;
+
+/// <summary>
+/// The restricted set of assemblies tenant code is compiled against: the SDK contract plus a few
+/// framework reference assemblies, taken from the Microsoft.NETCore.App.Ref pack when present
+/// (else from the running framework's directory). Loaded once per process.
+/// </summary>
+public static class ReferenceSet
+{
+    /// <summary>Framework assemblies in the reference set (file names without .dll).</summary>
+    public static readonly string[] FrameworkAssemblies =
+    {
+        "System.Runtime", "System.Collections", "System.Collections.Immutable", "System.Linq", "System.Memory",
+        "System.Runtime.Numerics", "System.Text.Json", "System.Text.RegularExpressions", "System.Text.Encodings.Web",
+    };
+
+    static readonly Lazy<(IReadOnlyList<MetadataReference> References, string Source)> Cached = new(Load);
+
+    public static IReadOnlyList<MetadataReference> References => Cached.Value.References;
+
+    /// <summary>Where the framework references came from (for logs and the stats request).</summary>
+    public static string Source => Cached.Value.Source;
+
+    static (IReadOnlyList<MetadataReference>, string) Load()
+    {
+        var (dir, implementation) = FindFrameworkDirectory();
+        var list = new List<MetadataReference>();
+        foreach (var name in FrameworkAssemblies)
+        {
+            var path = Path.Combine(dir, name + ".dll");
+            if (File.Exists(path)) list.Add(MetadataReference.CreateFromFile(path));
+            else if (name is "System.Runtime" or "System.Collections" or "System.Linq" or "System.Text.Json")
+                throw new InvalidOperationException($"reference assembly {path} not found");
+        }
+        // Implementation assemblies forward most types to System.Private.CoreLib, which must then be referenced too.
+        if (implementation) list.Add(MetadataReference.CreateFromFile(Path.Combine(dir, "System.Private.CoreLib.dll")));
+
+        var sdk = typeof(EventSourcing.Event).Assembly.Location;
+        if (string.IsNullOrEmpty(sdk)) throw new InvalidOperationException("EventSourcing.Sdk has no file location (single-file publish is not supported)");
+        list.Add(MetadataReference.CreateFromFile(sdk));
+        return (list, dir);
+    }
+
+    /// <summary>EVENTSOURCING_REF_DIR, else packs/Microsoft.NETCore.App.Ref/{highest version of this major}/ref/net{major}.0
+    /// under the dotnet root, else the runtime directory (implementation assemblies).</summary>
+    static (string Dir, bool Implementation) FindFrameworkDirectory()
+    {
+        var overrideDir = Environment.GetEnvironmentVariable("EVENTSOURCING_REF_DIR");
+        if (!string.IsNullOrEmpty(overrideDir))
+            return (overrideDir, File.Exists(Path.Combine(overrideDir, "System.Private.CoreLib.dll")));
+
+        var runtimeDir = RuntimeEnvironment.GetRuntimeDirectory(); // .../shared/Microsoft.NETCore.App/10.0.x/
+        var major = Environment.Version.Major;
+        var dotnetRoot = Path.GetFullPath(Path.Combine(runtimeDir, "..", "..", ".."));
+        var packs = Path.Combine(dotnetRoot, "packs", "Microsoft.NETCore.App.Ref");
+        if (Directory.Exists(packs))
+        {
+            var best = Directory.GetDirectories(packs)
+                .Select(d => (Dir: d, Version: Version.TryParse(Path.GetFileName(d).Split('-')[0], out var v) ? v : null))
+                .Where(x => x.Version is not null && x.Version.Major == major)
+                .OrderByDescending(x => x.Version)
+                .Select(x => Path.Combine(x.Dir, "ref", $"net{major}.0"))
+                .FirstOrDefault(d => File.Exists(Path.Combine(d, "System.Runtime.dll")));
+            if (best is not null) return (best, false);
+        }
+        return (runtimeDir, true);
+    }
+}

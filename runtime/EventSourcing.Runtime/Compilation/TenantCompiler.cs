@@ -1,0 +1,380 @@
+using System.Collections.Immutable;
+using System.Reflection.Metadata;
+using System.Reflection.Metadata.Ecma335;
+using System.Security.Cryptography;
+using System.Text;
+using Microsoft.CodeAnalysis;
+using Microsoft.CodeAnalysis.CSharp;
+using Microsoft.CodeAnalysis.Emit;
+using Microsoft.CodeAnalysis.Text;
+
+namespace EventSourcing.Runtime.Compilation;
+
+public sealed record SourceFile(string Path, string Content);
+
+public enum ImplementationKind { Reducer, Projection }
+
+/// <summary>A reducer or projection found in a compiled archive.</summary>
+/// <param name="ClassName">Full metadata name (namespace + nested types joined with '+'), usable with Assembly.GetType.</param>
+public sealed record DiscoveredImplementation(
+    string ClassName,
+    string StateTypeName,
+    ImplementationKind Kind,
+    string? AggregateType,
+    string? ProjectionName);
+
+/// <summary>One compiler or policy diagnostic.</summary>
+public sealed record CompileDiagnostic(string? Path, int Line, int Column, string Severity, string Id, string Message)
+{
+    /// <summary>e.g. <c>Account.cs(12,5): error CS0103: The name 'x' does not exist in the current context</c>.</summary>
+    public override string ToString() =>
+        Path is null ? $"{Severity} {Id}: {Message}" : $"{Path}({Line},{Column}): {Severity} {Id}: {Message}";
+}
+
+public sealed record CompileResult(
+    bool Ok,
+    IReadOnlyList<DiscoveredImplementation> Discovered,
+    byte[]? Assembly,
+    IReadOnlyList<CompileDiagnostic> Errors,
+    IReadOnlyList<CompileDiagnostic> Warnings,
+    string? Message)
+{
+    /// <summary>Readable text: a summary line (when there is one) and then one diagnostic per line.</summary>
+    public string ErrorText =>
+        string.Join('\n', (Message is null ? Array.Empty<string>() : new[] { Message }).Concat(Errors.Select(e => e.ToString())));
+}
+
+/// <summary>
+/// Compiles tenant sources with Roslyn against <see cref="ReferenceSet"/>, discovers implementations from
+/// symbols, and checks the emitted assembly with <see cref="AssemblyVerifier"/>. Runs no tenant code:
+/// no analyzers, no source generators, no #r/#load resolution, no file access for sources, docs or keys.
+/// </summary>
+public sealed class TenantCompiler
+{
+    public const int MaxFiles = 500;
+    public const int MaxTotalChars = 8 * 1024 * 1024;
+    const int MaxReportedDiagnostics = 100;
+
+    /// <summary>Global usings every archive gets (a safe subset of the SDK's implicit usings).</summary>
+    const string ImplicitUsings = "global using System;\nglobal using System.Collections.Generic;\nglobal using System.Linq;\n";
+
+    static readonly CSharpParseOptions ParseOptions = new(
+        languageVersion: LanguageVersion.Latest,
+        documentationMode: DocumentationMode.None,
+        kind: SourceCodeKind.Regular);
+
+    static readonly CSharpCompilationOptions CompilationOptions = new CSharpCompilationOptions(
+            OutputKind.DynamicallyLinkedLibrary,
+            optimizationLevel: OptimizationLevel.Release,
+            allowUnsafe: false,
+            checkOverflow: false,
+            nullableContextOptions: NullableContextOptions.Enable,
+            deterministic: true,
+            concurrentBuild: false,
+            xmlReferenceResolver: null,
+            sourceReferenceResolver: null,
+            metadataReferenceResolver: null,
+            strongNameProvider: null,
+            metadataImportOptions: MetadataImportOptions.Public)
+        .WithPlatform(Platform.AnyCpu);
+
+    public CompileResult Compile(IReadOnlyList<SourceFile> files, ImplementationKind? kind, string? assemblyName = null)
+    {
+        if (files.Count == 0) return Fail("the archive contains no files");
+        if (files.Count > MaxFiles) return Fail($"too many files ({files.Count} > {MaxFiles})");
+        long total = 0;
+        var seen = new HashSet<string>(StringComparer.Ordinal);
+        foreach (var f in files)
+        {
+            total += f.Content.Length;
+            if (string.IsNullOrWhiteSpace(f.Path)) return Fail("a file has an empty path");
+            if (!seen.Add(f.Path)) return Fail($"duplicate file path '{f.Path}'");
+        }
+        if (total > MaxTotalChars) return Fail($"sources too large ({total} chars > {MaxTotalChars})");
+
+        var sources = files.Where(f => f.Path.EndsWith(".cs", StringComparison.OrdinalIgnoreCase)).ToList();
+        if (sources.Count == 0) return Fail("the archive contains no .cs files");
+
+        var trees = new List<SyntaxTree>(sources.Count + 1);
+        foreach (var f in sources)
+            trees.Add(CSharpSyntaxTree.ParseText(SourceText.From(f.Content, Encoding.UTF8), ParseOptions, f.Path));
+        trees.Add(CSharpSyntaxTree.ParseText(SourceText.From(ImplicitUsings, Encoding.UTF8), ParseOptions, "<implicit-usings>.g.cs"));
+
+        assemblyName ??= "Tenant_" + ContentHash(sources);
+        var compilation = CSharpCompilation.Create(assemblyName, trees, ReferenceSet.References, CompilationOptions);
+
+        using var pe = new MemoryStream();
+        var emit = compilation.Emit(pe);
+        var warnings = emit.Diagnostics
+            .Where(d => d.Severity == DiagnosticSeverity.Warning)
+            .Take(MaxReportedDiagnostics)
+            .Select(ToDiagnostic)
+            .ToList();
+        if (!emit.Success)
+        {
+            var errors = emit.Diagnostics
+                .Where(d => d.Severity == DiagnosticSeverity.Error)
+                .OrderBy(d => d.Location.SourceTree?.FilePath, StringComparer.Ordinal)
+                .ThenBy(d => d.Location.SourceSpan.Start)
+                .Take(MaxReportedDiagnostics)
+                .Select(d => DiagnosticHints.WithHint(ToDiagnostic(d), d))
+                .ToList();
+            return new CompileResult(false, Array.Empty<DiscoveredImplementation>(), null, errors, warnings,
+                $"compilation failed with {emit.Diagnostics.Count(d => d.Severity == DiagnosticSeverity.Error)} error(s)");
+        }
+
+        var image = pe.ToArray();
+        var violations = AssemblyVerifier.Verify(image);
+        if (violations.Count > 0)
+        {
+            var located = Locate(compilation, violations);
+            return new CompileResult(false, Array.Empty<DiscoveredImplementation>(), null, located, warnings,
+                $"the code uses {located.Count} forbidden API(s) or construct(s)");
+        }
+
+        var (discovered, problems) = Discover(compilation, kind);
+        if (problems.Count > 0)
+            return new CompileResult(false, Array.Empty<DiscoveredImplementation>(), null, problems, warnings, "invalid implementation(s)");
+        if (discovered.Count == 0)
+        {
+            var what = kind switch
+            {
+                ImplementationKind.Reducer => "no implementation of IReducer<TState> found",
+                ImplementationKind.Projection => "no implementation of IProjection<TState> found",
+                _ => "no implementation of IReducer<TState> or IProjection<TState> found",
+            };
+            return new CompileResult(false, discovered, null, Array.Empty<CompileDiagnostic>(), warnings,
+                what + " (a non-abstract, non-generic class implementing it with a public parameterless constructor)");
+        }
+        return new CompileResult(true, discovered, image, Array.Empty<CompileDiagnostic>(), warnings, null);
+    }
+
+    static CompileResult Fail(string message) =>
+        new(false, Array.Empty<DiscoveredImplementation>(), null, Array.Empty<CompileDiagnostic>(), Array.Empty<CompileDiagnostic>(), message);
+
+    static string ContentHash(IEnumerable<SourceFile> files)
+    {
+        using var sha = IncrementalHash.CreateHash(HashAlgorithmName.SHA256);
+        foreach (var f in files.OrderBy(f => f.Path, StringComparer.Ordinal))
+        {
+            sha.AppendData(Encoding.UTF8.GetBytes(f.Path));
+            sha.AppendData(new byte[] { 0 });
+            sha.AppendData(Encoding.UTF8.GetBytes(f.Content));
+            sha.AppendData(new byte[] { 0 });
+        }
+        return Convert.ToHexStringLower(sha.GetHashAndReset())[..16];
+    }
+
+    internal static CompileDiagnostic ToDiagnostic(Diagnostic d)
+    {
+        var severity = d.Severity switch
+        {
+            DiagnosticSeverity.Error => "error",
+            DiagnosticSeverity.Warning => "warning",
+            _ => "info",
+        };
+        if (d.Location.IsInSource)
+        {
+            var span = d.Location.GetMappedLineSpan();
+            return new CompileDiagnostic(span.Path, span.StartLinePosition.Line + 1, span.StartLinePosition.Character + 1,
+                severity, d.Id, d.GetMessage(System.Globalization.CultureInfo.InvariantCulture));
+        }
+        return new CompileDiagnostic(null, 0, 0, severity, d.Id, d.GetMessage(System.Globalization.CultureInfo.InvariantCulture));
+    }
+
+    /// <summary>Maps policy violations to source locations by emitting once more with a portable PDB and
+    /// reading the sequence point at (or before) each offending IL offset.</summary>
+    static List<CompileDiagnostic> Locate(CSharpCompilation compilation, IReadOnlyList<Violation> violations)
+    {
+        var result = new List<CompileDiagnostic>();
+        MetadataReaderProvider? pdbProvider = null;
+        try
+        {
+            if (violations.Any(v => !v.Method.IsNil))
+            {
+                var pdb = new MemoryStream();
+                var emit = compilation.Emit(new MemoryStream(), pdb,
+                    options: new EmitOptions(debugInformationFormat: DebugInformationFormat.PortablePdb));
+                if (emit.Success)
+                {
+                    pdb.Position = 0;
+                    pdbProvider = MetadataReaderProvider.FromPortablePdbStream(pdb);
+                }
+            }
+            var reader = pdbProvider?.GetMetadataReader();
+            foreach (var v in violations)
+            {
+                CompileDiagnostic? located = null;
+                if (reader is not null && !v.Method.IsNil)
+                {
+                    var debugInfo = reader.GetMethodDebugInformation(MetadataTokens.MethodDebugInformationHandle(MetadataTokens.GetRowNumber(v.Method)));
+                    SequencePoint? best = null;
+                    foreach (var sp in debugInfo.GetSequencePoints())
+                    {
+                        if (sp.IsHidden) continue;
+                        if (best is not null && sp.Offset > v.IlOffset) break;
+                        best = sp; // the last visible point at or before the offset (or the first one)
+                    }
+                    if (best is { } point)
+                    {
+                        var path = reader.GetString(reader.GetDocument(point.Document).Name);
+                        located = new CompileDiagnostic(path, point.StartLine, point.StartColumn, "error", v.Code, v.Message);
+                    }
+                }
+                located ??= new CompileDiagnostic(null, 0, 0, "error", v.Code,
+                    v.Context is null ? v.Message : $"{v.Message} in {v.Context}");
+                result.Add(located);
+            }
+        }
+        finally
+        {
+            pdbProvider?.Dispose();
+        }
+        return result;
+    }
+
+    /// <summary>Finds reducer/projection classes from the compilation's symbols (nothing is loaded).</summary>
+    static (List<DiscoveredImplementation> Found, List<CompileDiagnostic> Problems) Discover(CSharpCompilation compilation, ImplementationKind? kind)
+    {
+        var found = new List<DiscoveredImplementation>();
+        var problems = new List<CompileDiagnostic>();
+        // Look the contract up in the SDK assembly itself, so that tenant types with the same names cannot shadow it.
+        var sdk = compilation.References
+            .Select(compilation.GetAssemblyOrModuleSymbol)
+            .OfType<IAssemblySymbol>()
+            .FirstOrDefault(a => a.Name == "EventSourcing.Sdk")
+            ?? throw new InvalidOperationException("EventSourcing.Sdk is not referenced");
+        var reducerInterface = sdk.GetTypeByMetadataName("EventSourcing.IReducer`1");
+        var projectionInterface = sdk.GetTypeByMetadataName("EventSourcing.IProjection`1");
+        var aggregateAttribute = sdk.GetTypeByMetadataName("EventSourcing.AggregateTypeAttribute");
+        var projectionAttribute = sdk.GetTypeByMetadataName("EventSourcing.ProjectionNameAttribute");
+        if (reducerInterface is null || projectionInterface is null) throw new InvalidOperationException("EventSourcing.Sdk lacks the contract");
+
+        foreach (var type in AllTypes(compilation.Assembly.GlobalNamespace))
+        {
+            var reducers = type.AllInterfaces.Where(i => SymbolEqualityComparer.Default.Equals(i.OriginalDefinition, reducerInterface)).ToList();
+            var projections = type.AllInterfaces.Where(i => SymbolEqualityComparer.Default.Equals(i.OriginalDefinition, projectionInterface)).ToList();
+            if (reducers.Count == 0 && projections.Count == 0) continue;
+            if (type.TypeKind != TypeKind.Class || type.IsAbstract || type.IsStatic) continue;
+            if (type.IsGenericType || ContainingTypes(type).Any(t => t.IsGenericType)) continue;
+
+            var location = type.Locations.FirstOrDefault();
+            CompileDiagnostic Problem(string message)
+            {
+                var span = location?.GetMappedLineSpan();
+                return new CompileDiagnostic(span?.Path, (span?.StartLinePosition.Line ?? -1) + 1, (span?.StartLinePosition.Character ?? -1) + 1,
+                    "error", "ES0003", message);
+            }
+
+            var display = type.ToDisplayString();
+            if (reducers.Count > 0 && projections.Count > 0)
+            {
+                problems.Add(Problem($"{display} implements both IReducer<TState> and IProjection<TState>; split it into two classes"));
+                continue;
+            }
+            if (reducers.Count > 1 || projections.Count > 1)
+            {
+                problems.Add(Problem($"{display} implements {(reducers.Count > 1 ? "IReducer" : "IProjection")}<TState> for more than one state type"));
+                continue;
+            }
+            var isReducer = reducers.Count == 1;
+            if (kind is ImplementationKind.Reducer && !isReducer) continue;
+            if (kind is ImplementationKind.Projection && isReducer) continue;
+
+            if (!type.InstanceConstructors.Any(c => c.Parameters.Length == 0 && c.DeclaredAccessibility == Accessibility.Public))
+            {
+                problems.Add(Problem($"{display} must have a public parameterless constructor"));
+                continue;
+            }
+
+            var state = (isReducer ? reducers[0] : projections[0]).TypeArguments[0];
+            var stateName = state.ToDisplayString(SymbolDisplayFormat.FullyQualifiedFormat.WithGlobalNamespaceStyle(SymbolDisplayGlobalNamespaceStyle.Omitted));
+            var className = MetadataName(type);
+            if (isReducer)
+            {
+                var aggregateType = AttributeName(type, aggregateAttribute) ?? DefaultAggregateType(type.Name);
+                if (string.IsNullOrWhiteSpace(aggregateType))
+                {
+                    problems.Add(Problem($"{display}: [AggregateType] must not be empty"));
+                    continue;
+                }
+                found.Add(new DiscoveredImplementation(className, stateName, ImplementationKind.Reducer, aggregateType, null));
+            }
+            else
+            {
+                var projectionName = AttributeName(type, projectionAttribute) ?? type.Name;
+                if (string.IsNullOrWhiteSpace(projectionName))
+                {
+                    problems.Add(Problem($"{display}: [ProjectionName] must not be empty"));
+                    continue;
+                }
+                found.Add(new DiscoveredImplementation(className, stateName, ImplementationKind.Projection, null, projectionName));
+            }
+        }
+
+        foreach (var dup in found.Where(d => d.AggregateType is not null).GroupBy(d => d.AggregateType, StringComparer.Ordinal).Where(g => g.Count() > 1))
+            problems.Add(new CompileDiagnostic(null, 0, 0, "error", "ES0003",
+                $"more than one reducer for aggregate type '{dup.Key}': {string.Join(", ", dup.Select(d => d.ClassName))}"));
+        foreach (var dup in found.Where(d => d.ProjectionName is not null).GroupBy(d => d.ProjectionName, StringComparer.Ordinal).Where(g => g.Count() > 1))
+            problems.Add(new CompileDiagnostic(null, 0, 0, "error", "ES0003",
+                $"more than one projection named '{dup.Key}': {string.Join(", ", dup.Select(d => d.ClassName))}"));
+
+        found.Sort((a, b) => string.CompareOrdinal(a.ClassName, b.ClassName));
+        return (found, problems);
+    }
+
+    /// <summary>Class name less a "Reducer" suffix, lower-cased: AccountReducer → account.</summary>
+    public static string DefaultAggregateType(string className)
+    {
+        var name = className.EndsWith("Reducer", StringComparison.Ordinal) && className.Length > "Reducer".Length
+            ? className[..^"Reducer".Length]
+            : className;
+        return name.ToLowerInvariant();
+    }
+
+    static string? AttributeName(INamedTypeSymbol type, INamedTypeSymbol? attribute)
+    {
+        if (attribute is null) return null;
+        foreach (var a in type.GetAttributes())
+        {
+            if (SymbolEqualityComparer.Default.Equals(a.AttributeClass, attribute) && a.ConstructorArguments.Length == 1)
+                return a.ConstructorArguments[0].Value as string ?? "";
+        }
+        return null;
+    }
+
+    static string MetadataName(INamedTypeSymbol type)
+    {
+        var chain = ContainingTypes(type).Reverse().Append(type).Select(t => t.MetadataName);
+        var ns = type.ContainingNamespace is { IsGlobalNamespace: false } n ? n.ToDisplayString() + "." : "";
+        return ns + string.Join('+', chain);
+    }
+
+    static IEnumerable<INamedTypeSymbol> ContainingTypes(INamedTypeSymbol type)
+    {
+        for (var t = type.ContainingType; t is not null; t = t.ContainingType) yield return t;
+    }
+
+    static IEnumerable<INamedTypeSymbol> AllTypes(INamespaceSymbol ns)
+    {
+        foreach (var member in ns.GetMembers())
+        {
+            if (member is INamespaceSymbol child)
+            {
+                foreach (var t in AllTypes(child)) yield return t;
+            }
+            else if (member is INamedTypeSymbol type)
+            {
+                foreach (var t in WithNested(type)) yield return t;
+            }
+        }
+    }
+
+    static IEnumerable<INamedTypeSymbol> WithNested(INamedTypeSymbol type)
+    {
+        yield return type;
+        foreach (var nested in type.GetTypeMembers())
+        foreach (var t in WithNested(nested))
+            yield return t;
+    }
+}

@@ -1,0 +1,356 @@
+using System.Buffers;
+using System.Diagnostics;
+using System.Text.Encodings.Web;
+using System.Text.Json;
+using EventSourcing.Runtime.Compilation;
+using EventSourcing.Runtime.Execution;
+
+namespace EventSourcing.Runtime;
+
+/// <summary>Which request types a host process serves.</summary>
+[Flags]
+public enum HostMode
+{
+    /// <summary>Shared compiler: compile (+ ping, stats). Never loads tenant code.</summary>
+    Compile = 1,
+
+    /// <summary>Per-tenant executor: load, unload, apply, resolveKeys (+ ping, stats).</summary>
+    Exec = 2,
+
+    /// <summary>Everything (development and tests).</summary>
+    All = Compile | Exec,
+}
+
+/// <summary>
+/// Turns one request line into one response line. Protocol (also in runtime/protocol.json):
+/// request <c>{"id":n,"type":"...","payload":{...}}</c>; response <c>{"id":n,"type":"result","payload":{...}}</c>
+/// or <c>{"id":n,"type":"error","payload":{"code":"...","message":"..."}}</c>.
+/// </summary>
+public sealed class RequestDispatcher
+{
+    delegate void Handler(RequestDispatcher self, JsonElement payload, Utf8JsonWriter w);
+
+    /// <summary>The request types this host implements and the modes serving each. Must match runtime/protocol.json
+    /// (a test checks it).</summary>
+    public static readonly IReadOnlyDictionary<string, HostMode> RequestTypes = new Dictionary<string, HostMode>(StringComparer.Ordinal)
+    {
+        ["compile"] = HostMode.Compile,
+        ["load"] = HostMode.Exec,
+        ["unload"] = HostMode.Exec,
+        ["apply"] = HostMode.Exec,
+        ["resolveKeys"] = HostMode.Exec,
+        ["ping"] = HostMode.All,
+        ["stats"] = HostMode.All,
+    };
+
+    static readonly Dictionary<string, Handler> Handlers = new(StringComparer.Ordinal)
+    {
+        ["compile"] = static (s, p, w) => s.Compile(p, w),
+        ["load"] = static (s, p, w) => s.Load(p, w),
+        ["unload"] = static (s, p, w) => s.Unload(p, w),
+        ["apply"] = static (s, p, w) => s.Apply(p, w),
+        ["resolveKeys"] = static (s, p, w) => s.ResolveKeys(p, w),
+        ["ping"] = static (_, _, w) => w.WriteBoolean("pong"u8, true),
+        ["stats"] = static (s, p, w) => s.Stats(p, w),
+    };
+
+    /// <summary>Request types that have a handler (for the coverage test).</summary>
+    public static IReadOnlyCollection<string> HandledTypes => Handlers.Keys;
+
+    public static readonly JsonWriterOptions WriterOptions = new()
+    {
+        Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping,
+        Indented = false,
+    };
+
+    ArrayBufferWriter<byte> _response = new(64 * 1024);
+    readonly Utf8JsonWriter _writer = new(new ArrayBufferWriter<byte>(1), WriterOptions);
+    readonly Stopwatch _uptime = Stopwatch.StartNew();
+    TenantCompiler? _compiler;
+
+    public RequestDispatcher(HostMode mode)
+    {
+        Mode = mode;
+    }
+
+    public HostMode Mode { get; }
+    public AssemblyRegistry Registry { get; } = new();
+
+    /// <summary>Handles one request (a complete JSON document) and returns the response line (ending in '\n').
+    /// The returned memory is reused by the next call.</summary>
+    public ReadOnlyMemory<byte> Handle(ReadOnlyMemory<byte> request)
+    {
+        JsonDocument? doc = null;
+        JsonElement id = default;
+        var output = _response;
+        var w = _writer;
+        if (output.Capacity > 4 << 20) _response = output = new ArrayBufferWriter<byte>(64 * 1024); // don't pin a huge buffer
+        output.ResetWrittenCount();
+        w.Reset(output);
+        try
+        {
+            try
+            {
+                doc = JsonDocument.Parse(request, new JsonDocumentOptions { MaxDepth = 256 });
+            }
+            catch (JsonException ex)
+            {
+                throw new ProtocolException(ErrorCodes.BadRequest, "request is not valid JSON: " + ex.Message);
+            }
+            var root = doc.RootElement;
+            if (root.ValueKind != JsonValueKind.Object) throw new ProtocolException(ErrorCodes.BadRequest, "request must be a JSON object");
+            if (root.TryGetProperty("id"u8, out var idElement) && idElement.ValueKind is JsonValueKind.Number or JsonValueKind.String) id = idElement;
+            else throw new ProtocolException(ErrorCodes.BadRequest, "request has no numeric id");
+            if (!root.TryGetProperty("type"u8, out var typeElement) || typeElement.ValueKind != JsonValueKind.String)
+                throw new ProtocolException(ErrorCodes.BadRequest, "request has no type");
+            var type = typeElement.GetString()!;
+            if (!Handlers.TryGetValue(type, out var handler)) throw new ProtocolException(ErrorCodes.UnknownType, $"unknown request type '{type}'");
+            if ((RequestTypes[type] & Mode) == 0)
+                throw new ProtocolException(ErrorCodes.UnsupportedInMode, $"'{type}' is not served in {Mode.ToString().ToLowerInvariant()} mode");
+            root.TryGetProperty("payload"u8, out var payload);
+            if (payload.ValueKind is not (JsonValueKind.Object or JsonValueKind.Undefined or JsonValueKind.Null))
+                throw new ProtocolException(ErrorCodes.BadRequest, "payload must be an object");
+
+            w.WriteStartObject();
+            w.WritePropertyName("id"u8);
+            id.WriteTo(w);
+            w.WriteString("type"u8, "result"u8);
+            w.WritePropertyName("payload"u8);
+            w.WriteStartObject();
+            handler(this, payload, w);
+            w.WriteEndObject();
+            w.WriteEndObject();
+            w.Flush();
+        }
+        catch (Exception ex)
+        {
+            // Drop whatever part of a result was written and answer with an error instead.
+            output.ResetWrittenCount();
+            w.Reset(output);
+            var (code, message) = ex is ProtocolException pe
+                ? (pe.Code, pe.Message)
+                : (ErrorCodes.Internal, ex.GetType().Name + ": " + ex.Message);
+            if (code == ErrorCodes.Internal) Log.Error($"request failed: {ex}");
+            WriteError(w, id, code, message);
+        }
+        finally
+        {
+            doc?.Dispose();
+        }
+        output.Write("\n"u8);
+        return output.WrittenMemory;
+    }
+
+    static void WriteError(Utf8JsonWriter w, JsonElement id, string code, string message)
+    {
+        w.WriteStartObject();
+        w.WritePropertyName("id"u8);
+        if (id.ValueKind == JsonValueKind.Undefined) w.WriteNullValue();
+        else id.WriteTo(w);
+        w.WriteString("type"u8, "error"u8);
+        w.WritePropertyName("payload"u8);
+        w.WriteStartObject();
+        w.WriteString("code"u8, code);
+        w.WriteString("message"u8, message);
+        w.WriteEndObject();
+        w.WriteEndObject();
+        w.Flush();
+    }
+
+    /// <summary>Writes the unsolicited ready line: <c>{"id":0,"type":"ready","payload":{"pid":..,"mode":..}}</c>.</summary>
+    public void WriteReady(IBufferWriter<byte> output)
+    {
+        using var w = new Utf8JsonWriter(output, WriterOptions);
+        w.WriteStartObject();
+        w.WriteNumber("id"u8, 0);
+        w.WriteString("type"u8, "ready"u8);
+        w.WritePropertyName("payload"u8);
+        w.WriteStartObject();
+        w.WriteNumber("pid"u8, Environment.ProcessId);
+        w.WriteString("mode"u8, Mode.ToString().ToLowerInvariant());
+        w.WriteNumber("protocolVersion"u8, ProtocolVersion);
+        w.WriteString("runtimeVersion"u8, Environment.Version.ToString());
+        w.WriteString("sdkVersion"u8, typeof(EventSourcing.Event).Assembly.GetName().Version?.ToString());
+        w.WriteEndObject();
+        w.WriteEndObject();
+        w.Flush();
+        output.Write("\n"u8);
+    }
+
+    public const int ProtocolVersion = 1;
+
+    // ---- handlers -------------------------------------------------------------------------------------------
+
+    void Compile(JsonElement payload, Utf8JsonWriter w)
+    {
+        var filesElement = Required(payload, "files", JsonValueKind.Array);
+        var files = new List<SourceFile>();
+        foreach (var f in filesElement.EnumerateArray())
+        {
+            if (f.ValueKind != JsonValueKind.Object) throw new ProtocolException(ErrorCodes.BadRequest, "files[] items must be objects {path, content}");
+            var path = Required(f, "path", JsonValueKind.String).GetString()!;
+            var content = Required(f, "content", JsonValueKind.String).GetString()!;
+            files.Add(new SourceFile(path, content));
+        }
+        ImplementationKind? kind = OptionalString(payload, "kind") switch
+        {
+            null => null,
+            "reducer" => ImplementationKind.Reducer,
+            "projection" => ImplementationKind.Projection,
+            var other => throw new ProtocolException(ErrorCodes.BadRequest, $"kind must be \"reducer\" or \"projection\", not \"{other}\""),
+        };
+        var assemblyName = OptionalString(payload, "assemblyName");
+        if (assemblyName is not null && !IsSimpleName(assemblyName))
+            throw new ProtocolException(ErrorCodes.BadRequest, "assemblyName may contain only letters, digits, '.', '_' and '-'");
+        if (assemblyName is not null && IsReservedName(assemblyName))
+            throw new ProtocolException(ErrorCodes.BadRequest, "assemblyName must not start with EventSourcing, System, Microsoft, mscorlib or netstandard");
+
+        _compiler ??= new TenantCompiler();
+        var result = _compiler.Compile(files, kind, assemblyName);
+
+        w.WriteBoolean("ok"u8, result.Ok);
+        if (result.Ok)
+        {
+            w.WritePropertyName("discovered"u8);
+            w.WriteStartArray();
+            foreach (var d in result.Discovered)
+            {
+                w.WriteStartObject();
+                w.WriteString("className"u8, d.ClassName);
+                w.WriteString("stateTypeName"u8, d.StateTypeName);
+                w.WriteString("kind"u8, d.Kind == ImplementationKind.Reducer ? "reducer"u8 : "projection"u8);
+                if (d.AggregateType is not null) w.WriteString("aggregateType"u8, d.AggregateType);
+                if (d.ProjectionName is not null) w.WriteString("projectionName"u8, d.ProjectionName);
+                w.WriteEndObject();
+            }
+            w.WriteEndArray();
+            w.WriteBase64String("assembly"u8, result.Assembly);
+            w.WriteString("assemblySha256"u8, Convert.ToHexStringLower(System.Security.Cryptography.SHA256.HashData(result.Assembly!)));
+        }
+        else
+        {
+            w.WriteString("compilationError"u8, result.ErrorText);
+            w.WritePropertyName("diagnostics"u8);
+            w.WriteStartArray();
+            foreach (var d in result.Errors) WriteDiagnostic(w, d);
+            w.WriteEndArray();
+        }
+        w.WritePropertyName("warnings"u8);
+        w.WriteStartArray();
+        foreach (var d in result.Warnings) w.WriteStringValue(d.ToString());
+        w.WriteEndArray();
+    }
+
+    static void WriteDiagnostic(Utf8JsonWriter w, CompileDiagnostic d)
+    {
+        w.WriteStartObject();
+        if (d.Path is null) w.WriteNull("path"u8);
+        else w.WriteString("path"u8, d.Path);
+        w.WriteNumber("line"u8, d.Line);
+        w.WriteNumber("column"u8, d.Column);
+        w.WriteString("severity"u8, d.Severity);
+        w.WriteString("id"u8, d.Id);
+        w.WriteString("message"u8, d.Message);
+        w.WriteEndObject();
+    }
+
+    void Load(JsonElement payload, Utf8JsonWriter w)
+    {
+        var assemblyId = RequiredId(payload);
+        var base64 = Required(payload, "assembly", JsonValueKind.String);
+        if (!base64.TryGetBytesFromBase64(out var image)) throw new ProtocolException(ErrorCodes.BadRequest, "assembly is not valid base64");
+        var loaded = Registry.Load(assemblyId, image);
+        w.WriteBoolean("ok"u8, true);
+        w.WriteBoolean("alreadyLoaded"u8, !loaded);
+    }
+
+    void Unload(JsonElement payload, Utf8JsonWriter w)
+    {
+        var wasLoaded = Registry.Unload(RequiredId(payload));
+        w.WriteBoolean("ok"u8, true);
+        w.WriteBoolean("wasLoaded"u8, wasLoaded);
+    }
+
+    void Apply(JsonElement payload, Utf8JsonWriter w)
+    {
+        var runner = Registry.GetRunner(RequiredId(payload), Required(payload, "className", JsonValueKind.String).GetString()!);
+        var groups = Required(payload, "groups", JsonValueKind.Array);
+        w.WritePropertyName("results"u8);
+        w.WriteStartArray();
+        foreach (var group in groups.EnumerateArray())
+        {
+            if (group.ValueKind != JsonValueKind.Object) throw new ProtocolException(ErrorCodes.BadRequest, "groups[] items must be objects {state, events}");
+            group.TryGetProperty("state"u8, out var state);
+            var events = Required(group, "events", JsonValueKind.Array);
+            runner.ApplyGroup(state, events, w);
+        }
+        w.WriteEndArray();
+    }
+
+    void ResolveKeys(JsonElement payload, Utf8JsonWriter w)
+    {
+        var runner = Registry.GetRunner(RequiredId(payload), Required(payload, "className", JsonValueKind.String).GetString()!);
+        var events = Required(payload, "events", JsonValueKind.Array);
+        w.WritePropertyName("keys"u8);
+        w.WriteStartArray();
+        runner.ResolveKeys(events, w);
+        w.WriteEndArray();
+    }
+
+    void Stats(JsonElement payload, Utf8JsonWriter w)
+    {
+        if (payload.ValueKind == JsonValueKind.Object && payload.TryGetProperty("collect"u8, out var collect) && collect.ValueKind == JsonValueKind.True)
+            Registry.Collect();
+        w.WriteNumber("loadedAssemblies"u8, Registry.Count);
+        w.WriteNumber("unloadingAssemblies"u8, Registry.UnloadingCount);
+        w.WriteNumber("gcHeapBytes"u8, GC.GetTotalMemory(false));
+        w.WriteNumber("workingSetBytes"u8, Environment.WorkingSet);
+        w.WriteNumber("gen0Collections"u8, GC.CollectionCount(0));
+        w.WriteNumber("gen1Collections"u8, GC.CollectionCount(1));
+        w.WriteNumber("gen2Collections"u8, GC.CollectionCount(2));
+        w.WriteString("mode"u8, Mode.ToString().ToLowerInvariant());
+        w.WriteNumber("uptimeMs"u8, (long)_uptime.Elapsed.TotalMilliseconds);
+    }
+
+    // ---- helpers --------------------------------------------------------------------------------------------
+
+    static JsonElement Required(JsonElement obj, string name, JsonValueKind kind)
+    {
+        if (obj.ValueKind != JsonValueKind.Object || !obj.TryGetProperty(name, out var value))
+            throw new ProtocolException(ErrorCodes.BadRequest, $"payload field '{name}' is required");
+        if (value.ValueKind != kind)
+            throw new ProtocolException(ErrorCodes.BadRequest, $"payload field '{name}' must be {KindName(kind)}");
+        return value;
+    }
+
+    static string? OptionalString(JsonElement obj, string name)
+    {
+        if (obj.ValueKind != JsonValueKind.Object || !obj.TryGetProperty(name, out var value) || value.ValueKind == JsonValueKind.Null) return null;
+        if (value.ValueKind != JsonValueKind.String) throw new ProtocolException(ErrorCodes.BadRequest, $"payload field '{name}' must be a string");
+        return value.GetString();
+    }
+
+    static string RequiredId(JsonElement payload)
+    {
+        var id = Required(payload, "assemblyId", JsonValueKind.String).GetString()!;
+        if (id.Length == 0 || id.Length > 200) throw new ProtocolException(ErrorCodes.BadRequest, "assemblyId must be 1..200 characters");
+        return id;
+    }
+
+    static bool IsSimpleName(string s) =>
+        s.Length is > 0 and <= 200 && s.All(c => char.IsAsciiLetterOrDigit(c) || c is '.' or '_' or '-');
+
+    /// <summary>Names that could collide with the host, the SDK (whose InternalsVisibleTo names the host) or the framework.</summary>
+    static bool IsReservedName(string s) =>
+        new[] { "EventSourcing", "System", "Microsoft", "mscorlib", "netstandard" }
+            .Any(p => s.Equals(p, StringComparison.OrdinalIgnoreCase) || s.StartsWith(p + ".", StringComparison.OrdinalIgnoreCase));
+
+    static string KindName(JsonValueKind kind) => kind switch
+    {
+        JsonValueKind.Array => "an array",
+        JsonValueKind.Object => "an object",
+        JsonValueKind.String => "a string",
+        JsonValueKind.Number => "a number",
+        _ => kind.ToString().ToLowerInvariant(),
+    };
+}

@@ -1,0 +1,52 @@
+using System;
+
+namespace EventSourcing
+{
+    /// <summary>
+    /// Folds the events of one aggregate into a state.
+    /// The aggregate type the reducer handles comes from <see cref="AggregateTypeAttribute"/>,
+    /// or, without it, from the class name less a <c>Reducer</c> suffix, lower-cased
+    /// (<c>AccountReducer</c> → <c>account</c>).
+    /// </summary>
+    /// <typeparam name="TState">The state; the first event of an aggregate is applied to <c>new TState()</c>.</typeparam>
+    public interface IReducer<TState> where TState : new()
+    {
+        /// <summary>Returns the state after <paramref name="e"/>. May mutate and return <paramref name="state"/>, or return a new value.</summary>
+        TState Apply(TState state, Event e);
+    }
+
+    /// <summary>
+    /// Folds events from any aggregates into states kept under keys the projection resolves itself.
+    /// Its name comes from <see cref="ProjectionNameAttribute"/>, or, without it, the class name.
+    /// </summary>
+    public interface IProjection<TState> where TState : new()
+    {
+        /// <summary>The key whose state <paramref name="e"/> updates, or <c>null</c> when the event is not this projection's.</summary>
+        string? ResolveKey(Event e);
+
+        /// <summary>Returns the state of the key after <paramref name="e"/>. The first event of a key is applied to <c>new TState()</c>.</summary>
+        TState Apply(TState state, Event e);
+    }
+
+    /// <summary>Names the aggregate type a reducer handles, e.g. <c>[AggregateType("account")]</c>.</summary>
+    [AttributeUsage(AttributeTargets.Class, AllowMultiple = false, Inherited = false)]
+    public sealed class AggregateTypeAttribute : Attribute
+    {
+        /// <summary>Creates the attribute.</summary>
+        public AggregateTypeAttribute(string name) => Name = name;
+
+        /// <summary>The aggregate type.</summary>
+        public string Name { get; }
+    }
+
+    /// <summary>Names a projection, e.g. <c>[ProjectionName("customer-totals")]</c>. Without it the class name is used.</summary>
+    [AttributeUsage(AttributeTargets.Class, AllowMultiple = false, Inherited = false)]
+    public sealed class ProjectionNameAttribute : Attribute
+    {
+        /// <summary>Creates the attribute.</summary>
+        public ProjectionNameAttribute(string name) => Name = name;
+
+        /// <summary>The projection name.</summary>
+        public string Name { get; }
+    }
+}

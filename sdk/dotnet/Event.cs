@@ -1,0 +1,70 @@
+using System;
+using System.Text.Json;
+
+namespace EventSourcing
+{
+    /// <summary>One stored event, as handed to <c>Apply</c> and <c>ResolveKey</c>.</summary>
+    public sealed class Event
+    {
+        /// <summary>Fallback settings (read-only) for events made outside the host, e.g. in tenants' own unit tests:
+        /// <see cref="JsonSerializerDefaults.Web"/> (camelCase names, case-insensitive reads, numbers may be read from strings).</summary>
+        internal static readonly JsonSerializerOptions DefaultJsonOptions = CreateReadOnlyWebOptions();
+
+        private static JsonSerializerOptions CreateReadOnlyWebOptions()
+        {
+            var options = new JsonSerializerOptions(JsonSerializerDefaults.Web);
+            options.MakeReadOnly(populateMissingResolver: true);
+            return options;
+        }
+
+        private static readonly JsonElement EmptyObject = JsonDocument.Parse("{}").RootElement.Clone();
+
+        /// <summary>Unique id of the event.</summary>
+        public string EventId { get; init; } = "";
+
+        /// <summary>Id of the aggregate the event belongs to.</summary>
+        public string AggregateId { get; init; } = "";
+
+        /// <summary>Type of the aggregate the event belongs to (e.g. <c>account</c>).</summary>
+        public string AggregateType { get; init; } = "";
+
+        /// <summary>Event type (e.g. <c>MoneyDeposited</c>).</summary>
+        public string EventType { get; init; } = "";
+
+        /// <summary>Version of the aggregate after this event (1 for its first event).</summary>
+        public long Version { get; init; }
+
+        /// <summary>When the event was stored.</summary>
+        public DateTimeOffset Timestamp { get; init; }
+
+        /// <summary>The event's data (a JSON object).</summary>
+        public JsonElement Data { get; init; } = EmptyObject;
+
+        /// <summary>The event's metadata, or <c>null</c>.</summary>
+        public JsonElement? Metadata { get; init; }
+
+        /// <summary>Correlation id, if any.</summary>
+        public string? CorrelationId { get; init; }
+
+        /// <summary>Causation id, if any.</summary>
+        public string? CausationId { get; init; }
+
+        /// <summary>Options the host hands in (one instance per loaded tenant assembly, so that
+        /// the serializer's type cache does not keep unloaded tenant code alive).</summary>
+        internal JsonSerializerOptions? SerializerOptions { get; init; }
+
+        /// <summary>Reads <see cref="Data"/> as <typeparamref name="T"/> with web defaults
+        /// (property names matched case-insensitively, camelCase).</summary>
+        /// <exception cref="JsonException">The data does not fit <typeparamref name="T"/>.</exception>
+        public T DataAs<T>()
+        {
+            var value = Data.Deserialize<T>(SerializerOptions ?? DefaultJsonOptions);
+            if (value is null)
+                throw new JsonException($"event {EventType} ({EventId}): data is null, expected {typeof(T).Name}");
+            return value;
+        }
+
+        /// <inheritdoc />
+        public override string ToString() => $"{EventType} #{Version} of {AggregateType}/{AggregateId} ({EventId})";
+    }
+}

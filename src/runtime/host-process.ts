@@ -1,0 +1,211 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { HostErrorCode, HostMode, HostRequests, HostRequestType } from './runtime-protocol';
+
+/** Why a call to a host did not return a result. */
+export type HostFailure =
+  | 'TIMEOUT' // the call outlived its deadline; the host was killed
+  | 'CRASHED' // the host died (or was killed for another call) while this call was in flight
+  | 'PROTOCOL' // the host wrote something that is not the protocol (oversized, not JSON)
+  | 'UNAVAILABLE' // the host could not be started
+  | HostErrorCode; // the host answered with an error envelope
+
+export class HostCallError extends Error {
+  constructor(
+    readonly failure: HostFailure,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'HostCallError';
+  }
+}
+
+export interface HostLaunch {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+export interface HostProcessOptions {
+  mode: HostMode;
+  launch: HostLaunch;
+  readyTimeoutMs: number;
+  /** What the host may write on one line; past it the host is treated as hostile and killed. */
+  maxLineBytes: number;
+  label: string;
+}
+
+interface Pending {
+  resolve: (v: any) => void;
+  reject: (e: HostCallError) => void;
+  timer?: NodeJS.Timeout;
+}
+
+const STDERR_TAIL = 8 * 1024;
+
+/**
+ * One runtime host child process: JSON lines over stdio with request ids, several calls in
+ * flight. A deadline is enforced from outside: when it passes, the process is killed (tenant code
+ * cannot be interrupted from inside), that call fails with TIMEOUT and the others with CRASHED.
+ */
+export class HostProcess {
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private buffered: Buffer[] = [];
+  private bufferedBytes = 0;
+  private stderrTail = '';
+  private dead = false;
+  private deathReason: { failure: HostFailure; message: string } = { failure: 'CRASHED', message: 'host exited' };
+  private readonly exited: Promise<number | null>;
+  readonly startedAt = Date.now();
+
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly options: HostProcessOptions,
+  ) {
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  static async start(options: HostProcessOptions): Promise<HostProcess> {
+    const child = spawn(options.launch.command, options.launch.args, {
+      env: options.launch.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const host = new HostProcess(child, options);
+    await host.awaitReady();
+    return host;
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get alive(): boolean {
+    return !this.dead;
+  }
+
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
+  /** The last lines the host wrote on stderr: shown when it dies. */
+  get diagnostics(): string {
+    return this.stderrTail;
+  }
+
+  call<T extends HostRequestType>(type: T, payload: HostRequests[T][0], deadlineMs: number): Promise<HostRequests[T][1]> {
+    if (this.dead) return Promise.reject(new HostCallError('CRASHED', `${this.options.label}: host is not running`));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      const entry: Pending = { resolve, reject };
+      entry.timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new HostCallError('TIMEOUT', `${this.options.label}: ${type} exceeded its ${deadlineMs} ms deadline`));
+        this.kill('CRASHED', `host killed: another call (${type}) exceeded its deadline`);
+      }, deadlineMs);
+      this.pending.set(id, entry);
+      this.child.stdin!.write(JSON.stringify({ id, type, payload }) + '\n');
+    });
+  }
+
+  /** Kills the process now; every call in flight fails with `failure`. */
+  kill(failure: HostFailure = 'CRASHED', message = 'host killed'): void {
+    if (!this.dead) this.deathReason = { failure, message };
+    this.markDead();
+    this.child.kill('SIGKILL');
+  }
+
+  /** Closes stdin (the host exits on EOF), waits, then kills what is left. */
+  async close(graceMs = 2000): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.stdin!.end();
+    const timer = setTimeout(() => this.kill('CRASHED', 'host stopped'), graceMs);
+    await this.exited;
+    clearTimeout(timer);
+  }
+
+  onExit(listener: () => void): void {
+    void this.exited.then(listener);
+  }
+
+  private awaitReady(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.kill('UNAVAILABLE', 'host did not become ready');
+        reject(new HostCallError('UNAVAILABLE', `${this.options.label}: no ready message within ${this.options.readyTimeoutMs} ms\n${this.stderrTail}`));
+      }, this.options.readyTimeoutMs);
+      this.pending.set(0, {
+        resolve: (payload: { mode?: string }) => {
+          clearTimeout(timer);
+          if (payload?.mode !== this.options.mode) {
+            this.kill('PROTOCOL', 'wrong mode');
+            reject(new HostCallError('PROTOCOL', `${this.options.label}: host started in mode ${payload?.mode}, wanted ${this.options.mode}`));
+          } else resolve();
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(new HostCallError('UNAVAILABLE', `${this.options.label}: host failed to start: ${e.message}\n${this.stderrTail}`));
+        },
+      });
+      this.child.on('error', (e) => this.kill('UNAVAILABLE', `cannot start host: ${e.message}`));
+      this.child.stdout!.on('data', (chunk: Buffer) => this.onStdout(chunk));
+      this.child.stderr!.on('data', (chunk: Buffer) => {
+        this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL);
+      });
+      this.child.stdin!.on('error', () => undefined); // EPIPE after death surfaces as exit
+      this.child.once('exit', (code, signal) => {
+        if (!this.dead) this.deathReason = { failure: 'CRASHED', message: `host exited (code ${code}, signal ${signal})` };
+        this.markDead();
+      });
+    });
+  }
+
+  private onStdout(chunk: Buffer): void {
+    let start = 0;
+    for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, start)) {
+      const part = chunk.subarray(start, nl);
+      const line = this.bufferedBytes ? Buffer.concat([...this.buffered, part]).toString('utf8') : part.toString('utf8');
+      this.buffered = [];
+      this.bufferedBytes = 0;
+      start = nl + 1;
+      this.onLine(line);
+      if (this.dead) return;
+    }
+    if (start < chunk.length) {
+      this.buffered.push(chunk.subarray(start));
+      this.bufferedBytes += chunk.length - start;
+      if (this.bufferedBytes > this.options.maxLineBytes) {
+        this.kill('PROTOCOL', `host wrote a line over ${this.options.maxLineBytes} bytes`);
+      }
+    }
+  }
+
+  private onLine(line: string): void {
+    if (line.length > this.options.maxLineBytes) return this.kill('PROTOCOL', `host wrote a line over ${this.options.maxLineBytes} bytes`);
+    let msg: { id?: unknown; type?: unknown; payload?: any };
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      return this.kill('PROTOCOL', 'host wrote a line that is not JSON');
+    }
+    const entry = typeof msg.id === 'number' ? this.pending.get(msg.id) : undefined;
+    if (!entry) return; // late answer to a call that already timed out
+    this.pending.delete(msg.id as number);
+    if (entry.timer) clearTimeout(entry.timer);
+    if (msg.type === 'result' || msg.type === 'ready') entry.resolve(msg.payload);
+    else if (msg.type === 'error') {
+      const code = (msg.payload?.code ?? 'INTERNAL') as HostErrorCode;
+      entry.reject(new HostCallError(code, String(msg.payload?.message ?? 'host error').slice(0, 4000)));
+    } else this.kill('PROTOCOL', `host wrote an unknown envelope type`);
+  }
+
+  private markDead(): void {
+    if (this.dead) return;
+    this.dead = true;
+    const { failure, message } = this.deathReason;
+    for (const [id, entry] of this.pending) {
+      this.pending.delete(id);
+      if (entry.timer) clearTimeout(entry.timer);
+      entry.reject(new HostCallError(failure, `${this.options.label}: ${message}`));
+    }
+  }
+}

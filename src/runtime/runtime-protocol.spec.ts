@@ -1,0 +1,23 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { HOST_REQUEST_TYPES, PROTOCOL_VERSION } from './runtime-protocol';
+
+const protocol = JSON.parse(fs.readFileSync(path.join(__dirname, '../../runtime/protocol.json'), 'utf8'));
+
+describe('runtime protocol', () => {
+  it('names exactly the request types of runtime/protocol.json', () => {
+    expect([...HOST_REQUEST_TYPES].sort()).toEqual(Object.keys(protocol.requests).sort());
+  });
+
+  it('speaks the host’s protocol version', () => {
+    expect(protocol.protocolVersion).toBe(PROTOCOL_VERSION);
+  });
+
+  it('sends the payload fields the host requires', () => {
+    const required = (t: string): string[] => protocol.requests[t].payload.required ?? [];
+    expect(required('compile')).toEqual(['files']);
+    expect(required('apply').sort()).toEqual(['assemblyId', 'className', 'groups'].sort());
+    expect(required('resolveKeys').sort()).toEqual(['assemblyId', 'className', 'events'].sort());
+    expect(required('load').sort()).toEqual(['assembly', 'assemblyId'].sort());
+  });
+});

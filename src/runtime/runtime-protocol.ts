@@ -1,0 +1,81 @@
+/**
+ * The stdio protocol of the .NET runtime host, as TypeScript types. The single source of truth is
+ * runtime/protocol.json; runtime-protocol.spec.ts checks these names against it.
+ */
+export const PROTOCOL_VERSION = 1;
+
+export type HostMode = 'compile' | 'exec' | 'all';
+
+export interface WireEvent {
+  eventId: string;
+  aggregateId: string;
+  aggregateType: string;
+  eventType: string;
+  version: number;
+  timestamp: string;
+  data: unknown;
+  metadata: unknown | null;
+  correlationId: string | null;
+  causationId: string | null;
+}
+
+export interface Discovered {
+  className: string;
+  stateTypeName: string;
+  kind: 'reducer' | 'projection';
+  aggregateType?: string;
+  projectionName?: string;
+}
+
+export interface Diagnostic {
+  path: string | null;
+  line: number;
+  column: number;
+  severity: 'error' | 'warning';
+  id: string;
+  message: string;
+}
+
+export type CompileResult =
+  | { ok: true; discovered: Discovered[]; assembly: string; assemblySha256: string; warnings: string[] }
+  | { ok: false; compilationError: string; diagnostics: Diagnostic[]; warnings: string[] };
+
+export interface ItemError {
+  code: 'APPLY_FAILED' | 'RESOLVE_FAILED' | 'INVALID_EVENT' | 'STATE_DESERIALIZATION_FAILED' | 'STATE_SERIALIZATION_FAILED';
+  message: string;
+  exceptionType?: string;
+  stackTrace?: string;
+}
+
+export type ApplyGroupResult =
+  | { ok: true; states: unknown[] }
+  | { ok: false; failedIndex: number; states: unknown[]; error: ItemError };
+
+export type ResolvedKey = string | null | { error: ItemError };
+
+/** Request type → [payload, result]. */
+export interface HostRequests {
+  compile: [{ files: { path: string; content: string }[]; kind?: 'reducer' | 'projection'; assemblyName?: string }, CompileResult];
+  load: [{ assemblyId: string; assembly: string }, { ok: true; alreadyLoaded: boolean }];
+  unload: [{ assemblyId: string }, { ok: true; wasLoaded: boolean }];
+  apply: [{ assemblyId: string; className: string; groups: { state: unknown; events: WireEvent[] }[] }, { results: ApplyGroupResult[] }];
+  resolveKeys: [{ assemblyId: string; className: string; events: WireEvent[] }, { keys: ResolvedKey[] }];
+  ping: [Record<string, never>, { pong: true }];
+  stats: [{ collect?: boolean }, { loadedAssemblies: number; gcHeapBytes: number; workingSetBytes: number; [k: string]: unknown }];
+}
+
+export type HostRequestType = keyof HostRequests;
+export const HOST_REQUEST_TYPES: HostRequestType[] = ['compile', 'load', 'unload', 'apply', 'resolveKeys', 'ping', 'stats'];
+
+/** Codes the host answers in an error envelope. */
+export type HostErrorCode =
+  | 'BAD_REQUEST'
+  | 'UNKNOWN_TYPE'
+  | 'UNSUPPORTED_IN_MODE'
+  | 'ASSEMBLY_NOT_LOADED'
+  | 'ALREADY_LOADED'
+  | 'VERIFY_FAILED'
+  | 'LOAD_FAILED'
+  | 'CLASS_NOT_FOUND'
+  | 'NOT_A_PROJECTION'
+  | 'INTERNAL';

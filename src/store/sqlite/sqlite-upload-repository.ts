@@ -1,0 +1,48 @@
+import type Database from 'better-sqlite3';
+import { DiscoveredImplementation, UploadRecord, UploadRepository } from '../upload-repository.port';
+import { toUploadRecord, UPLOAD_COLUMNS, UploadDbRow } from '../upload-row';
+
+export class SqliteUploadRepository implements UploadRepository {
+  constructor(private readonly db: Database.Database) {}
+
+  async create(r: Parameters<UploadRepository['create']>[0]): Promise<void> {
+    this.db
+      .prepare(
+        `INSERT INTO uploads (upload_id, tenant_id, kind, status, sources, meta, created_at) VALUES (?, ?, ?, 'pending', ?, ?, ?)`,
+      )
+      .run(r.uploadId, r.tenantId, r.kind, JSON.stringify(r.sources), JSON.stringify(r.meta), r.createdAt);
+  }
+
+  async get(tenantId: string, uploadId: string): Promise<UploadRecord | null> {
+    const row = this.db
+      .prepare(`SELECT ${UPLOAD_COLUMNS} FROM uploads WHERE tenant_id = ? AND upload_id = ?`)
+      .get(tenantId, uploadId) as UploadDbRow | undefined;
+    return row ? toUploadRecord(row) : null;
+  }
+
+  async listPending(limit: number): Promise<UploadRecord[]> {
+    const rows = this.db
+      .prepare(`SELECT ${UPLOAD_COLUMNS} FROM uploads WHERE status = 'pending' ORDER BY created_at LIMIT ?`)
+      .all(limit) as UploadDbRow[];
+    return rows.map(toUploadRecord);
+  }
+
+  async markCompiled(tenantId: string, uploadId: string, r: { discovered: DiscoveredImplementation[]; assembly: Buffer; assemblySha256: string; at: number }): Promise<void> {
+    this.db
+      .prepare(`UPDATE uploads SET status = 'compiled', discovered = ?, assembly = ?, assembly_sha256 = ?, compiled_at = ? WHERE tenant_id = ? AND upload_id = ?`)
+      .run(JSON.stringify(r.discovered), r.assembly, r.assemblySha256, r.at, tenantId, uploadId);
+  }
+
+  async markFailed(tenantId: string, uploadId: string, r: { compilationError: string; at: number }): Promise<void> {
+    this.db
+      .prepare(`UPDATE uploads SET status = 'failed', compilation_error = ?, compiled_at = ? WHERE tenant_id = ? AND upload_id = ?`)
+      .run(r.compilationError, r.at, tenantId, uploadId);
+  }
+
+  async getAssembly(tenantId: string, uploadId: string): Promise<Buffer | null> {
+    const row = this.db
+      .prepare(`SELECT assembly FROM uploads WHERE tenant_id = ? AND upload_id = ? AND status = 'compiled'`)
+      .get(tenantId, uploadId) as { assembly: Buffer } | undefined;
+    return row?.assembly ?? null;
+  }
+}

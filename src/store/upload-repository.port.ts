@@ -1,0 +1,39 @@
+export type UploadKind = 'reducer' | 'projection';
+export type UploadStatus = 'pending' | 'compiled' | 'failed';
+
+export interface DiscoveredImplementation {
+  className: string;
+  stateTypeName: string;
+  kind: UploadKind;
+  aggregateType?: string;
+  projectionName?: string;
+}
+
+/** One uploaded archive of C# sources and what compiling it gave. */
+export interface UploadRecord {
+  uploadId: string;
+  tenantId: string;
+  kind: UploadKind;
+  status: UploadStatus;
+  /** The archive's .cs files, kept so a restart can compile what was pending. */
+  sources: { path: string; content: string }[];
+  /** Caller data kept with the upload (e.g. a projection's notification config). */
+  meta: Record<string, unknown>;
+  discovered: DiscoveredImplementation[] | null;
+  compilationError: string | null;
+  assemblySha256: string | null;
+  createdAt: number;
+  compiledAt: number | null;
+}
+
+export interface UploadRepository {
+  create(record: Omit<UploadRecord, 'status' | 'discovered' | 'compilationError' | 'assemblySha256' | 'compiledAt'>): Promise<void>;
+  /** Tenant-scoped: another tenant's upload id reads as absent. */
+  get(tenantId: string, uploadId: string): Promise<UploadRecord | null>;
+  /** Oldest first: what a restart must still compile. */
+  listPending(limit: number): Promise<UploadRecord[]>;
+  markCompiled(tenantId: string, uploadId: string, r: { discovered: DiscoveredImplementation[]; assembly: Buffer; assemblySha256: string; at: number }): Promise<void>;
+  markFailed(tenantId: string, uploadId: string, r: { compilationError: string; at: number }): Promise<void>;
+  /** The compiled DLL, for executors to load. */
+  getAssembly(tenantId: string, uploadId: string): Promise<Buffer | null>;
+}

@@ -1,0 +1,49 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { findRuntimeDll, HostLauncher } from '../../src/runtime/host-launcher';
+import { DEFAULT_POOL_OPTIONS, RuntimePool, RuntimePoolOptions } from '../../src/runtime/runtime-pool';
+import { WireEvent } from '../../src/runtime/runtime-protocol';
+
+export const REPO = path.join(__dirname, '..', '..');
+
+/** Source files of an example folder (examples/<name>) as the archive reader would hand them on. */
+export function exampleSources(name: string): { path: string; content: string }[] {
+  const dir = path.join(REPO, 'examples', name);
+  return fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.cs'))
+    .sort()
+    .map((f) => ({ path: f, content: fs.readFileSync(path.join(dir, f), 'utf8') }));
+}
+
+/** A pool over the real built host (runtime/bin); compiled assemblies are kept in memory here. */
+export function realPool(options: Partial<RuntimePoolOptions> = {}) {
+  const assemblies = new Map<string, Buffer>();
+  const launcher = new HostLauncher(findRuntimeDll(), { gcHeapBytes: 256 * 1024 * 1024, dataBytes: 2 * 1024 * 1024 * 1024 });
+  const pool = new RuntimePool(
+    launcher,
+    async (tenantId, assemblyId) => {
+      const bytes = assemblies.get(`${tenantId}/${assemblyId}`);
+      if (!bytes) throw new Error(`no assembly ${assemblyId} for ${tenantId}`);
+      return bytes;
+    },
+    { ...DEFAULT_POOL_OPTIONS, ...options },
+  );
+  return { pool, launcher, assemblies };
+}
+
+let seq = 0;
+export function wireEvent(aggregateId: string, eventType: string, data: unknown, version = ++seq): WireEvent {
+  return {
+    eventId: `00000000-0000-7000-8000-${String(version).padStart(12, '0')}`,
+    aggregateId,
+    aggregateType: aggregateId.split('-')[0],
+    eventType,
+    version,
+    timestamp: new Date(1_700_000_000_000 + version).toISOString(),
+    data,
+    metadata: null,
+    correlationId: null,
+    causationId: null,
+  };
+}

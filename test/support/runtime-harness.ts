@@ -4,7 +4,16 @@ import { findRuntimeDll, HostLauncher } from '../../src/runtime/host-launcher';
 import { DEFAULT_POOL_OPTIONS, RuntimePool, RuntimePoolOptions } from '../../src/runtime/runtime-pool';
 import { WireEvent } from '../../src/runtime/runtime-protocol';
 
-export const REPO = path.join(__dirname, '..', '..');
+/** The repository root, from the sources (ts-jest) or from dist/ (benchmarks). */
+export const REPO = (() => {
+  let dir = __dirname;
+  while (!fs.existsSync(path.join(dir, 'runtime', 'protocol.json'))) {
+    const up = path.dirname(dir);
+    if (up === dir) throw new Error('repository root not found');
+    dir = up;
+  }
+  return dir;
+})();
 
 /** Source files of an example folder (examples/<name>) as the archive reader would hand them on. */
 export function exampleSources(name: string): { path: string; content: string }[] {

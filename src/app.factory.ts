@@ -1,11 +1,13 @@
 import { LogLevel as NestLogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import multipart from '@fastify/multipart';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module';
 import { ErrorFilter } from './common/error.filter';
 import { RequestDrain } from './common/request-drain';
 import { AppConfig, LogLevel } from './config/app-config';
 import { LIMITS } from './events/event-limits';
+import { DEFAULT_ARCHIVE_LIMITS } from './runtime/archive-reader';
 
 const NEST_LEVELS: Record<LogLevel, NestLogLevel[]> = {
   silent: [],
@@ -46,5 +48,9 @@ export async function createApp(config: AppConfig): Promise<ServiceApp> {
   });
   // Also receives Fastify's body-parsing errors, which Nest routes through the filters.
   app.useGlobalFilters(new ErrorFilter());
+  // Uploads: one archive per request, capped at the archive limit while it streams in.
+  await app.register(multipart as any, {
+    limits: { fileSize: DEFAULT_ARCHIVE_LIMITS.maxArchiveBytes, files: 1, fields: 10, fieldSize: 64 * 1024, parts: 12 },
+  });
   return { app, drain };
 }

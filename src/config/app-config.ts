@@ -28,6 +28,8 @@ export interface AppConfig {
     compileDeadlineMs: number;
     /** Managed heap cap of an executor (DOTNET_GCHeapHardLimit), MiB; RLIMIT_DATA is 4× this plus 1 GiB. */
     execHeapMb: number;
+    /** How long an append waits for an executor that cannot be started before answering 503. */
+    unavailableWaitMs: number;
   };
 }
 
@@ -91,6 +93,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       callDeadlineMs: int('RUNTIME_CALL_DEADLINE_MS', 5_000, 100, 600_000),
       compileDeadlineMs: int('RUNTIME_COMPILE_DEADLINE_MS', 120_000, 1_000, 3_600_000),
       execHeapMb: int('RUNTIME_EXEC_HEAP_MB', 256, 32, 65_536),
+      unavailableWaitMs: int('RUNTIME_UNAVAILABLE_WAIT_MS', 5_000, 0, 600_000),
     },
   };
   if (problems.length) throw new ConfigError(problems);

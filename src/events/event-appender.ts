@@ -1,25 +1,25 @@
 import { DomainError, validationFailed } from '../common/domain-error';
-import { AppendRequest, AppendResult, NewEvent } from '../store/event-log.port';
-import { AppendBatcher } from './append-batcher';
+import { AppendRequest, NewEvent } from '../store/event-log.port';
+import { AppendOutcomeWithState, AppendPipeline } from './append-pipeline';
 import { AppendBatchDto, AppendEventDto, EventEnvelopeDto } from './event-input.dto';
 import { inferAggregateType, jsonDepthExceeds, LIMITS } from './event-limits';
 
 /** Turns validated input into append requests (payloads checked for size and depth, then encoded once) and hands them to group commit. */
 export class EventAppender {
-  constructor(private readonly batcher: AppendBatcher) {}
+  constructor(private readonly pipeline: AppendPipeline) {}
 
-  appendOne(tenantId: string, input: AppendEventDto): Promise<AppendResult> {
+  appendOne(tenantId: string, input: AppendEventDto): Promise<AppendOutcomeWithState> {
     const event = encodeEvent(input.eventType, input.data, 'data');
-    return this.batcher.append(toRequest(tenantId, input, [event]));
+    return this.pipeline.append(toRequest(tenantId, input, [event]));
   }
 
-  appendBatch(tenantId: string, input: AppendBatchDto): Promise<AppendResult> {
+  appendBatch(tenantId: string, input: AppendBatchDto): Promise<AppendOutcomeWithState> {
     if (input.events.length === 0) throw validationFailed('events', 'must hold at least one event');
     if (input.events.length > LIMITS.eventsPerBatch) {
       throw validationFailed('events', `must hold at most ${LIMITS.eventsPerBatch} events`);
     }
     const events = input.events.map((e, i) => encodeEvent(e.eventType, e.data, `events[${i}].data`));
-    return this.batcher.append(toRequest(tenantId, input, events));
+    return this.pipeline.append(toRequest(tenantId, input, events));
   }
 }
 

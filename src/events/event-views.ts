@@ -1,8 +1,16 @@
 import { isoTime } from '../common/iso-time';
-import { AppendResult, StoredEvent } from '../store/event-log.port';
+import { StoredEvent } from '../store/event-log.port';
+import { AppendOutcomeWithState } from './append-pipeline';
+
+/** `state` when a reducer is bound and applied; `stateError` when it failed on these events. */
+function stateFields(o: AppendOutcomeWithState) {
+  if (o.stateError) return { stateError: o.stateError };
+  return o.state !== undefined ? { state: o.state } : {};
+}
 
 /** Response of POST /events: the contract's fields, plus the tenant-wide `position` (read-your-writes). */
-export function appendedView(r: AppendResult) {
+export function appendedView(o: AppendOutcomeWithState) {
+  const r = o.result;
   const e = r.events[0];
   return {
     eventId: e.eventId,
@@ -11,11 +19,13 @@ export function appendedView(r: AppendResult) {
     version: e.version,
     timestamp: isoTime(e.timestamp),
     position: e.position,
+    ...stateFields(o),
   };
 }
 
 /** Response of POST /events/batch. */
-export function batchAppendedView(r: AppendResult) {
+export function batchAppendedView(o: AppendOutcomeWithState) {
+  const r = o.result;
   const first = r.events[0];
   const last = r.events[r.events.length - 1];
   return {
@@ -27,6 +37,7 @@ export function batchAppendedView(r: AppendResult) {
     timestamp: isoTime(last.timestamp),
     startPosition: first.position,
     endPosition: last.position,
+    ...stateFields(o),
   };
 }
 

@@ -1,6 +1,7 @@
 import { Module, OnApplicationShutdown } from '@nestjs/common';
 import { STORE, Store } from '../store/store.port';
 import { AppendBatcher } from './append-batcher';
+import { AppendPipeline } from './append-pipeline';
 import { EventAppender } from './event-appender';
 import { EventReader } from './event-reader';
 import { EventsController } from './events.controller';
@@ -9,10 +10,11 @@ import { EventsController } from './events.controller';
   controllers: [EventsController],
   providers: [
     { provide: AppendBatcher, inject: [STORE], useFactory: (store: Store) => new AppendBatcher(store.events, { maxConcurrentCommits: store.kind === 'postgres' ? 2 : 1 }) },
-    { provide: EventAppender, inject: [AppendBatcher], useFactory: (b: AppendBatcher) => new EventAppender(b) },
+    { provide: AppendPipeline, inject: [AppendBatcher], useFactory: (b: AppendBatcher) => new AppendPipeline(b) },
+    { provide: EventAppender, inject: [AppendPipeline], useFactory: (p: AppendPipeline) => new EventAppender(p) },
     { provide: EventReader, inject: [STORE], useFactory: (store: Store) => new EventReader(store.events) },
   ],
-  exports: [AppendBatcher, EventReader],
+  exports: [AppendBatcher, AppendPipeline, EventReader],
 })
 export class EventsModule implements OnApplicationShutdown {
   constructor(private readonly batcher: AppendBatcher) {}

@@ -79,12 +79,12 @@ export function planAppends(
       const row: EventRow = {
         tenantId: req.tenantId,
         position: ++position,
-        eventId: uuidv7(now),
+        eventId: e.eventId ?? uuidv7(now),
         aggregateId: req.aggregateId,
         aggregateType,
         eventType: e.eventType,
         version: ++v,
-        timestamp: now,
+        timestamp: req.timestamp ?? now,
         data: e.data,
         metadata: req.metadata ?? null,
         correlationId: req.correlationId ?? null,
@@ -106,7 +106,7 @@ export function planAppends(
         state: sn.state,
         failedVersion: sn.failedVersion ?? null,
         error: sn.error ?? null,
-        updatedAt: now,
+        updatedAt: req.timestamp ?? now,
       });
     }
     outcomes.push({ ok: true, result: { aggregateId: req.aggregateId, aggregateType, events } });

@@ -4,6 +4,8 @@ import { DomainError } from '../common/domain-error';
 export interface NewEvent {
   eventType: string;
   data: string;
+  /** Pre-assigned when a reducer must see the event before it is stored; else drawn at commit. */
+  eventId?: string;
 }
 
 export interface AppendRequest {
@@ -25,6 +27,8 @@ export interface AppendRequest {
    * otherwise the request fails with STATE_STALE and stores nothing (the caller recomputes).
    */
   snapshot?: SnapshotChange;
+  /** Pre-assigned (epoch ms) with the event ids, for the same reason. */
+  timestamp?: number;
 }
 
 export interface SnapshotChange {

@@ -37,20 +37,20 @@ const APPEND = {
   ), ins AS (
     INSERT INTO events (tenant_id, position, aggregate_id, version, event_id, aggregate_type, event_type,
                         data, metadata, correlation_id, causation_id, created_at)
-    SELECT x.t, h.position + x.o, x.a, x.v, x.i, x.y, x.e, x.d, x.m, x.c, x.k, to_timestamp($5::bigint / 1000.0)
-    FROM json_to_recordset($3::json) AS x(t text, o bigint, a text, v bigint, i uuid, y text, e text, d text, m text, c text, k text)
+    SELECT x.t, h.position + x.o, x.a, x.v, x.i, x.y, x.e, x.d, x.m, x.c, x.k, to_timestamp(x.ts / 1000.0)
+    FROM json_to_recordset($3::json) AS x(t text, o bigint, a text, v bigint, i uuid, y text, e text, d text, m text, c text, k text, ts bigint)
     JOIN h ON h.tenant_id = x.t
     RETURNING 1
   ), st AS (
     INSERT INTO streams (tenant_id, aggregate_id, aggregate_type, version)
-    SELECT z.t, z.a, z.y, z.v FROM json_to_recordset($6::json) AS z(t text, a text, y text, v bigint)
+    SELECT z.t, z.a, z.y, z.v FROM json_to_recordset($5::json) AS z(t text, a text, y text, v bigint)
     WHERE EXISTS (SELECT 1 FROM h)
     ON CONFLICT (tenant_id, aggregate_id) DO UPDATE SET version = EXCLUDED.version
     RETURNING 1
   ), sn AS (
     INSERT INTO snapshots (tenant_id, aggregate_id, aggregate_type, binding_id, version, state, failed_version, error, updated_at)
-    SELECT q.t, q.a, q.y, q.b, q.v, q.s, q.fv, q.er, to_timestamp($5::bigint / 1000.0)
-    FROM json_to_recordset($7::json) AS q(t text, a text, y text, b text, v bigint, s text, fv bigint, er text)
+    SELECT q.t, q.a, q.y, q.b, q.v, q.s, q.fv, q.er, to_timestamp(q.ts / 1000.0)
+    FROM json_to_recordset($6::json) AS q(t text, a text, y text, b text, v bigint, s text, fv bigint, er text, ts bigint)
     WHERE EXISTS (SELECT 1 FROM h)
     ON CONFLICT (tenant_id, aggregate_id) DO UPDATE SET binding_id = EXCLUDED.binding_id, version = EXCLUDED.version,
       state = EXCLUDED.state, failed_version = EXCLUDED.failed_version, error = EXCLUDED.error, updated_at = EXCLUDED.updated_at
@@ -151,15 +151,14 @@ export class PostgresEventLog implements EventLog {
       JSON.stringify(
         rows.map((r) => ({
           t: r.tenantId, o: r.position, a: r.aggregateId, v: r.version, i: r.eventId, y: r.aggregateType,
-          e: r.eventType, d: r.data, m: r.metadata, c: r.correlationId, k: r.causationId,
+          e: r.eventType, d: r.data, m: r.metadata, c: r.correlationId, k: r.causationId, ts: r.timestamp,
         })),
       ),
       tenants.map((t) => plan.heads.get(t) ?? 0),
-      rows[0]?.timestamp ?? Date.now(),
       JSON.stringify(s.map((x) => ({ t: x.tenantId, a: x.aggregateId, y: x.aggregateType, v: x.version }))),
       JSON.stringify(
         plan.snapshots.map((n) => ({
-          t: n.tenantId, a: n.aggregateId, y: n.aggregateType, b: n.bindingId, v: n.version, s: n.state, fv: n.failedVersion, er: n.error,
+          t: n.tenantId, a: n.aggregateId, y: n.aggregateType, b: n.bindingId, v: n.version, s: n.state, fv: n.failedVersion, er: n.error, ts: n.updatedAt,
         })),
       ),
     ];

@@ -1,3 +1,4 @@
+import { LruMap } from '../../common/lru-map';
 import { StreamInfo } from '../event-log.port';
 
 /**
@@ -6,18 +7,18 @@ import { StreamInfo } from '../event-log.port';
  * and a stale entry costs one retry, never a wrong answer.
  */
 export class StreamVersionCache {
-  private readonly map = new Map<string, StreamInfo>();
+  private readonly map: LruMap<string, StreamInfo>;
 
-  constructor(private readonly capacity = 100_000) {}
+  constructor(capacity = 100_000) {
+    this.map = new LruMap(capacity);
+  }
 
   get(key: string): StreamInfo | undefined {
     return this.map.get(key);
   }
 
   set(key: string, info: StreamInfo): void {
-    this.map.delete(key); // re-insert at the end: eviction takes the least recently written
     this.map.set(key, info);
-    if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as string);
   }
 
   forget(keys: Iterable<string>): void {

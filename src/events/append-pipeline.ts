@@ -1,0 +1,34 @@
+import { AppendRequest, AppendResult } from '../store/event-log.port';
+import { AppendBatcher } from './append-batcher';
+
+/** What an append answers beyond the stored events: the aggregate's state, when a reducer is bound. */
+export interface AppendOutcomeWithState {
+  result: AppendResult;
+  state?: unknown;
+  stateError?: { code: string; message: string; failedVersion: number };
+}
+
+/**
+ * A stage that may take over an append (the reducers module computes the state and writes it in
+ * the same commit). A port, so that events does not depend on reducers.
+ */
+export interface StatefulAppend {
+  /** undefined when it has nothing to do with this append (no reducer bound): plain append then. */
+  append(request: AppendRequest): Promise<AppendOutcomeWithState | undefined>;
+}
+
+/** The append path: the stateful stage when one is registered and wants the append, else group commit. */
+export class AppendPipeline {
+  private stateful?: StatefulAppend;
+
+  constructor(private readonly batcher: AppendBatcher) {}
+
+  register(stage: StatefulAppend): void {
+    this.stateful = stage;
+  }
+
+  async append(request: AppendRequest): Promise<AppendOutcomeWithState> {
+    const handled = this.stateful ? await this.stateful.append(request) : undefined;
+    return handled ?? { result: await this.batcher.append(request) };
+  }
+}

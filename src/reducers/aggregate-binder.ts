@@ -1,0 +1,66 @@
+import { DomainError, notFound } from '../common/domain-error';
+import { LruMap } from '../common/lru-map';
+import { uuidv7 } from '../common/uuid-v7';
+import { Binding, BindingRepository } from '../store/reducer-state.port';
+import { UploadRepository } from '../store/upload-repository.port';
+
+const CACHE_MS = 2_000;
+
+/**
+ * Which reducer computes each aggregate type. Binding checks that the upload compiled and
+ * resolves the class; every bind gets a new binding id, which makes earlier snapshots stale.
+ * Lookups are on every append, so they are cached briefly (another instance's rebind is seen
+ * within CACHE_MS; this instance's at once).
+ */
+export class AggregateBinder {
+  private readonly cache = new LruMap<string, { binding: Binding | null; until: number }>(10_000);
+  private readonly listeners: ((b: Binding) => void)[] = [];
+
+  constructor(
+    private readonly bindings: BindingRepository,
+    private readonly uploads: UploadRepository,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  onBound(listener: (b: Binding) => void): void {
+    this.listeners.push(listener);
+  }
+
+  async current(tenantId: string, aggregateType: string): Promise<Binding | null> {
+    const key = `${tenantId}\u0000${aggregateType}`;
+    const hit = this.cache.get(key);
+    if (hit && hit.until > this.now()) return hit.binding;
+    const binding = await this.bindings.get(tenantId, aggregateType);
+    this.cache.set(key, { binding, until: this.now() + CACHE_MS });
+    return binding;
+  }
+
+  async bind(tenantId: string, aggregateType: string, reducerId: string, className?: string): Promise<Binding> {
+    const upload = await this.uploads.get(tenantId, reducerId);
+    if (!upload || upload.kind !== 'reducer') throw notFound(`reducer '${reducerId}'`);
+    if (upload.status !== 'compiled') {
+      throw new DomainError(
+        'REDUCER_NOT_COMPILED',
+        upload.status === 'failed' ? `reducer '${reducerId}' failed to compile` : `reducer '${reducerId}' is still compiling`,
+        { reducerId, status: upload.status },
+      );
+    }
+    const reducers = (upload.discovered ?? []).filter((d) => d.kind === 'reducer');
+    const matches = className ? reducers.filter((d) => d.className === className) : reducers.filter((d) => d.aggregateType === aggregateType);
+    if (matches.length !== 1) {
+      const known = reducers.map((d) => `${d.className} (${d.aggregateType})`).join(', ') || 'none';
+      throw new DomainError(
+        'NO_MATCHING_REDUCER',
+        matches.length === 0
+          ? `reducer '${reducerId}' has no ${className ? `class '${className}'` : `implementation for aggregate type '${aggregateType}'`}; it has: ${known}`
+          : `reducer '${reducerId}' has several implementations for '${aggregateType}'; name one with className: ${known}`,
+        { reducerId },
+      );
+    }
+    const binding: Binding = { tenantId, aggregateType, reducerId, className: matches[0].className, bindingId: uuidv7(), boundAt: this.now() };
+    await this.bindings.put(binding);
+    this.cache.set(`${tenantId}\u0000${aggregateType}`, { binding, until: this.now() + CACHE_MS });
+    for (const l of this.listeners) l(binding);
+    return binding;
+  }
+}

@@ -1,0 +1,193 @@
+import { DomainError, notFound } from '../common/domain-error';
+import { KeyedMutex } from '../common/keyed-mutex';
+import { LruMap } from '../common/lru-map';
+import { uuidv7 } from '../common/uuid-v7';
+import { AppendBatcher } from '../events/append-batcher';
+import { AppendOutcomeWithState, StatefulAppend } from '../events/append-pipeline';
+import { inferAggregateType } from '../events/event-limits';
+import { streamKey } from '../store/append-plan';
+import { AppendRequest, EventLog, Snapshot, SnapshotChange } from '../store/event-log.port';
+import { Binding, SnapshotRepository } from '../store/reducer-state.port';
+import { AggregateBinder } from './aggregate-binder';
+import { Folded, ReducerRunner } from './reducer-runner';
+import { toWireEvent } from './wire-event';
+
+/** The state an append starts from: a snapshot's content at a version. */
+interface Base {
+  version: number;
+  state: string | null;
+  failedVersion: number | null;
+  error: string | null;
+}
+
+const REPLAY_PAGE = 1000;
+const MAX_STALE_RETRIES = 3;
+
+export interface AggregateStateView {
+  aggregateId: string;
+  aggregateType: string;
+  version: number;
+  state: unknown;
+  lastModified: number;
+}
+
+/**
+ * Keeps each aggregate's state current at O(1) per append: the latest snapshot (cached, bounded)
+ * plus only the new events through the reducer, written with the events in one commit. An
+ * aggregate's appends are serialised here so each state is computed from the previous one;
+ * different aggregates still share group commits. A snapshot from another binding, or behind the
+ * stream (events appended while unbound, or by another instance), is brought up to date from the
+ * log first — the store refuses a state computed on a stale version (STATE_STALE).
+ */
+export class AggregateStateKeeper implements StatefulAppend {
+  private readonly cache: LruMap<string, Snapshot>;
+  private readonly mutex = new KeyedMutex();
+
+  constructor(
+    private readonly events: EventLog,
+    private readonly snapshots: SnapshotRepository,
+    private readonly binder: AggregateBinder,
+    private readonly runner: ReducerRunner,
+    private readonly batcher: AppendBatcher,
+    cacheSize = 50_000,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.cache = new LruMap(cacheSize);
+  }
+
+  async append(req: AppendRequest): Promise<AppendOutcomeWithState | undefined> {
+    const key = streamKey(req.tenantId, req.aggregateId);
+    const type = req.aggregateType ?? this.cache.get(key)?.aggregateType ?? (await this.events.streamInfo(req.tenantId, req.aggregateId))?.aggregateType ?? inferAggregateType(req.aggregateId);
+    const binding = await this.binder.current(req.tenantId, type);
+    if (!binding) return undefined;
+
+    return this.mutex.run(key, async () => {
+      for (let attempt = 0; attempt < MAX_STALE_RETRIES; attempt++) {
+        const base = await this.base(req.tenantId, req.aggregateId, type, binding, attempt > 0);
+        const timestamp = this.now();
+        const events = req.events.map((e) => ({ ...e, eventId: e.eventId ?? uuidv7(timestamp) }));
+        const folded = await this.foldNew(req, binding, base, events, type, timestamp);
+        const snapshot: SnapshotChange = {
+          bindingId: binding.bindingId,
+          baseVersion: base.version,
+          state: folded.state,
+          ...(folded.failedVersion !== undefined ? { failedVersion: folded.failedVersion, error: folded.error } : {}),
+        };
+        try {
+          const result = await this.batcher.append({ ...req, events, timestamp, snapshot });
+          const last = result.events[result.events.length - 1];
+          this.cache.set(key, {
+            aggregateId: req.aggregateId,
+            aggregateType: result.aggregateType,
+            bindingId: binding.bindingId,
+            version: last.version,
+            state: folded.state,
+            failedVersion: folded.failedVersion ?? null,
+            error: folded.error ?? null,
+            updatedAt: last.timestamp,
+          });
+          return folded.failedVersion !== undefined
+            ? { result, stateError: { code: 'REDUCER_FAILED', message: folded.error ?? 'the reducer failed', failedVersion: folded.failedVersion } }
+            : { result, state: JSON.parse(folded.state) };
+        } catch (e) {
+          if (e instanceof DomainError && e.code === 'STATE_STALE') {
+            this.cache.delete(key);
+            continue;
+          }
+          throw e;
+        }
+      }
+      throw new DomainError('STATE_STALE', 'the aggregate kept changing while its state was computed; retry');
+    });
+  }
+
+  /** GET /aggregate-types/{type}/{id}/state: always the state at the aggregate's current version. */
+  async read(tenantId: string, aggregateType: string, aggregateId: string): Promise<AggregateStateView> {
+    const binding = await this.binder.current(tenantId, aggregateType);
+    if (!binding) throw new DomainError('NO_REDUCER_BOUND', `no reducer is bound to aggregate type '${aggregateType}'`, { aggregateType });
+    const info = await this.events.streamInfo(tenantId, aggregateId);
+    if (!info || info.aggregateType !== aggregateType) throw notFound(`aggregate '${aggregateId}' of type '${aggregateType}'`);
+    const key = streamKey(tenantId, aggregateId);
+    const snap = await this.mutex.run(key, async () => {
+      const stored = await this.snapshots.get(tenantId, aggregateId);
+      if (stored && stored.bindingId === binding.bindingId && stored.version === info.version) return stored;
+      const fresh = await this.catchUpFrom(tenantId, aggregateId, aggregateType, binding, stored);
+      await this.snapshots.putIfNewer(tenantId, fresh);
+      this.cache.set(key, fresh);
+      return fresh;
+    });
+    if (snap.failedVersion !== null) {
+      throw new DomainError('REDUCER_FAILED', `the reducer failed at version ${snap.failedVersion}: ${snap.error}; bind a fixed reducer to recompute`, {
+        failedVersion: snap.failedVersion,
+        reducerError: snap.error,
+      });
+    }
+    return { aggregateId, aggregateType, version: snap.version, state: JSON.parse(snap.state), lastModified: snap.updatedAt };
+  }
+
+  /** Recomputes from scratch under `binding` (catch-up after a bind). */
+  recompute(tenantId: string, aggregateId: string, aggregateType: string, binding: Binding): Promise<Snapshot> {
+    return this.catchUpFrom(tenantId, aggregateId, aggregateType, binding, null);
+  }
+
+  forget(tenantId: string, aggregateType: string): void {
+    this.cache.deleteWhere((_k, v) => v.aggregateType === aggregateType && _k.startsWith(`${tenantId}\u0000`));
+  }
+
+  private async base(tenantId: string, aggregateId: string, type: string, binding: Binding, fresh: boolean): Promise<Base> {
+    const key = streamKey(tenantId, aggregateId);
+    let snap = fresh ? undefined : this.cache.get(key);
+    if (!snap) snap = (await this.snapshots.get(tenantId, aggregateId)) ?? undefined;
+    if (snap && snap.bindingId === binding.bindingId && !fresh) return snap;
+    // No usable snapshot, or the store said ours is behind: bring it up to the stream's version.
+    const info = await this.events.streamInfo(tenantId, aggregateId);
+    if (!info) return { version: 0, state: null, failedVersion: null, error: null };
+    const usable = snap && snap.bindingId === binding.bindingId ? snap : null;
+    if (usable && usable.version === info.version) return usable;
+    const caught = await this.catchUpFrom(tenantId, aggregateId, type, binding, usable);
+    this.cache.set(key, caught);
+    return caught;
+  }
+
+  /** Applies the log after `from` (or the whole log) and returns the resulting snapshot. */
+  private async catchUpFrom(tenantId: string, aggregateId: string, aggregateType: string, binding: Binding, from: Snapshot | null): Promise<Snapshot> {
+    let state: Base = from && from.bindingId === binding.bindingId ? from : { version: 0, state: null, failedVersion: null, error: null };
+    let updatedAt = from?.updatedAt ?? 0;
+    for (;;) {
+      const page = await this.events.readStream(tenantId, aggregateId, state.version + 1, REPLAY_PAGE);
+      if (page.length === 0) break;
+      const last = page[page.length - 1];
+      updatedAt = last.timestamp;
+      if (state.failedVersion === null) {
+        const f = await this.runner.fold(tenantId, binding, state.state, page.map(toWireEvent));
+        state = { version: last.version, state: f.state, failedVersion: f.failedVersion ?? null, error: f.error ?? null };
+      } else {
+        state = { ...state, version: last.version };
+      }
+      if (page.length < REPLAY_PAGE) break;
+    }
+    return { aggregateId, aggregateType, bindingId: binding.bindingId, version: state.version, state: state.state ?? '{}', failedVersion: state.failedVersion, error: state.error, updatedAt };
+  }
+
+  private async foldNew(req: AppendRequest, binding: Binding, base: Base, events: { eventType: string; data: string; eventId?: string }[], type: string, timestamp: number): Promise<Folded> {
+    if (base.failedVersion !== null) {
+      // Held on the failing event until a fixed reducer is bound: later events are not applied.
+      return { state: base.state ?? '{}', failedVersion: base.failedVersion, error: base.error ?? 'the reducer failed' };
+    }
+    const wire = events.map((e, i) =>
+      toWireEvent({
+        eventId: e.eventId!,
+        aggregateId: req.aggregateId,
+        aggregateType: type,
+        eventType: e.eventType,
+        version: base.version + i + 1,
+        timestamp,
+        data: e.data,
+        metadata: req.metadata ?? null,
+        correlationId: req.correlationId ?? null,
+        causationId: req.causationId ?? null,
+      }),
+    );
+    return this.runner.fold(req.tenantId, binding, base.state, wire);
+  }
+}

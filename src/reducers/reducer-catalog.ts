@@ -1,0 +1,48 @@
+import { randomUUID } from 'node:crypto';
+import { DomainError, notFound, validationFailed } from '../common/domain-error';
+import { AGGREGATE_ID_PATTERN } from '../events/event-limits';
+import { readSourceArchive } from '../runtime/archive-reader';
+import { CompileQueue } from '../runtime/compile-queue';
+import { UploadRecord, UploadRepository } from '../store/upload-repository.port';
+import { AggregateBinder } from './aggregate-binder';
+
+/**
+ * Reducer uploads: the archive is checked and read in memory, queued for compiling (202 at
+ * once), and once compiled every discovered reducer is bound to its aggregate type.
+ */
+export class ReducerCatalog {
+  constructor(
+    private readonly uploads: UploadRepository,
+    private readonly queue: CompileQueue,
+    private readonly binder: AggregateBinder,
+  ) {
+    queue.onCompiled((u) => this.autoBind(u));
+  }
+
+  async upload(tenantId: string, zip: Buffer | undefined, reducerId?: string): Promise<UploadRecord> {
+    if (!zip) throw validationFailed('file', 'a multipart part named "file" holding a zip archive is required');
+    if (reducerId !== undefined) {
+      if (reducerId.length > 100 || !AGGREGATE_ID_PATTERN.test(reducerId)) {
+        throw validationFailed('reducerId', 'must be 1–100 letters, digits or . _ : @ + = ~ -, starting with a letter or digit');
+      }
+      if (await this.uploads.get(tenantId, reducerId)) {
+        throw new DomainError('ALREADY_EXISTS', `reducer '${reducerId}' exists; upload under a new id and bind it`, { reducerId });
+      }
+    }
+    const sources = await readSourceArchive(zip);
+    return this.queue.submit({ tenantId, kind: 'reducer', sources, uploadId: reducerId ?? randomUUID() });
+  }
+
+  async status(tenantId: string, reducerId: string): Promise<UploadRecord> {
+    const u = await this.uploads.get(tenantId, reducerId);
+    if (!u || u.kind !== 'reducer') throw notFound(`reducer '${reducerId}'`);
+    return u;
+  }
+
+  private async autoBind(u: UploadRecord): Promise<void> {
+    if (u.kind !== 'reducer' || u.status !== 'compiled') return;
+    for (const d of u.discovered ?? []) {
+      if (d.kind === 'reducer' && d.aggregateType) await this.binder.bind(u.tenantId, d.aggregateType, u.uploadId, d.className);
+    }
+  }
+}

@@ -1,0 +1,65 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Put, Req } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { validationFailed } from '../common/domain-error';
+import { readMultipart } from '../common/multipart-upload';
+import { AGGREGATE_TYPE_PATTERN } from '../events/event-limits';
+import { TenantRecord } from '../store/tenant-repository.port';
+import { CurrentTenant } from '../tenancy/current-tenant.decorator';
+import { AggregateBinder } from './aggregate-binder';
+import { AggregateStateKeeper } from './aggregate-state-keeper';
+import { ReducerCatalog } from './reducer-catalog';
+import { bindingView, reducerRecordView, stateView } from './reducer-views';
+import { StateCatchUp } from './state-catch-up';
+import { notFound } from '../common/domain-error';
+
+function checkType(type: string): string {
+  if (type.length > 100 || !AGGREGATE_TYPE_PATTERN.test(type)) throw validationFailed('type', 'is not a valid aggregate type');
+  return type;
+}
+
+@Controller('reducers')
+export class ReducersController {
+  constructor(private readonly catalog: ReducerCatalog) {}
+
+  @Post('upload')
+  @HttpCode(202)
+  async upload(@CurrentTenant() tenant: TenantRecord, @Req() req: FastifyRequest) {
+    const { file, fields } = await readMultipart(req);
+    const u = await this.catalog.upload(tenant.tenantId, file, fields.reducerId || undefined);
+    return { reducerId: u.uploadId, status: 'pending_compilation' };
+  }
+
+  @Get(':id/status')
+  async status(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string) {
+    return reducerRecordView(await this.catalog.status(tenant.tenantId, id));
+  }
+}
+
+@Controller('aggregate-types')
+export class AggregateTypesController {
+  constructor(
+    private readonly binder: AggregateBinder,
+    private readonly keeper: AggregateStateKeeper,
+    private readonly catchUp: StateCatchUp,
+  ) {}
+
+  @Put(':type')
+  async bind(@CurrentTenant() tenant: TenantRecord, @Param('type') type: string, @Body() body: { reducerId?: unknown; className?: unknown }) {
+    if (typeof body?.reducerId !== 'string' || !body.reducerId) throw validationFailed('reducerId', 'is required');
+    if (body.className !== undefined && typeof body.className !== 'string') throw validationFailed('className', 'must be a string');
+    const b = await this.binder.bind(tenant.tenantId, checkType(type), body.reducerId, body.className as string | undefined);
+    return { ...bindingView(b), message: `bound; aggregate state catch-up is in progress for type '${type}'` };
+  }
+
+  @Get(':type')
+  async get(@CurrentTenant() tenant: TenantRecord, @Param('type') type: string) {
+    const b = await this.binder.current(tenant.tenantId, checkType(type));
+    if (!b) throw notFound(`binding of aggregate type '${type}'`);
+    return bindingView(b, this.catchUp.status(tenant.tenantId, type));
+  }
+
+  @Get(':type/:id/state')
+  async state(@CurrentTenant() tenant: TenantRecord, @Param('type') type: string, @Param('id') id: string) {
+    return stateView(await this.keeper.read(tenant.tenantId, checkType(type), id));
+  }
+}

@@ -20,6 +20,9 @@ interface Base {
   error: string | null;
 }
 
+/** A cached snapshot keeps its parsed state too, so the next append does not parse it again. */
+type CachedSnapshot = Snapshot & { value?: unknown };
+
 const REPLAY_PAGE = 1000;
 const MAX_STALE_RETRIES = 3;
 
@@ -40,8 +43,10 @@ export interface AggregateStateView {
  * log first — the store refuses a state computed on a stale version (STATE_STALE).
  */
 export class AggregateStateKeeper implements StatefulAppend {
-  private readonly cache: LruMap<string, Snapshot>;
+  private readonly cache: LruMap<string, CachedSnapshot>;
   private readonly mutex = new KeyedMutex();
+  /** Aggregate types never change once fixed, so this cache cannot go stale. */
+  private readonly types = new LruMap<string, string>(100_000);
 
   constructor(
     private readonly events: EventLog,
@@ -57,7 +62,7 @@ export class AggregateStateKeeper implements StatefulAppend {
 
   async append(req: AppendRequest): Promise<AppendOutcomeWithState | undefined> {
     const key = streamKey(req.tenantId, req.aggregateId);
-    const type = req.aggregateType ?? this.cache.get(key)?.aggregateType ?? (await this.events.streamInfo(req.tenantId, req.aggregateId))?.aggregateType ?? inferAggregateType(req.aggregateId);
+    const type = req.aggregateType ?? this.types.get(key) ?? (await this.storedType(req.tenantId, req.aggregateId, key)) ?? inferAggregateType(req.aggregateId);
     const binding = await this.binder.current(req.tenantId, type);
     if (!binding) return undefined;
 
@@ -85,10 +90,11 @@ export class AggregateStateKeeper implements StatefulAppend {
             failedVersion: folded.failedVersion ?? null,
             error: folded.error ?? null,
             updatedAt: last.timestamp,
+            value: folded.value,
           });
           return folded.failedVersion !== undefined
             ? { result, stateError: { code: 'REDUCER_FAILED', message: folded.error ?? 'the reducer failed', failedVersion: folded.failedVersion } }
-            : { result, state: JSON.parse(folded.state) };
+            : { result, state: folded.value !== undefined ? folded.value : JSON.parse(folded.state) };
         } catch (e) {
           if (e instanceof DomainError && e.code === 'STATE_STALE') {
             this.cache.delete(key);
@@ -99,6 +105,12 @@ export class AggregateStateKeeper implements StatefulAppend {
       }
       throw new DomainError('STATE_STALE', 'the aggregate kept changing while its state was computed; retry');
     });
+  }
+
+  private async storedType(tenantId: string, aggregateId: string, key: string): Promise<string | undefined> {
+    const type = (await this.events.streamInfo(tenantId, aggregateId))?.aggregateType;
+    if (type) this.types.set(key, type);
+    return type;
   }
 
   /** GET /aggregate-types/{type}/{id}/state: always the state at the aggregate's current version. */
@@ -134,9 +146,9 @@ export class AggregateStateKeeper implements StatefulAppend {
     this.cache.deleteWhere((_k, v) => v.aggregateType === aggregateType && _k.startsWith(`${tenantId}\u0000`));
   }
 
-  private async base(tenantId: string, aggregateId: string, type: string, binding: Binding, fresh: boolean): Promise<Base> {
+  private async base(tenantId: string, aggregateId: string, type: string, binding: Binding, fresh: boolean): Promise<Base & { value?: unknown }> {
     const key = streamKey(tenantId, aggregateId);
-    let snap = fresh ? undefined : this.cache.get(key);
+    let snap: CachedSnapshot | undefined = fresh ? undefined : this.cache.get(key);
     if (!snap) snap = (await this.snapshots.get(tenantId, aggregateId)) ?? undefined;
     if (snap && snap.bindingId === binding.bindingId && !fresh) return snap;
     // No usable snapshot, or the store said ours is behind: bring it up to the stream's version.
@@ -159,7 +171,7 @@ export class AggregateStateKeeper implements StatefulAppend {
       const last = page[page.length - 1];
       updatedAt = last.timestamp;
       if (state.failedVersion === null) {
-        const f = await this.runner.fold(tenantId, binding, state.state, page.map(toWireEvent));
+        const f = await this.runner.fold(tenantId, binding, { state: state.state, events: page.map(toWireEvent) });
         state = { version: last.version, state: f.state, failedVersion: f.failedVersion ?? null, error: f.error ?? null };
       } else {
         state = { ...state, version: last.version };
@@ -169,7 +181,7 @@ export class AggregateStateKeeper implements StatefulAppend {
     return { aggregateId, aggregateType, bindingId: binding.bindingId, version: state.version, state: state.state ?? '{}', failedVersion: state.failedVersion, error: state.error, updatedAt };
   }
 
-  private async foldNew(req: AppendRequest, binding: Binding, base: Base, events: { eventType: string; data: string; eventId?: string }[], type: string, timestamp: number): Promise<Folded> {
+  private async foldNew(req: AppendRequest, binding: Binding, base: Base & { value?: unknown }, events: { eventType: string; data: string; eventId?: string }[], type: string, timestamp: number): Promise<Folded> {
     if (base.failedVersion !== null) {
       // Held on the failing event until a fixed reducer is bound: later events are not applied.
       return { state: base.state ?? '{}', failedVersion: base.failedVersion, error: base.error ?? 'the reducer failed' };
@@ -188,6 +200,6 @@ export class AggregateStateKeeper implements StatefulAppend {
         causationId: req.causationId ?? null,
       }),
     );
-    return this.runner.fold(req.tenantId, binding, base.state, wire);
+    return this.runner.fold(req.tenantId, binding, { state: base.state, value: base.value, events: wire });
   }
 }

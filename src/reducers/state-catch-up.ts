@@ -13,7 +13,7 @@ export interface CatchUpProgress {
 }
 
 const PAGE = 200;
-const IN_FLIGHT = 4;
+const IN_FLIGHT = 16;
 
 /**
  * After a bind, recomputes the snapshots of every aggregate of the type under the new binding,

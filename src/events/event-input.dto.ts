@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import {
   IsArray,
   IsDefined,
@@ -50,25 +51,28 @@ export class EventEnvelopeDto {
   metadata?: Record<string, unknown>;
 }
 
+/** The rules of one event's own fields, shared by a single append and a batch element. */
+const EventTypeRules = () =>
+  applyDecorators(
+    IsString(),
+    Length(1, LIMITS.eventTypeMax),
+    Matches(EVENT_TYPE_PATTERN, { message: 'eventType must start with a letter or digit and hold only letters, digits and . _ : / + -' }),
+  );
+const EventDataRules = () => applyDecorators(IsDefined(), IsObject());
+
 export class EventBodyDto {
-  @IsString()
-  @Length(1, LIMITS.eventTypeMax)
-  @Matches(EVENT_TYPE_PATTERN, { message: 'eventType must start with a letter or digit and hold only letters, digits and . _ : / + -' })
+  @EventTypeRules()
   eventType!: string;
 
-  @IsDefined()
-  @IsObject()
+  @EventDataRules()
   data!: Record<string, unknown>;
 }
 
 export class AppendEventDto extends EventEnvelopeDto {
-  @IsString()
-  @Length(1, LIMITS.eventTypeMax)
-  @Matches(EVENT_TYPE_PATTERN, { message: 'eventType must start with a letter or digit and hold only letters, digits and . _ : / + -' })
+  @EventTypeRules()
   eventType!: string;
 
-  @IsDefined()
-  @IsObject()
+  @EventDataRules()
   data!: Record<string, unknown>;
 }
 

@@ -57,18 +57,17 @@ describe.each(STORE_BACKENDS)('durability on %s', (backend) => {
   }, 120_000);
   afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
-  it('loses no acknowledged append when the process is killed mid-load (SIGKILL)', async () => {
+  /** Appends from 16 writers, stops the service with `signal` mid-load, restarts it and checks every acknowledged event. */
+  async function stopMidLoad(signal: NodeJS.Signals, afterMs: number): Promise<{ acks: Ack[]; code: number | null; output: string }> {
     const svc = new ServiceProcess(env);
     await svc.start();
-    const client = await newTenant(svc.url, 'crash');
+    const client = await newTenant(svc.url, signal);
     let stopped = false;
     const load = loadUntil(client, 16, () => stopped);
-    await new Promise((r) => setTimeout(r, 1500));
-    await svc.kill('SIGKILL');
-    const acks = await load;
+    await new Promise((r) => setTimeout(r, afterMs));
+    const code = await svc.kill(signal);
     stopped = true;
-    expect(acks.length).toBeGreaterThan(50);
-
+    const acks = await load;
     const again = new ServiceProcess(env);
     await again.start();
     try {
@@ -76,27 +75,17 @@ describe.each(STORE_BACKENDS)('durability on %s', (backend) => {
     } finally {
       await again.kill('SIGTERM');
     }
+    return { acks, code, output: svc.output };
+  }
+
+  it('loses no acknowledged append when the process is killed mid-load (SIGKILL)', async () => {
+    const { acks } = await stopMidLoad('SIGKILL', 1500);
+    expect(acks.length).toBeGreaterThan(50);
   }, 90_000);
 
   it('finishes in-flight appends on SIGTERM and exits cleanly', async () => {
-    const svc = new ServiceProcess(env);
-    await svc.start();
-    const client = await newTenant(svc.url, 'graceful');
-    let stopped = false;
-    const load = loadUntil(client, 16, () => stopped);
-    await new Promise((r) => setTimeout(r, 800));
-    const code = await svc.kill('SIGTERM');
-    stopped = true;
-    const acks = await load;
-    if (code !== 0) throw new Error(`exit ${code}:\n${svc.output}`);
-
-
-    const again = new ServiceProcess(env);
-    await again.start();
-    try {
-      await expectAllAcknowledgedStored(clientFor(again.url, client.key), acks, 16);
-    } finally {
-      await again.kill('SIGTERM');
-    }
+    const { acks, code, output } = await stopMidLoad('SIGTERM', 800);
+    expect(acks.length).toBeGreaterThan(20);
+    if (code !== 0) throw new Error(`exit ${code}:\n${output}`);
   }, 90_000);
 });

@@ -3,6 +3,7 @@ import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.controller';
+import { ProjectionsModule } from './projections/projections.module';
 import { ReducersModule } from './reducers/reducers.module';
 import { RuntimeModule } from './runtime/runtime.module';
 import { StoreModule } from './store/store.module';
@@ -13,7 +14,7 @@ export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(config), StoreModule, RuntimeModule, TenancyModule, EventsModule, ReducersModule, HealthModule],
+      imports: [ConfigModule.forRoot(config), StoreModule, RuntimeModule, TenancyModule, EventsModule, ReducersModule, ProjectionsModule, HealthModule],
     };
   }
 }

@@ -17,6 +17,16 @@ export interface AppConfig {
   apiKeyCacheMs: number;
   /** Graceful shutdown: how long in-flight requests get before the process exits anyway. */
   shutdownGraceMs: number;
+  lanes: {
+    /** Lanes run at once per service instance. */
+    concurrency: number;
+    /** Delays before each retry of a failing event; past the last the lane is held. */
+    backoffMs: number[];
+    /** How often the store is swept for lanes with work (after a lost wake-up) and catch-up checked. */
+    sweepMs: number;
+    /** How long a state read with minPosition waits before answering 202. */
+    readWaitMs: number;
+  };
   runtime: {
     /** Folder of the built .NET host (runtime/build.sh output); default runtime/bin. */
     dir?: string;
@@ -86,6 +96,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     logLevel,
     apiKeyCacheMs: int('API_KEY_CACHE_MS', 10_000, 0, 3_600_000),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    lanes: {
+      concurrency: int('LANE_CONCURRENCY', 8, 1, 256),
+      backoffMs: (str('LANE_RETRY_BACKOFF_MS') ?? '100,500,2000').split(',').map((x) => {
+        const v = Number(x.trim());
+        if (!Number.isInteger(v) || v < 0 || v > 3_600_000) problems.push(`LANE_RETRY_BACKOFF_MS must be comma-separated milliseconds (got '${x}')`);
+        return v;
+      }),
+      sweepMs: int('LANE_SWEEP_MS', 2_000, 50, 600_000),
+      readWaitMs: int('PROJECTION_READ_WAIT_MS', 5_000, 0, 60_000),
+    },
     runtime: {
       dir: str('RUNTIME_DIR'),
       execHosts: int('RUNTIME_EXEC_HOSTS', 8, 1, 1000),

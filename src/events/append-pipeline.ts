@@ -20,6 +20,7 @@ export interface StatefulAppend {
 /** The append path: the stateful stage when one is registered and wants the append, else group commit. */
 export class AppendPipeline {
   private stateful?: StatefulAppend;
+  private readonly committed: ((tenantId: string, position: number) => void)[] = [];
 
   constructor(private readonly batcher: AppendBatcher) {}
 
@@ -27,8 +28,16 @@ export class AppendPipeline {
     this.stateful = stage;
   }
 
+  /** Told after each acknowledged append (projections wake their routers: live latency without polling). */
+  onCommitted(listener: (tenantId: string, position: number) => void): void {
+    this.committed.push(listener);
+  }
+
   async append(request: AppendRequest): Promise<AppendOutcomeWithState> {
     const handled = this.stateful ? await this.stateful.append(request) : undefined;
-    return handled ?? { result: await this.batcher.append(request) };
+    const outcome = handled ?? { result: await this.batcher.append(request) };
+    const events = outcome.result.events;
+    for (const l of this.committed) l(request.tenantId, events[events.length - 1].position);
+    return outcome;
   }
 }

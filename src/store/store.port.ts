@@ -1,5 +1,6 @@
 import { EventLog } from './event-log.port';
 import { TenantRepository } from './tenant-repository.port';
+import { ProjectionRepository } from './projection-repository.port';
 import { BindingRepository, SnapshotRepository } from './reducer-state.port';
 import { UploadRepository } from './upload-repository.port';
 
@@ -15,6 +16,7 @@ export interface Store {
   readonly uploads: UploadRepository;
   readonly bindings: BindingRepository;
   readonly snapshots: SnapshotRepository;
+  readonly projections: ProjectionRepository;
   /** Runs pending schema migrations; safe to call from several instances at once. */
   migrate(): Promise<void>;
   /** Waits for in-flight writes, then releases connections. */

@@ -231,6 +231,50 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect(await store.snapshots.listAggregates(t, 'acct', 'acct-2', 10)).toEqual([{ aggregateId: 'acct-3', version: 1 }]);
     });
 
+    it('keeps projection lanes: inbox order, checkpoint, holds, and redeploys', async () => {
+      const t = await tenant(store, 't1');
+      await store.events.appendMany([1, 2, 3, 4].map((i) => req(t, `order-${i}`)));
+      const v1 = { versionId: 'v1', projectionId: 'p1', tenantId: t, className: 'C', targetPosition: 4, createdAt: 1 };
+      const p = await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'totals', version: v1 });
+      expect(p).toMatchObject({ projectionId: 'p1', activeVersion: 'v1', pendingVersion: null });
+      await store.projections.route(t, 'v1', [{ key: 'a', position: 1 }, { key: 'b', position: 2 }, { key: 'a', position: 3 }], 3);
+      await store.projections.route(t, 'v1', [{ key: 'a', position: 3 }], 2); // duplicate and older: ignored
+      expect((await store.projections.getVersion(t, 'v1'))?.routedPosition).toBe(3);
+      const work = await store.projections.laneWork(t, 'v1', 'a', 10);
+      expect(work.lane).toMatchObject({ key: 'a', state: null, appliedPosition: 0 });
+      expect(work.events.map((e) => e.position)).toEqual([1, 3]);
+      expect(await store.projections.hasUnappliedUpTo(t, 'v1', 4)).toBe(true);
+      await store.projections.applied(t, 'v1', 'a', { state: '{"n":2}', appliedPosition: 3, updatedAt: 9 });
+      await store.projections.applied(t, 'v1', 'a', { state: '{"n":1}', appliedPosition: 1, updatedAt: 9 }); // never goes back
+      expect(await store.projections.getLane(t, 'v1', 'a')).toMatchObject({ state: '{"n":2}', appliedPosition: 3 });
+      expect((await store.projections.laneWork(t, 'v1', 'a', 10)).events).toEqual([]);
+
+      // Lane b fails: counted, then held on its event; only b is held.
+      await store.projections.laneWork(t, 'v1', 'b', 10);
+      expect(await store.projections.failed(t, 'v1', 'b', { position: 2, error: 'boom', hold: false })).toBe(1);
+      expect(await store.projections.failed(t, 'v1', 'b', { position: 2, error: 'boom', hold: true })).toBe(2);
+      expect(await store.projections.getLane(t, 'v1', 'b')).toMatchObject({ heldPosition: 2, heldError: 'boom' });
+      expect(await store.projections.hasUnappliedUpTo(t, 'v1', 4)).toBe(false); // held lanes do not count
+      expect(await store.projections.lanesWithWork(t, 'v1', 10)).toEqual([]);
+      expect(await store.projections.lag(t, 'v1')).toEqual({ inboxDepth: 1, heldLanes: 1, laneCount: 2, oldestUnapplied: 2 });
+      expect((await store.projections.listLanes(t, 'v1', { afterKey: '', limit: 10, heldOnly: true })).map((l) => l.key)).toEqual(['b']);
+      expect(await store.projections.skip(t, 'v1', 'b')).toBe(true);
+      expect(await store.projections.getLane(t, 'v1', 'b')).toMatchObject({ heldPosition: null, appliedPosition: 2, attempts: 0 });
+      expect((await store.projections.lag(t, 'v1')).inboxDepth).toBe(0);
+
+      // Redeploy: the new version is pending beside the active one, then promoted atomically.
+      const p2 = await store.projections.deploy({ tenantId: t, projectionId: 'ignored', name: 'totals', version: { ...v1, versionId: 'v2' } });
+      expect(p2).toMatchObject({ projectionId: 'p1', activeVersion: 'v1', pendingVersion: 'v2' });
+      expect((await store.projections.liveVersions()).map((v) => v.versionId).sort()).toEqual(['v1', 'v2']);
+      expect(await store.projections.promote(t, 'p1', 'v2')).toBe('v1');
+      expect(await store.projections.get(t, 'p1')).toMatchObject({ activeVersion: 'v2', pendingVersion: null });
+      await store.projections.dropVersion(t, 'v1');
+      expect(await store.projections.getLane(t, 'v1', 'a')).toBeNull();
+      expect(await store.projections.get('other', 'p1')).toBeNull();
+      await store.projections.delete(t, 'p1');
+      expect(await store.projections.list(t)).toEqual([]);
+    });
+
     if (harness.concurrentInstances) {
       it('never lets a reader pass a transaction that is still open', async () => {
         const t = await tenant(store, 't1');

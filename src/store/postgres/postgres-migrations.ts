@@ -86,4 +86,48 @@ export const POSTGRES_MIGRATIONS: string[] = [
   );
   CREATE INDEX streams_by_type ON streams (tenant_id, aggregate_type, aggregate_id);
   `,
+  `
+  CREATE TABLE projections (
+    tenant_id       text NOT NULL,
+    projection_id   text NOT NULL,
+    name            text NOT NULL,
+    active_version  text,
+    pending_version text,
+    created_at      bigint NOT NULL,
+    PRIMARY KEY (tenant_id, projection_id),
+    UNIQUE (tenant_id, name)
+  );
+  CREATE TABLE projection_versions (
+    tenant_id       text NOT NULL,
+    version_id      text NOT NULL,
+    projection_id   text NOT NULL,
+    class_name      text NOT NULL,
+    target_position bigint NOT NULL,
+    routed_position bigint NOT NULL DEFAULT 0,
+    caught_up_at    bigint,
+    created_at      bigint NOT NULL,
+    PRIMARY KEY (tenant_id, version_id)
+  );
+  -- Each lane's order lives here: routed events waiting for their key's lane.
+  CREATE TABLE lane_inbox (
+    tenant_id  text NOT NULL,
+    version_id text NOT NULL,
+    state_key  text NOT NULL,
+    position   bigint NOT NULL,
+    PRIMARY KEY (tenant_id, version_id, state_key, position)
+  );
+  CREATE INDEX lane_inbox_by_position ON lane_inbox (tenant_id, version_id, position);
+  CREATE TABLE lanes (
+    tenant_id        text NOT NULL,
+    version_id       text NOT NULL,
+    state_key        text NOT NULL,
+    state            text,
+    applied_position bigint NOT NULL DEFAULT 0,
+    updated_at       bigint,
+    held_position    bigint,
+    held_error       text,
+    attempts         bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (tenant_id, version_id, state_key)
+  );
+  `,
 ];

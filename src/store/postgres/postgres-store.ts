@@ -1,5 +1,7 @@
 import { Pool, types } from 'pg';
+import { SqlProjectionRepository } from '../sql-projection-repository';
 import { Store } from '../store.port';
+import { PostgresSqlRunner } from './postgres-sql-runner';
 import { PostgresEventLog } from './postgres-event-log';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations';
 import { PostgresTenantRepository } from './postgres-tenant-repository';
@@ -44,6 +46,7 @@ export class PostgresStore implements Store {
   readonly uploads: PostgresUploadRepository;
   readonly bindings: PostgresBindingRepository;
   readonly snapshots: PostgresSnapshotRepository;
+  readonly projections: SqlProjectionRepository;
   private readonly inflight = new InflightWrites();
 
   constructor(options: PostgresStoreOptions) {
@@ -60,6 +63,7 @@ export class PostgresStore implements Store {
     this.uploads = new PostgresUploadRepository(this.pool);
     this.bindings = new PostgresBindingRepository(this.pool);
     this.snapshots = new PostgresSnapshotRepository(this.pool);
+    this.projections = new SqlProjectionRepository(new PostgresSqlRunner(this.pool));
   }
 
   async migrate(): Promise<void> {

@@ -85,4 +85,48 @@ export const SQLITE_MIGRATIONS: string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX streams_by_type ON streams (tenant_id, aggregate_type, aggregate_id);
   `,
+  `
+  CREATE TABLE projections (
+    tenant_id       TEXT NOT NULL,
+    projection_id   TEXT NOT NULL,
+    name            TEXT NOT NULL,
+    active_version  TEXT,
+    pending_version TEXT,
+    created_at      INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, projection_id),
+    UNIQUE (tenant_id, name)
+  );
+  CREATE TABLE projection_versions (
+    tenant_id       TEXT NOT NULL,
+    version_id      TEXT NOT NULL,
+    projection_id   TEXT NOT NULL,
+    class_name      TEXT NOT NULL,
+    target_position INTEGER NOT NULL,
+    routed_position INTEGER NOT NULL DEFAULT 0,
+    caught_up_at    INTEGER,
+    created_at      INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, version_id)
+  );
+  -- Each lane's order lives here: routed events waiting for their key's lane.
+  CREATE TABLE lane_inbox (
+    tenant_id  TEXT NOT NULL,
+    version_id TEXT NOT NULL,
+    state_key  TEXT NOT NULL,
+    position   INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, version_id, state_key, position)
+  );
+  CREATE INDEX lane_inbox_by_position ON lane_inbox (tenant_id, version_id, position);
+  CREATE TABLE lanes (
+    tenant_id        TEXT NOT NULL,
+    version_id       TEXT NOT NULL,
+    state_key        TEXT NOT NULL,
+    state            TEXT,
+    applied_position INTEGER NOT NULL DEFAULT 0,
+    updated_at       INTEGER,
+    held_position    INTEGER,
+    held_error       TEXT,
+    attempts         INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (tenant_id, version_id, state_key)
+  );
+  `,
 ];

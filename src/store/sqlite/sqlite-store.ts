@@ -1,6 +1,8 @@
 import type Database from 'better-sqlite3';
 import * as path from 'node:path';
+import { SqlProjectionRepository } from '../sql-projection-repository';
 import { Store } from '../store.port';
+import { SqliteSqlRunner } from './sqlite-sql-runner';
 import { SqliteAppendTransaction } from './sqlite-append-transaction';
 import { SqliteAppendWorkerClient } from './sqlite-append-worker-client';
 import { openSqlite } from './sqlite-connection';
@@ -29,6 +31,7 @@ export class SqliteStore implements Store {
   readonly uploads: SqliteUploadRepository;
   readonly bindings: SqliteBindingRepository;
   readonly snapshots: SqliteSnapshotRepository;
+  readonly projections: SqlProjectionRepository;
 
   private readonly writer?: SqliteAppendWorkerClient;
 
@@ -47,6 +50,7 @@ export class SqliteStore implements Store {
     this.uploads = new SqliteUploadRepository(this.db);
     this.bindings = new SqliteBindingRepository(this.db);
     this.snapshots = new SqliteSnapshotRepository(this.db);
+    this.projections = new SqlProjectionRepository(new SqliteSqlRunner(this.db));
   }
 
   static inDataDir(dataDir: string): SqliteStore {

@@ -1,0 +1,169 @@
+import { Logger } from '@nestjs/common';
+import { LaneHandler, LaneRef, LaneRunOutcome, LaneScheduler, LaneSchedulerStats } from './lane-scheduler.port';
+
+export interface InProcessLaneSchedulerOptions {
+  /** Handlers running at once, across all lanes. */
+  concurrency: number;
+}
+
+/** What a handler that throws gets: the same as a `retry` after this long. */
+export const THROWN_HANDLER_RETRY_MS = 1000;
+
+const OUTCOMES = new Set<string>(['idle', 'more', 'retry', 'held']);
+
+/**
+ * A lane with something pending. A lane with nothing pending has no entry at all, so memory
+ * follows the lanes in flight, not every lane ever woken.
+ *  - queued: in the FIFO, waiting for a free slot;
+ *  - running: its handler runs; `dirty` when woken meanwhile (it must run once more);
+ *  - backoff: waiting for a retry timer (a wake cuts it short).
+ */
+interface LaneEntry {
+  lane: LaneRef;
+  phase: 'queued' | 'running' | 'backoff';
+  dirty: boolean;
+  timer?: NodeJS.Timeout;
+}
+
+/** The lane as one string: unambiguous while tenant and version ids hold no NUL (the key, last, may hold anything). */
+export function laneId(lane: LaneRef): string {
+  return `${lane.tenantId}\0${lane.versionId}\0${lane.key}`;
+}
+
+/** Runs one handler call; a throw, or an answer that is not an outcome, becomes a retry after 1 s. */
+export async function runLaneHandler(handler: LaneHandler, lane: LaneRef, logger: Logger): Promise<LaneRunOutcome> {
+  try {
+    const outcome = await handler(lane);
+    if (!OUTCOMES.has(outcome?.status)) throw new Error(`lane handler returned ${JSON.stringify(outcome)}, not an outcome`);
+    return outcome;
+  } catch (e) {
+    logger.error(`lane handler failed for ${JSON.stringify(lane)}; retrying in ${THROWN_HANDLER_RETRY_MS} ms: ${(e as Error)?.stack ?? e}`);
+    return { status: 'retry', afterMs: THROWN_HANDLER_RETRY_MS };
+  }
+}
+
+/** The scheduler of a single service instance: nothing survives a restart, which costs only latency (the runtime sweeps the store). */
+export class InProcessLaneScheduler implements LaneScheduler {
+  readonly kind = 'in-process' as const;
+  private readonly logger = new Logger('InProcessLaneScheduler');
+  private readonly concurrency: number;
+  private readonly entries = new Map<string, LaneEntry>();
+  /** Lane ids in the order they were queued; a Set keeps insertion order and makes removal O(1). */
+  private readonly fifo = new Set<string>();
+  private handler?: LaneHandler;
+  private running = 0;
+  private closed = false;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(options: Partial<InProcessLaneSchedulerOptions> = {}) {
+    this.concurrency = options.concurrency ?? 8;
+    if (!(this.concurrency >= 1)) throw new Error(`concurrency must be at least 1, got ${this.concurrency}`);
+  }
+
+  async wake(lane: LaneRef): Promise<void> {
+    this.mark(lane);
+    this.pump();
+  }
+
+  async wakeMany(lanes: LaneRef[]): Promise<void> {
+    for (const lane of lanes) this.mark(lane);
+    this.pump();
+  }
+
+  async start(handler: LaneHandler): Promise<void> {
+    if (this.handler) throw new Error('lane scheduler already started');
+    if (this.closed) throw new Error('lane scheduler is closed');
+    this.handler = handler;
+    this.pump();
+  }
+
+  async stats(): Promise<LaneSchedulerStats> {
+    // Every entry that is not running is queued or waiting out a retry delay.
+    return { queued: this.entries.size - this.running, running: this.running };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const [id, entry] of this.entries) {
+      if (entry.phase === 'running') continue;
+      clearTimeout(entry.timer);
+      this.entries.delete(id);
+    }
+    this.fifo.clear();
+    if (this.running > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private mark(lane: LaneRef): void {
+    if (this.closed) return;
+    const id = laneId(lane);
+    const entry = this.entries.get(id);
+    if (!entry) {
+      this.entries.set(id, { lane: { tenantId: lane.tenantId, versionId: lane.versionId, key: lane.key }, phase: 'queued', dirty: false });
+      this.fifo.add(id);
+    } else if (entry.phase === 'running') {
+      entry.dirty = true;
+    } else if (entry.phase === 'backoff') {
+      // A wake means new work may be there: do not make it wait out the failure's backoff.
+      clearTimeout(entry.timer);
+      this.enqueue(id, entry);
+    }
+    // queued: already going to run, and that run starts after this wake.
+  }
+
+  private enqueue(id: string, entry: LaneEntry): void {
+    entry.phase = 'queued';
+    entry.dirty = false;
+    entry.timer = undefined;
+    this.fifo.add(id);
+  }
+
+  private pump(): void {
+    const handler = this.handler;
+    if (!handler) return;
+    while (!this.closed && this.running < this.concurrency && this.fifo.size > 0) {
+      const id: string = this.fifo.values().next().value!;
+      this.fifo.delete(id);
+      const entry = this.entries.get(id)!;
+      entry.phase = 'running';
+      entry.dirty = false;
+      this.running++;
+      void this.run(handler, id, entry);
+    }
+  }
+
+  private async run(handler: LaneHandler, id: string, entry: LaneEntry): Promise<void> {
+    const outcome = await runLaneHandler(handler, entry.lane, this.logger);
+    this.running--;
+    this.settle(id, entry, outcome);
+    this.pump();
+    if (this.running === 0) this.idleWaiters.splice(0).forEach((resolve) => resolve());
+  }
+
+  private settle(id: string, entry: LaneEntry, outcome: LaneRunOutcome): void {
+    if (this.closed) {
+      this.entries.delete(id);
+      return;
+    }
+    switch (outcome.status) {
+      case 'more':
+        this.enqueue(id, entry); // at the back: other lanes get a turn first
+        return;
+      case 'retry':
+        // The backoff wins over a wake that came during the run: that wake most likely announced an
+        // event behind the failing one, and running now would only fail again and use up an attempt.
+        // A wake that comes after the run (during the delay) does cut the delay short.
+        entry.phase = 'backoff';
+        entry.dirty = false;
+        entry.timer = setTimeout(() => {
+          this.enqueue(id, entry);
+          this.pump();
+        }, Math.max(0, outcome.afterMs));
+        return;
+      case 'held':
+      case 'idle':
+        if (entry.dirty) this.enqueue(id, entry);
+        else this.entries.delete(id);
+        return;
+    }
+  }
+}

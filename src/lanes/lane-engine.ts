@@ -1,0 +1,126 @@
+import { Logger } from '@nestjs/common';
+import { RuntimePool } from '../runtime/runtime-pool';
+import { EventLog } from '../store/event-log.port';
+import { ProjectionRepository, ProjectionVersion } from '../store/projection-repository.port';
+import { LaneRunner } from './lane-runner';
+import { LaneScheduler } from './lane-scheduler.port';
+import { VersionRouter } from './version-router';
+
+export interface LaneEngineOptions {
+  /** How often the store is swept for work a lost wake-up left behind (and catch-up is checked). */
+  sweepMs: number;
+}
+
+/**
+ * Keeps every live projection version moving: a router per version (woken by appends and by the
+ * sweep), lanes run by the scheduler, and the catch-up bookkeeping: a version that has applied
+ * everything up to its target is marked caught up, and a pending version is then promoted to
+ * active atomically (the old version is dropped).
+ */
+export class LaneEngine {
+  private readonly logger = new Logger('LaneEngine');
+  private readonly routers = new Map<string, VersionRouter>();
+  private sweeper?: NodeJS.Timeout;
+  private checking = false;
+  private readonly promotedListeners: ((tenantId: string, projectionId: string, versionId: string, retired: string | null) => void)[] = [];
+
+  constructor(
+    private readonly log: EventLog,
+    private readonly repo: ProjectionRepository,
+    private readonly runtime: Pick<RuntimePool, 'resolveKeys' | 'apply' | 'unload'>,
+    private readonly scheduler: LaneScheduler,
+    readonly runner: LaneRunner,
+    private readonly options: LaneEngineOptions = { sweepMs: 2000 },
+  ) {}
+
+  onPromoted(l: (tenantId: string, projectionId: string, versionId: string, retired: string | null) => void): void {
+    this.promotedListeners.push(l);
+  }
+
+  async start(): Promise<void> {
+    await this.scheduler.start(this.runner.run);
+    for (const v of await this.repo.liveVersions()) this.track(v);
+    this.sweeper = setInterval(() => void this.sweep(), this.options.sweepMs);
+    this.sweeper.unref();
+  }
+
+  /** A new version to keep moving (a deploy or a redeploy). */
+  track(v: ProjectionVersion): void {
+    if (this.routers.has(v.versionId)) return;
+    this.tenantOf.set(v.versionId, v.tenantId);
+    const router = new VersionRouter(v, this.log, this.repo, this.runtime, this.scheduler, () => void this.checkCatchUp());
+    this.routers.set(v.versionId, router);
+    router.wake();
+  }
+
+  async untrack(tenantId: string, versionId: string): Promise<void> {
+    const r = this.routers.get(versionId);
+    this.routers.delete(versionId);
+    await r?.stop();
+    await this.runtime.unload(tenantId, versionId).catch(() => undefined);
+  }
+
+  /** After an append: route it now rather than at the next sweep. */
+  appended(tenantId: string): void {
+    for (const r of this.routers.values()) if (this.tenantOf.get(r.versionId) === tenantId) r.wake();
+  }
+
+  /** An operator released or skipped a held lane. */
+  async wakeLane(lane: { tenantId: string; versionId: string; key: string }): Promise<void> {
+    await this.scheduler.wake(lane);
+  }
+
+  /** A lane applied events: a catching-up version may now be done. */
+  laneApplied(): void {
+    void this.checkCatchUp();
+  }
+
+  async close(): Promise<void> {
+    if (this.sweeper) clearInterval(this.sweeper);
+    await Promise.all([...this.routers.values()].map((r) => r.stop()));
+    await this.scheduler.close();
+  }
+
+  private readonly tenantOf = new Map<string, string>();
+
+  private async sweep(): Promise<void> {
+    try {
+      const live = await this.repo.liveVersions();
+      for (const v of live) {
+        this.tenantOf.set(v.versionId, v.tenantId);
+        this.track(v);
+        this.routers.get(v.versionId)?.wake();
+        const keys = await this.repo.lanesWithWork(v.tenantId, v.versionId, 1000);
+        if (keys.length) await this.scheduler.wakeMany(keys.map((key) => ({ tenantId: v.tenantId, versionId: v.versionId, key })));
+      }
+      await this.checkCatchUp();
+    } catch (e) {
+      this.logger.error(`sweep failed: ${e instanceof Error ? e.stack : e}`);
+    }
+  }
+
+  private async checkCatchUp(): Promise<void> {
+    if (this.checking) return;
+    this.checking = true;
+    try {
+      for (const v of await this.repo.liveVersions()) {
+        this.tenantOf.set(v.versionId, v.tenantId);
+        if (v.caughtUpAt !== null) continue;
+        if (v.routedPosition < v.targetPosition) continue;
+        if (await this.repo.hasUnappliedUpTo(v.tenantId, v.versionId, v.targetPosition)) continue;
+        await this.repo.markCaughtUp(v.tenantId, v.versionId, Date.now());
+        const p = await this.repo.get(v.tenantId, v.projectionId);
+        if (p?.pendingVersion === v.versionId) {
+          const retired = await this.repo.promote(v.tenantId, v.projectionId, v.versionId);
+          if (retired) {
+            await this.untrack(v.tenantId, retired);
+            await this.repo.dropVersion(v.tenantId, retired);
+          }
+          for (const l of this.promotedListeners) l(v.tenantId, v.projectionId, v.versionId, retired);
+        }
+      }
+    } finally {
+      this.checking = false;
+    }
+  }
+}

@@ -1,0 +1,95 @@
+import { Logger } from '@nestjs/common';
+import { LruMap } from '../common/lru-map';
+import { toWireEvent } from '../reducers/wire-event';
+import { HostCallError } from '../runtime/host-process';
+import { RuntimePool } from '../runtime/runtime-pool';
+import { ProjectionRepository, ProjectionVersion } from '../store/projection-repository.port';
+import { LaneRef, LaneRunOutcome } from './lane-scheduler.port';
+
+export interface LaneRunnerOptions {
+  /** Events applied per run before giving other lanes a turn. */
+  batch: number;
+  /** Delays before each retry of a failing event; past the last, the lane is held. */
+  backoffMs: number[];
+}
+
+export const DEFAULT_LANE_OPTIONS: LaneRunnerOptions = { batch: 200, backoffMs: [100, 500, 2000] };
+
+/**
+ * Runs one lane: its inbox events after its checkpoint, in order, through the projection's Apply
+ * in the tenant's executor; the new state and the checkpoint are stored together, so a crash at
+ * any point replays from the checkpoint and no event is applied twice. A failing event is retried
+ * with backoff, then holds this lane only.
+ */
+export class LaneRunner {
+  private readonly logger = new Logger('LaneRunner');
+  private readonly versions = new LruMap<string, ProjectionVersion>(10_000);
+
+  constructor(
+    private readonly repo: ProjectionRepository,
+    private readonly runtime: Pick<RuntimePool, 'apply'>,
+    private readonly options: LaneRunnerOptions = DEFAULT_LANE_OPTIONS,
+    private readonly onApplied?: (lane: LaneRef, appliedPosition: number) => void,
+  ) {}
+
+  readonly run = async (lane: LaneRef): Promise<LaneRunOutcome> => {
+    const version = await this.version(lane.tenantId, lane.versionId);
+    if (!version) return { status: 'idle' }; // retired meanwhile
+    const { lane: rec, events } = await this.repo.laneWork(lane.tenantId, lane.versionId, lane.key, this.options.batch);
+    if (rec.heldPosition !== null) return { status: 'held' };
+    if (events.length === 0) return { status: 'idle' };
+
+    let result;
+    try {
+      [result] = await this.runtime.apply(lane.tenantId, lane.versionId, version.className, [
+        { state: rec.state === null ? null : JSON.parse(rec.state), events: events.map(toWireEvent) },
+      ]);
+    } catch (e) {
+      if (e instanceof HostCallError && e.failure === 'UNAVAILABLE') return { status: 'retry', afterMs: 1000 };
+      const message = e instanceof HostCallError ? `${e.failure}: ${e.message}` : String(e);
+      return this.fail(lane, events[0].position, message);
+    }
+    if (result.ok) {
+      const last = events[events.length - 1];
+      await this.repo.applied(lane.tenantId, lane.versionId, lane.key, {
+        state: JSON.stringify(result.states[result.states.length - 1]),
+        appliedPosition: last.position,
+        updatedAt: last.timestamp,
+      });
+      this.onApplied?.(lane, last.position);
+      return events.length === this.options.batch ? { status: 'more' } : { status: 'idle' };
+    }
+    // Keep what was applied before the failing event, then count the failure.
+    const k = result.failedIndex;
+    if (k > 0) {
+      const ok = events[k - 1];
+      await this.repo.applied(lane.tenantId, lane.versionId, lane.key, {
+        state: JSON.stringify(result.states[k - 1]),
+        appliedPosition: ok.position,
+        updatedAt: ok.timestamp,
+      });
+      this.onApplied?.(lane, ok.position);
+    }
+    return this.fail(lane, events[k].position, `${result.error.code}: ${result.error.message}`);
+  };
+
+  private async fail(lane: LaneRef, position: number, error: string): Promise<LaneRunOutcome> {
+    const lanesSoFar = (await this.repo.getLane(lane.tenantId, lane.versionId, lane.key))?.attempts ?? 0;
+    const hold = lanesSoFar + 1 > this.options.backoffMs.length;
+    const attempts = await this.repo.failed(lane.tenantId, lane.versionId, lane.key, { position, error, hold });
+    if (hold) {
+      this.logger.warn(`lane ${lane.key} of ${lane.versionId} held at position ${position}: ${error}`);
+      return { status: 'held' };
+    }
+    return { status: 'retry', afterMs: this.options.backoffMs[attempts - 1] };
+  }
+
+  private async version(tenantId: string, versionId: string): Promise<ProjectionVersion | null> {
+    const key = `${tenantId}\u0000${versionId}`;
+    const hit = this.versions.get(key);
+    if (hit) return hit;
+    const v = await this.repo.getVersion(tenantId, versionId);
+    if (v) this.versions.set(key, v);
+    return v;
+  }
+}

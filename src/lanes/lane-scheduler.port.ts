@@ -1,0 +1,45 @@
+/**
+ * The lane inbox port. A lane is one state key of one projection version; its events and its
+ * checkpoint live in the store (the truth). The scheduler only decides WHEN a lane's handler runs:
+ * it is a wake-up service with retries and backoff. Losing its queue (a Redis FLUSHALL, a restart)
+ * costs latency, never an event: the lane runtime sweeps the store for lanes with work and wakes them.
+ */
+export interface LaneRef {
+  tenantId: string;
+  /** The projection version (its uploadId). */
+  versionId: string;
+  key: string;
+}
+
+export type LaneRunOutcome =
+  /** Nothing left to do for now. */
+  | { status: 'idle' }
+  /** Did a bounded amount of work and more is waiting: run again soon (gives other lanes a turn). */
+  | { status: 'more' }
+  /** A failure to retry after a delay (backoff decided by the handler, which counts attempts in the store). */
+  | { status: 'retry'; afterMs: number }
+  /** Held on a failing event until an operator acts: do not run again until woken. */
+  | { status: 'held' };
+
+export type LaneHandler = (lane: LaneRef) => Promise<LaneRunOutcome>;
+
+export interface LaneSchedulerStats {
+  /** Lanes waiting to run (woken, or due after a retry delay). */
+  queued: number;
+  running: number;
+}
+
+export interface LaneScheduler {
+  readonly kind: 'in-process' | 'bullmq';
+  /**
+   * After this resolves, the lane's handler will run at least once more, starting after this call
+   * (a wake while the lane runs makes it run again afterwards). Idempotent while it is queued.
+   */
+  wake(lane: LaneRef): Promise<void>;
+  wakeMany(lanes: LaneRef[]): Promise<void>;
+  /** Begins running handlers; one lane never runs twice at once in this process. */
+  start(handler: LaneHandler): Promise<void>;
+  stats(): Promise<LaneSchedulerStats>;
+  /** Stops taking work and waits for running handlers. */
+  close(): Promise<void>;
+}

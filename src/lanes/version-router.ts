@@ -1,0 +1,119 @@
+import { Logger } from '@nestjs/common';
+import { toWireEvent } from '../reducers/wire-event';
+import { HostCallError } from '../runtime/host-process';
+import { RuntimePool } from '../runtime/runtime-pool';
+import { EventLog, StoredEvent } from '../store/event-log.port';
+import { InboxItem, ProjectionRepository, ProjectionVersion } from '../store/projection-repository.port';
+import { LaneScheduler } from './lane-scheduler.port';
+
+/** Where events go whose ResolveKey kept throwing: a lane of its own, held, for an operator to see. */
+export const UNRESOLVED_KEY = '\u0000unresolved';
+
+const ROUTE_BATCH = 500;
+const RESOLVE_ATTEMPTS = 3;
+
+/**
+ * Reads the tenant's log in global order for one projection version, asks the projection for
+ * each event's key (in batches), and hands events to their lanes' inboxes in the store, with the
+ * routed position in the same transaction; then wakes those lanes. One router per version per
+ * process; routing twice is harmless (inbox rows are keyed by position).
+ */
+export class VersionRouter {
+  private readonly logger = new Logger('VersionRouter');
+  private running?: Promise<void>;
+  private again = false;
+  private stopped = false;
+
+  constructor(
+    private readonly version: ProjectionVersion,
+    private readonly log: EventLog,
+    private readonly repo: ProjectionRepository,
+    private readonly runtime: Pick<RuntimePool, 'resolveKeys'>,
+    private readonly scheduler: LaneScheduler,
+    private readonly onRouted: () => void,
+  ) {}
+
+  get versionId(): string {
+    return this.version.versionId;
+  }
+
+  wake(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.loop()
+      .catch((e) => this.logger.error(`routing ${this.version.versionId} failed: ${e instanceof Error ? e.stack : e}`))
+      .finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        }
+      });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.running;
+  }
+
+  private async loop(): Promise<void> {
+    const { tenantId, versionId } = this.version;
+    let routed = (await this.repo.getVersion(tenantId, versionId))?.routedPosition ?? 0;
+    while (!this.stopped) {
+      this.again = false;
+      const events = await this.log.readAll(tenantId, routed, ROUTE_BATCH);
+      if (events.length === 0) break;
+      const items = await this.resolve(events);
+      const last = events[events.length - 1].position;
+      await this.repo.route(tenantId, versionId, items, last);
+      routed = last;
+      const keys = [...new Set(items.map((i) => i.key))];
+      await this.scheduler.wakeMany(keys.map((key) => ({ tenantId, versionId, key })));
+      if (items.some((i) => i.key === UNRESOLVED_KEY)) {
+        const first = items.find((i) => i.key === UNRESOLVED_KEY)!;
+        await this.repo.laneWork(tenantId, versionId, UNRESOLVED_KEY, 1);
+        await this.repo.failed(tenantId, versionId, UNRESOLVED_KEY, { position: first.position, error: this.lastResolveError, hold: true });
+      }
+      this.onRouted();
+    }
+    this.onRouted();
+  }
+
+  private lastResolveError = '';
+
+  private async resolve(events: StoredEvent[]): Promise<InboxItem[]> {
+    const { tenantId, versionId, className } = this.version;
+    const wire = events.map(toWireEvent);
+    for (let attempt = 1; ; attempt++) {
+      let keys;
+      try {
+        keys = await this.runtime.resolveKeys(tenantId, versionId, className, wire);
+      } catch (e) {
+        if (e instanceof HostCallError && e.failure !== 'UNAVAILABLE' && attempt >= RESOLVE_ATTEMPTS) {
+          this.lastResolveError = `${e.failure}: ${e.message}`;
+          return events.map((ev) => ({ key: UNRESOLVED_KEY, position: ev.position }));
+        }
+        await new Promise((r) => setTimeout(r, 200 * attempt));
+        continue;
+      }
+      const failed = keys.some((k) => k !== null && typeof k === 'object');
+      if (failed && attempt < RESOLVE_ATTEMPTS) {
+        await new Promise((r) => setTimeout(r, 200 * attempt));
+        continue;
+      }
+      const items: InboxItem[] = [];
+      keys.forEach((k, i) => {
+        if (k === null) return;
+        if (typeof k === 'string') items.push({ key: k, position: events[i].position });
+        else {
+          this.lastResolveError = `${k.error.code}: ${k.error.message}`;
+          items.push({ key: UNRESOLVED_KEY, position: events[i].position });
+        }
+      });
+      return items;
+    }
+  }
+}

@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import { notFound, validationFailed } from '../common/domain-error';
+import { LaneEngine } from '../lanes/lane-engine';
+import { readSourceArchive } from '../runtime/archive-reader';
+import { CompileQueue } from '../runtime/compile-queue';
+import { EventLog } from '../store/event-log.port';
+import { ProjectionRecord, ProjectionRepository } from '../store/projection-repository.port';
+import { UploadRecord, UploadRepository } from '../store/upload-repository.port';
+
+/** What an upload's `config` (either form) asks for; stored with the upload. */
+export interface ProjectionConfig {
+  /** Names the projection: uploading the same name again is a redeploy. Default: [ProjectionName] or the class name. */
+  name?: string;
+  notifications: {
+    webhook?: { url?: string; isolateSecret?: boolean };
+    sse?: boolean;
+  };
+}
+
+/** `{notifications: {...}}` or the settings directly at top level: both are accepted. */
+export function parseProjectionConfig(raw: string | undefined, field: string): ProjectionConfig | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  let v: any;
+  try {
+    v = JSON.parse(raw);
+  } catch {
+    throw validationFailed(field, 'must be a JSON object');
+  }
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw validationFailed(field, 'must be a JSON object');
+  const n = v.notifications && typeof v.notifications === 'object' ? v.notifications : v;
+  const url = n.webhook?.url;
+  if (url !== undefined && (typeof url !== 'string' || !/^https?:\/\//.test(url))) throw validationFailed(`${field}.webhook.url`, 'must be an http(s) URL');
+  const name = v.name;
+  if (name !== undefined && (typeof name !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(name))) {
+    throw validationFailed(`${field}.name`, 'must be 1–100 letters, digits or . _ -');
+  }
+  return {
+    ...(name ? { name } : {}),
+    notifications: {
+      ...(n.webhook ? { webhook: { url, isolateSecret: n.webhook.isolateSecret === true || n.isolateSecret === true } } : {}),
+      ...(n.sse !== undefined ? { sse: n.sse === true } : {}),
+    },
+  };
+}
+
+/**
+ * Projection uploads: compiled in the background; the first compile of a name creates the
+ * projection (stable projectionId) with this version active; a later one of the same name becomes
+ * its pending version, catching up beside the active one until promoted.
+ */
+export class ProjectionCatalog {
+  constructor(
+    private readonly uploads: UploadRepository,
+    private readonly repo: ProjectionRepository,
+    private readonly log: EventLog,
+    private readonly queue: CompileQueue,
+    private readonly engine: LaneEngine,
+  ) {
+    queue.onCompiled((u) => this.deploy(u));
+  }
+
+  async upload(tenantId: string, zip: Buffer | undefined, config: ProjectionConfig | undefined): Promise<UploadRecord> {
+    if (!zip) throw validationFailed('file', 'a multipart part named "file" holding a zip archive is required');
+    const sources = await readSourceArchive(zip);
+    return this.queue.submit({ tenantId, kind: 'projection', sources, uploadId: randomUUID(), meta: { config: config ?? null } });
+  }
+
+  /** By uploadId, or by stable projectionId (then its active version's upload). */
+  async find(tenantId: string, id: string): Promise<{ upload: UploadRecord; projection: ProjectionRecord | null }> {
+    const byUpload = await this.uploads.get(tenantId, id);
+    if (byUpload?.kind === 'projection') {
+      const projection = byUpload.status === 'compiled' ? await this.projectionOf(tenantId, byUpload) : null;
+      return { upload: byUpload, projection };
+    }
+    const projection = await this.repo.get(tenantId, id);
+    const versionId = projection?.activeVersion ?? projection?.pendingVersion;
+    const upload = versionId ? await this.uploads.get(tenantId, versionId) : null;
+    if (!projection || !upload) throw notFound(`projection '${id}'`);
+    return { upload, projection };
+  }
+
+  async projection(tenantId: string, projectionId: string): Promise<ProjectionRecord> {
+    const p = await this.repo.get(tenantId, projectionId);
+    if (!p) throw notFound(`projection '${projectionId}'`);
+    return p;
+  }
+
+  async remove(tenantId: string, projectionId: string): Promise<void> {
+    const p = await this.projection(tenantId, projectionId);
+    for (const v of [p.activeVersion, p.pendingVersion]) if (v) await this.engine.untrack(tenantId, v);
+    await this.repo.delete(tenantId, projectionId);
+  }
+
+  private async projectionOf(tenantId: string, upload: UploadRecord): Promise<ProjectionRecord | null> {
+    const version = await this.repo.getVersion(tenantId, upload.uploadId);
+    return version ? this.repo.get(tenantId, version.projectionId) : null;
+  }
+
+  private async deploy(u: UploadRecord): Promise<void> {
+    if (u.kind !== 'projection' || u.status !== 'compiled') return;
+    const found = (u.discovered ?? []).find((d) => d.kind === 'projection');
+    if (!found) {
+      await this.uploads.markFailed(u.tenantId, u.uploadId, { compilationError: 'no implementation of IProjection<TState> found', at: Date.now() });
+      return;
+    }
+    const config = (u.meta as { config?: ProjectionConfig | null }).config;
+    const name = config?.name ?? found.projectionName ?? found.className;
+    const existing = await this.repo.getByName(u.tenantId, name);
+    const projectionId = existing?.projectionId ?? randomUUID();
+    await this.repo.deploy({
+      tenantId: u.tenantId,
+      projectionId,
+      name,
+      version: {
+        tenantId: u.tenantId,
+        versionId: u.uploadId,
+        projectionId,
+        className: found.className,
+        targetPosition: await this.log.headPosition(u.tenantId),
+        createdAt: Date.now(),
+      },
+    });
+    const v = await this.repo.getVersion(u.tenantId, u.uploadId);
+    if (v) this.engine.track(v);
+    if (existing?.pendingVersion && existing.pendingVersion !== u.uploadId) {
+      // A newer redeploy replaces a pending one that had not caught up yet.
+      await this.engine.untrack(u.tenantId, existing.pendingVersion);
+      await this.repo.dropVersion(u.tenantId, existing.pendingVersion);
+    }
+  }
+}

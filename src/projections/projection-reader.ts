@@ -1,0 +1,108 @@
+import { DomainError, notFound, validationFailed } from '../common/domain-error';
+import { EventLog } from '../store/event-log.port';
+import { LaneRecord, ProjectionRecord, ProjectionRepository } from '../store/projection-repository.port';
+
+export interface ApplyLag {
+  totalInboxDepth: number;
+  heldLanes: number;
+  laneCount: number;
+  headPosition: number;
+  appliedPosition: number;
+  /** head − applied: events the version has not applied yet (a held lane keeps this above 0). */
+  lagEvents: number;
+  /** Age of the oldest event not yet applied; 0 when none. */
+  oldestUnappliedAgeMs: number;
+}
+
+export type StateRead =
+  | { status: 200; body: { projectionId: string; stateKey: string; state: unknown; updatedAt: number; appliedPosition: number } }
+  | { status: 202; body: { projectionId: string; status: 'catching_up'; minPosition?: number; appliedPosition: number } };
+
+const LAG_TIMEOUT_MS = 500;
+
+/** Reads of projection state and lag: never from a version that has not caught up, never waiting unboundedly. */
+export class ProjectionReader {
+  constructor(
+    private readonly repo: ProjectionRepository,
+    private readonly log: EventLog,
+    private readonly maxWaitMs: number,
+  ) {}
+
+  async state(tenantId: string, projectionId: string, key: string, minPositionRaw?: string): Promise<StateRead> {
+    const p = await this.repo.get(tenantId, projectionId);
+    if (!p || !p.activeVersion) throw notFound(`projection '${projectionId}'`);
+    const minPosition = this.parseMin(minPositionRaw);
+    const deadline = Date.now() + (minPosition !== undefined ? this.maxWaitMs : 0);
+    for (;;) {
+      const v = await this.repo.getVersion(tenantId, p.activeVersion);
+      if (!v) throw notFound(`projection '${projectionId}'`);
+      const applied = await this.appliedPosition(tenantId, v.versionId, v.routedPosition);
+      const ready = v.caughtUpAt !== null && (minPosition === undefined || (await this.keyReached(tenantId, v.versionId, key, minPosition, v.routedPosition)));
+      if (ready) {
+        const lane = await this.repo.getLane(tenantId, v.versionId, key);
+        if (!lane || lane.state === null) throw notFound(`state '${key}' of projection '${projectionId}'`);
+        return {
+          status: 200,
+          body: { projectionId, stateKey: key, state: JSON.parse(lane.state), updatedAt: lane.updatedAt ?? 0, appliedPosition: lane.appliedPosition },
+        };
+      }
+      if (Date.now() >= deadline) {
+        return { status: 202, body: { projectionId, status: 'catching_up', ...(minPosition !== undefined ? { minPosition } : {}), appliedPosition: applied } };
+      }
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  /** The lag summary of a version, or undefined when it cannot be had quickly (the status read must not block on it). */
+  async lag(tenantId: string, versionId: string): Promise<ApplyLag | undefined> {
+    const work = (async (): Promise<ApplyLag> => {
+      const v = await this.repo.getVersion(tenantId, versionId);
+      if (!v) throw new DomainError('NOT_FOUND', 'version gone');
+      const [l, head] = await Promise.all([this.repo.lag(tenantId, versionId), this.log.headPosition(tenantId)]);
+      const applied = l.oldestUnapplied !== null ? Math.min(l.oldestUnapplied - 1, v.routedPosition) : v.routedPosition;
+      let age = 0;
+      if (applied < head) {
+        const [next] = await this.log.readAll(tenantId, applied, 1);
+        if (next) age = Math.max(0, Date.now() - next.timestamp);
+      }
+      return {
+        totalInboxDepth: l.inboxDepth + Math.max(0, head - v.routedPosition),
+        heldLanes: l.heldLanes,
+        laneCount: l.laneCount,
+        headPosition: head,
+        appliedPosition: applied,
+        lagEvents: head - applied,
+        oldestUnappliedAgeMs: age,
+      };
+    })();
+    const timeout = new Promise<undefined>((r) => setTimeout(() => r(undefined), LAG_TIMEOUT_MS).unref());
+    return Promise.race([work.catch(() => undefined), timeout]);
+  }
+
+  async keys(tenantId: string, p: ProjectionRecord, after: string, limitRaw?: string): Promise<LaneRecord[]> {
+    const limit = limitRaw === undefined ? 100 : Number(limitRaw);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw validationFailed('limit', 'must be between 1 and 1000');
+    if (!p.activeVersion) return [];
+    return this.repo.listLanes(tenantId, p.activeVersion, { afterKey: after, limit });
+  }
+
+  private parseMin(raw?: string): number | undefined {
+    if (raw === undefined || raw === '') return undefined;
+    if (!/^\d+$/.test(raw)) throw validationFailed('minPosition', 'must be a non-negative integer');
+    return Number(raw);
+  }
+
+  private async appliedPosition(tenantId: string, versionId: string, routed: number): Promise<number> {
+    const l = await this.repo.lag(tenantId, versionId);
+    return l.oldestUnapplied !== null ? Math.min(l.oldestUnapplied - 1, routed) : routed;
+  }
+
+  /** Everything up to `position` that belongs to `key` is applied (or it was never this key's). */
+  private async keyReached(tenantId: string, versionId: string, key: string, position: number, routed: number): Promise<boolean> {
+    if (routed < position) return false;
+    const lane = await this.repo.getLane(tenantId, versionId, key);
+    if (lane && lane.appliedPosition >= position) return true;
+    const work = await this.repo.laneWork(tenantId, versionId, key, 1);
+    return work.events.length === 0 || work.events[0].position > position;
+  }
+}

@@ -1,0 +1,73 @@
+import { Inject, Logger, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { AppendPipeline } from '../events/append-pipeline';
+import { EventsModule } from '../events/events.module';
+import { InProcessLaneScheduler } from '../lanes/in-process-lane-scheduler';
+import { LaneEngine } from '../lanes/lane-engine';
+import { DEFAULT_LANE_OPTIONS, LaneRunner } from '../lanes/lane-runner';
+import { LaneScheduler } from '../lanes/lane-scheduler.port';
+import { CompileQueue } from '../runtime/compile-queue';
+import { RuntimePool } from '../runtime/runtime-pool';
+import { STORE, Store } from '../store/store.port';
+import { ProjectionCatalog } from './projection-catalog';
+import { ProjectionReader } from './projection-reader';
+import { ProjectionsController } from './projections.controller';
+import { PROJECTION_REPOSITORY } from './projections.tokens';
+
+const LANE_SCHEDULER = Symbol('LANE_SCHEDULER');
+
+async function createScheduler(config: AppConfig): Promise<LaneScheduler> {
+  if (!config.redisUrl) return new InProcessLaneScheduler({ concurrency: config.lanes.concurrency });
+  // Loaded only when configured, so the embedded default never touches Redis code paths.
+  const { BullmqLaneScheduler } = await import('../lanes/bullmq-lane-scheduler');
+  return new BullmqLaneScheduler({ redisUrl: config.redisUrl, concurrency: config.lanes.concurrency });
+}
+
+@Module({
+  imports: [EventsModule],
+  controllers: [ProjectionsController],
+  providers: [
+    { provide: PROJECTION_REPOSITORY, inject: [STORE], useFactory: (s: Store) => s.projections },
+    { provide: LANE_SCHEDULER, inject: [APP_CONFIG], useFactory: createScheduler },
+    {
+      provide: LaneEngine,
+      inject: [STORE, RuntimePool, LANE_SCHEDULER, APP_CONFIG],
+      useFactory: (s: Store, pool: RuntimePool, scheduler: LaneScheduler, c: AppConfig) => {
+        let engine: LaneEngine | undefined;
+        const runner = new LaneRunner(s.projections, pool, { ...DEFAULT_LANE_OPTIONS, backoffMs: c.lanes.backoffMs }, () => engine?.laneApplied());
+        engine = new LaneEngine(s.events, s.projections, pool, scheduler, runner, { sweepMs: c.lanes.sweepMs });
+        return engine;
+      },
+    },
+    {
+      provide: ProjectionReader,
+      inject: [STORE, APP_CONFIG],
+      useFactory: (s: Store, c: AppConfig) => new ProjectionReader(s.projections, s.events, c.lanes.readWaitMs),
+    },
+    {
+      provide: ProjectionCatalog,
+      inject: [STORE, CompileQueue, LaneEngine],
+      useFactory: (s: Store, q: CompileQueue, engine: LaneEngine) => new ProjectionCatalog(s.uploads, s.projections, s.events, q, engine),
+    },
+  ],
+})
+export class ProjectionsModule implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('Projections');
+
+  constructor(
+    private readonly engine: LaneEngine,
+    private readonly pipeline: AppendPipeline,
+    @Inject(LANE_SCHEDULER) private readonly scheduler: LaneScheduler,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    this.pipeline.onCommitted((tenantId) => this.engine.appended(tenantId));
+    await this.engine.start();
+    this.logger.log(`lanes on the ${this.scheduler.kind} scheduler`);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.engine.close();
+  }
+}

@@ -1,0 +1,92 @@
+import { StoredEvent } from './event-log.port';
+
+export interface ProjectionRecord {
+  tenantId: string;
+  projectionId: string;
+  name: string;
+  activeVersion: string | null;
+  pendingVersion: string | null;
+  createdAt: number;
+}
+
+/** One deploy of a projection (its uploadId), reading the log from the start on its own lanes. */
+export interface ProjectionVersion {
+  tenantId: string;
+  versionId: string;
+  projectionId: string;
+  className: string;
+  /** The tenant's head position when the version started: it has caught up once it applied up to here. */
+  targetPosition: number;
+  /** Every event up to here has been given to its lane's inbox (or found not to be the projection's). */
+  routedPosition: number;
+  caughtUpAt: number | null;
+  createdAt: number;
+}
+
+export interface LaneRecord {
+  key: string;
+  /** JSON text, null before the first Apply. */
+  state: string | null;
+  appliedPosition: number;
+  updatedAt: number | null;
+  heldPosition: number | null;
+  heldError: string | null;
+  attempts: number;
+}
+
+export interface InboxItem {
+  key: string;
+  position: number;
+}
+
+export interface LaneWork {
+  lane: LaneRecord;
+  /** Events in the lane's inbox after its applied position, in order. */
+  events: StoredEvent[];
+}
+
+export interface VersionLag {
+  /** Inbox rows not yet applied. */
+  inboxDepth: number;
+  heldLanes: number;
+  laneCount: number;
+  /** Lowest position still in an inbox (unapplied), if any. */
+  oldestUnapplied: number | null;
+}
+
+/** Projections, their versions, and the per-key lanes (inbox + state + checkpoint): the truth that schedulers only wake. */
+export interface ProjectionRepository {
+  getByName(tenantId: string, name: string): Promise<ProjectionRecord | null>;
+  get(tenantId: string, projectionId: string): Promise<ProjectionRecord | null>;
+  list(tenantId: string): Promise<ProjectionRecord[]>;
+  /** Creates the projection with `version` active, or makes `version` the pending version of the existing one. Returns the projection. */
+  deploy(p: { tenantId: string; projectionId: string; name: string; version: Omit<ProjectionVersion, 'routedPosition' | 'caughtUpAt'> }): Promise<ProjectionRecord>;
+  getVersion(tenantId: string, versionId: string): Promise<ProjectionVersion | null>;
+  /** Versions that are active or pending (what routers and sweepers work on), all tenants. */
+  liveVersions(): Promise<ProjectionVersion[]>;
+  /** Adds inbox rows and advances the routed position, atomically; never moves it back. */
+  route(tenantId: string, versionId: string, items: InboxItem[], routedPosition: number): Promise<void>;
+  /** The lane (created empty if new) and up to `limit` events of its inbox after its applied position. */
+  laneWork(tenantId: string, versionId: string, key: string, limit: number): Promise<LaneWork>;
+  /** Records applied events: new state and checkpoint, inbox rows up to it removed, attempts reset. */
+  applied(tenantId: string, versionId: string, key: string, r: { state: string; appliedPosition: number; updatedAt: number }): Promise<void>;
+  /** Counts a failed attempt; with `hold`, the lane stops on `position` until retried or skipped. */
+  failed(tenantId: string, versionId: string, key: string, r: { position: number; error: string; hold: boolean }): Promise<number>;
+  /** Operator: clears the hold (and the attempt count) so the lane tries the event again. */
+  release(tenantId: string, versionId: string, key: string): Promise<boolean>;
+  /** Operator: drops the held event from the lane (its state is not changed by it) and clears the hold. */
+  skip(tenantId: string, versionId: string, key: string): Promise<boolean>;
+  getLane(tenantId: string, versionId: string, key: string): Promise<LaneRecord | null>;
+  listLanes(tenantId: string, versionId: string, opts: { afterKey: string; limit: number; heldOnly?: boolean }): Promise<LaneRecord[]>;
+  /** Keys with unapplied, not held inbox rows: what a sweep wakes after a lost wake-up. */
+  lanesWithWork(tenantId: string, versionId: string, limit: number): Promise<string[]>;
+  /** Whether any inbox row at or below `position` is waiting on a lane that is not held. */
+  hasUnappliedUpTo(tenantId: string, versionId: string, position: number): Promise<boolean>;
+  markCaughtUp(tenantId: string, versionId: string, at: number): Promise<void>;
+  /** The pending version becomes active, atomically; the old active version is returned for cleanup. */
+  promote(tenantId: string, projectionId: string, versionId: string): Promise<string | null>;
+  lag(tenantId: string, versionId: string): Promise<VersionLag>;
+  /** Removes a version's lanes and inbox (a retired or deleted version). */
+  dropVersion(tenantId: string, versionId: string): Promise<void>;
+  delete(tenantId: string, projectionId: string): Promise<void>;
+}

@@ -1,0 +1,267 @@
+
+import { EVENT_COLUMNS, EventDbRow, toStoredEvent } from './event-row';
+import {
+  InboxItem,
+  LaneRecord,
+  LaneWork,
+  ProjectionRecord,
+  ProjectionRepository,
+  ProjectionVersion,
+  VersionLag,
+} from './projection-repository.port';
+import { SqlRunner, SqlStatement } from './sql-runner';
+
+const E_COLUMNS = EVENT_COLUMNS.split(',').map((c) => `e.${c.trim()}`).join(', ');
+const LANE_COLUMNS = 'state_key, state, applied_position, updated_at, held_position, held_error, attempts';
+const INBOX_CHUNK = 500;
+
+const n = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+function toProjection(r: any): ProjectionRecord {
+  return {
+    tenantId: r.tenant_id,
+    projectionId: r.projection_id,
+    name: r.name,
+    activeVersion: r.active_version,
+    pendingVersion: r.pending_version,
+    createdAt: Number(r.created_at),
+  };
+}
+
+function toVersion(r: any): ProjectionVersion {
+  return {
+    tenantId: r.tenant_id,
+    versionId: r.version_id,
+    projectionId: r.projection_id,
+    className: r.class_name,
+    targetPosition: Number(r.target_position),
+    routedPosition: Number(r.routed_position),
+    caughtUpAt: n(r.caught_up_at),
+    createdAt: Number(r.created_at),
+  };
+}
+
+function toLane(r: any): LaneRecord {
+  return {
+    key: r.state_key,
+    state: r.state,
+    appliedPosition: Number(r.applied_position),
+    updatedAt: n(r.updated_at),
+    heldPosition: n(r.held_position),
+    heldError: r.held_error,
+    attempts: Number(r.attempts),
+  };
+}
+
+/** One implementation for both stores: the SQL is the same; the runner differs (see sql-runner.ts). */
+export class SqlProjectionRepository implements ProjectionRepository {
+  constructor(private readonly db: SqlRunner) {}
+
+  async getByName(tenantId: string, name: string) {
+    const [r] = await this.db.all('SELECT * FROM projections WHERE tenant_id = ? AND name = ?', [tenantId, name]);
+    return r ? toProjection(r) : null;
+  }
+
+  async get(tenantId: string, projectionId: string) {
+    const [r] = await this.db.all('SELECT * FROM projections WHERE tenant_id = ? AND projection_id = ?', [tenantId, projectionId]);
+    return r ? toProjection(r) : null;
+  }
+
+  async list(tenantId: string) {
+    return (await this.db.all('SELECT * FROM projections WHERE tenant_id = ? ORDER BY name', [tenantId])).map(toProjection);
+  }
+
+  async deploy(p: { tenantId: string; projectionId: string; name: string; version: Omit<ProjectionVersion, 'routedPosition' | 'caughtUpAt'> }) {
+    const v = p.version;
+    const insertVersion: SqlStatement = {
+      sql: `INSERT INTO projection_versions (tenant_id, version_id, projection_id, class_name, target_position, routed_position, created_at)
+            VALUES (?, ?, ?, ?, ?, 0, ?)`,
+      params: [p.tenantId, v.versionId, v.projectionId, v.className, v.targetPosition, v.createdAt],
+    };
+    const existing = await this.getByName(p.tenantId, p.name);
+    if (existing) {
+      await this.db.batch([
+        insertVersion,
+        { sql: 'UPDATE projections SET pending_version = ? WHERE tenant_id = ? AND projection_id = ?', params: [v.versionId, p.tenantId, existing.projectionId] },
+      ]);
+    } else {
+      await this.db.batch([
+        insertVersion,
+        {
+          sql: 'INSERT INTO projections (tenant_id, projection_id, name, active_version, pending_version, created_at) VALUES (?, ?, ?, ?, NULL, ?)',
+          params: [p.tenantId, p.projectionId, p.name, v.versionId, v.createdAt],
+        },
+      ]);
+    }
+    return (await this.getByName(p.tenantId, p.name))!;
+  }
+
+  async getVersion(tenantId: string, versionId: string) {
+    const [r] = await this.db.all('SELECT * FROM projection_versions WHERE tenant_id = ? AND version_id = ?', [tenantId, versionId]);
+    return r ? toVersion(r) : null;
+  }
+
+  async liveVersions() {
+    const rows = await this.db.all(
+      `SELECT v.* FROM projection_versions v JOIN projections p ON p.tenant_id = v.tenant_id
+       AND (p.active_version = v.version_id OR p.pending_version = v.version_id)`,
+      [],
+    );
+    return rows.map(toVersion);
+  }
+
+  async route(tenantId: string, versionId: string, items: InboxItem[], routedPosition: number) {
+    const stmts: SqlStatement[] = [];
+    for (let i = 0; i < items.length; i += INBOX_CHUNK) {
+      const chunk = items.slice(i, i + INBOX_CHUNK);
+      stmts.push({
+        sql: `INSERT INTO lane_inbox (tenant_id, version_id, state_key, position) VALUES ${chunk.map(() => '(?, ?, ?, ?)').join(', ')}
+              ON CONFLICT DO NOTHING`,
+        params: chunk.flatMap((it) => [tenantId, versionId, it.key, it.position]),
+      });
+    }
+    stmts.push({
+      sql: `UPDATE projection_versions SET routed_position = CASE WHEN routed_position > ? THEN routed_position ELSE ? END
+            WHERE tenant_id = ? AND version_id = ?`,
+      params: [routedPosition, routedPosition, tenantId, versionId],
+    });
+    await this.db.batch(stmts);
+  }
+
+  async laneWork(tenantId: string, versionId: string, key: string, limit: number): Promise<LaneWork> {
+    await this.db.run('INSERT INTO lanes (tenant_id, version_id, state_key) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [tenantId, versionId, key]);
+    const lane = (await this.getLane(tenantId, versionId, key))!;
+    const rows = await this.db.all<EventDbRow>(
+      `SELECT ${E_COLUMNS} FROM lane_inbox i JOIN events e ON e.tenant_id = i.tenant_id AND e.position = i.position
+       WHERE i.tenant_id = ? AND i.version_id = ? AND i.state_key = ? AND i.position > ? ORDER BY i.position LIMIT ?`,
+      [tenantId, versionId, key, lane.appliedPosition, limit],
+    );
+    return { lane, events: rows.map(toStoredEvent) };
+  }
+
+  async applied(tenantId: string, versionId: string, key: string, r: { state: string; appliedPosition: number; updatedAt: number }) {
+    await this.db.batch([
+      {
+        sql: `UPDATE lanes SET state = ?, applied_position = ?, updated_at = ?, attempts = 0
+              WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND applied_position < ?`,
+        params: [r.state, r.appliedPosition, r.updatedAt, tenantId, versionId, key, r.appliedPosition],
+      },
+      {
+        sql: 'DELETE FROM lane_inbox WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND position <= ?',
+        params: [tenantId, versionId, key, r.appliedPosition],
+      },
+    ]);
+  }
+
+  async failed(tenantId: string, versionId: string, key: string, r: { position: number; error: string; hold: boolean }) {
+    const hold = r.hold ? 1 : 0;
+    await this.db.run(
+      `UPDATE lanes SET attempts = attempts + 1,
+         held_position = CASE WHEN ? = 1 THEN ? ELSE held_position END,
+         held_error = CASE WHEN ? = 1 THEN ? ELSE held_error END
+       WHERE tenant_id = ? AND version_id = ? AND state_key = ?`,
+      [hold, r.position, hold, r.error.slice(0, 4000), tenantId, versionId, key],
+    );
+    return (await this.getLane(tenantId, versionId, key))?.attempts ?? 0;
+  }
+
+  async release(tenantId: string, versionId: string, key: string) {
+    const changed = await this.db.run(
+      'UPDATE lanes SET held_position = NULL, held_error = NULL, attempts = 0 WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND held_position IS NOT NULL',
+      [tenantId, versionId, key],
+    );
+    return changed > 0;
+  }
+
+  async skip(tenantId: string, versionId: string, key: string) {
+    const lane = await this.getLane(tenantId, versionId, key);
+    if (!lane || lane.heldPosition === null) return false;
+    await this.db.batch([
+      { sql: 'DELETE FROM lane_inbox WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND position = ?', params: [tenantId, versionId, key, lane.heldPosition] },
+      {
+        sql: `UPDATE lanes SET held_position = NULL, held_error = NULL, attempts = 0,
+                applied_position = CASE WHEN applied_position > ? THEN applied_position ELSE ? END
+              WHERE tenant_id = ? AND version_id = ? AND state_key = ?`,
+        params: [lane.heldPosition, lane.heldPosition, tenantId, versionId, key],
+      },
+    ]);
+    return true;
+  }
+
+  async getLane(tenantId: string, versionId: string, key: string) {
+    const [r] = await this.db.all(`SELECT ${LANE_COLUMNS} FROM lanes WHERE tenant_id = ? AND version_id = ? AND state_key = ?`, [tenantId, versionId, key]);
+    return r ? toLane(r) : null;
+  }
+
+  async listLanes(tenantId: string, versionId: string, opts: { afterKey: string; limit: number; heldOnly?: boolean }) {
+    const rows = await this.db.all(
+      `SELECT ${LANE_COLUMNS} FROM lanes WHERE tenant_id = ? AND version_id = ? AND state_key > ?
+       ${opts.heldOnly ? 'AND held_position IS NOT NULL' : 'AND state IS NOT NULL'} ORDER BY state_key LIMIT ?`,
+      [tenantId, versionId, opts.afterKey, opts.limit],
+    );
+    return rows.map(toLane);
+  }
+
+  async lanesWithWork(tenantId: string, versionId: string, limit: number) {
+    const rows = await this.db.all<{ state_key: string }>(
+      `SELECT DISTINCT i.state_key FROM lane_inbox i
+       LEFT JOIN lanes l ON l.tenant_id = i.tenant_id AND l.version_id = i.version_id AND l.state_key = i.state_key
+       WHERE i.tenant_id = ? AND i.version_id = ? AND l.held_position IS NULL LIMIT ?`,
+      [tenantId, versionId, limit],
+    );
+    return rows.map((r) => r.state_key);
+  }
+
+  async hasUnappliedUpTo(tenantId: string, versionId: string, position: number) {
+    const rows = await this.db.all(
+      `SELECT 1 AS x FROM lane_inbox i
+       LEFT JOIN lanes l ON l.tenant_id = i.tenant_id AND l.version_id = i.version_id AND l.state_key = i.state_key
+       WHERE i.tenant_id = ? AND i.version_id = ? AND i.position <= ? AND l.held_position IS NULL LIMIT 1`,
+      [tenantId, versionId, position],
+    );
+    return rows.length > 0;
+  }
+
+  async markCaughtUp(tenantId: string, versionId: string, at: number) {
+    await this.db.run('UPDATE projection_versions SET caught_up_at = ? WHERE tenant_id = ? AND version_id = ? AND caught_up_at IS NULL', [at, tenantId, versionId]);
+  }
+
+  async promote(tenantId: string, projectionId: string, versionId: string) {
+    const p = await this.get(tenantId, projectionId);
+    if (!p || p.pendingVersion !== versionId) return null;
+    await this.db.run(
+      'UPDATE projections SET active_version = pending_version, pending_version = NULL WHERE tenant_id = ? AND projection_id = ? AND pending_version = ?',
+      [tenantId, projectionId, versionId],
+    );
+    return p.activeVersion;
+  }
+
+  async lag(tenantId: string, versionId: string): Promise<VersionLag> {
+    const [inbox] = await this.db.all<{ depth: number; oldest: number | null }>(
+      'SELECT count(*) AS depth, min(position) AS oldest FROM lane_inbox WHERE tenant_id = ? AND version_id = ?',
+      [tenantId, versionId],
+    );
+    const [lanes] = await this.db.all<{ lanes: number; held: number }>(
+      'SELECT count(*) AS lanes, count(held_position) AS held FROM lanes WHERE tenant_id = ? AND version_id = ? AND (state IS NOT NULL OR held_position IS NOT NULL)',
+      [tenantId, versionId],
+    );
+    return { inboxDepth: Number(inbox.depth), heldLanes: Number(lanes.held), laneCount: Number(lanes.lanes), oldestUnapplied: n(inbox.oldest) };
+  }
+
+  async dropVersion(tenantId: string, versionId: string) {
+    await this.db.batch([
+      { sql: 'DELETE FROM lane_inbox WHERE tenant_id = ? AND version_id = ?', params: [tenantId, versionId] },
+      { sql: 'DELETE FROM lanes WHERE tenant_id = ? AND version_id = ?', params: [tenantId, versionId] },
+      { sql: 'DELETE FROM projection_versions WHERE tenant_id = ? AND version_id = ?', params: [tenantId, versionId] },
+    ]);
+  }
+
+  async delete(tenantId: string, projectionId: string) {
+    const p = await this.get(tenantId, projectionId);
+    if (!p) return;
+    await this.db.run('DELETE FROM projections WHERE tenant_id = ? AND projection_id = ?', [tenantId, projectionId]);
+    for (const v of [p.activeVersion, p.pendingVersion]) if (v) await this.dropVersion(tenantId, v);
+  }
+}
+
+

@@ -1,0 +1,256 @@
+import { LaneHandler, LaneRef, LaneRunOutcome, LaneScheduler } from '../../src/lanes/lane-scheduler.port';
+
+export type LaneSchedulerFactory = (options: { concurrency: number }) => LaneScheduler | Promise<LaneScheduler>;
+
+export const lane = (key: string, tenantId = 't1', versionId = 'v1'): LaneRef => ({ tenantId, versionId, key });
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export async function waitFor(what: string, condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+/** A handler can block on a gate until the test opens it. */
+export class Gate {
+  private waiters: (() => void)[] = [];
+  private isOpen = false;
+  wait(): Promise<void> {
+    return this.isOpen ? Promise.resolve() : new Promise((r) => this.waiters.push(r));
+  }
+  open(): void {
+    this.isOpen = true;
+    this.waiters.splice(0).forEach((r) => r());
+  }
+}
+
+interface Run {
+  start: number;
+  end?: number;
+}
+
+/** Records every run of every lane, and how many ran at once, per lane and overall. */
+export class RunLog {
+  readonly runs = new Map<string, Run[]>();
+  private readonly activePerLane = new Map<string, number>();
+  maxPerLane = 0;
+  active = 0;
+  maxActive = 0;
+
+  /** Wraps `body` (called with the lane and its run number, from 1) into a recorded handler. */
+  handler(body: (lane: LaneRef, n: number) => Promise<LaneRunOutcome> | LaneRunOutcome = () => ({ status: 'idle' })): LaneHandler {
+    return async (l) => {
+      const id = l.key;
+      const run: Run = { start: Date.now() };
+      const runs = this.runs.get(id) ?? [];
+      runs.push(run);
+      this.runs.set(id, runs);
+      const perLane = (this.activePerLane.get(id) ?? 0) + 1;
+      this.activePerLane.set(id, perLane);
+      this.maxPerLane = Math.max(this.maxPerLane, perLane);
+      this.active++;
+      this.maxActive = Math.max(this.maxActive, this.active);
+      try {
+        return await body(l, runs.length);
+      } finally {
+        run.end = Date.now();
+        this.activePerLane.set(id, this.activePerLane.get(id)! - 1);
+        this.active--;
+      }
+    };
+  }
+
+  count(key: string): number {
+    return this.runs.get(key)?.length ?? 0;
+  }
+
+  finished(key: string): number {
+    return (this.runs.get(key) ?? []).filter((r) => r.end !== undefined).length;
+  }
+
+  run(key: string, n: number): Run {
+    return this.runs.get(key)![n - 1];
+  }
+}
+
+/** One suite, every scheduler: what the LaneScheduler port promises, against the real thing. */
+export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): void {
+  describe(`${name} lane scheduler conformance`, () => {
+    const open: LaneScheduler[] = [];
+    const make = async (concurrency = 8) => {
+      const s = await factory({ concurrency });
+      open.push(s);
+      return s;
+    };
+    afterEach(async () => {
+      for (const s of open.splice(0)) await s.close();
+    });
+
+    it('runs a woken lane once', async () => {
+      const s = await make();
+      const log = new RunLog();
+      await s.start(log.handler());
+      await s.wake(lane('a'));
+      await waitFor('the run', () => log.finished('a') === 1);
+      await sleep(300);
+      expect(log.count('a')).toBe(1);
+      expect(await s.stats()).toEqual({ queued: 0, running: 0 });
+    });
+
+    it('runs a lane woken many times while queued once, and keeps wakes made before start', async () => {
+      const s = await make();
+      for (let i = 0; i < 20; i++) await s.wake(lane('a'));
+      await s.wakeMany([lane('a'), lane('a'), lane('b')]);
+      expect(await s.stats()).toEqual({ queued: 2, running: 0 });
+      const log = new RunLog();
+      await s.start(log.handler());
+      await waitFor('the runs', () => log.finished('a') === 1 && log.finished('b') === 1);
+      await sleep(300);
+      expect(log.count('a')).toBe(1);
+      expect(log.count('b')).toBe(1);
+    });
+
+    it('runs a lane exactly once more when woken during a run', async () => {
+      const s = await make();
+      const gate = new Gate();
+      const log = new RunLog();
+      await s.start(log.handler(async (_l, n) => {
+        if (n === 1) await gate.wait();
+        return { status: 'idle' };
+      }));
+      await s.wake(lane('a'));
+      await waitFor('the first run', () => log.count('a') === 1);
+      expect(await s.stats()).toMatchObject({ running: 1 });
+      for (let i = 0; i < 5; i++) await s.wake(lane('a'));
+      const wokenAt = Date.now();
+      gate.open();
+      await waitFor('the second run', () => log.finished('a') === 2);
+      await sleep(300);
+      expect(log.count('a')).toBe(2);
+      expect(log.run('a', 2).start).toBeGreaterThanOrEqual(wokenAt);
+      expect(log.maxPerLane).toBe(1);
+    });
+
+    it('never runs one lane twice at once, however often it is woken', async () => {
+      const s = await make(4);
+      const log = new RunLog();
+      await s.start(log.handler(async () => {
+        await sleep(15);
+        return { status: 'idle' };
+      }));
+      const until = Date.now() + 400;
+      while (Date.now() < until) {
+        await s.wakeMany([lane('a'), lane('b')]);
+        await sleep(3);
+      }
+      await waitFor('quiet', () => log.active === 0);
+      await sleep(200);
+      expect(log.maxPerLane).toBe(1);
+      expect(log.count('a')).toBeGreaterThanOrEqual(5);
+      expect(log.count('b')).toBeGreaterThanOrEqual(5);
+    });
+
+    it('runs different lanes in parallel, up to the concurrency', async () => {
+      const s = await make(4);
+      const gate = new Gate();
+      const log = new RunLog();
+      await s.start(log.handler(async () => {
+        await gate.wait();
+        return { status: 'idle' };
+      }));
+      const keys = Array.from({ length: 10 }, (_, i) => `k${i}`);
+      await s.wakeMany(keys.map((k) => lane(k)));
+      await waitFor('4 running', () => log.active === 4);
+      await sleep(300);
+      expect(log.active).toBe(4);
+      expect(await s.stats()).toEqual({ queued: 6, running: 4 });
+      gate.open();
+      await waitFor('all lanes', () => keys.every((k) => log.finished(k) === 1));
+      expect(log.maxActive).toBe(4);
+    });
+
+    it('runs a lane again after `more`, behind lanes already queued', async () => {
+      const s = await make(1);
+      const order: string[] = [];
+      const log = new RunLog();
+      await s.wakeMany([lane('a'), lane('b')]);
+      await s.start(log.handler((l, n) => {
+        order.push(l.key);
+        return l.key === 'a' && n < 3 ? { status: 'more' } : { status: 'idle' };
+      }));
+      await waitFor('three runs of a', () => log.finished('a') === 3);
+      await sleep(300);
+      expect(log.count('a')).toBe(3);
+      expect(order).toEqual(['a', 'b', 'a', 'a']);
+    });
+
+    it('runs a lane again after `retry`, no sooner than afterMs', async () => {
+      const s = await make();
+      const log = new RunLog();
+      await s.start(log.handler((_l, n) => (n === 1 ? { status: 'retry', afterMs: 500 } : { status: 'idle' })));
+      await s.wake(lane('a'));
+      await waitFor('the first run', () => log.finished('a') === 1);
+      await sleep(200);
+      expect(log.count('a')).toBe(1);
+      expect((await s.stats()).queued).toBe(1);
+      await waitFor('the retry', () => log.finished('a') === 2);
+      expect(log.run('a', 2).start - log.run('a', 1).end!).toBeGreaterThanOrEqual(500);
+      await sleep(300);
+      expect(log.count('a')).toBe(2);
+    });
+
+    it('cuts a retry delay short when the lane is woken', async () => {
+      const s = await make();
+      const log = new RunLog();
+      await s.start(log.handler((_l, n) => (n === 1 ? { status: 'retry', afterMs: 30_000 } : { status: 'idle' })));
+      await s.wake(lane('a'));
+      await waitFor('the first run', () => log.finished('a') === 1);
+      await sleep(100);
+      await s.wake(lane('a'));
+      await waitFor('the woken run', () => log.finished('a') === 2, 3000);
+    });
+
+    it('keeps a held lane quiet until it is woken', async () => {
+      const s = await make();
+      const log = new RunLog();
+      await s.start(log.handler((_l, n) => (n === 1 ? { status: 'held' } : { status: 'idle' })));
+      await s.wake(lane('a'));
+      await waitFor('the first run', () => log.finished('a') === 1);
+      await sleep(600);
+      expect(log.count('a')).toBe(1);
+      expect(await s.stats()).toEqual({ queued: 0, running: 0 });
+      await s.wake(lane('a'));
+      await waitFor('the woken run', () => log.finished('a') === 2);
+    });
+
+    it('retries a handler that throws, after about a second', async () => {
+      const s = await make();
+      const log = new RunLog();
+      await s.start(log.handler((_l, n) => {
+        if (n === 1) throw new Error('boom (expected by the test)');
+        return { status: 'idle' };
+      }));
+      await s.wake(lane('a'));
+      await waitFor('the retry', () => log.finished('a') === 2, 5000);
+      expect(log.run('a', 2).start - log.run('a', 1).end!).toBeGreaterThanOrEqual(950);
+    });
+
+    it('waits for a running handler on close, and starts nothing after', async () => {
+      const s = await make();
+      const log = new RunLog();
+      await s.start(log.handler(async (l) => {
+        if (l.key === 'slow') await sleep(500);
+        return { status: 'idle' };
+      }));
+      await s.wake(lane('slow'));
+      await waitFor('the slow run', () => log.count('slow') === 1);
+      await s.close();
+      expect(log.finished('slow')).toBe(1);
+      await s.wake(lane('late'));
+      await sleep(200);
+      expect(log.count('late')).toBe(0);
+    });
+  });
+}

@@ -8,6 +8,10 @@ import { RequestDrain } from './common/request-drain';
 import { AppConfig, LogLevel } from './config/app-config';
 import { LIMITS } from './events/event-limits';
 import { DEFAULT_ARCHIVE_LIMITS } from './runtime/archive-reader';
+import { mountBullBoard } from './lanes/bull-board';
+import { LaneScheduler } from './lanes/lane-scheduler.port';
+import { LANE_SCHEDULER } from './projections/projections.module';
+import { secretsEqual } from './tenancy/api-key';
 
 const NEST_LEVELS: Record<LogLevel, NestLogLevel[]> = {
   silent: [],
@@ -52,5 +56,15 @@ export async function createApp(config: AppConfig): Promise<ServiceApp> {
   await app.register(multipart as any, {
     limits: { fileSize: DEFAULT_ARCHIVE_LIMITS.maxArchiveBytes, files: 1, fields: 10, fieldSize: 64 * 1024, parts: 12 },
   });
+  // Operators' view of the lane queues (BullMQ only), behind the admin token like the admin API.
+  const scheduler = app.get<LaneScheduler>(LANE_SCHEDULER, { strict: false });
+  if (scheduler.kind === 'bullmq' && config.adminToken) {
+    const token = config.adminToken;
+    const queue = (scheduler as unknown as { boardAdapter(): import('bullmq').Queue }).boardAdapter();
+    await mountBullBoard(fastify, [queue], '/admin/queues', (req) => {
+      const h = req.headers.authorization;
+      return typeof h === 'string' && h.startsWith('Bearer ') && secretsEqual(h.slice(7).trim(), token);
+    });
+  }
   return { app, drain };
 }

@@ -11,6 +11,12 @@ export interface LaneRunnerOptions {
   batch: number;
   /** Delays before each retry of a failing event; past the last, the lane is held. */
   backoffMs: number[];
+  /**
+   * With several instances (BullMQ): take the lane's lease in the store for each run, so one
+   * lane never runs in two instances at once even if the queue hands it out twice (a Redis
+   * flush, a stalled job). Its owner id names this instance.
+   */
+  lease?: { owner: string; ttlMs: number };
 }
 
 export const DEFAULT_LANE_OPTIONS: LaneRunnerOptions = { batch: 200, backoffMs: [100, 500, 2000] };
@@ -33,6 +39,20 @@ export class LaneRunner {
   ) {}
 
   readonly run = async (lane: LaneRef): Promise<LaneRunOutcome> => {
+    const lease = this.options.lease;
+    if (!lease) return this.runOnce(lane);
+    const now = Date.now();
+    if (!(await this.repo.acquireLease(lane.tenantId, lane.versionId, lane.key, lease.owner, now, now + lease.ttlMs))) {
+      return { status: 'retry', afterMs: 100 }; // another instance runs it now
+    }
+    try {
+      return await this.runOnce(lane);
+    } finally {
+      await this.repo.releaseLease(lane.tenantId, lane.versionId, lane.key, lease.owner).catch(() => undefined);
+    }
+  };
+
+  private async runOnce(lane: LaneRef): Promise<LaneRunOutcome> {
     const version = await this.version(lane.tenantId, lane.versionId);
     if (!version) return { status: 'idle' }; // retired meanwhile
     const { lane: rec, events } = await this.repo.laneWork(lane.tenantId, lane.versionId, lane.key, this.options.batch);
@@ -71,7 +91,7 @@ export class LaneRunner {
       this.onApplied?.(lane, ok.position);
     }
     return this.fail(lane, events[k].position, `${result.error.code}: ${result.error.message}`);
-  };
+  }
 
   private async fail(lane: LaneRef, position: number, error: string): Promise<LaneRunOutcome> {
     const lanesSoFar = (await this.repo.getLane(lane.tenantId, lane.versionId, lane.key))?.attempts ?? 0;

@@ -16,7 +16,11 @@ export type LaneRunOutcome =
   | { status: 'idle' }
   /** Did a bounded amount of work and more is waiting: run again soon (gives other lanes a turn). */
   | { status: 'more' }
-  /** A failure to retry after a delay (backoff decided by the handler, which counts attempts in the store). */
+  /**
+   * A failure to retry after a delay (backoff decided by the handler, which counts attempts in the store).
+   * A wake that came during the failed run waits out the delay too (running at once would most
+   * likely fail again and use up an attempt); a wake during the delay cuts it short.
+   */
   | { status: 'retry'; afterMs: number }
   /** Held on a failing event until an operator acts: do not run again until woken. */
   | { status: 'held' };
@@ -34,11 +38,14 @@ export interface LaneScheduler {
   /**
    * After this resolves, the lane's handler will run at least once more, starting after this call
    * (a wake while the lane runs makes it run again afterwards). Idempotent while it is queued.
+   * May reject when the scheduler's backing store (Redis) is unreachable: the store sweep wakes
+   * the lane later.
    */
   wake(lane: LaneRef): Promise<void>;
   wakeMany(lanes: LaneRef[]): Promise<void>;
   /** Begins running handlers; one lane never runs twice at once in this process. */
   start(handler: LaneHandler): Promise<void>;
+  /** This process's lanes (in-process), or the whole shared queue across instances (BullMQ). */
   stats(): Promise<LaneSchedulerStats>;
   /** Stops taking work and waits for running handlers. */
   close(): Promise<void>;

@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import * as os from 'node:os';
 import { Inject, Logger, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -15,7 +17,7 @@ import { ProjectionReader } from './projection-reader';
 import { ProjectionsController } from './projections.controller';
 import { PROJECTION_REPOSITORY } from './projections.tokens';
 
-const LANE_SCHEDULER = Symbol('LANE_SCHEDULER');
+export const LANE_SCHEDULER = Symbol('LANE_SCHEDULER');
 
 async function createScheduler(config: AppConfig): Promise<LaneScheduler> {
   if (!config.redisUrl) return new InProcessLaneScheduler({ concurrency: config.lanes.concurrency });
@@ -35,7 +37,8 @@ async function createScheduler(config: AppConfig): Promise<LaneScheduler> {
       inject: [STORE, RuntimePool, LANE_SCHEDULER, APP_CONFIG],
       useFactory: (s: Store, pool: RuntimePool, scheduler: LaneScheduler, c: AppConfig) => {
         let engine: LaneEngine | undefined;
-        const runner = new LaneRunner(s.projections, pool, { ...DEFAULT_LANE_OPTIONS, backoffMs: c.lanes.backoffMs }, () => engine?.laneApplied());
+        const lease = scheduler.kind === 'bullmq' ? { owner: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, ttlMs: 60_000 } : undefined;
+        const runner = new LaneRunner(s.projections, pool, { ...DEFAULT_LANE_OPTIONS, backoffMs: c.lanes.backoffMs, lease }, () => engine?.laneApplied());
         engine = new LaneEngine(s.events, s.projections, pool, scheduler, runner, { sweepMs: c.lanes.sweepMs });
         return engine;
       },

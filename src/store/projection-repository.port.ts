@@ -77,6 +77,9 @@ export interface ProjectionRepository {
   /** Operator: drops the held event from the lane (its state is not changed by it) and clears the hold. */
   skip(tenantId: string, versionId: string, key: string): Promise<boolean>;
   getLane(tenantId: string, versionId: string, key: string): Promise<LaneRecord | null>;
+  /** Takes the lane's lease for `owner` until `until` (epoch ms) if free or expired; false if another holds it. */
+  acquireLease(tenantId: string, versionId: string, key: string, owner: string, now: number, until: number): Promise<boolean>;
+  releaseLease(tenantId: string, versionId: string, key: string, owner: string): Promise<void>;
   listLanes(tenantId: string, versionId: string, opts: { afterKey: string; limit: number; heldOnly?: boolean }): Promise<LaneRecord[]>;
   /** Keys with unapplied, not held inbox rows: what a sweep wakes after a lost wake-up. */
   lanesWithWork(tenantId: string, versionId: string, limit: number): Promise<string[]>;

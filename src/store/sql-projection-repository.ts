@@ -193,6 +193,25 @@ export class SqlProjectionRepository implements ProjectionRepository {
     return r ? toLane(r) : null;
   }
 
+  async acquireLease(tenantId: string, versionId: string, key: string, owner: string, now: number, until: number) {
+    await this.db.run('INSERT INTO lanes (tenant_id, version_id, state_key) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [tenantId, versionId, key]);
+    const got = await this.db.run(
+      `UPDATE lanes SET lease_owner = ?, lease_until = ?
+       WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND (lease_until IS NULL OR lease_until < ? OR lease_owner = ?)`,
+      [owner, until, tenantId, versionId, key, now, owner],
+    );
+    return got > 0;
+  }
+
+  async releaseLease(tenantId: string, versionId: string, key: string, owner: string) {
+    await this.db.run('UPDATE lanes SET lease_until = NULL WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND lease_owner = ?', [
+      tenantId,
+      versionId,
+      key,
+      owner,
+    ]);
+  }
+
   async listLanes(tenantId: string, versionId: string, opts: { afterKey: string; limit: number; heldOnly?: boolean }) {
     const rows = await this.db.all(
       `SELECT ${LANE_COLUMNS} FROM lanes WHERE tenant_id = ? AND version_id = ? AND state_key > ?

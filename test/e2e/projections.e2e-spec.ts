@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, clientFor, newTenant, ServiceProcess, startService, RunningService } from '../support/service-harness';
-import { envFor, STORE_BACKENDS, stopBackends } from '../support/store-backends';
+import { envFor, SCHEDULER_BACKENDS, schedulerEnv, STORE_BACKENDS, stopBackends } from '../support/store-backends';
 import { exampleSources } from '../support/runtime-harness';
 import { zipSources } from '../support/zip-writer';
 
@@ -69,14 +69,16 @@ async function placeOrders(c: Client, from: number, count: number, customers: nu
   return orders;
 }
 
-describe.each(STORE_BACKENDS)('projections over HTTP on %s (in-process lanes)', (backend) => {
+const COMBOS = STORE_BACKENDS.flatMap((store) => SCHEDULER_BACKENDS.map((scheduler) => [store, scheduler] as const));
+
+describe.each(COMBOS)('projections over HTTP on %s with %s lanes', (backend, scheduler) => {
   let svc: RunningService;
   let t: Client;
   let projectionId: string;
   const orders: { id: string; customer: string; amount: number }[] = [];
 
   beforeAll(async () => {
-    svc = await startService({ ...(await envFor(backend)), ...FAST });
+    svc = await startService({ ...(await envFor(backend)), ...(await schedulerEnv(scheduler)), ...FAST });
     t = await newTenant(svc.url, 'projections');
     orders.push(...(await placeOrders(t, 0, 120, 12)));
   }, 120_000);
@@ -222,6 +224,47 @@ describe('a crash mid catch-up', () => {
     } finally {
       await again.kill('SIGTERM');
       fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('two service instances sharing PostgreSQL and Redis', () => {
+  it('share the lanes, survive a FLUSHALL, and end with every state equal to a replay', async () => {
+    const { ThrowawayRedis } = await import('../support/throwaway-redis');
+    const redis = await ThrowawayRedis.start();
+    const env = { ...(await envFor('postgres')), REDIS_URL: redis.url, ...FAST };
+    const a = new ServiceProcess(env);
+    const b = new ServiceProcess(env);
+    await a.start();
+    await b.start();
+    try {
+      const ta = await newTenant(a.url, 'shared');
+      const tb = clientFor(b.url, ta.key);
+      const up = await uploadProjection(ta, a.url, zipSources(exampleSources('customer-totals')));
+      const st = await until(() => ta.get(`/projections/${up.body.uploadId}/status`), (r) => r.body.type === 'runtime');
+      const pid = st.body.projectionId;
+      const orders = [...(await placeOrders(ta, 0, 400, 40)), ...(await placeOrders(tb, 400, 400, 40))];
+      await redis.flushAll(); // Redis holds no truth: this costs latency, not events
+      orders.push(...(await placeOrders(tb, 800, 200, 40)), ...(await placeOrders(ta, 1000, 200, 40)));
+      const last = await ta.post('/events', { aggregateId: 'order-last', eventType: 'OrderPlaced', data: { customerId: 'cust-0', lines: [{ sku: 'z', qty: 1, price: 1 }] } });
+      orders.push({ id: 'order-last', customer: 'cust-0', amount: 1 });
+      await until(() => tb.get(`/projections/${pid}/state/cust-0?minPosition=${last.body.position}`), (r) => r.status === 200, 60_000);
+      for (const [customer, w] of expectedTotals(orders)) {
+        for (const c of [ta, tb]) {
+          const r = await until(() => c.get(`/projections/${pid}/state/${customer}?minPosition=${last.body.position}`), (x) => x.status === 200);
+          expect(r.body.state).toMatchObject({ orderCount: w.orderCount, totalAmount: w.totalAmount });
+        }
+      }
+      // Redis connections of both instances together stay small, whatever the number of keys.
+      expect(await redis.clientCount()).toBeLessThanOrEqual(20);
+      // The operators' queue board is mounted behind the admin token.
+      expect((await fetch(`${a.url}/admin/queues`)).status).toBe(401);
+      const board = await fetch(`${a.url}/admin/queues`, { headers: { authorization: 'Bearer test-admin-token-0123456789' } });
+      expect(board.status).toBe(200);
+    } finally {
+      await a.kill('SIGTERM');
+      await b.kill('SIGTERM');
+      await redis.stop();
     }
   });
 });

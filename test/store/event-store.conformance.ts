@@ -275,6 +275,19 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect(await store.projections.list(t)).toEqual([]);
     });
 
+    it('leases a lane to one instance at a time', async () => {
+      const t = await tenant(store, 't1');
+      const lease = (owner: string, now: number) => store.projections.acquireLease(t, 'v1', 'k', owner, now, now + 1000);
+      expect(await lease('a', 0)).toBe(true);
+      expect(await lease('b', 500)).toBe(false);
+      expect(await lease('a', 600)).toBe(true); // the holder renews
+      expect(await lease('b', 1700)).toBe(true); // expired: taken over
+      await store.projections.releaseLease(t, 'v1', 'k', 'a'); // not a's any more: no effect
+      expect(await lease('a', 1800)).toBe(false);
+      await store.projections.releaseLease(t, 'v1', 'k', 'b');
+      expect(await lease('a', 1900)).toBe(true);
+    });
+
     if (harness.concurrentInstances) {
       it('never lets a reader pass a transaction that is still open', async () => {
         const t = await tenant(store, 't1');

@@ -127,6 +127,9 @@ export const POSTGRES_MIGRATIONS: string[] = [
     held_position    bigint,
     held_error       text,
     attempts         bigint NOT NULL DEFAULT 0,
+    -- Lease: with several instances, one lane runs in one instance at a time.
+    lease_owner      text,
+    lease_until      bigint,
     PRIMARY KEY (tenant_id, version_id, state_key)
   );
   `,

@@ -126,6 +126,9 @@ export const SQLITE_MIGRATIONS: string[] = [
     held_position    INTEGER,
     held_error       TEXT,
     attempts         INTEGER NOT NULL DEFAULT 0,
+    -- Lease: with several instances, one lane runs in one instance at a time.
+    lease_owner      TEXT,
+    lease_until      INTEGER,
     PRIMARY KEY (tenant_id, version_id, state_key)
   );
   `,

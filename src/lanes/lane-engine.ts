@@ -22,6 +22,9 @@ export class LaneEngine {
   private readonly routers = new Map<string, VersionRouter>();
   private sweeper?: NodeJS.Timeout;
   private checking = false;
+  /** Versions not yet caught up: only these make catch-up checks worth their queries. */
+  private readonly catchingUp = new Set<string>();
+  private checkScheduled = false;
   private readonly promotedListeners: ((tenantId: string, projectionId: string, versionId: string, retired: string | null) => void)[] = [];
 
   constructor(
@@ -48,7 +51,8 @@ export class LaneEngine {
   track(v: ProjectionVersion): void {
     if (this.routers.has(v.versionId)) return;
     this.tenantOf.set(v.versionId, v.tenantId);
-    const router = new VersionRouter(v, this.log, this.repo, this.runtime, this.scheduler, () => void this.checkCatchUp());
+    if (v.caughtUpAt === null) this.catchingUp.add(v.versionId);
+    const router = new VersionRouter(v, this.log, this.repo, this.runtime, this.scheduler, () => this.laneApplied());
     this.routers.set(v.versionId, router);
     router.wake();
   }
@@ -70,9 +74,14 @@ export class LaneEngine {
     await this.scheduler.wake(lane);
   }
 
-  /** A lane applied events: a catching-up version may now be done. */
+  /** A lane applied events: a catching-up version may now be done (checked at most every 50 ms). */
   laneApplied(): void {
-    void this.checkCatchUp();
+    if (this.catchingUp.size === 0 || this.checkScheduled) return;
+    this.checkScheduled = true;
+    setTimeout(() => {
+      this.checkScheduled = false;
+      void this.checkCatchUp();
+    }, 50).unref();
   }
 
   async close(): Promise<void> {
@@ -105,10 +114,14 @@ export class LaneEngine {
     try {
       for (const v of await this.repo.liveVersions()) {
         this.tenantOf.set(v.versionId, v.tenantId);
-        if (v.caughtUpAt !== null) continue;
+        if (v.caughtUpAt !== null) {
+          this.catchingUp.delete(v.versionId);
+          continue;
+        }
         if (v.routedPosition < v.targetPosition) continue;
         if (await this.repo.hasUnappliedUpTo(v.tenantId, v.versionId, v.targetPosition)) continue;
         await this.repo.markCaughtUp(v.tenantId, v.versionId, Date.now());
+        this.catchingUp.delete(v.versionId);
         const p = await this.repo.get(v.tenantId, v.projectionId);
         if (p?.pendingVersion === v.versionId) {
           const retired = await this.repo.promote(v.tenantId, v.projectionId, v.versionId);

@@ -1,5 +1,6 @@
 import { DomainError, notFound, validationFailed } from '../common/domain-error';
 import { EventLog } from '../store/event-log.port';
+import { AppliedSignal } from '../lanes/applied-signal';
 import { LaneRecord, ProjectionRecord, ProjectionRepository } from '../store/projection-repository.port';
 
 export interface ApplyLag {
@@ -26,6 +27,7 @@ export class ProjectionReader {
     private readonly repo: ProjectionRepository,
     private readonly log: EventLog,
     private readonly maxWaitMs: number,
+    private readonly applied: AppliedSignal = new AppliedSignal(),
   ) {}
 
   async state(tenantId: string, projectionId: string, key: string, minPositionRaw?: string): Promise<StateRead> {
@@ -36,7 +38,6 @@ export class ProjectionReader {
     for (;;) {
       const v = await this.repo.getVersion(tenantId, p.activeVersion);
       if (!v) throw notFound(`projection '${projectionId}'`);
-      const applied = await this.appliedPosition(tenantId, v.versionId, v.routedPosition);
       const ready = v.caughtUpAt !== null && (minPosition === undefined || (await this.keyReached(tenantId, v.versionId, key, minPosition, v.routedPosition)));
       if (ready) {
         const lane = await this.repo.getLane(tenantId, v.versionId, key);
@@ -47,9 +48,10 @@ export class ProjectionReader {
         };
       }
       if (Date.now() >= deadline) {
+        const applied = await this.appliedPosition(tenantId, v.versionId, v.routedPosition);
         return { status: 202, body: { projectionId, status: 'catching_up', ...(minPosition !== undefined ? { minPosition } : {}), appliedPosition: applied } };
       }
-      await new Promise((r) => setTimeout(r, 10));
+      await this.applied.wait(v.versionId, key, Math.min(20, Math.max(1, deadline - Date.now())));
     }
   }
 
@@ -102,7 +104,7 @@ export class ProjectionReader {
     if (routed < position) return false;
     const lane = await this.repo.getLane(tenantId, versionId, key);
     if (lane && lane.appliedPosition >= position) return true;
-    const work = await this.repo.laneWork(tenantId, versionId, key, 1);
-    return work.events.length === 0 || work.events[0].position > position;
+    const next = await this.repo.nextInboxPosition(tenantId, versionId, key, lane?.appliedPosition ?? 0);
+    return next === null || next > position;
   }
 }

@@ -5,6 +5,7 @@ import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { AppendPipeline } from '../events/append-pipeline';
 import { EventsModule } from '../events/events.module';
+import { AppliedSignal } from '../lanes/applied-signal';
 import { InProcessLaneScheduler } from '../lanes/in-process-lane-scheduler';
 import { LaneEngine } from '../lanes/lane-engine';
 import { DEFAULT_LANE_OPTIONS, LaneRunner } from '../lanes/lane-runner';
@@ -32,21 +33,25 @@ async function createScheduler(config: AppConfig): Promise<LaneScheduler> {
   providers: [
     { provide: PROJECTION_REPOSITORY, inject: [STORE], useFactory: (s: Store) => s.projections },
     { provide: LANE_SCHEDULER, inject: [APP_CONFIG], useFactory: createScheduler },
+    { provide: AppliedSignal, useValue: new AppliedSignal() },
     {
       provide: LaneEngine,
-      inject: [STORE, RuntimePool, LANE_SCHEDULER, APP_CONFIG],
-      useFactory: (s: Store, pool: RuntimePool, scheduler: LaneScheduler, c: AppConfig) => {
+      inject: [STORE, RuntimePool, LANE_SCHEDULER, APP_CONFIG, AppliedSignal],
+      useFactory: (s: Store, pool: RuntimePool, scheduler: LaneScheduler, c: AppConfig, signal: AppliedSignal) => {
         let engine: LaneEngine | undefined;
         const lease = scheduler.kind === 'bullmq' ? { owner: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, ttlMs: 60_000 } : undefined;
-        const runner = new LaneRunner(s.projections, pool, { ...DEFAULT_LANE_OPTIONS, backoffMs: c.lanes.backoffMs, lease }, () => engine?.laneApplied());
+        const runner = new LaneRunner(s.projections, pool, { ...DEFAULT_LANE_OPTIONS, backoffMs: c.lanes.backoffMs, lease }, (lane) => {
+          signal.notify(lane.versionId, lane.key);
+          engine?.laneApplied();
+        });
         engine = new LaneEngine(s.events, s.projections, pool, scheduler, runner, { sweepMs: c.lanes.sweepMs });
         return engine;
       },
     },
     {
       provide: ProjectionReader,
-      inject: [STORE, APP_CONFIG],
-      useFactory: (s: Store, c: AppConfig) => new ProjectionReader(s.projections, s.events, c.lanes.readWaitMs),
+      inject: [STORE, APP_CONFIG, AppliedSignal],
+      useFactory: (s: Store, c: AppConfig, signal: AppliedSignal) => new ProjectionReader(s.projections, s.events, c.lanes.readWaitMs, signal),
     },
     {
       provide: ProjectionCatalog,

@@ -77,6 +77,8 @@ export interface ProjectionRepository {
   /** Operator: drops the held event from the lane (its state is not changed by it) and clears the hold. */
   skip(tenantId: string, versionId: string, key: string): Promise<boolean>;
   getLane(tenantId: string, versionId: string, key: string): Promise<LaneRecord | null>;
+  /** The lowest inbox position of the lane above `after`, if any (read-only: state reads use it). */
+  nextInboxPosition(tenantId: string, versionId: string, key: string, after: number): Promise<number | null>;
   /** Takes the lane's lease for `owner` until `until` (epoch ms) if free or expired; false if another holds it. */
   acquireLease(tenantId: string, versionId: string, key: string, owner: string, now: number, until: number): Promise<boolean>;
   releaseLease(tenantId: string, versionId: string, key: string, owner: string): Promise<void>;

@@ -193,6 +193,14 @@ export class SqlProjectionRepository implements ProjectionRepository {
     return r ? toLane(r) : null;
   }
 
+  async nextInboxPosition(tenantId: string, versionId: string, key: string, after: number) {
+    const [r] = await this.db.all<{ p: number | null }>(
+      'SELECT min(position) AS p FROM lane_inbox WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND position > ?',
+      [tenantId, versionId, key, after],
+    );
+    return n(r?.p);
+  }
+
   async acquireLease(tenantId: string, versionId: string, key: string, owner: string, now: number, until: number) {
     await this.db.run('INSERT INTO lanes (tenant_id, version_id, state_key) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [tenantId, versionId, key]);
     const got = await this.db.run(

@@ -1,0 +1,138 @@
+import { execSync } from 'node:child_process';
+import * as http from 'node:http';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { exampleSources } from '../test/support/runtime-harness';
+import { ThrowawayRedis } from '../test/support/throwaway-redis';
+import { zipSources } from '../test/support/zip-writer';
+import { fmt, startChild, stopChild } from './bench-util';
+
+const ADMIN = 'bench-admin-token-0123456789';
+const KEYS = Number(process.env.PROJ_KEYS ?? 10_000);
+const PER_KEY = Number(process.env.PROJ_PER_KEY ?? 100);
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
+
+// A bounded keep-alive pool: an open-loop load must not turn into thousands of new connections.
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+
+function call(url: string, method: string, key: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, agent, headers: { 'x-api-key': key, ...(payload ? { 'content-type': 'application/json' } : {}) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString() || 'null') }));
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+async function tenant(url: string): Promise<string> {
+  const r = await fetch(`${url}/admin/tenants`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: '{"name":"bench"}' });
+  return ((await r.json()) as { apiKey: string }).apiKey;
+}
+
+/** KEYS orders (one customer each): an OrderPlaced and PER_KEY−1 ItemAdded, as batches of 100. */
+async function loadHistory(url: string, key: string): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      for (let k = next++; k < KEYS; k = next++) {
+        const events = [{ eventType: 'OrderPlaced', data: { customerId: `c-${k}`, lines: [{ sku: 'a', qty: 1, price: 1 }] } }];
+        for (let i = 1; i < PER_KEY; i++) events.push({ eventType: 'ItemAdded', data: { sku: 'b', qty: 1, price: 1, customerId: `c-${k}` } as any });
+        for (let i = 0; i < events.length; i += 100) {
+          const r = await call(`${url}/events/batch`, 'POST', key, { aggregateId: `order-${k}`, aggregateType: 'order', events: events.slice(i, i + 100) });
+          if (r.status !== 201) throw new Error(JSON.stringify(r.body));
+        }
+      }
+    }),
+  );
+}
+
+async function deploy(url: string, key: string): Promise<{ projectionId: string; seconds: number }> {
+  const t0 = performance.now();
+  const form = new FormData();
+  form.append('file', new Blob([zipSources(exampleSources('customer-totals'))]), 'p.zip');
+  const up = (await (await fetch(`${url}/projections/upload`, { method: 'POST', headers: { 'x-api-key': key }, body: form })).json()) as any;
+  let projectionId = '';
+  for (;;) {
+    const st = await call(`${url}/projections/${up.uploadId}/status?include=lag`, 'GET', key);
+    projectionId = st.body.projectionId ?? '';
+    const lag = st.body.activeVersion?.applyLag;
+    if (projectionId && lag && lag.lagEvents === 0) {
+      const probe = await call(`${url}/projections/${projectionId}/state/c-${KEYS - 1}`, 'GET', key);
+      if (probe.status === 200) break;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { projectionId, seconds: (performance.now() - t0) / 1000 };
+}
+
+/** Appends at `rate`/s for `seconds`; for each, the time from its acknowledgement until a read with minPosition sees it. */
+async function liveLatency(url: string, key: string, projectionId: string, rate: number, seconds: number): Promise<number[]> {
+  const lat: number[] = [];
+  const inflight: Promise<void>[] = [];
+  const total = rate * seconds;
+  const start = performance.now();
+  for (let i = 0; i < total; i++) {
+    const due = start + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    inflight.push(
+      (async () => {
+        const c = `c-${i % KEYS}`;
+        const r = await call(`${url}/events`, 'POST', key, { aggregateId: `live-${i}`, eventType: 'OrderPlaced', data: { customerId: c, lines: [{ sku: 'x', qty: 1, price: 1 }] } });
+        const acked = performance.now();
+        const s = await call(`${url}/projections/${projectionId}/state/${c}?minPosition=${r.body.position}`, 'GET', key);
+        if (s.status === 200) lat.push(performance.now() - acked);
+      })(),
+    );
+  }
+  await Promise.all(inflight);
+  return lat;
+}
+
+function rssMb(pid: number): number {
+  return Number(execSync(`ps -o rss= -p ${pid}`).toString().trim()) / 1024;
+}
+
+async function run(label: string, env: Record<string, string>, redis?: ThrowawayRedis): Promise<void> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'es-bench-proj-'));
+  const { url, child } = await startChild('src/main.js', { ADMIN_TOKEN: ADMIN, DATA_DIR: dataDir, ...env });
+  try {
+    const key = await tenant(url);
+    const t0 = performance.now();
+    await loadHistory(url, key);
+    console.log(`[${label}] loaded ${fmt(KEYS * PER_KEY)} events for ${fmt(KEYS)} keys in ${fmt((performance.now() - t0) / 1000, 1)} s`);
+    const d = await deploy(url, key);
+    console.log(`[${label}] catch-up (compile included): ${fmt(d.seconds, 1)} s = ${fmt((KEYS * PER_KEY) / d.seconds)} events/s, ${fmt(KEYS / d.seconds)} keys/s`);
+    await liveLatency(url, key, d.projectionId, 200, 2); // warm
+    const lat = await liveLatency(url, key, d.projectionId, 1000, 10);
+    console.log(`[${label}] live, 1,000 appends/s for 10 s: append acknowledged → state readable p50 ${fmt(pct(lat, 50), 1)} ms, p99 ${fmt(pct(lat, 99), 1)} ms (${fmt(lat.length)} samples)`);
+    console.log(`[${label}] service RSS with ${fmt(KEYS)} keys: ${fmt(rssMb(child.pid!))} MiB${redis ? `; Redis clients: ${await redis.clientCount()}` : ''}`);
+  } finally {
+    await stopChild(child);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  console.log(`# projections benchmark — ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}, SQLite store, customer-totals example\n`);
+  await run('in-process', {});
+  const redis = await ThrowawayRedis.start();
+  try {
+    await run('bullmq', { REDIS_URL: redis.url }, redis);
+  } finally {
+    await redis.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

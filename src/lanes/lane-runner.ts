@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { LruMap } from '../common/lru-map';
 import { toWireEvent } from '../reducers/wire-event';
 import { HostCallError } from '../runtime/host-process';
+import { CoalescingApplier } from '../runtime/coalescing-applier';
 import { RuntimePool } from '../runtime/runtime-pool';
 import { ProjectionRepository, ProjectionVersion } from '../store/projection-repository.port';
 import { LaneRef, LaneRunOutcome } from './lane-scheduler.port';
@@ -30,13 +31,17 @@ export const DEFAULT_LANE_OPTIONS: LaneRunnerOptions = { batch: 200, backoffMs: 
 export class LaneRunner {
   private readonly logger = new Logger('LaneRunner');
   private readonly versions = new LruMap<string, ProjectionVersion>(10_000);
+  private readonly applier: CoalescingApplier;
 
   constructor(
     private readonly repo: ProjectionRepository,
-    private readonly runtime: Pick<RuntimePool, 'apply'>,
+    runtime: Pick<RuntimePool, 'apply'>,
     private readonly options: LaneRunnerOptions = DEFAULT_LANE_OPTIONS,
     private readonly onApplied?: (lane: LaneRef, appliedPosition: number) => void,
-  ) {}
+  ) {
+    // Lanes running at the same time share executor calls.
+    this.applier = new CoalescingApplier(runtime);
+  }
 
   readonly run = async (lane: LaneRef): Promise<LaneRunOutcome> => {
     const lease = this.options.lease;
@@ -61,9 +66,10 @@ export class LaneRunner {
 
     let result;
     try {
-      [result] = await this.runtime.apply(lane.tenantId, lane.versionId, version.className, [
-        { state: rec.state === null ? null : JSON.parse(rec.state), events: events.map(toWireEvent) },
-      ]);
+      result = await this.applier.apply(lane.tenantId, lane.versionId, version.className, {
+        state: rec.state === null ? null : JSON.parse(rec.state),
+        events: events.map(toWireEvent),
+      });
     } catch (e) {
       if (e instanceof HostCallError && e.failure === 'UNAVAILABLE') return { status: 'retry', afterMs: 1000 };
       const message = e instanceof HostCallError ? `${e.failure}: ${e.message}` : String(e);

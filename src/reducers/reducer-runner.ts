@@ -1,6 +1,7 @@
 import { DomainError } from '../common/domain-error';
 import { Binding } from '../store/reducer-state.port';
 import { HostCallError } from '../runtime/host-process';
+import { CoalescingApplier } from '../runtime/coalescing-applier';
 import { RuntimePool } from '../runtime/runtime-pool';
 import { WireEvent } from '../runtime/runtime-protocol';
 
@@ -25,63 +26,35 @@ export interface FoldInput {
 
 const UNAVAILABLE_RETRY_MS = 250;
 
-interface Waiting {
-  input: FoldInput;
-  resolve: (f: Folded) => void;
-  reject: (e: unknown) => void;
-}
-
 /**
- * Folds events through a bound reducer in the tenant's executor. Folds of different aggregates
- * that arrive in the same tick go to the host as one call (one group each): the JSON envelope and
- * the round trip are paid once. Tenant faults (a throw, a deadline, a crash of its process)
- * become a failure at an event — events are facts and stay stored; when a shared call dies, its
- * groups are retried one by one so one poison event cannot fail its neighbours. An executor that
+ * Folds events through a bound reducer in the tenant's executor (coalesced with other folds of
+ * the same tick by CoalescingApplier). Tenant faults (a throw, a deadline, a crash of its
+ * process) become a failure at an event — events are facts and stay stored. An executor that
  * cannot be started at all is the service's fault: callers wait up to `waitMs`, then get 503.
  */
 export class ReducerRunner {
-  private readonly waiting = new Map<string, { binding: Binding; tenantId: string; items: Waiting[] }>();
-  private scheduled = false;
+  private readonly applier: CoalescingApplier;
 
   constructor(
-    private readonly runtime: Pick<RuntimePool, 'apply'>,
+    runtime: Pick<RuntimePool, 'apply'>,
     private readonly waitMs: number,
-  ) {}
-
-  fold(tenantId: string, binding: Binding, input: FoldInput): Promise<Folded> {
-    return new Promise((resolve, reject) => {
-      const key = `${tenantId}\u0000${binding.reducerId}\u0000${binding.className}`;
-      let q = this.waiting.get(key);
-      if (!q) this.waiting.set(key, (q = { binding, tenantId, items: [] }));
-      q.items.push({ input, resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
-    });
+  ) {
+    this.applier = new CoalescingApplier(runtime);
   }
 
-  /** Several aggregates in one host call, each group's failure its own. */
-  async applyGroups(tenantId: string, binding: Binding, groups: FoldInput[]): Promise<Folded[]> {
+  async fold(tenantId: string, binding: Binding, input: FoldInput): Promise<Folded> {
     const deadline = Date.now() + this.waitMs;
+    const state = input.value !== undefined ? input.value : input.state === null ? null : JSON.parse(input.state);
     for (;;) {
       try {
-        const results = await this.runtime.apply(
-          tenantId,
-          binding.reducerId,
-          binding.className,
-          groups.map((g) => ({ state: g.value !== undefined ? g.value : g.state === null ? null : JSON.parse(g.state), events: g.events })),
-        );
-        return results.map((r, i) => {
-          const g = groups[i];
-          if (r.ok) {
-            if (r.states.length === 0) return { state: g.state ?? '{}' };
-            const value = r.states[r.states.length - 1];
-            return { state: JSON.stringify(value), value };
-          }
-          const before = r.states.length ? JSON.stringify(r.states[r.states.length - 1]) : (g.state ?? '{}');
-          return { state: before, failedVersion: g.events[r.failedIndex].version, error: `${r.error.code}: ${r.error.message}` };
-        });
+        const r = await this.applier.apply(tenantId, binding.reducerId, binding.className, { state, events: input.events });
+        if (r.ok) {
+          if (r.states.length === 0) return { state: input.state ?? '{}' };
+          const value = r.states[r.states.length - 1];
+          return { state: JSON.stringify(value), value };
+        }
+        const before = r.states.length ? JSON.stringify(r.states[r.states.length - 1]) : (input.state ?? '{}');
+        return { state: before, failedVersion: input.events[r.failedIndex].version, error: `${r.error.code}: ${r.error.message}` };
       } catch (e) {
         if (!(e instanceof HostCallError)) throw e;
         if (e.failure === 'UNAVAILABLE') {
@@ -89,27 +62,10 @@ export class ReducerRunner {
           await new Promise((r) => setTimeout(r, UNAVAILABLE_RETRY_MS));
           continue;
         }
-        if (groups.length > 1) {
-          const alone: Folded[] = [];
-          for (const g of groups) alone.push(...(await this.applyGroups(tenantId, binding, [g])));
-          return alone;
-        }
         // The tenant's code timed out, crashed its process or was refused at load.
         const why = e.failure === 'TIMEOUT' ? 'the reducer exceeded its deadline' : `the reducer's process failed (${e.failure})`;
-        return [{ state: groups[0].state ?? '{}', failedVersion: groups[0].events[0].version, error: `${e.failure}: ${why}` }];
+        return { state: input.state ?? '{}', failedVersion: input.events[0].version, error: `${e.failure}: ${why}` };
       }
-    }
-  }
-
-  private flush(): void {
-    this.scheduled = false;
-    const queues = [...this.waiting.values()];
-    this.waiting.clear();
-    for (const q of queues) {
-      this.applyGroups(q.tenantId, q.binding, q.items.map((w) => w.input)).then(
-        (results) => results.forEach((r, i) => q.items[i].resolve(r)),
-        (e) => q.items.forEach((w) => w.reject(e)),
-      );
     }
   }
 }

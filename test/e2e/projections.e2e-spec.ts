@@ -205,11 +205,12 @@ describe('a crash mid catch-up', () => {
     const svc = new ServiceProcess(env);
     await svc.start();
     const t = await newTenant(svc.url, 'crash');
-    const orders = await placeOrders(t, 0, 3000, 300);
+    const orders = await placeOrders(t, 0, 6000, 300);
     const up = await uploadProjection(t, svc.url, zipSources(exampleSources('customer-totals')));
-    await until(() => t.get(`/projections/${up.body.uploadId}/status`), (r) => r.body.type === 'runtime');
-    await new Promise((r) => setTimeout(r, 150)); // catch-up under way
+    const st = await until(() => t.get(`/projections/${up.body.uploadId}/status?include=lag`), (r) => r.body.type === 'runtime');
     await svc.kill('SIGKILL');
+    // The kill really came mid catch-up: not everything was applied yet.
+    expect(st.body.activeVersion.applyLag?.lagEvents ?? 1).toBeGreaterThan(0);
 
     const again = new ServiceProcess(env);
     await again.start();

@@ -1,0 +1,60 @@
+import { HostCallError } from './host-process';
+import { RuntimePool } from './runtime-pool';
+import { ApplyGroupResult, WireEvent } from './runtime-protocol';
+
+export interface ApplyGroup {
+  state: unknown;
+  events: WireEvent[];
+}
+
+interface Waiting {
+  group: ApplyGroup;
+  resolve: (r: ApplyGroupResult) => void;
+  reject: (e: unknown) => void;
+}
+
+/**
+ * Folds of different aggregates or keys that are asked for in the same tick go to the executor
+ * as ONE apply call (a group each): the JSON envelope and the round trip are paid once. When a
+ * shared call dies (a deadline, a crash), its groups are retried one by one, so one poison event
+ * cannot fail its neighbours; the caller sees that group's own error.
+ */
+export class CoalescingApplier {
+  private readonly waiting = new Map<string, { tenantId: string; assemblyId: string; className: string; items: Waiting[] }>();
+  private scheduled = false;
+
+  constructor(private readonly runtime: Pick<RuntimePool, 'apply'>) {}
+
+  apply(tenantId: string, assemblyId: string, className: string, group: ApplyGroup): Promise<ApplyGroupResult> {
+    return new Promise((resolve, reject) => {
+      const key = `${tenantId}\u0000${assemblyId}\u0000${className}`;
+      let q = this.waiting.get(key);
+      if (!q) this.waiting.set(key, (q = { tenantId, assemblyId, className, items: [] }));
+      q.items.push({ group, resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const queues = [...this.waiting.values()];
+    this.waiting.clear();
+    for (const q of queues) void this.run(q.tenantId, q.assemblyId, q.className, q.items);
+  }
+
+  private async run(tenantId: string, assemblyId: string, className: string, items: Waiting[]): Promise<void> {
+    try {
+      const results = await this.runtime.apply(tenantId, assemblyId, className, items.map((w) => w.group));
+      results.forEach((r, i) => items[i].resolve(r));
+    } catch (e) {
+      if (items.length > 1 && e instanceof HostCallError && e.failure !== 'UNAVAILABLE') {
+        for (const w of items) await this.run(tenantId, assemblyId, className, [w]);
+        return;
+      }
+      items.forEach((w) => w.reject(e));
+    }
+  }
+}

@@ -34,6 +34,11 @@ async function main(): Promise<void> {
     await app.close();
     process.exit(0);
   };
+  // Background work (routers, lanes, catch-up) keeps its truth in the store and is retried by the
+  // sweep; a stray rejection there must be seen in the logs, not take acknowledged work down with it.
+  process.on('unhandledRejection', (reason) => {
+    logger.error(`unhandled rejection: ${reason instanceof Error ? reason.stack : String(reason)}`);
+  });
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
 

@@ -132,6 +132,9 @@ export class LaneEngine {
           for (const l of this.promotedListeners) l(v.tenantId, v.projectionId, v.versionId, retired);
         }
       }
+    } catch (e) {
+      // The store may be briefly unreachable; the next sweep checks again.
+      this.logger.warn(`catch-up check failed: ${e instanceof Error ? e.message : e}`);
     } finally {
       this.checking = false;
     }

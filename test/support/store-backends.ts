@@ -27,6 +27,12 @@ export async function envFor(backend: StoreBackend): Promise<Record<string, stri
   return { DATABASE_URL: await (await pg).createDatabase('e2e') };
 }
 
+/** The shared PostgreSQL server (started if needed), for tests that crash and restart it. */
+export async function postgresServer(): Promise<ThrowawayPostgres> {
+  pg ??= ThrowawayPostgres.start();
+  return pg;
+}
+
 export async function stopBackends(): Promise<void> {
   if (pg) await (await pg).stop();
   if (redis) await (await redis).stop();

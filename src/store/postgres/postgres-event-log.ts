@@ -4,6 +4,7 @@ import { AppendOutcome, AppendRequest, EventLog, StoredEvent, StreamInfo } from 
 import { EVENT_COLUMNS, EventDbRow, toStoredEvent } from '../event-row';
 import type { InflightWrites } from './postgres-store';
 import { StreamVersionCache } from './stream-version-cache';
+import { withTransaction } from './with-transaction';
 
 // Named statements: parsed once per connection, then only bound and executed.
 const READ_STREAMS = {
@@ -110,7 +111,7 @@ export class PostgresEventLog implements EventLog {
   private async appendOptimistic(requests: AppendRequest[], keys: Set<string>): Promise<AppendOutcome[] | null> {
     const current = await this.currentStreams(this.pool, requests, keys);
     if (!this.beforeCommit) return this.runAppend(this.pool, requests, keys, current);
-    return this.inTransaction(async (c) => {
+    return withTransaction(this.pool, async (c) => {
       const out = await this.runAppend(c, requests, keys, current);
       await this.beforeCommit!(tenantsOf(requests));
       return out;
@@ -118,7 +119,7 @@ export class PostgresEventLog implements EventLog {
   }
 
   private appendLocked(requests: AppendRequest[], keys: Set<string>): Promise<AppendOutcome[]> {
-    return this.inTransaction(async (c) => {
+    return withTransaction(this.pool, async (c) => {
       await c.query({ name: 'es_lock_heads', text: LOCK_HEADS, values: [tenantsOf(requests)] });
       const current = await this.currentStreams(c, requests, keys, false);
       const out = await this.runAppend(c, requests, keys, current);
@@ -202,20 +203,7 @@ export class PostgresEventLog implements EventLog {
     return current;
   }
 
-  private async inTransaction<T>(fn: (c: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const r = await fn(client);
-      await client.query('COMMIT');
-      return r;
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw e;
-    } finally {
-      client.release();
-    }
-  }
+
 
   async readStream(tenantId: string, aggregateId: string, fromVersion: number, limit: number): Promise<StoredEvent[]> {
     const { rows } = await this.pool.query<EventDbRow>({

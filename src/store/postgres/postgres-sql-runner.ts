@@ -1,5 +1,6 @@
 import { Pool } from 'pg';
 import { SqlRunner, SqlStatement, toPgPlaceholders } from '../sql-runner';
+import { withTransaction } from './with-transaction';
 
 export class PostgresSqlRunner implements SqlRunner {
   private readonly converted = new Map<string, string>();
@@ -21,16 +22,8 @@ export class PostgresSqlRunner implements SqlRunner {
   }
 
   async batch(statements: SqlStatement[]): Promise<void> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    await withTransaction(this.pool, async (client) => {
       for (const s of statements) await client.query(this.pg(s.sql), s.params);
-      await client.query('COMMIT');
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw e;
-    } finally {
-      client.release();
-    }
+    });
   }
 }

@@ -68,6 +68,7 @@ export class PostgresStore implements Store {
 
   async migrate(): Promise<void> {
     const client = await this.pool.connect();
+    client.on('error', () => undefined); // see with-transaction.ts
     try {
       await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
       await client.query(

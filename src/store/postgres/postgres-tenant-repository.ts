@@ -1,5 +1,6 @@
 import { Pool } from 'pg';
 import { ApiKeyRecord, TenantRecord, TenantRepository } from '../tenant-repository.port';
+import { withTransaction } from './with-transaction';
 
 const ms = (d: Date | null): number | null => (d === null ? null : d.getTime());
 
@@ -7,22 +8,10 @@ export class PostgresTenantRepository implements TenantRepository {
   constructor(private readonly pool: Pool) {}
 
   async createTenant(t: TenantRecord): Promise<void> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      await client.query('INSERT INTO tenants (tenant_id, name, created_at) VALUES ($1, $2, $3)', [
-        t.tenantId,
-        t.name,
-        new Date(t.createdAt),
-      ]);
+    await withTransaction(this.pool, async (client) => {
+      await client.query('INSERT INTO tenants (tenant_id, name, created_at) VALUES ($1, $2, $3)', [t.tenantId, t.name, new Date(t.createdAt)]);
       await client.query('INSERT INTO tenant_heads (tenant_id, position) VALUES ($1, 0)', [t.tenantId]);
-      await client.query('COMMIT');
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw e;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   async getTenant(tenantId: string): Promise<TenantRecord | null> {

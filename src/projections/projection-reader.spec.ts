@@ -1,0 +1,54 @@
+import { SqliteStore } from '../store/sqlite/sqlite-store';
+import { AppliedSignal } from '../lanes/applied-signal';
+import { ProjectionReader } from './projection-reader';
+
+/** A real (in-memory) store; the reader's gate is what is under test. */
+async function setup() {
+  const store = new SqliteStore({ file: ':memory:' });
+  await store.migrate();
+  await store.tenants.createTenant({ tenantId: 't', name: 't', createdAt: 1 });
+  await store.events.appendMany([1, 2, 3].map((i) => ({ tenantId: 't', aggregateId: `o-${i}`, inferredType: 'o', events: [{ eventType: 'E', data: '{}' }] })));
+  await store.projections.deploy({ tenantId: 't', projectionId: 'p', name: 'n', version: { tenantId: 't', versionId: 'v', projectionId: 'p', className: 'C', targetPosition: 3, createdAt: 1 } });
+  const signal = new AppliedSignal();
+  return { store, signal, reader: new ProjectionReader(store.projections, store.events, 300, signal) };
+}
+
+describe('ProjectionReader', () => {
+  it('answers 202 catching_up until the active version has caught up, then the state', async () => {
+    const { store, reader } = await setup();
+    await store.projections.route('t', 'v', [{ key: 'k', position: 1 }], 3);
+    await store.projections.laneWork('t', 'v', 'k', 1);
+    await store.projections.applied('t', 'v', 'k', { state: '{"n":1}', appliedPosition: 1, updatedAt: 5 });
+    expect(await reader.state('t', 'p', 'k')).toMatchObject({ status: 202, body: { projectionId: 'p', status: 'catching_up' } });
+    await store.projections.markCaughtUp('t', 'v', 10);
+    expect(await reader.state('t', 'p', 'k')).toMatchObject({ status: 200, body: { stateKey: 'k', state: { n: 1 }, appliedPosition: 1 } });
+    await expect(reader.state('t', 'p', 'nope')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(reader.state('t', 'missing', 'k')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it('waits for minPosition, wakes on the applied signal, and gives up with 202 after its bound', async () => {
+    const { store, reader, signal } = await setup();
+    await store.projections.markCaughtUp('t', 'v', 10);
+    await store.projections.route('t', 'v', [{ key: 'k', position: 2 }], 3);
+    await store.projections.laneWork('t', 'v', 'k', 1);
+    const t0 = Date.now();
+    expect(await reader.state('t', 'p', 'k', '2')).toMatchObject({ status: 202, body: { minPosition: 2 } });
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
+    const waiting = reader.state('t', 'p', 'k', '2');
+    setTimeout(() => {
+      void store.projections.applied('t', 'v', 'k', { state: '{"n":2}', appliedPosition: 2, updatedAt: 6 }).then(() => signal.notify('v', 'k'));
+    }, 30);
+    expect(await waiting).toMatchObject({ status: 200, body: { state: { n: 2 } } });
+    await expect(reader.state('t', 'p', 'k', 'x')).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+  });
+
+  it('reports lag from head and applied positions, counting held lanes as not applied', async () => {
+    const { store, reader } = await setup();
+    await store.projections.route('t', 'v', [{ key: 'a', position: 1 }, { key: 'b', position: 2 }], 3);
+    await store.projections.laneWork('t', 'v', 'a', 1);
+    await store.projections.failed('t', 'v', 'a', { position: 1, error: 'x', hold: true });
+    const lag = await reader.lag('t', 'v');
+    expect(lag).toMatchObject({ totalInboxDepth: 2, heldLanes: 1, headPosition: 3, appliedPosition: 0, lagEvents: 3 });
+    expect(lag!.oldestUnappliedAgeMs).toBeGreaterThan(0);
+  });
+});

@@ -34,7 +34,9 @@ export class LaneEngine {
     private readonly scheduler: LaneScheduler,
     readonly runner: LaneRunner,
     private readonly options: LaneEngineOptions = { sweepMs: 2000 },
-  ) {}
+  ) {
+    runner.onRerouted = (lane) => void this.scheduler.wake(lane).catch(() => undefined);
+  }
 
   onPromoted(l: (tenantId: string, projectionId: string, versionId: string, retired: string | null) => void): void {
     this.promotedListeners.push(l);

@@ -4,8 +4,10 @@ import { toWireEvent } from '../reducers/wire-event';
 import { HostCallError } from '../runtime/host-process';
 import { CoalescingApplier } from '../runtime/coalescing-applier';
 import { RuntimePool } from '../runtime/runtime-pool';
+import { StoredEvent } from '../store/event-log.port';
 import { ProjectionRepository, ProjectionVersion } from '../store/projection-repository.port';
 import { LaneRef, LaneRunOutcome } from './lane-scheduler.port';
+import { UNRESOLVED_KEY } from './version-router';
 
 export interface LaneRunnerOptions {
   /** Events applied per run before giving other lanes a turn. */
@@ -35,7 +37,7 @@ export class LaneRunner {
 
   constructor(
     private readonly repo: ProjectionRepository,
-    runtime: Pick<RuntimePool, 'apply'>,
+    private readonly runtime: Pick<RuntimePool, 'apply' | 'resolveKeys'>,
     private readonly options: LaneRunnerOptions = DEFAULT_LANE_OPTIONS,
     private readonly onApplied?: (lane: LaneRef, appliedPosition: number) => void,
   ) {
@@ -63,6 +65,7 @@ export class LaneRunner {
     const { lane: rec, events } = await this.repo.laneWork(lane.tenantId, lane.versionId, lane.key, this.options.batch);
     if (rec.heldPosition !== null) return { status: 'held' };
     if (events.length === 0) return { status: 'idle' };
+    if (lane.key === UNRESOLVED_KEY) return this.reroute(lane, version, events);
 
     let result;
     try {
@@ -98,6 +101,34 @@ export class LaneRunner {
     }
     return this.fail(lane, events[k].position, `${result.error.code}: ${result.error.message}`);
   }
+
+  /**
+   * The events whose ResolveKey threw, after an operator's retry: resolve them again and hand them
+   * to their lanes. A lane that has already applied past such an event does not take it (its order
+   * would break); skip is then the operator's answer.
+   */
+  private async reroute(lane: LaneRef, version: ProjectionVersion, events: StoredEvent[]): Promise<LaneRunOutcome> {
+    let keys;
+    try {
+      keys = await this.runtime.resolveKeys(lane.tenantId, lane.versionId, version.className, events.map(toWireEvent));
+    } catch (e) {
+      return this.fail(lane, events[0].position, e instanceof HostCallError ? `${e.failure}: ${e.message}` : String(e));
+    }
+    const bad = keys.findIndex((k) => k !== null && typeof k === 'object');
+    const good = bad === -1 ? events.length : bad;
+    const items = events.slice(0, good).flatMap((e, i) => (typeof keys[i] === 'string' ? [{ key: keys[i] as string, position: e.position }] : []));
+    if (items.length) await this.repo.route(lane.tenantId, lane.versionId, items, 0);
+    if (good > 0) await this.repo.consume(lane.tenantId, lane.versionId, lane.key, events[good - 1].position);
+    for (const it of items) this.onRerouted?.({ tenantId: lane.tenantId, versionId: lane.versionId, key: it.key });
+    if (bad !== -1) {
+      const err = keys[bad] as { error: { code: string; message: string } };
+      return this.fail(lane, events[bad].position, `${err.error.code}: ${err.error.message}`);
+    }
+    return { status: 'idle' };
+  }
+
+  /** Set by the engine: wakes lanes that rerouted events were handed to. */
+  onRerouted?: (lane: LaneRef) => void;
 
   private async fail(lane: LaneRef, position: number, error: string): Promise<LaneRunOutcome> {
     const lanesSoFar = (await this.repo.getLane(lane.tenantId, lane.versionId, lane.key))?.attempts ?? 0;

@@ -6,8 +6,23 @@ import { EventLog, StoredEvent } from '../store/event-log.port';
 import { InboxItem, ProjectionRepository, ProjectionVersion } from '../store/projection-repository.port';
 import { LaneScheduler } from './lane-scheduler.port';
 
-/** Where events go whose ResolveKey kept throwing: a lane of its own, held, for an operator to see. */
-export const UNRESOLVED_KEY = '\u0000unresolved';
+/**
+ * Where events go whose ResolveKey kept throwing (or gave a key the store cannot hold): a lane of
+ * its own, held, for an operator to see. A reserved key: a projection's own key of this name is
+ * treated as unresolvable too.
+ */
+export const UNRESOLVED_KEY = '!unresolved';
+
+const MAX_KEY_LENGTH = 1024;
+/** Keys go into URLs and every store's text columns: no control characters (PostgreSQL refuses NUL). */
+const BAD_KEY = /[\u0000-\u001f\u007f]/;
+
+function keyProblem(key: string): string | null {
+  if (key === UNRESOLVED_KEY) return `the key '${UNRESOLVED_KEY}' is reserved`;
+  if (key.length === 0 || key.length > MAX_KEY_LENGTH) return `a state key must be 1–${MAX_KEY_LENGTH} characters`;
+  if (BAD_KEY.test(key)) return 'a state key must not contain control characters';
+  return null;
+}
 
 const ROUTE_BATCH = 500;
 const RESOLVE_ATTEMPTS = 3;
@@ -107,11 +122,13 @@ export class VersionRouter {
       const items: InboxItem[] = [];
       keys.forEach((k, i) => {
         if (k === null) return;
-        if (typeof k === 'string') items.push({ key: k, position: events[i].position });
-        else {
-          this.lastResolveError = `${k.error.code}: ${k.error.message}`;
-          items.push({ key: UNRESOLVED_KEY, position: events[i].position });
+        const problem = typeof k === 'string' ? keyProblem(k) : `${k.error.code}: ${k.error.message}`;
+        if (problem === null) {
+          items.push({ key: k as string, position: events[i].position });
+          return;
         }
+        this.lastResolveError = typeof k === 'string' ? `INVALID_KEY: ${problem}` : problem;
+        items.push({ key: UNRESOLVED_KEY, position: events[i].position });
       });
       return items;
     }

@@ -70,6 +70,8 @@ export interface ProjectionRepository {
   laneWork(tenantId: string, versionId: string, key: string, limit: number): Promise<LaneWork>;
   /** Records applied events: new state and checkpoint, inbox rows up to it removed, attempts reset. */
   applied(tenantId: string, versionId: string, key: string, r: { state: string; appliedPosition: number; updatedAt: number }): Promise<void>;
+  /** Moves a lane's checkpoint past `position` without a state (events handed on elsewhere). */
+  consume(tenantId: string, versionId: string, key: string, position: number): Promise<void>;
   /** Counts a failed attempt; with `hold`, the lane stops on `position` until retried or skipped. */
   failed(tenantId: string, versionId: string, key: string, r: { position: number; error: string; hold: boolean }): Promise<number>;
   /** Operator: clears the hold (and the attempt count) so the lane tries the event again. */

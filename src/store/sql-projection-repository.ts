@@ -153,6 +153,17 @@ export class SqlProjectionRepository implements ProjectionRepository {
     ]);
   }
 
+  async consume(tenantId: string, versionId: string, key: string, position: number) {
+    await this.db.batch([
+      {
+        sql: `UPDATE lanes SET applied_position = CASE WHEN applied_position > ? THEN applied_position ELSE ? END, attempts = 0
+              WHERE tenant_id = ? AND version_id = ? AND state_key = ?`,
+        params: [position, position, tenantId, versionId, key],
+      },
+      { sql: 'DELETE FROM lane_inbox WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND position <= ?', params: [tenantId, versionId, key, position] },
+    ]);
+  }
+
   async failed(tenantId: string, versionId: string, key: string, r: { position: number; error: string; hold: boolean }) {
     const hold = r.hold ? 1 : 0;
     await this.db.run(

@@ -17,7 +17,12 @@ namespace Poison {
   public sealed record Tick(string Key, bool Poison);
   [ProjectionName("poison-counts")]
   public sealed class PoisonProjection : IProjection<Count> {
-    public string? ResolveKey(Event e) => e.EventType == "Tick" ? e.DataAs<Tick>().Key : null;
+    public string? ResolveKey(Event e) {
+      if (e.EventType != "Tick") return null;
+      var key = e.DataAs<Tick>().Key;
+      if (key == "boom") throw new System.InvalidOperationException("cannot resolve");
+      return key;
+    }
     public Count Apply(Count s, Event e) {
       if (e.DataAs<Tick>().Poison) throw new System.InvalidOperationException("poison event");
       s.N++; s.Last = e.Version; return s;
@@ -189,6 +194,15 @@ describe.each(COMBOS)('projections over HTTP on %s with %s lanes', (backend, sch
     const bad = await until(() => t.get(`/projections/${pid}/state/bad?minPosition=${after.body.position}`), (r) => r.status === 200);
     expect(bad.body.state).toMatchObject({ n: 1 });
     expect((await t.get(`/projections/${pid}/status?include=lag`)).body.activeVersion.applyLag.heldLanes).toBe(0);
+    // An event whose ResolveKey throws goes to a held lane of its own; skipping it lets that lane go on.
+    await t.post('/events', { aggregateId: 'tick-5', eventType: 'Tick', data: { key: 'boom', poison: false } });
+    const unresolved = await until(() => t.get(`/projections/${pid}/lanes?held=true`), (r) => r.body.lanes.length === 1);
+    expect(unresolved.body.lanes[0]).toMatchObject({ key: '!unresolved', held: { error: expect.stringContaining('cannot resolve') } });
+    const tick6 = await t.post('/events', { aggregateId: 'tick-6', eventType: 'Tick', data: { key: 'good', poison: false } });
+    expect((await t.get(`/projections/${pid}/state/good?minPosition=${tick6.body.position}`)).body.state.n).toBe(3);
+    expect((await t.post(`/projections/${pid}/lanes/${encodeURIComponent('!unresolved')}/skip`, {})).status).toBe(200);
+    await until(() => t.get(`/projections/${pid}/lanes?held=true`), (r) => r.body.lanes.length === 0);
+    expect((await t.get(`/projections/${pid}/keys`)).body.keys).toEqual(['bad', 'good']);
     expect((await fetch(`${svc.url}/projections/${pid}`, { method: 'DELETE', headers: { 'x-api-key': t.key } })).status).toBe(204);
     expect((await t.get(`/projections/${pid}/state/good`)).status).toBe(404);
   });

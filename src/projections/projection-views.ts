@@ -17,6 +17,9 @@ export function projectionStatusView(
 ) {
   const projections = (u.discovered ?? []).filter((d) => d.kind === 'projection');
   const first = projections[0];
+  // Compiled but not yet deployed (the moment between the two): still 'compiling', so that a client
+  // that sees 'compiled' always finds the stable projectionId beside it.
+  const status = u.status === 'compiled' && !p ? 'pending' : u.status;
   const version = (uploadId: string, l?: ApplyLag) => ({ uploadId, ...(l ? { applyLag: l } : {}) });
   return {
     type: p ? 'runtime' : 'compilation',
@@ -24,11 +27,11 @@ export function projectionStatusView(
     id: u.uploadId,
     projectionId: p?.projectionId ?? null,
     ...(p ? { name: p.name } : {}),
-    status: STATUS[u.status],
+    status: STATUS[status],
     kind: 'projection' as const,
-    ...(u.status === 'failed'
+    ...(status === 'failed'
       ? { compilationError: u.compilationError }
-      : u.status === 'compiled'
+      : status === 'compiled'
         ? {
             discovered: projections.map((d) => ({ className: d.className, stateTypeName: d.stateTypeName, kind: 'projection' })),
             compiledClassName: first?.className ?? null,

@@ -1,6 +1,6 @@
 import { aggregateTypeMismatch, DomainError, versionConflict } from '../common/domain-error';
 import { uuidv7 } from '../common/uuid-v7';
-import { AppendOutcome, AppendRequest, StoredEvent, StreamInfo } from './event-log.port';
+import { AppendOutcome, AppendRequest, Snapshot, StoredEvent, StreamInfo } from './event-log.port';
 
 export const streamKey = (tenantId: string, aggregateId: string): string => `${tenantId}\u0000${aggregateId}`;
 
@@ -15,16 +15,9 @@ export interface StreamWrite {
   version: number;
 }
 
-export interface SnapshotWrite {
+/** A snapshot the commit writes, with the tenant it belongs to. */
+export interface SnapshotWrite extends Snapshot {
   tenantId: string;
-  aggregateId: string;
-  aggregateType: string;
-  bindingId: string;
-  version: number;
-  state: string;
-  failedVersion: number | null;
-  error: string | null;
-  updatedAt: number;
 }
 
 export interface AppendPlan {

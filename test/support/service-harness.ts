@@ -69,10 +69,16 @@ export class ServiceProcess {
     return new Promise((r) => this.child.once('exit', (code) => r(code)));
   }
 
+  /** Sends `signal`; a process still alive 20 s later is killed, so a hung shutdown fails a test instead of hanging it. */
   async kill(signal: NodeJS.Signals): Promise<number | null> {
     const done = this.exited();
     this.child.kill(signal);
-    return done;
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 20_000);
+    try {
+      return await done;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }
 
@@ -93,6 +99,8 @@ export async function request(
     method,
     headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    // A hung request must fail the test, not outlive it.
+    signal: AbortSignal.timeout(30_000),
   });
   const text = await res.text();
   let parsed: unknown = text;

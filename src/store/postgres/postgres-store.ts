@@ -53,6 +53,8 @@ export class PostgresStore implements Store {
     this.pool = new Pool({
       connectionString: options.connectionString,
       max: options.poolSize ?? 10,
+      // A server that does not answer must fail requests (503/500), not hang them.
+      connectionTimeoutMillis: 10_000,
       // bigint (int8) as JS number: positions and versions stay far below 2^53.
       types: { getTypeParser: (oid: number, format?: any) => (oid === 20 ? Number : types.getTypeParser(oid, format)) } as any,
     });

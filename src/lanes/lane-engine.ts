@@ -52,7 +52,6 @@ export class LaneEngine {
   /** A new version to keep moving (a deploy or a redeploy). */
   track(v: ProjectionVersion): void {
     if (this.routers.has(v.versionId)) return;
-    this.tenantOf.set(v.versionId, v.tenantId);
     if (v.caughtUpAt === null) this.catchingUp.add(v.versionId);
     const router = new VersionRouter(v, this.log, this.repo, this.runtime, this.scheduler, () => this.laneApplied());
     this.routers.set(v.versionId, router);
@@ -68,7 +67,7 @@ export class LaneEngine {
 
   /** After an append: route it now rather than at the next sweep. */
   appended(tenantId: string): void {
-    for (const r of this.routers.values()) if (this.tenantOf.get(r.versionId) === tenantId) r.wake();
+    for (const r of this.routers.values()) if (r.tenantId === tenantId) r.wake();
   }
 
   /** An operator released or skipped a held lane. */
@@ -92,13 +91,10 @@ export class LaneEngine {
     await this.scheduler.close();
   }
 
-  private readonly tenantOf = new Map<string, string>();
-
   private async sweep(): Promise<void> {
     try {
       const live = await this.repo.liveVersions();
       for (const v of live) {
-        this.tenantOf.set(v.versionId, v.tenantId);
         this.track(v);
         this.routers.get(v.versionId)?.wake();
         const keys = await this.repo.lanesWithWork(v.tenantId, v.versionId, 1000);
@@ -111,13 +107,15 @@ export class LaneEngine {
   }
 
   private async checkCatchUp(): Promise<void> {
-    if (this.checking) return;
+    if (this.checking || this.catchingUp.size === 0) return;
     this.checking = true;
     try {
-      for (const v of await this.repo.liveVersions()) {
-        this.tenantOf.set(v.versionId, v.tenantId);
-        if (v.caughtUpAt !== null) {
-          this.catchingUp.delete(v.versionId);
+      // Only versions still catching up (the sweep tracks new ones): no scan of every live version.
+      for (const versionId of [...this.catchingUp]) {
+        const tenantId = this.routers.get(versionId)?.tenantId;
+        const v = tenantId ? await this.repo.getVersion(tenantId, versionId) : null;
+        if (!v || v.caughtUpAt !== null) {
+          this.catchingUp.delete(versionId);
           continue;
         }
         if (v.routedPosition < v.targetPosition) continue;

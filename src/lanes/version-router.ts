@@ -52,6 +52,10 @@ export class VersionRouter {
     return this.version.versionId;
   }
 
+  get tenantId(): string {
+    return this.version.tenantId;
+  }
+
   wake(): void {
     if (this.stopped) return;
     if (this.running) {

@@ -301,5 +301,3 @@ export class SqlProjectionRepository implements ProjectionRepository {
     for (const v of [p.activeVersion, p.pendingVersion]) if (v) await this.dropVersion(tenantId, v);
   }
 }
-
-

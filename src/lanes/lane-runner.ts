@@ -131,10 +131,10 @@ export class LaneRunner {
   onRerouted?: (lane: LaneRef) => void;
 
   private async fail(lane: LaneRef, position: number, error: string): Promise<LaneRunOutcome> {
-    const lanesSoFar = (await this.repo.getLane(lane.tenantId, lane.versionId, lane.key))?.attempts ?? 0;
-    const hold = lanesSoFar + 1 > this.options.backoffMs.length;
-    const attempts = await this.repo.failed(lane.tenantId, lane.versionId, lane.key, { position, error, hold });
-    if (hold) {
+    // One retry per backoff step; the failure after the last step holds the lane.
+    const holdAfterAttempts = this.options.backoffMs.length + 1;
+    const attempts = await this.repo.failed(lane.tenantId, lane.versionId, lane.key, { position, error, holdAfterAttempts });
+    if (attempts >= holdAfterAttempts) {
       this.logger.warn(`lane ${lane.key} of ${lane.versionId} held at position ${position}: ${error}`);
       return { status: 'held' };
     }

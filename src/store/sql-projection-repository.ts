@@ -164,14 +164,16 @@ export class SqlProjectionRepository implements ProjectionRepository {
     ]);
   }
 
-  async failed(tenantId: string, versionId: string, key: string, r: { position: number; error: string; hold: boolean }) {
+  async failed(tenantId: string, versionId: string, key: string, r: { position: number; error: string; hold?: boolean; holdAfterAttempts?: number }) {
     const hold = r.hold ? 1 : 0;
+    const after = r.holdAfterAttempts ?? Number.MAX_SAFE_INTEGER;
+    // In SET, `attempts` is the value before this update, on both engines.
     await this.db.run(
       `UPDATE lanes SET attempts = attempts + 1,
-         held_position = CASE WHEN ? = 1 THEN ? ELSE held_position END,
-         held_error = CASE WHEN ? = 1 THEN ? ELSE held_error END
+         held_position = CASE WHEN ? = 1 OR attempts + 1 >= ? THEN ? ELSE held_position END,
+         held_error = CASE WHEN ? = 1 OR attempts + 1 >= ? THEN ? ELSE held_error END
        WHERE tenant_id = ? AND version_id = ? AND state_key = ?`,
-      [hold, r.position, hold, r.error.slice(0, 4000), tenantId, versionId, key],
+      [hold, after, r.position, hold, after, r.error.slice(0, 4000), tenantId, versionId, key],
     );
     return (await this.getLane(tenantId, versionId, key))?.attempts ?? 0;
   }

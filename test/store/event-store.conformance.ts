@@ -251,7 +251,8 @@ export function testEventStore(name: string, harness: StoreHarness): void {
 
       // Lane b fails: counted, then held on its event; only b is held.
       await store.projections.laneWork(t, 'v1', 'b', 10);
-      expect(await store.projections.failed(t, 'v1', 'b', { position: 2, error: 'boom', hold: false })).toBe(1);
+      expect(await store.projections.failed(t, 'v1', 'b', { position: 2, error: 'boom', holdAfterAttempts: 3 })).toBe(1);
+      expect((await store.projections.getLane(t, 'v1', 'b'))?.heldPosition).toBeNull();
       expect(await store.projections.failed(t, 'v1', 'b', { position: 2, error: 'boom', hold: true })).toBe(2);
       expect(await store.projections.getLane(t, 'v1', 'b')).toMatchObject({ heldPosition: 2, heldError: 'boom' });
       expect(await store.projections.hasUnappliedUpTo(t, 'v1', 4)).toBe(false); // held lanes do not count

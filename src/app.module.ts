@@ -3,6 +3,7 @@ import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.controller';
+import { NotificationsModule } from './notifications/notifications.module';
 import { ProjectionsModule } from './projections/projections.module';
 import { ReducersModule } from './reducers/reducers.module';
 import { RuntimeModule } from './runtime/runtime.module';
@@ -14,7 +15,7 @@ export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(config), StoreModule, RuntimeModule, TenancyModule, EventsModule, ReducersModule, ProjectionsModule, HealthModule],
+      imports: [ConfigModule.forRoot(config), StoreModule, RuntimeModule, TenancyModule, EventsModule, ReducersModule, ProjectionsModule, NotificationsModule, HealthModule],
     };
   }
 }

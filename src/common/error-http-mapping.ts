@@ -22,6 +22,13 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   STATE_STALE: 409,
   RUNTIME_UNAVAILABLE: 503,
   SERVICE_UNAVAILABLE: 503,
+  // Notifications after the cursor were removed by retention: the body names the oldest one kept.
+  CURSOR_EXPIRED: 410,
+  // Rotation asked of a projection on the tenant's shared secret: POST /webhooks/rotate is the way.
+  WEBHOOK_SECRET_SHARED: 400,
+  WEBHOOK_URL_REFUSED: 400,
+  SSE_DISABLED: 409,
+  NOT_ACCEPTABLE: 406,
   INTERNAL: 500,
 };
 

@@ -41,6 +41,33 @@ export interface AppConfig {
     /** How long an append waits for an executor that cannot be started before answering 503. */
     unavailableWaitMs: number;
   };
+  notifications: {
+    /** Retention: the newest N per projection are kept whatever their age… */
+    keepCount: number;
+    /** …and older ones go once they are this old (ms). */
+    keepMs: number;
+    retentionSweepMs: number;
+    pageDefault: number;
+    pageMax: number;
+    /** WebSocket keepalive: a ping this often; no pong by the next ping closes the socket. */
+    pingMs: number;
+    sseHeartbeatMs: number;
+    /** A stream client further behind than this (bytes queued on its socket) is closed, to resume from its cursor. */
+    maxBufferedBytes: number;
+  };
+  webhooks: {
+    /** Delays before each retry; past the last the delivery is dead-lettered. */
+    backoffMs: number[];
+    timeoutMs: number;
+    pollMs: number;
+    concurrency: number;
+    /** Development/tests only: allow URLs on loopback, private and link-local addresses. */
+    allowPrivate: boolean;
+    /** After a rotation, deliveries are signed with the old secret too for this long. */
+    secretOverlapMs: number;
+    /** Base64 of 32 bytes that encrypt secrets at rest; default: a key file in DATA_DIR. */
+    secretsKey?: string;
+  };
 }
 
 export class ConfigError extends Error {
@@ -66,6 +93,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const str = (name: string): string | undefined => {
     const v = env[name];
     return v === undefined || v.trim() === '' ? undefined : v.trim();
+  };
+
+  const msList = (name: string, def: string): number[] =>
+    (str(name) ?? def).split(',').map((x) => {
+      const v = Number(x.trim());
+      if (!Number.isInteger(v) || v < 0 || v > 86_400_000) problems.push(`${name} must be comma-separated milliseconds (got '${x}')`);
+      return v;
+    });
+  const bool = (name: string): boolean => {
+    const v = str(name);
+    if (v !== undefined && !['true', 'false', '1', '0'].includes(v)) problems.push(`${name} must be true or false`);
+    return v === 'true' || v === '1';
   };
 
   const databaseUrl = str('DATABASE_URL');
@@ -98,11 +137,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     lanes: {
       concurrency: int('LANE_CONCURRENCY', 8, 1, 256),
-      backoffMs: (str('LANE_RETRY_BACKOFF_MS') ?? '100,500,2000').split(',').map((x) => {
-        const v = Number(x.trim());
-        if (!Number.isInteger(v) || v < 0 || v > 3_600_000) problems.push(`LANE_RETRY_BACKOFF_MS must be comma-separated milliseconds (got '${x}')`);
-        return v;
-      }),
+      backoffMs: msList('LANE_RETRY_BACKOFF_MS', '100,500,2000'),
       sweepMs: int('LANE_SWEEP_MS', 2_000, 50, 600_000),
       readWaitMs: int('PROJECTION_READ_WAIT_MS', 5_000, 0, 60_000),
     },
@@ -114,6 +149,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       compileDeadlineMs: int('RUNTIME_COMPILE_DEADLINE_MS', 120_000, 1_000, 3_600_000),
       execHeapMb: int('RUNTIME_EXEC_HEAP_MB', 256, 32, 65_536),
       unavailableWaitMs: int('RUNTIME_UNAVAILABLE_WAIT_MS', 5_000, 0, 600_000),
+    },
+    notifications: {
+      keepCount: int('NOTIFICATIONS_KEEP_COUNT', 100_000, 0, 1_000_000_000),
+      keepMs: int('NOTIFICATIONS_KEEP_MS', 7 * 86_400_000, 0, 3650 * 86_400_000),
+      retentionSweepMs: int('NOTIFICATIONS_RETENTION_SWEEP_MS', 60_000, 50, 86_400_000),
+      pageDefault: 100,
+      pageMax: 1_000,
+      pingMs: int('STREAM_PING_MS', 30_000, 50, 3_600_000),
+      sseHeartbeatMs: int('SSE_HEARTBEAT_MS', 15_000, 50, 3_600_000),
+      maxBufferedBytes: int('STREAM_MAX_BUFFERED_BYTES', 4 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    },
+    webhooks: {
+      // 1 s, 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h: then dead-lettered (about 8 h in all).
+      backoffMs: msList('WEBHOOK_RETRY_BACKOFF_MS', '1000,5000,30000,120000,600000,1800000,3600000,7200000,14400000'),
+      timeoutMs: int('WEBHOOK_TIMEOUT_MS', 10_000, 50, 600_000),
+      pollMs: int('WEBHOOK_POLL_MS', 1_000, 10, 600_000),
+      concurrency: int('WEBHOOK_CONCURRENCY', 16, 1, 1024),
+      allowPrivate: bool('WEBHOOK_ALLOW_PRIVATE_URLS'),
+      secretOverlapMs: int('WEBHOOK_SECRET_OVERLAP_MS', 86_400_000, 0, 30 * 86_400_000),
+      secretsKey: str('WEBHOOK_SECRETS_KEY'),
     },
   };
   if (problems.length) throw new ConfigError(problems);

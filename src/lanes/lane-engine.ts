@@ -38,6 +38,17 @@ export class LaneEngine {
     runner.onRerouted = (lane) => void this.scheduler.wake(lane).catch(() => undefined);
   }
 
+  private readonly notifiedListeners: ((tenantId: string, projectionId: string) => void)[] = [];
+
+  /** A lane of this instance wrote to the projection's notification log. */
+  onNotified(l: (tenantId: string, projectionId: string) => void): void {
+    this.notifiedListeners.push(l);
+  }
+
+  notified(tenantId: string, projectionId: string): void {
+    for (const l of this.notifiedListeners) l(tenantId, projectionId);
+  }
+
   onPromoted(l: (tenantId: string, projectionId: string, versionId: string, retired: string | null) => void): void {
     this.promotedListeners.push(l);
   }

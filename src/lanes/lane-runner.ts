@@ -39,7 +39,8 @@ export class LaneRunner {
     private readonly repo: ProjectionRepository,
     private readonly runtime: Pick<RuntimePool, 'apply' | 'resolveKeys'>,
     private readonly options: LaneRunnerOptions = DEFAULT_LANE_OPTIONS,
-    private readonly onApplied?: (lane: LaneRef, appliedPosition: number) => void,
+    /** `notifiedProjection`: the projection whose notification log this run wrote to, if any. */
+    private readonly onApplied?: (lane: LaneRef, appliedPosition: number, notifiedProjection: string | null) => void,
   ) {
     // Lanes running at the same time share executor calls.
     this.applier = new CoalescingApplier(runtime);
@@ -79,27 +80,35 @@ export class LaneRunner {
       return this.fail(lane, events[0].position, message);
     }
     if (result.ok) {
-      const last = events[events.length - 1];
-      await this.repo.applied(lane.tenantId, lane.versionId, lane.key, {
-        state: JSON.stringify(result.states[result.states.length - 1]),
-        appliedPosition: last.position,
-        updatedAt: last.timestamp,
-      });
-      this.onApplied?.(lane, last.position);
+      await this.store(lane, version, events, result.states);
       return events.length === this.options.batch ? { status: 'more' } : { status: 'idle' };
     }
     // Keep what was applied before the failing event, then count the failure.
     const k = result.failedIndex;
-    if (k > 0) {
-      const ok = events[k - 1];
-      await this.repo.applied(lane.tenantId, lane.versionId, lane.key, {
-        state: JSON.stringify(result.states[k - 1]),
-        appliedPosition: ok.position,
-        updatedAt: ok.timestamp,
-      });
-      this.onApplied?.(lane, ok.position);
-    }
+    if (k > 0) await this.store(lane, version, events.slice(0, k), result.states.slice(0, k));
     return this.fail(lane, events[k].position, `${result.error.code}: ${result.error.message}`);
+  }
+
+  /**
+   * The last state and the checkpoint, with one notification per event: only events after the
+   * version's target, so history a deploy catches up on is readable state, not a flood of
+   * notifications (see docs/notifications.md).
+   */
+  private async store(lane: LaneRef, version: ProjectionVersion, events: StoredEvent[], states: unknown[]): Promise<void> {
+    const last = events[events.length - 1];
+    const texts = states.map((s) => JSON.stringify(s));
+    const changes = events.flatMap((e, i) =>
+      e.position > version.targetPosition
+        ? [{ position: e.position, aggregateId: e.aggregateId, aggregateType: e.aggregateType, version: e.version, timestamp: e.timestamp, state: texts[i] }]
+        : [],
+    );
+    await this.repo.applied(lane.tenantId, lane.versionId, lane.key, {
+      state: texts[texts.length - 1],
+      appliedPosition: last.position,
+      updatedAt: last.timestamp,
+      ...(changes.length ? { notify: { projectionId: version.projectionId, changes } } : {}),
+    });
+    this.onApplied?.(lane, last.position, changes.length > 0 ? version.projectionId : null);
   }
 
   /**

@@ -43,6 +43,21 @@ export function parseProjectionConfig(raw: string | undefined, field: string): P
   };
 }
 
+/** The notifications capability's part in an upload and a deploy (set by that module; none in unit setups). */
+export interface ProjectionNotificationSetup {
+  /** At upload: checks the settings (webhook URL), makes secrets; what to keep with the upload and what to answer. */
+  prepare(tenantId: string, config: ProjectionConfig | undefined): Promise<{ meta: Record<string, unknown>; response?: UploadNotificationsView }>;
+  /** JSON text stored with the projection. */
+  settingsText(config: ProjectionConfig | null | undefined): string;
+  /** After the deploy is stored: binds an isolated secret, starts webhook deliveries. */
+  deployed(tenantId: string, projectionId: string, before: ProjectionRecord | null, meta: Record<string, unknown>): Promise<void>;
+}
+
+export interface UploadNotificationsView {
+  webhook: { enabled: boolean; secret: string | null; isolated: boolean };
+  sse: boolean;
+}
+
 /**
  * Projection uploads: compiled in the background; the first compile of a name creates the
  * projection (stable projectionId) with this version active; a later one of the same name becomes
@@ -59,10 +74,22 @@ export class ProjectionCatalog {
     queue.onCompiled((u) => this.deploy(u));
   }
 
-  async upload(tenantId: string, zip: Buffer | undefined, config: ProjectionConfig | undefined): Promise<UploadRecord> {
+  private notifications?: ProjectionNotificationSetup;
+
+  useNotifications(n: ProjectionNotificationSetup): void {
+    this.notifications = n;
+  }
+
+  async upload(
+    tenantId: string,
+    zip: Buffer | undefined,
+    config: ProjectionConfig | undefined,
+  ): Promise<{ upload: UploadRecord; notifications?: UploadNotificationsView }> {
     if (!zip) throw validationFailed('file', 'a multipart part named "file" holding a zip archive is required');
     const sources = await readSourceArchive(zip);
-    return this.queue.submit({ tenantId, kind: 'projection', sources, uploadId: randomUUID(), meta: { config: config ?? null } });
+    const prepared = (await this.notifications?.prepare(tenantId, config)) ?? { meta: {} };
+    const upload = await this.queue.submit({ tenantId, kind: 'projection', sources, uploadId: randomUUID(), meta: { config: config ?? null, ...prepared.meta } });
+    return { upload, notifications: prepared.response };
   }
 
   /** By uploadId, or by stable projectionId (then its active version's upload). */
@@ -103,7 +130,8 @@ export class ProjectionCatalog {
       await this.uploads.markFailed(u.tenantId, u.uploadId, { compilationError: 'no implementation of IProjection<TState> found', at: Date.now() });
       return;
     }
-    const config = (u.meta as { config?: ProjectionConfig | null }).config;
+    const meta = u.meta as Record<string, unknown> & { config?: ProjectionConfig | null };
+    const config = meta.config;
     const name = config?.name ?? found.projectionName ?? found.className;
     const existing = await this.repo.getByName(u.tenantId, name);
     const projectionId = existing?.projectionId ?? randomUUID();
@@ -119,7 +147,9 @@ export class ProjectionCatalog {
         targetPosition: await this.log.headPosition(u.tenantId),
         createdAt: Date.now(),
       },
+      notifyConfig: this.notifications?.settingsText(config) ?? null,
     });
+    await this.notifications?.deployed(u.tenantId, projectionId, existing, meta);
     const v = await this.repo.getVersion(u.tenantId, u.uploadId);
     if (v) this.engine.track(v);
     if (existing?.pendingVersion && existing.pendingVersion !== u.uploadId) {

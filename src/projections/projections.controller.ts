@@ -28,7 +28,7 @@ export class ProjectionsController {
     // The earlier shape sends `notificationConfig` (direct settings) and expects the earlier answer.
     const earlier = fields.notificationConfig !== undefined && fields.config === undefined;
     const config = earlier ? parseProjectionConfig(fields.notificationConfig, 'notificationConfig') : parseProjectionConfig(fields.config, 'config');
-    const u = await this.catalog.upload(tenant.tenantId, file, config);
+    const { upload: u, notifications } = await this.catalog.upload(tenant.tenantId, file, config);
     if (earlier) return { projectionId: u.uploadId, uploadId: u.uploadId, status: 'pending_compilation' };
     return {
       success: true,
@@ -36,14 +36,7 @@ export class ProjectionsController {
       projectionId: null,
       status: 'compiling',
       message: `compiling; poll GET /projections/${u.uploadId}/status until status is 'compiled' or type is 'runtime'`,
-      ...(config
-        ? {
-            notifications: {
-              webhook: { enabled: Boolean(config.notifications.webhook?.url), secret: null, isolated: config.notifications.webhook?.isolateSecret === true },
-              sse: config.notifications.sse === true,
-            },
-          }
-        : {}),
+      ...(config && notifications ? { notifications } : {}),
     };
   }
 

@@ -40,9 +40,10 @@ async function createScheduler(config: AppConfig): Promise<LaneScheduler> {
       useFactory: (s: Store, pool: RuntimePool, scheduler: LaneScheduler, c: AppConfig, signal: AppliedSignal) => {
         let engine: LaneEngine | undefined;
         const lease = scheduler.kind === 'bullmq' ? { owner: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, ttlMs: 60_000 } : undefined;
-        const runner = new LaneRunner(s.projections, pool, { ...DEFAULT_LANE_OPTIONS, backoffMs: c.lanes.backoffMs, lease }, (lane) => {
+        const runner = new LaneRunner(s.projections, pool, { ...DEFAULT_LANE_OPTIONS, backoffMs: c.lanes.backoffMs, lease }, (lane, _position, notifiedProjection) => {
           signal.notify(lane.versionId, lane.key);
           engine?.laneApplied();
+          if (notifiedProjection) engine?.notified(lane.tenantId, notifiedProjection);
         });
         engine = new LaneEngine(s.events, s.projections, pool, scheduler, runner, { sweepMs: c.lanes.sweepMs });
         return engine;
@@ -59,6 +60,7 @@ async function createScheduler(config: AppConfig): Promise<LaneScheduler> {
       useFactory: (s: Store, q: CompileQueue, engine: LaneEngine) => new ProjectionCatalog(s.uploads, s.projections, s.events, q, engine),
     },
   ],
+  exports: [ProjectionCatalog, LaneEngine, PROJECTION_REPOSITORY],
 })
 export class ProjectionsModule implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Projections');

@@ -1,4 +1,5 @@
 import { StoredEvent } from './event-log.port';
+import { StateChange } from './notification-repository.port';
 
 export interface ProjectionRecord {
   tenantId: string;
@@ -7,6 +8,25 @@ export interface ProjectionRecord {
   activeVersion: string | null;
   pendingVersion: string | null;
   createdAt: number;
+  /** JSON text of the projection's NotificationSettings (webhook, sse), set by its latest deploy. */
+  notifyConfig: string | null;
+}
+
+export interface DeployRequest {
+  tenantId: string;
+  projectionId: string;
+  name: string;
+  version: Omit<ProjectionVersion, 'routedPosition' | 'caughtUpAt'>;
+  notifyConfig?: string | null;
+}
+
+export interface AppliedChange {
+  /** JSON text of the state after the last event. */
+  state: string;
+  appliedPosition: number;
+  updatedAt: number;
+  /** State changes to log as notifications in the same transaction (one per event, ascending). */
+  notify?: { projectionId: string; changes: StateChange[] };
 }
 
 /** One deploy of a projection (its uploadId), reading the log from the start on its own lanes. */
@@ -60,7 +80,7 @@ export interface ProjectionRepository {
   get(tenantId: string, projectionId: string): Promise<ProjectionRecord | null>;
   list(tenantId: string): Promise<ProjectionRecord[]>;
   /** Creates the projection with `version` active, or makes `version` the pending version of the existing one. Returns the projection. */
-  deploy(p: { tenantId: string; projectionId: string; name: string; version: Omit<ProjectionVersion, 'routedPosition' | 'caughtUpAt'> }): Promise<ProjectionRecord>;
+  deploy(p: DeployRequest): Promise<ProjectionRecord>;
   getVersion(tenantId: string, versionId: string): Promise<ProjectionVersion | null>;
   /** Versions that are active or pending (what routers and sweepers work on), all tenants. */
   liveVersions(): Promise<ProjectionVersion[]>;
@@ -69,7 +89,7 @@ export interface ProjectionRepository {
   /** The lane (created empty if new) and up to `limit` events of its inbox after its applied position. */
   laneWork(tenantId: string, versionId: string, key: string, limit: number): Promise<LaneWork>;
   /** Records applied events: new state and checkpoint, inbox rows up to it removed, attempts reset. */
-  applied(tenantId: string, versionId: string, key: string, r: { state: string; appliedPosition: number; updatedAt: number }): Promise<void>;
+  applied(tenantId: string, versionId: string, key: string, r: AppliedChange): Promise<void>;
   /** Moves a lane's checkpoint past `position` without a state (events handed on elsewhere). */
   consume(tenantId: string, versionId: string, key: string, position: number): Promise<void>;
   /**

@@ -1,6 +1,8 @@
 
 import { EVENT_COLUMNS, EventDbRow, toStoredEvent } from './event-row';
 import {
+  AppliedChange,
+  DeployRequest,
   InboxItem,
   LaneRecord,
   LaneWork,
@@ -9,6 +11,7 @@ import {
   ProjectionVersion,
   VersionLag,
 } from './projection-repository.port';
+import { logStateChanges } from './sql-notification-repository';
 import { SqlRunner, SqlStatement } from './sql-runner';
 
 const E_COLUMNS = EVENT_COLUMNS.split(',').map((c) => `e.${c.trim()}`).join(', ');
@@ -25,6 +28,7 @@ function toProjection(r: any): ProjectionRecord {
     activeVersion: r.active_version,
     pendingVersion: r.pending_version,
     createdAt: Number(r.created_at),
+    notifyConfig: r.notify_config ?? null,
   };
 }
 
@@ -71,7 +75,7 @@ export class SqlProjectionRepository implements ProjectionRepository {
     return (await this.db.all('SELECT * FROM projections WHERE tenant_id = ? ORDER BY name', [tenantId])).map(toProjection);
   }
 
-  async deploy(p: { tenantId: string; projectionId: string; name: string; version: Omit<ProjectionVersion, 'routedPosition' | 'caughtUpAt'> }) {
+  async deploy(p: DeployRequest) {
     const v = p.version;
     const insertVersion: SqlStatement = {
       sql: `INSERT INTO projection_versions (tenant_id, version_id, projection_id, class_name, target_position, routed_position, created_at)
@@ -79,18 +83,23 @@ export class SqlProjectionRepository implements ProjectionRepository {
       params: [p.tenantId, v.versionId, v.projectionId, v.className, v.targetPosition, v.createdAt],
     };
     const existing = await this.getByName(p.tenantId, p.name);
+    const config = p.notifyConfig ?? null;
     if (existing) {
       await this.db.batch([
         insertVersion,
-        { sql: 'UPDATE projections SET pending_version = ? WHERE tenant_id = ? AND projection_id = ?', params: [v.versionId, p.tenantId, existing.projectionId] },
+        {
+          sql: 'UPDATE projections SET pending_version = ?, notify_config = ? WHERE tenant_id = ? AND projection_id = ?',
+          params: [v.versionId, config, p.tenantId, existing.projectionId],
+        },
       ]);
     } else {
       await this.db.batch([
         insertVersion,
         {
-          sql: 'INSERT INTO projections (tenant_id, projection_id, name, active_version, pending_version, created_at) VALUES (?, ?, ?, ?, NULL, ?)',
-          params: [p.tenantId, p.projectionId, p.name, v.versionId, v.createdAt],
+          sql: 'INSERT INTO projections (tenant_id, projection_id, name, active_version, pending_version, created_at, notify_config) VALUES (?, ?, ?, ?, NULL, ?, ?)',
+          params: [p.tenantId, p.projectionId, p.name, v.versionId, v.createdAt, config],
         },
+        { sql: 'INSERT INTO notification_heads (tenant_id, projection_id) VALUES (?, ?) ON CONFLICT DO NOTHING', params: [p.tenantId, p.projectionId] },
       ]);
     }
     return (await this.getByName(p.tenantId, p.name))!;
@@ -139,8 +148,10 @@ export class SqlProjectionRepository implements ProjectionRepository {
     return { lane, events: rows.map(toStoredEvent) };
   }
 
-  async applied(tenantId: string, versionId: string, key: string, r: { state: string; appliedPosition: number; updatedAt: number }) {
+  async applied(tenantId: string, versionId: string, key: string, r: AppliedChange) {
     await this.db.batch([
+      // Before the checkpoint moves: the log's exactly-once test reads the lane's old checkpoint.
+      ...(r.notify?.changes.length ? logStateChanges(tenantId, versionId, key, r.notify.projectionId, r.notify.changes, Date.now()) : []),
       {
         sql: `UPDATE lanes SET state = ?, applied_position = ?, updated_at = ?, attempts = 0
               WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND applied_position < ?`,
@@ -299,7 +310,11 @@ export class SqlProjectionRepository implements ProjectionRepository {
   async delete(tenantId: string, projectionId: string) {
     const p = await this.get(tenantId, projectionId);
     if (!p) return;
-    await this.db.run('DELETE FROM projections WHERE tenant_id = ? AND projection_id = ?', [tenantId, projectionId]);
+    const scope = 'tenant_id = ? AND projection_id = ?';
+    await this.db.batch(
+      ['projections', 'notification_heads', 'notifications', 'webhook_deliveries'].map((t) => ({ sql: `DELETE FROM ${t} WHERE ${scope}`, params: [tenantId, projectionId] })),
+    );
+    await this.db.run('DELETE FROM webhook_secrets WHERE tenant_id = ? AND scope = ?', [tenantId, projectionId]);
     for (const v of [p.activeVersion, p.pendingVersion]) if (v) await this.dropVersion(tenantId, v);
   }
 }

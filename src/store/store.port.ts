@@ -1,6 +1,8 @@
 import { EventLog } from './event-log.port';
 import { TenantRepository } from './tenant-repository.port';
+import { NotificationRepository } from './notification-repository.port';
 import { ProjectionRepository } from './projection-repository.port';
+import { WebhookRepository } from './webhook-repository.port';
 import { BindingRepository, SnapshotRepository } from './reducer-state.port';
 import { UploadRepository } from './upload-repository.port';
 
@@ -17,6 +19,8 @@ export interface Store {
   readonly bindings: BindingRepository;
   readonly snapshots: SnapshotRepository;
   readonly projections: ProjectionRepository;
+  readonly notifications: NotificationRepository;
+  readonly webhooks: WebhookRepository;
   /** Runs pending schema migrations; safe to call from several instances at once. */
   migrate(): Promise<void>;
   /** Waits for in-flight writes, then releases connections. */

@@ -1,3 +1,4 @@
+import { notificationsMigration } from '../notification-schema';
 /** Ordered, append-only: a migration once shipped is never edited, only followed. */
 export const POSTGRES_MIGRATIONS: string[] = [
   `
@@ -133,4 +134,5 @@ export const POSTGRES_MIGRATIONS: string[] = [
     PRIMARY KEY (tenant_id, version_id, state_key)
   );
   `,
+  notificationsMigration('bigint'),
 ];

@@ -1,5 +1,7 @@
 import { Pool, types } from 'pg';
+import { SqlNotificationRepository } from '../sql-notification-repository';
 import { SqlProjectionRepository } from '../sql-projection-repository';
+import { SqlWebhookRepository } from '../sql-webhook-repository';
 import { Store } from '../store.port';
 import { PostgresSqlRunner } from './postgres-sql-runner';
 import { PostgresEventLog } from './postgres-event-log';
@@ -47,6 +49,8 @@ export class PostgresStore implements Store {
   readonly bindings: PostgresBindingRepository;
   readonly snapshots: PostgresSnapshotRepository;
   readonly projections: SqlProjectionRepository;
+  readonly notifications: SqlNotificationRepository;
+  readonly webhooks: SqlWebhookRepository;
   private readonly inflight = new InflightWrites();
 
   constructor(options: PostgresStoreOptions) {
@@ -65,7 +69,10 @@ export class PostgresStore implements Store {
     this.uploads = new PostgresUploadRepository(this.pool);
     this.bindings = new PostgresBindingRepository(this.pool);
     this.snapshots = new PostgresSnapshotRepository(this.pool);
-    this.projections = new SqlProjectionRepository(new PostgresSqlRunner(this.pool));
+    const sql = new PostgresSqlRunner(this.pool);
+    this.projections = new SqlProjectionRepository(sql);
+    this.notifications = new SqlNotificationRepository(sql);
+    this.webhooks = new SqlWebhookRepository(sql);
   }
 
   async migrate(): Promise<void> {

@@ -1,3 +1,4 @@
+import { notificationsMigration } from '../notification-schema';
 /** Ordered, append-only: a migration once shipped is never edited, only followed. */
 export const SQLITE_MIGRATIONS: string[] = [
   `
@@ -132,4 +133,5 @@ export const SQLITE_MIGRATIONS: string[] = [
     PRIMARY KEY (tenant_id, version_id, state_key)
   );
   `,
+  notificationsMigration('INTEGER'),
 ];

@@ -1,6 +1,8 @@
 import type Database from 'better-sqlite3';
 import * as path from 'node:path';
+import { SqlNotificationRepository } from '../sql-notification-repository';
 import { SqlProjectionRepository } from '../sql-projection-repository';
+import { SqlWebhookRepository } from '../sql-webhook-repository';
 import { Store } from '../store.port';
 import { SqliteSqlRunner } from './sqlite-sql-runner';
 import { SqliteAppendTransaction } from './sqlite-append-transaction';
@@ -32,6 +34,8 @@ export class SqliteStore implements Store {
   readonly bindings: SqliteBindingRepository;
   readonly snapshots: SqliteSnapshotRepository;
   readonly projections: SqlProjectionRepository;
+  readonly notifications: SqlNotificationRepository;
+  readonly webhooks: SqlWebhookRepository;
 
   private readonly writer?: SqliteAppendWorkerClient;
 
@@ -50,7 +54,10 @@ export class SqliteStore implements Store {
     this.uploads = new SqliteUploadRepository(this.db);
     this.bindings = new SqliteBindingRepository(this.db);
     this.snapshots = new SqliteSnapshotRepository(this.db);
-    this.projections = new SqlProjectionRepository(new SqliteSqlRunner(this.db));
+    const sql = new SqliteSqlRunner(this.db);
+    this.projections = new SqlProjectionRepository(sql);
+    this.notifications = new SqlNotificationRepository(sql);
+    this.webhooks = new SqlWebhookRepository(sql);
   }
 
   static inDataDir(dataDir: string): SqliteStore {

@@ -1,0 +1,38 @@
+import { DomainError, validationFailed } from '../common/domain-error';
+import { NotificationRepository } from '../store/notification-repository.port';
+import { Notification } from './notification';
+
+/** Reads the log by cursor; a cursor that retention has passed is an error, never a silent skip. */
+export class NotificationReader {
+  constructor(
+    private readonly repo: NotificationRepository,
+    private readonly page: { pageDefault: number; pageMax: number },
+  ) {}
+
+  async read(tenantId: string, projectionId: string, afterSequence: number, limit: number): Promise<Notification[]> {
+    const rows = await this.repo.read(tenantId, projectionId, afterSequence, limit);
+    // Sequences have no holes: a page starting right after the cursor needs no further check.
+    if (rows.length && rows[0].sequence === afterSequence + 1) return rows;
+    const head = await this.repo.head(tenantId, projectionId);
+    if (head && afterSequence < head.prunedSequence) {
+      throw new DomainError('CURSOR_EXPIRED', `notifications after ${afterSequence} were removed by retention; resume from oldestSequence`, {
+        afterSequence,
+        oldestSequence: head.prunedSequence + 1,
+      });
+    }
+    return rows;
+  }
+
+  async headSequence(tenantId: string, projectionId: string): Promise<number> {
+    return (await this.repo.head(tenantId, projectionId))?.lastSequence ?? 0;
+  }
+
+  /** Query parameters of the polling endpoint. */
+  parseQuery(afterSequence: string | undefined, limit: string | undefined): { afterSequence: number; limit: number } {
+    const after = afterSequence === undefined || afterSequence === '' ? 0 : Number(afterSequence);
+    if (!Number.isSafeInteger(after) || after < 0) throw validationFailed('afterSequence', 'must be a non-negative integer');
+    const n = limit === undefined || limit === '' ? this.page.pageDefault : Number(limit);
+    if (!Number.isInteger(n) || n < 1 || n > this.page.pageMax) throw validationFailed('limit', `must be an integer from 1 to ${this.page.pageMax}`);
+    return { afterSequence: after, limit: n };
+  }
+}

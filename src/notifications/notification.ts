@@ -1,0 +1,59 @@
+/**
+ * One state change of a projection, as every channel carries it (polling, WebSocket, SSE,
+ * webhook). `sequence` is per projection, strictly increasing, gap-free, assigned in the same
+ * transaction that stored the state.
+ */
+export interface Notification {
+  sequence: number;
+  projectionId: string;
+  aggregateId: string;
+  aggregateType: string;
+  stateKey: string;
+  /** The event's version in its aggregate. */
+  version: number;
+  /** The event's tenant-wide position. */
+  position: number;
+  /** JSON text of the projection state under `stateKey` after the event. */
+  state: string;
+  /** Epoch ms of the event. */
+  timestamp: number;
+}
+
+/** The wire shape (polling element; the stream message adds `type`). */
+export function notificationView(n: Notification) {
+  return {
+    sequence: n.sequence,
+    projectionId: n.projectionId,
+    aggregateId: n.aggregateId,
+    aggregateType: n.aggregateType,
+    stateKey: n.stateKey,
+    version: n.version,
+    state: JSON.parse(n.state) as unknown,
+    timestamp: new Date(n.timestamp).toISOString(),
+  };
+}
+
+export function streamMessage(n: Notification) {
+  return { type: 'state_changed' as const, ...notificationView(n) };
+}
+
+/**
+ * What the stream transports (WebSocket, SSE) need from the rest of the service; the
+ * notifications module implements it over the store and the live feed.
+ */
+export interface StreamSource {
+  /** The tenant of a valid API key, else null. */
+  authenticate(apiKey: string | undefined): Promise<{ tenantId: string } | null>;
+  /** The projection's stream settings, or null when the tenant has no such projection. */
+  projection(tenantId: string, projectionId: string): Promise<{ sse: boolean } | null>;
+  /** The last sequence assigned so far (0 when none): where a stream without a cursor starts. */
+  headSequence(tenantId: string, projectionId: string): Promise<number>;
+  /**
+   * Up to `limit` notifications after `afterSequence`, ascending. Throws DomainError
+   * CURSOR_EXPIRED (details.oldestSequence) when notifications after the cursor were already
+   * removed by retention.
+   */
+  read(tenantId: string, projectionId: string, afterSequence: number, limit: number): Promise<Notification[]>;
+  /** `wake` is called (possibly coalesced) whenever the projection may have new notifications. Returns unsubscribe. */
+  subscribe(tenantId: string, projectionId: string, wake: () => void): () => void;
+}

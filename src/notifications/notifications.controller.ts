@@ -1,0 +1,138 @@
+import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError, notFound, validationFailed } from '../common/domain-error';
+import { statusOf, toErrorBody } from '../common/error-http-mapping';
+import { isoTime } from '../common/iso-time';
+import { PROJECTION_REPOSITORY } from '../projections/projections.tokens';
+import { ProjectionRepository } from '../store/projection-repository.port';
+import { TenantRecord } from '../store/tenant-repository.port';
+import { DeliveryStatus, WebhookDelivery, WebhookRepository } from '../store/webhook-repository.port';
+import { CurrentTenant } from '../tenancy/current-tenant.decorator';
+import { notificationView } from './notification';
+import { WEBHOOK_REPOSITORY } from './notifications.tokens';
+import { NotificationReader } from './notification-reader';
+import { parseSettings } from './notification-settings';
+import { SseStream } from './sse-stream';
+import { WebhookSecrets } from './webhook-secrets';
+
+const STATUSES: DeliveryStatus[] = ['pending', 'delivered', 'dead'];
+
+function deliveryView(d: WebhookDelivery) {
+  return {
+    sequence: d.sequence,
+    stateKey: d.stateKey,
+    status: d.status,
+    attempts: d.attempts,
+    nextAttemptAt: d.status === 'pending' ? isoTime(d.nextAttemptAt) : null,
+    lastError: d.lastError,
+    createdAt: isoTime(d.createdAt),
+    updatedAt: isoTime(d.updatedAt),
+  };
+}
+
+@Controller('projections')
+export class NotificationsController {
+  constructor(
+    private readonly reader: NotificationReader,
+    private readonly sse: SseStream,
+    private readonly secrets: WebhookSecrets,
+    @Inject(PROJECTION_REPOSITORY) private readonly projections: ProjectionRepository,
+    @Inject(WEBHOOK_REPOSITORY) private readonly webhooks: WebhookRepository,
+  ) {}
+
+  @Get(':id/notifications')
+  async notifications(
+    @CurrentTenant() tenant: TenantRecord,
+    @Param('id') id: string,
+    @Query('afterSequence') afterSequence?: string,
+    @Query('limit') limit?: string,
+  ) {
+    const q = this.reader.parseQuery(afterSequence, limit);
+    await this.projection(tenant.tenantId, id);
+    const rows = await this.reader.read(tenant.tenantId, id, q.afterSequence, q.limit);
+    return { notifications: rows.map(notificationView) };
+  }
+
+  /** A plain GET of the stream path (no WebSocket upgrade): server-sent events, if asked for and enabled. */
+  @Get(':id/stream')
+  async stream(
+    @CurrentTenant() tenant: TenantRecord,
+    @Param('id') id: string,
+    @Query('afterSequence') afterSequence: string | undefined,
+    @Headers('accept') accept: string | undefined,
+    @Headers('last-event-id') lastEventId: string | undefined,
+    @Req() req: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    if (!(accept ?? '').includes('text/event-stream')) {
+      throw new DomainError('NOT_ACCEPTABLE', 'the stream is a WebSocket upgrade, or server-sent events with Accept: text/event-stream');
+    }
+    const p = await this.projection(tenant.tenantId, id);
+    if (!parseSettings(p.notifyConfig).sse) throw new DomainError('SSE_DISABLED', `server-sent events are not enabled for projection '${id}' (upload config "sse": true)`);
+    reply.hijack();
+    try {
+      await this.sse.handle(req.raw, reply.raw, tenant.tenantId, id, { afterSequence }, lastEventId);
+    } catch (e) {
+      const err = e instanceof DomainError ? e : new DomainError('INTERNAL', 'stream failed');
+      if (!reply.raw.headersSent) reply.raw.writeHead(statusOf(err.code), { 'content-type': 'application/json' });
+      reply.raw.end(JSON.stringify(toErrorBody(err)));
+    }
+  }
+
+  @Post(':id/webhook/rotate')
+  @HttpCode(200)
+  async rotate(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string) {
+    const p = await this.projection(tenant.tenantId, id);
+    if (!parseSettings(p.notifyConfig).isolated) {
+      throw new DomainError('WEBHOOK_SECRET_SHARED', `projection '${id}' signs with the tenant's shared secret: rotate it with POST /webhooks/rotate`);
+    }
+    const r = await this.secrets.rotate(tenant.tenantId, id);
+    return { projectionId: id, webhook: { secret: r.secret, isolated: true }, rotatedAt: isoTime(r.rotatedAt) };
+  }
+
+  @Get(':id/webhook/deliveries')
+  async deliveries(
+    @CurrentTenant() tenant: TenantRecord,
+    @Param('id') id: string,
+    @Query('status') status?: string,
+    @Query('afterSequence') afterSequence?: string,
+    @Query('limit') limit?: string,
+  ) {
+    if (status !== undefined && !STATUSES.includes(status as DeliveryStatus)) throw validationFailed('status', `must be one of ${STATUSES.join(', ')}`);
+    const q = this.reader.parseQuery(afterSequence, limit);
+    await this.projection(tenant.tenantId, id);
+    const rows = await this.webhooks.list(tenant.tenantId, id, { status: status as DeliveryStatus | undefined, afterSequence: q.afterSequence, limit: q.limit });
+    return { deliveries: rows.map(deliveryView) };
+  }
+
+  /** Dead-lettered deliveries back to pending: one (`{sequence}`) or all of the projection's (`{}`). */
+  @Post(':id/webhook/deliveries/replay')
+  @HttpCode(200)
+  async replay(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string, @Body() body: unknown) {
+    const seq = (body as { sequence?: unknown } | undefined)?.sequence;
+    if (seq !== undefined && (!Number.isSafeInteger(seq) || (seq as number) < 1)) throw validationFailed('sequence', 'must be a positive integer');
+    await this.projection(tenant.tenantId, id);
+    const replayed = await this.webhooks.replay(tenant.tenantId, id, (seq as number | undefined) ?? null, Date.now());
+    return { projectionId: id, replayed };
+  }
+
+  private async projection(tenantId: string, id: string) {
+    const p = await this.projections.get(tenantId, id);
+    if (!p) throw notFound(`projection '${id}'`);
+    return p;
+  }
+}
+
+@Controller('webhooks')
+export class WebhooksController {
+  constructor(private readonly secrets: WebhookSecrets) {}
+
+  /** The tenant's shared secret (every projection without an isolated one). */
+  @Post('rotate')
+  @HttpCode(200)
+  async rotate(@CurrentTenant() tenant: TenantRecord) {
+    await this.secrets.tenantSecret(tenant.tenantId);
+    const r = await this.secrets.rotate(tenant.tenantId, '');
+    return { webhook: { secret: r.secret }, rotatedAt: isoTime(r.rotatedAt) };
+  }
+}

@@ -1,0 +1,117 @@
+import { BeforeApplicationShutdown, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { LaneEngine } from '../lanes/lane-engine';
+import { ProjectionCatalog } from '../projections/projection-catalog';
+import { ProjectionsModule } from '../projections/projections.module';
+import { STORE, Store } from '../store/store.port';
+import { TenancyModule } from '../tenancy/tenancy.module';
+import { TenantDirectory } from '../tenancy/tenant-directory';
+import { NotificationFeed } from './notification-feed';
+import { NotificationReader } from './notification-reader';
+import { NotificationRetention } from './notification-retention';
+import { NotificationSetup } from './notification-setup';
+import { NotificationsController, WebhooksController } from './notifications.controller';
+import { WEBHOOK_REPOSITORY } from './notifications.tokens';
+import { SecretCipher } from './secret-cipher';
+import { ServiceStreamSource } from './service-stream-source';
+import { SseStream } from './sse-stream';
+import { WebhookDispatcher } from './webhook-dispatcher';
+import { WebhookSecrets } from './webhook-secrets';
+import { WebhookSender } from './webhook-sender';
+import { WebhookUrlGuard } from './webhook-url-guard';
+import { WebSocketStreamServer } from './websocket-stream';
+
+@Module({
+  imports: [ProjectionsModule, TenancyModule],
+  controllers: [NotificationsController, WebhooksController],
+  providers: [
+    { provide: WEBHOOK_REPOSITORY, inject: [STORE], useFactory: (s: Store) => s.webhooks },
+    {
+      provide: NotificationFeed,
+      inject: [APP_CONFIG],
+      useFactory: async (c: AppConfig) => {
+        const feed = new NotificationFeed();
+        if (c.redisUrl) await feed.connect(c.redisUrl);
+        return feed;
+      },
+    },
+    { provide: WebhookUrlGuard, inject: [APP_CONFIG], useFactory: (c: AppConfig) => new WebhookUrlGuard({ allowPrivate: c.webhooks.allowPrivate }) },
+    {
+      provide: WebhookSecrets,
+      inject: [STORE, APP_CONFIG],
+      useFactory: (s: Store, c: AppConfig) =>
+        new WebhookSecrets(s.webhooks, SecretCipher.fromConfig({ keyBase64: c.webhooks.secretsKey, dataDir: c.dataDir }), c.webhooks.secretOverlapMs),
+    },
+    { provide: NotificationReader, inject: [STORE, APP_CONFIG], useFactory: (s: Store, c: AppConfig) => new NotificationReader(s.notifications, c.notifications) },
+    {
+      provide: ServiceStreamSource,
+      inject: [TenantDirectory, STORE, NotificationReader, NotificationFeed],
+      useFactory: (t: TenantDirectory, s: Store, r: NotificationReader, f: NotificationFeed) => new ServiceStreamSource(t, s.projections, r, f),
+    },
+    {
+      provide: WebSocketStreamServer,
+      inject: [ServiceStreamSource, APP_CONFIG],
+      useFactory: (src: ServiceStreamSource, c: AppConfig) =>
+        new WebSocketStreamServer(src, { pingIntervalMs: c.notifications.pingMs, maxBufferedBytes: c.notifications.maxBufferedBytes, pageSize: 200 }),
+    },
+    {
+      provide: SseStream,
+      inject: [ServiceStreamSource, APP_CONFIG],
+      useFactory: (src: ServiceStreamSource, c: AppConfig) =>
+        new SseStream(src, { heartbeatMs: c.notifications.sseHeartbeatMs, maxBufferedBytes: c.notifications.maxBufferedBytes, pageSize: 200 }),
+    },
+    {
+      provide: WebhookDispatcher,
+      inject: [STORE, WebhookSecrets, WebhookUrlGuard, APP_CONFIG],
+      useFactory: (s: Store, secrets: WebhookSecrets, guard: WebhookUrlGuard, c: AppConfig) =>
+        new WebhookDispatcher(s.webhooks, s.notifications, s.projections, secrets, new WebhookSender(guard, c.webhooks.timeoutMs), c.webhooks),
+    },
+    {
+      provide: NotificationRetention,
+      inject: [STORE, APP_CONFIG],
+      useFactory: (s: Store, c: AppConfig) =>
+        new NotificationRetention(s.notifications, s.webhooks, { keepCount: c.notifications.keepCount, keepMs: c.notifications.keepMs, sweepMs: c.notifications.retentionSweepMs }),
+    },
+    {
+      provide: NotificationSetup,
+      inject: [WebhookSecrets, STORE, WebhookUrlGuard],
+      useFactory: (secrets: WebhookSecrets, s: Store, guard: WebhookUrlGuard) => new NotificationSetup(secrets, s.webhooks, guard),
+    },
+  ],
+})
+export class NotificationsModule implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    private readonly engine: LaneEngine,
+    private readonly catalog: ProjectionCatalog,
+    private readonly setup: NotificationSetup,
+    private readonly feed: NotificationFeed,
+    private readonly dispatcher: WebhookDispatcher,
+    private readonly retention: NotificationRetention,
+    private readonly ws: WebSocketStreamServer,
+    private readonly sse: SseStream,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.catalog.useNotifications(this.setup);
+    this.engine.onNotified((tenantId, projectionId) => this.feed.publish(tenantId, projectionId));
+    this.feed.onAny(() => this.dispatcher.wake());
+    this.ws.attach(this.adapterHost.httpAdapter.getHttpServer());
+    this.dispatcher.start();
+    this.retention.start();
+  }
+
+  /** Streams end before the HTTP server closes, so it does not wait on them. */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.retention.stop();
+    await this.dispatcher.close();
+    await this.ws.close();
+    this.sse.close();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.feed.close();
+  }
+}

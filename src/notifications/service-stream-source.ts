@@ -1,0 +1,37 @@
+import { ProjectionRepository } from '../store/projection-repository.port';
+import { TenantDirectory } from '../tenancy/tenant-directory';
+import { Notification, StreamSource } from './notification';
+import { NotificationFeed } from './notification-feed';
+import { NotificationReader } from './notification-reader';
+import { parseSettings } from './notification-settings';
+
+/** The stream transports' view of the service: keys, projections, the log and the live feed. */
+export class ServiceStreamSource implements StreamSource {
+  constructor(
+    private readonly tenants: TenantDirectory,
+    private readonly projections: ProjectionRepository,
+    private readonly reader: NotificationReader,
+    private readonly feed: NotificationFeed,
+  ) {}
+
+  async authenticate(apiKey: string | undefined) {
+    return this.tenants.authenticate(apiKey);
+  }
+
+  async projection(tenantId: string, projectionId: string) {
+    const p = await this.projections.get(tenantId, projectionId);
+    return p ? { sse: parseSettings(p.notifyConfig).sse } : null;
+  }
+
+  headSequence(tenantId: string, projectionId: string): Promise<number> {
+    return this.reader.headSequence(tenantId, projectionId);
+  }
+
+  read(tenantId: string, projectionId: string, afterSequence: number, limit: number): Promise<Notification[]> {
+    return this.reader.read(tenantId, projectionId, afterSequence, limit);
+  }
+
+  subscribe(tenantId: string, projectionId: string, wake: () => void): () => void {
+    return this.feed.subscribe(tenantId, projectionId, wake);
+  }
+}

@@ -1,0 +1,122 @@
+import { IncomingMessage, ServerResponse } from 'http';
+import { DomainError } from '../common/domain-error';
+import { Notification, StreamSource, streamMessage } from './notification';
+import { NotificationCursor, parseSequence } from './notification-cursor';
+
+export interface SseStreamOptions {
+  /** Interval of the `: ping` comment that keeps proxies from timing out an idle stream. */
+  heartbeatMs: number;
+  /** Bytes queued on the response beyond which the client counts as too slow and is cut off. */
+  maxBufferedBytes: number;
+  pageSize: number;
+}
+
+/**
+ * `GET /projections/{id}/stream` as Server-Sent Events, for a route that has already
+ * authenticated the tenant and hijacked the reply. Event ids are sequences, so a browser's
+ * automatic reconnect (Last-Event-ID) resumes exactly where it stopped.
+ */
+export class SseStream {
+  private readonly connections = new Set<SseConnection>();
+
+  constructor(
+    private readonly source: StreamSource,
+    private readonly opts: SseStreamOptions,
+  ) {}
+
+  /**
+   * Throws (NOT_FOUND, SSE_DISABLED, VALIDATION_FAILED) before writing anything, so the caller
+   * can still answer with an error; resolves once the stream is running.
+   */
+  async handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    tenantId: string,
+    projectionId: string,
+    query: { afterSequence?: string },
+    lastEventId?: string,
+  ): Promise<void> {
+    const explicitAfter =
+      lastEventId !== undefined
+        ? parseSequence('Last-Event-ID', lastEventId)
+        : query.afterSequence !== undefined
+          ? parseSequence('afterSequence', query.afterSequence)
+          : null;
+    const projection = await this.source.projection(tenantId, projectionId);
+    if (!projection) throw new DomainError('NOT_FOUND', 'projection not found');
+    if (!projection.sse) throw new DomainError('SSE_DISABLED', 'server-sent events are disabled for this projection');
+    const afterSequence = explicitAfter ?? (await this.source.headSequence(tenantId, projectionId));
+    if (res.destroyed || req.destroyed) return;
+
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      // Tells nginx not to buffer the response, which would hold events back.
+      'x-accel-buffering': 'no',
+    });
+    res.flushHeaders();
+    const connection = new SseConnection(res, this.source, tenantId, projectionId, afterSequence, this.opts);
+    this.connections.add(connection);
+    res.once('close', () => {
+      this.connections.delete(connection);
+      connection.stop();
+    });
+  }
+
+  connectionCount(): number {
+    return this.connections.size;
+  }
+
+  close(): void {
+    for (const connection of this.connections) connection.end();
+    this.connections.clear();
+  }
+}
+
+class SseConnection {
+  private readonly cursor: NotificationCursor;
+  private readonly heartbeat: NodeJS.Timeout;
+
+  constructor(
+    private readonly res: ServerResponse,
+    source: StreamSource,
+    tenantId: string,
+    projectionId: string,
+    afterSequence: number,
+    private readonly opts: SseStreamOptions,
+  ) {
+    this.cursor = new NotificationCursor(source, tenantId, projectionId, afterSequence, this.send, opts);
+    this.cursor.onError = this.onCursorError;
+    this.heartbeat = setInterval(() => this.res.write(': ping\n\n'), opts.heartbeatMs);
+    this.cursor.start();
+  }
+
+  stop(): void {
+    clearInterval(this.heartbeat);
+    this.cursor.stop();
+  }
+
+  end(error?: Record<string, unknown>): void {
+    this.stop();
+    if (this.res.writableEnded) return;
+    if (error) this.res.write(`event: error\ndata: ${JSON.stringify(error)}\n\n`);
+    this.res.end();
+  }
+
+  private readonly send = (n: Notification): boolean => {
+    if (this.res.writableEnded || this.res.destroyed) return false;
+    this.res.write(`id: ${n.sequence}\nevent: state_changed\ndata: ${JSON.stringify(streamMessage(n))}\n\n`);
+    if (this.res.writableLength <= this.opts.maxBufferedBytes) return true;
+    // The error event queues behind everything already written, so the client has all up to n.
+    this.end({ code: 'SLOW_CONSUMER', resumeAfterSequence: n.sequence });
+    return false;
+  };
+
+  private readonly onCursorError = (err: unknown): void => {
+    if (err instanceof DomainError && err.code === 'CURSOR_EXPIRED') {
+      this.end({ code: 'CURSOR_EXPIRED', oldestSequence: err.details.oldestSequence });
+    } else {
+      this.end({ code: 'INTERNAL' });
+    }
+  };
+}

@@ -1,0 +1,118 @@
+import { Logger } from '@nestjs/common';
+import { NotificationRepository } from '../store/notification-repository.port';
+import { ProjectionRepository } from '../store/projection-repository.port';
+import { WebhookDelivery, WebhookRepository } from '../store/webhook-repository.port';
+import { streamMessage } from './notification';
+import { parseSettings } from './notification-settings';
+import { WebhookSecrets } from './webhook-secrets';
+import { WebhookSender } from './webhook-sender';
+import { WebhookSigner } from './webhook-signer';
+
+export interface WebhookDispatcherOptions {
+  backoffMs: number[];
+  timeoutMs: number;
+  pollMs: number;
+  concurrency: number;
+}
+
+const ENQUEUE_BATCH = 500;
+
+/**
+ * Turns a projection's notifications into durable deliveries (a cursor in the store, so a
+ * restart resumes), then sends them: at least once, in sequence order per state key (a key's
+ * next delivery waits until the one before is delivered or dead-lettered), retried on the
+ * backoff schedule, dead-lettered after the last step. Several instances share the work: an
+ * attempt is claimed in the store first.
+ */
+export class WebhookDispatcher {
+  private readonly logger = new Logger('WebhookDispatcher');
+  private timer?: NodeJS.Timeout;
+  private readonly inFlight = new Set<string>();
+  private ticking = false;
+  private again = false;
+  private closed = false;
+
+  constructor(
+    private readonly deliveries: WebhookRepository,
+    private readonly notifications: NotificationRepository,
+    private readonly projections: ProjectionRepository,
+    private readonly secrets: WebhookSecrets,
+    private readonly sender: WebhookSender,
+    private readonly options: WebhookDispatcherOptions,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => this.wake(), this.options.pollMs);
+    this.timer.unref();
+    this.wake();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /** New notifications, a finished attempt or the timer: look for work now. */
+  wake(): void {
+    if (this.closed) return;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    this.ticking = true;
+    void this.tick()
+      .catch((e) => this.logger.warn(`webhook tick failed: ${e instanceof Error ? e.message : e}`))
+      .finally(() => {
+        this.ticking = false;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        }
+      });
+  }
+
+  private async tick(): Promise<void> {
+    const now = Date.now();
+    for (const p of await this.deliveries.backlogged(100)) {
+      while ((await this.deliveries.enqueue(p.tenantId, p.projectionId, ENQUEUE_BATCH, now)) === ENQUEUE_BATCH);
+    }
+    const room = this.options.concurrency - this.inFlight.size;
+    if (room <= 0) return;
+    for (const d of await this.deliveries.due(now, room)) {
+      const id = `${d.tenantId}\u0000${d.projectionId}\u0000${d.sequence}`;
+      if (this.inFlight.has(id)) continue;
+      // The claim pushes the next try past this attempt's deadline: no one else sends it meanwhile.
+      if (!(await this.deliveries.claim(d, now + this.options.timeoutMs + 5_000))) continue;
+      this.inFlight.add(id);
+      void this.attempt({ ...d, attempts: d.attempts + 1 })
+        .catch((e) => this.logger.warn(`delivery ${d.projectionId}#${d.sequence} failed: ${e instanceof Error ? e.message : e}`))
+        .finally(() => {
+          this.inFlight.delete(id);
+          this.wake();
+        });
+    }
+  }
+
+  private async attempt(d: WebhookDelivery): Promise<void> {
+    const [n] = await this.notifications.read(d.tenantId, d.projectionId, d.sequence - 1, 1);
+    const p = await this.projections.get(d.tenantId, d.projectionId);
+    const settings = parseSettings(p?.notifyConfig ?? null);
+    if (!n || n.sequence !== d.sequence || !p || !settings.webhookUrl) {
+      await this.deliveries.attemptFailed(d, !p || !settings.webhookUrl ? 'webhook no longer configured' : 'notification no longer kept', null, Date.now());
+      return;
+    }
+    const body = JSON.stringify(streamMessage(n));
+    const secrets = await this.secrets.signing(d.tenantId, d.projectionId, settings.isolated);
+    const headers = {
+      ...WebhookSigner.headers(secrets, `msg_${d.projectionId}_${d.sequence}`, Math.floor(Date.now() / 1000), body),
+      // Lets a receiver see a gap and backfill from GET /projections/{id}/notifications.
+      'webhook-sequence': String(d.sequence),
+      'webhook-projection-id': d.projectionId,
+    };
+    const r = await this.sender.send(settings.webhookUrl, headers, body);
+    const now = Date.now();
+    if (r.ok) return this.deliveries.delivered(d, now);
+    const delay = this.options.backoffMs[d.attempts - 1];
+    await this.deliveries.attemptFailed(d, r.error, delay === undefined ? null : now + delay, now);
+  }
+}

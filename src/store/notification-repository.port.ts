@@ -1,0 +1,41 @@
+import { Notification } from '../notifications/notification';
+
+/** A projection's state change, handed to `ProjectionRepository.applied` to be logged with it. */
+export interface StateChange {
+  position: number;
+  aggregateId: string;
+  aggregateType: string;
+  version: number;
+  timestamp: number;
+  /** JSON text. */
+  state: string;
+}
+
+export interface NotificationHead {
+  lastSequence: number;
+  /** Everything up to here was removed by retention. */
+  prunedSequence: number;
+  /** Everything up to here has become a webhook delivery. */
+  webhookSequence: number;
+}
+
+export interface RetentionPolicy {
+  /** Newest notifications kept per projection, whatever their age. */
+  keepCount: number;
+  /** Older ones (by commit time, epoch ms) may go. */
+  removeBefore: number;
+}
+
+/** The notification log (written by `ProjectionRepository.applied`), read by every channel. */
+export interface NotificationRepository {
+  /** Ascending, after `afterSequence`. */
+  read(tenantId: string, projectionId: string, afterSequence: number, limit: number): Promise<Notification[]>;
+  head(tenantId: string, projectionId: string): Promise<NotificationHead | null>;
+  /**
+   * Removes what the policy lets go, but nothing a webhook delivery still needs (not yet turned
+   * into a delivery, or pending). Returns the new pruned sequence.
+   */
+  prune(tenantId: string, projectionId: string, policy: RetentionPolicy): Promise<number>;
+  /** Projections that have a notification log: what retention walks. */
+  heads(): Promise<{ tenantId: string; projectionId: string }[]>;
+}

@@ -1,0 +1,114 @@
+import { Notification } from '../notifications/notification';
+import { NotificationHead, NotificationRepository, RetentionPolicy, StateChange } from './notification-repository.port';
+import { SqlRunner, SqlStatement } from './sql-runner';
+
+const N_COLUMNS = 'sequence, projection_id, aggregate_id, aggregate_type, state_key, version, position, state, timestamp';
+
+function toNotification(r: any): Notification {
+  return {
+    sequence: Number(r.sequence),
+    projectionId: r.projection_id,
+    aggregateId: r.aggregate_id,
+    aggregateType: r.aggregate_type,
+    stateKey: r.state_key,
+    version: Number(r.version),
+    position: Number(r.position),
+    state: r.state,
+    timestamp: Number(r.timestamp),
+  };
+}
+
+/**
+ * The statements that log a lane's state changes, run inside `applied`'s transaction, before the
+ * lane's checkpoint moves:
+ *  1. lock the projection's counter row, so sequences are handed out in commit order (a reader
+ *     tailing by sequence never sees n+1 committed before n);
+ *  2. insert the changes numbered from the counter, but only (a) if the lane has not applied
+ *     them already (a second run of the same lane inserts nothing: exactly once), (b) if the
+ *     version still belongs to the projection, and (c) up to a pending redeploy's target:
+ *     beyond it, the pending version speaks for the projection (see ARCHITECTURE.md);
+ *  3. advance the counter to what was inserted.
+ */
+export function logStateChanges(
+  tenantId: string,
+  versionId: string,
+  key: string,
+  projectionId: string,
+  changes: StateChange[],
+  now: number,
+): SqlStatement[] {
+  const values = changes.map(() => '(CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS BIGINT))').join(', ');
+  const valueParams = changes.flatMap((c) => [c.position, c.aggregateId, c.aggregateType, c.version, c.state, c.timestamp]);
+  const head = 'tenant_id = ? AND projection_id = ?';
+  return [
+    { sql: `UPDATE notification_heads SET last_sequence = last_sequence WHERE ${head}`, params: [tenantId, projectionId] },
+    {
+      sql: `INSERT INTO notifications (tenant_id, projection_id, sequence, position, state_key, aggregate_id, aggregate_type, version, state, timestamp, created_at)
+            SELECT h.tenant_id, h.projection_id, h.last_sequence + ROW_NUMBER() OVER (ORDER BY c.column1), c.column1, CAST(? AS TEXT), c.column2, c.column3, c.column4, c.column5, c.column6, CAST(? AS BIGINT)
+            FROM (VALUES ${values}) AS c
+            JOIN notification_heads h ON h.tenant_id = ? AND h.projection_id = ?
+            JOIN projections p ON p.tenant_id = h.tenant_id AND p.projection_id = h.projection_id AND (p.active_version = ? OR p.pending_version = ?)
+            LEFT JOIN projection_versions pv ON pv.tenant_id = p.tenant_id AND pv.version_id = p.pending_version AND p.pending_version <> ?
+            WHERE (pv.target_position IS NULL OR c.column1 <= pv.target_position)
+              AND (SELECT l.applied_position FROM lanes l WHERE l.tenant_id = ? AND l.version_id = ? AND l.state_key = ?) < ?`,
+      params: [key, now, ...valueParams, tenantId, projectionId, versionId, versionId, versionId, tenantId, versionId, key, changes[0].position],
+    },
+    {
+      sql: `UPDATE notification_heads SET last_sequence = COALESCE((SELECT MAX(sequence) FROM notifications WHERE ${head}), last_sequence) WHERE ${head}`,
+      params: [tenantId, projectionId, tenantId, projectionId],
+    },
+  ];
+}
+
+export class SqlNotificationRepository implements NotificationRepository {
+  constructor(private readonly db: SqlRunner) {}
+
+  async read(tenantId: string, projectionId: string, afterSequence: number, limit: number) {
+    const rows = await this.db.all(
+      `SELECT ${N_COLUMNS} FROM notifications WHERE tenant_id = ? AND projection_id = ? AND sequence > ? ORDER BY sequence LIMIT ?`,
+      [tenantId, projectionId, afterSequence, limit],
+    );
+    return rows.map(toNotification);
+  }
+
+  async head(tenantId: string, projectionId: string): Promise<NotificationHead | null> {
+    const [r] = await this.db.all<any>('SELECT * FROM notification_heads WHERE tenant_id = ? AND projection_id = ?', [tenantId, projectionId]);
+    return r ? { lastSequence: Number(r.last_sequence), prunedSequence: Number(r.pruned_sequence), webhookSequence: Number(r.webhook_sequence) } : null;
+  }
+
+  async heads() {
+    const rows = await this.db.all<any>('SELECT tenant_id, projection_id FROM notification_heads', []);
+    return rows.map((r) => ({ tenantId: r.tenant_id as string, projectionId: r.projection_id as string }));
+  }
+
+  async prune(tenantId: string, projectionId: string, policy: RetentionPolicy) {
+    const h = await this.head(tenantId, projectionId);
+    if (!h) return 0;
+    const [aged] = await this.db.all<{ s: number | null }>(
+      'SELECT MAX(sequence) AS s FROM notifications WHERE tenant_id = ? AND projection_id = ? AND created_at < ?',
+      [tenantId, projectionId, policy.removeBefore],
+    );
+    let bound = Math.max(h.lastSequence - policy.keepCount, Number(aged?.s ?? 0));
+    // A projection with a webhook keeps what its deliveries still need.
+    const [p] = await this.db.all<{ notify_config: string | null }>('SELECT notify_config FROM projections WHERE tenant_id = ? AND projection_id = ?', [
+      tenantId,
+      projectionId,
+    ]);
+    if (p && p.notify_config && JSON.parse(p.notify_config).webhookUrl) {
+      const [pending] = await this.db.all<{ s: number | null }>(
+        "SELECT MIN(sequence) AS s FROM webhook_deliveries WHERE tenant_id = ? AND projection_id = ? AND status = 'pending'",
+        [tenantId, projectionId],
+      );
+      bound = Math.min(bound, h.webhookSequence, pending?.s == null ? Infinity : Number(pending.s) - 1);
+    }
+    if (bound <= h.prunedSequence) return h.prunedSequence;
+    await this.db.batch([
+      { sql: 'DELETE FROM notifications WHERE tenant_id = ? AND projection_id = ? AND sequence <= ?', params: [tenantId, projectionId, bound] },
+      {
+        sql: 'UPDATE notification_heads SET pruned_sequence = ? WHERE tenant_id = ? AND projection_id = ? AND pruned_sequence < ?',
+        params: [bound, tenantId, projectionId, bound],
+      },
+    ]);
+    return bound;
+  }
+}

@@ -1,0 +1,143 @@
+import { SqlRunner } from './sql-runner';
+import { DeliveryStatus, WebhookDelivery, WebhookRepository, WebhookSecretRecord } from './webhook-repository.port';
+
+const n = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+function toSecret(r: any): WebhookSecretRecord {
+  return { secret: r.secret, previousSecret: r.previous_secret ?? null, previousUntil: n(r.previous_until), rotatedAt: Number(r.rotated_at) };
+}
+
+function toDelivery(r: any): WebhookDelivery {
+  return {
+    tenantId: r.tenant_id,
+    projectionId: r.projection_id,
+    sequence: Number(r.sequence),
+    stateKey: r.state_key,
+    status: r.status,
+    attempts: Number(r.attempts),
+    nextAttemptAt: Number(r.next_attempt_at),
+    lastError: r.last_error ?? null,
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at),
+  };
+}
+
+const PK = 'tenant_id = ? AND projection_id = ? AND sequence = ?';
+const pk = (d: WebhookDelivery) => [d.tenantId, d.projectionId, d.sequence];
+
+export class SqlWebhookRepository implements WebhookRepository {
+  constructor(private readonly db: SqlRunner) {}
+
+  async getSecret(tenantId: string, scope: string) {
+    const [r] = await this.db.all('SELECT * FROM webhook_secrets WHERE tenant_id = ? AND scope = ?', [tenantId, scope]);
+    return r ? toSecret(r) : null;
+  }
+
+  async ensureSecret(tenantId: string, scope: string, secret: string, now: number) {
+    await this.db.run('INSERT INTO webhook_secrets (tenant_id, scope, secret, rotated_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING', [tenantId, scope, secret, now]);
+    return (await this.getSecret(tenantId, scope))!;
+  }
+
+  async replaceSecret(tenantId: string, scope: string, secret: string, now: number, overlapUntil: number) {
+    await this.db.batch([
+      { sql: 'INSERT INTO webhook_secrets (tenant_id, scope, secret, rotated_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING', params: [tenantId, scope, secret, now] },
+      {
+        sql: `UPDATE webhook_secrets SET previous_secret = secret, previous_until = ?, secret = ?, rotated_at = ?
+              WHERE tenant_id = ? AND scope = ? AND secret <> ?`,
+        params: [overlapUntil, secret, now, tenantId, scope, secret],
+      },
+    ]);
+    return (await this.getSecret(tenantId, scope))!;
+  }
+
+  async startDeliveriesNow(tenantId: string, projectionId: string) {
+    await this.db.run('UPDATE notification_heads SET webhook_sequence = last_sequence WHERE tenant_id = ? AND projection_id = ?', [tenantId, projectionId]);
+  }
+
+  async backlogged(limit: number) {
+    const rows = await this.db.all<any>(
+      `SELECT h.tenant_id, h.projection_id FROM notification_heads h
+       JOIN projections p ON p.tenant_id = h.tenant_id AND p.projection_id = h.projection_id
+       WHERE h.last_sequence > h.webhook_sequence AND p.notify_config LIKE '%"webhookUrl":"%' LIMIT ?`,
+      [limit],
+    );
+    return rows.map((r) => ({ tenantId: r.tenant_id as string, projectionId: r.projection_id as string }));
+  }
+
+  async enqueue(tenantId: string, projectionId: string, limit: number, now: number) {
+    const head = 'tenant_id = ? AND projection_id = ?';
+    const before = await this.db.all<{ w: number }>(`SELECT webhook_sequence AS w FROM notification_heads WHERE ${head}`, [tenantId, projectionId]);
+    // The counter row is locked first: no notification commits meanwhile, so the cursor moves
+    // exactly over the rows inserted (sequences are gap-free).
+    await this.db.batch([
+      { sql: `UPDATE notification_heads SET webhook_sequence = webhook_sequence WHERE ${head}`, params: [tenantId, projectionId] },
+      {
+        sql: `INSERT INTO webhook_deliveries (tenant_id, projection_id, sequence, state_key, status, attempts, next_attempt_at, created_at, updated_at)
+              SELECT n.tenant_id, n.projection_id, n.sequence, n.state_key, 'pending', 0, CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT)
+              FROM notifications n JOIN notification_heads h ON h.tenant_id = n.tenant_id AND h.projection_id = n.projection_id
+              WHERE n.tenant_id = ? AND n.projection_id = ? AND n.sequence > h.webhook_sequence AND n.sequence <= h.webhook_sequence + ?
+              ON CONFLICT DO NOTHING`,
+        params: [now, now, now, tenantId, projectionId, limit],
+      },
+      {
+        sql: `UPDATE notification_heads SET webhook_sequence = CASE WHEN last_sequence < webhook_sequence + ? THEN last_sequence ELSE webhook_sequence + ? END
+              WHERE ${head}`,
+        params: [limit, limit, tenantId, projectionId],
+      },
+    ]);
+    const [after] = await this.db.all<{ w: number }>(`SELECT webhook_sequence AS w FROM notification_heads WHERE ${head}`, [tenantId, projectionId]);
+    return after ? Number(after.w) - Number(before[0]?.w ?? 0) : 0;
+  }
+
+  async due(now: number, limit: number) {
+    const rows = await this.db.all(
+      `SELECT d.* FROM webhook_deliveries d
+       WHERE d.status = 'pending' AND d.next_attempt_at <= ?
+         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.tenant_id = d.tenant_id AND e.projection_id = d.projection_id
+                         AND e.state_key = d.state_key AND e.status = 'pending' AND e.sequence < d.sequence)
+       ORDER BY d.next_attempt_at, d.sequence LIMIT ?`,
+      [now, limit],
+    );
+    return rows.map(toDelivery);
+  }
+
+  async claim(d: WebhookDelivery, until: number) {
+    const changed = await this.db.run(
+      `UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = ? WHERE ${PK} AND status = 'pending' AND next_attempt_at = ?`,
+      [until, ...pk(d), d.nextAttemptAt],
+    );
+    return changed > 0;
+  }
+
+  async delivered(d: WebhookDelivery, now: number) {
+    await this.db.run(`UPDATE webhook_deliveries SET status = 'delivered', last_error = NULL, updated_at = ? WHERE ${PK}`, [now, ...pk(d)]);
+  }
+
+  async attemptFailed(d: WebhookDelivery, error: string, retryAt: number | null, now: number) {
+    await this.db.run(
+      `UPDATE webhook_deliveries SET status = ?, next_attempt_at = ?, last_error = ?, updated_at = ? WHERE ${PK} AND status = 'pending'`,
+      [retryAt === null ? 'dead' : 'pending', retryAt ?? now, error.slice(0, 1000), now, ...pk(d)],
+    );
+  }
+
+  async list(tenantId: string, projectionId: string, opts: { status?: DeliveryStatus; afterSequence: number; limit: number }) {
+    const rows = await this.db.all(
+      `SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND projection_id = ? AND sequence > ? ${opts.status ? 'AND status = ?' : ''}
+       ORDER BY sequence LIMIT ?`,
+      [tenantId, projectionId, opts.afterSequence, ...(opts.status ? [opts.status] : []), opts.limit],
+    );
+    return rows.map(toDelivery);
+  }
+
+  async replay(tenantId: string, projectionId: string, sequence: number | null, now: number) {
+    return this.db.run(
+      `UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ?
+       WHERE tenant_id = ? AND projection_id = ? AND status = 'dead' ${sequence === null ? '' : 'AND sequence = ?'}`,
+      [now, now, tenantId, projectionId, ...(sequence === null ? [] : [sequence])],
+    );
+  }
+
+  async forgetDelivered(before: number) {
+    return this.db.run("DELETE FROM webhook_deliveries WHERE status = 'delivered' AND updated_at < ?", [before]);
+  }
+}

@@ -1,0 +1,54 @@
+/** A webhook secret as stored: encrypted text (see SecretCipher), never the plain secret. */
+export interface WebhookSecretRecord {
+  secret: string;
+  /** The secret before the last rotation: deliveries are signed with it too until `previousUntil`. */
+  previousSecret: string | null;
+  previousUntil: number | null;
+  rotatedAt: number;
+}
+
+/** Scope of the tenant's shared secret; an isolated secret's scope is its projectionId. */
+export const TENANT_SCOPE = '';
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'dead';
+
+export interface WebhookDelivery {
+  tenantId: string;
+  projectionId: string;
+  sequence: number;
+  stateKey: string;
+  status: DeliveryStatus;
+  /** Attempts started (counted when claimed, so a crash mid-send still counts). */
+  attempts: number;
+  nextAttemptAt: number;
+  lastError: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** Secrets and the durable delivery queue of webhooks. */
+export interface WebhookRepository {
+  getSecret(tenantId: string, scope: string): Promise<WebhookSecretRecord | null>;
+  /** Stores `secret` unless the scope has one already; returns what is stored. */
+  ensureSecret(tenantId: string, scope: string, secret: string, now: number): Promise<WebhookSecretRecord>;
+  /** Replaces the scope's secret; the replaced one keeps signing until `overlapUntil`. */
+  replaceSecret(tenantId: string, scope: string, secret: string, now: number, overlapUntil: number): Promise<WebhookSecretRecord>;
+  /** Deliveries start from the projection's current notifications (a newly configured webhook does not replay the past). */
+  startDeliveriesNow(tenantId: string, projectionId: string): Promise<void>;
+  /** Projections with a webhook and notifications not yet turned into deliveries. */
+  backlogged(limit: number): Promise<{ tenantId: string; projectionId: string }[]>;
+  /** Turns up to `limit` notifications after the projection's webhook cursor into pending deliveries. */
+  enqueue(tenantId: string, projectionId: string, limit: number, now: number): Promise<number>;
+  /** Pending deliveries due now whose key has no earlier pending delivery (order per key). */
+  due(now: number, limit: number): Promise<WebhookDelivery[]>;
+  /** Takes a due delivery for one attempt (counts it; next try not before `until`); false if another took it. */
+  claim(d: WebhookDelivery, until: number): Promise<boolean>;
+  delivered(d: WebhookDelivery, now: number): Promise<void>;
+  /** After a failed attempt: retry at `retryAt`, or dead-letter when it is null. */
+  attemptFailed(d: WebhookDelivery, error: string, retryAt: number | null, now: number): Promise<void>;
+  list(tenantId: string, projectionId: string, opts: { status?: DeliveryStatus; afterSequence: number; limit: number }): Promise<WebhookDelivery[]>;
+  /** Dead deliveries (one, or all of the projection's) go back to pending, due now. Returns how many. */
+  replay(tenantId: string, projectionId: string, sequence: number | null, now: number): Promise<number>;
+  /** Removes delivered rows older than `before`. */
+  forgetDelivered(before: number): Promise<number>;
+}

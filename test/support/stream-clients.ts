@@ -1,0 +1,103 @@
+import * as http from 'node:http';
+import WebSocket from 'ws';
+
+/** A real `ws` client collecting state_changed messages; answers pings with pongs. */
+export class WsCollector {
+  readonly messages: any[] = [];
+  closeCode: number | null = null;
+  closeReason = '';
+  private constructor(readonly socket: WebSocket) {
+    socket.on('message', (data) => {
+      const m = JSON.parse(String(data));
+      if (m.type === 'ping') socket.send(JSON.stringify({ type: 'pong' }));
+      else this.messages.push(m);
+    });
+    socket.on('close', (code, reason) => {
+      this.closeCode = code;
+      this.closeReason = String(reason);
+    });
+  }
+
+  static open(baseUrl: string, projectionId: string, key: string, afterSequence?: number): Promise<WsCollector> {
+    const q = afterSequence === undefined ? '' : `?afterSequence=${afterSequence}`;
+    const socket = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/projections/${encodeURIComponent(projectionId)}/stream${q}`, { headers: { 'x-api-key': key } });
+    const c = new WsCollector(socket);
+    return new Promise((resolve, reject) => {
+      socket.once('open', () => resolve(c));
+      socket.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`upgrade refused: ${res.statusCode}`), { status: res.statusCode })));
+      socket.once('error', reject);
+    });
+  }
+
+  sequences(): number[] {
+    return this.messages.map((m) => m.sequence);
+  }
+
+  close(): Promise<void> {
+    if (this.socket.readyState === WebSocket.CLOSED) return Promise.resolve();
+    return new Promise((r) => {
+      this.socket.once('close', () => r());
+      this.socket.close();
+    });
+  }
+}
+
+/** A plain HTTP client reading `text/event-stream`. */
+export class SseCollector {
+  readonly events: { id: string; event: string; data: any }[] = [];
+  comments = 0;
+  status = 0;
+  private req?: http.ClientRequest;
+
+  static open(baseUrl: string, projectionId: string, key: string, headers: Record<string, string> = {}, query = ''): Promise<SseCollector> {
+    const c = new SseCollector();
+    return new Promise((resolve, reject) => {
+      const req = http.get(`${baseUrl}/projections/${encodeURIComponent(projectionId)}/stream${query}`, {
+        headers: { 'x-api-key': key, accept: 'text/event-stream', ...headers },
+      });
+      c.req = req;
+      req.on('error', (e) => (c.status ? undefined : reject(e)));
+      req.on('response', (res) => {
+        c.status = res.statusCode ?? 0;
+        if (c.status !== 200) {
+          let body = '';
+          res.on('data', (d) => (body += d));
+          res.on('end', () => reject(Object.assign(new Error(`SSE refused: ${c.status} ${body}`), { status: c.status, body: JSON.parse(body || '{}') })));
+          return;
+        }
+        let buf = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => {
+          buf += d;
+          let i;
+          while ((i = buf.indexOf('\n\n')) >= 0) {
+            const block = buf.slice(0, i);
+            buf = buf.slice(i + 2);
+            const ev = { id: '', event: 'message', data: '' };
+            let isComment = true;
+            for (const line of block.split('\n')) {
+              if (line.startsWith(':')) continue;
+              isComment = false;
+              const [k, ...rest] = line.split(':');
+              const v = rest.join(':').replace(/^ /, '');
+              if (k === 'id') ev.id = v;
+              else if (k === 'event') ev.event = v;
+              else if (k === 'data') ev.data += v;
+            }
+            if (isComment) c.comments++;
+            else c.events.push({ ...ev, data: JSON.parse(ev.data) });
+          }
+        });
+        resolve(c);
+      });
+    });
+  }
+
+  sequences(): number[] {
+    return this.events.filter((e) => e.event === 'state_changed').map((e) => Number(e.id));
+  }
+
+  close(): void {
+    this.req?.destroy();
+  }
+}

@@ -1,0 +1,65 @@
+import * as http from 'node:http';
+import { AddressInfo } from 'node:net';
+import { WebhookSigner } from '../../src/notifications/webhook-signer';
+
+export interface ReceivedWebhook {
+  sequence: number;
+  body: any;
+  headers: Record<string, string | undefined>;
+  /** Which of the receiver's secrets verified it (index into `secrets`), -1 if none. */
+  verifiedBy: number;
+}
+
+/**
+ * A local receiver that verifies Standard Webhooks signatures against the secrets it trusts
+ * (401 when none matches, so a bad signature is a failed delivery). `failFirst` makes the first
+ * n attempts of a sequence answer 500.
+ */
+export class WebhookReceiver {
+  readonly accepted: ReceivedWebhook[] = [];
+  readonly attempts = new Map<number, number>();
+  rejectedSignatures = 0;
+  secrets: string[] = [];
+  failFirst = new Map<number, number>();
+  /** Answer 503 to everything (a receiver that is down). */
+  down = false;
+  private server!: http.Server;
+  url = '';
+
+  async start(): Promise<this> {
+    this.server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => (body += d));
+      req.on('end', () => {
+        const headers = req.headers as Record<string, string | undefined>;
+        const sequence = Number(headers['webhook-sequence']);
+        const n = (this.attempts.get(sequence) ?? 0) + 1;
+        this.attempts.set(sequence, n);
+        if (this.down || n <= (this.failFirst.get(sequence) ?? 0)) {
+          res.writeHead(n <= (this.failFirst.get(sequence) ?? 0) ? 500 : 503).end();
+          return;
+        }
+        const verifiedBy = this.secrets.findIndex((s) => WebhookSigner.verify(s, headers, body));
+        if (verifiedBy < 0) {
+          this.rejectedSignatures++;
+          res.writeHead(401).end();
+          return;
+        }
+        this.accepted.push({ sequence, body: JSON.parse(body), headers, verifiedBy });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hook`;
+    return this;
+  }
+
+  sequences(): number[] {
+    return this.accepted.map((a) => a.sequence);
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise((r) => this.server.close(r));
+  }
+}

@@ -1,5 +1,5 @@
-import { Client, newTenant, RunningService, startService } from '../support/service-harness';
-import { envFor, STORE_BACKENDS, stopBackends } from '../support/store-backends';
+import { Client, clientFor, newTenant, RunningService, ServiceProcess, startService } from '../support/service-harness';
+import { envFor, schedulerEnv, STORE_BACKENDS, stopBackends } from '../support/store-backends';
 import { exampleSources } from '../support/runtime-harness';
 import { SseCollector, WsCollector } from '../support/stream-clients';
 import { WebhookReceiver } from '../support/webhook-receiver';
@@ -250,5 +250,62 @@ describe('notification guards (SQLite, private webhook URLs not allowed, small r
     await until(() => ws.closeCode, (code) => code !== null);
     expect(ws.closeCode).toBe(4010);
     expect(JSON.parse(ws.closeReason)).toEqual({ code: 'CURSOR_EXPIRED', oldestSequence: 8 });
+  });
+});
+
+describe('two instances on PostgreSQL + Redis, and a restart mid-delivery', () => {
+  const procs: ServiceProcess[] = [];
+  let receiver: WebhookReceiver;
+  afterAll(async () => {
+    for (const p of procs) if (p.child) await p.kill('SIGKILL');
+    await receiver?.stop();
+  });
+
+  it('streams every change to clients of both instances, and delivers every webhook after both die with deliveries pending', async () => {
+    receiver = await new WebhookReceiver().start();
+    const env = {
+      ...(await envFor('postgres')),
+      ...(await schedulerEnv('bullmq')),
+      WEBHOOK_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+      WEBHOOK_RETRY_BACKOFF_MS: '100,200,400,800,1600,3200',
+      WEBHOOK_POLL_MS: '100',
+      LANE_SWEEP_MS: '200',
+    };
+    const a = new ServiceProcess(env);
+    const b = new ServiceProcess(env);
+    procs.push(a, b);
+    await Promise.all([a.start(), b.start()]);
+    const c = await newTenant(a.url, 'two-instances');
+    const cb = clientFor(b.url, c.key);
+    const up = await uploadProjection(c, a.url, { config: JSON.stringify({ name: 'shared-feed', webhook: { url: receiver.url } }) });
+    receiver.secrets = [up.body.notifications.webhook.secret];
+    const projectionId = await deployed(cb, up.body.uploadId);
+
+    const onA = await WsCollector.open(a.url, projectionId, c.key, 0);
+    const onB = await WsCollector.open(b.url, projectionId, c.key, 0);
+    await placeOrders(c, 0, 50, 9);
+    await placeOrders(cb, 50, 50, 9);
+    for (const ws of [onA, onB]) {
+      await until(() => ws.messages.length, (n) => n >= 100);
+      expect(ws.sequences()).toEqual(range(1, 100));
+    }
+    await until(() => new Set(receiver.sequences()).size, (n) => n >= 100);
+
+    // The receiver goes down; both instances are killed with deliveries pending.
+    receiver.down = true;
+    await placeOrders(c, 100, 20, 9);
+    await until(() => [...receiver.attempts.keys()].filter((s) => s > 100).length, (n) => n >= 1);
+    await Promise.all([a.kill('SIGKILL'), b.kill('SIGKILL')]);
+    receiver.down = false;
+
+    const again = new ServiceProcess(env);
+    procs.push(again);
+    await again.start();
+    await until(() => new Set(receiver.sequences()).size, (n) => n >= 120, 60_000);
+    expect([...new Set(receiver.sequences())].sort((x, y) => x - y)).toEqual(range(1, 120));
+    expect(receiver.rejectedSignatures).toBe(0);
+    const polled = await clientFor(again.url, c.key).get(`/projections/${projectionId}/notifications?afterSequence=0&limit=1000`);
+    expect(polled.body.notifications.map((n: any) => n.sequence)).toEqual(range(1, 120));
   });
 });

@@ -276,6 +276,86 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect(await store.projections.list(t)).toEqual([]);
     });
 
+    it('logs state changes gap-free, exactly once, only for the versions that speak for the projection', async () => {
+      const t = await tenant(store, 't1');
+      await store.events.appendMany([1, 2, 3, 4, 5, 6].map((i) => req(t, `order-${i}`)));
+      const v1 = { versionId: 'v1', projectionId: 'p1', tenantId: t, className: 'C', targetPosition: 0, createdAt: 1 };
+      const notifyConfig = '{"webhookUrl":"http://x.example/h","isolated":false,"sse":true}';
+      await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'totals', version: v1, notifyConfig });
+      expect((await store.projections.get(t, 'p1'))?.notifyConfig).toContain('x.example');
+      const change = (position: number) => ({ position, aggregateId: `order-${position}`, aggregateType: 'order', version: 1, timestamp: 100 + position, state: `{"n":${position}}` });
+      await store.projections.route(t, 'v1', [1, 2, 3, 4, 5, 6].map((position) => ({ key: position % 2 ? 'odd' : 'even', position })), 6);
+      await store.projections.laneWork(t, 'v1', 'odd', 10);
+      await store.projections.laneWork(t, 'v1', 'even', 10);
+      const applied = (key: string, positions: number[], versionId = 'v1') =>
+        store.projections.applied(t, versionId, key, {
+          state: '{}',
+          appliedPosition: positions[positions.length - 1],
+          updatedAt: 1,
+          notify: { projectionId: 'p1', changes: positions.map(change) },
+        });
+      // Lanes of one projection commit concurrently: sequences still have no hole and follow commit order.
+      await Promise.all([applied('odd', [1, 3]), applied('even', [2])]);
+      await applied('odd', [1, 3]); // a second run of the same work logs nothing
+      const log = await store.notifications.read(t, 'p1', 0, 100);
+      expect(log.map((n) => n.sequence)).toEqual([1, 2, 3]);
+      expect(log.map((n) => n.position).sort()).toEqual([1, 2, 3]);
+      const first = log.find((n) => n.position === 1)!;
+      expect(first).toEqual({ sequence: first.sequence, projectionId: 'p1', aggregateId: 'order-1', aggregateType: 'order', stateKey: 'odd', version: 1, position: 1, state: '{"n":1}', timestamp: 101 });
+      expect(await store.notifications.head(t, 'p1')).toEqual({ lastSequence: 3, prunedSequence: 0, webhookSequence: 0 });
+      expect(await store.notifications.read(t, 'p1', 2, 100)).toHaveLength(1);
+      expect(await store.notifications.read('other', 'p1', 0, 100)).toEqual([]);
+
+      // A redeploy (v2, target 4): v1 speaks up to 4, v2 after it: each change is logged once.
+      await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'totals', version: { ...v1, versionId: 'v2', targetPosition: 4 }, notifyConfig });
+      await store.projections.route(t, 'v2', [5, 6].map((position) => ({ key: position % 2 ? 'odd' : 'even', position })), 6);
+      await store.projections.laneWork(t, 'v2', 'odd', 10);
+      await store.projections.laneWork(t, 'v2', 'even', 10);
+      await applied('even', [4, 6]); // v1: only 4 is its to tell
+      await applied('odd', [5], 'v2'); // v2 tells 5
+      expect((await store.notifications.read(t, 'p1', 3, 100)).map((n) => [n.sequence, n.position])).toEqual([
+        [4, 4],
+        [5, 5],
+      ]);
+
+      // Webhook deliveries: the cursor turns notifications into pending deliveries, once.
+      expect(await store.webhooks.backlogged(10)).toEqual([{ tenantId: t, projectionId: 'p1' }]);
+      expect(await store.webhooks.enqueue(t, 'p1', 3, 1000)).toBe(3);
+      expect(await store.webhooks.enqueue(t, 'p1', 3, 1000)).toBe(2);
+      expect(await store.webhooks.enqueue(t, 'p1', 3, 1000)).toBe(0);
+      expect(await store.webhooks.backlogged(10)).toEqual([]);
+      // Order per key: a key's later delivery is not due while an earlier one is pending.
+      const due = await store.webhooks.due(1000, 10);
+      const byKey = new Map<string, number[]>();
+      for (const d of due) byKey.set(d.stateKey, [...(byKey.get(d.stateKey) ?? []), d.sequence]);
+      for (const seqs of byKey.values()) expect(seqs).toHaveLength(1);
+      const d0 = due[0];
+      expect(await store.webhooks.claim(d0, 5000)).toBe(true);
+      expect(await store.webhooks.claim(d0, 5000)).toBe(false); // another instance lost the race
+      await store.webhooks.attemptFailed({ ...d0, attempts: 1 }, 'HTTP 500', null, 1100); // dead-lettered
+      expect((await store.webhooks.list(t, 'p1', { status: 'dead', afterSequence: 0, limit: 10 })).map((d) => [d.sequence, d.attempts, d.lastError])).toEqual([[d0.sequence, 1, 'HTTP 500']]);
+      expect(await store.webhooks.replay(t, 'p1', null, 1200)).toBe(1);
+      const again = (await store.webhooks.due(1200, 10)).find((d) => d.sequence === d0.sequence)!;
+      expect(again).toMatchObject({ status: 'pending', attempts: 0 });
+      await store.webhooks.delivered(again, 1300);
+
+      // Retention keeps what deliveries still need, then removes by count.
+      expect(await store.notifications.prune(t, 'p1', { keepCount: 1, removeBefore: 0 })).toBeLessThan(4);
+      for (const d of await store.webhooks.list(t, 'p1', { status: 'pending', afterSequence: 0, limit: 10 })) await store.webhooks.delivered(d, 1400);
+      expect(await store.notifications.prune(t, 'p1', { keepCount: 1, removeBefore: 0 })).toBe(4);
+      expect((await store.notifications.read(t, 'p1', 0, 10)).map((n) => n.sequence)).toEqual([5]);
+      expect(await store.notifications.head(t, 'p1')).toMatchObject({ lastSequence: 5, prunedSequence: 4 });
+      expect(await store.webhooks.forgetDelivered(2000)).toBe(5);
+
+      // Secrets: stored as given (sealed by the caller), the replaced one kept for the overlap.
+      expect(await store.webhooks.ensureSecret(t, '', 'sealed-1', 10)).toMatchObject({ secret: 'sealed-1', previousSecret: null });
+      expect(await store.webhooks.ensureSecret(t, '', 'sealed-x', 11)).toMatchObject({ secret: 'sealed-1' });
+      expect(await store.webhooks.replaceSecret(t, '', 'sealed-2', 20, 99)).toEqual({ secret: 'sealed-2', previousSecret: 'sealed-1', previousUntil: 99, rotatedAt: 20 });
+      await store.projections.delete(t, 'p1');
+      expect(await store.notifications.head(t, 'p1')).toBeNull();
+      expect(await store.notifications.read(t, 'p1', 0, 10)).toEqual([]);
+    });
+
     it('leases a lane to one instance at a time', async () => {
       const t = await tenant(store, 't1');
       const lease = (owner: string, now: number) => store.projections.acquireLease(t, 'v1', 'k', owner, now, now + 1000);

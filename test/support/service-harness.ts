@@ -65,7 +65,8 @@ export class ServiceProcess {
   }
 
   exited(): Promise<number | null> {
-    if (this.child.exitCode !== null) return Promise.resolve(this.child.exitCode);
+    // A child killed by a signal has exitCode null but signalCode set: it has exited all the same.
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return Promise.resolve(this.child.exitCode);
     return new Promise((r) => this.child.once('exit', (code) => r(code)));
   }
 

@@ -83,7 +83,7 @@ async function liveLatency(url: string, key: string, projectionId: string, rate:
     inflight.push(
       (async () => {
         const c = `c-${i % KEYS}`;
-        const r = await call(`${url}/events`, 'POST', key, { aggregateId: `live-${i}`, eventType: 'OrderPlaced', data: { customerId: c, lines: [{ sku: 'x', qty: 1, price: 1 }] } });
+        const r = await call(`${url}/events`, 'POST', key, { aggregateId: `order-live-${i}`, eventType: 'OrderPlaced', data: { customerId: c, lines: [{ sku: 'x', qty: 1, price: 1 }] } });
         const acked = performance.now();
         const s = await call(`${url}/projections/${projectionId}/state/${c}?minPosition=${r.body.position}`, 'GET', key);
         if (s.status === 200) lat.push(performance.now() - acked);

@@ -21,4 +21,8 @@ export class LruMap<K, V> {
   deleteWhere(pred: (key: K, value: V) => boolean): void {
     for (const [k, v] of this.map) if (pred(k, v)) this.map.delete(k);
   }
+
+  clear(): void {
+    this.map.clear();
+  }
 }

@@ -136,7 +136,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     apiKeyCacheMs: int('API_KEY_CACHE_MS', 10_000, 0, 3_600_000),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     lanes: {
-      concurrency: int('LANE_CONCURRENCY', 8, 1, 256),
+      concurrency: int('LANE_CONCURRENCY', 32, 1, 256),
       backoffMs: msList('LANE_RETRY_BACKOFF_MS', '100,500,2000'),
       sweepMs: int('LANE_SWEEP_MS', 2_000, 50, 600_000),
       readWaitMs: int('PROJECTION_READ_WAIT_MS', 5_000, 0, 60_000),

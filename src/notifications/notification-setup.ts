@@ -16,7 +16,7 @@ export class NotificationSetup implements ProjectionNotificationSetup {
   async prepare(tenantId: string, config: ProjectionConfig | undefined): Promise<{ meta: Record<string, unknown>; response?: UploadNotificationsView }> {
     const s = settingsFromConfig(config);
     // Refused now rather than at the first delivery: after DNS, so a name pointing inside is caught too.
-    if (s.webhookUrl) await this.guard.resolvePublic(s.webhookUrl);
+    if (s.webhookUrl) await this.guard.checkRegistration(s.webhookUrl);
     if (!s.webhookUrl) return { meta: {}, response: { webhook: { enabled: false, secret: null, isolated: false }, sse: s.sse } };
     if (s.isolated) {
       const { plain, sealed } = this.secrets.newIsolated();

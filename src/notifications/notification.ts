@@ -37,6 +37,15 @@ export function streamMessage(n: Notification) {
   return { type: 'state_changed' as const, ...notificationView(n) };
 }
 
+const texts = new WeakMap<Notification, string>();
+
+/** `streamMessage` as JSON text, made once per notification however many clients get it. */
+export function streamText(n: Notification): string {
+  let t = texts.get(n);
+  if (t === undefined) texts.set(n, (t = JSON.stringify(streamMessage(n))));
+  return t;
+}
+
 /**
  * What the stream transports (WebSocket, SSE) need from the rest of the service; the
  * notifications module implements it over the store and the live feed.

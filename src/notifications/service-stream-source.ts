@@ -4,15 +4,20 @@ import { Notification, StreamSource } from './notification';
 import { NotificationFeed } from './notification-feed';
 import { NotificationReader } from './notification-reader';
 import { parseSettings } from './notification-settings';
+import { NotificationTail } from './notification-tail';
 
 /** The stream transports' view of the service: keys, projections, the log and the live feed. */
 export class ServiceStreamSource implements StreamSource {
+  private readonly tail: NotificationTail;
+
   constructor(
     private readonly tenants: TenantDirectory,
     private readonly projections: ProjectionRepository,
     private readonly reader: NotificationReader,
     private readonly feed: NotificationFeed,
-  ) {}
+  ) {
+    this.tail = new NotificationTail((t, p, after, limit) => this.reader.read(t, p, after, limit));
+  }
 
   async authenticate(apiKey: string | undefined) {
     return this.tenants.authenticate(apiKey);
@@ -28,7 +33,7 @@ export class ServiceStreamSource implements StreamSource {
   }
 
   read(tenantId: string, projectionId: string, afterSequence: number, limit: number): Promise<Notification[]> {
-    return this.reader.read(tenantId, projectionId, afterSequence, limit);
+    return this.tail.read(tenantId, projectionId, afterSequence, limit);
   }
 
   subscribe(tenantId: string, projectionId: string, wake: () => void): () => void {

@@ -1,6 +1,6 @@
 import { IncomingMessage, ServerResponse } from 'http';
 import { DomainError } from '../common/domain-error';
-import { Notification, StreamSource, streamMessage } from './notification';
+import { Notification, StreamSource, streamText } from './notification';
 import { NotificationCursor, parseSequence } from './notification-cursor';
 
 export interface SseStreamOptions {
@@ -105,7 +105,7 @@ class SseConnection {
 
   private readonly send = (n: Notification): boolean => {
     if (this.res.writableEnded || this.res.destroyed) return false;
-    this.res.write(`id: ${n.sequence}\nevent: state_changed\ndata: ${JSON.stringify(streamMessage(n))}\n\n`);
+    this.res.write(`id: ${n.sequence}\nevent: state_changed\ndata: ${streamText(n)}\n\n`);
     if (this.res.writableLength <= this.opts.maxBufferedBytes) return true;
     // The error event queues behind everything already written, so the client has all up to n.
     this.end({ code: 'SLOW_CONSUMER', resumeAfterSequence: n.sequence });

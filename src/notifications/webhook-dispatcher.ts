@@ -1,8 +1,9 @@
 import { Logger } from '@nestjs/common';
+import { LruMap } from '../common/lru-map';
 import { NotificationRepository } from '../store/notification-repository.port';
 import { ProjectionRepository } from '../store/projection-repository.port';
 import { WebhookDelivery, WebhookRepository } from '../store/webhook-repository.port';
-import { streamMessage } from './notification';
+import { streamText } from './notification';
 import { parseSettings } from './notification-settings';
 import { WebhookSecrets } from './webhook-secrets';
 import { WebhookSender } from './webhook-sender';
@@ -16,6 +17,7 @@ export interface WebhookDispatcherOptions {
 }
 
 const ENQUEUE_BATCH = 500;
+const TARGET_CACHE_MS = 1_000;
 
 /**
  * Turns a projection's notifications into durable deliveries (a cursor in the store, so a
@@ -28,6 +30,7 @@ export class WebhookDispatcher {
   private readonly logger = new Logger('WebhookDispatcher');
   private timer?: NodeJS.Timeout;
   private readonly inFlight = new Set<string>();
+  private readonly targets = new LruMap<string, { value: { url: string; secrets: string[] } | null; until: number }>(1_000);
   private ticking = false;
   private again = false;
   private closed = false;
@@ -39,7 +42,9 @@ export class WebhookDispatcher {
     private readonly secrets: WebhookSecrets,
     private readonly sender: WebhookSender,
     private readonly options: WebhookDispatcherOptions,
-  ) {}
+  ) {
+    secrets.onChange(() => this.targets.clear());
+  }
 
   start(): void {
     this.timer = setInterval(() => this.wake(), this.options.pollMs);
@@ -93,23 +98,36 @@ export class WebhookDispatcher {
     }
   }
 
-  private async attempt(d: WebhookDelivery): Promise<void> {
-    const [n] = await this.notifications.read(d.tenantId, d.projectionId, d.sequence - 1, 1);
-    const p = await this.projections.get(d.tenantId, d.projectionId);
+  /**
+   * Where a projection's deliveries go and what signs them, cached for a second: a rotation or
+   * redeploy shows within that (the previous secret keeps signing for the overlap anyway).
+   */
+  private async target(tenantId: string, projectionId: string): Promise<{ url: string; secrets: string[] } | null> {
+    const id = `${tenantId}\u0000${projectionId}`;
+    const hit = this.targets.get(id);
+    if (hit && hit.until > Date.now()) return hit.value;
+    const p = await this.projections.get(tenantId, projectionId);
     const settings = parseSettings(p?.notifyConfig ?? null);
-    if (!n || n.sequence !== d.sequence || !p || !settings.webhookUrl) {
-      await this.deliveries.attemptFailed(d, !p || !settings.webhookUrl ? 'webhook no longer configured' : 'notification no longer kept', null, Date.now());
+    const value = p && settings.webhookUrl ? { url: settings.webhookUrl, secrets: await this.secrets.signing(tenantId, projectionId, settings.isolated) } : null;
+    this.targets.set(id, { value, until: Date.now() + TARGET_CACHE_MS });
+    return value;
+  }
+
+  private async attempt(d: WebhookDelivery): Promise<void> {
+    const [[n], target] = await Promise.all([this.notifications.read(d.tenantId, d.projectionId, d.sequence - 1, 1), this.target(d.tenantId, d.projectionId)]);
+    if (!n || n.sequence !== d.sequence || !target) {
+      await this.deliveries.attemptFailed(d, !target ? 'webhook no longer configured' : 'notification no longer kept', null, Date.now());
       return;
     }
-    const body = JSON.stringify(streamMessage(n));
-    const secrets = await this.secrets.signing(d.tenantId, d.projectionId, settings.isolated);
+    const { url, secrets } = target;
+    const body = streamText(n);
     const headers = {
       ...WebhookSigner.headers(secrets, `msg_${d.projectionId}_${d.sequence}`, Math.floor(Date.now() / 1000), body),
       // Lets a receiver see a gap and backfill from GET /projections/{id}/notifications.
       'webhook-sequence': String(d.sequence),
       'webhook-projection-id': d.projectionId,
     };
-    const r = await this.sender.send(settings.webhookUrl, headers, body);
+    const r = await this.sender.send(url, headers, body);
     const now = Date.now();
     if (r.ok) return this.deliveries.delivered(d, now);
     const delay = this.options.backoffMs[d.attempts - 1];

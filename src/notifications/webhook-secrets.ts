@@ -15,6 +15,13 @@ export class WebhookSecrets {
     private readonly overlapMs: number,
   ) {}
 
+  private readonly changed: (() => void)[] = [];
+
+  /** After a rotation or a new isolated secret (signers' caches drop what they hold). */
+  onChange(l: () => void): void {
+    this.changed.push(l);
+  }
+
   async tenantSecret(tenantId: string): Promise<string> {
     const stored = await this.repo.getSecret(tenantId, TENANT_SCOPE);
     if (stored) return this.cipher.decrypt(stored.secret);
@@ -35,6 +42,7 @@ export class WebhookSecrets {
     const current = await this.repo.getSecret(tenantId, projectionId);
     if (current && this.cipher.decrypt(current.secret) === this.cipher.decrypt(sealed)) return;
     await this.repo.replaceSecret(tenantId, projectionId, sealed, now, now + this.overlapMs);
+    for (const l of this.changed) l();
   }
 
   /** `scope`: TENANT_SCOPE or a projectionId with an isolated secret. */
@@ -42,6 +50,7 @@ export class WebhookSecrets {
     const plain = generateWebhookSecret();
     const now = Date.now();
     const r = await this.repo.replaceSecret(tenantId, scope, this.cipher.encrypt(plain), now, now + this.overlapMs);
+    for (const l of this.changed) l();
     return { secret: plain, rotatedAt: r.rotatedAt };
   }
 

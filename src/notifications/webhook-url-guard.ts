@@ -57,6 +57,18 @@ export class WebhookUrlGuard {
     return parsed;
   }
 
+  /**
+   * At upload: refuses what is (or resolves to) not public; a name that does not resolve now is
+   * accepted — DNS may be down for a moment, and every delivery attempt checks again.
+   */
+  async checkRegistration(url: string): Promise<void> {
+    try {
+      await this.resolvePublic(url);
+    } catch (e) {
+      if (!(e instanceof DomainError && e.details.unresolvable === true)) throw e;
+    }
+  }
+
   async resolvePublic(url: string): Promise<ResolvedWebhookUrl> {
     const parsed = this.checkSyntax(url);
     const host = bareHost(parsed);
@@ -70,7 +82,7 @@ export class WebhookUrlGuard {
         addresses = [];
       }
     }
-    if (addresses.length === 0) throw refused(url, `${host} could not be resolved`);
+    if (addresses.length === 0) throw new DomainError('WEBHOOK_URL_REFUSED', `webhook URL refused: ${host} could not be resolved`, { url, unresolvable: true });
     // Any private answer refuses: the name's owner chooses which one a later connect would get.
     if (!this.allowPrivate) {
       const inner = addresses.find((a) => !isPublicAddress(a));

@@ -20,6 +20,13 @@ import { PROJECTION_REPOSITORY } from './projections.tokens';
 
 export const LANE_SCHEDULER = Symbol('LANE_SCHEDULER');
 
+/**
+ * A lane run's lease in the store (several instances). A run is bounded by the Apply deadline
+ * (twice: a shared call that dies is retried alone) plus a commit; an instance that dies mid-run
+ * leaves its lanes stalled this long, no longer.
+ */
+const laneLeaseMs = (c: AppConfig): number => Math.max(15_000, 2 * c.runtime.callDeadlineMs + 5_000);
+
 async function createScheduler(config: AppConfig): Promise<LaneScheduler> {
   if (!config.redisUrl) return new InProcessLaneScheduler({ concurrency: config.lanes.concurrency });
   // Loaded only when configured, so the embedded default never touches Redis code paths.
@@ -39,7 +46,7 @@ async function createScheduler(config: AppConfig): Promise<LaneScheduler> {
       inject: [STORE, RuntimePool, LANE_SCHEDULER, APP_CONFIG, AppliedSignal],
       useFactory: (s: Store, pool: RuntimePool, scheduler: LaneScheduler, c: AppConfig, signal: AppliedSignal) => {
         let engine: LaneEngine | undefined;
-        const lease = scheduler.kind === 'bullmq' ? { owner: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, ttlMs: 60_000 } : undefined;
+        const lease = scheduler.kind === 'bullmq' ? { owner: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, ttlMs: laneLeaseMs(c) } : undefined;
         const runner = new LaneRunner(s.projections, pool, { ...DEFAULT_LANE_OPTIONS, backoffMs: c.lanes.backoffMs, lease }, (lane, _position, notifiedProjection) => {
           signal.notify(lane.versionId, lane.key);
           engine?.laneApplied();

@@ -129,6 +129,15 @@ export class SqlProjectionRepository implements ProjectionRepository {
         params: chunk.flatMap((it) => [tenantId, versionId, it.key, it.position]),
       });
     }
+    // The lanes' rows are made here, once, rather than by every lane run (a write each).
+    const keys = [...new Set(items.map((it) => it.key))];
+    for (let i = 0; i < keys.length; i += INBOX_CHUNK) {
+      const chunk = keys.slice(i, i + INBOX_CHUNK);
+      stmts.push({
+        sql: `INSERT INTO lanes (tenant_id, version_id, state_key) VALUES ${chunk.map(() => '(?, ?, ?)').join(', ')} ON CONFLICT DO NOTHING`,
+        params: chunk.flatMap((key) => [tenantId, versionId, key]),
+      });
+    }
     stmts.push({
       sql: `UPDATE projection_versions SET routed_position = CASE WHEN routed_position > ? THEN routed_position ELSE ? END
             WHERE tenant_id = ? AND version_id = ?`,
@@ -138,8 +147,12 @@ export class SqlProjectionRepository implements ProjectionRepository {
   }
 
   async laneWork(tenantId: string, versionId: string, key: string, limit: number): Promise<LaneWork> {
-    await this.db.run('INSERT INTO lanes (tenant_id, version_id, state_key) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [tenantId, versionId, key]);
-    const lane = (await this.getLane(tenantId, versionId, key))!;
+    let lane = await this.getLane(tenantId, versionId, key);
+    if (!lane) {
+      // Routing makes lane rows; a lane woken without one (an operator, a test) gets it now.
+      await this.db.run('INSERT INTO lanes (tenant_id, version_id, state_key) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [tenantId, versionId, key]);
+      lane = (await this.getLane(tenantId, versionId, key))!;
+    }
     const rows = await this.db.all<EventDbRow>(
       `SELECT ${E_COLUMNS} FROM lane_inbox i JOIN events e ON e.tenant_id = i.tenant_id AND e.position = i.position
        WHERE i.tenant_id = ? AND i.version_id = ? AND i.state_key = ? AND i.position > ? ORDER BY i.position LIMIT ?`,

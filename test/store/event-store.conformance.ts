@@ -295,7 +295,7 @@ export function testEventStore(name: string, harness: StoreHarness): void {
           notify: { projectionId: 'p1', changes: positions.map(change) },
         });
       // Lanes of one projection commit concurrently: sequences still have no hole and follow commit order.
-      await Promise.all([applied('odd', [1, 3]), applied('even', [2])]);
+      await Promise.all([applied('odd', [1, 3]), applied('even', [2])]); // (one group commit on SQLite)
       await applied('odd', [1, 3]); // a second run of the same work logs nothing
       const log = await store.notifications.read(t, 'p1', 0, 100);
       expect(log.map((n) => n.sequence)).toEqual([1, 2, 3]);

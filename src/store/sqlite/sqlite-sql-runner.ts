@@ -1,8 +1,22 @@
 import type Database from 'better-sqlite3';
 import { SqlRunner, SqlStatement } from '../sql-runner';
 
+interface PendingWrite {
+  statements: SqlStatement[];
+  resolve: (changes: number) => void;
+  reject: (e: unknown) => void;
+}
+
+/**
+ * Writes are group-committed: every write asked for in the same tick (lane runs, notification
+ * logs, webhook bookkeeping) goes into ONE transaction, each in a savepoint of its own so that one
+ * failing write fails only its caller. A commit is still on disk (synchronous=FULL) before any of
+ * them is answered, but it costs one fsync per tick instead of one per write (~225 µs each here,
+ * spent on the event loop).
+ */
 export class SqliteSqlRunner implements SqlRunner {
   private readonly cache = new Map<string, Database.Statement>();
+  private queue: PendingWrite[] = [];
 
   constructor(private readonly db: Database.Database) {}
 
@@ -16,13 +30,49 @@ export class SqliteSqlRunner implements SqlRunner {
     return this.stmt(sql).all(...params) as T[];
   }
 
-  async run(sql: string, params: unknown[]): Promise<number> {
-    return this.stmt(sql).run(...params).changes;
+  run(sql: string, params: unknown[]): Promise<number> {
+    return this.write([{ sql, params }]);
   }
 
   async batch(statements: SqlStatement[]): Promise<void> {
-    this.db.transaction(() => {
-      for (const s of statements) this.stmt(s.sql).run(...s.params);
-    }).immediate();
+    await this.write(statements);
+  }
+
+  private write(statements: SqlStatement[]): Promise<number> {
+    return new Promise((resolve, reject) => {
+      if (this.queue.push({ statements, resolve, reject }) === 1) setImmediate(() => this.flush());
+    });
+  }
+
+  private flush(): void {
+    const writes = this.queue;
+    this.queue = [];
+    const outcomes: ({ ok: true; changes: number } | { ok: false; error: unknown })[] = [];
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+      for (const w of writes) {
+        this.db.exec('SAVEPOINT w');
+        try {
+          let changes = 0;
+          for (const s of w.statements) changes += this.stmt(s.sql).run(...s.params).changes;
+          this.db.exec('RELEASE w');
+          outcomes.push({ ok: true, changes });
+        } catch (error) {
+          this.db.exec('ROLLBACK TO w');
+          this.db.exec('RELEASE w');
+          outcomes.push({ ok: false, error });
+        }
+      }
+      this.db.exec('COMMIT');
+    } catch (error) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      for (const w of writes) w.reject(error);
+      return;
+    }
+    writes.forEach((w, i) => {
+      const o = outcomes[i];
+      if (o.ok) w.resolve(o.changes);
+      else w.reject(o.error);
+    });
   }
 }

@@ -165,7 +165,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       backoffMs: msList('WEBHOOK_RETRY_BACKOFF_MS', '1000,5000,30000,120000,600000,1800000,3600000,7200000,14400000'),
       timeoutMs: int('WEBHOOK_TIMEOUT_MS', 10_000, 50, 600_000),
       pollMs: int('WEBHOOK_POLL_MS', 1_000, 10, 600_000),
-      concurrency: int('WEBHOOK_CONCURRENCY', 16, 1, 1024),
+      concurrency: int('WEBHOOK_CONCURRENCY', 64, 1, 1024),
       allowPrivate: bool('WEBHOOK_ALLOW_PRIVATE_URLS'),
       secretOverlapMs: int('WEBHOOK_SECRET_OVERLAP_MS', 86_400_000, 0, 30 * 86_400_000),
       secretsKey: str('WEBHOOK_SECRETS_KEY'),

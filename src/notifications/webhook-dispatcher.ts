@@ -17,6 +17,7 @@ export interface WebhookDispatcherOptions {
 }
 
 const ENQUEUE_BATCH = 500;
+const deliveryId = (d: WebhookDelivery) => `${d.tenantId}\u0000${d.projectionId}\u0000${d.sequence}`;
 const TARGET_CACHE_MS = 1_000;
 
 /**
@@ -83,11 +84,13 @@ export class WebhookDispatcher {
     }
     const room = this.options.concurrency - this.inFlight.size;
     if (room <= 0) return;
-    for (const d of await this.deliveries.due(now, room)) {
-      const id = `${d.tenantId}\u0000${d.projectionId}\u0000${d.sequence}`;
-      if (this.inFlight.has(id)) continue;
-      // The claim pushes the next try past this attempt's deadline: no one else sends it meanwhile.
-      if (!(await this.deliveries.claim(d, now + this.options.timeoutMs + 5_000))) continue;
+    const due = (await this.deliveries.due(now, room)).filter((d) => !this.inFlight.has(deliveryId(d)));
+    // Claimed together: one commit for all of them. The claim pushes the next try past this
+    // attempt's deadline, so no one else sends it meanwhile.
+    const claimed = await Promise.all(due.map((d) => this.deliveries.claim(d, now + this.options.timeoutMs + 5_000)));
+    due.forEach((d, i) => {
+      if (!claimed[i]) return;
+      const id = deliveryId(d);
       this.inFlight.add(id);
       void this.attempt({ ...d, attempts: d.attempts + 1 })
         .catch((e) => this.logger.warn(`delivery ${d.projectionId}#${d.sequence} failed: ${e instanceof Error ? e.message : e}`))
@@ -95,7 +98,7 @@ export class WebhookDispatcher {
           this.inFlight.delete(id);
           this.wake();
         });
-    }
+    });
   }
 
   /**

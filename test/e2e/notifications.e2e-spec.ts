@@ -219,6 +219,47 @@ describe.each(STORE_BACKENDS)('notifications on %s', (backend) => {
   });
 });
 
+describe('webhook dead letters (SQLite)', () => {
+  let svc: RunningService;
+  let c: Client;
+  let receiver: WebhookReceiver;
+  beforeAll(async () => {
+    svc = await startService({ ...FAST, WEBHOOK_RETRY_BACKOFF_MS: '20,20,20' });
+    c = await newTenant(svc.url, 'dead-letters');
+    receiver = await new WebhookReceiver().start();
+  });
+  afterAll(async () => {
+    await svc?.close();
+    await receiver?.stop();
+  });
+
+  it('dead-letters a delivery after the last retry, lets its key go on, and replays it on request', async () => {
+    const up = await uploadProjection(c, svc.url, { config: JSON.stringify({ webhook: { url: receiver.url } }) });
+    receiver.secrets = [up.body.notifications.webhook.secret];
+    const projectionId = await deployed(c, up.body.uploadId);
+    receiver.failFirst.set(2, 1_000); // sequence 2 always fails
+    await placeOrders(c, 0, 10, 1); // one key: every delivery is in that key's order
+    await until(() => receiver.accepted.length, (n) => n >= 9);
+    expect(receiver.sequences()).toEqual([1, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(receiver.attempts.get(2)).toBe(4); // 1 + 3 retries
+    const dead = await c.get(`/projections/${projectionId}/webhook/deliveries?status=dead`);
+    expect(dead.body.deliveries).toEqual([
+      { sequence: 2, stateKey: 'cust-0', status: 'dead', attempts: 4, nextAttemptAt: null, lastError: 'HTTP 500', createdAt: expect.any(String), updatedAt: expect.any(String) },
+    ]);
+    expect((await c.get(`/projections/${projectionId}/webhook/deliveries?status=delivered&limit=3`)).body.deliveries.map((d: any) => d.sequence)).toEqual([1, 3, 4]);
+    expect((await c.get(`/projections/${projectionId}/webhook/deliveries?status=lost`)).body.error).toBe('VALIDATION_FAILED');
+    expect((await c.post(`/projections/${projectionId}/webhook/deliveries/replay`, { sequence: 0 })).body.error).toBe('VALIDATION_FAILED');
+
+    receiver.failFirst.clear();
+    const replay = await c.post(`/projections/${projectionId}/webhook/deliveries/replay`, { sequence: 2 });
+    expect(replay).toEqual({ status: 200, body: { projectionId, replayed: 1 } });
+    await until(() => receiver.accepted.length, (n) => n >= 10);
+    expect(receiver.accepted[9].sequence).toBe(2);
+    expect((await c.get(`/projections/${projectionId}/webhook/deliveries?status=dead`)).body.deliveries).toEqual([]);
+    expect((await c.post(`/projections/${projectionId}/webhook/deliveries/replay`, {})).body.replayed).toBe(0);
+  });
+});
+
 describe('notification guards (SQLite, private webhook URLs not allowed, small retention)', () => {
   let svc: RunningService;
   let c: Client;

@@ -89,6 +89,12 @@ export class BullmqLaneScheduler implements LaneScheduler {
       connection: this.workerConnection,
       concurrency: this.concurrency,
       name: this.connectionTag,
+      // A lane whose job was active in an instance that died stays stuck (its wakes are folded
+      // into that job) until BullMQ sees the job stalled: lock and check short, so that is
+      // seconds, not a minute. The lock is renewed every lockDuration/2 while a lane runs.
+      lockDuration: 10_000,
+      stalledInterval: 5_000,
+      maxStalledCount: 1_000,
     });
     this.worker.on('error', (e) => this.logger.warn(`worker: ${e.message}`));
     this.worker.on('failed', (job, e) => this.logger.warn(`lane job ${job?.id} failed (the store sweep will wake the lane again): ${e.message}`));

@@ -343,7 +343,22 @@ describe('two instances on PostgreSQL + Redis, and a restart mid-delivery', () =
     const again = new ServiceProcess(env);
     procs.push(again);
     await again.start();
-    await until(() => new Set(receiver.sequences()).size, (n) => n >= 120, 60_000);
+    const ca = clientFor(again.url, c.key);
+    try {
+      await until(() => new Set(receiver.sequences()).size, (n) => n >= 120, 60_000);
+    } catch (e) {
+      // What the store says about the missing ones makes a failure here readable.
+      const [pending, dead, log] = await Promise.all([
+        ca.get(`/projections/${projectionId}/webhook/deliveries?status=pending`),
+        ca.get(`/projections/${projectionId}/webhook/deliveries?status=dead`),
+        ca.get(`/projections/${projectionId}/notifications?afterSequence=100`),
+      ]);
+      const got = new Set(receiver.sequences());
+      throw new Error(
+        `${(e as Error).message}; missing ${JSON.stringify(range(1, 120).filter((x) => !got.has(x)))}; pending ${JSON.stringify(pending.body)}; dead ${JSON.stringify(dead.body)}; ` +
+          `log after 100: ${log.body.notifications?.length}; attempts ${JSON.stringify([...receiver.attempts].filter(([k]) => !got.has(k)))}\n${again.output.slice(-3000)}`,
+      );
+    }
     expect([...new Set(receiver.sequences())].sort((x, y) => x - y)).toEqual(range(1, 120));
     expect(receiver.rejectedSignatures).toBe(0);
     const polled = await clientFor(again.url, c.key).get(`/projections/${projectionId}/notifications?afterSequence=0&limit=1000`);

@@ -1,3 +1,6 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { Client, clientFor, newTenant, RunningService, ServiceProcess, startService } from '../support/service-harness';
 import { envFor, schedulerEnv, STORE_BACKENDS, stopBackends } from '../support/store-backends';
 import { exampleSources } from '../support/runtime-harness';
@@ -363,5 +366,30 @@ describe('two instances on PostgreSQL + Redis, and a restart mid-delivery', () =
     expect(receiver.rejectedSignatures).toBe(0);
     const polled = await clientFor(again.url, c.key).get(`/projections/${projectionId}/notifications?afterSequence=0&limit=1000`);
     expect(polled.body.notifications.map((n: any) => n.sequence)).toEqual(range(1, 120));
+  });
+});
+
+describe('shutdown with streams open', () => {
+  let svc: ServiceProcess | undefined;
+  afterAll(async () => {
+    if (svc?.child) await svc.kill('SIGKILL');
+  });
+
+  it('ends WebSocket and SSE streams on SIGTERM and exits promptly (streams do not hold the drain)', async () => {
+    svc = new ServiceProcess({ DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'es-notify-stop-')), SHUTDOWN_GRACE_MS: '20000' });
+    await svc.start();
+    const c = await newTenant(svc.url, 'stopping');
+    const up = await uploadProjection(c, svc.url, { config: JSON.stringify({ sse: true }) });
+    const projectionId = await deployed(c, up.body.uploadId);
+    const ws = await WsCollector.open(svc.url, projectionId, c.key, 0);
+    const sse = await SseCollector.open(svc.url, projectionId, c.key);
+    await placeOrders(c, 0, 3, 2);
+    await until(() => ws.messages.length + sse.sequences().length, (n) => n >= 6);
+    const t0 = Date.now();
+    expect(await svc.kill('SIGTERM')).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    await until(() => ws.closeCode, (code) => code !== null);
+    expect(ws.closeCode).toBe(1001);
+    sse.close();
   });
 });

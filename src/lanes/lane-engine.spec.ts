@@ -42,6 +42,8 @@ describe('LaneEngine', () => {
     release();
     await until(async () => (await store.projections.get('t', 'p'))?.activeVersion === 'v2');
     expect(await store.projections.get('t', 'p')).toMatchObject({ activeVersion: 'v2', pendingVersion: null });
+    // The old version is dropped right after the promotion, not in the same write.
+    await until(async () => (await store.projections.getVersion('t', 'v1')) === null);
     expect(await store.projections.getVersion('t', 'v1')).toBeNull();
     expect((await store.projections.getLane('t', 'v2', 'k1'))?.state).toBe('{"n":2}');
     await engine.close();

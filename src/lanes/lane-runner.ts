@@ -56,7 +56,9 @@ export class LaneRunner {
     try {
       return await this.runOnce(lane);
     } finally {
-      await this.repo.releaseLease(lane.tenantId, lane.versionId, lane.key, lease.owner).catch(() => undefined);
+      // Not awaited: the run's result does not depend on it, and this instance may take the lane
+      // again meanwhile (it owns the lease); another instance waits at most until it commits.
+      void this.repo.releaseLease(lane.tenantId, lane.versionId, lane.key, lease.owner).catch(() => undefined);
     }
   };
 

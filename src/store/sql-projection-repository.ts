@@ -239,13 +239,17 @@ export class SqlProjectionRepository implements ProjectionRepository {
   }
 
   async acquireLease(tenantId: string, versionId: string, key: string, owner: string, now: number, until: number) {
+    const take = () =>
+      this.db.run(
+        `UPDATE lanes SET lease_owner = ?, lease_until = ?
+         WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND (lease_until IS NULL OR lease_until < ? OR lease_owner = ?)`,
+        [owner, until, tenantId, versionId, key, now, owner],
+      );
+    if ((await take()) > 0) return true;
+    // No row yet (routing makes them; a lane woken before that gets one here), or another's lease.
+    if (await this.getLane(tenantId, versionId, key)) return false;
     await this.db.run('INSERT INTO lanes (tenant_id, version_id, state_key) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [tenantId, versionId, key]);
-    const got = await this.db.run(
-      `UPDATE lanes SET lease_owner = ?, lease_until = ?
-       WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND (lease_until IS NULL OR lease_until < ? OR lease_owner = ?)`,
-      [owner, until, tenantId, versionId, key, now, owner],
-    );
-    return got > 0;
+    return (await take()) > 0;
   }
 
   async releaseLease(tenantId: string, versionId: string, key: string, owner: string) {

@@ -1,9 +1,11 @@
+import * as dns from 'node:dns';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Client, clientFor, newTenant, RunningService, ServiceProcess, startService } from '../support/service-harness';
+import { Client, clientFor, newTenant, request, RunningService, ServiceProcess, startService } from '../support/service-harness';
 import { envFor, schedulerEnv, STORE_BACKENDS, stopBackends } from '../support/store-backends';
 import { exampleSources } from '../support/runtime-harness';
+import { isPublicAddress } from '../../src/notifications/webhook-url-guard';
 import { SseCollector, WsCollector } from '../support/stream-clients';
 import { WebhookReceiver } from '../support/webhook-receiver';
 import { zipSources } from '../support/zip-writer';
@@ -227,13 +229,34 @@ describe('webhook dead letters (SQLite)', () => {
   let c: Client;
   let receiver: WebhookReceiver;
   beforeAll(async () => {
-    svc = await startService({ ...FAST, WEBHOOK_RETRY_BACKOFF_MS: '20,20,20' });
+    svc = await startService({ ...FAST, WEBHOOK_RETRY_BACKOFF_MS: '20,20,20', WEBHOOK_TIMEOUT_MS: '300' });
     c = await newTenant(svc.url, 'dead-letters');
     receiver = await new WebhookReceiver().start();
   });
   afterAll(async () => {
     await svc?.close();
     await receiver?.stop();
+  });
+
+  it('retries a delivery whose receiver does not answer in time', async () => {
+    const hanging = await new WebhookReceiver().start();
+    try {
+      const up = await uploadProjection(c, svc.url, { config: JSON.stringify({ name: 'hanging-receiver', webhook: { url: hanging.url } }) });
+      hanging.secrets = [up.body.notifications.webhook.secret];
+      const projectionId = await deployed(c, up.body.uploadId);
+      hanging.hangFirst.add(1);
+      const t0 = Date.now();
+      await placeOrders(c, 100, 1, 1);
+      await until(() => hanging.accepted.length, (n) => n >= 1);
+      expect(hanging.attempts.get(1)).toBe(2);
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(300); // the first attempt ran into the 300 ms timeout
+      const [d] = (await c.get(`/projections/${projectionId}/webhook/deliveries`)).body.deliveries;
+      expect(d).toMatchObject({ sequence: 1, status: 'delivered', attempts: 2 });
+      // Gone from the service, so the dead-letter test below sees only its own deliveries.
+      expect((await request(`${svc.url}/projections/${projectionId}`, 'DELETE', undefined, { 'x-api-key': c.key })).status).toBe(204);
+    } finally {
+      await hanging.stop();
+    }
   });
 
   it('dead-letters a delivery after the last retry, lets its key go on, and replays it on request', async () => {
@@ -280,6 +303,16 @@ describe('notification guards (SQLite, private webhook URLs not allowed, small r
       expect(r.body.error).toMatch(/WEBHOOK_URL_REFUSED|VALIDATION_FAILED/);
     },
   );
+
+  it('refuses a host name that resolves to a private address (after DNS)', async () => {
+    // A name no rule refuses by itself: the machine's own, which /etc/hosts maps to loopback or a private address.
+    const name = os.hostname();
+    const addresses = (await dns.promises.lookup(name, { all: true })).map((a) => a.address);
+    if (addresses.some((a) => isPublicAddress(a))) throw new Error(`${name} resolves to a public address here (${addresses}); pick another name for this test`);
+    const r = await uploadProjection(c, svc.url, { config: JSON.stringify({ webhook: { url: `http://${name}:8080/hook` } }) });
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ error: 'WEBHOOK_URL_REFUSED', message: expect.stringContaining('resolves to') });
+  });
 
   it('answers a cursor older than retention with CURSOR_EXPIRED and the oldest sequence kept', async () => {
     const up = await uploadProjection(c, svc.url, { config: JSON.stringify({ name: 'kept-totals' }) });

@@ -23,6 +23,8 @@ export class WebhookReceiver {
   failFirst = new Map<number, number>();
   /** Answer 503 to everything (a receiver that is down). */
   down = false;
+  /** The first attempt of these sequences never gets an answer (a receiver that hangs). */
+  hangFirst = new Set<number>();
   private server!: http.Server;
   url = '';
 
@@ -35,6 +37,7 @@ export class WebhookReceiver {
         const sequence = Number(headers['webhook-sequence']);
         const n = (this.attempts.get(sequence) ?? 0) + 1;
         this.attempts.set(sequence, n);
+        if (n === 1 && this.hangFirst.has(sequence)) return; // no answer: the sender's timeout decides
         if (this.down || n <= (this.failFirst.get(sequence) ?? 0)) {
           res.writeHead(n <= (this.failFirst.get(sequence) ?? 0) ? 500 : 503).end();
           return;

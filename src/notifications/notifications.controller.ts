@@ -8,6 +8,7 @@ import { ProjectionRepository } from '../store/projection-repository.port';
 import { TenantRecord } from '../store/tenant-repository.port';
 import { DeliveryStatus, WebhookDelivery, WebhookRepository } from '../store/webhook-repository.port';
 import { CurrentTenant } from '../tenancy/current-tenant.decorator';
+import { KeyInQuery } from '../tenancy/public.decorator';
 import { notificationView } from './notification';
 import { WEBHOOK_REPOSITORY } from './notifications.tokens';
 import { NotificationReader } from './notification-reader';
@@ -55,6 +56,7 @@ export class NotificationsController {
 
   /** A plain GET of the stream path (no WebSocket upgrade): server-sent events, if asked for and enabled. */
   @Get(':id/stream')
+  @KeyInQuery()
   async stream(
     @CurrentTenant() tenant: TenantRecord,
     @Param('id') id: string,

@@ -160,7 +160,13 @@ describe.each(STORE_BACKENDS)('notifications on %s', (backend) => {
     await new Promise((r) => setTimeout(r, 200));
     expect(resumed.sequences()).toEqual(range(cut + 1, 90));
     expect(sse.sequences()).toEqual(range(cut + 1, 90)); // Last-Event-ID wins over afterSequence
-    expect(sse.comments).toBeGreaterThan(0); // heartbeats
+    await until(() => sse.comments, (n) => n > 0); // heartbeats (every 300 ms here)
+    // Browsers' EventSource cannot set headers: the key may ride in the query on this path (only).
+    const browser = await SseCollector.open(svc.url, projectionId, '', {}, `?afterSequence=${cut}&apiKey=${c.key}`);
+    await until(() => browser.sequences().length, (n) => n >= 90 - cut);
+    expect(browser.sequences()).toEqual(range(cut + 1, 90));
+    browser.close();
+    expect((await request(`${svc.url}/projections/${projectionId}/notifications?apiKey=${c.key}`, 'GET')).status).toBe(401);
     await resumed.close();
     sse.close();
   });

@@ -53,7 +53,7 @@ export class SseCollector {
     const c = new SseCollector();
     return new Promise((resolve, reject) => {
       const req = http.get(`${baseUrl}/projections/${encodeURIComponent(projectionId)}/stream${query}`, {
-        headers: { 'x-api-key': key, accept: 'text/event-stream', ...headers },
+        headers: { ...(key ? { 'x-api-key': key } : {}), accept: 'text/event-stream', ...headers },
       });
       c.req = req;
       req.on('error', (e) => (c.status ? undefined : reject(e)));

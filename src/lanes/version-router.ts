@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { SerialRunner } from '../common/serial-runner';
 import { toWireEvent } from '../reducers/wire-event';
 import { HostCallError } from '../runtime/host-process';
 import { RuntimePool } from '../runtime/runtime-pool';
@@ -35,9 +36,10 @@ const RESOLVE_ATTEMPTS = 3;
  */
 export class VersionRouter {
   private readonly logger = new Logger('VersionRouter');
-  private running?: Promise<void>;
-  private again = false;
-  private stopped = false;
+  private readonly runner = new SerialRunner(
+    () => this.loop(),
+    (e) => this.logger.error(`routing ${this.version.versionId} failed: ${e instanceof Error ? e.stack : e}`),
+  );
 
   constructor(
     private readonly version: ProjectionVersion,
@@ -57,32 +59,17 @@ export class VersionRouter {
   }
 
   wake(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.loop()
-      .catch((e) => this.logger.error(`routing ${this.version.versionId} failed: ${e instanceof Error ? e.stack : e}`))
-      .finally(() => {
-        this.running = undefined;
-        if (this.again) {
-          this.again = false;
-          this.wake();
-        }
-      });
+    this.runner.wake();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    await this.running;
+  stop(): Promise<void> {
+    return this.runner.stop();
   }
 
   private async loop(): Promise<void> {
     const { tenantId, versionId } = this.version;
     let routed = (await this.repo.getVersion(tenantId, versionId))?.routedPosition ?? 0;
-    while (!this.stopped) {
-      this.again = false;
+    while (!this.runner.stopped) {
       const events = await this.log.readAll(tenantId, routed, ROUTE_BATCH);
       if (events.length === 0) break;
       const items = await this.resolve(events);

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { LruMap } from '../common/lru-map';
+import { SerialRunner } from '../common/serial-runner';
 import { NotificationRepository } from '../store/notification-repository.port';
 import { ProjectionRepository } from '../store/projection-repository.port';
 import { WebhookDelivery, WebhookRepository } from '../store/webhook-repository.port';
@@ -32,9 +33,10 @@ export class WebhookDispatcher {
   private timer?: NodeJS.Timeout;
   private readonly inFlight = new Set<string>();
   private readonly targets = new LruMap<string, { value: { url: string; secrets: string[] } | null; until: number }>(1_000);
-  private ticking = false;
-  private again = false;
-  private closed = false;
+  private readonly ticks = new SerialRunner(
+    () => this.tick(),
+    (e) => this.logger.warn(`webhook tick failed: ${e instanceof Error ? e.message : e}`),
+  );
 
   constructor(
     private readonly deliveries: WebhookRepository,
@@ -54,27 +56,13 @@ export class WebhookDispatcher {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
     if (this.timer) clearInterval(this.timer);
+    await this.ticks.stop();
   }
 
   /** New notifications, a finished attempt or the timer: look for work now. */
   wake(): void {
-    if (this.closed) return;
-    if (this.ticking) {
-      this.again = true;
-      return;
-    }
-    this.ticking = true;
-    void this.tick()
-      .catch((e) => this.logger.warn(`webhook tick failed: ${e instanceof Error ? e.message : e}`))
-      .finally(() => {
-        this.ticking = false;
-        if (this.again) {
-          this.again = false;
-          this.wake();
-        }
-      });
+    this.ticks.wake();
   }
 
   private async tick(): Promise<void> {

@@ -98,14 +98,24 @@ export class LaneRunner {
    */
   private async store(lane: LaneRef, version: ProjectionVersion, events: StoredEvent[], states: unknown[]): Promise<void> {
     const last = events[events.length - 1];
-    const texts = states.map((s) => JSON.stringify(s));
+    const lastState = JSON.stringify(states[states.length - 1]);
+    // Only notified events need their intermediate state as text (a catch-up needs none of them).
     const changes = events.flatMap((e, i) =>
       e.position > version.targetPosition
-        ? [{ position: e.position, aggregateId: e.aggregateId, aggregateType: e.aggregateType, version: e.version, timestamp: e.timestamp, state: texts[i] }]
+        ? [
+            {
+              position: e.position,
+              aggregateId: e.aggregateId,
+              aggregateType: e.aggregateType,
+              version: e.version,
+              timestamp: e.timestamp,
+              state: i === states.length - 1 ? lastState : JSON.stringify(states[i]),
+            },
+          ]
         : [],
     );
     await this.repo.applied(lane.tenantId, lane.versionId, lane.key, {
-      state: texts[texts.length - 1],
+      state: lastState,
       appliedPosition: last.position,
       updatedAt: last.timestamp,
       ...(changes.length ? { notify: { projectionId: version.projectionId, changes } } : {}),

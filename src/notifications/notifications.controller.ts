@@ -6,7 +6,7 @@ import { isoTime } from '../common/iso-time';
 import { PROJECTION_REPOSITORY } from '../projections/projections.tokens';
 import { ProjectionRepository } from '../store/projection-repository.port';
 import { TenantRecord } from '../store/tenant-repository.port';
-import { DeliveryStatus, WebhookDelivery, WebhookRepository } from '../store/webhook-repository.port';
+import { DeliveryStatus, TENANT_SCOPE, WebhookDelivery, WebhookRepository } from '../store/webhook-repository.port';
 import { CurrentTenant } from '../tenancy/current-tenant.decorator';
 import { KeyInQuery } from '../tenancy/public.decorator';
 import { notificationView } from './notification';
@@ -133,8 +133,8 @@ export class WebhooksController {
   @Post('rotate')
   @HttpCode(200)
   async rotate(@CurrentTenant() tenant: TenantRecord) {
-    await this.secrets.tenantSecret(tenant.tenantId);
-    const r = await this.secrets.rotate(tenant.tenantId, '');
+    // A tenant without a secret yet simply gets one (no previous one to overlap with).
+    const r = await this.secrets.rotate(tenant.tenantId, TENANT_SCOPE);
     return { webhook: { secret: r.secret }, rotatedAt: isoTime(r.rotatedAt) };
   }
 }

@@ -23,11 +23,15 @@ export class WebhookSecrets {
   }
 
   async tenantSecret(tenantId: string): Promise<string> {
+    return this.cipher.decrypt((await this.tenantRecord(tenantId)).secret);
+  }
+
+  /** The shared secret's record, made on first use. */
+  private async tenantRecord(tenantId: string): Promise<WebhookSecretRecord> {
     const stored = await this.repo.getSecret(tenantId, TENANT_SCOPE);
-    if (stored) return this.cipher.decrypt(stored.secret);
+    if (stored) return stored;
     // Two first uses at once: one insert wins and both answer what is stored.
-    const created = await this.repo.ensureSecret(tenantId, TENANT_SCOPE, this.cipher.encrypt(generateWebhookSecret()), Date.now());
-    return this.cipher.decrypt(created.secret);
+    return this.repo.ensureSecret(tenantId, TENANT_SCOPE, this.cipher.encrypt(generateWebhookSecret()), Date.now());
   }
 
   /** A new isolated secret for an upload: shown in its response, bound to the projection at deploy. */
@@ -56,8 +60,7 @@ export class WebhookSecrets {
 
   /** Every secret a delivery is signed with now: the current one, and the previous during the overlap. */
   async signing(tenantId: string, projectionId: string, isolated: boolean, now = Date.now()): Promise<string[]> {
-    if (!isolated) await this.tenantSecret(tenantId);
-    const r = (await this.repo.getSecret(tenantId, isolated ? projectionId : TENANT_SCOPE)) as WebhookSecretRecord | null;
+    const r = isolated ? await this.repo.getSecret(tenantId, projectionId) : await this.tenantRecord(tenantId);
     if (!r) return [];
     const secrets = [this.cipher.decrypt(r.secret)];
     if (r.previousSecret && r.previousUntil !== null && r.previousUntil > now) secrets.push(this.cipher.decrypt(r.previousSecret));

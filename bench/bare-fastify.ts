@@ -5,6 +5,5 @@ async function main(): Promise<void> {
   const app = Fastify({ logger: false });
   app.post('/echo', async (req) => req.body);
   await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });
-  process.stdout.write('ready\n');
 }
 void main();

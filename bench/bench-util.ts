@@ -46,12 +46,13 @@ export async function hammer(
   };
 }
 
-/** A child process that prints 'ready' (bare Fastify) or answers /health (the service). */
+/** A child process that answers HTTP (/health on the service; bare Fastify answers 404 there). */
 export async function startChild(script: string, env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
   const child = spawn(process.execPath, [path.join(__dirname, '..', script)], {
     env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env, PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    // Inherited, not piped: an unread pipe fills up and then blocks the service's log writes.
+    stdio: ['ignore', 'inherit', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;

@@ -11,7 +11,7 @@ import { DEFAULT_ARCHIVE_LIMITS } from './runtime/archive-reader';
 import { mountBullBoard } from './lanes/bull-board';
 import { LaneScheduler } from './lanes/lane-scheduler.port';
 import { LANE_SCHEDULER } from './projections/projections.module';
-import { secretsEqual } from './tenancy/api-key';
+import { adminTokenMatches } from './tenancy/admin.guard';
 
 const NEST_LEVELS: Record<LogLevel, NestLogLevel[]> = {
   silent: [],
@@ -61,10 +61,7 @@ export async function createApp(config: AppConfig): Promise<ServiceApp> {
   if (scheduler.kind === 'bullmq' && config.adminToken) {
     const token = config.adminToken;
     const queue = (scheduler as unknown as { boardAdapter(): import('bullmq').Queue }).boardAdapter();
-    await mountBullBoard(fastify, [queue], '/admin/queues', (req) => {
-      const h = req.headers.authorization;
-      return typeof h === 'string' && h.startsWith('Bearer ') && secretsEqual(h.slice(7).trim(), token);
-    });
+    await mountBullBoard(fastify, [queue], '/admin/queues', (req) => adminTokenMatches(req.headers.authorization, token));
   }
   return { app, drain };
 }

@@ -19,9 +19,9 @@ export class RequestDrain {
           .send({ error: 'SERVICE_UNAVAILABLE', message: 'the service is shutting down; retry on another instance' });
         return;
       }
-      // A server-sent-events stream never finishes on its own: the app's shutdown ends it, so
-      // waiting for it here would only hold every SIGTERM for the whole grace period.
-      if (String(req.headers.accept ?? '').includes('text/event-stream')) return done();
+      // A long-lived route (a server-sent-events stream) never finishes on its own: the app's
+      // shutdown ends it, so waiting for it here would only hold every SIGTERM for the whole grace.
+      if ((req.routeOptions.config as { longLived?: boolean } | undefined)?.longLived) return done();
       this.inflight++;
       // 'close' fires once the response is sent or the client went away mid-request, so an
       // aborted request cannot leave the count stuck (onResponse alone misses those).

@@ -1,4 +1,5 @@
 import { validationFailed } from '../common/domain-error';
+import { parseIntParam } from '../common/int-param';
 import { EventLog, StoredEvent } from '../store/event-log.port';
 import { AGGREGATE_ID_PATTERN, LIMITS } from './event-limits';
 
@@ -6,14 +7,6 @@ export interface StreamPage {
   events: StoredEvent[];
   /** Present when more events follow: pass it as fromVersion to read on. */
   nextFromVersion?: number;
-}
-
-function parseIntParam(name: string, raw: string | undefined, def: number, min: number, max: number): number {
-  if (raw === undefined || raw === '') return def;
-  if (!/^\d+$/.test(raw)) throw validationFailed(name, 'must be a non-negative integer');
-  const n = Number(raw);
-  if (n < min || n > max) throw validationFailed(name, `must be between ${min} and ${max}`);
-  return n;
 }
 
 export class EventReader {

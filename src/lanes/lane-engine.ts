@@ -72,6 +72,7 @@ export class LaneEngine {
   async untrack(tenantId: string, versionId: string): Promise<void> {
     const r = this.routers.get(versionId);
     this.routers.delete(versionId);
+    this.runner.forget(tenantId, versionId);
     await r?.stop();
     await this.runtime.unload(tenantId, versionId).catch(() => undefined);
   }

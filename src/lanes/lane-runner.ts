@@ -7,7 +7,7 @@ import { RuntimePool } from '../runtime/runtime-pool';
 import { StoredEvent } from '../store/event-log.port';
 import { ProjectionRepository, ProjectionVersion } from '../store/projection-repository.port';
 import { LaneRef, LaneRunOutcome } from './lane-scheduler.port';
-import { UNRESOLVED_KEY } from './version-router';
+import { keyProblem, UNRESOLVED_KEY } from './version-router';
 
 export interface LaneRunnerOptions {
   /** Events applied per run before giving other lanes a turn. */
@@ -49,6 +49,8 @@ export class LaneRunner {
   readonly run = async (lane: LaneRef): Promise<LaneRunOutcome> => {
     const lease = this.options.lease;
     if (!lease) return this.runOnce(lane);
+    // A late job of a retired version stops here, before the lease (which would write its lane row).
+    if (!(await this.version(lane.tenantId, lane.versionId))) return { status: 'idle' };
     const now = Date.now();
     if (!(await this.repo.acquireLease(lane.tenantId, lane.versionId, lane.key, lease.owner, now, now + lease.ttlMs))) {
       return { status: 'retry', afterMs: 100 }; // another instance runs it now
@@ -135,15 +137,17 @@ export class LaneRunner {
     } catch (e) {
       return this.fail(lane, events[0].position, e instanceof HostCallError ? `${e.failure}: ${e.message}` : String(e));
     }
-    const bad = keys.findIndex((k) => k !== null && typeof k === 'object');
+    // The same rules as routing: a thrown ResolveKey, or a key no lane can hold.
+    const bad = keys.findIndex((k) => k !== null && (typeof k === 'object' || keyProblem(k) !== null));
     const good = bad === -1 ? events.length : bad;
     const items = events.slice(0, good).flatMap((e, i) => (typeof keys[i] === 'string' ? [{ key: keys[i] as string, position: e.position }] : []));
     if (items.length) await this.repo.route(lane.tenantId, lane.versionId, items, 0);
     if (good > 0) await this.repo.consume(lane.tenantId, lane.versionId, lane.key, events[good - 1].position);
     for (const it of items) this.onRerouted?.({ tenantId: lane.tenantId, versionId: lane.versionId, key: it.key });
     if (bad !== -1) {
-      const err = keys[bad] as { error: { code: string; message: string } };
-      return this.fail(lane, events[bad].position, `${err.error.code}: ${err.error.message}`);
+      const k = keys[bad];
+      const why = typeof k === 'string' ? `INVALID_KEY: ${keyProblem(k)}` : `${k!.error.code}: ${k!.error.message}`;
+      return this.fail(lane, events[bad].position, why);
     }
     return { status: 'idle' };
   }
@@ -160,6 +164,11 @@ export class LaneRunner {
       return { status: 'held' };
     }
     return { status: 'retry', afterMs: this.options.backoffMs[attempts - 1] };
+  }
+
+  /** A retired version: later jobs of its lanes find nothing to do. */
+  forget(tenantId: string, versionId: string): void {
+    this.versions.delete(`${tenantId}\u0000${versionId}`);
   }
 
   private async version(tenantId: string, versionId: string): Promise<ProjectionVersion | null> {

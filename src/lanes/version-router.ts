@@ -18,7 +18,8 @@ const MAX_KEY_LENGTH = 1024;
 /** Keys go into URLs and every store's text columns: no control characters (PostgreSQL refuses NUL). */
 const BAD_KEY = /[\u0000-\u001f\u007f]/;
 
-function keyProblem(key: string): string | null {
+/** Why a key from ResolveKey cannot be a lane, or null. */
+export function keyProblem(key: string): string | null {
   if (key === UNRESOLVED_KEY) return `the key '${UNRESOLVED_KEY}' is reserved`;
   if (key.length === 0 || key.length > MAX_KEY_LENGTH) return `a state key must be 1–${MAX_KEY_LENGTH} characters`;
   if (BAD_KEY.test(key)) return 'a state key must not contain control characters';
@@ -76,13 +77,13 @@ export class VersionRouter {
       const last = events[events.length - 1].position;
       await this.repo.route(tenantId, versionId, items, last);
       routed = last;
-      const keys = [...new Set(items.map((i) => i.key))];
-      await this.scheduler.wakeMany(keys.map((key) => ({ tenantId, versionId, key })));
-      if (items.some((i) => i.key === UNRESOLVED_KEY)) {
-        const first = items.find((i) => i.key === UNRESOLVED_KEY)!;
-        await this.repo.laneWork(tenantId, versionId, UNRESOLVED_KEY, 1);
-        await this.repo.failed(tenantId, versionId, UNRESOLVED_KEY, { position: first.position, error: this.lastResolveError, hold: true });
+      // The unresolved lane is held (route made its row), never woken: an operator's retry wakes it.
+      const unresolved = items.find((i) => i.key === UNRESOLVED_KEY);
+      if (unresolved) {
+        await this.repo.failed(tenantId, versionId, UNRESOLVED_KEY, { position: unresolved.position, error: this.lastResolveError, hold: true });
       }
+      const keys = [...new Set(items.map((i) => i.key))].filter((k) => k !== UNRESOLVED_KEY);
+      await this.scheduler.wakeMany(keys.map((key) => ({ tenantId, versionId, key })));
       this.onRouted();
     }
     this.onRouted();

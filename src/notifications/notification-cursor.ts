@@ -1,4 +1,5 @@
 import { validationFailed } from '../common/domain-error';
+import { parseIntParam } from '../common/int-param';
 import { Notification, StreamSource } from './notification';
 
 export interface NotificationCursorOptions {
@@ -110,7 +111,7 @@ export class NotificationCursor {
 
 /** A client-supplied cursor (query parameter or Last-Event-ID): a non-negative integer, else VALIDATION_FAILED. */
 export function parseSequence(field: string, text: string): number {
-  const value = /^\d+$/.test(text) ? Number(text) : NaN;
-  if (!Number.isSafeInteger(value)) throw validationFailed(field, 'must be a non-negative integer');
-  return value;
+  // Given but empty is an error here, not "absent".
+  if (text === '') throw validationFailed(field, 'must be a non-negative integer');
+  return parseIntParam(field, text, 0);
 }

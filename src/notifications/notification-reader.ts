@@ -1,4 +1,5 @@
-import { DomainError, validationFailed } from '../common/domain-error';
+import { DomainError } from '../common/domain-error';
+import { parseIntParam } from '../common/int-param';
 import { NotificationRepository } from '../store/notification-repository.port';
 import { Notification } from './notification';
 
@@ -29,10 +30,9 @@ export class NotificationReader {
 
   /** Query parameters of the polling endpoint. */
   parseQuery(afterSequence: string | undefined, limit: string | undefined): { afterSequence: number; limit: number } {
-    const after = afterSequence === undefined || afterSequence === '' ? 0 : Number(afterSequence);
-    if (!Number.isSafeInteger(after) || after < 0) throw validationFailed('afterSequence', 'must be a non-negative integer');
-    const n = limit === undefined || limit === '' ? this.page.pageDefault : Number(limit);
-    if (!Number.isInteger(n) || n < 1 || n > this.page.pageMax) throw validationFailed('limit', `must be an integer from 1 to ${this.page.pageMax}`);
-    return { afterSequence: after, limit: n };
+    return {
+      afterSequence: parseIntParam('afterSequence', afterSequence, 0),
+      limit: parseIntParam('limit', limit, this.page.pageDefault, 1, this.page.pageMax),
+    };
   }
 }

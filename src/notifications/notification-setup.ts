@@ -16,8 +16,8 @@ export class NotificationSetup implements ProjectionNotificationSetup {
   async prepare(tenantId: string, config: ProjectionConfig | undefined): Promise<{ meta: Record<string, unknown>; response?: UploadNotificationsView }> {
     const s = settingsFromConfig(config);
     // Refused now rather than at the first delivery: after DNS, so a name pointing inside is caught too.
-    if (s.webhookUrl) await this.guard.checkRegistration(s.webhookUrl);
     if (!s.webhookUrl) return { meta: {}, response: { webhook: { enabled: false, secret: null, isolated: false }, sse: s.sse } };
+    await this.guard.checkRegistration(s.webhookUrl);
     if (s.isolated) {
       const { plain, sealed } = this.secrets.newIsolated();
       return { meta: { webhookSecret: sealed }, response: { webhook: { enabled: true, secret: plain, isolated: true }, sse: s.sse } };

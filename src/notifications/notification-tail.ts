@@ -26,8 +26,9 @@ export class NotificationTail {
 
   async read(tenantId: string, projectionId: string, afterSequence: number, limit: number): Promise<Notification[]> {
     const id = `${tenantId}\u0000${projectionId}`;
-    let tail = this.tails.get(id);
-    if (!tail) this.tails.set(id, (tail = { rows: [], inFlight: new Map() }));
+    // Set again on every read: LruMap evicts the least recently *written*, and a tail is hot by reads.
+    const tail = this.tails.get(id) ?? { rows: [], inFlight: new Map<string, Promise<Notification[]>>() };
+    this.tails.set(id, tail);
     const rows = tail.rows;
     if (rows.length && afterSequence >= rows[0].sequence - 1 && afterSequence < rows[rows.length - 1].sequence) {
       const from = afterSequence - rows[0].sequence + 1;

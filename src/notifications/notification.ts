@@ -1,3 +1,5 @@
+import { isoTime } from '../common/iso-time';
+
 /**
  * One state change of a projection, as every channel carries it (polling, WebSocket, SSE,
  * webhook). `sequence` is per projection, strictly increasing, gap-free, assigned in the same
@@ -29,7 +31,7 @@ export function notificationView(n: Notification) {
     stateKey: n.stateKey,
     version: n.version,
     state: JSON.parse(n.state) as unknown,
-    timestamp: new Date(n.timestamp).toISOString(),
+    timestamp: isoTime(n.timestamp),
   };
 }
 

@@ -1,4 +1,5 @@
-import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Inject, Logger, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { RouteConfig } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, notFound, validationFailed } from '../common/domain-error';
 import { statusOf, toErrorBody } from '../common/error-http-mapping';
@@ -33,6 +34,7 @@ function deliveryView(d: WebhookDelivery) {
 
 @Controller('projections')
 export class NotificationsController {
+  private readonly logger = new Logger('NotificationsController');
   constructor(
     private readonly reader: NotificationReader,
     private readonly sse: SseStream,
@@ -57,6 +59,7 @@ export class NotificationsController {
   /** A plain GET of the stream path (no WebSocket upgrade): server-sent events, if asked for and enabled. */
   @Get(':id/stream')
   @KeyInQuery()
+  @RouteConfig({ longLived: true })
   async stream(
     @CurrentTenant() tenant: TenantRecord,
     @Param('id') id: string,
@@ -69,12 +72,13 @@ export class NotificationsController {
     if (!(accept ?? '').includes('text/event-stream')) {
       throw new DomainError('NOT_ACCEPTABLE', 'the stream is a WebSocket upgrade, or server-sent events with Accept: text/event-stream');
     }
-    const p = await this.projection(tenant.tenantId, id);
-    if (!parseSettings(p.notifyConfig).sse) throw new DomainError('SSE_DISABLED', `server-sent events are not enabled for projection '${id}' (upload config "sse": true)`);
+    // SseStream checks the cursor and the projection before it writes anything; its refusals are
+    // answered here because the reply is already taken over.
     reply.hijack();
     try {
       await this.sse.handle(req.raw, reply.raw, tenant.tenantId, id, { afterSequence }, lastEventId);
     } catch (e) {
+      if (!(e instanceof DomainError)) this.logger.error(`SSE stream of ${id} failed: ${e instanceof Error ? e.stack : e}`);
       const err = e instanceof DomainError ? e : new DomainError('INTERNAL', 'stream failed');
       if (!reply.raw.headersSent) reply.raw.writeHead(statusOf(err.code), { 'content-type': 'application/json' });
       reply.raw.end(JSON.stringify(toErrorBody(err)));

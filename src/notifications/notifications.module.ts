@@ -23,6 +23,9 @@ import { WebhookSender } from './webhook-sender';
 import { WebhookUrlGuard } from './webhook-url-guard';
 import { WebSocketStreamServer } from './websocket-stream';
 
+/** Notifications a stream connection reads (and writes to its socket) at a time. */
+const STREAM_PAGE = 200;
+
 @Module({
   imports: [ProjectionsModule, TenancyModule],
   controllers: [NotificationsController, WebhooksController],
@@ -54,13 +57,13 @@ import { WebSocketStreamServer } from './websocket-stream';
       provide: WebSocketStreamServer,
       inject: [ServiceStreamSource, APP_CONFIG],
       useFactory: (src: ServiceStreamSource, c: AppConfig) =>
-        new WebSocketStreamServer(src, { pingIntervalMs: c.notifications.pingMs, maxBufferedBytes: c.notifications.maxBufferedBytes, pageSize: 200 }),
+        new WebSocketStreamServer(src, { pingIntervalMs: c.notifications.pingMs, maxBufferedBytes: c.notifications.maxBufferedBytes, pageSize: STREAM_PAGE }),
     },
     {
       provide: SseStream,
       inject: [ServiceStreamSource, APP_CONFIG],
       useFactory: (src: ServiceStreamSource, c: AppConfig) =>
-        new SseStream(src, { heartbeatMs: c.notifications.sseHeartbeatMs, maxBufferedBytes: c.notifications.maxBufferedBytes, pageSize: 200 }),
+        new SseStream(src, { heartbeatMs: c.notifications.sseHeartbeatMs, maxBufferedBytes: c.notifications.maxBufferedBytes, pageSize: STREAM_PAGE }),
     },
     {
       provide: WebhookDispatcher,

@@ -1,5 +1,5 @@
 import { IncomingMessage, ServerResponse } from 'http';
-import { DomainError } from '../common/domain-error';
+import { DomainError, notFound } from '../common/domain-error';
 import { Notification, StreamSource, streamText } from './notification';
 import { NotificationCursor, parseSequence } from './notification-cursor';
 
@@ -43,8 +43,8 @@ export class SseStream {
           ? parseSequence('afterSequence', query.afterSequence)
           : null;
     const projection = await this.source.projection(tenantId, projectionId);
-    if (!projection) throw new DomainError('NOT_FOUND', 'projection not found');
-    if (!projection.sse) throw new DomainError('SSE_DISABLED', 'server-sent events are disabled for this projection');
+    if (!projection) throw notFound(`projection '${projectionId}'`);
+    if (!projection.sse) throw new DomainError('SSE_DISABLED', `server-sent events are not enabled for projection '${projectionId}' (upload config "sse": true)`);
     const afterSequence = explicitAfter ?? (await this.source.headSequence(tenantId, projectionId));
     if (res.destroyed || req.destroyed) return;
 

@@ -73,7 +73,7 @@ export class WebhookDispatcher {
     const room = this.options.concurrency - this.inFlight.size;
     if (room <= 0) return;
     const due = (await this.deliveries.due(now, room)).filter((d) => !this.inFlight.has(deliveryId(d)));
-    // Claimed together: one commit for all of them. The claim pushes the next try past this
+    // Claimed together (on SQLite one group commit for all of them). The claim pushes the next try past this
     // attempt's deadline, so no one else sends it meanwhile.
     const claimed = await Promise.all(due.map((d) => this.deliveries.claim(d, now + this.options.timeoutMs + 5_000)));
     due.forEach((d, i) => {

@@ -62,14 +62,15 @@ export class WebhookUrlGuard {
    * accepted — DNS may be down for a moment, and every delivery attempt checks again.
    */
   async checkRegistration(url: string): Promise<void> {
-    try {
-      await this.resolvePublic(url);
-    } catch (e) {
-      if (!(e instanceof DomainError && e.details.unresolvable === true)) throw e;
-    }
+    await this.check(url, false);
   }
 
   async resolvePublic(url: string): Promise<ResolvedWebhookUrl> {
+    return (await this.check(url, true))!;
+  }
+
+  /** Null only when the name does not resolve and `mustResolve` is false. */
+  private async check(url: string, mustResolve: boolean): Promise<ResolvedWebhookUrl | null> {
     const parsed = this.checkSyntax(url);
     const host = bareHost(parsed);
     let addresses: string[];
@@ -82,7 +83,10 @@ export class WebhookUrlGuard {
         addresses = [];
       }
     }
-    if (addresses.length === 0) throw new DomainError('WEBHOOK_URL_REFUSED', `webhook URL refused: ${host} could not be resolved`, { url, unresolvable: true });
+    if (addresses.length === 0) {
+      if (!mustResolve) return null;
+      throw refused(url, `${host} could not be resolved`);
+    }
     // Any private answer refuses: the name's owner chooses which one a later connect would get.
     if (!this.allowPrivate) {
       const inner = addresses.find((a) => !isPublicAddress(a));

@@ -4,7 +4,6 @@ import { LruMap } from '../common/lru-map';
 import { uuidv7 } from '../common/uuid-v7';
 import { AppendBatcher } from '../events/append-batcher';
 import { AppendOutcomeWithState, StatefulAppend } from '../events/append-pipeline';
-import { inferAggregateType } from '../events/event-limits';
 import { streamKey } from '../store/append-plan';
 import { AppendRequest, EventLog, Snapshot, SnapshotChange } from '../store/event-log.port';
 import { Binding, SnapshotRepository } from '../store/reducer-state.port';
@@ -62,7 +61,7 @@ export class AggregateStateKeeper implements StatefulAppend {
 
   async append(req: AppendRequest): Promise<AppendOutcomeWithState | undefined> {
     const key = streamKey(req.tenantId, req.aggregateId);
-    const type = req.aggregateType ?? this.types.get(key) ?? (await this.storedType(req.tenantId, req.aggregateId, key)) ?? inferAggregateType(req.aggregateId);
+    const type = req.aggregateType ?? this.types.get(key) ?? (await this.storedType(req.tenantId, req.aggregateId, key)) ?? req.inferredType;
     const binding = await this.binder.current(req.tenantId, type);
     if (!binding) return undefined;
 
@@ -81,6 +80,7 @@ export class AggregateStateKeeper implements StatefulAppend {
         try {
           const result = await this.batcher.append({ ...req, events, timestamp, snapshot });
           const last = result.events[result.events.length - 1];
+          this.types.set(key, result.aggregateType); // fixed now: the next append need not read it
           this.cache.set(key, {
             aggregateId: req.aggregateId,
             aggregateType: result.aggregateType,

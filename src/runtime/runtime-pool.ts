@@ -180,8 +180,8 @@ export class RuntimePool {
         await host.call('load', { assemblyId, assembly: bytes.toString('base64') }, this.options.callDeadlineMs);
       })();
       ex.loaded.set(assemblyId, loading);
+      // A host that dies is replaced by executorHost, which clears `loaded` for the new one.
       loading.catch(() => ex.loaded.delete(assemblyId));
-      host.onExit(() => ex.loaded.delete(assemblyId));
     }
     return loading;
   }

@@ -194,8 +194,8 @@ export class SqlProjectionRepository implements ProjectionRepository {
     // In SET, `attempts` is the value before this update, on both engines.
     await this.db.run(
       `UPDATE lanes SET attempts = attempts + 1,
-         held_position = CASE WHEN ? = 1 OR attempts + 1 >= ? THEN ? ELSE held_position END,
-         held_error = CASE WHEN ? = 1 OR attempts + 1 >= ? THEN ? ELSE held_error END
+         held_position = CASE WHEN held_position IS NULL AND (? = 1 OR attempts + 1 >= ?) THEN ? ELSE held_position END,
+         held_error = CASE WHEN held_position IS NULL AND (? = 1 OR attempts + 1 >= ?) THEN ? ELSE held_error END
        WHERE tenant_id = ? AND version_id = ? AND state_key = ?`,
       [hold, after, r.position, hold, after, r.error.slice(0, 4000), tenantId, versionId, key],
     );
@@ -274,7 +274,7 @@ export class SqlProjectionRepository implements ProjectionRepository {
     const rows = await this.db.all<{ state_key: string }>(
       `SELECT DISTINCT i.state_key FROM lane_inbox i
        LEFT JOIN lanes l ON l.tenant_id = i.tenant_id AND l.version_id = i.version_id AND l.state_key = i.state_key
-       WHERE i.tenant_id = ? AND i.version_id = ? AND l.held_position IS NULL LIMIT ?`,
+       WHERE i.tenant_id = ? AND i.version_id = ? AND l.held_position IS NULL AND i.position > COALESCE(l.applied_position, 0) LIMIT ?`,
       [tenantId, versionId, limit],
     );
     return rows.map((r) => r.state_key);
@@ -284,7 +284,8 @@ export class SqlProjectionRepository implements ProjectionRepository {
     const rows = await this.db.all(
       `SELECT 1 AS x FROM lane_inbox i
        LEFT JOIN lanes l ON l.tenant_id = i.tenant_id AND l.version_id = i.version_id AND l.state_key = i.state_key
-       WHERE i.tenant_id = ? AND i.version_id = ? AND i.position <= ? AND l.held_position IS NULL LIMIT 1`,
+       WHERE i.tenant_id = ? AND i.version_id = ? AND i.position <= ? AND l.held_position IS NULL
+         AND i.position > COALESCE(l.applied_position, 0) LIMIT 1`,
       [tenantId, versionId, position],
     );
     return rows.length > 0;
@@ -297,11 +298,12 @@ export class SqlProjectionRepository implements ProjectionRepository {
   async promote(tenantId: string, projectionId: string, versionId: string) {
     const p = await this.get(tenantId, projectionId);
     if (!p || p.pendingVersion !== versionId) return null;
-    await this.db.run(
+    const changed = await this.db.run(
       'UPDATE projections SET active_version = pending_version, pending_version = NULL WHERE tenant_id = ? AND projection_id = ? AND pending_version = ?',
       [tenantId, projectionId, versionId],
     );
-    return p.activeVersion;
+    // Another instance promoted it first: its caller retires the old version, not this one.
+    return changed > 0 ? p.activeVersion : null;
   }
 
   async lag(tenantId: string, versionId: string): Promise<VersionLag> {

@@ -1,3 +1,4 @@
+import { isoTime } from '../common/iso-time';
 import { loadConfig } from '../config/app-config';
 import { openStore } from '../store/store.factory';
 import { TenantDirectory } from './tenant-directory';
@@ -30,7 +31,7 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       case 'list-tenants':
-        for (const t of await directory.listTenants()) console.log(`${t.tenantId}\t${t.name}\t${new Date(t.createdAt).toISOString()}`);
+        for (const t of await directory.listTenants()) console.log(`${t.tenantId}\t${t.name}\t${isoTime(t.createdAt)}`);
         return 0;
       case 'issue-key':
         console.log(JSON.stringify(await directory.issueKey(args[0] ?? ''), null, 2));

@@ -4,6 +4,12 @@ import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { secretsEqual } from './api-key';
 
+/** Whether an `Authorization` header carries the admin token (the admin API and Bull Board). */
+export function adminTokenMatches(header: string | undefined, token: string): boolean {
+  const given = header?.startsWith('Bearer ') ? header.slice(7).trim() : '';
+  return given !== '' && secretsEqual(given, token);
+}
+
 /** The admin API exists only while ADMIN_TOKEN is configured; it takes `Authorization: Bearer <token>`. */
 @Injectable()
 export class AdminGuard implements CanActivate {
@@ -13,8 +19,7 @@ export class AdminGuard implements CanActivate {
     const token = this.config.adminToken;
     if (!token) throw new DomainError('ADMIN_DISABLED', 'the admin API is off: set ADMIN_TOKEN to enable it');
     const header = ctx.switchToHttp().getRequest<{ headers: Record<string, string | undefined> }>().headers.authorization;
-    const given = header?.startsWith('Bearer ') ? header.slice(7).trim() : '';
-    if (!given || !secretsEqual(given, token)) throw new DomainError('UNAUTHORIZED', 'missing or invalid admin token');
+    if (!adminTokenMatches(header, token)) throw new DomainError('UNAUTHORIZED', 'missing or invalid admin token');
     return true;
   }
 }

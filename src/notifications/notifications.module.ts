@@ -100,7 +100,7 @@ export class NotificationsModule implements OnApplicationBootstrap, BeforeApplic
   onApplicationBootstrap(): void {
     this.catalog.useNotifications(this.setup);
     this.engine.onNotified((tenantId, projectionId) => this.feed.publish(tenantId, projectionId));
-    this.feed.onAny(() => this.dispatcher.wake());
+    this.feed.onAny((tenantId, projectionId) => this.dispatcher.notified(tenantId, projectionId));
     this.ws.attach(this.adapterHost.httpAdapter.getHttpServer());
     this.dispatcher.start();
     this.retention.start();

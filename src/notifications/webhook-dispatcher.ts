@@ -60,6 +60,16 @@ export class WebhookDispatcher {
     await this.ticks.stop();
   }
 
+  /**
+   * A projection logged notifications: work only if it has a webhook (known from the cached
+   * target, so a projection without one costs a read a second, not a tick per change).
+   */
+  notified(tenantId: string, projectionId: string): void {
+    void this.target(tenantId, projectionId)
+      .then((t) => t && this.wake())
+      .catch(() => this.wake());
+  }
+
   /** New notifications, a finished attempt or the timer: look for work now. */
   wake(): void {
     this.ticks.wake();

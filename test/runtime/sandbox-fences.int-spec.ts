@@ -7,6 +7,7 @@ import { HostCallError, HostProcess } from '../../src/runtime/host-process';
 import { HostMode } from '../../src/runtime/runtime-protocol';
 import { createLauncher } from '../../src/runtime/runtime.module';
 import { SandboxStatus } from '../../src/runtime/sandbox-check';
+import { dotnetProcessUnder } from '../support/host-processes';
 import { ADMIN_TOKEN, ServiceProcess } from '../support/service-harness';
 import { REPO } from '../support/runtime-harness';
 
@@ -183,6 +184,30 @@ describe.each(['exec', 'compile'] as const)('from inside a %s host', (mode) => {
     it('cannot io_uring, unshare, mount, setuid(0), bpf, perf_event_open, userfaultfd, keyctl, personality', () => {
       for (const n of ['ioUringSetup', 'unshareUserNamespace', 'mountTmpfs', 'setuidRoot', 'bpf', 'perfEventOpen', 'userfaultfd', 'keyctl', 'personality']) refused(n, EPERM);
     });
+  });
+});
+
+describe('killing a host', () => {
+  it.each(['exec', 'compile'] as const)('%s: a deadline’s kill (SIGKILL to the pid Node holds, bwrap’s) ends the host inside', async (mode) => {
+    const host = await HostProcess.start({ mode, label: 'kill', launch: launcher.launch(mode), readyTimeoutMs: 30_000, maxLineBytes: 1 << 20 });
+    const inner = dotnetProcessUnder(host.pid!)!;
+    expect(inner).toBeDefined();
+    expect(inner).not.toBe(host.pid);
+    const pending = host.call('ping', {}, 10_000).catch(() => 'dead');
+    host.kill('TIMEOUT', 'deadline');
+    await pending;
+    const gone = async () => {
+      for (let i = 0; i < 50; i++) {
+        try {
+          if (/^State:\s+Z/m.test(fs.readFileSync(`/proc/${inner}/status`, 'utf8'))) return true; // dead, not yet reaped
+        } catch {
+          return true; // gone
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      return false;
+    };
+    expect(await gone()).toBe(true);
   });
 });
 

@@ -21,7 +21,7 @@ async function coldStart(launcher: HostLauncher): Promise<number> {
 
 async function main(): Promise<void> {
   console.log(`# runtime benchmark — ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}\n`);
-  const launcher = new HostLauncher(findRuntimeDll(), { gcHeapBytes: 512 * MB, dataBytes: 3 * 1024 * MB });
+  const launcher = new HostLauncher(findRuntimeDll(), { exec: { gcHeapBytes: 512 * MB, dataBytes: 3 * 1024 * MB }, compile: { gcHeapBytes: 1024 * MB, dataBytes: 5 * 1024 * MB } });
   const assemblies = new Map<string, Buffer>();
   const pool = new RuntimePool(launcher, async (_t, id) => assemblies.get(id)!, { ...DEFAULT_POOL_OPTIONS, callDeadlineMs: 60_000 });
 

@@ -3,19 +3,25 @@
 # Run it from anywhere; restore is included. RUNTIME_READY_TO_RUN=1 precompiles (ReadyToRun) for this machine's
 # RID: a bigger, RID-specific output whose first compile is ~40% faster. Start the host with:
 #   runtime/bin/EventSourcing.Runtime --mode compile|exec     (or: dotnet runtime/bin/EventSourcing.Runtime.dll ...)
+# --probe builds the TEST-ONLY sandbox probe instead (SANDBOX_PROBE defined) into runtime/bin-probe/, with its own
+# intermediate and output folders so that it never mixes with runtime/bin or the xunit tests' build.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
 
+out=bin
 extra=()
-if [ "${RUNTIME_READY_TO_RUN:-0}" = "1" ]; then
+if [ "${1:-}" = "--probe" ]; then
+  out=bin-probe
+  extra=(-p:SandboxProbe=true -p:IntermediateOutputPath=obj/probe/ -p:OutputPath=bin/probe/)
+elif [ "${RUNTIME_READY_TO_RUN:-0}" = "1" ]; then
   rid=$(dotnet --info | awk '/^ *RID:/ { print $2; exit }')
   extra=(-r "$rid" --self-contained false -p:PublishReadyToRun=true)
 fi
 
-rm -rf bin
-dotnet publish EventSourcing.Runtime/EventSourcing.Runtime.csproj -c Release -o bin -nologo -v q -p:UseAppHost=true "${extra[@]}"
-for f in bin/EventSourcing.Runtime.dll bin/EventSourcing.Sdk.dll bin/Microsoft.CodeAnalysis.CSharp.dll; do
+rm -rf "$out"
+dotnet publish EventSourcing.Runtime/EventSourcing.Runtime.csproj -c Release -o "$out" -nologo -v q -p:UseAppHost=true "${extra[@]}"
+for f in "$out"/EventSourcing.Runtime.dll "$out"/EventSourcing.Sdk.dll "$out"/Microsoft.CodeAnalysis.CSharp.dll; do
   [ -f "$f" ] || { echo "build.sh: missing $f after publish" >&2; exit 1; }
 done
-echo "runtime host built: $(pwd)/bin/EventSourcing.Runtime.dll"
+echo "runtime host built: $(pwd)/$out/EventSourcing.Runtime.dll"

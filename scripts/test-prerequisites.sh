@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Run by `npm test` before the suites: the tests start their own PostgreSQL and Redis servers,
-# so their binaries must be on the machine. As root with apt-get (a fresh CI or dev machine) they
-# are installed; otherwise this says what to install and fails, rather than letting suites skip.
+# Run by `npm test` before the suites: the tests start their own PostgreSQL and Redis servers and
+# run the .NET host in its sandbox, so their binaries must be on the machine. As root with apt-get (a
+# fresh CI or dev machine) they are installed; otherwise this says what to install and fails, rather
+# than letting suites skip.
 set -euo pipefail
+bash "$(dirname "$0")/start-prerequisites.sh" --required
 need=()
 if ! command -v pg_ctl >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then need+=(postgresql); fi
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)

@@ -47,6 +47,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((e) => {
+  // A refusal with its own status (the runtime sandbox missing a fence: 2) prints its message, not a stack.
+  if (typeof e?.exitCode === 'number') {
+    console.error(e.message);
+    process.exit(e.exitCode);
+  }
   console.error(e);
   process.exit(1);
 });

@@ -110,6 +110,8 @@ public class ProcessTests
         Assert.Equal("ready", ready["type"]!.GetValue<string>());
         Assert.Equal(host.Process.Id, ready["payload"]!["pid"]!.GetValue<int>());
         Assert.Equal("all", ready["payload"]!["mode"]!.GetValue<string>());
+        // The host filters itself before reading any request, and compiling + applying (below) still work under it.
+        Assert.True(ready["payload"]!["seccomp"]!.GetValue<bool>(), host.Stderr);
 
         // Pipelined: compile, ping, an unknown type and a line that is not JSON, in one write.
         host.Send("compile", FilesPayload(Repo.Example("bank-account")), 1);

@@ -1,3 +1,4 @@
+using System.Text.Json;
 using System.Text.Json.Nodes;
 
 namespace EventSourcing.Runtime.Tests;
@@ -48,6 +49,20 @@ public class ProtocolSchemaTests
             Assert.True(spec!["payload"] is JsonObject, type + " has no payload schema");
             Assert.True(spec["result"] is JsonObject, type + " has no result schema");
         }
+    }
+
+    [Fact]
+    public void TheReadyLineHasEveryRequiredField()
+    {
+        var output = new System.Buffers.ArrayBufferWriter<byte>();
+        new RequestDispatcher(HostMode.Exec).WriteReady(output);
+        var ready = JsonNode.Parse(output.WrittenSpan)!.AsObject();
+        Assert.Equal("ready", ready["type"]!.GetValue<string>());
+        var payload = ready["payload"]!.AsObject();
+        var schema = Protocol["events"]!["ready"]!["payload"]!;
+        foreach (var field in Strings(schema["required"])) Assert.True(payload.ContainsKey(field), $"ready lacks '{field}'");
+        foreach (var (field, _) in payload) Assert.True(schema["properties"]!.AsObject().ContainsKey(field), $"ready writes '{field}', which protocol.json does not list");
+        Assert.Equal(JsonValueKind.False, payload["seccomp"]!.GetValueKind()); // in-process: the test runner installs no filter
     }
 
     [Fact]

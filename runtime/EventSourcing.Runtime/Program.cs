@@ -51,6 +51,16 @@ var stdin = Console.OpenStandardInput();
 Console.SetOut(Console.Error);
 
 Log.Info($"starting in {mode} mode, pid {Environment.ProcessId}");
+// The seccomp filter goes on before the compiler warms up and before any request (so any tenant assembly) is read.
+if (!Sandbox.Install())
+{
+    if (Environment.GetEnvironmentVariable("EVENTSOURCING_SANDBOX") == "required")
+    {
+        Console.Error.WriteLine($"[runtime] sandbox required but the seccomp filter could not be installed: {Sandbox.Failure}");
+        return 4;
+    }
+    Log.Error($"running without the seccomp filter: {Sandbox.Failure}");
+}
 if (mode == HostMode.Compile && Environment.GetEnvironmentVariable("EVENTSOURCING_COMPILER_WARMUP") != "0")
     CompilerWarmup.Start();
 try

@@ -22,4 +22,10 @@ describe('loadConfig', () => {
     expect(problems).toContain('LOG_LEVEL');
     expect(problems).toContain('ADMIN_TOKEN');
   });
+
+  it('fences the runtime strictly by default, as uid/gid 61000, and refuses a sandbox mode it does not know', () => {
+    expect(loadConfig({}).runtime).toMatchObject({ compileHeapMb: 1024, sandbox: { mode: 'strict', uid: 61000, gid: 61000, bwrap: 'bwrap' } });
+    expect(loadConfig({ RUNTIME_SANDBOX: 'weak', RUNTIME_SANDBOX_UID: '5000' }).runtime.sandbox).toMatchObject({ mode: 'weak', uid: 5000 });
+    expect(() => loadConfig({ RUNTIME_SANDBOX: 'off', RUNTIME_SANDBOX_UID: '0' })).toThrow(/RUNTIME_SANDBOX must be strict or weak[\s\S]*RUNTIME_SANDBOX_UID/);
+  });
 });

@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import { SandboxMode, SandboxOptions } from '../runtime/sandbox';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -40,6 +41,10 @@ export interface AppConfig {
     execHeapMb: number;
     /** How long an append waits for an executor that cannot be started before answering 503. */
     unavailableWaitMs: number;
+    /** Managed heap cap of the compiler, MiB; RLIMIT_DATA as for executors. */
+    compileHeapMb: number;
+    /** The operating-system fences around executors and the compiler (src/runtime/sandbox.ts). */
+    sandbox: SandboxOptions;
   };
   notifications: {
     /** Retention: the newest N per projection are kept whatever their age… */
@@ -120,6 +125,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (bootstrapApiKey && (bootstrapApiKey.length < 16 || bootstrapApiKey.length > 200)) {
     problems.push('BOOTSTRAP_API_KEY must be 16 to 200 characters');
   }
+  const sandboxMode = (str('RUNTIME_SANDBOX') ?? 'strict') as SandboxMode;
+  if (!['strict', 'weak'].includes(sandboxMode)) problems.push(`RUNTIME_SANDBOX must be strict or weak (got '${sandboxMode}')`);
   const logLevel = (str('LOG_LEVEL') ?? 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
 
@@ -149,6 +156,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       compileDeadlineMs: int('RUNTIME_COMPILE_DEADLINE_MS', 120_000, 1_000, 3_600_000),
       execHeapMb: int('RUNTIME_EXEC_HEAP_MB', 256, 32, 65_536),
       unavailableWaitMs: int('RUNTIME_UNAVAILABLE_WAIT_MS', 5_000, 0, 600_000),
+      compileHeapMb: int('RUNTIME_COMPILE_HEAP_MB', 1024, 128, 65_536),
+      sandbox: {
+        mode: sandboxMode,
+        // Not 0: the point is to leave root.
+        uid: int('RUNTIME_SANDBOX_UID', 61000, 1, 4_294_967_294),
+        gid: int('RUNTIME_SANDBOX_GID', 61000, 1, 4_294_967_294),
+        bwrap: str('RUNTIME_SANDBOX_BWRAP') ?? 'bwrap',
+      },
     },
     notifications: {
       keepCount: int('NOTIFICATIONS_KEEP_COUNT', 100_000, 0, 1_000_000_000),

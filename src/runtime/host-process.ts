@@ -23,6 +23,17 @@ export interface HostLaunch {
   command: string;
   args: string[];
   env: Record<string, string>;
+  /** Strict sandbox: a host whose ready line does not report its seccomp filter is killed, not used. */
+  requireSeccomp?: boolean;
+}
+
+/** The host's ready line (runtime/protocol.json events.ready). */
+export interface HostReady {
+  pid: number;
+  mode: HostMode;
+  protocolVersion: number;
+  seccomp: boolean;
+  [k: string]: unknown;
 }
 
 export interface HostProcessOptions {
@@ -57,6 +68,7 @@ export class HostProcess {
   private deathReason: { failure: HostFailure; message: string } = { failure: 'CRASHED', message: 'host exited' };
   private readonly exited: Promise<number | null>;
   readonly startedAt = Date.now();
+  ready?: HostReady;
 
   private constructor(
     private readonly child: ChildProcess,
@@ -134,12 +146,18 @@ export class HostProcess {
         reject(new HostCallError('UNAVAILABLE', `${this.options.label}: no ready message within ${this.options.readyTimeoutMs} ms\n${this.stderrTail}`));
       }, this.options.readyTimeoutMs);
       this.pending.set(0, {
-        resolve: (payload: { mode?: string }) => {
+        resolve: (payload: HostReady) => {
           clearTimeout(timer);
           if (payload?.mode !== this.options.mode) {
             this.kill('PROTOCOL', 'wrong mode');
             reject(new HostCallError('PROTOCOL', `${this.options.label}: host started in mode ${payload?.mode}, wanted ${this.options.mode}`));
-          } else resolve();
+          } else if (this.options.launch.requireSeccomp && payload.seccomp !== true) {
+            this.kill('UNAVAILABLE', 'no seccomp filter');
+            reject(new HostCallError('UNAVAILABLE', `${this.options.label}: host did not install its seccomp filter (required by RUNTIME_SANDBOX=strict)`));
+          } else {
+            this.ready = payload;
+            resolve();
+          }
         },
         reject: (e) => {
           clearTimeout(timer);

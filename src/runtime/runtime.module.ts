@@ -6,15 +6,35 @@ import { STORE, Store } from '../store/store.port';
 import { CompileQueue } from './compile-queue';
 import { findRuntimeDll, HostLauncher } from './host-launcher';
 import { DEFAULT_POOL_OPTIONS, RuntimePool } from './runtime-pool';
+import { SANDBOX_STATUS, SandboxStatus, verifySandbox } from './sandbox-check';
 
 const MB = 1024 * 1024;
 
-export function createRuntimePool(config: AppConfig, store: Store): RuntimePool {
-  const heap = config.runtime.execHeapMb * MB;
-  const launcher = new HostLauncher(findRuntimeDll(config.runtime.dir), { gcHeapBytes: heap, dataBytes: heap * 4 + 1024 * MB });
+/** Heap cap and RLIMIT_DATA (4× the cap + 1 GiB: the GC reserves address space well past what it commits). */
+const limits = (heapMb: number) => ({ gcHeapBytes: heapMb * MB, dataBytes: heapMb * 4 * MB + 1024 * MB });
+
+const SANDBOXED_LAUNCHER = Symbol('SANDBOXED_LAUNCHER');
+
+interface SandboxedLauncher {
+  launcher: HostLauncher;
+  status: SandboxStatus;
+}
+
+/** Checks every sandbox fence before the service starts (strict: a missing one refuses the start). */
+export async function createLauncher(config: AppConfig): Promise<SandboxedLauncher> {
+  const launcher = new HostLauncher(findRuntimeDll(config.runtime.dir), {
+    exec: limits(config.runtime.execHeapMb),
+    compile: limits(config.runtime.compileHeapMb),
+    sandbox: config.runtime.sandbox,
+  });
+  const status = await verifySandbox(launcher);
   const log = new Logger('Runtime');
-  if (!launcher.sandbox.networkNamespace) log.warn('no network namespace available: executor hosts keep network access (tenant code still cannot name a network API)');
-  if (!launcher.sandbox.rlimits) log.warn('prlimit not available: executor hosts run without rlimits (the managed heap cap still applies)');
+  for (const [fence, why] of Object.entries(status.missing)) log.warn(`RUNTIME_SANDBOX=${status.mode}: runtime hosts run without the '${fence}' fence: ${why}`);
+  if (status.runtimeError) log.error(`the runtime host does not start: ${status.runtimeError}`);
+  return { launcher, status };
+}
+
+export function createRuntimePool(config: AppConfig, store: Store, launcher: HostLauncher): RuntimePool {
   return new RuntimePool(
     launcher,
     async (tenantId, uploadId) => {
@@ -35,10 +55,12 @@ export function createRuntimePool(config: AppConfig, store: Store): RuntimePool 
 @Global()
 @Module({
   providers: [
-    { provide: RuntimePool, inject: [APP_CONFIG, STORE], useFactory: createRuntimePool },
+    { provide: SANDBOXED_LAUNCHER, inject: [APP_CONFIG], useFactory: createLauncher },
+    { provide: SANDBOX_STATUS, inject: [SANDBOXED_LAUNCHER], useFactory: (s: SandboxedLauncher) => s.status },
+    { provide: RuntimePool, inject: [APP_CONFIG, STORE, SANDBOXED_LAUNCHER], useFactory: (c: AppConfig, st: Store, s: SandboxedLauncher) => createRuntimePool(c, st, s.launcher) },
     { provide: CompileQueue, inject: [STORE, RuntimePool], useFactory: (store: Store, pool: RuntimePool) => new CompileQueue(store.uploads, pool) },
   ],
-  exports: [RuntimePool, CompileQueue],
+  exports: [RuntimePool, CompileQueue, SANDBOX_STATUS],
 })
 export class RuntimeModule implements OnApplicationBootstrap, OnApplicationShutdown {
   constructor(

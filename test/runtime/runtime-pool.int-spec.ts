@@ -2,19 +2,20 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { HostCallError } from '../../src/runtime/host-process';
 import { RuntimePool } from '../../src/runtime/runtime-pool';
+import { dotnetProcessUnder, uidOf } from '../support/host-processes';
 import { exampleSources, realPool, REPO, wireEvent } from '../support/runtime-harness';
 
 jest.setTimeout(120_000);
 
 let pool: RuntimePool;
 let assemblies: Map<string, Buffer>;
-let sandbox: { networkNamespace: boolean; rlimits: boolean };
+let fences: Record<string, boolean>;
 
 beforeAll(() => {
   const r = realPool({ callDeadlineMs: 3000 });
   pool = r.pool;
   assemblies = r.assemblies;
-  sandbox = r.launcher.sandbox;
+  fences = r.launcher.staticFences;
 });
 afterAll(() => pool?.close());
 
@@ -95,18 +96,22 @@ describe('the runtime bridge over the real .NET host', () => {
     expect(await pool.executorPid('tenant-a')).not.toBe(pid);
   });
 
-  it('runs the executor without network and under rlimits where the machine allows', async () => {
-    // On this project's machines both are available; the README documents what happens where not.
-    expect(sandbox).toEqual({ networkNamespace: true, rlimits: true });
-    const pid = (await pool.executorPid('tenant-a'))!;
+  it('runs the executor sandboxed: own namespaces, no network, under rlimits, with nothing of the service’s environment', async () => {
+    // On this project's machines every fence is available; the README documents what happens where not.
+    expect(fences).toEqual({ namespaces: true, network: true, unprivilegedUser: true, rlimits: true });
+    // Node holds bwrap's pid; the host is the dotnet process below it.
+    const pid = dotnetProcessUnder((await pool.executorPid('tenant-a'))!)!;
+    expect(pid).toBeDefined();
     const limits = fs.readFileSync(`/proc/${pid}/limits`, 'utf8');
     expect(limits).toMatch(/Max data size\s+2147483648/);
     expect(limits).toMatch(/Max core file size\s+0/);
-    const ownNet = fs.readlinkSync(`/proc/${pid}/ns/net`);
-    expect(ownNet).not.toBe(fs.readlinkSync('/proc/self/ns/net'));
+    for (const ns of ['net', 'mnt', 'pid', 'ipc', 'uts']) expect(fs.readlinkSync(`/proc/${pid}/ns/${ns}`)).not.toBe(fs.readlinkSync(`/proc/self/ns/${ns}`));
     const env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8');
     expect(env).not.toContain('DATABASE_URL');
     expect(env).toContain('DOTNET_GCHeapHardLimit=0x10000000');
+    expect(env).toContain('EVENTSOURCING_SANDBOX=required');
+    if (process.getuid!() === 0) expect(uidOf(pid)).toBe(61000);
+    expect(fs.readFileSync(`/proc/${pid}/status`, 'utf8')).toMatch(/^Seccomp:\s+2$/m);
   });
 
   describe('escape corpus (runtime/escape-corpus)', () => {

@@ -28,7 +28,10 @@ export function exampleSources(name: string): { path: string; content: string }[
 /** A pool over the real built host (runtime/bin); compiled assemblies are kept in memory here. */
 export function realPool(options: Partial<RuntimePoolOptions> = {}) {
   const assemblies = new Map<string, Buffer>();
-  const launcher = new HostLauncher(findRuntimeDll(), { gcHeapBytes: 256 * 1024 * 1024, dataBytes: 2 * 1024 * 1024 * 1024 });
+  const launcher = new HostLauncher(findRuntimeDll(), {
+    exec: { gcHeapBytes: 256 * 1024 * 1024, dataBytes: 2 * 1024 * 1024 * 1024 },
+    compile: { gcHeapBytes: 1024 * 1024 * 1024, dataBytes: 5 * 1024 * 1024 * 1024 },
+  });
   const pool = new RuntimePool(
     launcher,
     async (tenantId, assemblyId) => {

@@ -41,6 +41,9 @@ public sealed class RequestDispatcher
         ["resolveKeys"] = HostMode.Exec,
         ["ping"] = HostMode.All,
         ["stats"] = HostMode.All,
+#if SANDBOX_PROBE
+        ["probe"] = HostMode.All, // test-only build (runtime/bin-probe): see SandboxProbe
+#endif
     };
 
     static readonly Dictionary<string, Handler> Handlers = new(StringComparer.Ordinal)
@@ -52,6 +55,9 @@ public sealed class RequestDispatcher
         ["resolveKeys"] = static (s, p, w) => s.ResolveKeys(p, w),
         ["ping"] = static (_, _, w) => w.WriteBoolean("pong"u8, true),
         ["stats"] = static (s, p, w) => s.Stats(p, w),
+#if SANDBOX_PROBE
+        ["probe"] = static (_, p, w) => SandboxProbe.Run(p, w),
+#endif
     };
 
     /// <summary>Request types that have a handler (for the coverage test).</summary>
@@ -171,6 +177,7 @@ public sealed class RequestDispatcher
         w.WriteNumber("protocolVersion"u8, ProtocolVersion);
         w.WriteString("runtimeVersion"u8, Environment.Version.ToString());
         w.WriteString("sdkVersion"u8, typeof(EventSourcing.Event).Assembly.GetName().Version?.ToString());
+        w.WriteBoolean("seccomp"u8, Sandbox.Installed);
         w.WriteEndObject();
         w.WriteEndObject();
         w.Flush();

@@ -324,12 +324,14 @@ internal sealed class CompilerPatterns
     /// A static field written only by the lazy delegate cache Roslyn emits for lambdas and method groups:
     /// <c>ldsfld F; [dup;] brtrue L; [pop;] (ldnull | ldsfld singleton); ldftn M; newobj D(object, native int); [dup;] stsfld F</c>
     /// with L after the store,
-    /// every store with the same method and target, never address-taken.
+    /// every store with the same method and target, never address-taken, and read only by the sequence itself.
     /// </summary>
     bool IsDelegateCache(FieldDefinitionHandle h)
     {
         (int Target, int Method)? seen = null;
         var uses = _fieldUses.GetValueOrDefault(h) ?? new();
+        var heads = new HashSet<(MethodDefinitionHandle, int)>();   // ldsfld that start a cache sequence
+        var reloads = new HashSet<(MethodDefinitionHandle, int)>(); // ldsfld right after a sequence that left nothing on the stack
         foreach (var (method, j) in uses)
         {
             var il = _bodies[method].Il;
@@ -356,8 +358,12 @@ internal sealed class CompilerPatterns
             if (ldftn.Op != ILOpCode.Ldftn || newobj.Op != ILOpCode.Newobj || !IsDelegateConstructor(newobj.Token)) return false;
             if (seen is { } s && (s.Target != targetKey || s.Method != ldftn.Token)) return false;
             seen = (targetKey, ldftn.Token);
+            heads.Add((method, start));
+            if (!withDup && j + 1 < il.Length && branch.Value == il[j + 1].Offset) reloads.Add((method, j + 1));
         }
-        return seen is not null;
+        // Reads only inside the sequence (or the reload just after it), where the field is never null: code cannot
+        // observe whether the cache was filled by an earlier call.
+        return seen is not null && uses.All(u => _bodies[u.Method].Il[u.Index].Op != ILOpCode.Ldsfld || heads.Contains(u) || reloads.Contains(u));
     }
 
     bool IsDelegateConstructor(int token)

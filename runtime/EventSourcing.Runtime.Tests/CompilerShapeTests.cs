@@ -15,11 +15,13 @@ namespace EventSourcing.Runtime.Tests;
 public class CompilerShapeTests
 {
     /// <summary>Inline arrays, collection expressions, u8 literals, constant spans and arrays, string and span switches,
-    /// stackalloc, lambdas, method groups, local functions, iterators, records, events, the field keyword, extension members.</summary>
+    /// stackalloc, lambdas, method groups, local functions, iterators, records, events, the field keyword, extension members,
+    /// indexers (Roslyn adds [DefaultMember]), required members, nullable attributes.</summary>
     public const string KitchenSink = """
         using System;
         using System.Collections.Generic;
         using System.Collections.Immutable;
+        using System.Diagnostics.CodeAnalysis;
         using System.Linq;
         using System.Runtime.CompilerServices;
         using EventSourcing;
@@ -45,6 +47,17 @@ public class CompilerShapeTests
             {
                 public string Shout => s.ToUpperInvariant() + "!";
             }
+        }
+
+        // An indexer (Roslyn adds [DefaultMember]), required members, nullable-flow attributes.
+        public sealed class Grid
+        {
+            readonly int[] _cells = new int[4];
+            public required string Name { get; init; }
+            public Grid() { }
+            [SetsRequiredMembers] public Grid(string name) => Name = name;
+            public int this[int i] { get => _cells[i]; set => _cells[i] = value; }
+            public static bool TryMake(string? name, [NotNullWhen(true)] out Grid? grid) { grid = name is null ? null : new Grid(name); return grid is not null; }
         }
 
         public sealed class Counter
@@ -111,7 +124,9 @@ public class CompilerShapeTests
                 counter.Ticked += (_, _) => ticked++;
                 counter = checked(counter + 2);
                 counter += 1;
-                log.Add($"{sku.Shout}:{qty}:{counter.Ticks}:{ticked}:{"sink"[1..^1]}");
+                var cells = Grid.TryMake("g", out var grid) ? grid : new Grid { Name = "none" };
+                cells[2] = 9;
+                log.Add($"{sku.Shout}:{qty}:{counter.Ticks}:{ticked}:{"sink"[1..^1]}:{cells.Name}{cells[2]}");
 
                 return state with { Events = state.Events + 1, Log = log, Kept = keptCounts, Total = state.Total + total };
             }
@@ -142,7 +157,7 @@ public class CompilerShapeTests
         var r = results.Single()!;
         Assert.True(r["ok"]!.GetValue<bool>(), r.ToJsonString());
         var states = r["states"]!.AsArray();
-        var once = new[] { "A,B", "0,2,4|6", "10:13:20:7:8:4", "26:2:13:6", "6:1:span", "A!:3:3:3:in" };
+        var once = new[] { "A,B", "0,2,4|6", "10:13:20:7:8:4", "26:2:13:6", "6:1:span", "A!:3:3:3:in:g9" };
         var twice = once.Concat(once.Select(l => l == "6:1:span" ? "6:2:span" : l)).ToArray();
         Assert.Equal(once, states[0]!["log"]!.AsArray().Select(n => n!.GetValue<string>()));
         Assert.Equal(twice, states[1]!["log"]!.AsArray().Select(n => n!.GetValue<string>()));

@@ -125,7 +125,7 @@ public class SameVerdictTests
                      "System.Runtime.CompilerServices.DefaultInterpolatedStringHandler", "System.Runtime.CompilerServices.FormattableStringFactory",
                      "System.Runtime.CompilerServices.SwitchExpressionException", "System.Runtime.CompilerServices.ITuple", "System.Runtime.CompilerServices.IsExternalInit",
                      "System.Runtime.CompilerServices.IsVolatile", "System.Runtime.CompilerServices.IsConst", "System.Runtime.CompilerServices.RuntimeFeature",
-                     "System.Runtime.CompilerServices.InternalsVisibleToAttribute", "System.Type", "System.Reflection.MemberInfo", "System.Delegate",
+                     "System.Runtime.CompilerServices.InternalsVisibleToAttribute", "System.Type", "System.Reflection.MemberInfo", "System.Reflection.DefaultMemberAttribute", "System.Delegate",
                      "System.RuntimeTypeHandle", "System.RuntimeFieldHandle", "System.Environment", "System.Runtime.CompilerServices.RuntimeHelpers",
                  })
             p.Add(Type(t, null));

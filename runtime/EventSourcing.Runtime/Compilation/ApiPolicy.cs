@@ -193,6 +193,7 @@ public static class ApiPolicy
         ["System.IServiceProvider"] = ApiVerdict.Deny(NotAllowlisted),
         ["System.Type"] = ApiVerdict.Allow, // members restricted below (records emit typeof() for EqualityContract)
         ["System.Reflection.MemberInfo"] = ApiVerdict.Allow, // only .Name (Type.Name binds to MemberInfo.Name)
+        ["System.Reflection.DefaultMemberAttribute"] = ApiVerdict.Allow, // Roslyn puts it on every type with an indexer
         ["System.Delegate"] = ApiVerdict.Allow, // members restricted below
         // Needed as types (ldtoken pushes them for typeof and constant data); every member is denied below.
         ["System.RuntimeTypeHandle"] = ApiVerdict.Allow,

@@ -150,6 +150,12 @@ public static class AssemblyVerifier
                 if ((type.Attributes & TypeAttributes.LayoutMask) == TypeAttributes.ExplicitLayout && !CompilerPatterns.HasNoInstanceFields(_md, type))
                     Report("ES0002", $"forbidden construct: explicit struct layout on {typeName} ({"unsafe memory access is not allowed"})", default, -1, null);
 
+                // The compiler indexes an inline array by the attribute's length; only the runtime's own layout matches that.
+                var layout = type.GetLayout();
+                if ((layout.Size != 0 || (type.Attributes & TypeAttributes.LayoutMask) == TypeAttributes.ExplicitLayout)
+                    && type.GetCustomAttributes().Any(a => AttributeTypeName(a) == "System.Runtime.CompilerServices.InlineArrayAttribute"))
+                    Report("ES0002", $"forbidden construct: [InlineArray] with an explicit size or layout on {typeName} (unsafe memory access is not allowed)", default, -1, null);
+
                 if (_md.GetString(type.Name) == "<Module>" && type.GetMethods().Count > 0)
                     moduleHasMethods = true;
 
@@ -475,9 +481,13 @@ public static class AssemblyVerifier
             return ns.Length == 0 ? name : ns + "." + name;
         }
 
+        /// <summary>Full name of an attribute's type, whether referenced or (compiler-embedded or tenant-made) defined here:
+        /// the runtime and the compiler both recognise special attributes by name alone.</summary>
         string? AttributeTypeName(CustomAttributeHandle h)
         {
             var ctor = _md.GetCustomAttribute(h).Constructor;
+            if (ctor.Kind == HandleKind.MethodDefinition)
+                return TypeDefName(_md.GetMethodDefinition((MethodDefinitionHandle)ctor).GetDeclaringType());
             if (ctor.Kind != HandleKind.MemberReference) return null;
             var parent = _md.GetMemberReference((MemberReferenceHandle)ctor).Parent;
             return parent.Kind == HandleKind.TypeReference ? TypeRefName((TypeReferenceHandle)parent) : null;

@@ -86,6 +86,8 @@ internal sealed class CompilerPatterns
     readonly Dictionary<FieldDefinitionHandle, List<(MethodDefinitionHandle Method, int Index)>> _fieldUses = new();
     readonly Dictionary<FieldDefinitionHandle, bool> _threadIdFields = new();
     readonly Dictionary<FieldDefinitionHandle, bool> _singletons = new();
+    readonly Dictionary<int, FieldDefinitionHandle?> _memberFields = new();
+    readonly Dictionary<TypeDefinitionHandle, Dictionary<string, List<FieldDefinitionHandle>>> _fieldsByName = new();
 
     public CompilerPatterns(MetadataReader md, IReadOnlyDictionary<MethodDefinitionHandle, (MethodBodyBlock Block, IlInstruction[] Il)> bodies)
     {
@@ -400,20 +402,45 @@ internal sealed class CompilerPatterns
         var h = MetadataTokens.EntityHandle(token);
         if (h.Kind == HandleKind.FieldDefinition) return (FieldDefinitionHandle)h;
         if (h.Kind != HandleKind.MemberReference) return null;
+        if (_memberFields.TryGetValue(token, out var known)) return known;
         var r = _md.GetMemberReference((MemberReferenceHandle)h);
-        if (r.GetKind() != MemberReferenceKind.Field) return null;
-        TypeDefinitionHandle owner;
-        if (r.Parent.Kind == HandleKind.TypeDefinition) owner = (TypeDefinitionHandle)r.Parent;
-        else if (r.Parent.Kind == HandleKind.TypeSpecification && GenericDefinitionOf((TypeSpecificationHandle)r.Parent) is { } g) owner = g;
-        else return null;
-        var name = _md.GetString(r.Name);
-        var signature = _md.GetBlobBytes(r.Signature);
-        foreach (var fh in _md.GetTypeDefinition(owner).GetFields())
+        FieldDefinitionHandle? found = null;
+        if (r.GetKind() == MemberReferenceKind.Field)
         {
-            var f = _md.GetFieldDefinition(fh);
-            if (_md.GetString(f.Name) == name && _md.GetBlobBytes(f.Signature).AsSpan().SequenceEqual(signature)) return fh;
+            TypeDefinitionHandle? owner = r.Parent.Kind switch
+            {
+                HandleKind.TypeDefinition => (TypeDefinitionHandle)r.Parent,
+                HandleKind.TypeSpecification => GenericDefinitionOf((TypeSpecificationHandle)r.Parent),
+                _ => null,
+            };
+            if (owner is { } o && FieldsByName(o).TryGetValue(_md.GetString(r.Name), out var candidates))
+            {
+                var signature = _md.GetBlobBytes(r.Signature);
+                foreach (var f in candidates)
+                {
+                    if (!_md.GetBlobBytes(_md.GetFieldDefinition(f).Signature).AsSpan().SequenceEqual(signature)) continue;
+                    found = f;
+                    break;
+                }
+            }
         }
-        return null;
+        _memberFields[token] = found;
+        return found;
+    }
+
+    /// <summary>A type's fields by name, built once per type (generic types reach their own fields through member references).</summary>
+    Dictionary<string, List<FieldDefinitionHandle>> FieldsByName(TypeDefinitionHandle type)
+    {
+        if (_fieldsByName.TryGetValue(type, out var index)) return index;
+        index = new Dictionary<string, List<FieldDefinitionHandle>>(StringComparer.Ordinal);
+        foreach (var fh in _md.GetTypeDefinition(type).GetFields())
+        {
+            var name = _md.GetString(_md.GetFieldDefinition(fh).Name);
+            if (!index.TryGetValue(name, out var list)) index[name] = list = new();
+            list.Add(fh);
+        }
+        _fieldsByName[type] = index;
+        return index;
     }
 
     TypeDefinitionHandle? GenericDefinitionOf(TypeSpecificationHandle h)

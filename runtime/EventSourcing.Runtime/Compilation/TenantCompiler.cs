@@ -137,9 +137,9 @@ public sealed class TenantCompiler
         var reserved = TypesInReservedNamespaces(compilation);
         if (violations.Count > 0 || reserved.Count > 0)
         {
-            var located = reserved.Concat(Locate(compilation, violations)).ToList();
+            var located = reserved.Concat(Locate(compilation, violations.Take(MaxReportedDiagnostics).ToList())).Take(MaxReportedDiagnostics).ToList();
             return new CompileResult(false, Array.Empty<DiscoveredImplementation>(), null, located, warnings,
-                $"the code uses {located.Count} forbidden API(s) or construct(s)");
+                $"the code uses {violations.Count + reserved.Count} forbidden API(s) or construct(s)");
         }
 
         var (discovered, problems) = Discover(compilation, kind);

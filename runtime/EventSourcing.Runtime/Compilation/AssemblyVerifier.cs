@@ -20,7 +20,10 @@ public sealed record Violation(string Code, string Message, MethodDefinitionHand
 /// System.Reflection.Metadata: assembly/module references, every TypeReference, MemberReference,
 /// MethodSpecification and TypeSpecification used, every IL instruction's token, method and field
 /// definitions (P/Invoke, internal calls, module initializers, finalizers, static mutable fields).
-/// Nothing is loaded or run.
+/// Every type is checked alike, whatever its name: compiler-generated classes (lambdas, iterators…) are
+/// tenant code. Compiler-only APIs pass only in the exact shapes of <see cref="CompilerPatterns"/>.
+/// Nothing is loaded or run. The premise is IL that Roslyn produced from C# without <c>unsafe</c>: the check
+/// is about which APIs that code reaches, not a full IL verifier for hand-made assemblies.
 /// </summary>
 public static class AssemblyVerifier
 {

@@ -62,8 +62,33 @@ public class EscapeCorpusTests
                      "thread", "task-run", "failfast", "string-intern", "dllimport", "unsafe-code", "dynamic", "datetime-now", "random",
                      "guid-newguid", "static-mutable-field", "module-initializer", "console", "infinite-loop", "unbounded-recursion",
                      "huge-array", "catastrophic-regex",
+                     // Issue 10: the exploit itself, the string-literal mutation, and every compiler-only API in the places
+                     // the old verifier trusted by name (lambdas, closures, iterators, local functions in closures).
+                     "unsafe-as-exploit", "string-literal-mutation", "string-literal-mutation-iterator",
+                     "runtime-type-handle-from-intptr", "runtime-field-handle-value", "memory-pin", "buffer-memorycopy",
                  })
             Assert.Contains(required, names);
+        foreach (var api in new[] { "unsafe-as", "unsafe-asref", "unsafe-add", "memory-marshal", "thread-id", "create-span", "initialize-array", "type-handle-value" })
+        foreach (var variant in new[] { "lambda", "capturing-lambda", "iterator", "local-function" })
+            Assert.Contains($"{api}-{variant}", names);
+    }
+
+    [Fact]
+    public void RefusalsOfCompilerOnlyApisComeFromTheIlCheckNotFromAMissingReference()
+    {
+        // A corpus file refused for a typo or a missing reference would pass its substring check for the wrong reason.
+        var host = new InProcessHost(HostMode.Compile);
+        var checkedFiles = 0;
+        foreach (var file in Directory.GetFiles(Repo.EscapeCorpus, "*.cs"))
+        {
+            var source = File.ReadAllText(file);
+            var (kind, substring) = Expectation(source);
+            if (kind != "compile-error" || !substring!.StartsWith("ES000", StringComparison.Ordinal)) continue;
+            var text = host.Compile(Path.GetFileName(file), source, kind: "reducer")["compilationError"]!.GetValue<string>();
+            Assert.False(System.Text.RegularExpressions.Regex.IsMatch(text, @"error CS\d{4}"), $"{Path.GetFileName(file)}: {text}");
+            checkedFiles++;
+        }
+        Assert.True(checkedFiles >= 38, $"only {checkedFiles} corpus files expect an ES000x refusal");
     }
 
     [Fact]
@@ -75,17 +100,19 @@ public class EscapeCorpusTests
         Assert.Contains("Evil/file-read.cs(13,13): error ES0001: forbidden API: System.IO.File.ReadAllText (file system access is not allowed)", text);
     }
 
-    [Fact]
-    public void ContainedAttemptsThatAreSafeInProcessFailCleanlyAndTheHostKeepsWorking()
+    [Theory]
+    [InlineData("huge-array.cs", "System.OutOfMemoryException")]
+    [InlineData("inline-array-huge.cs", "System.TypeLoadException")]
+    public void ContainedAttemptsThatAreSafeInProcessFailCleanlyAndTheHostKeepsWorking(string file, string exceptionType)
     {
         var host = new InProcessHost(HostMode.All);
-        var source = File.ReadAllText(Path.Combine(Repo.EscapeCorpus, "huge-array.cs"));
-        host.CompileAndLoad("huge", new[] { new SourceFile("huge-array.cs", source) });
+        var source = File.ReadAllText(Path.Combine(Repo.EscapeCorpus, file));
+        host.CompileAndLoad("huge", new[] { new SourceFile(file, source) });
         var results = host.Apply("huge", "Escape.EscapeReducer", (null, Events.Array(Events.Make("X", new { }))));
         var r = results[0]!;
         Assert.False(r["ok"]!.GetValue<bool>());
         Assert.Equal("APPLY_FAILED", r["error"]!["code"]!.GetValue<string>());
-        Assert.Equal("System.OutOfMemoryException", r["error"]!["exceptionType"]!.GetValue<string>());
+        Assert.Equal(exceptionType, r["error"]!["exceptionType"]!.GetValue<string>());
         Assert.True(host.Result("unload", new JsonObject { ["assemblyId"] = "huge" })["wasLoaded"]!.GetValue<bool>());
 
         // A well-behaved reducer works after the load/unload.

@@ -9,8 +9,9 @@ public enum ApiAccess
     /// <summary>Not usable at all.</summary>
     Denied,
 
-    /// <summary>Usable only from compiler-generated code (types whose names contain '&lt;', which C# source cannot declare),
-    /// e.g. <c>Unsafe.As</c> inside the inline-array helpers Roslyn emits for collection expressions.</summary>
+    /// <summary>Usable only in the exact shapes the compiler itself emits (see <see cref="CompilerPatterns"/>), e.g.
+    /// <c>Unsafe.As</c> inside Roslyn's inline-array helpers. Never by a type's name: code in lambdas, local
+    /// functions, iterators and other generated types is tenant code.</summary>
     CompilerOnly,
 }
 
@@ -36,8 +37,12 @@ public static class ApiPolicy
     const string NonDeterministic = "non-deterministic: use the event's Timestamp/ids instead";
     const string Interop = "interop and native code are not allowed";
     const string UnsafeMemory = "unsafe memory access is not allowed";
+    const string Addresses = "runtime handles are memory addresses; only typeof(T) is allowed";
 
-    /// <summary>Namespaces refused as a whole (longest prefix wins over shorter allow rules). Checked before allow rules.</summary>
+    /// <summary>Reason for members whose signature has a pointer type (see AssemblyVerifier's pointer rule).</summary>
+    public const string Pointers = "pointers are not allowed (unsafe memory access)";
+
+    /// <summary>Namespaces refused as a whole; the longest matching prefix, denied or allowed, decides.</summary>
     static readonly (string Namespace, string Reason)[] DeniedNamespaces =
     {
         ("System.IO", "file system access is not allowed"),
@@ -101,20 +106,31 @@ public static class ApiPolicy
         ["System.Diagnostics.ProcessStartInfo"] = ApiVerdict.Deny("starting or inspecting processes is not allowed"),
 
         // Interop namespace: the modifiers the compiler emits for 'in'/'ref readonly' parameters, and the
-        // helpers Roslyn uses to build lists/spans from collection expressions (compiler-generated code only).
+        // helpers Roslyn uses to build lists/spans from collection expressions.
         ["System.Runtime.InteropServices.InAttribute"] = ApiVerdict.Allow,
         ["System.Runtime.InteropServices.OutAttribute"] = ApiVerdict.Allow,
         ["System.Runtime.InteropServices.OptionalAttribute"] = ApiVerdict.Allow,
-        ["System.Runtime.InteropServices.CollectionsMarshal"] = ApiVerdict.CompilerOnly(UnsafeMemory),
+        // Allowed everywhere (was compiler-only): AsSpan/SetCount/GetValueRefOr*/AsBytes(BitArray) give bounds-checked
+        // spans and refs into the caller's own List/Dictionary/BitArray, whose backing arrays are managed and typed;
+        // SetCount exposes only that list's own old or zeroed slots. Roslyn uses AsSpan/SetCount for `List<T> x = [..]`.
+        ["System.Runtime.InteropServices.CollectionsMarshal"] = ApiVerdict.Allow,
+        // Roslyn builds `ImmutableArray<T> x = [..]` with AsImmutableArray over a fresh array: allowed everywhere, it only
+        // wraps the caller's own array. AsArray (denied below) would expose the array behind any ImmutableArray.
+        ["System.Runtime.InteropServices.ImmutableCollectionsMarshal"] = ApiVerdict.Allow,
+        // Reinterprets memory, makes refs from spans and spans from refs (string literals become writable): only in
+        // Roslyn's exact inline-array helpers.
         ["System.Runtime.InteropServices.MemoryMarshal"] = ApiVerdict.CompilerOnly(UnsafeMemory),
         ["System.Runtime.InteropServices.DllImportAttribute"] = ApiVerdict.Deny("DllImport/extern methods are not allowed"),
 
-        // Threading: Interlocked is emitted by the compiler for field-like events; nothing else.
-        ["System.Threading.Interlocked"] = ApiVerdict.CompilerOnly(Threads),
+        // Threading: Interlocked is allowed everywhere (was compiler-only, for field-like events): atomic reads and
+        // writes of a location the caller could already assign, type-safe for every overload; no thread is involved.
+        // MemoryBarrierProcessWide (interrupts every core of the machine) is denied below.
+        ["System.Threading.Interlocked"] = ApiVerdict.Allow,
 
-        // System.Buffers: shared pools are process-global state.
+        // System.Buffers: shared pools are process-global state; MemoryHandle is a pinned pointer (Memory<T>.Pin).
         ["System.Buffers.ArrayPool"] = ApiVerdict.Deny("shared pools are process-global state and are not allowed"),
         ["System.Buffers.MemoryPool"] = ApiVerdict.Deny("shared pools are process-global state and are not allowed"),
+        ["System.Buffers.MemoryHandle"] = ApiVerdict.Deny(UnsafeMemory),
 
         ["System.ComponentModel.EditorBrowsableAttribute"] = ApiVerdict.Allow,
         ["System.ComponentModel.EditorBrowsableState"] = ApiVerdict.Allow,
@@ -123,6 +139,7 @@ public static class ApiPolicy
         ["System.Linq.ParallelQuery"] = ApiVerdict.Deny(Threads),
 
         // System.Runtime.CompilerServices: attributes and helpers the compiler emits (see IsAllowedCompilerServicesType).
+        // Type confusion and raw refs: only in Roslyn's exact inline-array helpers.
         ["System.Runtime.CompilerServices.Unsafe"] = ApiVerdict.CompilerOnly(UnsafeMemory),
         ["System.Runtime.CompilerServices.ModuleInitializerAttribute"] = ApiVerdict.Deny("module initializers are not allowed"),
         ["System.Runtime.CompilerServices.DynamicAttribute"] = ApiVerdict.Deny("dynamic is not allowed"),
@@ -147,7 +164,6 @@ public static class ApiPolicy
         ["System.Runtime.CompilerServices.InternalsVisibleToAttribute"] = ApiVerdict.Allow,
         ["System.Runtime.CompilerServices.TypeForwardedToAttribute"] = ApiVerdict.Deny(NotAllowlisted),
         ["System.Runtime.CompilerServices.TypeForwardedFromAttribute"] = ApiVerdict.Deny(NotAllowlisted),
-        ["System.Runtime.CompilerServices.ThreadStaticAttribute"] = ApiVerdict.Deny("thread-static state is not allowed"),
 
         // System: things in allowed-looking places that are not.
         ["System.Console"] = ApiVerdict.Deny("console I/O is not allowed"),
@@ -177,7 +193,11 @@ public static class ApiPolicy
         ["System.IServiceProvider"] = ApiVerdict.Deny(NotAllowlisted),
         ["System.Type"] = ApiVerdict.Allow, // members restricted below (records emit typeof() for EqualityContract)
         ["System.Reflection.MemberInfo"] = ApiVerdict.Allow, // only .Name (Type.Name binds to MemberInfo.Name)
+        ["System.Reflection.DefaultMemberAttribute"] = ApiVerdict.Allow, // Roslyn puts it on every type with an indexer
         ["System.Delegate"] = ApiVerdict.Allow, // members restricted below
+        // Needed as types (ldtoken pushes them for typeof and constant data); every member is denied below.
+        ["System.RuntimeTypeHandle"] = ApiVerdict.Allow,
+        ["System.RuntimeFieldHandle"] = ApiVerdict.Allow,
     };
 
     /// <summary>Types directly in the System namespace that are allowed (generic arity stripped).</summary>
@@ -194,7 +214,7 @@ public static class ApiPolicy
         "IEquatable", "IFormattable", "IFormatProvider", "ISpanFormattable", "IUtf8SpanFormattable", "IParsable",
         "ISpanParsable", "IUtf8SpanParsable", "IDisposable", "ICloneable", "IConvertible", "Index", "Range",
         "Convert", "BitConverter", "HashCode", "Lazy", "FormattableString", "Version", "Uri", "UriKind",
-        "Base64FormattingOptions", "CharEnumerator", "Buffer", "RuntimeTypeHandle", "RuntimeFieldHandle",
+        "Base64FormattingOptions", "CharEnumerator", "Buffer",
         "StringNormalizationExtensions", "IObservable", "IObserver", "Exception",
     };
 
@@ -221,11 +241,23 @@ public static class ApiPolicy
         {
             ["CreateDelegate"] = Reflection, ["DynamicInvoke"] = Reflection, ["get_Method"] = Reflection,
             ["get_Target"] = Reflection, ["GetMethodImpl"] = Reflection, ["DynamicInvokeImpl"] = Reflection,
+            [".ctor"] = Reflection, // Delegate(object, string) binds a method by name
         },
         ["System.MulticastDelegate"] = new(StringComparer.Ordinal)
         {
-            ["GetMethodImpl"] = Reflection, ["DynamicInvokeImpl"] = Reflection,
+            ["GetMethodImpl"] = Reflection, ["DynamicInvokeImpl"] = Reflection, [".ctor"] = Reflection,
         },
+        ["System.Threading.Interlocked"] = new(StringComparer.Ordinal)
+        {
+            ["MemoryBarrierProcessWide"] = "interrupting every processor of the machine is not allowed",
+        },
+        ["System.Runtime.InteropServices.ImmutableCollectionsMarshal"] = new(StringComparer.Ordinal)
+        {
+            ["AsArray"] = "exposing the array behind an ImmutableArray is not allowed",
+        },
+        // Pinning hands out a pointer and leaks a pinned handle when not disposed.
+        ["System.Memory"] = new(StringComparer.Ordinal) { ["Pin"] = UnsafeMemory },
+        ["System.ReadOnlyMemory"] = new(StringComparer.Ordinal) { ["Pin"] = UnsafeMemory },
         ["System.Globalization.CultureInfo"] = new(StringComparer.Ordinal)
         {
             ["set_CurrentCulture"] = "changing the process culture is not allowed (process-global state)",
@@ -250,23 +282,46 @@ public static class ApiPolicy
         ["System.Type"] = (new HashSet<string>(StringComparer.Ordinal)
         {
             "GetTypeFromHandle", "op_Equality", "op_Inequality", "get_Name", "get_FullName", "get_Namespace",
-            "ToString", "Equals", "GetHashCode", "get_TypeHandle",
-        }, Reflection),
+            "ToString", "Equals", "GetHashCode",
+        }, Reflection), // not get_TypeHandle: a RuntimeTypeHandle's Value is the address of the type's method table
         ["System.Reflection.MemberInfo"] = (new HashSet<string>(StringComparer.Ordinal) { "get_Name", "ToString", "Equals", "GetHashCode", "op_Equality", "op_Inequality" }, Reflection),
         ["System.Runtime.CompilerServices.RuntimeHelpers"] = (new HashSet<string>(StringComparer.Ordinal)
         {
-            "InitializeArray", "CreateSpan", "GetSubArray", "EnsureSufficientExecutionStack",
-            "TryEnsureSufficientExecutionStack", "IsReferenceOrContainsReferences", "GetHashCode", "Equals",
+            "GetSubArray", "EnsureSufficientExecutionStack", "TryEnsureSufficientExecutionStack",
+            "IsReferenceOrContainsReferences", "GetHashCode", "Equals",
         }, "runtime helpers are not allowed"),
         ["System.Environment"] = (new HashSet<string>(StringComparer.Ordinal), "environment access is not allowed"),
+        // Value/ToIntPtr give the address of runtime data; FromIntPtr turns any number into a handle that
+        // RuntimeHelpers.CreateSpan/InitializeArray or Type.GetTypeFromHandle would dereference.
+        ["System.RuntimeTypeHandle"] = (new HashSet<string>(StringComparer.Ordinal), Addresses),
+        ["System.RuntimeFieldHandle"] = (new HashSet<string>(StringComparer.Ordinal), Addresses),
     };
 
-    /// <summary>Members of CompilerOnly types (or of Environment) that compiler-generated code may use.</summary>
+    /// <summary>Members of otherwise restricted types that only the compiler's own shapes may use (see CompilerPatterns).</summary>
     static readonly Dictionary<string, (HashSet<string> Members, string Reason)> CompilerOnlyMembers = new(StringComparer.Ordinal)
     {
         // Iterators compare the creating thread id when GetEnumerator is called.
         ["System.Environment"] = (new HashSet<string>(StringComparer.Ordinal) { "get_CurrentManagedThreadId" }, "environment access is not allowed"),
+        // Constant arrays and spans, directly after ldtoken of the assembly's own data field (a forged field handle
+        // would make them read any memory).
+        ["System.Runtime.CompilerServices.RuntimeHelpers"] = (new HashSet<string>(StringComparer.Ordinal) { "CreateSpan", "InitializeArray" }, "runtime helpers are not allowed"),
     };
+
+    /// <summary>Every explicit entry of the policy as "kind:key", so that a test can insist on a probe for each.</summary>
+    internal static IEnumerable<string> Entries()
+    {
+        foreach (var (ns, _) in DeniedNamespaces) yield return "denied-namespace:" + ns;
+        foreach (var ns in AllowedNamespaces) yield return "allowed-namespace:" + ns;
+        foreach (var name in AllowedSystemTypes) yield return "allowed-system-type:System." + name;
+        foreach (var type in TypeRules.Keys) yield return "type:" + type;
+        foreach (var (type, members) in DeniedMembers)
+        foreach (var member in members.Keys)
+            yield return $"denied-member:{type}::{member}";
+        foreach (var type in OnlyMembers.Keys) yield return "only-members:" + type;
+        foreach (var (type, (members, _)) in CompilerOnlyMembers)
+        foreach (var member in members)
+            yield return $"compiler-only-member:{type}::{member}";
+    }
 
     /// <summary>Full name of a type reference: namespace + "." + name with generic arity stripped; nested types as Outer+Inner.</summary>
     public static string StripArity(string name)
@@ -298,13 +353,11 @@ public static class ApiPolicy
         if (ns == "System.Runtime.CompilerServices")
             return IsAllowedCompilerServicesType(outer) ? ApiVerdict.Allow : ApiVerdict.Deny(CompilerServicesReason(outer));
 
-        var denied = DeniedNamespaceReason(ns);
-        if (denied is not null) return ApiVerdict.Deny(denied);
-        foreach (var allowed in AllowedNamespaces)
-        {
-            if (IsInNamespace(ns, allowed)) return ApiVerdict.Allow;
-        }
-        return ApiVerdict.Deny(NotAllowlisted);
+        // The longest matching prefix decides: System.Diagnostics is denied, System.Diagnostics.CodeAnalysis allowed.
+        var (denied, deniedLength) = LongestDeniedPrefix(ns);
+        var allowedLength = AllowedNamespaces.Where(a => IsInNamespace(ns, a)).Select(a => a.Length).DefaultIfEmpty(-1).Max();
+        if (denied is not null && deniedLength >= allowedLength) return ApiVerdict.Deny(denied);
+        return allowedLength >= 0 ? ApiVerdict.Allow : ApiVerdict.Deny(NotAllowlisted);
     }
 
     /// <summary>Verdict for a member of a type that is itself allowed (or compiler-only).</summary>
@@ -324,6 +377,13 @@ public static class ApiPolicy
     /// "type or namespace not found" diagnostics, since most refused assemblies are not even referenced.</summary>
     public static string? DeniedNamespaceReason(string qualifiedName)
     {
+        var (denied, deniedLength) = LongestDeniedPrefix(qualifiedName);
+        var allowedLength = AllowedNamespaces.Where(a => IsInNamespace(qualifiedName, a)).Select(a => a.Length).DefaultIfEmpty(-1).Max();
+        return deniedLength >= allowedLength ? denied : null;
+    }
+
+    static (string? Reason, int Length) LongestDeniedPrefix(string qualifiedName)
+    {
         string? best = null;
         var bestLength = -1;
         foreach (var (prefix, reason) in DeniedNamespaces)
@@ -334,7 +394,7 @@ public static class ApiPolicy
                 bestLength = prefix.Length;
             }
         }
-        return best;
+        return (best, bestLength);
     }
 
     /// <summary>Reason for a well-known refused simple type name (for diagnostics about names that do not resolve

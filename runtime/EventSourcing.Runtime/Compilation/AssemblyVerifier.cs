@@ -20,7 +20,10 @@ public sealed record Violation(string Code, string Message, MethodDefinitionHand
 /// System.Reflection.Metadata: assembly/module references, every TypeReference, MemberReference,
 /// MethodSpecification and TypeSpecification used, every IL instruction's token, method and field
 /// definitions (P/Invoke, internal calls, module initializers, finalizers, static mutable fields).
-/// Nothing is loaded or run.
+/// Every type is checked alike, whatever its name: compiler-generated classes (lambdas, iterators…) are
+/// tenant code. Compiler-only APIs pass only in the exact shapes of <see cref="CompilerPatterns"/>.
+/// Nothing is loaded or run. The premise is IL that Roslyn produced from C# without <c>unsafe</c>: the check
+/// is about which APIs that code reaches, not a full IL verifier for hand-made assemblies.
 /// </summary>
 public static class AssemblyVerifier
 {
@@ -28,17 +31,29 @@ public static class AssemblyVerifier
     public static readonly ImmutableHashSet<string> AllowedAssemblyReferences = ImmutableHashSet.Create(StringComparer.OrdinalIgnoreCase,
         "System.Runtime", "System.Collections", "System.Collections.Immutable", "System.Linq", "System.Memory",
         "System.Runtime.Numerics", "System.Text.Json", "System.Text.RegularExpressions", "System.Text.Encodings.Web",
-        "System.Private.CoreLib", "netstandard", "EventSourcing.Sdk");
+        "System.Private.CoreLib", "System.Private.Uri", "netstandard", "EventSourcing.Sdk");
 
     public static IReadOnlyList<Violation> Verify(byte[] image)
     {
         using var pe = new PEReader(ImmutableArray.Create(image));
         if (!pe.HasMetadata) return new[] { new Violation("ES0002", "not a .NET assembly", default, -1, null) };
-        var md = pe.GetMetadataReader();
-        var walker = new Walker(pe, md);
-        walker.Run();
-        return walker.Violations;
+        try
+        {
+            var walker = new Walker(pe, pe.GetMetadataReader());
+            walker.Run();
+            return walker.Violations;
+        }
+        catch (BadImageFormatException ex)
+        {
+            return new[] { new Violation("ES0002", $"forbidden construct: unreadable metadata or IL ({ex.Message})", default, -1, null) };
+        }
     }
+
+    /// <summary>A member reference with its policy verdict.</summary>
+    /// <param name="Name">Display name, e.g. System.IO.File.ReadAllText.</param>
+    /// <param name="TypeKey">Policy key of the declaring type (namespace.Outer+Inner, no arity), "" for the tenant's own types.</param>
+    /// <param name="Member">Metadata member name, e.g. get_Now.</param>
+    sealed record MemberUse(string Name, string TypeKey, string Member, ApiVerdict Verdict);
 
     sealed class Walker
     {
@@ -49,10 +64,13 @@ public static class AssemblyVerifier
 
         // Verdicts by handle, computed once.
         readonly Dictionary<TypeReferenceHandle, (string Name, ApiVerdict Verdict)> _typeRefs = new();
-        readonly Dictionary<MemberReferenceHandle, (string Name, ApiVerdict Verdict)> _memberRefs = new();
-        // Denied type refs already reported through a member (so the type-level pass does not repeat them).
+        readonly Dictionary<MemberReferenceHandle, MemberUse> _memberRefs = new();
+        // Denied references already reported at a location (so the location-less final pass does not repeat them).
         readonly HashSet<TypeReferenceHandle> _reportedTypes = new();
         readonly HashSet<MemberReferenceHandle> _reportedMembers = new();
+
+        readonly Dictionary<MethodDefinitionHandle, (MethodBodyBlock Block, IlInstruction[] Il)> _bodies = new();
+        CompilerPatterns _patterns = null!;
 
         public Walker(PEReader pe, MetadataReader md)
         {
@@ -66,6 +84,18 @@ public static class AssemblyVerifier
             foreach (var h in _md.TypeReferences) _typeRefs[h] = (TypeRefName(h), TypeRefVerdict(h));
             foreach (var h in _md.MemberReferences) _memberRefs[h] = MemberVerdict(h);
 
+            foreach (var th in _md.TypeDefinitions)
+            {
+                foreach (var mh in _md.GetTypeDefinition(th).GetMethods())
+                {
+                    var method = _md.GetMethodDefinition(mh);
+                    if (method.RelativeVirtualAddress == 0) continue;
+                    var block = _pe.GetMethodBody(method.RelativeVirtualAddress);
+                    _bodies[mh] = (block, IlDecoder.Decode(block.GetILReader()));
+                }
+            }
+            _patterns = new CompilerPatterns(_md, _bodies);
+
             CheckDefinitions();
             CheckMethodBodies();
             CheckAttributeTypeArguments();
@@ -73,11 +103,11 @@ public static class AssemblyVerifier
             // Whatever was not seen in IL (signatures, attributes, MethodImpls…) is reported without a location,
             // unless something was already reported for the same reason (e.g. MethodInfo after Type.GetMethod).
             var reasons = Violations.Select(v => v.Reason).ToHashSet(StringComparer.Ordinal);
-            foreach (var (h, (name, verdict)) in _memberRefs)
+            foreach (var (h, use) in _memberRefs)
             {
-                if (verdict.Access != ApiAccess.Denied || _reportedMembers.Contains(h)) continue;
+                if (use.Verdict.Access != ApiAccess.Denied || _reportedMembers.Contains(h)) continue;
                 MarkParentReported(h);
-                if (reasons.Add(verdict.Reason!)) Report("ES0001", $"forbidden API: {name} ({verdict.Reason})", default, -1, null, verdict.Reason);
+                if (reasons.Add(use.Verdict.Reason!)) Report("ES0001", $"forbidden API: {use.Name} ({use.Verdict.Reason})", default, -1, null, use.Verdict.Reason);
             }
             foreach (var (h, (name, verdict)) in _typeRefs)
             {
@@ -118,10 +148,16 @@ public static class AssemblyVerifier
             {
                 var type = _md.GetTypeDefinition(th);
                 var typeName = TypeDefName(th);
-                var compilerGenerated = IsCompilerGenerated(th);
 
-                if ((type.Attributes & TypeAttributes.LayoutMask) == TypeAttributes.ExplicitLayout && !compilerGenerated)
+                // Overlapping fields are the danger; Roslyn's data blocks (__StaticArrayInitTypeSize=N) have none.
+                if ((type.Attributes & TypeAttributes.LayoutMask) == TypeAttributes.ExplicitLayout && !CompilerPatterns.HasNoInstanceFields(_md, type))
                     Report("ES0002", $"forbidden construct: explicit struct layout on {typeName} ({"unsafe memory access is not allowed"})", default, -1, null);
+
+                // The compiler indexes an inline array by the attribute's length; only the runtime's own layout matches that.
+                var layout = type.GetLayout();
+                if ((layout.Size != 0 || (type.Attributes & TypeAttributes.LayoutMask) == TypeAttributes.ExplicitLayout)
+                    && type.GetCustomAttributes().Any(a => AttributeTypeName(a) == "System.Runtime.CompilerServices.InlineArrayAttribute"))
+                    Report("ES0002", $"forbidden construct: [InlineArray] with an explicit size or layout on {typeName} (unsafe memory access is not allowed)", default, -1, null);
 
                 if (_md.GetString(type.Name) == "<Module>" && type.GetMethods().Count > 0)
                     moduleHasMethods = true;
@@ -140,7 +176,7 @@ public static class AssemblyVerifier
                         Report("ES0001", $"forbidden API: extern method {where} (methods without a body are not allowed)", mh, 0, null);
 
                     if (methodName == "Finalize" && (method.Attributes & MethodAttributes.Virtual) != 0
-                        && method.GetParameters().Count == 0 && !compilerGenerated)
+                        && method.GetParameters().Count == 0)
                         Report("ES0002", $"forbidden construct: finalizer on {typeName} (finalizers run outside any request and are not allowed)", mh, 0, null);
 
                     foreach (var ah in method.GetCustomAttributes())
@@ -150,18 +186,18 @@ public static class AssemblyVerifier
                     }
                 }
 
-                if (compilerGenerated) continue;
                 foreach (var fh in type.GetFields())
                 {
                     var field = _md.GetFieldDefinition(fh);
                     if ((field.Attributes & FieldAttributes.Static) == 0 || (field.Attributes & FieldAttributes.Literal) != 0) continue;
+                    if (_patterns.TrustedStaticField(fh) is not null) continue; // constant data, lambda singletons, delegate caches
                     var fieldName = DisplayFieldName(_md.GetString(field.Name));
                     if ((field.Attributes & FieldAttributes.InitOnly) == 0)
                     {
                         Report("ES0002", $"forbidden construct: static mutable field {typeName}.{fieldName} (state shared across calls is not allowed; use const, static readonly of an immutable primitive type, or an instance field)", default, -1, null);
                         continue;
                     }
-                    var fieldType = field.DecodeSignature(new FieldTypeClassifier(_md), null);
+                    var fieldType = field.DecodeSignature(new SignatureProviders.FieldTypeClassifier(_md), null);
                     if (!fieldType)
                         Report("ES0002", $"forbidden construct: static readonly field {typeName}.{fieldName} of a mutable/reference type (state shared across calls is not allowed; only primitives, string, decimal, enums, DateTime(Offset), TimeSpan, Guid may be static readonly)", default, -1, null);
                 }
@@ -171,7 +207,7 @@ public static class AssemblyVerifier
         /// <summary>typeof(X) in attribute arguments is stored as a type name string, not a TypeReference; check those names too.</summary>
         void CheckAttributeTypeArguments()
         {
-            var provider = new AttributeTypeNameProvider();
+            var provider = new SignatureProviders.AttributeTypeNameProvider();
             var own = new HashSet<string>(StringComparer.Ordinal);
             foreach (var th in _md.TypeDefinitions) own.Add(MetadataTypeName(th));
             foreach (var ah in _md.CustomAttributes)
@@ -226,66 +262,28 @@ public static class AssemblyVerifier
 
         void CheckMethodBodies()
         {
-            foreach (var th in _md.TypeDefinitions)
+            foreach (var (mh, (_, il)) in _bodies)
             {
-                var type = _md.GetTypeDefinition(th);
-                var compilerGenerated = IsCompilerGenerated(th);
-                foreach (var mh in type.GetMethods())
+                var method = _md.GetMethodDefinition(mh);
+                var where = $"{TypeDefName(method.GetDeclaringType())}.{_md.GetString(method.Name)}";
+                for (var i = 0; i < il.Length; i++)
                 {
-                    var method = _md.GetMethodDefinition(mh);
-                    if (method.RelativeVirtualAddress == 0) continue;
-                    var body = _pe.GetMethodBody(method.RelativeVirtualAddress);
-                    ScanIl(body.GetILReader(), mh, compilerGenerated, $"{TypeDefName(th)}.{_md.GetString(method.Name)}");
-                }
-            }
-        }
-
-        void ScanIl(BlobReader il, MethodDefinitionHandle method, bool compilerGenerated, string where)
-        {
-            while (il.RemainingBytes > 0)
-            {
-                var offset = il.Offset;
-                int code = il.ReadByte();
-                if (code == 0xFE) code = 0xFE00 | il.ReadByte();
-                var op = (ILOpCode)code;
-                switch (op)
-                {
-                    case ILOpCode.Calli:
-                        il.ReadInt32();
-                        Report("ES0001", "forbidden API: calli (function pointers are not allowed)", method, offset, where);
-                        break;
-                    case ILOpCode.Jmp:
-                    case ILOpCode.Arglist:
-                    case ILOpCode.Mkrefany:
-                    case ILOpCode.Refanyval:
-                    case ILOpCode.Refanytype:
-                        if (op is ILOpCode.Jmp or ILOpCode.Mkrefany or ILOpCode.Refanyval) il.ReadInt32();
-                        Report("ES0001", $"forbidden API: IL instruction {op.ToString().ToLowerInvariant()} (not allowed)", method, offset, where);
-                        break;
-                    case ILOpCode.Switch:
+                    var op = il[i].Op;
+                    switch (op)
                     {
-                        var n = il.ReadUInt32();
-                        for (var i = 0; i < n; i++) il.ReadInt32();
-                        break;
+                        case ILOpCode.Calli:
+                            Report("ES0001", "forbidden API: calli (function pointers are not allowed)", mh, il[i].Offset, where);
+                            continue;
+                        case ILOpCode.Jmp or ILOpCode.Arglist or ILOpCode.Mkrefany or ILOpCode.Refanyval or ILOpCode.Refanytype:
+                            Report("ES0001", $"forbidden API: IL instruction {op.ToString().ToLowerInvariant()} (not allowed)", mh, il[i].Offset, where);
+                            continue;
                     }
-                    default:
-                        switch (OperandSize(op))
-                        {
-                            case 0: break;
-                            case 1: il.ReadByte(); break;
-                            case 2: il.ReadUInt16(); break;
-                            case 8: il.ReadInt64(); break;
-                            case 4:
-                                var token = il.ReadInt32();
-                                if (HasTokenOperand(op)) CheckToken(token, method, offset, compilerGenerated, where);
-                                break;
-                        }
-                        break;
+                    if (il[i].Token != 0) CheckToken(il[i].Token, mh, i, il[i].Offset, where);
                 }
             }
         }
 
-        void CheckToken(int token, MethodDefinitionHandle method, int offset, bool compilerGenerated, string where)
+        void CheckToken(int token, MethodDefinitionHandle method, int index, int offset, string where)
         {
             var handle = MetadataTokens.EntityHandle(token);
             switch (handle.Kind)
@@ -293,11 +291,11 @@ public static class AssemblyVerifier
                 case HandleKind.MethodSpecification:
                     var spec = _md.GetMethodSpecification((MethodSpecificationHandle)handle);
                     if (spec.Method.Kind == HandleKind.MemberReference)
-                        CheckMemberUse((MemberReferenceHandle)spec.Method, method, offset, compilerGenerated, where);
+                        CheckMemberUse((MemberReferenceHandle)spec.Method, method, index, offset, where);
                     CheckTypeRefsInBlob(handle, method, offset, where);
                     break;
                 case HandleKind.MemberReference:
-                    CheckMemberUse((MemberReferenceHandle)handle, method, offset, compilerGenerated, where);
+                    CheckMemberUse((MemberReferenceHandle)handle, method, index, offset, where);
                     break;
                 case HandleKind.TypeReference:
                     CheckTypeUse((TypeReferenceHandle)handle, method, offset, where);
@@ -308,38 +306,41 @@ public static class AssemblyVerifier
             }
         }
 
-        void CheckMemberUse(MemberReferenceHandle h, MethodDefinitionHandle method, int offset, bool compilerGenerated, string where)
+        void CheckMemberUse(MemberReferenceHandle h, MethodDefinitionHandle method, int index, int offset, string where)
         {
-            var (name, verdict) = _memberRefs[h];
+            var use = _memberRefs[h];
             var member = _md.GetMemberReference(h);
-            if (verdict.Access == ApiAccess.Denied
-                || (verdict.Access == ApiAccess.CompilerOnly && !compilerGenerated))
+            // The types in the member's own signature (e.g. MethodBase in Exception.TargetSite) are used here too.
+            var signatureTypes = new SignatureProviders.TypeRefCollector();
+            if (member.GetKind() == MemberReferenceKind.Method) member.DecodeMethodSignature(signatureTypes, null);
+            else member.DecodeFieldSignature(signatureTypes, null);
+            if (use.Verdict.Access == ApiAccess.Denied
+                || (use.Verdict.Access == ApiAccess.CompilerOnly && !_patterns.IsTrustedUse(method, index, use.TypeKey, use.Member)))
             {
-                Report("ES0001", $"forbidden API: {name} ({verdict.Reason})", method, offset, where, verdict.Reason);
+                Report("ES0001", $"forbidden API: {use.Name} ({use.Verdict.Reason})", method, offset, where, use.Verdict.Reason);
                 _reportedMembers.Add(h);
                 MarkParentReported(h);
+                _reportedTypes.UnionWith(signatureTypes.Found); // part of the same refusal
+                return;
             }
-            else if (member.Parent.Kind == HandleKind.TypeReference)
-            {
-                CheckTypeUse((TypeReferenceHandle)member.Parent, method, offset, where);
-            }
-            else if (member.Parent.Kind == HandleKind.TypeSpecification)
-            {
-                CheckTypeRefsInBlob(member.Parent, method, offset, where);
-            }
+            if (member.Parent.Kind == HandleKind.TypeReference) CheckTypeUse((TypeReferenceHandle)member.Parent, method, offset, where);
+            else if (member.Parent.Kind == HandleKind.TypeSpecification) CheckTypeRefsInBlob(member.Parent, method, offset, where);
+            foreach (var th in signatureTypes.Found) CheckTypeUse(th, method, offset, where);
         }
 
+        /// <summary>A denied type is reported once per method that uses it (Report de-duplicates within a method).</summary>
         void CheckTypeUse(TypeReferenceHandle h, MethodDefinitionHandle method, int offset, string where)
         {
             var (name, verdict) = _typeRefs[h];
-            if (verdict.Access == ApiAccess.Denied && _reportedTypes.Add(h))
-                Report("ES0001", $"forbidden API: {name} ({verdict.Reason})", method, offset, where, verdict.Reason);
+            if (verdict.Access != ApiAccess.Denied) return;
+            _reportedTypes.Add(h);
+            Report("ES0001", $"forbidden API: {name} ({verdict.Reason})", method, offset, where, verdict.Reason);
         }
 
         /// <summary>Finds type references inside a generic instantiation (TypeSpec / MethodSpec signature) to attribute a location to them.</summary>
         void CheckTypeRefsInBlob(EntityHandle specHandle, MethodDefinitionHandle method, int offset, string where)
         {
-            var collector = new TypeRefCollector();
+            var collector = new SignatureProviders.TypeRefCollector();
             try
             {
                 if (specHandle.Kind == HandleKind.TypeSpecification)
@@ -365,7 +366,7 @@ public static class AssemblyVerifier
                 _reportedTypes.Add(generic);
         }
 
-        (string Name, ApiVerdict Verdict) MemberVerdict(MemberReferenceHandle h)
+        MemberUse MemberVerdict(MemberReferenceHandle h)
         {
             var member = _md.GetMemberReference(h);
             var memberName = _md.GetString(member.Name);
@@ -382,16 +383,34 @@ public static class AssemblyVerifier
                     if (generic is TypeReferenceHandle gtr)
                         (typeName, typeVerdict) = _typeRefs[gtr];
                     else
-                        return (memberName, ApiVerdict.Allow); // a member of one of the tenant's own generic types, or an array
+                        return WithPointerRule(h, new MemberUse(memberName, "", memberName, ApiVerdict.Allow)); // the tenant's own generic type, or an array
                     break;
                 case HandleKind.ModuleReference:
-                    return ($"{_md.GetString(_md.GetModuleReference((ModuleReferenceHandle)member.Parent).Name)}::{memberName}",
-                        ApiVerdict.Deny("native code is not allowed"));
+                    return new MemberUse($"{_md.GetString(_md.GetModuleReference((ModuleReferenceHandle)member.Parent).Name)}::{memberName}",
+                        "", memberName, ApiVerdict.Deny("native code is not allowed"));
                 default:
-                    return (memberName, ApiVerdict.Allow); // TypeDefinition / MethodDefinition parents: the tenant's own code
+                    return WithPointerRule(h, new MemberUse(memberName, "", memberName, ApiVerdict.Allow)); // TypeDefinition / MethodDefinition parents: the tenant's own code
             }
-            var verdict = ApiPolicy.CheckMember(KeyName(member.Parent), typeVerdict, memberName);
-            return ($"{typeName}.{DisplayMemberName(memberName)}", verdict);
+            var key = KeyName(member.Parent);
+            return WithPointerRule(h, new MemberUse($"{typeName}.{DisplayMemberName(memberName)}", key, memberName, ApiPolicy.CheckMember(key, typeVerdict, memberName)));
+        }
+
+        /// <summary>
+        /// C# without <c>unsafe</c> cannot name a pointer type, so a member whose signature has one is only ever
+        /// reached through the compiler's own lowering: <c>stackalloc</c> into a span and constant data
+        /// (<c>"…"u8</c>, <c>ReadOnlySpan&lt;byte&gt; x = [1, 2]</c>) use <c>Span&lt;T&gt;/ReadOnlySpan&lt;T&gt;(void*, int)</c>.
+        /// Every other pointer-typed member (Buffer.MemoryCopy, MemoryHandle.Pointer, string(char*)…) is refused.
+        /// </summary>
+        MemberUse WithPointerRule(MemberReferenceHandle h, MemberUse use)
+        {
+            if (use.Verdict.Access == ApiAccess.Denied) return use;
+            var member = _md.GetMemberReference(h);
+            var hasPointer = member.GetKind() == MemberReferenceKind.Method
+                ? member.DecodeMethodSignature(SignatureProviders.PointerFinder.Instance, null) is var sig && (sig.ReturnType || sig.ParameterTypes.Contains(true))
+                : member.DecodeFieldSignature(SignatureProviders.PointerFinder.Instance, null);
+            if (!hasPointer) return use;
+            if (use.Member == ".ctor" && use.TypeKey is "System.Span" or "System.ReadOnlySpan") return use;
+            return use with { Verdict = ApiVerdict.Deny(ApiPolicy.Pointers) };
         }
 
         /// <summary>The policy key of a member's parent type: namespace.Outer+Inner without arity.</summary>
@@ -465,20 +484,13 @@ public static class AssemblyVerifier
             return ns.Length == 0 ? name : ns + "." + name;
         }
 
-        bool IsCompilerGenerated(TypeDefinitionHandle h)
-        {
-            while (!h.IsNil)
-            {
-                var type = _md.GetTypeDefinition(h);
-                if (_md.GetString(type.Name).Contains('<')) return true;
-                h = type.GetDeclaringType();
-            }
-            return false;
-        }
-
+        /// <summary>Full name of an attribute's type, whether referenced or (compiler-embedded or tenant-made) defined here:
+        /// the runtime and the compiler both recognise special attributes by name alone.</summary>
         string? AttributeTypeName(CustomAttributeHandle h)
         {
             var ctor = _md.GetCustomAttribute(h).Constructor;
+            if (ctor.Kind == HandleKind.MethodDefinition)
+                return TypeDefName(_md.GetMethodDefinition((MethodDefinitionHandle)ctor).GetDeclaringType());
             if (ctor.Kind != HandleKind.MemberReference) return null;
             var parent = _md.GetMemberReference((MemberReferenceHandle)ctor).Parent;
             return parent.Kind == HandleKind.TypeReference ? TypeRefName((TypeReferenceHandle)parent) : null;
@@ -506,185 +518,5 @@ public static class AssemblyVerifier
         if (name.StartsWith('<') && name.EndsWith(">k__BackingField", StringComparison.Ordinal))
             return name[1..name.IndexOf('>')] + " (auto-property)";
         return name;
-    }
-
-    static bool HasTokenOperand(ILOpCode op) => op switch
-    {
-        ILOpCode.Ldstr => false,
-        ILOpCode.Ldc_i4 or ILOpCode.Ldc_r4 => false,
-        ILOpCode.Br or ILOpCode.Brfalse or ILOpCode.Brtrue or ILOpCode.Beq or ILOpCode.Bge or ILOpCode.Bgt or ILOpCode.Ble
-            or ILOpCode.Blt or ILOpCode.Bne_un or ILOpCode.Bge_un or ILOpCode.Bgt_un or ILOpCode.Ble_un or ILOpCode.Blt_un
-            or ILOpCode.Leave => false,
-        _ => true,
-    };
-
-    /// <summary>Operand size in bytes of an IL opcode (switch is handled by the caller).</summary>
-    static int OperandSize(ILOpCode op)
-    {
-        switch (op)
-        {
-            case ILOpCode.Ldarg_s: case ILOpCode.Ldarga_s: case ILOpCode.Starg_s: case ILOpCode.Ldloc_s:
-            case ILOpCode.Ldloca_s: case ILOpCode.Stloc_s: case ILOpCode.Ldc_i4_s: case ILOpCode.Br_s:
-            case ILOpCode.Brfalse_s: case ILOpCode.Brtrue_s: case ILOpCode.Beq_s: case ILOpCode.Bge_s:
-            case ILOpCode.Bgt_s: case ILOpCode.Ble_s: case ILOpCode.Blt_s: case ILOpCode.Bne_un_s:
-            case ILOpCode.Bge_un_s: case ILOpCode.Bgt_un_s: case ILOpCode.Ble_un_s: case ILOpCode.Blt_un_s:
-            case ILOpCode.Leave_s: case ILOpCode.Unaligned: case (ILOpCode)0xFE19 /* no. */:
-                return 1;
-            case ILOpCode.Ldarg: case ILOpCode.Ldarga: case ILOpCode.Starg: case ILOpCode.Ldloc:
-            case ILOpCode.Ldloca: case ILOpCode.Stloc:
-                return 2;
-            case ILOpCode.Ldc_i8: case ILOpCode.Ldc_r8:
-                return 8;
-            case ILOpCode.Ldc_i4: case ILOpCode.Ldc_r4: case ILOpCode.Br: case ILOpCode.Brfalse: case ILOpCode.Brtrue:
-            case ILOpCode.Beq: case ILOpCode.Bge: case ILOpCode.Bgt: case ILOpCode.Ble: case ILOpCode.Blt:
-            case ILOpCode.Bne_un: case ILOpCode.Bge_un: case ILOpCode.Bgt_un: case ILOpCode.Ble_un: case ILOpCode.Blt_un:
-            case ILOpCode.Leave:
-            case ILOpCode.Jmp: case ILOpCode.Call: case ILOpCode.Calli: case ILOpCode.Callvirt: case ILOpCode.Cpobj:
-            case ILOpCode.Ldobj: case ILOpCode.Ldstr: case ILOpCode.Newobj: case ILOpCode.Castclass: case ILOpCode.Isinst:
-            case ILOpCode.Unbox: case ILOpCode.Ldfld: case ILOpCode.Ldflda: case ILOpCode.Stfld: case ILOpCode.Ldsfld:
-            case ILOpCode.Ldsflda: case ILOpCode.Stsfld: case ILOpCode.Stobj: case ILOpCode.Box: case ILOpCode.Newarr:
-            case ILOpCode.Ldelema: case ILOpCode.Ldelem: case ILOpCode.Stelem: case ILOpCode.Unbox_any:
-            case ILOpCode.Refanyval: case ILOpCode.Mkrefany: case ILOpCode.Ldtoken: case ILOpCode.Ldftn:
-            case ILOpCode.Ldvirtftn: case ILOpCode.Initobj: case ILOpCode.Constrained: case ILOpCode.Sizeof:
-                return 4;
-            default:
-                return 0;
-        }
-    }
-
-    /// <summary>Decodes custom attribute values, collecting the serialized names of System.Type arguments
-    /// (including the type arguments of generic ones).</summary>
-    sealed class AttributeTypeNameProvider : ICustomAttributeTypeProvider<string>
-    {
-        public readonly List<string> TypeNames = new();
-
-        public string GetPrimitiveType(PrimitiveTypeCode typeCode) => typeCode.ToString();
-        public string GetSystemType() => "System.Type";
-        public string GetSZArrayType(string elementType) => elementType + "[]";
-        public string GetTypeFromDefinition(MetadataReader reader, TypeDefinitionHandle handle, byte rawTypeKind)
-        {
-            var t = reader.GetTypeDefinition(handle);
-            return reader.GetString(t.Namespace) + "." + reader.GetString(t.Name);
-        }
-
-        public string GetTypeFromReference(MetadataReader reader, TypeReferenceHandle handle, byte rawTypeKind)
-        {
-            var t = reader.GetTypeReference(handle);
-            return reader.GetString(t.Namespace) + "." + reader.GetString(t.Name);
-        }
-
-        public bool IsSystemType(string type) => type == "System.Type";
-        public PrimitiveTypeCode GetUnderlyingEnumType(string type) => PrimitiveTypeCode.Int32;
-
-        public string GetTypeFromSerializedName(string name)
-        {
-            Collect(name);
-            return name;
-        }
-
-        void Collect(string name)
-        {
-            TypeNames.Add(name);
-            // Generic arguments: Outer`1[[Arg, Assembly],[Arg2, Assembly]]
-            var open = name.IndexOf("[[", StringComparison.Ordinal);
-            if (open < 0) return;
-            var depth = 0;
-            var start = -1;
-            for (var i = open + 1; i < name.Length; i++)
-            {
-                var c = name[i];
-                if (c == '[')
-                {
-                    if (depth == 0) start = i + 1;
-                    depth++;
-                }
-                else if (c == ']')
-                {
-                    depth--;
-                    if (depth == 0 && start >= 0)
-                    {
-                        Collect(name[start..i]);
-                        start = -1;
-                    }
-                    if (depth < 0) break;
-                }
-            }
-        }
-    }
-
-    /// <summary>Collects the type references a signature mentions.</summary>
-    sealed class TypeRefCollector : ISignatureTypeProvider<object?, object?>
-    {
-        public readonly List<TypeReferenceHandle> Found = new();
-        public object? GetTypeFromReference(MetadataReader reader, TypeReferenceHandle handle, byte rawTypeKind)
-        {
-            Found.Add(handle);
-            return null;
-        }
-        public object? GetPrimitiveType(PrimitiveTypeCode typeCode) => null;
-        public object? GetTypeFromDefinition(MetadataReader reader, TypeDefinitionHandle handle, byte rawTypeKind) => null;
-        public object? GetTypeFromSpecification(MetadataReader reader, object? genericContext, TypeSpecificationHandle handle, byte rawTypeKind)
-            => reader.GetTypeSpecification(handle).DecodeSignature(this, genericContext);
-        public object? GetSZArrayType(object? elementType) => null;
-        public object? GetArrayType(object? elementType, ArrayShape shape) => null;
-        public object? GetByReferenceType(object? elementType) => null;
-        public object? GetPointerType(object? elementType) => null;
-        public object? GetFunctionPointerType(MethodSignature<object?> signature) => null;
-        public object? GetGenericInstantiation(object? genericType, ImmutableArray<object?> typeArguments) => null;
-        public object? GetGenericMethodParameter(object? genericContext, int index) => null;
-        public object? GetGenericTypeParameter(object? genericContext, int index) => null;
-        public object? GetModifiedType(object? modifier, object? unmodifiedType, bool isRequired) => null;
-        public object? GetPinnedType(object? elementType) => null;
-    }
-
-    /// <summary>Decodes a static readonly field's type to "is it an immutable primitive-like type".</summary>
-    sealed class FieldTypeClassifier : ISignatureTypeProvider<bool, object?>
-    {
-        static readonly HashSet<string> ImmutableValueTypes = new(StringComparer.Ordinal)
-        {
-            "System.Decimal", "System.DateTime", "System.DateTimeOffset", "System.TimeSpan", "System.Guid",
-            "System.DateOnly", "System.TimeOnly", "System.Int128", "System.UInt128", "System.Half",
-            "System.StringComparison", "System.StringSplitOptions", "System.MidpointRounding", "System.DayOfWeek",
-            "System.DateTimeKind", "System.Globalization.NumberStyles", "System.Globalization.DateTimeStyles",
-            "System.Globalization.CompareOptions", "System.Text.RegularExpressions.RegexOptions",
-        };
-
-        readonly MetadataReader _md;
-        public FieldTypeClassifier(MetadataReader md) => _md = md;
-
-        public bool GetPrimitiveType(PrimitiveTypeCode typeCode) => typeCode switch
-        {
-            PrimitiveTypeCode.Object or PrimitiveTypeCode.TypedReference or PrimitiveTypeCode.Void => false,
-            _ => true, // bool, char, integers, floats, nint, string
-        };
-
-        public bool GetTypeFromDefinition(MetadataReader reader, TypeDefinitionHandle handle, byte rawTypeKind)
-        {
-            // The tenant's own enums are fine; its own classes/structs are not (mutable or holding references).
-            var baseType = reader.GetTypeDefinition(handle).BaseType;
-            return baseType.Kind == HandleKind.TypeReference && FullName((TypeReferenceHandle)baseType) == "System.Enum";
-        }
-
-        public bool GetTypeFromReference(MetadataReader reader, TypeReferenceHandle handle, byte rawTypeKind) =>
-            ImmutableValueTypes.Contains(FullName(handle));
-
-        string FullName(TypeReferenceHandle h)
-        {
-            var tr = _md.GetTypeReference(h);
-            var ns = _md.GetString(tr.Namespace);
-            return ns.Length == 0 ? _md.GetString(tr.Name) : ns + "." + _md.GetString(tr.Name);
-        }
-
-        public bool GetTypeFromSpecification(MetadataReader reader, object? genericContext, TypeSpecificationHandle handle, byte rawTypeKind) => false;
-        public bool GetSZArrayType(bool elementType) => false;
-        public bool GetArrayType(bool elementType, ArrayShape shape) => false;
-        public bool GetByReferenceType(bool elementType) => false;
-        public bool GetPointerType(bool elementType) => false;
-        public bool GetFunctionPointerType(MethodSignature<bool> signature) => false;
-        public bool GetGenericInstantiation(bool genericType, ImmutableArray<bool> typeArguments) => false; // incl. Nullable<T>: kept simple
-        public bool GetGenericMethodParameter(object? genericContext, int index) => false;
-        public bool GetGenericTypeParameter(object? genericContext, int index) => false;
-        public bool GetModifiedType(bool modifier, bool unmodifiedType, bool isRequired) => unmodifiedType;
-        public bool GetPinnedType(bool elementType) => false;
     }
 }

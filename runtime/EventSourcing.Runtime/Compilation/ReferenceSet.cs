@@ -27,6 +27,14 @@ public static class ReferenceSet
     static (IReadOnlyList<MetadataReference>, string) Load()
     {
         var (dir, implementation) = FindFrameworkDirectory();
+        return (LoadFrom(dir, implementation), dir);
+    }
+
+    /// <summary>The reference set from a given framework directory: reference assemblies (a Microsoft.NETCore.App.Ref
+    /// pack) or, with <paramref name="implementation"/>, the runtime's own assemblies, where System.Private.CoreLib
+    /// exposes far more than the reference assemblies do (tests check the policy against both).</summary>
+    public static IReadOnlyList<MetadataReference> LoadFrom(string dir, bool implementation)
+    {
         var list = new List<MetadataReference>();
         foreach (var name in FrameworkAssemblies)
         {
@@ -35,14 +43,22 @@ public static class ReferenceSet
             else if (name is "System.Runtime" or "System.Collections" or "System.Linq" or "System.Text.Json")
                 throw new InvalidOperationException($"reference assembly {path} not found");
         }
-        // Implementation assemblies forward most types to System.Private.CoreLib, which must then be referenced too.
-        if (implementation) list.Add(MetadataReference.CreateFromFile(Path.Combine(dir, "System.Private.CoreLib.dll")));
+        // Implementation assemblies forward most types to System.Private.CoreLib, and Uri to System.Private.Uri,
+        // which must then be referenced too.
+        if (implementation)
+        {
+            list.Add(MetadataReference.CreateFromFile(Path.Combine(dir, "System.Private.CoreLib.dll")));
+            list.Add(MetadataReference.CreateFromFile(Path.Combine(dir, "System.Private.Uri.dll")));
+        }
 
         var sdk = typeof(EventSourcing.Event).Assembly.Location;
         if (string.IsNullOrEmpty(sdk)) throw new InvalidOperationException("EventSourcing.Sdk has no file location (single-file publish is not supported)");
         list.Add(MetadataReference.CreateFromFile(sdk));
-        return (list, dir);
+        return list;
     }
+
+    /// <summary>The running runtime's directory (implementation assemblies).</summary>
+    public static string RuntimeDirectory => RuntimeEnvironment.GetRuntimeDirectory();
 
     /// <summary>EVENTSOURCING_REF_DIR, else packs/Microsoft.NETCore.App.Ref/{highest version of this major}/ref/net{major}.0
     /// under the dotnet root, else the runtime directory (implementation assemblies).</summary>

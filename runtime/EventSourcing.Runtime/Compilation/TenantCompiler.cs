@@ -78,6 +78,13 @@ public sealed class TenantCompiler
             metadataImportOptions: MetadataImportOptions.Public)
         .WithPlatform(Platform.AnyCpu);
 
+    readonly IReadOnlyList<MetadataReference>? _references;
+
+    public TenantCompiler() { }
+
+    /// <summary>With another reference set than <see cref="ReferenceSet.References"/> (tests).</summary>
+    public TenantCompiler(IReadOnlyList<MetadataReference> references) => _references = references;
+
     public CompileResult Compile(IReadOnlyList<SourceFile> files, ImplementationKind? kind, string? assemblyName = null)
     {
         if (files.Count == 0) return Fail("the archive contains no files");
@@ -101,7 +108,7 @@ public sealed class TenantCompiler
         trees.Add(CSharpSyntaxTree.ParseText(SourceText.From(ImplicitUsings, Encoding.UTF8), ParseOptions, "<implicit-usings>.g.cs"));
 
         assemblyName ??= "Tenant_" + ContentHash(sources);
-        var compilation = CSharpCompilation.Create(assemblyName, trees, ReferenceSet.References, CompilationOptions);
+        var compilation = CSharpCompilation.Create(assemblyName, trees, _references ?? ReferenceSet.References, CompilationOptions);
 
         using var pe = new MemoryStream();
         var emit = compilation.Emit(pe);
@@ -119,17 +126,20 @@ public sealed class TenantCompiler
                 .Take(MaxReportedDiagnostics)
                 .Select(d => DiagnosticHints.WithHint(ToDiagnostic(d), d))
                 .ToList();
+            // The IL check does not run on a failed compile; say now what it would refuse as a whole.
+            errors.AddRange(AsyncDeclarations(trees).Take(MaxReportedDiagnostics));
             return new CompileResult(false, Array.Empty<DiscoveredImplementation>(), null, errors, warnings,
                 $"compilation failed with {emit.Diagnostics.Count(d => d.Severity == DiagnosticSeverity.Error)} error(s)");
         }
 
         var image = pe.ToArray();
         var violations = AssemblyVerifier.Verify(image);
-        if (violations.Count > 0)
+        var reserved = TypesInReservedNamespaces(compilation);
+        if (violations.Count > 0 || reserved.Count > 0)
         {
-            var located = Locate(compilation, violations);
+            var located = reserved.Concat(Locate(compilation, violations.Take(MaxReportedDiagnostics).ToList())).Take(MaxReportedDiagnostics).ToList();
             return new CompileResult(false, Array.Empty<DiscoveredImplementation>(), null, located, warnings,
-                $"the code uses {located.Count} forbidden API(s) or construct(s)");
+                $"the code uses {violations.Count + reserved.Count} forbidden API(s) or construct(s)");
         }
 
         var (discovered, problems) = Discover(compilation, kind);
@@ -148,6 +158,41 @@ public sealed class TenantCompiler
         }
         return new CompileResult(true, discovered, image, Array.Empty<CompileDiagnostic>(), warnings, null);
     }
+
+    /// <summary>
+    /// Types the tenant declares in System.* or Microsoft.*: the compiler and the runtime recognise attributes there by
+    /// name (InlineArray, IsByRefLike, SkipLocalsInit, IgnoresAccessChecksTo, Embedded…), so a tenant-made one could
+    /// change how its code is compiled or loaded. Only source-declared types count: Roslyn's own embedded
+    /// attributes (RefSafetyRules, Nullable…) live there legitimately.
+    /// </summary>
+    static List<CompileDiagnostic> TypesInReservedNamespaces(CSharpCompilation compilation)
+    {
+        var found = new List<CompileDiagnostic>();
+        foreach (var type in AllTypes(compilation.Assembly.GlobalNamespace))
+        {
+            if (type.ContainingType is not null || type.DeclaringSyntaxReferences.Length == 0) continue;
+            var ns = type.ContainingNamespace.ToDisplayString();
+            if (!IsReservedNamespace(ns)) continue;
+            var span = type.Locations.FirstOrDefault()?.GetMappedLineSpan();
+            found.Add(new CompileDiagnostic(span?.Path, (span?.StartLinePosition.Line ?? -1) + 1, (span?.StartLinePosition.Character ?? -1) + 1,
+                "error", "ES0002", $"forbidden construct: type {type.ToDisplayString()} declared in namespace {ns} (the System and Microsoft namespaces are reserved: the compiler and the runtime give attributes there special meaning by name)"));
+        }
+        return found;
+    }
+
+    /// <summary>Every <c>async</c> method, lambda and local function, as ES0001 diagnostics.</summary>
+    static IEnumerable<CompileDiagnostic> AsyncDeclarations(IEnumerable<SyntaxTree> trees) =>
+        from tree in trees
+        from token in tree.GetRoot().DescendantTokens()
+        where token.IsKind(SyntaxKind.AsyncKeyword) && token.Parent is not null
+              && token.Parent.Kind() is SyntaxKind.MethodDeclaration or SyntaxKind.LocalFunctionStatement
+                  or SyntaxKind.ParenthesizedLambdaExpression or SyntaxKind.SimpleLambdaExpression or SyntaxKind.AnonymousMethodExpression
+        let span = token.GetLocation().GetMappedLineSpan()
+        select new CompileDiagnostic(span.Path, span.StartLinePosition.Line + 1, span.StartLinePosition.Character + 1, "error", "ES0001",
+            "forbidden construct: async (async code is not allowed)");
+
+    static bool IsReservedNamespace(string ns) =>
+        ns is "System" or "Microsoft" || ns.StartsWith("System.", StringComparison.Ordinal) || ns.StartsWith("Microsoft.", StringComparison.Ordinal);
 
     static CompileResult Fail(string message) =>
         new(false, Array.Empty<DiscoveredImplementation>(), null, Array.Empty<CompileDiagnostic>(), Array.Empty<CompileDiagnostic>(), message);

@@ -18,6 +18,8 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   REDUCER_NOT_COMPILED: 409,
   NO_MATCHING_REDUCER: 400,
   REDUCER_FAILED: 422,
+  // The reducer's state went over STATE_MAX_BYTES: held like REDUCER_FAILED, refused by the host before it was written.
+  STATE_TOO_LARGE: 422,
   // Internal: the append path recomputes and retries; seen by a client only if that keeps failing.
   STATE_STALE: 409,
   RUNTIME_UNAVAILABLE: 503,
@@ -29,6 +31,10 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   WEBHOOK_URL_REFUSED: 400,
   SSE_DISABLED: 409,
   NOT_ACCEPTABLE: 406,
+  // The body did not arrive within BODY_READ_TIMEOUT_MS; the connection is closed after the answer.
+  REQUEST_TIMEOUT: 408,
+  // Over STREAM_MAX_PER_KEY or STREAM_MAX_PER_INSTANCE open streams (`limit`, `scope`); comes with Retry-After.
+  TOO_MANY_STREAMS: 429,
   INTERNAL: 500,
 };
 

@@ -77,6 +77,8 @@ export class LaneRunner {
       result = await this.applier.apply(lane.tenantId, lane.versionId, version.className, {
         state: rec.state === null ? null : JSON.parse(rec.state),
         events: events.map(toWireEvent),
+        // A catch-up run notifies nothing, so it needs the last state only (each is still size-checked).
+        lastStateOnly: events[events.length - 1].position <= version.targetPosition,
       });
     } catch (e) {
       if (e instanceof HostCallError && e.failure === 'UNAVAILABLE') return { status: 'retry', afterMs: 1000 };

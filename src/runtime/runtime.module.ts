@@ -28,6 +28,7 @@ export function createRuntimePool(config: AppConfig, store: Store): RuntimePool 
       execIdleMs: config.runtime.execIdleMs,
       callDeadlineMs: config.runtime.callDeadlineMs,
       compileDeadlineMs: config.runtime.compileDeadlineMs,
+      maxStateBytes: config.runtime.maxStateBytes,
     },
   );
 }

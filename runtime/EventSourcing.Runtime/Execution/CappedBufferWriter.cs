@@ -25,12 +25,17 @@ public sealed class CappedBufferWriter : IBufferWriter<byte>
     public bool Overflowed { get; private set; }
 
     public int WrittenCount => _written;
+
+    /// <summary>What the state is known to need at least: the bytes written, or more when the writer asked for
+    /// room that only an over-large value needs (at least a third of what it asks for).</summary>
+    public long MinimumSize { get; private set; }
     public ReadOnlySpan<byte> WrittenSpan => _buffer.AsSpan(0, _written);
 
     public void Reset(int cap)
     {
         Cap = cap;
         _written = 0;
+        MinimumSize = 0;
         Overflowed = false;
     }
 
@@ -45,6 +50,7 @@ public sealed class CappedBufferWriter : IBufferWriter<byte>
     {
         if (count < 0 || _written + count > _buffer.Length) throw new ArgumentOutOfRangeException(nameof(count));
         _written += count;
+        MinimumSize = Math.Max(MinimumSize, _written);
         if (_written > Cap) Overflowed = true;
     }
 
@@ -68,6 +74,7 @@ public sealed class CappedBufferWriter : IBufferWriter<byte>
         var needed = (long)_written + sizeHint;
         if (Overflowed || needed > ceiling)
         {
+            MinimumSize = Math.Max(MinimumSize, _written + (long)sizeHint / MaxExpansion);
             Overflowed = true;
             throw new StateTooLargeException(_written);
         }

@@ -189,10 +189,10 @@ public abstract class RunnerBase<TState> where TState : new()
             whole = false;
         }
         if (!buffer.Overflowed) return null;
-        var size = buffer.WrittenCount;
+        // Serializing stops as soon as the state cannot fit, so its size may be known only from below.
         var message = whole
-            ? $"the state after this event is {size:N0} bytes of JSON; the limit is {maxBytes:N0} bytes"
-            : $"the state after this event is over the limit of {maxBytes:N0} bytes of JSON (serializing it stopped after {size:N0} bytes)";
+            ? $"the state after this event is {buffer.WrittenCount:N0} bytes of JSON; the limit is {maxBytes:N0} bytes"
+            : $"the state after this event is at least {Math.Max(buffer.MinimumSize, maxBytes + 1L):N0} bytes of JSON; the limit is {maxBytes:N0} bytes";
         _scratchWriter.Reset(buffer); // drop what a failed serialization left pending
         return new(index, ErrorCodes.StateTooLarge, null, message);
     }

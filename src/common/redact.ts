@@ -19,6 +19,7 @@ const RULES: [RegExp, string][] = [
 ];
 
 export function redactSecrets(text: string): string {
+  if (typeof text !== 'string') return text;
   let out = text;
   for (const [pattern, replacement] of RULES) out = out.replace(pattern, replacement);
   return out;

@@ -8,6 +8,7 @@ export class RedactingLogger extends ConsoleLogger {
   }
 
   protected override printStackTrace(stack: string): void {
-    super.printStackTrace(redactSecrets(stack));
+    // Nest calls this with whatever the caller passed as the trace, undefined included.
+    super.printStackTrace(typeof stack === 'string' ? redactSecrets(stack) : stack);
   }
 }

@@ -43,7 +43,9 @@ public class ResultLimitTests
 
     readonly InProcessHost _host = new(HostMode.Exec | HostMode.Compile);
 
-    JsonArray Apply(int? maxStateBytes, bool lastOnly, params JsonObject[] events)
+    JsonArray Apply(int? maxStateBytes, bool lastOnly, params JsonObject[] events) => Apply(maxStateBytes, lastOnly, null, events);
+
+    JsonArray Apply(int? maxStateBytes, bool lastOnly, int? maxResultBytes, params JsonObject[] events)
     {
         var payload = new JsonObject
         {
@@ -52,6 +54,7 @@ public class ResultLimitTests
             ["groups"] = new JsonArray(new JsonObject { ["state"] = null, ["events"] = Events.Array(events), ["lastStateOnly"] = lastOnly }),
         };
         if (maxStateBytes is { } m) payload["maxStateBytes"] = m;
+        if (maxResultBytes is { } r) payload["maxResultBytes"] = r;
         return _host.Result("apply", payload)["results"]!.AsArray();
     }
 
@@ -136,6 +139,29 @@ public class ResultLimitTests
         var before = failed["states"]!.AsArray().Single()!;
         Assert.Equal(7, before["text"]!.GetValue<string>().Length);
         Assert.Equal(2, before["count"]!.GetValue<int>());
+    }
+
+    [Fact]
+    public void AResponseOfManyBigStatesIsCutShortAfterTheBudgetButAlwaysMakesProgress()
+    {
+        _host.CompileAndLoad("grow", [new SourceFile("Grow.cs", GrowSource)]);
+        JsonObject[] Ten() => Enumerable.Range(0, 10).Select(_ => Chars(1000)).ToArray();
+        var r = Apply(2000, false, 3500, Ten()).Single()!;
+        Assert.True(r["ok"]!.GetValue<bool>());
+        Assert.True(r["truncated"]!.GetValue<bool>());
+        // ~1 KB each: three fit in 3,500 bytes of response, the fourth would not.
+        Assert.Equal(3, r["states"]!.AsArray().Count);
+
+        var tiny = Apply(2000, false, 10, Chars(1000), Chars(1000)).Single()!;
+        Assert.Single(tiny["states"]!.AsArray()); // the first state of a group always goes
+        Assert.True(tiny["truncated"]!.GetValue<bool>());
+
+        var whole = Apply(2000, false, 100_000, Ten()).Single()!;
+        Assert.Null(whole["truncated"]);
+        Assert.Equal(10, whole["states"]!.AsArray().Count);
+        var lastOnly = Apply(2000, true, 10, Ten()).Single()!;
+        Assert.Null(lastOnly["truncated"]);
+        Assert.Equal(10, lastOnly["states"]![0]!["count"]!.GetValue<int>());
     }
 
     [Fact]

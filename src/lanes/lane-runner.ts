@@ -86,8 +86,10 @@ export class LaneRunner {
       return this.fail(lane, events[0].position, message);
     }
     if (result.ok) {
-      await this.store(lane, version, events, result.states);
-      return events.length === this.options.batch ? { status: 'more' } : { status: 'idle' };
+      // Truncated: the host's response budget was reached; the rest goes in the next run.
+      const applied = result.truncated ? events.slice(0, result.states.length) : events;
+      await this.store(lane, version, applied, result.states);
+      return result.truncated || events.length === this.options.batch ? { status: 'more' } : { status: 'idle' };
     }
     // Keep what was applied before the failing event, then count the failure.
     const k = result.failedIndex;

@@ -1,6 +1,16 @@
 import { HostCallError, HostProcess } from './host-process';
 import { HostLauncher } from './host-launcher';
-import { ApplyGroupPayload, ApplyGroupResult, CompileResult, DEFAULT_MAX_KEY_LENGTH, DEFAULT_MAX_STATE_BYTES, HostMode, ResolvedKey, WireEvent } from './runtime-protocol';
+import {
+  ApplyGroupPayload,
+  ApplyGroupResult,
+  CompileResult,
+  DEFAULT_MAX_KEY_LENGTH,
+  DEFAULT_MAX_RESULT_BYTES,
+  DEFAULT_MAX_STATE_BYTES,
+  HostMode,
+  ResolvedKey,
+  WireEvent,
+} from './runtime-protocol';
 
 export interface RuntimePoolOptions {
   /** Executor hosts alive at once (one per tenant); the least recently used idle one is stopped past it. */
@@ -15,6 +25,8 @@ export interface RuntimePoolOptions {
   maxStateBytes: number;
   /** A key from ResolveKey that is longer gets KEY_TOO_LONG, in the host, instead of being written. */
   maxKeyLength: number;
+  /** An apply response stops growing about here: groups past it come back truncated (never empty). */
+  maxResultBytes: number;
 }
 
 export const DEFAULT_POOL_OPTIONS: RuntimePoolOptions = {
@@ -26,6 +38,7 @@ export const DEFAULT_POOL_OPTIONS: RuntimePoolOptions = {
   maxLineBytes: 64 * 1024 * 1024,
   maxStateBytes: DEFAULT_MAX_STATE_BYTES,
   maxKeyLength: DEFAULT_MAX_KEY_LENGTH,
+  maxResultBytes: DEFAULT_MAX_RESULT_BYTES,
 };
 
 /** Gives a host the bytes of a tenant's compiled upload when it needs to (re)load it. */
@@ -79,7 +92,8 @@ export class RuntimePool {
     deadlineMs = this.options.callDeadlineMs,
   ): Promise<ApplyGroupResult[]> {
     return this.onExecutor(tenantId, assemblyId, async (host) => {
-      const r = await host.call('apply', { assemblyId, className, groups, maxStateBytes: this.options.maxStateBytes }, deadlineMs);
+      const { maxStateBytes, maxResultBytes } = this.options;
+      const r = await host.call('apply', { assemblyId, className, groups, maxStateBytes, maxResultBytes }, deadlineMs);
       return r.results;
     });
   }

@@ -18,7 +18,8 @@ describe('runtime protocol', () => {
   });
 
   it('names the optional limits the host reads', () => {
-    expect(Object.keys(protocol.requests.apply.payload.properties)).toContain('maxStateBytes');
+    expect(Object.keys(protocol.requests.apply.payload.properties)).toEqual(expect.arrayContaining(['maxStateBytes', 'maxResultBytes']));
+    expect(Object.keys(protocol.requests.apply.result.properties.results.items.oneOf[0].properties)).toContain('truncated');
     expect(Object.keys(protocol.requests.apply.payload.properties.groups.items.properties)).toContain('lastStateOnly');
     expect(Object.keys(protocol.requests.resolveKeys.payload.properties)).toContain('maxKeyLength');
   });

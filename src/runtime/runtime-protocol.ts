@@ -6,6 +6,11 @@ export const PROTOCOL_VERSION = 1;
 
 /** The host's defaults for apply.maxStateBytes and resolveKeys.maxKeyLength (the service always sends both). */
 export const DEFAULT_MAX_STATE_BYTES = 1024 * 1024;
+/**
+ * What one apply response may grow to before its groups stop early (truncated): a lane run of 200
+ * events with 1 MiB states would otherwise be 200 MiB for the event loop to parse.
+ */
+export const DEFAULT_MAX_RESULT_BYTES = 8 * 1024 * 1024;
 /** Also the longest state key a lane may have (keys go into URLs and text columns). */
 export const DEFAULT_MAX_KEY_LENGTH = 1024;
 
@@ -74,7 +79,8 @@ export interface ApplyGroupPayload {
 }
 
 export type ApplyGroupResult =
-  | { ok: true; states: unknown[] }
+  /** truncated: the response reached maxResultBytes; only the first states.length events were applied. */
+  | { ok: true; states: unknown[]; truncated?: true }
   | { ok: false; failedIndex: number; states: unknown[]; error: ItemError };
 
 export type ResolvedKey = string | null | { error: ItemError };
@@ -84,7 +90,7 @@ export interface HostRequests {
   compile: [{ files: { path: string; content: string }[]; kind?: 'reducer' | 'projection'; assemblyName?: string }, CompileResult];
   load: [{ assemblyId: string; assembly: string }, { ok: true; alreadyLoaded: boolean }];
   unload: [{ assemblyId: string }, { ok: true; wasLoaded: boolean }];
-  apply: [{ assemblyId: string; className: string; groups: ApplyGroupPayload[]; maxStateBytes?: number }, { results: ApplyGroupResult[] }];
+  apply: [{ assemblyId: string; className: string; groups: ApplyGroupPayload[]; maxStateBytes?: number; maxResultBytes?: number }, { results: ApplyGroupResult[] }];
   resolveKeys: [{ assemblyId: string; className: string; events: WireEvent[]; maxKeyLength?: number }, { keys: ResolvedKey[] }];
   ping: [Record<string, never>, { pong: true }];
   stats: [{ collect?: boolean }, { loadedAssemblies: number; gcHeapBytes: number; workingSetBytes: number; [k: string]: unknown }];

@@ -34,7 +34,7 @@ namespace Big
     }
 }`;
 
-/** Keyed by aggregate id, except Huge events (a key of data.mb MiB); Grow events make the state data.mb MiB. */
+/** Keyed by aggregate id, except Huge events (a key of data.mb MiB); Grow events make the state data.kb KiB. */
 const KEYS_PROJECTION = `
 using EventSourcing;
 namespace Keys
@@ -48,7 +48,7 @@ namespace Keys
         public Tally Apply(Tally s, Event e)
         {
             s.N++;
-            if (e.EventType == "Grow") s.Blob = new string('x', e.Data.GetProperty("mb").GetInt32() * 1024 * 1024);
+            if (e.EventType == "Grow") s.Blob = new string('x', e.Data.GetProperty("kb").GetInt32() * 1024);
             return s;
         }
     }
@@ -132,7 +132,7 @@ describe('limits on results, with the real C# runtime', () => {
     const st = await until(() => t2.get(`/projections/${up.uploadId}/status`), (r) => Boolean(r.body.projectionId) && r.body.status === 'compiled');
     const id = st.body.projectionId;
     for (let i = 0; i < 3; i++) expect((await t2.post('/events', { aggregateId: `p-${i}`, eventType: 'Noted', data: {} })).status).toBe(201);
-    expect((await t2.post('/events', { aggregateId: 'p-1', eventType: 'Grow', data: { mb: 2 } })).status).toBe(201);
+    expect((await t2.post('/events', { aggregateId: 'p-1', eventType: 'Grow', data: { kb: 2048 } })).status).toBe(201);
     const after = await t2.post('/events', { aggregateId: 'p-2', eventType: 'Noted', data: {} });
     const held = await until(() => t2.get(`/projections/${id}/lanes?held=true`), (r) => r.body.lanes?.length === 1);
     expect(held.body.lanes[0]).toMatchObject({ key: 'p-1', held: { attempts: 3, error: expect.stringMatching(/^STATE_TOO_LARGE: .*limit is 1,048,576 bytes/) } });
@@ -140,6 +140,27 @@ describe('limits on results, with the real C# runtime', () => {
     expect(p2.body.state).toEqual({ n: 2, blob: '' });
     expect((await t2.get(`/projections/${id}/state/p-1`)).body.state).toEqual({ n: 1, blob: '' });
     expect((await t2.get(`/projections/${id}/state/p-0`)).body.state).toEqual({ n: 1, blob: '' });
+  });
+
+  it('applies a lane run of states under the cap that together pass the response budget in several runs, none held', async () => {
+    const t4 = await newTenant(svc.url, 'many-big-states');
+    const up = await upload(t4, svc.url, 'projections', KEYS_PROJECTION);
+    const st = await until(() => t4.get(`/projections/${up.uploadId}/status`), (r) => Boolean(r.body.projectionId) && r.body.status === 'compiled');
+    const id = st.body.projectionId;
+    // 80 states of 0.9 MiB in one lane run would be a 72 MiB response: over the 64 MiB a host may
+    // write on a line (the executor would be killed and the lane held) and 72 MiB for the event loop.
+    const { result: appended, longest } = await longestParsed(async () => {
+      const r = await t4.post('/events/batch', { aggregateId: 'g-1', events: Array.from({ length: 80 }, () => ({ eventType: 'Grow', data: { kb: 900 } })) });
+      expect(r.status).toBe(201);
+      await until(() => t4.get(`/projections/${id}/lanes`), (l) => l.body.lanes?.some((x: any) => x.key === 'g-1' && x.appliedPosition === r.body.endPosition));
+      return r;
+    });
+    expect(longest).toBeLessThan(9 * 1024 * 1024);
+    expect((await t4.get(`/projections/${id}/lanes?held=true`)).body.lanes).toEqual([]);
+    const state = await t4.get(`/projections/${id}/state/g-1?minPosition=${appended.body.endPosition}`);
+    expect(state.body.state.n).toBe(80);
+    const last = await t4.get(`/projections/${id}/notifications?afterSequence=79&limit=5`);
+    expect(last.body.notifications.map((n: any) => n.sequence)).toEqual([80]);
   });
 
   it('refuses eight 10 MB keys in the host: the executor survives, the batch routes, only the eight are held in !unresolved', async () => {

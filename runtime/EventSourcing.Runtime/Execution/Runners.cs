@@ -24,13 +24,16 @@ public interface IRunner
 /// <summary>What a caller asks of one group of an apply (runtime/protocol.json: apply.maxStateBytes, groups[].lastStateOnly).</summary>
 /// <param name="MaxStateBytes">A state whose JSON is longer fails its event with STATE_TOO_LARGE.</param>
 /// <param name="LastStateOnly">Only the state after the last applied event is written (every state is still checked).</param>
-public readonly record struct ApplyOptions(int MaxStateBytes, bool LastStateOnly = false);
+/// <param name="MaxResultBytes">Once the response is this long, a group stops before writing its next state (never before its
+/// first) and is marked truncated: the caller applies the rest in another call. Bounds a response of many big states.</param>
+public readonly record struct ApplyOptions(int MaxStateBytes, bool LastStateOnly = false, long MaxResultBytes = long.MaxValue);
 
 /// <summary>Defaults when a request does not name the limits (the TypeScript side always does).</summary>
 public static class ResultLimits
 {
     public const int DefaultMaxStateBytes = 1 << 20;
     public const int DefaultMaxKeyLength = 1024;
+    public const int DefaultMaxResultBytes = 32 << 20;
 }
 
 public static class RunnerFactory
@@ -91,11 +94,12 @@ public abstract class RunnerBase<TState> where TState : new()
         w.WriteStartObject();
         w.WritePropertyName("states"u8);
         w.WriteStartArray();
-        var failure = Fold(stateElement, events, w, options);
+        var failure = Fold(stateElement, events, w, options, out var truncated);
         w.WriteEndArray();
         if (failure is not { } f)
         {
             w.WriteBoolean("ok"u8, true);
+            if (truncated) w.WriteBoolean("truncated"u8, true);
         }
         else
         {
@@ -111,8 +115,9 @@ public abstract class RunnerBase<TState> where TState : new()
     readonly record struct FoldFailure(int Index, string Code, Exception? Exception, string? Message = null);
 
     /// <summary>Applies the events in order, writing the state after each one (or only the last); stops at the first failure.</summary>
-    FoldFailure? Fold(JsonElement stateElement, JsonElement events, Utf8JsonWriter w, ApplyOptions options)
+    FoldFailure? Fold(JsonElement stateElement, JsonElement events, Utf8JsonWriter w, ApplyOptions options, out bool truncated)
     {
+        truncated = false;
         TState state;
         try
         {
@@ -166,7 +171,16 @@ public abstract class RunnerBase<TState> where TState : new()
             failure = Serialize(state, _scratch[next], options.MaxStateBytes, index);
             if (failure is not null) break;
             current = next;
-            if (!options.LastStateOnly) w.WriteRawValue(_scratch[current].WrittenSpan, skipInputValidation: true);
+            if (!options.LastStateOnly)
+            {
+                // This event counts as not applied: the caller goes on from the one before it.
+                if (index > 0 && w.BytesCommitted + w.BytesPending + _scratch[current].WrittenCount > options.MaxResultBytes)
+                {
+                    truncated = true;
+                    break;
+                }
+                w.WriteRawValue(_scratch[current].WrittenSpan, skipInputValidation: true);
+            }
             index++;
         }
         if (options.LastStateOnly && index > 0) w.WriteRawValue(_scratch[current].WrittenSpan, skipInputValidation: true);

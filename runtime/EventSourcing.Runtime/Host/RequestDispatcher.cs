@@ -276,6 +276,7 @@ public sealed class RequestDispatcher
         var runner = Registry.GetRunner(RequiredId(payload), Required(payload, "className", JsonValueKind.String).GetString()!);
         var groups = Required(payload, "groups", JsonValueKind.Array);
         var maxStateBytes = OptionalLimit(payload, "maxStateBytes", ResultLimits.DefaultMaxStateBytes);
+        var maxResultBytes = OptionalLimit(payload, "maxResultBytes", ResultLimits.DefaultMaxResultBytes);
         w.WritePropertyName("results"u8);
         w.WriteStartArray();
         foreach (var group in groups.EnumerateArray())
@@ -284,7 +285,7 @@ public sealed class RequestDispatcher
             group.TryGetProperty("state"u8, out var state);
             var events = Required(group, "events", JsonValueKind.Array);
             var lastOnly = group.TryGetProperty("lastStateOnly"u8, out var l) && l.ValueKind == JsonValueKind.True;
-            runner.ApplyGroup(state, events, w, new ApplyOptions(maxStateBytes, lastOnly));
+            runner.ApplyGroup(state, events, w, new ApplyOptions(maxStateBytes, lastOnly, maxResultBytes));
         }
         w.WriteEndArray();
     }

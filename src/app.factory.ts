@@ -5,6 +5,7 @@ import multipart from '@fastify/multipart';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module';
 import { installBodyDeadline } from './common/body-deadline';
+import { answerClientError } from './common/client-error';
 import { ErrorFilter } from './common/error.filter';
 import { redactSecrets, redactUrl } from './common/redact';
 import { RedactingLogger } from './common/redacting-logger';
@@ -46,6 +47,8 @@ function fastifyLogger(level: LogLevel): FastifyServerOptions['logger'] {
     level: 'trace',
     serializers: {
       req: (req: { method?: string; url?: string; host?: string; ip?: string }) => ({ method: req.method, url: redactUrl(req.url), host: req.host, remoteAddress: req.ip }),
+      // Never a parse error's rawPacket (the request's bytes, headers and all).
+      err: (e: Error & { code?: string }) => ({ type: e?.name, code: e?.code, message: redactSecrets(String(e?.message)), stack: redactSecrets(String(e?.stack)) }),
     },
     redact: {
       paths: ['req.headers["x-api-key"]', 'req.headers.authorization', '*.headers["x-api-key"]', '*.headers.authorization', '*.headers["sec-websocket-protocol"]'],
@@ -70,6 +73,7 @@ export async function createApp(config: AppConfig): Promise<ServiceApp> {
     connectionTimeout: connectionTimeoutMs,
     // Node checks headers and request deadlines every connectionsCheckingInterval (30 s by default).
     http: { headersTimeout: headersTimeoutMs, requestTimeout: requestTimeoutMs, connectionsCheckingInterval: 1000 },
+    clientErrorHandler: answerClientError,
   });
   const fastify = adapter.getInstance();
   // Only JSON is accepted as a body: anything else is 415, not a string the handlers must reject.

@@ -134,6 +134,23 @@ describe('limits on connections over real HTTP', () => {
       }
     });
 
+    it('answers headers that do not arrive within HEADERS_TIMEOUT_MS in the same error format, and closes', async () => {
+      const raw = new RawHttp(svc.url);
+      raw.write('GET /auth/whoami HTTP/1.1\r\nHost: test\r\n');
+      const trickle = setInterval(() => raw.write('X-Filler: 1\r\n'), 200);
+      try {
+        const res = await raw.response(10_000);
+        expect(res.status).toBe(408);
+        expect(JSON.parse(res.body)).toEqual({ error: 'REQUEST_TIMEOUT', message: 'the request did not fully arrive in time' });
+        // The deadline, plus up to one pass of Node's once-a-second check.
+        expect(res.afterMs).toBeLessThan(1000 + 1000 + 1000);
+        await raw.closed;
+      } finally {
+        clearInterval(trickle);
+        raw.destroy();
+      }
+    });
+
     it('does not stop a body that arrives in time, slowly', async () => {
       const body = JSON.stringify({ aggregateId: 'slow-1', eventType: 'Noted', data: { text: 'x'.repeat(200) } });
       const raw = new RawHttp(svc.url);

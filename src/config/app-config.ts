@@ -19,7 +19,7 @@ export interface AppConfig {
   shutdownGraceMs: number;
   /** Deadlines on a connection and a request (streams, once open, are exempt). */
   http: {
-    /** Node's cut-off for receiving a whole request (headers and body); answered with a bare 408. */
+    /** Node's cut-off for receiving a whole request (headers and body); answered 408 REQUEST_TIMEOUT. */
     requestTimeoutMs: number;
     /** A socket with no traffic this long is closed (idle keep-alive, a stalled request). */
     connectionTimeoutMs: number;

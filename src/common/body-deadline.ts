@@ -24,8 +24,10 @@ export function installBodyDeadline(fastify: FastifyInstance, ms: number): void 
     const { headers } = req;
     if (headers['transfer-encoding'] === undefined && (headers['content-length'] === undefined || headers['content-length'] === '0')) return done();
     // Nothing on the socket: a keep-alive socket would collect one listener per request. A timer
-    // that outlives its socket finds it destroyed and does nothing.
-    const timer = setTimeout(() => expire(req, reply, ms), ms).unref();
+    // that outlives its socket finds it destroyed and does nothing. It looks again after the next
+    // poll phase: on a loaded event loop the timer can fire before a body that did arrive in time
+    // was read off the socket, and such a client must not be cut (nor reset, its bytes unread).
+    const timer = setTimeout(() => setImmediate(() => expire(req, reply, ms)), ms).unref();
     req.raw.once('end', () => clearTimeout(timer));
     done();
   });

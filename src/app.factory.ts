@@ -1,9 +1,14 @@
 import { LogLevel as NestLogLevel } from '@nestjs/common';
+import type { FastifyServerOptions } from 'fastify';
 import { NestFactory } from '@nestjs/core';
 import multipart from '@fastify/multipart';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module';
+import { installBodyDeadline } from './common/body-deadline';
+import { answerClientError } from './common/client-error';
 import { ErrorFilter } from './common/error.filter';
+import { redactSecrets, redactUrl } from './common/redact';
+import { RedactingLogger } from './common/redacting-logger';
 import { RequestDrain } from './common/request-drain';
 import { AppConfig, LogLevel } from './config/app-config';
 import { LIMITS } from './events/event-limits';
@@ -12,6 +17,8 @@ import { mountBullBoard } from './lanes/bull-board';
 import { LaneScheduler } from './lanes/lane-scheduler.port';
 import { LANE_SCHEDULER } from './projections/projections.module';
 import { adminTokenMatches } from './tenancy/admin.guard';
+import { RequestAuth } from './tenancy/request-auth';
+import { TenantDirectory } from './tenancy/tenant-directory';
 
 const NEST_LEVELS: Record<LogLevel, NestLogLevel[]> = {
   silent: [],
@@ -29,14 +36,44 @@ export interface ServiceApp {
   drain: RequestDrain;
 }
 
+/**
+ * Per-request logging costs a large share of an append's CPU, so Fastify logs only at trace (errors
+ * are logged by ErrorFilter). Whatever it or a plugin logs (URLs, multipart's header dumps) passes
+ * through redactSecrets on its way out; the request serializer drops the key from the URL first.
+ */
+function fastifyLogger(level: LogLevel): FastifyServerOptions['logger'] {
+  if (level !== 'trace') return false;
+  return {
+    level: 'trace',
+    serializers: {
+      req: (req: { method?: string; url?: string; host?: string; ip?: string }) => ({ method: req.method, url: redactUrl(req.url), host: req.host, remoteAddress: req.ip }),
+      // Never a parse error's rawPacket (the request's bytes, headers and all).
+      err: (e: Error & { code?: string }) => ({ type: e?.name, code: e?.code, message: redactSecrets(String(e?.message)), stack: redactSecrets(String(e?.stack)) }),
+    },
+    redact: {
+      paths: ['req.headers["x-api-key"]', 'req.headers.authorization', '*.headers["x-api-key"]', '*.headers.authorization', '*.headers["sec-websocket-protocol"]'],
+      censor: '[REDACTED]',
+    },
+    stream: { write: (line: string) => process.stdout.write(redactSecrets(line)) },
+  };
+}
+
 export async function createApp(config: AppConfig): Promise<ServiceApp> {
+  const { requestTimeoutMs, connectionTimeoutMs, headersTimeoutMs, bodyReadTimeoutMs } = config.http;
   const adapter = new FastifyAdapter({
     bodyLimit: LIMITS.bodyBytes,
-    // Per-request logging costs a large share of an append's CPU; errors are logged by ErrorFilter.
-    logger: config.logLevel === 'trace' ? { level: 'trace' } : false,
+    logger: fastifyLogger(config.logLevel),
     // Keep-alive sockets idle at shutdown are closed so close() does not wait on them.
     forceCloseConnections: 'idle',
     return503OnClosing: true,
+    // Node's own deadlines: a whole request (bare 408), a silent socket. Streams are exempt once
+    // open: a WebSocket leaves the HTTP parser at the upgrade and ws clears its socket timeout; an
+    // SSE request is complete at its headers, and SseStream clears the socket timeout.
+    requestTimeout: requestTimeoutMs,
+    connectionTimeout: connectionTimeoutMs,
+    // Node checks headers and request deadlines every connectionsCheckingInterval (30 s by default).
+    http: { headersTimeout: headersTimeoutMs, requestTimeout: requestTimeoutMs, connectionsCheckingInterval: 1000 },
+    clientErrorHandler: answerClientError,
   });
   const fastify = adapter.getInstance();
   // Only JSON is accepted as a body: anything else is 415, not a string the handlers must reject.
@@ -45,13 +82,17 @@ export async function createApp(config: AppConfig): Promise<ServiceApp> {
   drain.install(fastify);
 
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
-    logger: NEST_LEVELS[config.logLevel],
+    logger: new RedactingLogger({ logLevels: NEST_LEVELS[config.logLevel] }),
     abortOnError: false,
     // Fastify's own JSON parser only: Nest would add form-urlencoded, which no endpoint accepts (415).
     bodyParser: false,
   });
   // Also receives Fastify's body-parsing errors, which Nest routes through the filters.
   app.useGlobalFilters(new ErrorFilter());
+  // Both run in onRequest, before any body is read: a body's deadline starts with its headers, and
+  // a request without valid credentials is answered without reading its body at all.
+  installBodyDeadline(fastify, bodyReadTimeoutMs);
+  new RequestAuth(app.get(TenantDirectory), config.adminToken).install(fastify);
   // Uploads: one archive per request, capped at the archive limit while it streams in.
   await app.register(multipart as any, {
     limits: { fileSize: DEFAULT_ARCHIVE_LIMITS.maxArchiveBytes, files: 1, fields: 10, fieldSize: 64 * 1024, parts: 12 },

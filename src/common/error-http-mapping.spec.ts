@@ -1,6 +1,6 @@
 import { BadRequestException, HttpException, NotFoundException } from '@nestjs/common';
 import { DomainError, versionConflict } from './domain-error';
-import { fromFrameworkError, statusOf, toErrorBody } from './error-http-mapping';
+import { errorHeaders, fromFrameworkError, statusOf, toErrorBody } from './error-http-mapping';
 
 describe('error mapping', () => {
   it('keeps a domain error and its details', () => {
@@ -23,5 +23,15 @@ describe('error mapping', () => {
     expect(err.code).toBe('INTERNAL');
     expect(err.message).not.toContain('10.0.0.5');
     expect(statusOf(new DomainError('INTERNAL', 'x').code)).toBe(500);
+  });
+
+  it('answers the connection and stream limits with their status and headers', () => {
+    expect(fromFrameworkError(new HttpException('the request body did not fully arrive within 10 ms', 408)).code).toBe('REQUEST_TIMEOUT');
+    expect(statusOf('REQUEST_TIMEOUT')).toBe(408);
+    expect(errorHeaders('REQUEST_TIMEOUT')).toEqual({ connection: 'close' });
+    expect(statusOf('TOO_MANY_STREAMS')).toBe(429);
+    expect(errorHeaders('TOO_MANY_STREAMS')).toEqual({ 'retry-after': '5' });
+    expect(statusOf('STATE_TOO_LARGE')).toBe(422);
+    expect(errorHeaders('VERSION_CONFLICT')).toEqual({});
   });
 });

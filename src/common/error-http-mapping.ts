@@ -18,6 +18,8 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   REDUCER_NOT_COMPILED: 409,
   NO_MATCHING_REDUCER: 400,
   REDUCER_FAILED: 422,
+  // The reducer's state went over STATE_MAX_BYTES: held like REDUCER_FAILED, refused by the host before it was written.
+  STATE_TOO_LARGE: 422,
   // Internal: the append path recomputes and retries; seen by a client only if that keeps failing.
   STATE_STALE: 409,
   RUNTIME_UNAVAILABLE: 503,
@@ -29,6 +31,10 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   WEBHOOK_URL_REFUSED: 400,
   SSE_DISABLED: 409,
   NOT_ACCEPTABLE: 406,
+  // The body did not arrive within BODY_READ_TIMEOUT_MS; the connection is closed after the answer.
+  REQUEST_TIMEOUT: 408,
+  // Over STREAM_MAX_PER_KEY or STREAM_MAX_PER_INSTANCE open streams (`limit`, `scope`); comes with Retry-After.
+  TOO_MANY_STREAMS: 429,
   INTERNAL: 500,
 };
 
@@ -44,6 +50,22 @@ export function statusOf(code: ErrorCode): number {
 
 export function toErrorBody(err: DomainError): ErrorBody {
   return { error: err.code, message: err.message, ...err.details };
+}
+
+/** Seconds a client over a stream cap is asked to wait (streams free up as clients leave; there is no better estimate). */
+export const STREAM_RETRY_AFTER_S = 5;
+
+/** Headers that go with an error's answer, wherever it is written (filter, upgrade refusal, SSE). */
+export function errorHeaders(code: ErrorCode): Record<string, string> {
+  switch (code) {
+    case 'TOO_MANY_STREAMS':
+      return { 'retry-after': String(STREAM_RETRY_AFTER_S) };
+    case 'REQUEST_TIMEOUT':
+      // The rest of the body may still be on its way: the connection cannot be reused.
+      return { connection: 'close' };
+    default:
+      return {};
+  }
 }
 
 /**
@@ -68,6 +90,8 @@ export function fromFrameworkError(err: unknown): DomainError {
   // Nest re-throws Fastify's parser errors as HttpException(message, status), dropping the code.
   const status = e?.statusCode ?? e?.status ?? (typeof (e as any)?.getStatus === 'function' ? (e as any).getStatus() : 0);
   if (status === 404) return new DomainError('NOT_FOUND', 'route not found');
+  // Our body deadline fails the body parser's stream; Nest hands it on as an HttpException(408).
+  if (status === 408) return new DomainError('REQUEST_TIMEOUT', 'the request body did not fully arrive in time');
   if (status === 413) return new DomainError('PAYLOAD_TOO_LARGE', 'request body is larger than the limit');
   if (status === 415) return new DomainError('UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json');
   if (status === 400 && /JSON/.test(e?.message ?? '')) return new DomainError('MALFORMED_JSON', 'request body is not valid JSON');

@@ -28,4 +28,25 @@ describe('loadConfig', () => {
     expect(loadConfig({ RUNTIME_SANDBOX: 'weak', RUNTIME_SANDBOX_UID: '5000' }).runtime.sandbox).toMatchObject({ mode: 'weak', uid: 5000 });
     expect(() => loadConfig({ RUNTIME_SANDBOX: 'off', RUNTIME_SANDBOX_UID: '0' })).toThrow(/RUNTIME_SANDBOX must be strict or weak[\s\S]*RUNTIME_SANDBOX_UID/);
   });
+
+  it('has documented defaults for the connection and result limits', () => {
+    const c = loadConfig({});
+    expect(c.http).toEqual({ requestTimeoutMs: 30_000, connectionTimeoutMs: 60_000, headersTimeoutMs: 10_000, bodyReadTimeoutMs: 10_000 });
+    expect(c.runtime.maxStateBytes).toBe(1024 * 1024);
+    expect(c.notifications.maxStreamsPerKey).toBe(100);
+    expect(c.notifications.maxStreamsPerInstance).toBe(10_000);
+  });
+
+  it('refuses deadlines that Node would pre-empt and a per-key cap above the instance cap', () => {
+    expect(() => loadConfig({ REQUEST_TIMEOUT_MS: '5000', BODY_READ_TIMEOUT_MS: '6000', HEADERS_TIMEOUT_MS: '7000', STREAM_MAX_PER_KEY: '11', STREAM_MAX_PER_INSTANCE: '10' })).toThrow(
+      expect.objectContaining({
+        problems: [
+          'HEADERS_TIMEOUT_MS (7000) must not exceed REQUEST_TIMEOUT_MS (5000)',
+          'BODY_READ_TIMEOUT_MS (6000) must not exceed REQUEST_TIMEOUT_MS (5000)',
+          'STREAM_MAX_PER_KEY must not exceed STREAM_MAX_PER_INSTANCE',
+        ],
+      }),
+    );
+    expect(() => loadConfig({ STATE_MAX_BYTES: String(17 * 1024 * 1024) })).toThrow(/STATE_MAX_BYTES/);
+  });
 });

@@ -18,6 +18,17 @@ export interface AppConfig {
   apiKeyCacheMs: number;
   /** Graceful shutdown: how long in-flight requests get before the process exits anyway. */
   shutdownGraceMs: number;
+  /** Deadlines on a connection and a request (streams, once open, are exempt). */
+  http: {
+    /** Node's cut-off for receiving a whole request (headers and body); answered 408 REQUEST_TIMEOUT. */
+    requestTimeoutMs: number;
+    /** A socket with no traffic this long is closed (idle keep-alive, a stalled request). */
+    connectionTimeoutMs: number;
+    /** The request's headers must have arrived within this. */
+    headersTimeoutMs: number;
+    /** A body not fully arrived this long after its headers: 408 REQUEST_TIMEOUT, connection closed. */
+    bodyReadTimeoutMs: number;
+  };
   lanes: {
     /** Lanes run at once per service instance. */
     concurrency: number;
@@ -45,6 +56,8 @@ export interface AppConfig {
     compileHeapMb: number;
     /** The operating-system fences around executors and the compiler (src/runtime/sandbox.ts). */
     sandbox: SandboxOptions;
+    /** A reducer's or projection's state whose JSON is longer fails its event with STATE_TOO_LARGE (checked in the host). */
+    maxStateBytes: number;
   };
   notifications: {
     /** Retention: the newest N per projection are kept whatever their age… */
@@ -59,6 +72,9 @@ export interface AppConfig {
     sseHeartbeatMs: number;
     /** A stream client further behind than this (bytes queued on its socket) is closed, to resume from its cursor. */
     maxBufferedBytes: number;
+    /** WebSocket + SSE streams open at once with one API key, and on this instance in all. */
+    maxStreamsPerKey: number;
+    maxStreamsPerInstance: number;
   };
   webhooks: {
     /** Delays before each retry; past the last the delivery is dead-lettered. */
@@ -142,6 +158,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     logLevel,
     apiKeyCacheMs: int('API_KEY_CACHE_MS', 10_000, 0, 3_600_000),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    http: {
+      requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 30_000, 1_000, 3_600_000),
+      connectionTimeoutMs: int('CONNECTION_TIMEOUT_MS', 60_000, 1_000, 3_600_000),
+      headersTimeoutMs: int('HEADERS_TIMEOUT_MS', 10_000, 100, 3_600_000),
+      bodyReadTimeoutMs: int('BODY_READ_TIMEOUT_MS', 10_000, 100, 3_600_000),
+    },
     lanes: {
       concurrency: int('LANE_CONCURRENCY', 32, 1, 256),
       backoffMs: msList('LANE_RETRY_BACKOFF_MS', '100,500,2000'),
@@ -164,6 +186,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         gid: int('RUNTIME_SANDBOX_GID', 61000, 1, 4_294_967_294),
         bwrap: str('RUNTIME_SANDBOX_BWRAP') ?? 'bwrap',
       },
+      // Past 16 MiB a few states would fill the 64 MiB line the service reads from a host.
+      maxStateBytes: int('STATE_MAX_BYTES', 1024 * 1024, 1024, 16 * 1024 * 1024),
     },
     notifications: {
       keepCount: int('NOTIFICATIONS_KEEP_COUNT', 100_000, 0, 1_000_000_000),
@@ -174,6 +198,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       pingMs: int('STREAM_PING_MS', 30_000, 50, 3_600_000),
       sseHeartbeatMs: int('SSE_HEARTBEAT_MS', 15_000, 50, 3_600_000),
       maxBufferedBytes: int('STREAM_MAX_BUFFERED_BYTES', 4 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      maxStreamsPerKey: int('STREAM_MAX_PER_KEY', 100, 1, 1_000_000),
+      maxStreamsPerInstance: int('STREAM_MAX_PER_INSTANCE', 10_000, 1, 1_000_000),
     },
     webhooks: {
       // 1 s, 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h: then dead-lettered (about 8 h in all).
@@ -186,6 +212,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       secretsKey: str('WEBHOOK_SECRETS_KEY'),
     },
   };
+  // Node answers a request past REQUEST_TIMEOUT_MS itself (a bare 408), so the finer deadlines must come first.
+  const { requestTimeoutMs, headersTimeoutMs, bodyReadTimeoutMs } = config.http;
+  if (headersTimeoutMs > requestTimeoutMs) problems.push(`HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
+  if (bodyReadTimeoutMs > requestTimeoutMs) problems.push(`BODY_READ_TIMEOUT_MS (${bodyReadTimeoutMs}) must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
+  if (config.notifications.maxStreamsPerKey > config.notifications.maxStreamsPerInstance) {
+    problems.push('STREAM_MAX_PER_KEY must not exceed STREAM_MAX_PER_INSTANCE');
+  }
   if (problems.length) throw new ConfigError(problems);
   return config;
 }

@@ -5,7 +5,7 @@ import { AppendBatcher } from './append-batcher';
 export interface AppendOutcomeWithState {
   result: AppendResult;
   state?: unknown;
-  stateError?: { code: string; message: string; failedVersion: number };
+  stateError?: { code: 'REDUCER_FAILED' | 'STATE_TOO_LARGE'; message: string; failedVersion: number };
 }
 
 /**

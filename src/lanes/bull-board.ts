@@ -19,6 +19,10 @@ export async function mountBullBoard(
   createBullBoard({ queues: queues.map((q) => new BullMQAdapter(q)), serverAdapter });
   await fastify.register(
     async (scope) => {
+      // The service's onRequest authentication (RequestAuth) checks the admin token on these routes.
+      scope.addHook('onRoute', (route) => {
+        route.config = { ...(route.config as object | undefined), auth: 'admin' } as typeof route.config;
+      });
       // Inside this encapsulated scope only: the rest of the app keeps its own hooks.
       scope.addHook('onRequest', async (req, reply) => {
         if (!isAuthorized(req)) {

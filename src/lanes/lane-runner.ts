@@ -77,6 +77,8 @@ export class LaneRunner {
       result = await this.applier.apply(lane.tenantId, lane.versionId, version.className, {
         state: rec.state === null ? null : JSON.parse(rec.state),
         events: events.map(toWireEvent),
+        // A catch-up run notifies nothing, so it needs the last state only (each is still size-checked).
+        lastStateOnly: events[events.length - 1].position <= version.targetPosition,
       });
     } catch (e) {
       if (e instanceof HostCallError && e.failure === 'UNAVAILABLE') return { status: 'retry', afterMs: 1000 };
@@ -84,8 +86,10 @@ export class LaneRunner {
       return this.fail(lane, events[0].position, message);
     }
     if (result.ok) {
-      await this.store(lane, version, events, result.states);
-      return events.length === this.options.batch ? { status: 'more' } : { status: 'idle' };
+      // Truncated: the host's response budget was reached; the rest goes in the next run.
+      const applied = result.truncated ? events.slice(0, result.states.length) : events;
+      await this.store(lane, version, applied, result.states);
+      return result.truncated || events.length === this.options.batch ? { status: 'more' } : { status: 'idle' };
     }
     // Keep what was applied before the failing event, then count the failure.
     const k = result.failedIndex;

@@ -5,6 +5,7 @@ import { HostCallError } from '../runtime/host-process';
 import { RuntimePool } from '../runtime/runtime-pool';
 import { EventLog, StoredEvent } from '../store/event-log.port';
 import { InboxItem, ProjectionRepository, ProjectionVersion } from '../store/projection-repository.port';
+import { DEFAULT_MAX_KEY_LENGTH, ResolvedKey } from '../runtime/runtime-protocol';
 import { LaneScheduler } from './lane-scheduler.port';
 
 /**
@@ -14,7 +15,8 @@ import { LaneScheduler } from './lane-scheduler.port';
  */
 export const UNRESOLVED_KEY = '!unresolved';
 
-const MAX_KEY_LENGTH = 1024;
+/** The host refuses longer keys itself (KEY_TOO_LONG) before writing them; checked here again for any key. */
+const MAX_KEY_LENGTH = DEFAULT_MAX_KEY_LENGTH;
 /** Keys go into URLs and every store's text columns: no control characters (PostgreSQL refuses NUL). */
 const BAD_KEY = /[\u0000-\u001f\u007f]/;
 
@@ -24,6 +26,11 @@ export function keyProblem(key: string): string | null {
   if (key.length === 0 || key.length > MAX_KEY_LENGTH) return `a state key must be 1–${MAX_KEY_LENGTH} characters`;
   if (BAD_KEY.test(key)) return 'a state key must not contain control characters';
   return null;
+}
+
+/** A ResolveKey that threw may be retried; a key refused for its length will be refused again. */
+function mayPassOnRetry(k: ResolvedKey): boolean {
+  return k !== null && typeof k === 'object' && k.error.code !== 'KEY_TOO_LONG';
 }
 
 const ROUTE_BATCH = 500;
@@ -106,7 +113,7 @@ export class VersionRouter {
         await new Promise((r) => setTimeout(r, 200 * attempt));
         continue;
       }
-      const failed = keys.some((k) => k !== null && typeof k === 'object');
+      const failed = keys.some(mayPassOnRetry);
       if (failed && attempt < RESOLVE_ATTEMPTS) {
         await new Promise((r) => setTimeout(r, 200 * attempt));
         continue;

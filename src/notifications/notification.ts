@@ -53,8 +53,8 @@ export function streamText(n: Notification): string {
  * notifications module implements it over the store and the live feed.
  */
 export interface StreamSource {
-  /** The tenant of a valid API key, else null. */
-  authenticate(apiKey: string | undefined): Promise<{ tenantId: string } | null>;
+  /** The tenant of a valid API key and the key's hash (what per-key stream caps count), else null. */
+  authenticate(apiKey: string | undefined): Promise<{ tenantId: string; keyHash: string } | null>;
   /** The projection's stream settings, or null when the tenant has no such projection. */
   projection(tenantId: string, projectionId: string): Promise<{ sse: boolean } | null>;
   /** The last sequence assigned so far (0 when none): where a stream without a cursor starts. */

@@ -1,14 +1,14 @@
 import { Body, Controller, Get, Headers, HttpCode, Inject, Logger, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { RouteConfig } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, notFound, validationFailed } from '../common/domain-error';
-import { statusOf, toErrorBody } from '../common/error-http-mapping';
+import { errorHeaders, statusOf, toErrorBody } from '../common/error-http-mapping';
+import { LongLived } from '../common/route-options';
 import { isoTime } from '../common/iso-time';
 import { PROJECTION_REPOSITORY } from '../projections/projections.tokens';
 import { ProjectionRepository } from '../store/projection-repository.port';
 import { TenantRecord } from '../store/tenant-repository.port';
 import { DeliveryStatus, TENANT_SCOPE, WebhookDelivery, WebhookRepository } from '../store/webhook-repository.port';
-import { CurrentTenant } from '../tenancy/current-tenant.decorator';
+import { CurrentTenant, TenantRequest } from '../tenancy/current-tenant.decorator';
 import { KeyInQuery } from '../tenancy/public.decorator';
 import { notificationView } from './notification';
 import { WEBHOOK_REPOSITORY } from './notifications.tokens';
@@ -59,7 +59,7 @@ export class NotificationsController {
   /** A plain GET of the stream path (no WebSocket upgrade): server-sent events, if asked for and enabled. */
   @Get(':id/stream')
   @KeyInQuery()
-  @RouteConfig({ longLived: true })
+  @LongLived()
   async stream(
     @CurrentTenant() tenant: TenantRecord,
     @Param('id') id: string,
@@ -76,11 +76,12 @@ export class NotificationsController {
     // answered here because the reply is already taken over.
     reply.hijack();
     try {
-      await this.sse.handle(req.raw, reply.raw, tenant.tenantId, id, { afterSequence }, lastEventId);
+      const keyHash = (req as TenantRequest).apiKeyHash!;
+      await this.sse.handle(req.raw, reply.raw, { tenantId: tenant.tenantId, keyHash }, id, { afterSequence }, lastEventId);
     } catch (e) {
       if (!(e instanceof DomainError)) this.logger.error(`SSE stream of ${id} failed: ${e instanceof Error ? e.stack : e}`);
       const err = e instanceof DomainError ? e : new DomainError('INTERNAL', 'stream failed');
-      if (!reply.raw.headersSent) reply.raw.writeHead(statusOf(err.code), { 'content-type': 'application/json' });
+      if (!reply.raw.headersSent) reply.raw.writeHead(statusOf(err.code), { 'content-type': 'application/json', ...errorHeaders(err.code) });
       reply.raw.end(JSON.stringify(toErrorBody(err)));
     }
   }

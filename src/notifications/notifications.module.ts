@@ -17,6 +17,7 @@ import { WEBHOOK_REPOSITORY } from './notifications.tokens';
 import { SecretCipher } from './secret-cipher';
 import { ServiceStreamSource } from './service-stream-source';
 import { SseStream } from './sse-stream';
+import { StreamLimiter } from './stream-limiter';
 import { WebhookDispatcher } from './webhook-dispatcher';
 import { WebhookSecrets } from './webhook-secrets';
 import { WebhookSender } from './webhook-sender';
@@ -53,17 +54,23 @@ const STREAM_PAGE = 200;
       inject: [TenantDirectory, STORE, NotificationReader, NotificationFeed],
       useFactory: (t: TenantDirectory, s: Store, r: NotificationReader, f: NotificationFeed) => new ServiceStreamSource(t, s.projections, r, f),
     },
+    // One count for both transports: a key's WebSockets and SSE streams share its cap.
+    {
+      provide: StreamLimiter,
+      inject: [APP_CONFIG],
+      useFactory: (c: AppConfig) => new StreamLimiter({ perKey: c.notifications.maxStreamsPerKey, perInstance: c.notifications.maxStreamsPerInstance }),
+    },
     {
       provide: WebSocketStreamServer,
-      inject: [ServiceStreamSource, APP_CONFIG],
-      useFactory: (src: ServiceStreamSource, c: AppConfig) =>
-        new WebSocketStreamServer(src, { pingIntervalMs: c.notifications.pingMs, maxBufferedBytes: c.notifications.maxBufferedBytes, pageSize: STREAM_PAGE }),
+      inject: [ServiceStreamSource, APP_CONFIG, StreamLimiter],
+      useFactory: (src: ServiceStreamSource, c: AppConfig, limiter: StreamLimiter) =>
+        new WebSocketStreamServer(src, { pingIntervalMs: c.notifications.pingMs, maxBufferedBytes: c.notifications.maxBufferedBytes, pageSize: STREAM_PAGE }, limiter),
     },
     {
       provide: SseStream,
-      inject: [ServiceStreamSource, APP_CONFIG],
-      useFactory: (src: ServiceStreamSource, c: AppConfig) =>
-        new SseStream(src, { heartbeatMs: c.notifications.sseHeartbeatMs, maxBufferedBytes: c.notifications.maxBufferedBytes, pageSize: STREAM_PAGE }),
+      inject: [ServiceStreamSource, APP_CONFIG, StreamLimiter],
+      useFactory: (src: ServiceStreamSource, c: AppConfig, limiter: StreamLimiter) =>
+        new SseStream(src, { heartbeatMs: c.notifications.sseHeartbeatMs, maxBufferedBytes: c.notifications.maxBufferedBytes, pageSize: STREAM_PAGE }, limiter),
     },
     {
       provide: WebhookDispatcher,

@@ -20,7 +20,8 @@ export class ServiceStreamSource implements StreamSource {
   }
 
   async authenticate(apiKey: string | undefined) {
-    return this.tenants.authenticate(apiKey);
+    const found = await this.tenants.resolve(apiKey);
+    return found ? { tenantId: found.tenant.tenantId, keyHash: found.keyHash } : null;
   }
 
   async projection(tenantId: string, projectionId: string) {

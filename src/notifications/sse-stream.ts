@@ -2,6 +2,13 @@ import { IncomingMessage, ServerResponse } from 'http';
 import { DomainError, notFound } from '../common/domain-error';
 import { Notification, StreamSource, streamText } from './notification';
 import { NotificationCursor, parseSequence } from './notification-cursor';
+import { StreamLimiter } from './stream-limiter';
+
+/** Who opens a stream: the tenant, and the API key's hash (per-key caps). */
+export interface StreamOwner {
+  tenantId: string;
+  keyHash: string;
+}
 
 export interface SseStreamOptions {
   /** Interval of the `: ping` comment that keeps proxies from timing out an idle stream. */
@@ -22,20 +29,26 @@ export class SseStream {
   constructor(
     private readonly source: StreamSource,
     private readonly opts: SseStreamOptions,
+    private readonly limiter: StreamLimiter,
   ) {}
 
   /**
-   * Throws (NOT_FOUND, SSE_DISABLED, VALIDATION_FAILED) before writing anything, so the caller
-   * can still answer with an error; resolves once the stream is running.
+   * Throws (TOO_MANY_STREAMS, NOT_FOUND, SSE_DISABLED, VALIDATION_FAILED) before writing anything,
+   * so the caller can still answer with an error; resolves once the stream is running.
    */
   async handle(
     req: IncomingMessage,
     res: ServerResponse,
-    tenantId: string,
+    owner: StreamOwner,
     projectionId: string,
     query: { afterSequence?: string },
     lastEventId?: string,
   ): Promise<void> {
+    const { tenantId } = owner;
+    // Counted with the WebSockets; the slot goes back when the response closes, however it ends.
+    const release = this.limiter.acquire(owner.keyHash);
+    res.once('close', release);
+    if (res.destroyed) release();
     const explicitAfter =
       lastEventId !== undefined
         ? parseSequence('Last-Event-ID', lastEventId)
@@ -48,6 +61,8 @@ export class SseStream {
     const afterSequence = explicitAfter ?? (await this.source.headSequence(tenantId, projectionId));
     if (res.destroyed || req.destroyed) return;
 
+    // A quiet stream is not an idle connection: the heartbeat and the slow-consumer cut look after it.
+    req.socket.setTimeout(0);
     res.writeHead(200, {
       'content-type': 'text/event-stream',
       'cache-control': 'no-cache',

@@ -7,7 +7,8 @@ import { statusOf, toErrorBody } from '../common/error-http-mapping';
 import { Notification, StreamSource } from './notification';
 import { NotificationCursor } from './notification-cursor';
 import { SseStream, SseStreamOptions } from './sse-stream';
-import { WebSocketStreamOptions, WebSocketStreamServer } from './websocket-stream';
+import { StreamLimiter, StreamLimits } from './stream-limiter';
+import { STREAM_PROTOCOL, WebSocketStreamOptions, WebSocketStreamServer } from './websocket-stream';
 
 const API_KEY = 'key-a';
 const TENANT = 'tenant-a';
@@ -41,7 +42,7 @@ class FakeSource implements StreamSource {
   private readonly wakes = new Set<() => void>();
 
   async authenticate(apiKey: string | undefined) {
-    return apiKey === API_KEY ? { tenantId: TENANT } : null;
+    return apiKey === API_KEY ? { tenantId: TENANT, keyHash: `hash-of-${apiKey}` } : null;
   }
 
   async projection(tenantId: string, projectionId: string) {
@@ -238,13 +239,16 @@ describe('stream transports', () => {
   let sseRequests: http.ClientRequest[];
   let handleFailures: { err: unknown; headersSent: boolean }[];
 
-  async function start(opts: { ws?: Partial<WebSocketStreamOptions>; sse?: Partial<SseStreamOptions> } = {}) {
+  let limiter: StreamLimiter;
+
+  async function start(opts: { ws?: Partial<WebSocketStreamOptions>; sse?: Partial<SseStreamOptions>; limits?: StreamLimits } = {}) {
     source = new FakeSource();
     clients = [];
     sseRequests = [];
     handleFailures = [];
-    wsStream = new WebSocketStreamServer(source, { pingIntervalMs: 10_000, maxBufferedBytes: 1 << 20, pageSize: 7, ...opts.ws });
-    sse = new SseStream(source, { heartbeatMs: 10_000, maxBufferedBytes: 1 << 20, pageSize: 7, ...opts.sse });
+    limiter = new StreamLimiter(opts.limits ?? { perKey: 1000, perInstance: 1000 });
+    wsStream = new WebSocketStreamServer(source, { pingIntervalMs: 10_000, maxBufferedBytes: 1 << 20, pageSize: 7, ...opts.ws }, limiter);
+    sse = new SseStream(source, { heartbeatMs: 10_000, maxBufferedBytes: 1 << 20, pageSize: 7, ...opts.sse }, limiter);
     server = http.createServer((req, res) => {
       // Stands in for the Fastify route: tenant already authenticated, reply hijacked.
       const url = new URL(req.url ?? '/', 'http://localhost');
@@ -252,7 +256,8 @@ describe('stream transports', () => {
       if (!match) return void res.writeHead(404).end();
       const afterSequence = url.searchParams.get('afterSequence') ?? undefined;
       const lastEventId = req.headers['last-event-id'] as string | undefined;
-      sse.handle(req, res, TENANT, decodeURIComponent(match[1]), { afterSequence }, lastEventId).catch((err: unknown) => {
+      const owner = { tenantId: TENANT, keyHash: `hash-of-${API_KEY}` };
+      sse.handle(req, res, owner, decodeURIComponent(match[1]), { afterSequence }, lastEventId).catch((err: unknown) => {
         handleFailures.push({ err, headersSent: res.headersSent });
         const domain = err instanceof DomainError ? err : new DomainError('INTERNAL', String(err));
         res.writeHead(statusOf(domain.code), { 'content-type': 'application/json' }).end(JSON.stringify(toErrorBody(domain)));
@@ -371,17 +376,58 @@ describe('stream transports', () => {
       expect(wsStream.connectionCount()).toBe(1);
     });
 
-    it('accepts the API key as header, as apiKey query parameter and as apikey.<key> subprotocol', async () => {
+    it('accepts the API key as header, as apiKey query parameter and as apikey.<key> subprotocol, answering the fixed protocol', async () => {
       await start();
       const byHeader = await connected();
       const byQuery = await connected(`?apiKey=${API_KEY}`, {});
-      const bySubprotocol = await connected('', { protocols: ['json', `apikey.${API_KEY}`] });
-      expect(bySubprotocol.ws.protocol).toBe(`apikey.${API_KEY}`);
+      let answered: string | undefined;
+      const bySubprotocol = connect('', { protocols: [STREAM_PROTOCOL, `apikey.${API_KEY}`] });
+      bySubprotocol.ws.once('upgrade', (res) => (answered = res.headers['sec-websocket-protocol'] as string));
+      await bySubprotocol.opened();
+      expect(answered).toBe(STREAM_PROTOCOL);
+      expect(bySubprotocol.ws.protocol).toBe(STREAM_PROTOCOL);
       source.append(1);
       for (const client of [byHeader, byQuery, bySubprotocol]) {
         await until(() => client.sequences().length === 1, 'the live notification');
       }
       expect(wsStream.connectionCount()).toBe(3);
+    });
+
+    it('refuses a key in the subprotocol without the fixed protocol beside it, saying what to add', async () => {
+      await start();
+      const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const ws = new WebSocket(`ws://127.0.0.1:${port}${STREAM_PATH}`, [`apikey.${API_KEY}`]);
+        clients.push(ws);
+        ws.on('error', () => undefined);
+        ws.on('open', () => reject(new Error('the handshake was accepted')));
+        ws.on('unexpected-response', (_req, r) => {
+          let body = '';
+          r.on('data', (c) => (body += c));
+          r.on('end', () => resolve({ status: r.statusCode ?? 0, body }));
+        });
+      });
+      expect(res.status).toBe(400);
+      expect(JSON.parse(res.body)).toMatchObject({ error: 'VALIDATION_FAILED', field: 'Sec-WebSocket-Protocol' });
+      expect(res.body).toContain(STREAM_PROTOCOL);
+      expect(res.body).not.toContain(API_KEY);
+      expect(limiter.count()).toBe(0);
+    });
+
+    it('counts WebSockets and SSE streams of a key together, refuses past the cap with 429, and admits again once one closes', async () => {
+      await start({ limits: { perKey: 3, perInstance: 10 } });
+      const a = await connected();
+      await connected(`?apiKey=${API_KEY}`, {});
+      const s = await openSse();
+      expect(s.res.statusCode).toBe(200);
+      const over = await refusal('');
+      expect(over).toMatchObject({ status: 429, body: { error: 'TOO_MANY_STREAMS', limit: 3, scope: 'key' } });
+      const sseOver = await openSse();
+      expect(sseOver.res.statusCode).toBe(429);
+      a.ws.close();
+      await a.closed;
+      await until(() => limiter.count() === 2, 'the slot to come back');
+      await connected();
+      expect(limiter.count()).toBe(3);
     });
 
     it('refuses before the handshake with the service error body', async () => {

@@ -1,10 +1,11 @@
 import { IncomingMessage, Server, STATUS_CODES } from 'http';
 import { Duplex } from 'stream';
 import { RawData, WebSocket, WebSocketServer } from 'ws';
-import { DomainError } from '../common/domain-error';
-import { statusOf, toErrorBody } from '../common/error-http-mapping';
+import { DomainError, validationFailed } from '../common/domain-error';
+import { errorHeaders, statusOf, toErrorBody } from '../common/error-http-mapping';
 import { Notification, StreamSource, streamText } from './notification';
 import { NotificationCursor, parseSequence } from './notification-cursor';
+import { StreamLimiter } from './stream-limiter';
 
 export interface WebSocketStreamOptions {
   /** Interval of `{"type":"ping"}`; a client without a pong by the next ping is closed. */
@@ -24,6 +25,12 @@ const CLOSE_INTERNAL_ERROR = 1011;
 const STREAM_PATH = /^\/projections\/([^/]+)\/stream$/;
 /** Browsers cannot set headers on a WebSocket, so the key may ride in the subprotocol list. */
 const API_KEY_PROTOCOL_PREFIX = 'apikey.';
+/**
+ * The subprotocol the server answers with. A browser fails a handshake whose answered protocol it
+ * did not offer, and answering the key's own entry would echo the key in a response header: so a
+ * client that sends its key as `apikey.<key>` offers this one beside it, and gets this one back.
+ */
+export const STREAM_PROTOCOL = 'eventstore.v1';
 /** How long close() waits for close handshakes before cutting sockets. */
 const SHUTDOWN_GRACE_MS = 1000;
 
@@ -35,8 +42,8 @@ export class WebSocketStreamServer {
   private readonly wss = new WebSocketServer({
     noServer: true,
     maxPayload: 4096,
-    // The key-carrying subprotocol has to be echoed, or browsers fail the handshake.
-    handleProtocols: (protocols) => [...protocols].find((p) => p.startsWith(API_KEY_PROTOCOL_PREFIX)) ?? false,
+    // Never the key's entry: only the fixed protocol is ever answered.
+    handleProtocols: (protocols) => (protocols.has(STREAM_PROTOCOL) ? STREAM_PROTOCOL : false),
   });
   private readonly connections = new Set<WebSocketStreamConnection>();
   private readonly upgradeListeners = new Map<Server, (req: IncomingMessage, socket: Duplex, head: Buffer) => void>();
@@ -45,6 +52,7 @@ export class WebSocketStreamServer {
   constructor(
     private readonly source: StreamSource,
     private readonly opts: WebSocketStreamOptions,
+    private readonly limiter: StreamLimiter,
   ) {}
 
   attach(server: Server): void {
@@ -89,8 +97,20 @@ export class WebSocketStreamServer {
     encodedProjectionId: string,
     query: URLSearchParams,
   ): Promise<void> {
-    const tenant = await this.source.authenticate(apiKeyOf(req, query));
+    const offered = offeredProtocols(req);
+    if (offered.some((p) => p.startsWith(API_KEY_PROTOCOL_PREFIX)) && !offered.includes(STREAM_PROTOCOL)) {
+      throw validationFailed(
+        'Sec-WebSocket-Protocol',
+        `a key sent as the subprotocol 'apikey.<key>' needs '${STREAM_PROTOCOL}' offered beside it, which is the one the server answers with: new WebSocket(url, ['${STREAM_PROTOCOL}', 'apikey.' + key])`,
+      );
+    }
+    const tenant = await this.source.authenticate(apiKeyOf(req, query, offered));
     if (!tenant) throw new DomainError('UNAUTHORIZED', 'missing or invalid API key');
+    // The slot is taken before anything else is looked up and goes back when the socket closes,
+    // whether the stream ran, was refused below or never finished its handshake.
+    const release = this.limiter.acquire(tenant.keyHash);
+    socket.once('close', release);
+    if (socket.destroyed) release(); // gone during the lookup: its 'close' may have passed already
     const afterParam = query.get('afterSequence');
     const explicitAfter = afterParam === null ? null : parseSequence('afterSequence', afterParam);
     const projectionId = decodePathSegment(encodedProjectionId);
@@ -219,12 +239,15 @@ class WebSocketStreamConnection {
   }
 }
 
-function apiKeyOf(req: IncomingMessage, query: URLSearchParams): string | undefined {
+function offeredProtocols(req: IncomingMessage): string[] {
+  return (req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim()).filter((p) => p !== '');
+}
+
+function apiKeyOf(req: IncomingMessage, query: URLSearchParams, offered: string[]): string | undefined {
   const header = req.headers['x-api-key'];
   if (typeof header === 'string' && header) return header;
   const fromQuery = query.get('apiKey');
   if (fromQuery) return fromQuery;
-  const offered = (req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
   const fromProtocol = offered.find((p) => p.startsWith(API_KEY_PROTOCOL_PREFIX));
   return fromProtocol ? fromProtocol.slice(API_KEY_PROTOCOL_PREFIX.length) : undefined;
 }
@@ -242,10 +265,15 @@ function refuse(socket: Duplex, err: DomainError): void {
   if (socket.destroyed) return;
   const status = statusOf(err.code);
   const body = JSON.stringify(toErrorBody(err));
+  const extra = Object.entries(errorHeaders(err.code))
+    .filter(([name]) => name !== 'connection')
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   socket.once('finish', () => socket.destroy());
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
       'Connection: close\r\n' +
+      extra +
       'Content-Type: application/json; charset=utf-8\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       '\r\n' +

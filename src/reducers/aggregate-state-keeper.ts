@@ -19,6 +19,15 @@ interface Base {
   error: string | null;
 }
 
+/**
+ * The code a held aggregate answers with. The stored error starts with the host's item code (or the
+ * service's failure code), never with tenant text, so a state the host refused as too large reads
+ * as such; every other failure is the reducer's.
+ */
+export function stateErrorCode(error: string | null | undefined): 'STATE_TOO_LARGE' | 'REDUCER_FAILED' {
+  return error?.startsWith('STATE_TOO_LARGE:') ? 'STATE_TOO_LARGE' : 'REDUCER_FAILED';
+}
+
 /** A cached snapshot keeps its parsed state too, so the next append does not parse it again. */
 type CachedSnapshot = Snapshot & { value?: unknown };
 
@@ -93,7 +102,7 @@ export class AggregateStateKeeper implements StatefulAppend {
             value: folded.value,
           });
           return folded.failedVersion !== undefined
-            ? { result, stateError: { code: 'REDUCER_FAILED', message: folded.error ?? 'the reducer failed', failedVersion: folded.failedVersion } }
+            ? { result, stateError: { code: stateErrorCode(folded.error), message: folded.error ?? 'the reducer failed', failedVersion: folded.failedVersion } }
             : { result, state: folded.value !== undefined ? folded.value : JSON.parse(folded.state) };
         } catch (e) {
           if (e instanceof DomainError && e.code === 'STATE_STALE') {
@@ -129,7 +138,9 @@ export class AggregateStateKeeper implements StatefulAppend {
       return fresh;
     });
     if (snap.failedVersion !== null) {
-      throw new DomainError('REDUCER_FAILED', `the reducer failed at version ${snap.failedVersion}: ${snap.error}; bind a fixed reducer to recompute`, {
+      const code = stateErrorCode(snap.error);
+      const what = code === 'STATE_TOO_LARGE' ? 'the state became too large' : 'the reducer failed';
+      throw new DomainError(code, `${what} at version ${snap.failedVersion}: ${snap.error}; bind a fixed reducer to recompute`, {
         failedVersion: snap.failedVersion,
         reducerError: snap.error,
       });

@@ -47,7 +47,8 @@ export class ReducerRunner {
     const state = input.value !== undefined ? input.value : input.state === null ? null : JSON.parse(input.state);
     for (;;) {
       try {
-        const r = await this.applier.apply(tenantId, binding.reducerId, binding.className, { state, events: input.events });
+        // Only the last state is used: asking for it alone keeps a catch-up page of big states small.
+        const r = await this.applier.apply(tenantId, binding.reducerId, binding.className, { state, events: input.events, lastStateOnly: true });
         if (r.ok) {
           if (r.states.length === 0) return { state: input.state ?? '{}' };
           const value = r.states[r.states.length - 1];

@@ -1,11 +1,8 @@
 import { HostCallError } from './host-process';
 import { RuntimePool } from './runtime-pool';
-import { ApplyGroupResult, WireEvent } from './runtime-protocol';
+import { ApplyGroupPayload, ApplyGroupResult } from './runtime-protocol';
 
-export interface ApplyGroup {
-  state: unknown;
-  events: WireEvent[];
-}
+export type ApplyGroup = ApplyGroupPayload;
 
 interface Waiting {
   group: ApplyGroup;

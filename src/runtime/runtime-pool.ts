@@ -1,6 +1,16 @@
 import { HostCallError, HostProcess } from './host-process';
 import { HostLauncher } from './host-launcher';
-import { ApplyGroupResult, CompileResult, HostMode, ResolvedKey, WireEvent } from './runtime-protocol';
+import {
+  ApplyGroupPayload,
+  ApplyGroupResult,
+  CompileResult,
+  DEFAULT_MAX_KEY_LENGTH,
+  DEFAULT_MAX_RESULT_BYTES,
+  DEFAULT_MAX_STATE_BYTES,
+  HostMode,
+  ResolvedKey,
+  WireEvent,
+} from './runtime-protocol';
 
 export interface RuntimePoolOptions {
   /** Executor hosts alive at once (one per tenant); the least recently used idle one is stopped past it. */
@@ -11,6 +21,12 @@ export interface RuntimePoolOptions {
   compileDeadlineMs: number;
   readyTimeoutMs: number;
   maxLineBytes: number;
+  /** A state whose JSON is longer fails its event with STATE_TOO_LARGE, in the host, before it is written. */
+  maxStateBytes: number;
+  /** A key from ResolveKey that is longer gets KEY_TOO_LONG, in the host, instead of being written. */
+  maxKeyLength: number;
+  /** An apply response stops growing about here: groups past it come back truncated (never empty). */
+  maxResultBytes: number;
 }
 
 export const DEFAULT_POOL_OPTIONS: RuntimePoolOptions = {
@@ -20,6 +36,9 @@ export const DEFAULT_POOL_OPTIONS: RuntimePoolOptions = {
   compileDeadlineMs: 120_000,
   readyTimeoutMs: 30_000,
   maxLineBytes: 64 * 1024 * 1024,
+  maxStateBytes: DEFAULT_MAX_STATE_BYTES,
+  maxKeyLength: DEFAULT_MAX_KEY_LENGTH,
+  maxResultBytes: DEFAULT_MAX_RESULT_BYTES,
 };
 
 /** Gives a host the bytes of a tenant's compiled upload when it needs to (re)load it. */
@@ -69,18 +88,19 @@ export class RuntimePool {
     tenantId: string,
     assemblyId: string,
     className: string,
-    groups: { state: unknown; events: WireEvent[] }[],
+    groups: ApplyGroupPayload[],
     deadlineMs = this.options.callDeadlineMs,
   ): Promise<ApplyGroupResult[]> {
     return this.onExecutor(tenantId, assemblyId, async (host) => {
-      const r = await host.call('apply', { assemblyId, className, groups }, deadlineMs);
+      const { maxStateBytes, maxResultBytes } = this.options;
+      const r = await host.call('apply', { assemblyId, className, groups, maxStateBytes, maxResultBytes }, deadlineMs);
       return r.results;
     });
   }
 
   async resolveKeys(tenantId: string, assemblyId: string, className: string, events: WireEvent[], deadlineMs = this.options.callDeadlineMs): Promise<ResolvedKey[]> {
     return this.onExecutor(tenantId, assemblyId, async (host) => {
-      const r = await host.call('resolveKeys', { assemblyId, className, events }, deadlineMs);
+      const r = await host.call('resolveKeys', { assemblyId, className, events, maxKeyLength: this.options.maxKeyLength }, deadlineMs);
       return r.keys;
     });
   }

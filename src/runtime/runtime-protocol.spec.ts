@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { HOST_REQUEST_TYPES, PROTOCOL_VERSION } from './runtime-protocol';
+import { HOST_REQUEST_TYPES, ITEM_ERROR_CODES, PROTOCOL_VERSION } from './runtime-protocol';
 
 const protocol = JSON.parse(fs.readFileSync(path.join(__dirname, '../../runtime/protocol.json'), 'utf8'));
 
@@ -11,6 +11,17 @@ describe('runtime protocol', () => {
 
   it('speaks the host’s protocol version', () => {
     expect(protocol.protocolVersion).toBe(PROTOCOL_VERSION);
+  });
+
+  it('knows exactly the item error codes of runtime/protocol.json', () => {
+    expect([...ITEM_ERROR_CODES].sort()).toEqual([...protocol.definitions.itemError.properties.code.enum].sort());
+  });
+
+  it('names the optional limits the host reads', () => {
+    expect(Object.keys(protocol.requests.apply.payload.properties)).toEqual(expect.arrayContaining(['maxStateBytes', 'maxResultBytes']));
+    expect(Object.keys(protocol.requests.apply.result.properties.results.items.oneOf[0].properties)).toContain('truncated');
+    expect(Object.keys(protocol.requests.apply.payload.properties.groups.items.properties)).toContain('lastStateOnly');
+    expect(Object.keys(protocol.requests.resolveKeys.payload.properties)).toContain('maxKeyLength');
   });
 
   it('sends the payload fields the host requires', () => {

@@ -4,6 +4,16 @@
  */
 export const PROTOCOL_VERSION = 1;
 
+/** The host's defaults for apply.maxStateBytes and resolveKeys.maxKeyLength (the service always sends both). */
+export const DEFAULT_MAX_STATE_BYTES = 1024 * 1024;
+/**
+ * What one apply response may grow to before its groups stop early (truncated): a lane run of 200
+ * events with 1 MiB states would otherwise be 200 MiB for the event loop to parse.
+ */
+export const DEFAULT_MAX_RESULT_BYTES = 8 * 1024 * 1024;
+/** Also the longest state key a lane may have (keys go into URLs and text columns). */
+export const DEFAULT_MAX_KEY_LENGTH = 1024;
+
 export type HostMode = 'compile' | 'exec' | 'all';
 
 export interface WireEvent {
@@ -40,15 +50,37 @@ export type CompileResult =
   | { ok: true; discovered: Discovered[]; assembly: string; assemblySha256: string; warnings: string[] }
   | { ok: false; compilationError: string; diagnostics: Diagnostic[]; warnings: string[] };
 
+/** Per-group / per-event error codes inside apply and resolveKeys results. */
+export const ITEM_ERROR_CODES = [
+  'APPLY_FAILED',
+  'RESOLVE_FAILED',
+  'INVALID_EVENT',
+  'STATE_DESERIALIZATION_FAILED',
+  'STATE_SERIALIZATION_FAILED',
+  // The host's own limits, checked before it writes the state or key (apply.maxStateBytes, resolveKeys.maxKeyLength).
+  'STATE_TOO_LARGE',
+  'KEY_TOO_LONG',
+] as const;
+
 export interface ItemError {
-  code: 'APPLY_FAILED' | 'RESOLVE_FAILED' | 'INVALID_EVENT' | 'STATE_DESERIALIZATION_FAILED' | 'STATE_SERIALIZATION_FAILED';
+  code: (typeof ITEM_ERROR_CODES)[number];
   message: string;
   exceptionType?: string;
   stackTrace?: string;
+  /** STATE_TOO_LARGE, KEY_TOO_LONG: the limit exceeded. */
+  limit?: number;
+}
+
+export interface ApplyGroupPayload {
+  state: unknown;
+  events: WireEvent[];
+  /** Only the state after the last applied event comes back (every state is still size-checked). */
+  lastStateOnly?: boolean;
 }
 
 export type ApplyGroupResult =
-  | { ok: true; states: unknown[] }
+  /** truncated: the response reached maxResultBytes; only the first states.length events were applied. */
+  | { ok: true; states: unknown[]; truncated?: true }
   | { ok: false; failedIndex: number; states: unknown[]; error: ItemError };
 
 export type ResolvedKey = string | null | { error: ItemError };
@@ -58,8 +90,8 @@ export interface HostRequests {
   compile: [{ files: { path: string; content: string }[]; kind?: 'reducer' | 'projection'; assemblyName?: string }, CompileResult];
   load: [{ assemblyId: string; assembly: string }, { ok: true; alreadyLoaded: boolean }];
   unload: [{ assemblyId: string }, { ok: true; wasLoaded: boolean }];
-  apply: [{ assemblyId: string; className: string; groups: { state: unknown; events: WireEvent[] }[] }, { results: ApplyGroupResult[] }];
-  resolveKeys: [{ assemblyId: string; className: string; events: WireEvent[] }, { keys: ResolvedKey[] }];
+  apply: [{ assemblyId: string; className: string; groups: ApplyGroupPayload[]; maxStateBytes?: number; maxResultBytes?: number }, { results: ApplyGroupResult[] }];
+  resolveKeys: [{ assemblyId: string; className: string; events: WireEvent[]; maxKeyLength?: number }, { keys: ResolvedKey[] }];
   ping: [Record<string, never>, { pong: true }];
   stats: [{ collect?: boolean }, { loadedAssemblies: number; gcHeapBytes: number; workingSetBytes: number; [k: string]: unknown }];
 }

@@ -48,6 +48,7 @@ export function createRuntimePool(config: AppConfig, store: Store, launcher: Hos
       execIdleMs: config.runtime.execIdleMs,
       callDeadlineMs: config.runtime.callDeadlineMs,
       compileDeadlineMs: config.runtime.compileDeadlineMs,
+      maxStateBytes: config.runtime.maxStateBytes,
     },
   );
 }

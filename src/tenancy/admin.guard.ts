@@ -10,16 +10,22 @@ export function adminTokenMatches(header: string | undefined, token: string): bo
   return given !== '' && secretsEqual(given, token);
 }
 
+/** Why a request may not use the admin API, or null when it may. */
+export function adminRefusal(header: string | undefined, token: string | undefined): DomainError | null {
+  if (!token) return new DomainError('ADMIN_DISABLED', 'the admin API is off: set ADMIN_TOKEN to enable it');
+  if (!adminTokenMatches(header, token)) return new DomainError('UNAUTHORIZED', 'missing or invalid admin token');
+  return null;
+}
+
 /** The admin API exists only while ADMIN_TOKEN is configured; it takes `Authorization: Bearer <token>`. */
 @Injectable()
 export class AdminGuard implements CanActivate {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
   canActivate(ctx: ExecutionContext): boolean {
-    const token = this.config.adminToken;
-    if (!token) throw new DomainError('ADMIN_DISABLED', 'the admin API is off: set ADMIN_TOKEN to enable it');
     const header = ctx.switchToHttp().getRequest<{ headers: Record<string, string | undefined> }>().headers.authorization;
-    if (!adminTokenMatches(header, token)) throw new DomainError('UNAUTHORIZED', 'missing or invalid admin token');
+    const refusal = adminRefusal(header, this.config.adminToken);
+    if (refusal) throw refusal;
     return true;
   }
 }

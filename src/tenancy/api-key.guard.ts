@@ -1,10 +1,15 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { DomainError } from '../common/domain-error';
 import { TenantRequest } from './current-tenant.decorator';
 import { IS_PUBLIC, KEY_IN_QUERY } from './public.decorator';
+import { apiKeyOf, authenticateKey } from './request-auth';
 import { TenantDirectory } from './tenant-directory';
 
+/**
+ * The Nest side of API-key authentication. RequestAuth has normally resolved the tenant already,
+ * in Fastify's onRequest, before the body was read; this guard then only reuses it. It still
+ * authenticates on its own when that hook is not installed (an app built without createApp).
+ */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
   constructor(
@@ -14,15 +19,11 @@ export class ApiKeyGuard implements CanActivate {
 
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [ctx.getHandler(), ctx.getClass()])) return true;
-    const req = ctx.switchToHttp().getRequest<TenantRequest & { headers: Record<string, string | string[] | undefined>; query?: Record<string, unknown> }>();
-    let raw = req.headers['x-api-key'];
-    if (raw === undefined && this.reflector.getAllAndOverride<boolean>(KEY_IN_QUERY, [ctx.getHandler(), ctx.getClass()])) {
-      const q = req.query?.apiKey;
-      if (typeof q === 'string') raw = q;
-    }
-    const tenant = await this.directory.authenticate(Array.isArray(raw) ? raw[0] : raw);
-    if (!tenant) throw new DomainError('UNAUTHORIZED', raw ? 'invalid API key' : 'missing X-API-Key header');
-    req.tenant = tenant;
+    const req = ctx.switchToHttp().getRequest<TenantRequest & { headers: Record<string, string | string[] | undefined>; query?: unknown }>();
+    if (req.tenant) return true;
+    const keyInQuery = this.reflector.getAllAndOverride<boolean>(KEY_IN_QUERY, [ctx.getHandler(), ctx.getClass()]) ?? false;
+    const refusal = await authenticateKey(this.directory, req, apiKeyOf(req, keyInQuery));
+    if (refusal) throw refusal;
     return true;
   }
 }

@@ -1,9 +1,8 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { isoTime } from '../common/iso-time';
 import { TenantRecord } from '../store/tenant-repository.port';
-import { AdminGuard } from './admin.guard';
 import { CurrentTenant } from './current-tenant.decorator';
-import { Public } from './public.decorator';
+import { AdminApi } from './public.decorator';
 import { TenantDirectory } from './tenant-directory';
 
 const tenantView = (t: TenantRecord) => ({ tenantId: t.tenantId, name: t.name, createdAt: isoTime(t.createdAt) });
@@ -16,8 +15,7 @@ export class WhoamiController {
   }
 }
 
-@Public()
-@UseGuards(AdminGuard)
+@AdminApi()
 @Controller('admin/tenants')
 export class AdminTenantsController {
   constructor(private readonly directory: TenantDirectory) {}

@@ -52,12 +52,17 @@ export class TenantDirectory {
 
   /** The tenant a key names, or null for a missing, unknown or revoked key. */
   async authenticate(apiKey: string | undefined): Promise<TenantRecord | null> {
+    return (await this.resolve(apiKey))?.tenant ?? null;
+  }
+
+  /** The tenant a key names and the key's hash (what per-key limits count by), or null. */
+  async resolve(apiKey: string | undefined): Promise<{ tenant: TenantRecord; keyHash: string } | null> {
     if (!apiKey || apiKey.length > 512) return null;
     const hash = hashApiKey(apiKey);
     const hit = this.cache.get(hash);
     const now = this.now();
     // The map matched on the full hash already; the constant-time compare is on the store path.
-    if (hit && hit.expiresAt > now) return hit.tenant;
+    if (hit && hit.expiresAt > now) return { tenant: hit.tenant, keyHash: hash };
     const key = await this.repo.findKeyByHash(hash);
     if (!key || key.revokedAt !== null || !secretsEqual(key.keyHash, hash)) {
       this.cache.delete(hash);
@@ -67,7 +72,7 @@ export class TenantDirectory {
     if (!tenant) return null;
     if (this.cache.size >= MAX_CACHED_KEYS) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.set(hash, { tenant, keyHash: key.keyHash, expiresAt: now + this.cacheMs });
-    return tenant;
+    return { tenant, keyHash: hash };
   }
 
   /** For compose files and test harnesses: makes sure a tenant answers to this exact key. */

@@ -14,10 +14,26 @@ public interface IRunner
     bool CanResolveKeys { get; }
 
     /// <summary>Writes <c>{"states":[...],"ok":true}</c> or <c>{"states":[...],"ok":false,"failedIndex":n,"error":{...}}</c>.</summary>
-    void ApplyGroup(JsonElement state, JsonElement events, Utf8JsonWriter writer);
+    void ApplyGroup(JsonElement state, JsonElement events, Utf8JsonWriter writer, ApplyOptions options);
 
-    /// <summary>Writes one key (string or null) or <c>{"error":{...}}</c> per event, as array items.</summary>
-    void ResolveKeys(JsonElement events, Utf8JsonWriter writer);
+    /// <summary>Writes one key (string or null) or <c>{"error":{...}}</c> per event, as array items. A key over
+    /// <paramref name="maxKeyLength"/> characters is never written: that event gets KEY_TOO_LONG instead.</summary>
+    void ResolveKeys(JsonElement events, Utf8JsonWriter writer, int maxKeyLength);
+}
+
+/// <summary>What a caller asks of one group of an apply (runtime/protocol.json: apply.maxStateBytes, groups[].lastStateOnly).</summary>
+/// <param name="MaxStateBytes">A state whose JSON is longer fails its event with STATE_TOO_LARGE.</param>
+/// <param name="LastStateOnly">Only the state after the last applied event is written (every state is still checked).</param>
+/// <param name="MaxResultBytes">Once the response is this long, a group stops before writing its next state (never before its
+/// first) and is marked truncated: the caller applies the rest in another call. Bounds a response of many big states.</param>
+public readonly record struct ApplyOptions(int MaxStateBytes, bool LastStateOnly = false, long MaxResultBytes = long.MaxValue);
+
+/// <summary>Defaults when a request does not name the limits (the TypeScript side always does).</summary>
+public static class ResultLimits
+{
+    public const int DefaultMaxStateBytes = 1 << 20;
+    public const int DefaultMaxKeyLength = 1024;
+    public const int DefaultMaxResultBytes = 32 << 20;
 }
 
 public static class RunnerFactory
@@ -55,14 +71,16 @@ public abstract class RunnerBase<TState> where TState : new()
 {
     protected readonly JsonSerializerOptions Options;
     protected readonly JsonTypeInfo<TState> StateInfo;
-    readonly ArrayBufferWriter<byte> _scratch = new(1024);
+    // Two scratch buffers taken in turn: when a state fails (too large, a throwing getter), the previous
+    // state's JSON is still whole in the other one (lastStateOnly writes it at the end).
+    readonly CappedBufferWriter[] _scratch = [new(), new()];
     readonly Utf8JsonWriter _scratchWriter;
 
     protected RunnerBase(JsonSerializerOptions options)
     {
         Options = options;
         StateInfo = (JsonTypeInfo<TState>)options.GetTypeInfo(typeof(TState));
-        _scratchWriter = new Utf8JsonWriter(_scratch, new JsonWriterOptions { Encoder = options.Encoder, SkipValidation = false });
+        _scratchWriter = new Utf8JsonWriter(_scratch[0], new JsonWriterOptions { Encoder = options.Encoder, SkipValidation = false });
     }
 
     public Type StateType => typeof(TState);
@@ -70,31 +88,36 @@ public abstract class RunnerBase<TState> where TState : new()
     protected abstract TState ApplyOne(object instance, TState state, Event e);
     protected abstract object NewInstance();
 
-    public void ApplyGroup(JsonElement stateElement, JsonElement events, Utf8JsonWriter w)
+    public void ApplyGroup(JsonElement stateElement, JsonElement events, Utf8JsonWriter w, ApplyOptions options)
     {
         if (events.ValueKind != JsonValueKind.Array) throw new ProtocolException(ErrorCodes.BadRequest, "events must be an array");
         w.WriteStartObject();
         w.WritePropertyName("states"u8);
         w.WriteStartArray();
-        var (index, failCode, failure) = Fold(stateElement, events, w);
+        var failure = Fold(stateElement, events, w, options, out var truncated);
         w.WriteEndArray();
-        if (failure is null)
+        if (failure is not { } f)
         {
             w.WriteBoolean("ok"u8, true);
+            if (truncated) w.WriteBoolean("truncated"u8, true);
         }
         else
         {
             w.WriteBoolean("ok"u8, false);
-            w.WriteNumber("failedIndex"u8, index);
-            WriteError(w, failCode!, failure);
+            w.WriteNumber("failedIndex"u8, f.Index);
+            if (f.Exception is not null) WriteError(w, f.Code, f.Exception);
+            else WriteLimitError(w, f.Code, f.Message!, options.MaxStateBytes);
         }
         w.WriteEndObject();
-        if (_scratch.Capacity > 1 << 20) _scratch.Clear(); // do not keep a huge buffer around after one big state
+        TrimScratch();
     }
 
-    /// <summary>Applies the events in order, writing the state after each one; stops at the first failure.</summary>
-    (int Index, string? Code, Exception? Failure) Fold(JsonElement stateElement, JsonElement events, Utf8JsonWriter w)
+    readonly record struct FoldFailure(int Index, string Code, Exception? Exception, string? Message = null);
+
+    /// <summary>Applies the events in order, writing the state after each one (or only the last); stops at the first failure.</summary>
+    FoldFailure? Fold(JsonElement stateElement, JsonElement events, Utf8JsonWriter w, ApplyOptions options, out bool truncated)
     {
+        truncated = false;
         TState state;
         try
         {
@@ -104,7 +127,7 @@ public abstract class RunnerBase<TState> where TState : new()
         }
         catch (Exception ex)
         {
-            return (0, ErrorCodes.StateDeserializationFailed, ex);
+            return new(0, ErrorCodes.StateDeserializationFailed, ex);
         }
 
         object instance;
@@ -114,10 +137,12 @@ public abstract class RunnerBase<TState> where TState : new()
         }
         catch (Exception ex)
         {
-            return (0, ErrorCodes.ApplyFailed, ex is TargetInvocationException { InnerException: { } inner } ? inner : ex);
+            return new(0, ErrorCodes.ApplyFailed, ex is TargetInvocationException { InnerException: { } inner } ? inner : ex);
         }
 
         var index = 0;
+        var current = 0;
+        FoldFailure? failure = null;
         foreach (var eventElement in events.EnumerateArray())
         {
             Event e;
@@ -127,7 +152,8 @@ public abstract class RunnerBase<TState> where TState : new()
             }
             catch (Exception ex)
             {
-                return (index, ErrorCodes.InvalidEvent, ex);
+                failure = new(index, ErrorCodes.InvalidEvent, ex);
+                break;
             }
             try
             {
@@ -136,24 +162,70 @@ public abstract class RunnerBase<TState> where TState : new()
             }
             catch (Exception ex)
             {
-                return (index, ErrorCodes.ApplyFailed, ex);
+                failure = new(index, ErrorCodes.ApplyFailed, ex);
+                break;
             }
-            // Serialize now: the next Apply may mutate the same instance.
-            _scratch.ResetWrittenCount();
-            _scratchWriter.Reset(_scratch);
-            try
+            // Serialize now: the next Apply may mutate the same instance. The size is checked on every
+            // state, also those lastStateOnly does not write.
+            var next = index == 0 ? current : 1 - current;
+            failure = Serialize(state, _scratch[next], options.MaxStateBytes, index);
+            if (failure is not null) break;
+            current = next;
+            if (!options.LastStateOnly)
             {
-                JsonSerializer.Serialize(_scratchWriter, state, StateInfo);
-                _scratchWriter.Flush();
+                // This event counts as not applied: the caller goes on from the one before it.
+                if (index > 0 && w.BytesCommitted + w.BytesPending + _scratch[current].WrittenCount > options.MaxResultBytes)
+                {
+                    truncated = true;
+                    break;
+                }
+                w.WriteRawValue(_scratch[current].WrittenSpan, skipInputValidation: true);
             }
-            catch (Exception ex)
-            {
-                return (index, ErrorCodes.StateSerializationFailed, ex);
-            }
-            w.WriteRawValue(_scratch.WrittenSpan, skipInputValidation: true);
             index++;
         }
-        return (index, null, null);
+        if (options.LastStateOnly && index > 0) w.WriteRawValue(_scratch[current].WrittenSpan, skipInputValidation: true);
+        return failure;
+    }
+
+    FoldFailure? Serialize(TState state, CappedBufferWriter buffer, int maxBytes, int index)
+    {
+        buffer.Reset(maxBytes);
+        _scratchWriter.Reset(buffer);
+        var whole = true;
+        try
+        {
+            JsonSerializer.Serialize(_scratchWriter, state, StateInfo);
+            _scratchWriter.Flush();
+        }
+        catch (Exception ex)
+        {
+            if (!buffer.Overflowed) return new(index, ErrorCodes.StateSerializationFailed, ex);
+            whole = false;
+        }
+        if (!buffer.Overflowed) return null;
+        // Serializing stops as soon as the state cannot fit, so its size may be known only from below.
+        var message = whole
+            ? $"the state after this event is {buffer.WrittenCount:N0} bytes of JSON; the limit is {maxBytes:N0} bytes"
+            : $"the state after this event is at least {Math.Max(buffer.MinimumSize, maxBytes + 1L):N0} bytes of JSON; the limit is {maxBytes:N0} bytes";
+        _scratchWriter.Reset(buffer); // drop what a failed serialization left pending
+        return new(index, ErrorCodes.StateTooLarge, null, message);
+    }
+
+    /// <summary>Drops scratch buffers a big state grew, once its group is written.</summary>
+    void TrimScratch()
+    {
+        foreach (var b in _scratch) b.Trim();
+    }
+
+    /// <summary>An error the host itself raises (a limit), with the limit it enforces.</summary>
+    internal static void WriteLimitError(Utf8JsonWriter w, string code, string message, long limit)
+    {
+        w.WritePropertyName("error"u8);
+        w.WriteStartObject();
+        w.WriteString("code"u8, code);
+        w.WriteString("message"u8, message);
+        w.WriteNumber("limit"u8, limit);
+        w.WriteEndObject();
     }
 
     internal static void WriteError(Utf8JsonWriter w, string code, Exception ex)
@@ -209,7 +281,7 @@ public sealed class ReducerRunner<TReducer, TState> : RunnerBase<TState>, IRunne
 
     protected override TState ApplyOne(object instance, TState state, Event e) => ((TReducer)instance).Apply(state, e);
 
-    public void ResolveKeys(JsonElement events, Utf8JsonWriter writer) =>
+    public void ResolveKeys(JsonElement events, Utf8JsonWriter writer, int maxKeyLength) =>
         throw new ProtocolException(ErrorCodes.NotAProjection, $"{typeof(TReducer).FullName} is a reducer; resolveKeys needs an IProjection<TState>");
 }
 
@@ -228,7 +300,7 @@ public sealed class ProjectionRunner<TProjection, TState> : RunnerBase<TState>, 
 
     protected override TState ApplyOne(object instance, TState state, Event e) => ((TProjection)instance).Apply(state, e);
 
-    public void ResolveKeys(JsonElement events, Utf8JsonWriter w)
+    public void ResolveKeys(JsonElement events, Utf8JsonWriter w, int maxKeyLength)
     {
         if (events.ValueKind != JsonValueKind.Array) throw new ProtocolException(ErrorCodes.BadRequest, "events must be an array");
         var projection = new TProjection();
@@ -250,7 +322,15 @@ public sealed class ProjectionRunner<TProjection, TState> : RunnerBase<TState>, 
             {
                 var key = projection.ResolveKey(e);
                 if (key is null) w.WriteNullValue();
-                else w.WriteStringValue(key);
+                else if (key.Length <= maxKeyLength) w.WriteStringValue(key);
+                else
+                {
+                    // Refused here, before the key is written: one event's 10 MB key must not make the
+                    // whole batch's response too large to read.
+                    w.WriteStartObject();
+                    WriteLimitError(w, ErrorCodes.KeyTooLong, $"ResolveKey returned a key of {key.Length:N0} characters; the limit is {maxKeyLength:N0}", maxKeyLength);
+                    w.WriteEndObject();
+                }
             }
             catch (Exception ex)
             {

@@ -20,6 +20,8 @@ public static class ErrorCodes
     public const string InvalidEvent = "INVALID_EVENT";
     public const string StateDeserializationFailed = "STATE_DESERIALIZATION_FAILED";
     public const string StateSerializationFailed = "STATE_SERIALIZATION_FAILED";
+    public const string StateTooLarge = "STATE_TOO_LARGE";
+    public const string KeyTooLong = "KEY_TOO_LONG";
 
     public static readonly string[] ResponseCodes =
     {
@@ -29,7 +31,7 @@ public static class ErrorCodes
 
     public static readonly string[] ItemCodes =
     {
-        ApplyFailed, ResolveFailed, InvalidEvent, StateDeserializationFailed, StateSerializationFailed,
+        ApplyFailed, ResolveFailed, InvalidEvent, StateDeserializationFailed, StateSerializationFailed, StateTooLarge, KeyTooLong,
     };
 }
 

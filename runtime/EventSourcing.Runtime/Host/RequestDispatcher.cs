@@ -282,6 +282,8 @@ public sealed class RequestDispatcher
     {
         var runner = Registry.GetRunner(RequiredId(payload), Required(payload, "className", JsonValueKind.String).GetString()!);
         var groups = Required(payload, "groups", JsonValueKind.Array);
+        var maxStateBytes = OptionalLimit(payload, "maxStateBytes", ResultLimits.DefaultMaxStateBytes);
+        var maxResultBytes = OptionalLimit(payload, "maxResultBytes", ResultLimits.DefaultMaxResultBytes);
         w.WritePropertyName("results"u8);
         w.WriteStartArray();
         foreach (var group in groups.EnumerateArray())
@@ -289,7 +291,8 @@ public sealed class RequestDispatcher
             if (group.ValueKind != JsonValueKind.Object) throw new ProtocolException(ErrorCodes.BadRequest, "groups[] items must be objects {state, events}");
             group.TryGetProperty("state"u8, out var state);
             var events = Required(group, "events", JsonValueKind.Array);
-            runner.ApplyGroup(state, events, w);
+            var lastOnly = group.TryGetProperty("lastStateOnly"u8, out var l) && l.ValueKind == JsonValueKind.True;
+            runner.ApplyGroup(state, events, w, new ApplyOptions(maxStateBytes, lastOnly, maxResultBytes));
         }
         w.WriteEndArray();
     }
@@ -298,9 +301,10 @@ public sealed class RequestDispatcher
     {
         var runner = Registry.GetRunner(RequiredId(payload), Required(payload, "className", JsonValueKind.String).GetString()!);
         var events = Required(payload, "events", JsonValueKind.Array);
+        var maxKeyLength = OptionalLimit(payload, "maxKeyLength", ResultLimits.DefaultMaxKeyLength);
         w.WritePropertyName("keys"u8);
         w.WriteStartArray();
-        runner.ResolveKeys(events, w);
+        runner.ResolveKeys(events, w, maxKeyLength);
         w.WriteEndArray();
     }
 
@@ -335,6 +339,15 @@ public sealed class RequestDispatcher
         if (obj.ValueKind != JsonValueKind.Object || !obj.TryGetProperty(name, out var value) || value.ValueKind == JsonValueKind.Null) return null;
         if (value.ValueKind != JsonValueKind.String) throw new ProtocolException(ErrorCodes.BadRequest, $"payload field '{name}' must be a string");
         return value.GetString();
+    }
+
+    /// <summary>A positive integer limit the caller may set; absent or null gives the default.</summary>
+    static int OptionalLimit(JsonElement obj, string name, int fallback)
+    {
+        if (!obj.TryGetProperty(name, out var value) || value.ValueKind == JsonValueKind.Null) return fallback;
+        if (value.ValueKind != JsonValueKind.Number || !value.TryGetInt32(out var n) || n < 1)
+            throw new ProtocolException(ErrorCodes.BadRequest, $"payload field '{name}' must be a positive integer");
+        return n;
     }
 
     static string RequiredId(JsonElement payload)

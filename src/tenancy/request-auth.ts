@@ -1,0 +1,71 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError } from '../common/domain-error';
+import { toErrorBody, statusOf } from '../common/error-http-mapping';
+import { routeOptionsOf } from '../common/route-options';
+import { adminRefusal } from './admin.guard';
+import { TenantRequest } from './current-tenant.decorator';
+import { TenantDirectory } from './tenant-directory';
+
+type WithKey = { headers: Record<string, string | string[] | undefined>; query?: unknown };
+
+/** The key a request offers: `X-API-Key`, or `?apiKey=` where the route allows it. */
+export function apiKeyOf(req: WithKey, keyInQuery: boolean): string | undefined {
+  const header = req.headers['x-api-key'];
+  if (header !== undefined) return Array.isArray(header) ? header[0] : header;
+  const q = keyInQuery ? (req.query as Record<string, unknown> | undefined)?.apiKey : undefined;
+  return typeof q === 'string' ? q : undefined;
+}
+
+/** Sets the request's tenant (and key hash) from its key; the refusal otherwise. */
+export async function authenticateKey(directory: TenantDirectory, req: TenantRequest, apiKey: string | undefined): Promise<DomainError | null> {
+  const found = await directory.resolve(apiKey);
+  if (!found) return new DomainError('UNAUTHORIZED', apiKey ? 'invalid API key' : 'missing X-API-Key header');
+  req.tenant = found.tenant;
+  req.apiKeyHash = found.keyHash;
+  return null;
+}
+
+/** Whether the request announces a body (a length, or chunked). */
+export function announcesBody(headers: Record<string, string | string[] | undefined>): boolean {
+  return headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+}
+
+/**
+ * Authentication in Fastify's onRequest hook, so that a request without valid credentials is
+ * answered before any of its body is read (Nest's guards run only after the body is parsed). Each
+ * route says how it authenticates in its route options (`@Public()`, `@AdminApi()`, `@KeyInQuery()`);
+ * a route that says nothing needs an API key.
+ */
+export class RequestAuth {
+  constructor(
+    private readonly directory: TenantDirectory,
+    private readonly adminToken: string | undefined,
+  ) {}
+
+  install(fastify: FastifyInstance): void {
+    fastify.addHook('onRequest', async (req, reply) => {
+      const refusal = await this.check(req);
+      if (refusal) return refuse(req, reply, refusal);
+    });
+  }
+
+  private async check(req: FastifyRequest): Promise<DomainError | null> {
+    // An unknown route needs no body to be answered, nor credentials to be told so.
+    if (req.is404) return new DomainError('NOT_FOUND', 'route not found');
+    const options = routeOptionsOf(req);
+    switch (options.auth ?? 'key') {
+      case 'public':
+        return null;
+      case 'admin':
+        return adminRefusal(req.headers.authorization, this.adminToken);
+      case 'key':
+        return authenticateKey(this.directory, req as TenantRequest, apiKeyOf(req, options.keyInQuery ?? false));
+    }
+  }
+}
+
+/** The answer goes out without the body having been read; the connection closes so that it never is. */
+function refuse(req: FastifyRequest, reply: FastifyReply, err: DomainError): FastifyReply {
+  if (announcesBody(req.headers)) reply.header('connection', 'close');
+  return reply.code(statusOf(err.code)).send(toErrorBody(err));
+}

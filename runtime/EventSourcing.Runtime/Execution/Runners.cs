@@ -150,10 +150,32 @@ public abstract class RunnerBase<TState> where TState : new()
             {
                 return (index, ErrorCodes.StateSerializationFailed, ex);
             }
+            if (!IsOneJsonValueOnOneLine(_scratch.WrittenSpan))
+                return (index, ErrorCodes.StateSerializationFailed,
+                    new JsonException("the state's JSON is not one valid JSON value on one line (a custom converter wrote raw JSON or line breaks)"));
             w.WriteRawValue(_scratch.WrittenSpan, skipInputValidation: true);
             index++;
         }
         return (index, null, null);
+    }
+
+    /// <summary>
+    /// A tenant JsonConverter writes through Utf8JsonWriter.WriteRawValue, unvalidated if it asks, and even validated raw
+    /// JSON may hold line breaks as whitespace: copied as is, that would end the protocol line early and let the tenant
+    /// forge responses. So the state's bytes must be exactly one JSON value without a line break.
+    /// </summary>
+    bool IsOneJsonValueOnOneLine(ReadOnlySpan<byte> json)
+    {
+        if (json.IndexOfAny((byte)'\n', (byte)'\r') >= 0) return false;
+        try
+        {
+            var reader = new Utf8JsonReader(json, new JsonReaderOptions { MaxDepth = Options.MaxDepth == 0 ? 64 : Options.MaxDepth });
+            return reader.Read() && reader.TrySkip() && !reader.Read();
+        }
+        catch (JsonException)
+        {
+            return false;
+        }
     }
 
     internal static void WriteError(Utf8JsonWriter w, string code, Exception ex)

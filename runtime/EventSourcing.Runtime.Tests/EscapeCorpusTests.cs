@@ -100,6 +100,19 @@ public class EscapeCorpusTests
         Assert.Contains("Evil/file-read.cs(13,13): error ES0001: forbidden API: System.IO.File.ReadAllText (file system access is not allowed)", text);
     }
 
+    [Fact]
+    public void AStateWithRawJsonLineBreaksFailsCleanlyInsteadOfForgingProtocolLines()
+    {
+        // InProcessHost.Send asserts that every response is exactly one line.
+        var host = new InProcessHost(HostMode.All);
+        var source = File.ReadAllText(Path.Combine(Repo.EscapeCorpus, "rt-json-raw-newline.cs"));
+        host.CompileAndLoad("raw", new[] { new SourceFile("rt-json-raw-newline.cs", source) });
+        var r = host.Apply("raw", "Escape.EscapeReducer", (null, Events.Array(Events.Make("X", new { }))))[0]!;
+        Assert.False(r["ok"]!.GetValue<bool>());
+        Assert.Equal("STATE_SERIALIZATION_FAILED", r["error"]!["code"]!.GetValue<string>());
+        Assert.Empty(r["states"]!.AsArray());
+    }
+
     [Theory]
     [InlineData("huge-array.cs", "System.OutOfMemoryException")]
     [InlineData("inline-array-huge.cs", "System.TypeLoadException")]

@@ -166,6 +166,11 @@ public class SameVerdictTests
             p.Add(Type(t, t switch { "System.Runtime.CompilerServices.DynamicAttribute" => "DynamicAttribute", "System.IServiceProvider" => "IServiceProvider", _ => t.Replace('+', '.') }));
         p.Add(new("type:System.Runtime.CompilerServices.ConditionalWeakTable", "_ = typeof(System.Runtime.CompilerServices.ConditionalWeakTable<object, object>).Name;", "ConditionalWeakTable"));
         p.Add(new("type:System.Console", "System.Console.WriteLine(\"x\");", "System.Console"));
+        // SIMD vectors: absent from the reference pack (CS0234), refused by the policy with System.Private.CoreLib.
+        foreach (var t in new[] { "Vector2", "Vector3", "Vector4", "Matrix3x2", "Matrix4x4", "Plane", "Quaternion" })
+            p.Add(new("type:System.Numerics." + t, $"_ = typeof(System.Numerics.{t}).Name;", t));
+        p.Add(new("type:System.Numerics.Vector", "long[] a = { 1 }; _ = System.Numerics.Vector.LoadUnsafe(ref a[0], (nuint)1000);", "Vector",
+            RefusedWithCoreLib: "System.Numerics.Vector.LoadUnsafe"));
 
         // Members refused on allowed types.
         p.Add(new("denied-member:System.DateTime::get_Now", "_ = System.DateTime.Now;", "System.DateTime.Now"));
@@ -175,6 +180,9 @@ public class SameVerdictTests
         p.Add(new("denied-member:System.DateTimeOffset::get_UtcNow", "_ = System.DateTimeOffset.UtcNow;", "System.DateTimeOffset.UtcNow"));
         p.Add(new("denied-member:System.Guid::NewGuid", "_ = System.Guid.NewGuid();", "System.Guid.NewGuid"));
         p.Add(new("denied-member:System.Guid::CreateVersion7", "_ = System.Guid.CreateVersion7();", "System.Guid.CreateVersion7"));
+        p.Add(new("denied-member:System.Exception::get_Data", "_ = new System.Exception().Data;", "System.Exception.Data"));
+        p.Add(new("denied-member:System.Exception::set_HelpLink", "new System.Exception().HelpLink = \"x\";", "System.Exception.HelpLink"));
+        p.Add(new("denied-member:System.Exception::set_Source", "new System.Exception().Source = \"x\";", "System.Exception.Source"));
         p.Add(new("denied-member:System.String::Intern", "_ = string.Intern(\"x\");", "System.String.Intern"));
         p.Add(new("denied-member:System.String::IsInterned", "_ = string.IsInterned(\"x\");", "System.String.IsInterned"));
         p.Add(new("denied-member:System.Delegate::CreateDelegate", "_ = System.Delegate.CreateDelegate(typeof(System.Action), typeof(string), \"Empty\");", "System.Delegate.CreateDelegate"));

@@ -38,6 +38,8 @@ public static class ApiPolicy
     const string Interop = "interop and native code are not allowed";
     const string UnsafeMemory = "unsafe memory access is not allowed";
     const string Addresses = "runtime handles are memory addresses; only typeof(T) is allowed";
+    const string Simd = "SIMD vectors are not allowed (their unchecked loads and stores reach memory outside the buffer)";
+    const string OutlivesCall = "exceptions can outlive the call (a failed static initializer is rethrown with the same exception object on every later use), so their mutable members are not allowed";
 
     /// <summary>Reason for members whose signature has a pointer type (see AssemblyVerifier's pointer rule).</summary>
     public const string Pointers = "pointers are not allowed (unsafe memory access)";
@@ -131,6 +133,18 @@ public static class ApiPolicy
         ["System.Buffers.ArrayPool"] = ApiVerdict.Deny("shared pools are process-global state and are not allowed"),
         ["System.Buffers.MemoryPool"] = ApiVerdict.Deny("shared pools are process-global state and are not allowed"),
         ["System.Buffers.MemoryHandle"] = ApiVerdict.Deny(UnsafeMemory),
+
+        // SIMD vectors: not in the reference pack's assemblies, but System.Private.CoreLib (the reference set when no
+        // Microsoft.NETCore.App.Ref pack is installed, as in the production image) exposes them under System.Numerics,
+        // and Vector.LoadUnsafe/StoreUnsafe(ref T, nuint) (Vector2/3/4 too) read and write past the end of any array.
+        ["System.Numerics.Vector"] = ApiVerdict.Deny(Simd),
+        ["System.Numerics.Vector2"] = ApiVerdict.Deny(Simd),
+        ["System.Numerics.Vector3"] = ApiVerdict.Deny(Simd),
+        ["System.Numerics.Vector4"] = ApiVerdict.Deny(Simd),
+        ["System.Numerics.Matrix3x2"] = ApiVerdict.Deny(Simd),
+        ["System.Numerics.Matrix4x4"] = ApiVerdict.Deny(Simd),
+        ["System.Numerics.Plane"] = ApiVerdict.Deny(Simd),
+        ["System.Numerics.Quaternion"] = ApiVerdict.Deny(Simd),
 
         ["System.ComponentModel.EditorBrowsableAttribute"] = ApiVerdict.Allow,
         ["System.ComponentModel.EditorBrowsableState"] = ApiVerdict.Allow,
@@ -232,6 +246,12 @@ public static class ApiPolicy
         ["System.Guid"] = new(StringComparer.Ordinal)
         {
             ["NewGuid"] = NonDeterministic, ["CreateVersion7"] = NonDeterministic,
+        },
+        // Data/HelpLink/Source are the only mutable members of framework exceptions: on the exception object the runtime keeps
+        // for a failed static initializer they would carry state from one call to the next.
+        ["System.Exception"] = new(StringComparer.Ordinal)
+        {
+            ["get_Data"] = OutlivesCall, ["set_HelpLink"] = OutlivesCall, ["set_Source"] = OutlivesCall,
         },
         ["System.String"] = new(StringComparer.Ordinal)
         {

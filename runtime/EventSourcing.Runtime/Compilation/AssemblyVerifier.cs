@@ -3,6 +3,7 @@ using System.Reflection;
 using System.Reflection.Metadata;
 using System.Reflection.Metadata.Ecma335;
 using System.Reflection.PortableExecutable;
+using F = EventSourcing.Runtime.Compilation.SignatureProviders.Formatter;
 
 namespace EventSourcing.Runtime.Compilation;
 
@@ -186,6 +187,9 @@ public static class AssemblyVerifier
                     }
                 }
 
+                CheckKeptByRuntime(th, type, typeName);
+                CheckSpanFormattable(type, typeName);
+
                 foreach (var fh in type.GetFields())
                 {
                     var field = _md.GetFieldDefinition(fh);
@@ -201,6 +205,102 @@ public static class AssemblyVerifier
                     if (!fieldType)
                         Report("ES0002", $"forbidden construct: static readonly field {typeName}.{fieldName} of a mutable/reference type (state shared across calls is not allowed; only primitives, string, decimal, enums, DateTime(Offset), TimeSpan, Guid may be static readonly)", default, -1, null);
                 }
+            }
+        }
+
+        /// <summary>
+        /// Instances the runtime keeps beyond one call: the serializer creates a [JsonConverter] (and a factory's converters,
+        /// with any naming policy given to them) once per options instance and caches it for the life of the assembly; a
+        /// failed static initializer's exception is rethrown, the same object, on every later use of the type. Their instance
+        /// fields would be state shared across calls, so they must be readonly and immutable: the primitive-like types
+        /// allowed for static readonly fields, converters (checked alike), or exceptions.
+        /// </summary>
+        void CheckKeptByRuntime(TypeDefinitionHandle th, TypeDefinition type, string typeName)
+        {
+            if (KeptByRuntime(th) is not { } what) return;
+            foreach (var fh in type.GetFields())
+            {
+                var field = _md.GetFieldDefinition(fh);
+                if ((field.Attributes & (FieldAttributes.Static | FieldAttributes.Literal)) != 0) continue;
+                var readOnly = (field.Attributes & FieldAttributes.InitOnly) != 0;
+                if (readOnly && (field.DecodeSignature(new SignatureProviders.FieldTypeClassifier(_md), null) || IsImmutableReference(field))) continue;
+                Report("ES0002", $"forbidden construct: {(readOnly ? "readonly field of a mutable type" : "mutable field")} {typeName}.{DisplayFieldName(_md.GetString(field.Name))} in {what} (the runtime keeps such objects from one call to the next, so they must be immutable: readonly fields of primitive-like types, converters or exceptions only)", default, -1, null);
+            }
+        }
+
+        /// <summary>A readonly field holding a converter or an exception (both kept immutable by these rules).</summary>
+        bool IsImmutableReference(FieldDefinition field)
+        {
+            var reader = _md.GetBlobReader(field.Signature);
+            if (reader.ReadSignatureHeader().Kind != SignatureKind.Field) return false;
+            var code = reader.ReadSignatureTypeCode();
+            if (code == SignatureTypeCode.GenericTypeInstance)
+            {
+                reader.ReadByte();
+                code = SignatureTypeCode.TypeHandle;
+            }
+            if (code != SignatureTypeCode.TypeHandle) return false;
+            var handle = reader.ReadTypeHandle();
+            return handle.Kind switch
+            {
+                HandleKind.TypeDefinition => KeptByRuntime((TypeDefinitionHandle)handle) is not null,
+                HandleKind.TypeReference => KeptKind(TypeRefName((TypeReferenceHandle)handle)) is not null,
+                _ => false,
+            };
+        }
+
+        /// <summary>"a JSON converter" / "an exception type" when a tenant type derives (through its own types) from one.</summary>
+        string? KeptByRuntime(TypeDefinitionHandle th)
+        {
+            for (var depth = 0; depth < 100; depth++)
+            {
+                var baseType = _md.GetTypeDefinition(th).BaseType;
+                if (baseType.IsNil) return null; // interfaces, <Module>
+                if (baseType.Kind == HandleKind.TypeSpecification)
+                {
+                    var reader = _md.GetBlobReader(_md.GetTypeSpecification((TypeSpecificationHandle)baseType).Signature);
+                    if (reader.ReadSignatureTypeCode() != SignatureTypeCode.GenericTypeInstance) return null;
+                    reader.ReadByte();
+                    baseType = reader.ReadTypeHandle();
+                }
+                switch (baseType.Kind)
+                {
+                    case HandleKind.TypeDefinition:
+                        th = (TypeDefinitionHandle)baseType;
+                        continue;
+                    case HandleKind.TypeReference:
+                        return KeptKind(TypeRefName((TypeReferenceHandle)baseType));
+                    default:
+                        return null;
+                }
+            }
+            return null;
+        }
+
+        static string? KeptKind(string frameworkBase) => frameworkBase switch
+        {
+            _ when frameworkBase.StartsWith("System.Text.Json.Serialization.Json", StringComparison.Ordinal)
+                   && frameworkBase.Contains("Converter", StringComparison.Ordinal) && !frameworkBase.EndsWith("Attribute", StringComparison.Ordinal) => "a JSON converter",
+            "System.Text.Json.JsonNamingPolicy" => "a JSON naming policy",
+            _ when frameworkBase.StartsWith("System.", StringComparison.Ordinal) && frameworkBase.EndsWith("Exception", StringComparison.Ordinal) => "an exception type",
+            _ => null,
+        };
+
+        /// <summary>
+        /// The framework hands ISpanFormattable/IUtf8SpanFormattable.TryFormat buffers it has not cleared: a rented
+        /// ArrayPool array (interpolated strings, string.Format) or uninitialized stack memory. A tenant TryFormat could read
+        /// what earlier calls (or the host) left there, and leave data for later calls.
+        /// </summary>
+        void CheckSpanFormattable(TypeDefinition type, string typeName)
+        {
+            if ((type.Attributes & TypeAttributes.Interface) != 0) return;
+            foreach (var ih in type.GetInterfaceImplementations())
+            {
+                var iface = _md.GetInterfaceImplementation(ih).Interface;
+                if (iface.Kind != HandleKind.TypeReference) continue;
+                var name = TypeRefName((TypeReferenceHandle)iface);
+                if (name is "System.ISpanFormattable" or "System.IUtf8SpanFormattable")
+                    Report("ES0002", $"forbidden construct: {typeName} implements {name} (the framework calls TryFormat with pooled or uninitialized buffers whose old contents it would expose; implement ToString/IFormattable instead)", default, -1, null);
             }
         }
 
@@ -260,15 +360,67 @@ public static class AssemblyVerifier
             return (ns, chain);
         }
 
+        const string InterpolationHandler = "System.Runtime.CompilerServices.DefaultInterpolatedStringHandler";
+        const string HandlerCopy = "copies of a DefaultInterpolatedStringHandler share the buffer it rented from the process-wide ArrayPool and would return it twice, so that later renters (the host included) share one array";
+
+        /// <summary>
+        /// The compiler only ever uses a DefaultInterpolatedStringHandler in place (ldloca, by reference). A copy — a
+        /// ldloc/stloc of it, ldobj/stobj/cpobj, a by-value parameter or return, a field, a generic argument — lets two
+        /// handlers return the same pooled array.
+        /// </summary>
+        void CheckInterpolationHandlerCopies()
+        {
+            for (var row = 1; row <= _md.GetTableRowCount(TableIndex.TypeSpec); row++)
+                if (_md.GetTypeSpecification(MetadataTokens.TypeSpecificationHandle(row)).DecodeSignature(F.Instance, null).Contains(InterpolationHandler, StringComparison.Ordinal))
+                    Report("ES0002", $"forbidden construct: {InterpolationHandler} as a generic argument ({HandlerCopy})", default, -1, null);
+            for (var row = 1; row <= _md.GetTableRowCount(TableIndex.MethodSpec); row++)
+                if (_md.GetMethodSpecification(MetadataTokens.MethodSpecificationHandle(row)).DecodeSignature(F.Instance, null).Any(a => a.Contains(InterpolationHandler, StringComparison.Ordinal)))
+                    Report("ES0002", $"forbidden construct: {InterpolationHandler} as a generic argument ({HandlerCopy})", default, -1, null);
+            foreach (var th in _md.TypeDefinitions)
+            {
+                var type = _md.GetTypeDefinition(th);
+                foreach (var fh in type.GetFields())
+                    if (_md.GetFieldDefinition(fh).DecodeSignature(F.Instance, null).Contains(InterpolationHandler, StringComparison.Ordinal))
+                        Report("ES0002", $"forbidden construct: field {TypeDefName(th)}.{_md.GetString(_md.GetFieldDefinition(fh).Name)} of type DefaultInterpolatedStringHandler ({HandlerCopy})", default, -1, null);
+                foreach (var mh in type.GetMethods())
+                {
+                    var sig = _md.GetMethodDefinition(mh).DecodeSignature(F.Instance, null);
+                    if (sig.ReturnType == InterpolationHandler || sig.ParameterTypes.Contains(InterpolationHandler))
+                        Report("ES0002", $"forbidden construct: DefaultInterpolatedStringHandler passed or returned by value ({HandlerCopy})", mh, 0, $"{TypeDefName(th)}.{_md.GetString(_md.GetMethodDefinition(mh).Name)}");
+                }
+            }
+        }
+
+        HashSet<long> HandlerLocals(MethodBodyBlock block)
+        {
+            var found = new HashSet<long>();
+            if (block.LocalSignature.IsNil) return found;
+            var locals = _md.GetStandaloneSignature(block.LocalSignature).DecodeLocalSignature(F.Instance, null);
+            for (var i = 0; i < locals.Length; i++)
+                if (locals[i] == InterpolationHandler) found.Add(i);
+            return found;
+        }
+
         void CheckMethodBodies()
         {
-            foreach (var (mh, (_, il)) in _bodies)
+            CheckInterpolationHandlerCopies();
+            foreach (var (mh, (block, il)) in _bodies)
             {
                 var method = _md.GetMethodDefinition(mh);
                 var where = $"{TypeDefName(method.GetDeclaringType())}.{_md.GetString(method.Name)}";
+                var handlerLocals = HandlerLocals(block);
                 for (var i = 0; i < il.Length; i++)
                 {
                     var op = il[i].Op;
+                    var copiesHandler = op switch
+                    {
+                        ILOpCode.Ldloc or ILOpCode.Ldloc_s or (>= ILOpCode.Ldloc_0 and <= ILOpCode.Ldloc_3)
+                            or ILOpCode.Stloc or ILOpCode.Stloc_s or (>= ILOpCode.Stloc_0 and <= ILOpCode.Stloc_3) => handlerLocals.Contains(il[i].Value),
+                        ILOpCode.Ldobj or ILOpCode.Stobj or ILOpCode.Cpobj => F.TypeName(_md, MetadataTokens.EntityHandle(il[i].Token)) == InterpolationHandler,
+                        _ => false,
+                    };
+                    if (copiesHandler)
+                        Report("ES0002", $"forbidden construct: copy of a DefaultInterpolatedStringHandler ({HandlerCopy})", mh, il[i].Offset, where);
                     switch (op)
                     {
                         case ILOpCode.Calli:

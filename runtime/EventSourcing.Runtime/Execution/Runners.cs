@@ -202,7 +202,14 @@ public abstract class RunnerBase<TState> where TState : new()
             if (!buffer.Overflowed) return new(index, ErrorCodes.StateSerializationFailed, ex);
             whole = false;
         }
-        if (!buffer.Overflowed) return null;
+        if (!buffer.Overflowed)
+        {
+            // A tenant converter may write raw JSON: a line break or a second value would forge protocol lines.
+            return IsOneJsonValueOnOneLine(buffer.WrittenSpan)
+                ? null
+                : new(index, ErrorCodes.StateSerializationFailed,
+                    new JsonException("the state's JSON is not one valid JSON value on one line (a custom converter wrote raw JSON or line breaks)"));
+        }
         // Serializing stops as soon as the state cannot fit, so its size may be known only from below.
         var message = whole
             ? $"the state after this event is {buffer.WrittenCount:N0} bytes of JSON; the limit is {maxBytes:N0} bytes"
@@ -226,6 +233,25 @@ public abstract class RunnerBase<TState> where TState : new()
         w.WriteString("message"u8, message);
         w.WriteNumber("limit"u8, limit);
         w.WriteEndObject();
+    }
+
+    /// <summary>
+    /// A tenant JsonConverter writes through Utf8JsonWriter.WriteRawValue, unvalidated if it asks, and even validated raw
+    /// JSON may hold line breaks as whitespace: copied as is, that would end the protocol line early and let the tenant
+    /// forge responses. So the state's bytes must be exactly one JSON value without a line break.
+    /// </summary>
+    bool IsOneJsonValueOnOneLine(ReadOnlySpan<byte> json)
+    {
+        if (json.IndexOfAny((byte)'\n', (byte)'\r') >= 0) return false;
+        try
+        {
+            var reader = new Utf8JsonReader(json, new JsonReaderOptions { MaxDepth = Options.MaxDepth == 0 ? 64 : Options.MaxDepth });
+            return reader.Read() && reader.TrySkip() && !reader.Read();
+        }
+        catch (JsonException)
+        {
+            return false;
+        }
     }
 
     internal static void WriteError(Utf8JsonWriter w, string code, Exception ex)

@@ -21,7 +21,17 @@ fi
 
 rm -rf "$out"
 dotnet publish EventSourcing.Runtime/EventSourcing.Runtime.csproj -c Release -o "$out" -nologo -v q -p:UseAppHost=true "${extra[@]}"
-for f in "$out"/EventSourcing.Runtime.dll "$out"/EventSourcing.Sdk.dll "$out"/Microsoft.CodeAnalysis.CSharp.dll; do
+# Tenant code is compiled against these reference assemblies (ReferenceSet.FrameworkAssemblies; a test checks the
+# two lists agree), shipped beside the host so that a machine or image with only the .NET runtime compiles against
+# the same surface as one with the SDK (System.Private.CoreLib exposes far more than the reference pack).
+pack=$(ls -d "$(dirname "$(readlink -f "$(command -v dotnet)")")"/packs/Microsoft.NETCore.App.Ref/10.*/ref/net10.0 2>/dev/null | sort -V | tail -1)
+[ -n "$pack" ] || { echo "build.sh: no Microsoft.NETCore.App.Ref 10.x pack under the dotnet root (the .NET 10 SDK has it)" >&2; exit 1; }
+mkdir -p "$out/ref"
+for n in System.Runtime System.Collections System.Collections.Immutable System.Linq System.Memory System.Runtime.Numerics \
+         System.Text.Json System.Text.RegularExpressions System.Text.Encodings.Web; do
+  cp "$pack/$n.dll" "$out/ref/"
+done
+for f in "$out"/EventSourcing.Runtime.dll "$out"/EventSourcing.Sdk.dll "$out"/Microsoft.CodeAnalysis.CSharp.dll "$out"/ref/System.Runtime.dll; do
   [ -f "$f" ] || { echo "build.sh: missing $f after publish" >&2; exit 1; }
 done
 echo "runtime host built: $(pwd)/$out/EventSourcing.Runtime.dll"

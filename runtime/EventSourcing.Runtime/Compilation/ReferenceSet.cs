@@ -60,13 +60,18 @@ public static class ReferenceSet
     /// <summary>The running runtime's directory (implementation assemblies).</summary>
     public static string RuntimeDirectory => RuntimeEnvironment.GetRuntimeDirectory();
 
-    /// <summary>EVENTSOURCING_REF_DIR, else packs/Microsoft.NETCore.App.Ref/{highest version of this major}/ref/net{major}.0
-    /// under the dotnet root, else the runtime directory (implementation assemblies).</summary>
+    /// <summary>The reference assemblies runtime/build.sh ships beside the host (ref/ in its folder).</summary>
+    public static string ShippedDirectory => Path.Combine(AppContext.BaseDirectory, "ref");
+
+    /// <summary>EVENTSOURCING_REF_DIR, else the reference assemblies shipped beside the host (build.sh), else
+    /// packs/Microsoft.NETCore.App.Ref/{highest version of this major}/ref/net{major}.0 under the dotnet root, else the
+    /// runtime directory (implementation assemblies, a wider surface: a warning is logged).</summary>
     static (string Dir, bool Implementation) FindFrameworkDirectory()
     {
         var overrideDir = Environment.GetEnvironmentVariable("EVENTSOURCING_REF_DIR");
         if (!string.IsNullOrEmpty(overrideDir))
             return (overrideDir, File.Exists(Path.Combine(overrideDir, "System.Private.CoreLib.dll")));
+        if (File.Exists(Path.Combine(ShippedDirectory, "System.Runtime.dll"))) return (ShippedDirectory, false);
 
         var runtimeDir = RuntimeEnvironment.GetRuntimeDirectory(); // .../shared/Microsoft.NETCore.App/10.0.x/
         var major = Environment.Version.Major;
@@ -82,6 +87,7 @@ public static class ReferenceSet
                 .FirstOrDefault(d => File.Exists(Path.Combine(d, "System.Runtime.dll")));
             if (best is not null) return (best, false);
         }
+        Log.Error($"no reference assemblies found (neither {ShippedDirectory} nor a Microsoft.NETCore.App.Ref pack): compiling against the runtime's implementation assemblies");
         return (runtimeDir, true);
     }
 }

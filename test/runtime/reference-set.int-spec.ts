@@ -1,0 +1,39 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { loadConfig } from '../../src/config/app-config';
+import { HostProcess } from '../../src/runtime/host-process';
+import { createLauncher } from '../../src/runtime/runtime.module';
+import { REPO } from '../support/runtime-harness';
+
+/**
+ * Tenant code must be compiled against the reference assemblies, never the runtime's implementation
+ * assemblies (System.Private.CoreLib exposes far more: e.g. Vector.LoadUnsafe under an allowed namespace).
+ * runtime/build.sh ships them beside the host, so a machine or image with only the .NET runtime (the
+ * Docker image) compiles against the same surface as one with the SDK.
+ */
+jest.setTimeout(60_000);
+
+const FRAMEWORK = [
+  'System.Runtime', 'System.Collections', 'System.Collections.Immutable', 'System.Linq', 'System.Memory',
+  'System.Runtime.Numerics', 'System.Text.Json', 'System.Text.RegularExpressions', 'System.Text.Encodings.Web',
+];
+
+it('ships the reference set beside the host build', () => {
+  const ref = path.join(REPO, 'runtime', 'bin', 'ref');
+  expect(fs.readdirSync(ref).sort()).toEqual(FRAMEWORK.map((n) => `${n}.dll`).sort());
+  // The C# side's list is the same one (a rename on either side fails here).
+  const source = fs.readFileSync(path.join(REPO, 'runtime/EventSourcing.Runtime/Compilation/ReferenceSet.cs'), 'utf8');
+  const listed = /FrameworkAssemblies =\s*\{([^}]*)\}/.exec(source)![1].match(/"([^"]+)"/g)!.map((s) => s.slice(1, -1));
+  expect(listed.sort()).toEqual([...FRAMEWORK].sort());
+});
+
+it('the sandboxed production compiler compiles against that shipped set', async () => {
+  const { launcher } = await createLauncher(loadConfig({}));
+  const host = await HostProcess.start({ mode: 'compile', label: 'compiler', launch: launcher.launch('compile'), readyTimeoutMs: 30_000, maxLineBytes: 64 << 20 });
+  try {
+    const stats = await host.call('stats', {}, 30_000);
+    expect(stats.referenceSource).toBe('/runtime/ref');
+  } finally {
+    await host.close();
+  }
+});

@@ -78,7 +78,52 @@ public sealed class TenantCompiler
             metadataImportOptions: MetadataImportOptions.Public)
         .WithPlatform(Platform.AnyCpu);
 
+    /// <summary>Stack reserved for the thread each compile runs on: Roslyn recurses over the syntax tree, and only some
+    /// of its recursion is guarded (CS8078), so deep nesting (e.g. 100k nested parentheses) needs far more than the
+    /// main thread's 8 MiB to end in a diagnostic instead of a stack overflow that kills the process. Reserved address
+    /// space only: pages are touched as deep as a compile goes, and released when its thread ends.
+    /// EVENTSOURCING_COMPILE_STACK_MB overrides it (RLIMIT_DATA on the compiler must leave room for it).</summary>
+    public static readonly int StackBytes = StackMb() * 1024 * 1024;
+
+    const int DefaultStackMb = 1024;
+
+    static int StackMb() =>
+        int.TryParse(Environment.GetEnvironmentVariable("EVENTSOURCING_COMPILE_STACK_MB"), out var mb) && mb is >= 16 and <= 2047 ? mb : DefaultStackMb;
+
+    /// <summary>Compiles on a fresh thread with <see cref="StackBytes"/> of stack and waits for it.</summary>
     public CompileResult Compile(IReadOnlyList<SourceFile> files, ImplementationKind? kind, string? assemblyName = null)
+    {
+        CompileResult? result = null;
+        System.Runtime.ExceptionServices.ExceptionDispatchInfo? failure = null;
+        var thread = new Thread(() =>
+        {
+            try
+            {
+                result = CompileHere(files, kind, assemblyName);
+            }
+            catch (InsufficientExecutionStackException)
+            {
+                // Roslyn's own stack guard, where it does not turn it into CS8078 itself.
+                result = new CompileResult(false, Array.Empty<DiscoveredImplementation>(), null,
+                    new[] { new CompileDiagnostic(null, 0, 0, "error", "CS8078", "An expression is too long or complex to compile: the code is nested too deeply") },
+                    Array.Empty<CompileDiagnostic>(), "compilation failed with 1 error(s)");
+            }
+            catch (Exception ex)
+            {
+                failure = System.Runtime.ExceptionServices.ExceptionDispatchInfo.Capture(ex);
+            }
+        }, StackBytes)
+        {
+            Name = "compile",
+            IsBackground = true,
+        };
+        thread.Start();
+        thread.Join();
+        failure?.Throw();
+        return result!;
+    }
+
+    CompileResult CompileHere(IReadOnlyList<SourceFile> files, ImplementationKind? kind, string? assemblyName)
     {
         if (files.Count == 0) return Fail("the archive contains no files");
         if (files.Count > MaxFiles) return Fail($"too many files ({files.Count} > {MaxFiles})");
@@ -94,6 +139,11 @@ public sealed class TenantCompiler
 
         var sources = files.Where(f => f.Path.EndsWith(".cs", StringComparison.OrdinalIgnoreCase)).ToList();
         if (sources.Count == 0) return Fail("the archive contains no .cs files");
+
+        var tooDeep = sources.Select(f => NestingLimit.Check(f, ParseOptions)).OfType<CompileDiagnostic>().ToList();
+        if (tooDeep.Count > 0)
+            return new CompileResult(false, Array.Empty<DiscoveredImplementation>(), null, tooDeep, Array.Empty<CompileDiagnostic>(),
+                $"compilation failed with {tooDeep.Count} error(s)");
 
         var trees = new List<SyntaxTree>(sources.Count + 1);
         foreach (var f in sources)

@@ -27,6 +27,7 @@ export const ERROR_CODES = [
   'WEBHOOK_URL_REFUSED',
   'SSE_DISABLED',
   'NOT_ACCEPTABLE',
+  'TOO_MANY_PENDING_UPLOADS',
   'INTERNAL',
 ] as const;
 

@@ -1,6 +1,6 @@
 import { BadRequestException, HttpException, NotFoundException } from '@nestjs/common';
 import { DomainError, versionConflict } from './domain-error';
-import { fromFrameworkError, statusOf, toErrorBody } from './error-http-mapping';
+import { fromFrameworkError, headersOf, statusOf, toErrorBody } from './error-http-mapping';
 
 describe('error mapping', () => {
   it('keeps a domain error and its details', () => {
@@ -16,6 +16,13 @@ describe('error mapping', () => {
     expect(fromFrameworkError(new BadRequestException("Body is not valid JSON but content-type is set to 'application/json'")).code).toBe('MALFORMED_JSON');
     expect(fromFrameworkError(new NotFoundException()).code).toBe('NOT_FOUND');
     expect(fromFrameworkError({ code: 'FST_ERR_CTP_BODY_TOO_LARGE' }).code).toBe('PAYLOAD_TOO_LARGE');
+  });
+
+  it('tells a refused caller when to try again', () => {
+    const err = new DomainError('TOO_MANY_PENDING_UPLOADS', 'wait', { retryAfterSeconds: 12.5 });
+    expect(statusOf(err.code)).toBe(429);
+    expect(headersOf(err)).toEqual({ 'retry-after': '13' });
+    expect(headersOf(versionConflict(1, 2))).toEqual({});
   });
 
   it('hides internals of anything unexpected', () => {

@@ -29,6 +29,8 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   WEBHOOK_URL_REFUSED: 400,
   SSE_DISABLED: 409,
   NOT_ACCEPTABLE: 406,
+  // The tenant's uploads still waiting to compile are at the cap: answered with Retry-After.
+  TOO_MANY_PENDING_UPLOADS: 429,
   INTERNAL: 500,
 };
 
@@ -44,6 +46,12 @@ export function statusOf(code: ErrorCode): number {
 
 export function toErrorBody(err: DomainError): ErrorBody {
   return { error: err.code, message: err.message, ...err.details };
+}
+
+/** Headers an error answers with: `Retry-After` when the error says when to try again (`retryAfterSeconds`). */
+export function headersOf(err: DomainError): Record<string, string> {
+  const s = err.details.retryAfterSeconds;
+  return typeof s === 'number' && Number.isFinite(s) && s > 0 ? { 'retry-after': String(Math.ceil(s)) } : {};
 }
 
 /**

@@ -1,5 +1,5 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
-import { fromFrameworkError, statusOf, toErrorBody } from './error-http-mapping';
+import { fromFrameworkError, headersOf, statusOf, toErrorBody } from './error-http-mapping';
 
 /** Every error leaves the service as `{error: CODE, message, ...}` with the code's status; internals are logged, never sent. */
 @Catch()
@@ -10,6 +10,6 @@ export class ErrorFilter implements ExceptionFilter {
     const err = fromFrameworkError(exception);
     if (err.code === 'INTERNAL') this.logger.error(exception instanceof Error ? exception.stack : String(exception));
     const reply = host.switchToHttp().getResponse();
-    reply.status(statusOf(err.code)).send(toErrorBody(err));
+    reply.status(statusOf(err.code)).headers(headersOf(err)).send(toErrorBody(err));
   }
 }

@@ -28,6 +28,7 @@ export function createRuntimePool(config: AppConfig, store: Store): RuntimePool 
       execIdleMs: config.runtime.execIdleMs,
       callDeadlineMs: config.runtime.callDeadlineMs,
       compileDeadlineMs: config.runtime.compileDeadlineMs,
+      compilerHosts: config.runtime.compilerHosts,
     },
   );
 }
@@ -36,7 +37,16 @@ export function createRuntimePool(config: AppConfig, store: Store): RuntimePool 
 @Module({
   providers: [
     { provide: RuntimePool, inject: [APP_CONFIG, STORE], useFactory: createRuntimePool },
-    { provide: CompileQueue, inject: [STORE, RuntimePool], useFactory: (store: Store, pool: RuntimePool) => new CompileQueue(store.uploads, pool) },
+    {
+      provide: CompileQueue,
+      inject: [STORE, RuntimePool, APP_CONFIG],
+      useFactory: (store: Store, pool: RuntimePool, config: AppConfig) =>
+        new CompileQueue(store.uploads, pool, {
+          concurrency: pool.compileSlots,
+          maxPendingPerTenant: config.runtime.uploadPendingMaxPerTenant,
+          deadlineMs: pool.compileDeadlineMs,
+        }),
+    },
   ],
   exports: [RuntimePool, CompileQueue],
 })
@@ -50,6 +60,7 @@ export class RuntimeModule implements OnApplicationBootstrap, OnApplicationShutd
   onApplicationBootstrap(): void {
     // Listeners (reducers, projections) are registered during module init, so pending compiles
     // left by a previous run are resumed only now.
+    this.pool.startCompilers();
     this.queue.start();
   }
 

@@ -104,9 +104,7 @@ public sealed class TenantCompiler
             catch (InsufficientExecutionStackException)
             {
                 // Roslyn's own stack guard, where it does not turn it into CS8078 itself.
-                result = new CompileResult(false, Array.Empty<DiscoveredImplementation>(), null,
-                    new[] { new CompileDiagnostic(null, 0, 0, "error", "CS8078", "An expression is too long or complex to compile: the code is nested too deeply") },
-                    Array.Empty<CompileDiagnostic>(), "compilation failed with 1 error(s)");
+                result = TooDeep(new[] { new CompileDiagnostic(null, 0, 0, "error", "CS8078", "An expression is too long or complex to compile: the code is nested too deeply") });
             }
             catch (Exception ex)
             {
@@ -140,14 +138,14 @@ public sealed class TenantCompiler
         var sources = files.Where(f => f.Path.EndsWith(".cs", StringComparison.OrdinalIgnoreCase)).ToList();
         if (sources.Count == 0) return Fail("the archive contains no .cs files");
 
-        var tooDeep = sources.Select(f => NestingLimit.Check(f, ParseOptions)).OfType<CompileDiagnostic>().ToList();
-        if (tooDeep.Count > 0)
-            return new CompileResult(false, Array.Empty<DiscoveredImplementation>(), null, tooDeep, Array.Empty<CompileDiagnostic>(),
-                $"compilation failed with {tooDeep.Count} error(s)");
+        var tooDeep = sources.Select(f => NestingLimit.CheckTokens(f, ParseOptions)).OfType<CompileDiagnostic>().ToList();
+        if (tooDeep.Count > 0) return TooDeep(tooDeep);
 
         var trees = new List<SyntaxTree>(sources.Count + 1);
         foreach (var f in sources)
             trees.Add(CSharpSyntaxTree.ParseText(SourceText.From(f.Content, Encoding.UTF8), ParseOptions, f.Path));
+        tooDeep = trees.Select(NestingLimit.CheckDepth).OfType<CompileDiagnostic>().ToList();
+        if (tooDeep.Count > 0) return TooDeep(tooDeep);
         trees.Add(CSharpSyntaxTree.ParseText(SourceText.From(ImplicitUsings, Encoding.UTF8), ParseOptions, "<implicit-usings>.g.cs"));
 
         assemblyName ??= "Tenant_" + ContentHash(sources);
@@ -198,6 +196,9 @@ public sealed class TenantCompiler
         }
         return new CompileResult(true, discovered, image, Array.Empty<CompileDiagnostic>(), warnings, null);
     }
+
+    static CompileResult TooDeep(IReadOnlyList<CompileDiagnostic> errors) =>
+        new(false, Array.Empty<DiscoveredImplementation>(), null, errors, Array.Empty<CompileDiagnostic>(), $"compilation failed with {errors.Count} error(s)");
 
     static CompileResult Fail(string message) =>
         new(false, Array.Empty<DiscoveredImplementation>(), null, Array.Empty<CompileDiagnostic>(), Array.Empty<CompileDiagnostic>(), message);

@@ -78,14 +78,16 @@ public sealed class TenantCompiler
             metadataImportOptions: MetadataImportOptions.Public)
         .WithPlatform(Platform.AnyCpu);
 
-    /// <summary>Stack reserved for the thread each compile runs on: Roslyn recurses over the syntax tree, and only some
-    /// of its recursion is guarded (CS8078), so deep nesting (e.g. 100k nested parentheses) needs far more than the
-    /// main thread's 8 MiB to end in a diagnostic instead of a stack overflow that kills the process. Reserved address
-    /// space only: pages are touched as deep as a compile goes, and released when its thread ends.
-    /// EVENTSOURCING_COMPILE_STACK_MB overrides it (RLIMIT_DATA on the compiler must leave room for it).</summary>
-    public static readonly int StackBytes = StackMb() * 1024 * 1024;
+    /// <summary>Stack reserved for the thread each compile runs on. Roslyn recurses over the syntax tree, and only some
+    /// of its recursion is guarded (CS8078): 15k nested negations overflow a main thread's 8 MiB and kill the process.
+    /// Within <see cref="NestingLimit"/> every shape measured compiles in 64 MiB; the default leaves 8× that. Reserved
+    /// address space only (pages are touched as deep as a compile goes, released when its thread ends), but it counts
+    /// towards RLIMIT_DATA: where the limit leaves no room for it, the stack is halved until a thread starts, down to
+    /// 64 MiB. EVENTSOURCING_COMPILE_STACK_MB overrides the default.</summary>
+    public static int StackBytes { get; private set; } = StackMb() * 1024 * 1024;
 
-    const int DefaultStackMb = 1024;
+    const int DefaultStackMb = 512;
+    const int MinStackBytes = 64 * 1024 * 1024;
 
     static int StackMb() =>
         int.TryParse(Environment.GetEnvironmentVariable("EVENTSOURCING_COMPILE_STACK_MB"), out var mb) && mb is >= 16 and <= 2047 ? mb : DefaultStackMb;
@@ -95,7 +97,7 @@ public sealed class TenantCompiler
     {
         CompileResult? result = null;
         System.Runtime.ExceptionServices.ExceptionDispatchInfo? failure = null;
-        var thread = new Thread(() =>
+        void Run()
         {
             try
             {
@@ -110,15 +112,29 @@ public sealed class TenantCompiler
             {
                 failure = System.Runtime.ExceptionServices.ExceptionDispatchInfo.Capture(ex);
             }
-        }, StackBytes)
-        {
-            Name = "compile",
-            IsBackground = true,
-        };
-        thread.Start();
+        }
+        var thread = StartWithLargeStack(Run);
         thread.Join();
         failure?.Throw();
         return result!;
+    }
+
+    static Thread StartWithLargeStack(ThreadStart body)
+    {
+        for (;;)
+        {
+            var thread = new Thread(body, StackBytes) { Name = "compile", IsBackground = true };
+            try
+            {
+                thread.Start();
+                return thread;
+            }
+            catch (OutOfMemoryException) when (StackBytes / 2 >= MinStackBytes)
+            {
+                StackBytes /= 2;
+                Log.Error($"cannot reserve a compile thread's stack (RLIMIT_DATA?); trying {StackBytes / (1024 * 1024)} MiB");
+            }
+        }
     }
 
     CompileResult CompileHere(IReadOnlyList<SourceFile> files, ImplementationKind? kind, string? assemblyName)

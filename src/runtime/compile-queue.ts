@@ -25,18 +25,18 @@ export interface CompileQueueOptions {
 
 export const DEFAULT_QUEUE_OPTIONS: CompileQueueOptions = { concurrency: 2, maxPendingPerTenant: 10, deadlineMs: 15_000, unavailableRetryMs: 5_000 };
 
-/** A compile that crashed the compiler (stack overflow, out of memory, killed) is tried once more, then failed. */
+/** A compile that crashed the compiler or failed inside it (out of memory, killed) is tried once more, then failed. */
 const MAX_CRASHES = 2;
 
 /**
  * Uploads answer 202 at once; compiling happens here, in the background. The status lives in the
  * store (pending → compiled | failed), so a restart finishes what was pending instead of forgetting it.
  *
- * Fair across tenants: tenants with pending uploads take turns (round robin, a tenant goes to the back
- * of the ring when it is served), each tenant has at most one compile running (so one tenant never
+ * Fair across tenants: tenants with pending uploads take turns (round robin: a tenant goes to the back
+ * of the ring when its compile ends), each tenant has at most one compile running (so one tenant never
  * holds more than one compiler), and each may have at most `maxPendingPerTenant` uploads waiting.
  * A compile that outlives the deadline is failed, never retried (it would only hold a compiler
- * again); one that crashes the compiler is retried once, on the tenant's next turn.
+ * again); one that crashes the compiler or fails inside it is retried once, on the tenant's next turn.
  *
  * Listeners run after a compile is recorded (auto-binding reducers, activating projections).
  */
@@ -242,10 +242,10 @@ export class CompileQueue {
     const crashes = (this.crashes.get(upload.uploadId) ?? 0) + 1;
     this.crashes.set(upload.uploadId, crashes);
     if (crashes < MAX_CRASHES) {
-      this.logger.warn(`compile of ${upload.uploadId} (tenant ${upload.tenantId}) crashed the compiler after ${tookMs} ms (${why}); it is tried once more`);
+      this.logger.warn(`compile of ${upload.uploadId} (tenant ${upload.tenantId}) failed in the compiler after ${tookMs} ms (${why}); it is tried once more`);
       return undefined;
     }
-    this.logger.warn(`compile of ${upload.uploadId} (tenant ${upload.tenantId}) crashed the compiler again (${why}); failed`);
+    this.logger.warn(`compile of ${upload.uploadId} (tenant ${upload.tenantId}) failed in the compiler again (${why}); failed`);
     return failed(`the compiler failed on this archive ${crashes} times (${why.slice(0, 500)}), e.g. out of memory or stack; it is not retried again`);
   }
 

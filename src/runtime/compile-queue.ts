@@ -19,7 +19,7 @@ export interface CompileQueueOptions {
   maxPendingPerTenant: number;
   /** The compiler's deadline, named in the failure of a compile that outlived it and in Retry-After. */
   deadlineMs: number;
-  /** How long dispatching pauses when no compiler can be started. */
+  /** How long dispatching pauses when no compiler can be started or the store cannot record a compile. */
   unavailableRetryMs: number;
 }
 
@@ -174,8 +174,9 @@ export class CompileQueue {
       }
       const run = this.compileOne(upload)
         .catch((e) => {
-          // The store failed to record a result: the upload stays pending for a later turn.
+          // The store failed to record a result: the upload stays pending for a later turn, after a pause.
           this.logger.error(`cannot record compile of ${upload.uploadId}: ${e instanceof Error ? e.stack : e}`);
+          this.pause();
         })
         .finally(() => {
           // Served: to the back of the ring, behind every tenant that waited meanwhile.

@@ -51,7 +51,6 @@ export class CompileQueue {
   private readonly running = new Map<string, Promise<void>>();
   private pumping?: Promise<void>;
   private again = false;
-  private pausedUntil = 0;
   private pauseTimer?: NodeJS.Timeout;
   private idleWaiters: (() => void)[] = [];
   private closed = false;
@@ -155,7 +154,7 @@ export class CompileQueue {
 
   /** Starts compiles while a compiler is free: the next tenant in turn without one running, its oldest upload. */
   private async dispatch(): Promise<void> {
-    if (this.now() < this.pausedUntil) return;
+    if (this.pauseTimer) return; // the timer kicks again
     // The store is the queue: merge what it holds (a restart, another instance's uploads) into the ring, keeping its order.
     const pending = await this.uploads.pendingTenants();
     const inStore = new Set(pending);
@@ -251,7 +250,6 @@ export class CompileQueue {
   }
 
   private pause(): void {
-    this.pausedUntil = this.now() + this.options.unavailableRetryMs;
     clearTimeout(this.pauseTimer);
     this.pauseTimer = setTimeout(() => {
       this.pauseTimer = undefined;

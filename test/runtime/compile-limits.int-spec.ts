@@ -5,7 +5,7 @@ import { exampleSources, realPool } from '../support/runtime-harness';
 
 jest.setTimeout(120_000);
 
-const DEADLINE_MS = 3000;
+const DEADLINE_MS = 6000;
 let pool: RuntimePool;
 
 beforeAll(() => {
@@ -37,14 +37,18 @@ describe('compiles that cannot hold others up (real compiler hosts)', () => {
     const pids = await until(() => pool.compilerPids(), (p) => p.every((x) => x !== undefined));
     expect(pids).toHaveLength(2);
     expect(new Set(pids).size).toBe(2);
+    // Two compiles at once take both compilers: each has compiled once (warm), as after a while in service.
+    const warm = await Promise.all([pool.compile(exampleSources('customer-totals')), pool.compile(exampleSources('customer-totals'))]);
+    expect(warm.map((r) => r.ok)).toEqual([true, true]);
+    expect(await pool.compilerPids()).toEqual(pids);
   });
 
   it('stops a compile at the deadline and replaces its compiler, while the other compiler keeps serving', async () => {
     const before = await pool.compilerPids();
     const slow = timed(pool.compile(pathologicalFixture('compile-lambda-overloads-4x11').files));
     const ordinary = await timed(pool.compile(exampleSources('bank-account')));
-    expect(ordinary.ok).toBe(true);
-    expect(ordinary.ms).toBeLessThan(2500);
+    expect(ordinary).toMatchObject({ ok: true, v: { ok: true } });
+    expect(ordinary.ms).toBeLessThan(5000);
     const stopped = await slow;
     expect(!stopped.ok && stopped.e.failure).toBe('TIMEOUT');
     expect(stopped.ms).toBeGreaterThanOrEqual(DEADLINE_MS);
@@ -52,8 +56,7 @@ describe('compiles that cannot hold others up (real compiler hosts)', () => {
     // The killed compiler is replaced at once: a new process, not one started on next use.
     const after = await until(() => pool.compilerPids(), (p) => p.every((x) => x !== undefined) && p.some((x) => !before.includes(x)));
     expect(after.filter((p) => before.includes(p))).toHaveLength(1);
-    const again = await pool.compile(exampleSources('orders'));
-    expect(again.ok).toBe(true);
+    expect(await pool.compile(exampleSources('orders'))).toMatchObject({ ok: true });
   });
 
   it('fails a compile whose compiler is killed with CRASHED, and replaces that compiler', async () => {
@@ -66,7 +69,7 @@ describe('compiles that cannot hold others up (real compiler hosts)', () => {
     expect(!crashed.ok && crashed.e.failure).toBe('CRASHED');
     const after = await until(() => pool.compilerPids(), (p) => p.some((x) => x !== undefined && !before.includes(x)));
     expect(after.some((p) => p !== undefined && !before.includes(p))).toBe(true);
-    expect((await pool.compile(exampleSources('bank-account'))).ok).toBe(true);
+    expect(await pool.compile(exampleSources('bank-account'))).toMatchObject({ ok: true });
   });
 
   it('answers 100k nested parentheses with a clean compile error (CS8078), not a dead compiler', async () => {

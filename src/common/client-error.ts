@@ -18,7 +18,7 @@ export function answerClientError(err: Error & { code?: string }, socket: Socket
         : new DomainError('VALIDATION_FAILED', 'malformed HTTP request');
   const status = statusOf(refusal.code);
   const body = JSON.stringify(toErrorBody(refusal));
-  const extra = Object.entries(errorHeaders(refusal.code))
+  const extra = Object.entries(errorHeaders(refusal))
     .filter(([name]) => name !== 'connection')
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('');

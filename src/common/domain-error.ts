@@ -30,6 +30,7 @@ export const ERROR_CODES = [
   'NOT_ACCEPTABLE',
   'REQUEST_TIMEOUT',
   'TOO_MANY_STREAMS',
+  'TOO_MANY_PENDING_UPLOADS',
   'INTERNAL',
 ] as const;
 

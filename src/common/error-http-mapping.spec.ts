@@ -18,6 +18,13 @@ describe('error mapping', () => {
     expect(fromFrameworkError({ code: 'FST_ERR_CTP_BODY_TOO_LARGE' }).code).toBe('PAYLOAD_TOO_LARGE');
   });
 
+  it('tells a refused caller when to try again', () => {
+    const err = new DomainError('TOO_MANY_PENDING_UPLOADS', 'wait', { retryAfterSeconds: 12.5 });
+    expect(statusOf(err.code)).toBe(429);
+    expect(errorHeaders(err)).toEqual({ 'retry-after': '13' });
+    expect(errorHeaders(versionConflict(1, 2))).toEqual({});
+  });
+
   it('hides internals of anything unexpected', () => {
     const err = fromFrameworkError(new Error('connection to 10.0.0.5 refused'));
     expect(err.code).toBe('INTERNAL');
@@ -28,10 +35,10 @@ describe('error mapping', () => {
   it('answers the connection and stream limits with their status and headers', () => {
     expect(fromFrameworkError(new HttpException('the request body did not fully arrive within 10 ms', 408)).code).toBe('REQUEST_TIMEOUT');
     expect(statusOf('REQUEST_TIMEOUT')).toBe(408);
-    expect(errorHeaders('REQUEST_TIMEOUT')).toEqual({ connection: 'close' });
+    expect(errorHeaders(new DomainError('REQUEST_TIMEOUT', 'x'))).toEqual({ connection: 'close' });
     expect(statusOf('TOO_MANY_STREAMS')).toBe(429);
-    expect(errorHeaders('TOO_MANY_STREAMS')).toEqual({ 'retry-after': '5' });
+    expect(errorHeaders(new DomainError('TOO_MANY_STREAMS', 'x'))).toEqual({ 'retry-after': '5' });
     expect(statusOf('STATE_TOO_LARGE')).toBe(422);
-    expect(errorHeaders('VERSION_CONFLICT')).toEqual({});
+    expect(errorHeaders(new DomainError('VERSION_CONFLICT', 'x'))).toEqual({});
   });
 });

@@ -35,6 +35,8 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   REQUEST_TIMEOUT: 408,
   // Over STREAM_MAX_PER_KEY or STREAM_MAX_PER_INSTANCE open streams (`limit`, `scope`); comes with Retry-After.
   TOO_MANY_STREAMS: 429,
+  // The tenant's uploads still waiting to compile are at the cap: answered with Retry-After.
+  TOO_MANY_PENDING_UPLOADS: 429,
   INTERNAL: 500,
 };
 
@@ -55,13 +57,18 @@ export function toErrorBody(err: DomainError): ErrorBody {
 /** Seconds a client over a stream cap is asked to wait (streams free up as clients leave; there is no better estimate). */
 export const STREAM_RETRY_AFTER_S = 5;
 
-/** Headers that go with an error's answer, wherever it is written (filter, upgrade refusal, SSE). */
-export function errorHeaders(code: ErrorCode): Record<string, string> {
-  switch (code) {
+/**
+ * Headers that go with an error's answer, wherever it is written (filter, upgrade refusal, SSE):
+ * `Retry-After` when the error says when to try again (`retryAfterSeconds`, or the stream caps' fixed hint),
+ * `Connection: close` when the rest of the request may still be on its way.
+ */
+export function errorHeaders(err: DomainError): Record<string, string> {
+  const s = err.details.retryAfterSeconds;
+  if (typeof s === 'number' && Number.isFinite(s) && s > 0) return { 'retry-after': String(Math.ceil(s)) };
+  switch (err.code) {
     case 'TOO_MANY_STREAMS':
       return { 'retry-after': String(STREAM_RETRY_AFTER_S) };
     case 'REQUEST_TIMEOUT':
-      // The rest of the body may still be on its way: the connection cannot be reused.
       return { connection: 'close' };
     default:
       return {};

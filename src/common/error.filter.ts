@@ -18,6 +18,6 @@ export class ErrorFilter implements ExceptionFilter {
       : fromFrameworkError(exception);
     if (err.code === 'INTERNAL') this.logger.error(redactSecrets(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception)));
     const reply = http.getResponse();
-    reply.status(statusOf(err.code)).headers(errorHeaders(err.code)).send(toErrorBody(err));
+    reply.status(statusOf(err.code)).headers(errorHeaders(err)).send(toErrorBody(err));
   }
 }

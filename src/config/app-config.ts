@@ -47,7 +47,12 @@ export interface AppConfig {
     execIdleMs: number;
     /** Deadline of one Apply/ResolveKey call; past it the executor is killed and replaced. */
     callDeadlineMs: number;
+    /** Deadline of one compile; past it the compiler is killed and replaced, the upload failed (not retried). */
     compileDeadlineMs: number;
+    /** Compiler processes, each compiling one upload at a time. */
+    compilerHosts: number;
+    /** Uploads (reducers and projections together) of one tenant still waiting to compile; past it 429. */
+    uploadPendingMaxPerTenant: number;
     /** Managed heap cap of an executor (DOTNET_GCHeapHardLimit), MiB; RLIMIT_DATA is 4× this plus 1 GiB. */
     execHeapMb: number;
     /** How long an append waits for an executor that cannot be started before answering 503. */
@@ -175,7 +180,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       execHosts: int('RUNTIME_EXEC_HOSTS', 8, 1, 1000),
       execIdleMs: int('RUNTIME_EXEC_IDLE_MS', 300_000, 1_000, 86_400_000),
       callDeadlineMs: int('RUNTIME_CALL_DEADLINE_MS', 5_000, 100, 600_000),
-      compileDeadlineMs: int('RUNTIME_COMPILE_DEADLINE_MS', 120_000, 1_000, 3_600_000),
+      compileDeadlineMs: int('RUNTIME_COMPILE_DEADLINE_MS', 15_000, 1_000, 3_600_000),
+      compilerHosts: int('RUNTIME_COMPILER_HOSTS', 2, 1, 64),
+      uploadPendingMaxPerTenant: int('UPLOAD_PENDING_MAX_PER_TENANT', 10, 1, 100_000),
       execHeapMb: int('RUNTIME_EXEC_HEAP_MB', 256, 32, 65_536),
       unavailableWaitMs: int('RUNTIME_UNAVAILABLE_WAIT_MS', 5_000, 0, 600_000),
       compileHeapMb: int('RUNTIME_COMPILE_HEAP_MB', 1024, 128, 65_536),

@@ -81,7 +81,7 @@ export class NotificationsController {
     } catch (e) {
       if (!(e instanceof DomainError)) this.logger.error(`SSE stream of ${id} failed: ${e instanceof Error ? e.stack : e}`);
       const err = e instanceof DomainError ? e : new DomainError('INTERNAL', 'stream failed');
-      if (!reply.raw.headersSent) reply.raw.writeHead(statusOf(err.code), { 'content-type': 'application/json', ...errorHeaders(err.code) });
+      if (!reply.raw.headersSent) reply.raw.writeHead(statusOf(err.code), { 'content-type': 'application/json', ...errorHeaders(err) });
       reply.raw.end(JSON.stringify(toErrorBody(err)));
     }
   }

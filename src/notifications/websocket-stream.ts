@@ -265,7 +265,7 @@ function refuse(socket: Duplex, err: DomainError): void {
   if (socket.destroyed) return;
   const status = statusOf(err.code);
   const body = JSON.stringify(toErrorBody(err));
-  const extra = Object.entries(errorHeaders(err.code))
+  const extra = Object.entries(errorHeaders(err))
     .filter(([name]) => name !== 'connection')
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('');

@@ -86,6 +86,8 @@ export class ProjectionCatalog {
     config: ProjectionConfig | undefined,
   ): Promise<{ upload: UploadRecord; notifications?: UploadNotificationsView }> {
     if (!zip) throw validationFailed('file', 'a multipart part named "file" holding a zip archive is required');
+    // Before the notifications setup, which may make a secret: a refused upload stores nothing.
+    await this.queue.checkRoom(tenantId);
     const sources = await readSourceArchive(zip);
     const prepared = (await this.notifications?.prepare(tenantId, config)) ?? { meta: {} };
     const upload = await this.queue.submit({ tenantId, kind: 'projection', sources, uploadId: randomUUID(), meta: { config: config ?? null, ...prepared.meta } });

@@ -29,6 +29,7 @@ export class ReducerCatalog {
         throw new DomainError('ALREADY_EXISTS', `reducer '${reducerId}' exists; upload under a new id and bind it`, { reducerId });
       }
     }
+    await this.queue.checkRoom(tenantId);
     const sources = await readSourceArchive(zip);
     return this.queue.submit({ tenantId, kind: 'reducer', sources, uploadId: reducerId ?? randomUUID() });
   }

@@ -1,6 +1,7 @@
+import { DomainError } from '../common/domain-error';
 import { SqliteStore } from '../store/sqlite/sqlite-store';
 import { HostCallError } from './host-process';
-import { CompileQueue, Compiler } from './compile-queue';
+import { CompileQueue, CompileQueueOptions, Compiler } from './compile-queue';
 import { CompileResult } from './runtime-protocol';
 
 const ok: CompileResult = {
@@ -11,16 +12,37 @@ const ok: CompileResult = {
   warnings: [],
 };
 
+type Answer = CompileResult | Error | Promise<CompileResult>;
+
 /** Scripted compiler: the queue's bookkeeping is under test here; the real host is in test/runtime. */
 class ScriptedCompiler implements Compiler {
   calls: string[] = [];
-  constructor(private readonly answer: (path: string) => CompileResult | Error) {}
+  running = new Map<string, number>();
+  maxRunningPerTenant = 0;
+  maxRunning = 0;
+  constructor(private readonly answer: (path: string) => Answer = () => ok) {}
   async compile(files: { path: string; content: string }[]): Promise<CompileResult> {
-    this.calls.push(files[0].path);
-    const a = this.answer(files[0].path);
-    if (a instanceof Error) throw a;
-    return a;
+    const path = files[0].path;
+    const tenant = files[0].content;
+    this.calls.push(path);
+    this.running.set(tenant, (this.running.get(tenant) ?? 0) + 1);
+    this.maxRunningPerTenant = Math.max(this.maxRunningPerTenant, this.running.get(tenant)!);
+    this.maxRunning = Math.max(this.maxRunning, [...this.running.values()].reduce((a, b) => a + b, 0));
+    try {
+      await new Promise((r) => setImmediate(r));
+      const a = await this.answer(path);
+      if (a instanceof Error) throw a;
+      return a;
+    } finally {
+      this.running.set(tenant, this.running.get(tenant)! - 1);
+    }
   }
+}
+
+function gate() {
+  let open!: (r: CompileResult) => void;
+  const promise = new Promise<CompileResult>((r) => (open = r));
+  return { promise, open };
 }
 
 async function memoryStore() {
@@ -29,13 +51,21 @@ async function memoryStore() {
   return store;
 }
 
+/** An upload whose single file is named `path`; its content names the tenant (for the compiler's bookkeeping). */
+const upload = (tenantId: string, path: string) => ({ tenantId, kind: 'reducer' as const, sources: [{ path, content: tenantId }], uploadId: path });
+
+async function setup(compiler: ScriptedCompiler, options: Partial<CompileQueueOptions> = {}) {
+  const store = await memoryStore();
+  const q = new CompileQueue(store.uploads, compiler, { concurrency: 1, maxPendingPerTenant: 100, ...options });
+  return { store, q };
+}
+
 describe('CompileQueue', () => {
   it('answers at once with a pending record, then records the compile and tells listeners', async () => {
-    const store = await memoryStore();
-    const q = new CompileQueue(store.uploads, new ScriptedCompiler(() => ok));
+    const { store, q } = await setup(new ScriptedCompiler());
     const seen: string[] = [];
     q.onCompiled((u) => void seen.push(`${u.uploadId}:${u.status}`));
-    const rec = await q.submit({ tenantId: 't', kind: 'reducer', sources: [{ path: 'A.cs', content: '' }], uploadId: 'u1' });
+    const rec = await q.submit(upload('t', 'u1'));
     expect(rec.status).toBe('pending');
     await q.idle();
     expect(await store.uploads.get('t', 'u1')).toMatchObject({ status: 'compiled', discovered: ok.ok ? ok.discovered : [] });
@@ -44,17 +74,16 @@ describe('CompileQueue', () => {
   });
 
   it('records a compilation error as failed', async () => {
-    const store = await memoryStore();
-    const q = new CompileQueue(store.uploads, new ScriptedCompiler(() => ({ ok: false, compilationError: 'A.cs(1,1): error CS1002: ; expected', diagnostics: [], warnings: [] })));
-    await q.submit({ tenantId: 't', kind: 'reducer', sources: [{ path: 'A.cs', content: '' }], uploadId: 'u1' });
+    const { store, q } = await setup(new ScriptedCompiler(() => ({ ok: false, compilationError: 'A.cs(1,1): error CS1002: ; expected', diagnostics: [], warnings: [] })));
+    await q.submit(upload('t', 'u1'));
     await q.idle();
     expect(await store.uploads.get('t', 'u1')).toMatchObject({ status: 'failed', compilationError: 'A.cs(1,1): error CS1002: ; expected' });
   });
 
   it('finishes what a previous run left pending', async () => {
     const store = await memoryStore();
-    await store.uploads.create({ uploadId: 'left', tenantId: 't', kind: 'reducer', sources: [{ path: 'L.cs', content: '' }], meta: {}, createdAt: 1 });
-    const compiler = new ScriptedCompiler(() => ok);
+    await store.uploads.create({ uploadId: 'left', tenantId: 't', kind: 'reducer', sources: [{ path: 'L.cs', content: 't' }], meta: {}, createdAt: 1 });
+    const compiler = new ScriptedCompiler();
     const q = new CompileQueue(store.uploads, compiler);
     q.start();
     await q.idle();
@@ -62,15 +91,133 @@ describe('CompileQueue', () => {
     expect((await store.uploads.get('t', 'left'))?.status).toBe('compiled');
   });
 
-  it('retries a compile that crashed the compiler, then fails it with a clear message', async () => {
+  it('serves tenants in turn, not in upload order, also for what a previous run left pending', async () => {
     const store = await memoryStore();
-    const compiler = new ScriptedCompiler(() => new HostCallError('CRASHED', 'compiler died'));
-    const q = new CompileQueue(store.uploads, compiler);
-    await q.submit({ tenantId: 't', kind: 'reducer', sources: [{ path: 'B.cs', content: '' }], uploadId: 'u1' });
+    const pending: [string, string][] = [['a', 'A1'], ['a', 'A2'], ['a', 'A3'], ['a', 'A4'], ['b', 'B1'], ['b', 'B2'], ['c', 'C1']];
+    for (const [i, [t, id]] of pending.entries()) {
+      await store.uploads.create({ uploadId: id, tenantId: t, kind: 'reducer', sources: [{ path: id, content: t }], meta: {}, createdAt: i + 1 });
+    }
+    const compiler = new ScriptedCompiler();
+    const q = new CompileQueue(store.uploads, compiler, { concurrency: 1 });
+    q.start();
     await q.idle();
-    expect(compiler.calls).toEqual(['B.cs', 'B.cs', 'B.cs']);
-    const u = await store.uploads.get('t', 'u1');
+    expect(compiler.calls).toEqual(['A1', 'B1', 'C1', 'A2', 'B2', 'A3', 'A4']);
+  });
+
+  it('gives a tenant that uploads later its turn before the next of a tenant with many waiting', async () => {
+    const first = gate();
+    const compiler = new ScriptedCompiler((p) => (p === 'A1' ? first.promise : ok));
+    const { q } = await setup(compiler);
+    for (const id of ['A1', 'A2', 'A3']) await q.submit(upload('a', id));
+    await q.submit(upload('b', 'B1'));
+    first.open(ok);
+    await q.idle();
+    expect(compiler.calls).toEqual(['A1', 'B1', 'A2', 'A3']);
+  });
+
+  it('runs at most one compile of a tenant at a time, and other tenants’ beside it', async () => {
+    const compiler = new ScriptedCompiler();
+    const { q } = await setup(compiler, { concurrency: 3 });
+    await Promise.all([...['A1', 'A2', 'A3', 'A4'].map((id) => q.submit(upload('a', id))), q.submit(upload('b', 'B1')), q.submit(upload('c', 'C1'))]);
+    await q.idle();
+    expect(compiler.calls.sort()).toEqual(['A1', 'A2', 'A3', 'A4', 'B1', 'C1']);
+    expect(compiler.maxRunningPerTenant).toBe(1);
+    expect(compiler.maxRunning).toBeGreaterThan(1);
+  });
+
+  it('compiles another tenant’s upload while one compile hangs', async () => {
+    const hang = gate();
+    const compiler = new ScriptedCompiler((p) => (p === 'A1' ? hang.promise : ok));
+    const { store, q } = await setup(compiler, { concurrency: 2 });
+    await q.submit(upload('a', 'A1'));
+    await q.submit(upload('a', 'A2'));
+    await q.submit(upload('b', 'B1'));
+    const deadline = Date.now() + 2000;
+    while ((await store.uploads.get('b', 'B1'))?.status !== 'compiled' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    expect((await store.uploads.get('b', 'B1'))?.status).toBe('compiled');
+    // A's second upload waits for its first: a tenant holds one compiler at most.
+    expect(compiler.calls).toEqual(['A1', 'B1']);
+    hang.open(ok);
+    await q.idle();
+    expect(compiler.calls).toEqual(['A1', 'B1', 'A2']);
+  });
+
+  it('fails a compile that outlived the deadline at once, without a retry', async () => {
+    const compiler = new ScriptedCompiler(() => new HostCallError('TIMEOUT', 'compiler: compile exceeded its 3000 ms deadline'));
+    const { store, q } = await setup(compiler, { deadlineMs: 3000 });
+    await q.submit(upload('t', 'Slow.cs'));
+    await q.idle();
+    expect(compiler.calls).toEqual(['Slow.cs']);
+    const u = await store.uploads.get('t', 'Slow.cs');
     expect(u?.status).toBe('failed');
-    expect(u?.compilationError).toContain('CRASHED');
+    expect(u?.compilationError).toMatch(/exceeded the 3000 ms deadline .*not retried/);
+  });
+
+  it('retries a compile that crashed the compiler once, on the tenant’s next turn, then fails it with a clear message', async () => {
+    const compiler = new ScriptedCompiler((p) => (p === 'Crash.cs' ? new HostCallError('CRASHED', 'compiler: host exited (code null, signal SIGABRT)') : ok));
+    const { store, q } = await setup(compiler);
+    await q.submit(upload('a', 'Crash.cs'));
+    await q.submit(upload('b', 'B1'));
+    await q.idle();
+    expect(compiler.calls).toEqual(['Crash.cs', 'B1', 'Crash.cs']);
+    const u = await store.uploads.get('a', 'Crash.cs');
+    expect(u?.status).toBe('failed');
+    expect(u?.compilationError).toMatch(/compiler failed on this archive 2 times .*SIGABRT.*not retried again/);
+  });
+
+  it('compiles a crash’s retry normally when it succeeds', async () => {
+    let first = true;
+    const compiler = new ScriptedCompiler(() => (first ? ((first = false), new HostCallError('INTERNAL', 'OutOfMemoryException')) : ok));
+    const { store, q } = await setup(compiler);
+    await q.submit(upload('t', 'u1'));
+    await q.idle();
+    expect(compiler.calls).toEqual(['u1', 'u1']);
+    expect((await store.uploads.get('t', 'u1'))?.status).toBe('compiled');
+  });
+
+  it('keeps uploads pending while no compiler can be started, and compiles them once one can', async () => {
+    let available = false;
+    const compiler = new ScriptedCompiler(() => (available ? ok : new HostCallError('UNAVAILABLE', 'compiler: host failed to start')));
+    const { store, q } = await setup(compiler, { unavailableRetryMs: 50 });
+    await q.submit(upload('t', 'u1'));
+    await new Promise((r) => setTimeout(r, 120));
+    expect((await store.uploads.get('t', 'u1'))?.status).toBe('pending');
+    const tries = compiler.calls.length;
+    expect(tries).toBeGreaterThanOrEqual(2);
+    expect(tries).toBeLessThanOrEqual(4); // paused between tries, not spinning
+    available = true;
+    await q.idle();
+    expect((await store.uploads.get('t', 'u1'))?.status).toBe('compiled');
+  });
+
+  it('refuses an upload past the tenant’s pending cap, storing nothing, and accepts again once one compiled', async () => {
+    const hang = gate();
+    const compiler = new ScriptedCompiler((p) => (p === 'A1' ? hang.promise : ok));
+    const { store, q } = await setup(compiler, { maxPendingPerTenant: 3, deadlineMs: 12_000 });
+    for (const id of ['A1', 'A2', 'A3']) await q.submit(upload('a', id));
+    const refused = await q.submit(upload('a', 'A4')).catch((e) => e);
+    expect(refused).toBeInstanceOf(DomainError);
+    expect(refused).toMatchObject({ code: 'TOO_MANY_PENDING_UPLOADS', details: { pending: 3, maxPending: 3, retryAfterSeconds: 12 } });
+    await expect(q.checkRoom('a')).rejects.toMatchObject({ code: 'TOO_MANY_PENDING_UPLOADS' });
+    expect(await store.uploads.get('a', 'A4')).toBeNull();
+    expect(await store.uploads.countPending('a')).toBe(3);
+    // Another tenant is not affected.
+    await q.submit(upload('b', 'B1'));
+    hang.open(ok);
+    await q.idle();
+    await q.submit(upload('a', 'A4'));
+    await q.idle();
+    expect((await store.uploads.get('a', 'A4'))?.status).toBe('compiled');
+  });
+
+  it('holds the cap against concurrent uploads of one tenant', async () => {
+    const hang = gate();
+    const { store, q } = await setup(new ScriptedCompiler(() => hang.promise), { maxPendingPerTenant: 3 });
+    const results = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => q.submit(upload('a', `A${i}`))));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
+    expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason.code)).toEqual(Array(5).fill('TOO_MANY_PENDING_UPLOADS'));
+    expect(await store.uploads.countPending('a')).toBe(3);
+    hang.open(ok);
+    await q.idle();
   });
 });

@@ -13,6 +13,8 @@ import {
 } from './runtime-protocol';
 
 export interface RuntimePoolOptions {
+  /** Compiler hosts, each compiling one archive at a time: one slow compile holds up only its own. */
+  compilerHosts: number;
   /** Executor hosts alive at once (one per tenant); the least recently used idle one is stopped past it. */
   maxExecHosts: number;
   /** An executor idle this long is stopped. */
@@ -30,10 +32,11 @@ export interface RuntimePoolOptions {
 }
 
 export const DEFAULT_POOL_OPTIONS: RuntimePoolOptions = {
+  compilerHosts: 2,
   maxExecHosts: 8,
   execIdleMs: 5 * 60_000,
   callDeadlineMs: 5_000,
-  compileDeadlineMs: 120_000,
+  compileDeadlineMs: 15_000,
   readyTimeoutMs: 30_000,
   maxLineBytes: 64 * 1024 * 1024,
   maxStateBytes: DEFAULT_MAX_STATE_BYTES,
@@ -44,6 +47,11 @@ export const DEFAULT_POOL_OPTIONS: RuntimePoolOptions = {
 /** Gives a host the bytes of a tenant's compiled upload when it needs to (re)load it. */
 export type AssemblySource = (tenantId: string, assemblyId: string) => Promise<Buffer>;
 
+interface CompilerSlot {
+  host?: Promise<HostProcess>;
+  busy: boolean;
+}
+
 interface Executor {
   tenantId: string;
   host: Promise<HostProcess>;
@@ -53,14 +61,15 @@ interface Executor {
 }
 
 /**
- * The service's view of the .NET runtime: one shared compiler host (compiling runs no tenant
- * code, so one warm Roslyn serves every tenant) and one executor host per tenant, started on
- * demand, never sharing loaded assemblies across tenants, replaced when it dies. After a
- * replacement, assemblies are loaded again on first use.
+ * The service's view of the .NET runtime: a few shared compiler hosts (compiling runs no tenant
+ * code, so warm Roslyns serve every tenant), each compiling one archive at a time, and one
+ * executor host per tenant, started on demand, never sharing loaded assemblies across tenants.
+ * A host that dies is replaced: a compiler at once (so that it is warm again when needed), an
+ * executor on next use, after which assemblies are loaded again on first use.
  */
 export class RuntimePool {
-  private compiler?: Promise<HostProcess>;
-  private compileChain: Promise<unknown> = Promise.resolve();
+  private readonly compilers: CompilerSlot[];
+  private readonly waitingForCompiler: ((slot: CompilerSlot) => void)[] = [];
   private readonly executors = new Map<string, Executor>();
   private readonly sweeper: NodeJS.Timeout;
   private closed = false;
@@ -71,17 +80,47 @@ export class RuntimePool {
     private readonly options: RuntimePoolOptions = DEFAULT_POOL_OPTIONS,
   ) {
     this.sweeper = setInterval(() => this.stopIdle(), Math.min(30_000, options.execIdleMs)).unref();
+    this.compilers = Array.from({ length: Math.max(1, options.compilerHosts) }, () => ({ busy: false }));
   }
 
-  /** Compiles run one at a time on the shared compiler (a compile is CPU-bound; queueing them keeps deadlines honest). */
-  compile(files: { path: string; content: string }[], kind?: 'reducer' | 'projection'): Promise<CompileResult> {
-    const run = async () => {
-      const host = await this.compilerHost();
-      return host.call('compile', { files, kind }, this.options.compileDeadlineMs);
-    };
-    const result = this.compileChain.then(run, run);
-    this.compileChain = result.catch(() => undefined);
-    return result;
+  get compileDeadlineMs(): number {
+    return this.options.compileDeadlineMs;
+  }
+
+  /** How many compiles can run at once (one per compiler host). */
+  get compileSlots(): number {
+    return this.compilers.length;
+  }
+
+  /** Starts every compiler host now, so that each has warmed Roslyn before the first upload. */
+  startCompilers(): void {
+    for (const slot of this.compilers) this.warm(slot);
+  }
+
+  /**
+   * Compiles on a free compiler host (waiting for one if all are busy) under the compile deadline:
+   * past it, that host is killed (TIMEOUT). A host that dies during a compile fails it with
+   * CRASHED; one that answers with an error (e.g. out of memory) is stopped too, as it may hold on
+   * to what the compile took. Either way a replacement starts at once and warms up.
+   */
+  async compile(files: { path: string; content: string }[], kind?: 'reducer' | 'projection'): Promise<CompileResult> {
+    const slot = await this.freeCompiler();
+    let host: HostProcess | undefined;
+    try {
+      host = await (slot.host = this.alive(slot.host, () => this.spawn('compile', 'compiler')));
+      return await host.call('compile', { files, kind }, this.options.compileDeadlineMs);
+    } catch (e) {
+      host?.kill('CRASHED', 'compiler stopped after a failed compile');
+      throw e;
+    } finally {
+      if (host && !host.alive) this.warm(slot);
+      this.releaseCompiler(slot);
+    }
+  }
+
+  /** For tests and operators: the compiler processes (undefined where none runs). */
+  async compilerPids(): Promise<(number | undefined)[]> {
+    return Promise.all(this.compilers.map(async (c) => (await c.host?.catch(() => undefined))?.pid));
   }
 
   async apply(
@@ -129,14 +168,32 @@ export class RuntimePool {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.sweeper);
-    const hosts = [this.compiler, ...[...this.executors.values()].map((e) => e.host)];
+    const hosts = [...this.compilers.map((c) => c.host), ...[...this.executors.values()].map((e) => e.host)];
     this.executors.clear();
-    this.compiler = undefined;
+    for (const c of this.compilers) c.host = undefined;
     await Promise.all(hosts.map(async (h) => (await h?.catch(() => undefined))?.close()));
   }
 
-  private compilerHost(): Promise<HostProcess> {
-    return (this.compiler = this.alive(this.compiler, () => this.spawn('compile', 'compiler')));
+  private freeCompiler(): Promise<CompilerSlot> {
+    const free = this.compilers.find((c) => !c.busy);
+    if (free) {
+      free.busy = true;
+      return Promise.resolve(free);
+    }
+    return new Promise((resolve) => this.waitingForCompiler.push(resolve));
+  }
+
+  private releaseCompiler(slot: CompilerSlot): void {
+    const next = this.waitingForCompiler.shift();
+    if (next) next(slot);
+    else slot.busy = false;
+  }
+
+  /** (Re)starts a slot's host in the background; a failed start is retried on the slot's next compile. */
+  private warm(slot: CompilerSlot): void {
+    if (this.closed) return;
+    const host = (slot.host = this.alive(slot.host, () => this.spawn('compile', 'compiler')));
+    host.catch(() => undefined);
   }
 
   /**

@@ -49,6 +49,7 @@ export function createRuntimePool(config: AppConfig, store: Store, launcher: Hos
       callDeadlineMs: config.runtime.callDeadlineMs,
       compileDeadlineMs: config.runtime.compileDeadlineMs,
       maxStateBytes: config.runtime.maxStateBytes,
+      compilerHosts: config.runtime.compilerHosts,
     },
   );
 }
@@ -59,7 +60,16 @@ export function createRuntimePool(config: AppConfig, store: Store, launcher: Hos
     { provide: SANDBOXED_LAUNCHER, inject: [APP_CONFIG], useFactory: createLauncher },
     { provide: SANDBOX_STATUS, inject: [SANDBOXED_LAUNCHER], useFactory: (s: SandboxedLauncher) => s.status },
     { provide: RuntimePool, inject: [APP_CONFIG, STORE, SANDBOXED_LAUNCHER], useFactory: (c: AppConfig, st: Store, s: SandboxedLauncher) => createRuntimePool(c, st, s.launcher) },
-    { provide: CompileQueue, inject: [STORE, RuntimePool], useFactory: (store: Store, pool: RuntimePool) => new CompileQueue(store.uploads, pool) },
+    {
+      provide: CompileQueue,
+      inject: [STORE, RuntimePool, APP_CONFIG],
+      useFactory: (store: Store, pool: RuntimePool, config: AppConfig) =>
+        new CompileQueue(store.uploads, pool, {
+          concurrency: pool.compileSlots,
+          maxPendingPerTenant: config.runtime.uploadPendingMaxPerTenant,
+          deadlineMs: pool.compileDeadlineMs,
+        }),
+    },
   ],
   exports: [RuntimePool, CompileQueue, SANDBOX_STATUS],
 })
@@ -73,6 +83,7 @@ export class RuntimeModule implements OnApplicationBootstrap, OnApplicationShutd
   onApplicationBootstrap(): void {
     // Listeners (reducers, projections) are registered during module init, so pending compiles
     // left by a previous run are resumed only now.
+    this.pool.startCompilers();
     this.queue.start();
   }
 

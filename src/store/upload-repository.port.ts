@@ -30,8 +30,12 @@ export interface UploadRepository {
   create(record: Omit<UploadRecord, 'status' | 'discovered' | 'compilationError' | 'assemblySha256' | 'compiledAt'>): Promise<void>;
   /** Tenant-scoped: another tenant's upload id reads as absent. */
   get(tenantId: string, uploadId: string): Promise<UploadRecord | null>;
-  /** Oldest first: what a restart must still compile. */
-  listPending(limit: number): Promise<UploadRecord[]>;
+  /** Tenants with uploads still to compile, the one waiting longest first (the compile queue's turns). */
+  pendingTenants(): Promise<string[]>;
+  /** A tenant's oldest upload still to compile. */
+  oldestPending(tenantId: string): Promise<UploadRecord | null>;
+  /** How many of a tenant's uploads are still to compile (the per-tenant cap). */
+  countPending(tenantId: string): Promise<number>;
   markCompiled(tenantId: string, uploadId: string, r: { discovered: DiscoveredImplementation[]; assembly: Buffer; assemblySha256: string; at: number }): Promise<void>;
   markFailed(tenantId: string, uploadId: string, r: { compilationError: string; at: number }): Promise<void>;
   /** The compiled DLL, for executors to load. */

@@ -178,7 +178,9 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       const sources = [{ path: 'A.cs', content: 'class A {}' }];
       await store.uploads.create({ uploadId: 'u1', tenantId: t, kind: 'reducer', sources, meta: { x: 1 }, createdAt: 1000 });
       await store.uploads.create({ uploadId: 'u2', tenantId: t, kind: 'projection', sources, meta: {}, createdAt: 2000 });
-      expect((await store.uploads.listPending(10)).map((u) => u.uploadId)).toEqual(['u1', 'u2']);
+      expect((await store.uploads.oldestPending(t))?.uploadId).toBe('u1');
+      expect(await store.uploads.countPending(t)).toBe(2);
+      expect(await store.uploads.pendingTenants()).toEqual([t]);
       expect(await store.uploads.get('other', 'u1')).toBeNull();
       // The same upload id in another tenant is another upload.
       await store.uploads.create({ uploadId: 'u1', tenantId: 'other', kind: 'reducer', sources, meta: {}, createdAt: 1500 });
@@ -191,7 +193,10 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect(await store.uploads.getAssembly(t, 'u1')).toEqual(dll);
       expect(await store.uploads.getAssembly('other', 'u1')).toBeNull();
       expect(await store.uploads.getAssembly(t, 'u2')).toBeNull();
-      expect((await store.uploads.listPending(10)).map((u) => [u.tenantId, u.uploadId])).toEqual([['other', 'u1']]);
+      expect(await store.uploads.pendingTenants()).toEqual(['other']);
+      expect(await store.uploads.oldestPending(t)).toBeNull();
+      expect(await store.uploads.countPending(t)).toBe(0);
+      expect((await store.uploads.oldestPending('other'))?.uploadId).toBe('u1');
     });
 
     it('writes an aggregate’s state in the append’s own transaction, only from the version it was computed on', async () => {

@@ -85,7 +85,66 @@ public sealed class TenantCompiler
     /// <summary>With another reference set than <see cref="ReferenceSet.References"/> (tests).</summary>
     public TenantCompiler(IReadOnlyList<MetadataReference> references) => _references = references;
 
+    /// <summary>Stack reserved for the thread each compile runs on. Roslyn recurses over the syntax tree, and only some
+    /// of its recursion is guarded (CS8078): 15k nested negations overflow a main thread's 8 MiB and kill the process.
+    /// Within <see cref="NestingLimit"/> every shape measured compiles in 64 MiB; the default leaves 8× that. Reserved
+    /// address space only (pages are touched as deep as a compile goes, released when its thread ends), but it counts
+    /// towards RLIMIT_DATA: where the limit leaves no room for it, the stack is halved until a thread starts, down to
+    /// 64 MiB. EVENTSOURCING_COMPILE_STACK_MB overrides the default.</summary>
+    public static int StackBytes { get; private set; } = StackMb() * 1024 * 1024;
+
+    const int DefaultStackMb = 512;
+    const int MinStackBytes = 64 * 1024 * 1024;
+
+    static int StackMb() =>
+        int.TryParse(Environment.GetEnvironmentVariable("EVENTSOURCING_COMPILE_STACK_MB"), out var mb) && mb is >= 16 and <= 2047 ? mb : DefaultStackMb;
+
+    /// <summary>Compiles on a fresh thread with <see cref="StackBytes"/> of stack and waits for it.</summary>
     public CompileResult Compile(IReadOnlyList<SourceFile> files, ImplementationKind? kind, string? assemblyName = null)
+    {
+        CompileResult? result = null;
+        System.Runtime.ExceptionServices.ExceptionDispatchInfo? failure = null;
+        void Run()
+        {
+            try
+            {
+                result = CompileHere(files, kind, assemblyName);
+            }
+            catch (InsufficientExecutionStackException)
+            {
+                // Roslyn's own stack guard, where it does not turn it into CS8078 itself.
+                result = TooDeep(new[] { new CompileDiagnostic(null, 0, 0, "error", "CS8078", "An expression is too long or complex to compile: the code is nested too deeply") });
+            }
+            catch (Exception ex)
+            {
+                failure = System.Runtime.ExceptionServices.ExceptionDispatchInfo.Capture(ex);
+            }
+        }
+        var thread = StartWithLargeStack(Run);
+        thread.Join();
+        failure?.Throw();
+        return result!;
+    }
+
+    static Thread StartWithLargeStack(ThreadStart body)
+    {
+        for (;;)
+        {
+            var thread = new Thread(body, StackBytes) { Name = "compile", IsBackground = true };
+            try
+            {
+                thread.Start();
+                return thread;
+            }
+            catch (OutOfMemoryException) when (StackBytes / 2 >= MinStackBytes)
+            {
+                StackBytes /= 2;
+                Log.Error($"cannot reserve a compile thread's stack (RLIMIT_DATA?); trying {StackBytes / (1024 * 1024)} MiB");
+            }
+        }
+    }
+
+    CompileResult CompileHere(IReadOnlyList<SourceFile> files, ImplementationKind? kind, string? assemblyName)
     {
         if (files.Count == 0) return Fail("the archive contains no files");
         if (files.Count > MaxFiles) return Fail($"too many files ({files.Count} > {MaxFiles})");
@@ -102,9 +161,14 @@ public sealed class TenantCompiler
         var sources = files.Where(f => f.Path.EndsWith(".cs", StringComparison.OrdinalIgnoreCase)).ToList();
         if (sources.Count == 0) return Fail("the archive contains no .cs files");
 
+        var tooDeep = sources.Select(f => NestingLimit.CheckTokens(f, ParseOptions)).OfType<CompileDiagnostic>().ToList();
+        if (tooDeep.Count > 0) return TooDeep(tooDeep);
+
         var trees = new List<SyntaxTree>(sources.Count + 1);
         foreach (var f in sources)
             trees.Add(CSharpSyntaxTree.ParseText(SourceText.From(f.Content, Encoding.UTF8), ParseOptions, f.Path));
+        tooDeep = trees.Select(NestingLimit.CheckDepth).OfType<CompileDiagnostic>().ToList();
+        if (tooDeep.Count > 0) return TooDeep(tooDeep);
         trees.Add(CSharpSyntaxTree.ParseText(SourceText.From(ImplicitUsings, Encoding.UTF8), ParseOptions, "<implicit-usings>.g.cs"));
 
         assemblyName ??= "Tenant_" + ContentHash(sources);
@@ -193,6 +257,9 @@ public sealed class TenantCompiler
 
     static bool IsReservedNamespace(string ns) =>
         ns is "System" or "Microsoft" || ns.StartsWith("System.", StringComparison.Ordinal) || ns.StartsWith("Microsoft.", StringComparison.Ordinal);
+
+    static CompileResult TooDeep(IReadOnlyList<CompileDiagnostic> errors) =>
+        new(false, Array.Empty<DiscoveredImplementation>(), null, errors, Array.Empty<CompileDiagnostic>(), $"compilation failed with {errors.Count} error(s)");
 
     static CompileResult Fail(string message) =>
         new(false, Array.Empty<DiscoveredImplementation>(), null, Array.Empty<CompileDiagnostic>(), Array.Empty<CompileDiagnostic>(), message);

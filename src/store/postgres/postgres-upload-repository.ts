@@ -20,12 +20,24 @@ export class PostgresUploadRepository implements UploadRepository {
     return rows[0] ? toUploadRecord(rows[0]) : null;
   }
 
-  async listPending(limit: number): Promise<UploadRecord[]> {
-    const { rows } = await this.pool.query<UploadDbRow>(
-      `SELECT ${UPLOAD_COLUMNS} FROM uploads WHERE status = 'pending' ORDER BY created_at LIMIT $1`,
-      [limit],
+  async pendingTenants(): Promise<string[]> {
+    const { rows } = await this.pool.query<{ tenant_id: string }>(
+      `SELECT tenant_id FROM uploads WHERE status = 'pending' GROUP BY tenant_id ORDER BY MIN(created_at), tenant_id`,
     );
-    return rows.map(toUploadRecord);
+    return rows.map((r) => r.tenant_id);
+  }
+
+  async oldestPending(tenantId: string): Promise<UploadRecord | null> {
+    const { rows } = await this.pool.query<UploadDbRow>(
+      `SELECT ${UPLOAD_COLUMNS} FROM uploads WHERE status = 'pending' AND tenant_id = $1 ORDER BY created_at, upload_id LIMIT 1`,
+      [tenantId],
+    );
+    return rows[0] ? toUploadRecord(rows[0]) : null;
+  }
+
+  async countPending(tenantId: string): Promise<number> {
+    const { rows } = await this.pool.query<{ n: string }>(`SELECT COUNT(*) AS n FROM uploads WHERE status = 'pending' AND tenant_id = $1`, [tenantId]);
+    return Number(rows[0].n);
   }
 
   async markCompiled(tenantId: string, uploadId: string, r: { discovered: DiscoveredImplementation[]; assembly: Buffer; assemblySha256: string; at: number }): Promise<void> {

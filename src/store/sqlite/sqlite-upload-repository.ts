@@ -20,11 +20,23 @@ export class SqliteUploadRepository implements UploadRepository {
     return row ? toUploadRecord(row) : null;
   }
 
-  async listPending(limit: number): Promise<UploadRecord[]> {
+  async pendingTenants(): Promise<string[]> {
     const rows = this.db
-      .prepare(`SELECT ${UPLOAD_COLUMNS} FROM uploads WHERE status = 'pending' ORDER BY created_at LIMIT ?`)
-      .all(limit) as UploadDbRow[];
-    return rows.map(toUploadRecord);
+      .prepare(`SELECT tenant_id FROM uploads WHERE status = 'pending' GROUP BY tenant_id ORDER BY MIN(created_at), tenant_id`)
+      .all() as { tenant_id: string }[];
+    return rows.map((r) => r.tenant_id);
+  }
+
+  async oldestPending(tenantId: string): Promise<UploadRecord | null> {
+    const row = this.db
+      .prepare(`SELECT ${UPLOAD_COLUMNS} FROM uploads WHERE status = 'pending' AND tenant_id = ? ORDER BY created_at, upload_id LIMIT 1`)
+      .get(tenantId) as UploadDbRow | undefined;
+    return row ? toUploadRecord(row) : null;
+  }
+
+  async countPending(tenantId: string): Promise<number> {
+    const row = this.db.prepare(`SELECT COUNT(*) AS n FROM uploads WHERE status = 'pending' AND tenant_id = ?`).get(tenantId) as { n: number };
+    return row.n;
   }
 
   async markCompiled(tenantId: string, uploadId: string, r: { discovered: DiscoveredImplementation[]; assembly: Buffer; assemblySha256: string; at: number }): Promise<void> {

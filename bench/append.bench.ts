@@ -10,13 +10,23 @@ const ADMIN = 'bench-admin-token-0123456789';
 const AGGREGATES = 5000;
 
 const single = (i: number) => ({ aggregateId: `acct-${i % AGGREGATES}`, eventType: 'Deposited', data: { amount: 10, i } });
+/** Money and ids as clients send them: digits a double would change, so the body takes the exact-number parse. */
+const exact = (i: number) =>
+  `{"aggregateId":"pay-${i % AGGREGATES}","eventType":"Paid","data":{"amount":12345678901234567.89,"price":79.90,"id":9007199254740993,"i":${i}}}`;
 const batch = (i: number) => ({
   aggregateId: `ledger-${i % AGGREGATES}`,
   events: Array.from({ length: 100 }, (_, k) => ({ eventType: 'Line', data: { amount: k, i } })),
 });
 
-async function serviceFigures(env: Record<string, string>): Promise<{ single: HttpFigures; batch: HttpFigures }> {
-  const { url, child } = await startChild('src/main.js', { ADMIN_TOKEN: ADMIN, ...env });
+interface ServiceFigures {
+  single: HttpFigures;
+  exact: HttpFigures;
+  batch: HttpFigures;
+}
+
+/** `main`: this checkout's `dist/src/main.js`, or another built checkout's (BENCH_BASELINE_DIR). */
+async function serviceFigures(env: Record<string, string>, main = 'src/main.js'): Promise<ServiceFigures> {
+  const { url, child } = await startChild(main, { ADMIN_TOKEN: ADMIN, ...env });
   try {
     const t = await fetch(`${url}/admin/tenants`, {
       method: 'POST',
@@ -26,8 +36,9 @@ async function serviceFigures(env: Record<string, string>): Promise<{ single: Ht
     const headers = { 'x-api-key': t.apiKey };
     await hammer(`${url}/events`, headers, single, 2); // warm-up: JIT, caches, first inserts
     const s = await hammer(`${url}/events`, headers, single);
+    const x = await hammer(`${url}/events`, headers, exact);
     const b = await hammer(`${url}/events/batch`, headers, batch);
-    return { single: s, batch: b };
+    return { single: s, exact: x, batch: b };
   } finally {
     await stopChild(child);
   }
@@ -85,6 +96,8 @@ async function main(): Promise<void> {
     console.log(row('bare Fastify echo (req/s, baseline)', echo));
     console.log(row('POST /events, SQLite (appends/s)', sqlite.single));
     console.log(row('POST /events, PostgreSQL (appends/s)', postgres.single));
+    console.log(row('POST /events exact decimals, SQLite (appends/s)', sqlite.exact));
+    console.log(row('POST /events exact decimals, PostgreSQL (appends/s)', postgres.exact));
     console.log(row('POST /events/batch ×100, SQLite (events/s)', sqlite.batch, 100));
     console.log(row('POST /events/batch ×100, PostgreSQL (events/s)', postgres.batch, 100));
     console.log('');
@@ -96,6 +109,31 @@ async function main(): Promise<void> {
   } finally {
     await pg.stop();
   }
+  const baseline = process.env.BENCH_BASELINE_DIR;
+  if (baseline) await beforeAfter(path.resolve(baseline, 'dist', 'src', 'main.js'));
+}
+
+/**
+ * The same SQLite figures for a baseline checkout and this one, alternating (before, after, before,
+ * after…) so that the machine's drift hits both alike. BENCH_ROUNDS (default 3) rounds.
+ */
+async function beforeAfter(baselineMain: string): Promise<void> {
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+  const runs: Record<'before' | 'after', ServiceFigures[]> = { before: [], after: [] };
+  for (let r = 0; r < rounds; r++) {
+    for (const [which, main] of [['before', baselineMain], ['after', 'src/main.js']] as const) {
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'es-bench-'));
+      runs[which].push(await serviceFigures({ DATA_DIR: dataDir }, main));
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }
+  const list = (fs_: ServiceFigures[], pick: (f: ServiceFigures) => HttpFigures, perReq = 1) => fs_.map((f) => fmt(pick(f).reqPerSec * perReq)).join(' / ');
+  console.log(`\n# before (${baselineMain}) vs after (this checkout), SQLite, ${rounds} alternating rounds\n`);
+  console.log('| figure | before | after |');
+  console.log('|---|---|---|');
+  console.log(`| POST /events (appends/s) | ${list(runs.before, (f) => f.single)} | ${list(runs.after, (f) => f.single)} |`);
+  console.log(`| POST /events exact decimals (appends/s) | ${list(runs.before, (f) => f.exact)} | ${list(runs.after, (f) => f.exact)} |`);
+  console.log(`| POST /events/batch ×100 (events/s) | ${list(runs.before, (f) => f.batch, 100)} | ${list(runs.after, (f) => f.batch, 100)} |`);
 }
 
 main().then(

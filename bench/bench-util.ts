@@ -18,6 +18,7 @@ export const CONNECTIONS = 32;
 export async function hammer(
   url: string,
   headers: Record<string, string>,
+  /** A value to JSON.stringify, or the body's exact text (numbers a double would change). */
   body: (i: number) => unknown,
   duration = DURATION_S,
 ): Promise<HttpFigures> {
@@ -31,7 +32,8 @@ export async function hammer(
     requests: [
       {
         setupRequest: (req: any) => {
-          req.body = JSON.stringify(body(i++));
+          const b = body(i++);
+          req.body = typeof b === 'string' ? b : JSON.stringify(b);
           return req;
         },
       },
@@ -49,7 +51,8 @@ export async function hammer(
 /** A child process that answers HTTP (/health on the service; bare Fastify answers 404 there). */
 export async function startChild(script: string, env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [path.join(__dirname, '..', script)], {
+  // A relative script is this checkout's build; an absolute one may be another checkout's (a baseline).
+  const child = spawn(process.execPath, [path.isAbsolute(script) ? script : path.join(__dirname, '..', script)], {
     env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env, PORT: String(port) },
     // Inherited, not piped: an unread pipe fills up and then blocks the service's log writes.
     stdio: ['ignore', 'inherit', 'inherit'],

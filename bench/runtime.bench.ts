@@ -1,4 +1,5 @@
 import * as os from 'node:os';
+import { RawJson } from '../src/common/raw-json';
 import { findRuntimeDll, HostLauncher } from '../src/runtime/host-launcher';
 import { HostProcess } from '../src/runtime/host-process';
 import { DEFAULT_POOL_OPTIONS, RuntimePool } from '../src/runtime/runtime-pool';
@@ -61,7 +62,7 @@ async function main(): Promise<void> {
       Array.from({ length: inflight }, async () => {
         while (Date.now() < end) {
           const t = performance.now();
-          const [r] = await pool.apply('bench', 'bank-account', cls, [{ state: { owner: 'x', balance: 0, transactions: 0 }, events }]);
+          const [r] = await pool.apply('bench', 'bank-account', cls, [{ state: new RawJson('{"owner":"x","balance":0,"transactions":0}'), events }]);
           if (!r.ok) throw new Error(r.error.message);
           lat.push(performance.now() - t);
           done += batch;

@@ -7,6 +7,7 @@ import { AppModule } from './app.module';
 import { installBodyDeadline } from './common/body-deadline';
 import { answerClientError } from './common/client-error';
 import { ErrorFilter } from './common/error.filter';
+import { installExactJson } from './common/exact-json-http';
 import { redactSecrets, redactUrl } from './common/redact';
 import { RedactingLogger } from './common/redacting-logger';
 import { RequestDrain } from './common/request-drain';
@@ -78,6 +79,7 @@ export async function createApp(config: AppConfig): Promise<ServiceApp> {
   const fastify = adapter.getInstance();
   // Only JSON is accepted as a body: anything else is 415, not a string the handlers must reject.
   fastify.removeContentTypeParser(['text/plain']);
+  installExactJson(fastify);
   const drain = new RequestDrain();
   drain.install(fastify);
 

@@ -34,6 +34,24 @@ public class ApplyTests
     }
 
     [Fact]
+    public void NumbersKeepTheirExactDigitsInAndOut()
+    {
+        // A state and event data given as text with digits a double would change; the states come back
+        // as the exact JSON System.Text.Json writes (a decimal keeps its scale and all its digits).
+        _host.CompileAndLoad("bank", Repo.Example("bank-account"));
+        var state = JsonNode.Parse("""{"owner":"ann","balance":12345678901234567.89,"transactions":41}""");
+        var deposit = Events.Make("MoneyDeposited", new { });
+        deposit["data"] = JsonNode.Parse("""{"amount":0.11}""");
+        var withdraw = Events.Make("MoneyWithdrawn", new { });
+        withdraw["data"] = JsonNode.Parse("""{"amount":79.90}""");
+        var r = _host.ApplyRaw("bank", Account, (state, Events.Array(deposit, withdraw))).Single()!;
+        Assert.True(r["ok"]!.GetValue<bool>(), r.ToJsonString());
+        var states = r["states"]!.AsArray().Select(s => s!.GetValue<string>()).ToArray();
+        Assert.Equal("""{"owner":"ann","balance":12345678901234568.00,"transactions":42}""", states[0]);
+        Assert.Equal("""{"owner":"ann","balance":12345678901234488.10,"transactions":43}""", states[1]);
+    }
+
+    [Fact]
     public void StartsFromAGivenStateAndGroupsAreIndependent()
     {
         _host.CompileAndLoad("bank", Repo.Example("bank-account"));

@@ -55,7 +55,9 @@ public class ResultLimitTests
         };
         if (maxStateBytes is { } m) payload["maxStateBytes"] = m;
         if (maxResultBytes is { } r) payload["maxResultBytes"] = r;
-        return _host.Result("apply", payload)["results"]!.AsArray();
+        var results = _host.Result("apply", payload)["results"]!.AsArray();
+        foreach (var result in results) InProcessHost.ParseStates(result!.AsObject());
+        return results;
     }
 
     static JsonObject Chars(int n, bool escaped = false) => Events.Make("Grow", new { chars = n, escaped });

@@ -97,7 +97,29 @@ public sealed class InProcessHost
             ["className"] = className,
             ["groups"] = new JsonArray(groups.Select(g => (JsonNode)new JsonObject { ["state"] = g.State?.DeepClone(), ["events"] = g.Events.DeepClone() }).ToArray()),
         };
+        var results = Result("apply", payload)["results"]!.AsArray();
+        foreach (var r in results) ParseStates(r!.AsObject());
+        return results;
+    }
+
+    /// <summary>The exact JSON texts of the states, as the host wrote them (before <see cref="Apply"/> parses them).</summary>
+    public JsonArray ApplyRaw(string assemblyId, string className, params (JsonNode? State, JsonArray Events)[] groups)
+    {
+        var payload = new JsonObject
+        {
+            ["assemblyId"] = assemblyId,
+            ["className"] = className,
+            ["groups"] = new JsonArray(groups.Select(g => (JsonNode)new JsonObject { ["state"] = g.State?.DeepClone(), ["events"] = g.Events.DeepClone() }).ToArray()),
+        };
         return Result("apply", payload)["results"]!.AsArray();
+    }
+
+    /// <summary>States travel as strings of JSON text (so no consumer's number type can change them); tests read them as nodes.</summary>
+    public static void ParseStates(JsonObject result)
+    {
+        if (result["states"] is not JsonArray states) return;
+        for (var i = 0; i < states.Count; i++)
+            states[i] = JsonNode.Parse(states[i]!.GetValue<string>());
     }
 }
 

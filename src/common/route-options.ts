@@ -12,6 +12,8 @@ export interface ServiceRouteOptions {
   keyInQuery?: boolean;
   /** Never finishes by itself (a stream): shutdown does not wait for it. */
   longLived?: boolean;
+  /** The body holds facts (event data): numbers a double would change are kept as their text (RawJson). */
+  exactNumbers?: boolean;
 }
 
 /** The options of the route a request matched (empty for an unknown route). */
@@ -42,6 +44,9 @@ function merge(handler: object, options: ServiceRouteOptions, underneath: boolea
   const current = (Reflect.getMetadata(FASTIFY_ROUTE_CONFIG_METADATA, handler) ?? {}) as ServiceRouteOptions;
   Reflect.defineMetadata(FASTIFY_ROUTE_CONFIG_METADATA, underneath ? { ...options, ...current } : { ...current, ...options }, handler);
 }
+
+/** A body of facts: every number kept with its digits (see exact-json-http.ts). */
+export const ExactNumbers = () => RouteOptions({ exactNumbers: true });
 
 /** A stream: shutdown ends it rather than waiting for it. */
 export const LongLived = () => RouteOptions({ longLived: true });

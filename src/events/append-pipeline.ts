@@ -1,10 +1,12 @@
+import type { RawJson } from '../common/raw-json';
 import { AppendRequest, AppendResult } from '../store/event-log.port';
 import { AppendBatcher } from './append-batcher';
 
 /** What an append answers beyond the stored events: the aggregate's state, when a reducer is bound. */
 export interface AppendOutcomeWithState {
   result: AppendResult;
-  state?: unknown;
+  /** The state's JSON text, written into the response verbatim. */
+  state?: RawJson;
   stateError?: { code: 'REDUCER_FAILED' | 'STATE_TOO_LARGE'; message: string; failedVersion: number };
 }
 

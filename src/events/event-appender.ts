@@ -1,4 +1,5 @@
 import { DomainError, validationFailed } from '../common/domain-error';
+import { RawJson, stringifyJson } from '../common/raw-json';
 import { AppendRequest, NewEvent } from '../store/event-log.port';
 import { AppendOutcomeWithState, AppendPipeline } from './append-pipeline';
 import { AppendBatchDto, AppendEventDto, EventEnvelopeDto } from './event-input.dto';
@@ -42,10 +43,13 @@ function encodeEvent(eventType: string, data: Record<string, unknown>, field: st
 }
 
 function encodeJson(value: unknown, field: string, maxBytes: number): string {
+  // A bare number that a double would change arrives as RawJson, which the DTO's IsObject accepts.
+  if (value instanceof RawJson) throw validationFailed(field, 'must be an object');
   if (jsonDepthExceeds(value, LIMITS.jsonDepth)) {
     throw validationFailed(field, `is nested deeper than ${LIMITS.jsonDepth} levels`);
   }
-  const text = JSON.stringify(value);
+  // Numbers kept exact by the body parser (RawJson) are written with their digits.
+  const text = stringifyJson(value);
   // Quick reject by string length (a UTF-16 unit encodes to ≥ 1 byte) before counting bytes.
   if (text.length > maxBytes || Buffer.byteLength(text, 'utf8') > maxBytes) {
     throw new DomainError('PAYLOAD_TOO_LARGE', `${field} is larger than ${maxBytes} bytes`, { field, limit: maxBytes });

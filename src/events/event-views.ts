@@ -1,4 +1,5 @@
 import { isoTime } from '../common/iso-time';
+import { RawJson, rawJsonOrNull } from '../common/raw-json';
 import { StoredEvent } from '../store/event-log.port';
 import { AppendOutcomeWithState } from './append-pipeline';
 
@@ -47,12 +48,12 @@ export function storedEventView(e: StoredEvent) {
     aggregateId: e.aggregateId,
     aggregateType: e.aggregateType,
     eventType: e.eventType,
-    data: JSON.parse(e.data) as unknown,
+    data: new RawJson(e.data),
     version: e.version,
     timestamp: isoTime(e.timestamp),
     position: e.position,
     correlationId: e.correlationId,
     causationId: e.causationId,
-    metadata: e.metadata === null ? null : (JSON.parse(e.metadata) as unknown),
+    metadata: rawJsonOrNull(e.metadata),
   };
 }

@@ -1,3 +1,4 @@
+import { RawJson } from '../common/raw-json';
 import { SqliteStore } from '../store/sqlite/sqlite-store';
 import { InProcessLaneScheduler } from './in-process-lane-scheduler';
 import { LaneEngine } from './lane-engine';
@@ -16,10 +17,10 @@ describe('LaneEngine', () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const runtime = {
-      resolveKeys: async (_t: string, _v: string, _c: string, events: { data: any }[]) => events.map((e) => e.data.k as string),
-      apply: async (_t: string, versionId: string, _c: string, groups: { state: any; events: unknown[] }[]) => {
+      resolveKeys: async (_t: string, _v: string, _c: string, events: { data: RawJson }[]) => events.map((e) => JSON.parse(e.data.text).k as string),
+      apply: async (_t: string, versionId: string, _c: string, groups: { state: RawJson | null; events: unknown[] }[]) => {
         if (versionId === 'v2') await gate; // the new version is slow to apply
-        return groups.map((g) => ({ ok: true as const, states: g.events.map((_, i) => ({ n: (g.state?.n ?? 0) + i + 1 })) }));
+        return groups.map((g) => ({ ok: true as const, states: g.events.map((_, i) => JSON.stringify({ n: (g.state ? JSON.parse(g.state.text).n : 0) + i + 1 })) }));
       },
       unload: async () => undefined,
     };

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { LruMap } from '../common/lru-map';
+import { rawJsonOrNull } from '../common/raw-json';
 import { toWireEvent } from '../reducers/wire-event';
 import { HostCallError } from '../runtime/host-process';
 import { CoalescingApplier } from '../runtime/coalescing-applier';
@@ -75,7 +76,7 @@ export class LaneRunner {
     let result;
     try {
       result = await this.applier.apply(lane.tenantId, lane.versionId, version.className, {
-        state: rec.state === null ? null : JSON.parse(rec.state),
+        state: rawJsonOrNull(rec.state),
         events: events.map(toWireEvent),
         // A catch-up run notifies nothing, so it needs the last state only (each is still size-checked).
         lastStateOnly: events[events.length - 1].position <= version.targetPosition,
@@ -102,10 +103,10 @@ export class LaneRunner {
    * version's target, so history a deploy catches up on is readable state, not a flood of
    * notifications (see docs/notifications.md).
    */
-  private async store(lane: LaneRef, version: ProjectionVersion, events: StoredEvent[], states: unknown[]): Promise<void> {
+  private async store(lane: LaneRef, version: ProjectionVersion, events: StoredEvent[], states: string[]): Promise<void> {
     const last = events[events.length - 1];
-    const lastState = JSON.stringify(states[states.length - 1]);
-    // Only notified events need their intermediate state as text (a catch-up needs none of them).
+    const lastState = states[states.length - 1];
+    // States stay the JSON text the host wrote; only notified events carry theirs (a catch-up has none).
     const changes = events.flatMap((e, i) =>
       e.position > version.targetPosition
         ? [
@@ -115,7 +116,7 @@ export class LaneRunner {
               aggregateType: e.aggregateType,
               version: e.version,
               timestamp: e.timestamp,
-              state: i === states.length - 1 ? lastState : JSON.stringify(states[i]),
+              state: states[i],
             },
           ]
         : [],

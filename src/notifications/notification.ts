@@ -1,4 +1,5 @@
 import { isoTime } from '../common/iso-time';
+import { RawJson, stringifyJson } from '../common/raw-json';
 
 /**
  * One state change of a projection, as every channel carries it (polling, WebSocket, SSE,
@@ -30,7 +31,7 @@ export function notificationView(n: Notification) {
     aggregateType: n.aggregateType,
     stateKey: n.stateKey,
     version: n.version,
-    state: JSON.parse(n.state) as unknown,
+    state: new RawJson(n.state),
     timestamp: isoTime(n.timestamp),
   };
 }
@@ -44,7 +45,7 @@ const texts = new WeakMap<Notification, string>();
 /** `streamMessage` as JSON text, made once per notification however many clients get it. */
 export function streamText(n: Notification): string {
   let t = texts.get(n);
-  if (t === undefined) texts.set(n, (t = JSON.stringify(streamMessage(n))));
+  if (t === undefined) texts.set(n, (t = stringifyJson(streamMessage(n))));
   return t;
 }
 

@@ -1,3 +1,4 @@
+import { RawJson } from '../common/raw-json';
 import { SqliteStore } from '../store/sqlite/sqlite-store';
 import { AppliedSignal } from '../lanes/applied-signal';
 import { ProjectionReader } from './projection-reader';
@@ -21,7 +22,7 @@ describe('ProjectionReader', () => {
     await store.projections.applied('t', 'v', 'k', { state: '{"n":1}', appliedPosition: 1, updatedAt: 5 });
     expect(await reader.state('t', 'p', 'k')).toMatchObject({ status: 202, body: { projectionId: 'p', status: 'catching_up' } });
     await store.projections.markCaughtUp('t', 'v', 10);
-    expect(await reader.state('t', 'p', 'k')).toMatchObject({ status: 200, body: { stateKey: 'k', state: { n: 1 }, appliedPosition: 1 } });
+    expect(await reader.state('t', 'p', 'k')).toMatchObject({ status: 200, body: { stateKey: 'k', state: new RawJson('{"n":1}'), appliedPosition: 1 } });
     await expect(reader.state('t', 'p', 'nope')).rejects.toMatchObject({ code: 'NOT_FOUND' });
     await expect(reader.state('t', 'missing', 'k')).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
@@ -38,7 +39,7 @@ describe('ProjectionReader', () => {
     setTimeout(() => {
       void store.projections.applied('t', 'v', 'k', { state: '{"n":2}', appliedPosition: 2, updatedAt: 6 }).then(() => signal.notify('v', 'k'));
     }, 30);
-    expect(await waiting).toMatchObject({ status: 200, body: { state: { n: 2 } } });
+    expect(await waiting).toMatchObject({ status: 200, body: { state: new RawJson('{"n":2}') } });
     await expect(reader.state('t', 'p', 'k', 'x')).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
   });
 

@@ -1,4 +1,5 @@
 import { DomainError, notFound, validationFailed } from '../common/domain-error';
+import { RawJson } from '../common/raw-json';
 import { EventLog } from '../store/event-log.port';
 import { AppliedSignal } from '../lanes/applied-signal';
 import { LaneRecord, ProjectionRecord, ProjectionRepository } from '../store/projection-repository.port';
@@ -44,7 +45,7 @@ export class ProjectionReader {
         if (!lane || lane.state === null) throw notFound(`state '${key}' of projection '${projectionId}'`);
         return {
           status: 200,
-          body: { projectionId, stateKey: key, state: JSON.parse(lane.state), updatedAt: lane.updatedAt ?? 0, appliedPosition: lane.appliedPosition },
+          body: { projectionId, stateKey: key, state: new RawJson(lane.state), updatedAt: lane.updatedAt ?? 0, appliedPosition: lane.appliedPosition },
         };
       }
       if (Date.now() >= deadline) {

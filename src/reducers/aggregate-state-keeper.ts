@@ -1,6 +1,7 @@
 import { DomainError, notFound } from '../common/domain-error';
 import { KeyedMutex } from '../common/keyed-mutex';
 import { LruMap } from '../common/lru-map';
+import { RawJson } from '../common/raw-json';
 import { uuidv7 } from '../common/uuid-v7';
 import { AppendBatcher } from '../events/append-batcher';
 import { AppendOutcomeWithState, StatefulAppend } from '../events/append-pipeline';
@@ -28,8 +29,8 @@ export function stateErrorCode(error: string | null | undefined): 'STATE_TOO_LAR
   return error?.startsWith('STATE_TOO_LARGE:') ? 'STATE_TOO_LARGE' : 'REDUCER_FAILED';
 }
 
-/** A cached snapshot keeps its parsed state too, so the next append does not parse it again. */
-type CachedSnapshot = Snapshot & { value?: unknown };
+/** A cached snapshot: its state stays JSON text, handed to the host and the client verbatim. */
+type CachedSnapshot = Snapshot;
 
 const REPLAY_PAGE = 1000;
 const MAX_STALE_RETRIES = 3;
@@ -38,7 +39,8 @@ export interface AggregateStateView {
   aggregateId: string;
   aggregateType: string;
   version: number;
-  state: unknown;
+  /** The state's JSON text as the reducer's host wrote it. */
+  state: RawJson;
   lastModified: number;
 }
 
@@ -99,11 +101,10 @@ export class AggregateStateKeeper implements StatefulAppend {
             failedVersion: folded.failedVersion ?? null,
             error: folded.error ?? null,
             updatedAt: last.timestamp,
-            value: folded.value,
           });
           return folded.failedVersion !== undefined
             ? { result, stateError: { code: stateErrorCode(folded.error), message: folded.error ?? 'the reducer failed', failedVersion: folded.failedVersion } }
-            : { result, state: folded.value !== undefined ? folded.value : JSON.parse(folded.state) };
+            : { result, state: new RawJson(folded.state) };
         } catch (e) {
           if (e instanceof DomainError && e.code === 'STATE_STALE') {
             this.cache.delete(key);
@@ -145,7 +146,7 @@ export class AggregateStateKeeper implements StatefulAppend {
         reducerError: snap.error,
       });
     }
-    return { aggregateId, aggregateType, version: snap.version, state: JSON.parse(snap.state), lastModified: snap.updatedAt };
+    return { aggregateId, aggregateType, version: snap.version, state: new RawJson(snap.state), lastModified: snap.updatedAt };
   }
 
   /** Recomputes from scratch under `binding` (catch-up after a bind). */
@@ -157,7 +158,7 @@ export class AggregateStateKeeper implements StatefulAppend {
     this.cache.deleteWhere((_k, v) => v.aggregateType === aggregateType && _k.startsWith(`${tenantId}\u0000`));
   }
 
-  private async base(tenantId: string, aggregateId: string, type: string, binding: Binding, fresh: boolean): Promise<Base & { value?: unknown }> {
+  private async base(tenantId: string, aggregateId: string, type: string, binding: Binding, fresh: boolean): Promise<Base> {
     const key = streamKey(tenantId, aggregateId);
     let snap: CachedSnapshot | undefined = fresh ? undefined : this.cache.get(key);
     if (!snap) snap = (await this.snapshots.get(tenantId, aggregateId)) ?? undefined;
@@ -192,7 +193,7 @@ export class AggregateStateKeeper implements StatefulAppend {
     return { aggregateId, aggregateType, bindingId: binding.bindingId, version: state.version, state: state.state ?? '{}', failedVersion: state.failedVersion, error: state.error, updatedAt };
   }
 
-  private async foldNew(req: AppendRequest, binding: Binding, base: Base & { value?: unknown }, events: { eventType: string; data: string; eventId?: string }[], type: string, timestamp: number): Promise<Folded> {
+  private async foldNew(req: AppendRequest, binding: Binding, base: Base, events: { eventType: string; data: string; eventId?: string }[], type: string, timestamp: number): Promise<Folded> {
     if (base.failedVersion !== null) {
       // Held on the failing event until a fixed reducer is bound: later events are not applied.
       return { state: base.state ?? '{}', failedVersion: base.failedVersion, error: base.error ?? 'the reducer failed' };
@@ -211,6 +212,6 @@ export class AggregateStateKeeper implements StatefulAppend {
         causationId: req.causationId ?? null,
       }),
     );
-    return this.runner.fold(req.tenantId, binding, { state: base.state, value: base.value, events: wire });
+    return this.runner.fold(req.tenantId, binding, { state: base.state, events: wire });
   }
 }

@@ -1,4 +1,5 @@
 import { DomainError } from '../common/domain-error';
+import { rawJsonOrNull } from '../common/raw-json';
 import { Binding } from '../store/reducer-state.port';
 import { HostCallError } from '../runtime/host-process';
 import { CoalescingApplier } from '../runtime/coalescing-applier';
@@ -7,10 +8,8 @@ import { WireEvent } from '../runtime/runtime-protocol';
 
 /** The state after a run of events, or where and why the reducer stopped. */
 export interface Folded {
-  /** JSON text of the state after the last event applied (the base state when none was). */
+  /** JSON text of the state after the last event applied (the base state when none was), as the host wrote it. */
   state: string;
-  /** The same state as a value, when the runtime gave one (saves re-parsing for the response). */
-  value?: unknown;
   /** Version of the event the reducer failed on, if it did. */
   failedVersion?: number;
   error?: string;
@@ -19,8 +18,6 @@ export interface Folded {
 export interface FoldInput {
   /** JSON text of the state before the events (null: the reducer's `new TState()`). */
   state: string | null;
-  /** The same state as a value, if the caller has it. */
-  value?: unknown;
   events: WireEvent[];
 }
 
@@ -44,17 +41,17 @@ export class ReducerRunner {
 
   async fold(tenantId: string, binding: Binding, input: FoldInput): Promise<Folded> {
     const deadline = Date.now() + this.waitMs;
-    const state = input.value !== undefined ? input.value : input.state === null ? null : JSON.parse(input.state);
+    // The text goes to the host verbatim: a state never passes through a JavaScript value.
+    const state = rawJsonOrNull(input.state);
     for (;;) {
       try {
         // Only the last state is used: asking for it alone keeps a catch-up page of big states small.
         const r = await this.applier.apply(tenantId, binding.reducerId, binding.className, { state, events: input.events, lastStateOnly: true });
         if (r.ok) {
           if (r.states.length === 0) return { state: input.state ?? '{}' };
-          const value = r.states[r.states.length - 1];
-          return { state: JSON.stringify(value), value };
+          return { state: r.states[r.states.length - 1] };
         }
-        const before = r.states.length ? JSON.stringify(r.states[r.states.length - 1]) : (input.state ?? '{}');
+        const before = r.states.length ? r.states[r.states.length - 1] : (input.state ?? '{}');
         return { state: before, failedVersion: input.events[r.failedIndex].version, error: `${r.error.code}: ${r.error.message}` };
       } catch (e) {
         if (!(e instanceof HostCallError)) throw e;

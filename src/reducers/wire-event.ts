@@ -1,8 +1,9 @@
+import { RawJson, rawJsonOrNull } from '../common/raw-json';
 import { isoTime } from '../common/iso-time';
 import { StoredEvent } from '../store/event-log.port';
 import { WireEvent } from '../runtime/runtime-protocol';
 
-/** An event as the C# contract sees it (data and metadata as JSON values). */
+/** An event as the C# contract sees it (data and metadata as their stored JSON text, verbatim). */
 export function toWireEvent(e: Pick<StoredEvent, 'eventId' | 'aggregateId' | 'aggregateType' | 'eventType' | 'version' | 'timestamp' | 'data' | 'metadata' | 'correlationId' | 'causationId'>): WireEvent {
   return {
     eventId: e.eventId,
@@ -11,8 +12,8 @@ export function toWireEvent(e: Pick<StoredEvent, 'eventId' | 'aggregateId' | 'ag
     eventType: e.eventType,
     version: e.version,
     timestamp: isoTime(e.timestamp),
-    data: JSON.parse(e.data),
-    metadata: e.metadata === null ? null : JSON.parse(e.metadata),
+    data: new RawJson(e.data),
+    metadata: rawJsonOrNull(e.metadata),
     correlationId: e.correlationId,
     causationId: e.causationId,
   };

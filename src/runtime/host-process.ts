@@ -1,3 +1,4 @@
+import { stringifyJson } from '../common/raw-json';
 import { ChildProcess, spawn } from 'node:child_process';
 import { HostErrorCode, HostMode, HostRequests, HostRequestType } from './runtime-protocol';
 
@@ -115,7 +116,7 @@ export class HostProcess {
         this.kill('CRASHED', `host killed: another call (${type}) exceeded its deadline`);
       }, deadlineMs);
       this.pending.set(id, entry);
-      this.child.stdin!.write(JSON.stringify({ id, type, payload }) + '\n');
+      this.child.stdin!.write(stringifyJson({ id, type, payload }) + '\n');
     });
   }
 

@@ -1,3 +1,5 @@
+import type { RawJson } from '../common/raw-json';
+
 /**
  * The stdio protocol of the .NET runtime host, as TypeScript types. The single source of truth is
  * runtime/protocol.json; runtime-protocol.spec.ts checks these names against it.
@@ -16,6 +18,11 @@ export const DEFAULT_MAX_KEY_LENGTH = 1024;
 
 export type HostMode = 'compile' | 'exec' | 'all';
 
+/**
+ * JSON going into the host travels as RawJson (written verbatim by stringifyJson), JSON coming back
+ * as strings of JSON text: no number ever passes through a JavaScript double on its way.
+ */
+
 export interface WireEvent {
   eventId: string;
   aggregateId: string;
@@ -23,8 +30,8 @@ export interface WireEvent {
   eventType: string;
   version: number;
   timestamp: string;
-  data: unknown;
-  metadata: unknown | null;
+  data: RawJson;
+  metadata: RawJson | null;
   correlationId: string | null;
   causationId: string | null;
 }
@@ -72,7 +79,8 @@ export interface ItemError {
 }
 
 export interface ApplyGroupPayload {
-  state: unknown;
+  /** The state before the events (null: the reducer's `new TState()`). */
+  state: RawJson | null;
   events: WireEvent[];
   /** Only the state after the last applied event comes back (every state is still size-checked). */
   lastStateOnly?: boolean;
@@ -80,8 +88,8 @@ export interface ApplyGroupPayload {
 
 export type ApplyGroupResult =
   /** truncated: the response reached maxResultBytes; only the first states.length events were applied. */
-  | { ok: true; states: unknown[]; truncated?: true }
-  | { ok: false; failedIndex: number; states: unknown[]; error: ItemError };
+  | { ok: true; states: string[]; truncated?: true }
+  | { ok: false; failedIndex: number; states: string[]; error: ItemError };
 
 export type ResolvedKey = string | null | { error: ItemError };
 

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { RawJson } from '../../src/common/raw-json';
 import { HostCallError } from '../../src/runtime/host-process';
 import { RuntimePool } from '../../src/runtime/runtime-pool';
 import { dotnetProcessUnder, uidOf } from '../support/host-processes';
@@ -62,13 +63,13 @@ describe('the runtime bridge over the real .NET host', () => {
     ];
     const [r] = await pool.apply('tenant-a', 'bank-1', 'BankAccount.AccountReducer', [{ state: null, events }]);
     expect(r.ok).toBe(true);
-    expect(r.states.map((s: any) => s.balance)).toEqual([0, 100, 70]);
-    expect(r.states[2]).toMatchObject({ owner: 'ada', transactions: 2 });
+    expect(r.states.map((s) => JSON.parse(s).balance)).toEqual([0, 100, 70]);
+    expect(JSON.parse(r.states[2])).toMatchObject({ owner: 'ada', transactions: 2 });
   });
 
   it('reports the failing event of a reducer that throws', async () => {
     const [r] = await pool.apply('tenant-a', 'bank-1', 'BankAccount.AccountReducer', [
-      { state: { owner: 'ada', balance: 10, transactions: 1 }, events: [wireEvent('account-1', 'MoneyWithdrawn', { amount: 500 })] },
+      { state: new RawJson('{"owner":"ada","balance":10,"transactions":1}'), events: [wireEvent('account-1', 'MoneyWithdrawn', { amount: 500 })] },
     ]);
     expect(r.ok).toBe(false);
     expect(!r.ok && r.failedIndex).toBe(0);
@@ -92,7 +93,7 @@ describe('the runtime bridge over the real .NET host', () => {
     process.kill(pid, 'SIGKILL');
     await expect(inflight).rejects.toMatchObject({ failure: 'CRASHED' });
     const [r] = await pool.apply('tenant-a', 'bank-1', 'BankAccount.AccountReducer', [{ state: null, events: [wireEvent('account-3', 'AccountOpened', { owner: 'cy' })] }]);
-    expect(r.ok && (r.states[0] as any).owner).toBe('cy');
+    expect(r.ok && JSON.parse(r.states[0]).owner).toBe('cy');
     expect(await pool.executorPid('tenant-a')).not.toBe(pid);
   });
 

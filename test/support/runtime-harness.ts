@@ -1,3 +1,4 @@
+import { RawJson, stringifyJson } from '../../src/common/raw-json';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { findRuntimeDll, HostLauncher } from '../../src/runtime/host-launcher';
@@ -53,7 +54,7 @@ export function wireEvent(aggregateId: string, eventType: string, data: unknown,
     eventType,
     version,
     timestamp: new Date(1_700_000_000_000 + version).toISOString(),
-    data,
+    data: new RawJson(stringifyJson(data)),
     metadata: null,
     correlationId: null,
     causationId: null,

@@ -179,11 +179,11 @@ public abstract class RunnerBase<TState> where TState : new()
                     truncated = true;
                     break;
                 }
-                w.WriteRawValue(_scratch[current].WrittenSpan, skipInputValidation: true);
+                w.WriteStringValue(_scratch[current].WrittenSpan);
             }
             index++;
         }
-        if (options.LastStateOnly && index > 0) w.WriteRawValue(_scratch[current].WrittenSpan, skipInputValidation: true);
+        if (options.LastStateOnly && index > 0) w.WriteStringValue(_scratch[current].WrittenSpan);
         return failure;
     }
 

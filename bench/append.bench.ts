@@ -72,6 +72,9 @@ async function storeLevel(pg: ThrowawayPostgres): Promise<{ ours: number; emmett
 }
 
 async function main(): Promise<void> {
+  const baseline = process.env.BENCH_BASELINE_DIR;
+  // BENCH_COMPARE_ONLY=1: only the before/after table (the full figures take another three minutes).
+  if (baseline && process.env.BENCH_COMPARE_ONLY === '1') return beforeAfter(path.resolve(baseline, 'dist', 'src', 'main.js'));
   console.log(`# append benchmark — ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}`);
   console.log(`# autocannon, ${CONNECTIONS} connections, ${DURATION_S} s per figure, ${AGGREGATES} aggregates\n`);
 
@@ -109,7 +112,6 @@ async function main(): Promise<void> {
   } finally {
     await pg.stop();
   }
-  const baseline = process.env.BENCH_BASELINE_DIR;
   if (baseline) await beforeAfter(path.resolve(baseline, 'dist', 'src', 'main.js'));
 }
 

@@ -14,17 +14,36 @@ import { RawJson } from './raw-json';
  */
 const TOKENS = /"[^"\\]*(?:\\.[^"\\]*)*"|-?\d[\d.eE+-]*/g;
 
+/**
+ * What looks like a number at the start or after `:`, `,` or `[`: every number of a JSON text, and rarely something
+ * inside a string ("a,1.0"). A cheap first look (half the cost of TOKENS, whose strings must be
+ * matched whole); a false alarm only sends the text to the exact pass, which tells strings apart.
+ */
+const NUMBER_CANDIDATES = /(?:^|[:,[])\s*(-?\d[\d.eE+-]*)/g;
+
 /** True when a double writes this number token back as the same characters. */
 function survivesDouble(token: string): boolean {
+  // Most numbers are short plain integers (`42`, `-7`), which always survive: no conversion needed.
+  const n = token.length;
+  if (n < 16) {
+    let i = token.charCodeAt(0) === 0x2d ? 1 : 0;
+    const first = token.charCodeAt(i);
+    if (first > 0x30 && first <= 0x39) {
+      for (i++; i < n; i++) {
+        const c = token.charCodeAt(i);
+        if (c < 0x30 || c > 0x39) break;
+      }
+      if (i === n) return true;
+    } else if (n === 1 && first === 0x30) return true;
+  }
   return String(Number(token)) === token;
 }
 
-/** True when every number in `text` (valid JSON) survives JSON.parse → JSON.stringify unchanged. */
+/** True when every number in `text` (valid JSON) surely survives JSON.parse → JSON.stringify unchanged. */
 export function numbersSurviveDoubles(text: string): boolean {
-  TOKENS.lastIndex = 0;
-  for (let m = TOKENS.exec(text); m !== null; m = TOKENS.exec(text)) {
-    const t = m[0];
-    if (t.charCodeAt(0) !== 0x22 && !survivesDouble(t)) return false;
+  NUMBER_CANDIDATES.lastIndex = 0;
+  for (let m = NUMBER_CANDIDATES.exec(text); m !== null; m = NUMBER_CANDIDATES.exec(text)) {
+    if (!survivesDouble(m[1])) return false;
   }
   return true;
 }
@@ -43,7 +62,13 @@ const MARKER_IN_JSON = `\\u0000${MARKER.slice(1)}`;
  */
 export function withExactNumbers(text: string, parsed: unknown): unknown {
   if (numbersSurviveDoubles(text)) return parsed;
-  const marked = text.replace(TOKENS, (t) => (t.charCodeAt(0) === 0x22 || survivesDouble(t) ? t : `"${MARKER_IN_JSON}${t}"`));
+  let changed = false;
+  const marked = text.replace(TOKENS, (t) => {
+    if (t.charCodeAt(0) === 0x22 || survivesDouble(t)) return t;
+    changed = true;
+    return `"${MARKER_IN_JSON}${t}"`;
+  });
+  if (!changed) return parsed; // the candidate was inside a string
   const root = JSON.parse(marked) as unknown;
   if (isMarked(root)) return new RawJson(root.slice(MARKER.length));
   const stack: object[] = root !== null && typeof root === 'object' ? [root] : [];

@@ -35,9 +35,9 @@ async function serviceFigures(env: Record<string, string>, main = 'src/main.js')
     }).then((r) => r.json() as Promise<{ apiKey: string }>);
     const headers = { 'x-api-key': t.apiKey };
     await hammer(`${url}/events`, headers, single, 2); // warm-up: JIT, caches, first inserts
-    const s = await hammer(`${url}/events`, headers, single);
-    const x = await hammer(`${url}/events`, headers, exact);
-    const b = await hammer(`${url}/events/batch`, headers, batch);
+    const s = await hammer(`${url}/events`, headers, single, undefined, child.pid);
+    const x = await hammer(`${url}/events`, headers, exact, undefined, child.pid);
+    const b = await hammer(`${url}/events/batch`, headers, batch, undefined, child.pid);
     return { single: s, exact: x, batch: b };
   } finally {
     await stopChild(child);
@@ -123,19 +123,25 @@ async function beforeAfter(baselineMain: string): Promise<void> {
   const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
   const runs: Record<'before' | 'after', ServiceFigures[]> = { before: [], after: [] };
   for (let r = 0; r < rounds; r++) {
-    for (const [which, main] of [['before', baselineMain], ['after', 'src/main.js']] as const) {
+    // Alternate who goes first, so that a machine getting busier or quieter favours neither.
+    const order = [['before', baselineMain], ['after', 'src/main.js']] as const;
+    for (const [which, main] of r % 2 === 0 ? order : [...order].reverse()) {
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'es-bench-'));
       runs[which].push(await serviceFigures({ DATA_DIR: dataDir }, main));
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
   }
   const list = (fs_: ServiceFigures[], pick: (f: ServiceFigures) => HttpFigures, perReq = 1) => fs_.map((f) => fmt(pick(f).reqPerSec * perReq)).join(' / ');
+  const cpu = (fs_: ServiceFigures[], pick: (f: ServiceFigures) => HttpFigures, perReq = 1) => fs_.map((f) => fmt((pick(f).serverCpuUs ?? 0) / perReq, 1)).join(' / ');
   console.log(`\n# before (${baselineMain}) vs after (this checkout), SQLite, ${rounds} alternating rounds\n`);
   console.log('| figure | before | after |');
   console.log('|---|---|---|');
   console.log(`| POST /events (appends/s) | ${list(runs.before, (f) => f.single)} | ${list(runs.after, (f) => f.single)} |`);
   console.log(`| POST /events exact decimals (appends/s) | ${list(runs.before, (f) => f.exact)} | ${list(runs.after, (f) => f.exact)} |`);
   console.log(`| POST /events/batch ×100 (events/s) | ${list(runs.before, (f) => f.batch, 100)} | ${list(runs.after, (f) => f.batch, 100)} |`);
+  console.log(`| server CPU per single append (µs) | ${cpu(runs.before, (f) => f.single)} | ${cpu(runs.after, (f) => f.single)} |`);
+  console.log(`| server CPU per exact-decimals append (µs) | ${cpu(runs.before, (f) => f.exact)} | ${cpu(runs.after, (f) => f.exact)} |`);
+  console.log(`| server CPU per batched event (µs) | ${cpu(runs.before, (f) => f.batch, 100)} | ${cpu(runs.after, (f) => f.batch, 100)} |`);
 }
 
 main().then(

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { ChildProcess, spawn } from 'node:child_process';
 import * as path from 'node:path';
@@ -9,6 +10,17 @@ export interface HttpFigures {
   p99: number;
   non2xx: number;
   errors: number;
+  /** Requests answered in the run. */
+  total: number;
+  /** CPU the server process spent per request, in µs (when its pid was given): steadier than throughput on a shared machine. */
+  serverCpuUs?: number;
+}
+
+/** user + system CPU of a process so far, in ms (Linux /proc; 10 ms resolution). */
+export function cpuMsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ = 100)
 }
 
 export const DURATION_S = Number(process.env.BENCH_SECONDS ?? 10);
@@ -21,8 +33,10 @@ export async function hammer(
   /** A value to JSON.stringify, or the body's exact text (numbers a double would change). */
   body: (i: number) => unknown,
   duration = DURATION_S,
+  serverPid?: number,
 ): Promise<HttpFigures> {
   let i = 0;
+  const cpuBefore = serverPid ? cpuMsOf(serverPid) : 0;
   const result = await autocannon({
     url,
     method: 'POST',
@@ -45,6 +59,8 @@ export async function hammer(
     p99: result.latency.p99,
     non2xx: result.non2xx,
     errors: result.errors,
+    total: result.requests.total,
+    ...(serverPid ? { serverCpuUs: ((cpuMsOf(serverPid) - cpuBefore) * 1000) / Math.max(1, result.requests.total) } : {}),
   };
 }
 

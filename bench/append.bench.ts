@@ -10,7 +10,7 @@ const ADMIN = 'bench-admin-token-0123456789';
 const AGGREGATES = 5000;
 
 const single = (i: number) => ({ aggregateId: `acct-${i % AGGREGATES}`, eventType: 'Deposited', data: { amount: 10, i } });
-/** Money and ids as clients send them: digits a double would change, so the body takes the exact-number parse. */
+/** Money and ids as clients send them: digits a double would change, so the body takes the source-text scan. */
 const exact = (i: number) =>
   `{"aggregateId":"pay-${i % AGGREGATES}","eventType":"Paid","data":{"amount":12345678901234567.89,"price":79.90,"id":9007199254740993,"i":${i}}}`;
 const batch = (i: number) => ({

@@ -1,9 +1,8 @@
 import { PipeTransform } from '@nestjs/common';
 import { validateSync, ValidationError } from 'class-validator';
 import { DomainError, validationFailed } from './domain-error';
-import { RawJson } from './raw-json';
 
-type DtoClass<T> = (new () => T) & { NESTED?: Record<string, new () => unknown>; EXACT?: readonly string[] };
+type DtoClass<T> = (new () => T) & { NESTED?: Record<string, new () => unknown> };
 
 /** A wrong type is the root cause: report it before range or pattern complaints about the same field. */
 const TYPE_CONSTRAINTS = ['isDefined', 'isString', 'isInt', 'isObject', 'isArray'];
@@ -26,17 +25,12 @@ function firstProblem(errors: ValidationError[], prefix = ''): { field: string; 
  * Checks a JSON body against a class-validator DTO without class-transformer: the body is only
  * read, never deep-copied, which matters on the append path. Unknown fields are ignored.
  * Array fields named in the DTO's NESTED map are checked element by element.
- * A number kept exact by the body parser (RawJson) stays so only in the fields the DTO's EXACT list
- * names (event data, metadata); any other field reads it as JSON.parse would (`"expectedVersion":1.0` is 1).
  */
 export function validateDto<T extends object>(dto: DtoClass<T>, body: unknown, prefix = ''): T {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new DomainError('VALIDATION_FAILED', `${prefix || 'body'} must be a JSON object`, { field: prefix || 'body' });
   }
   const instance = Object.assign(new dto(), body);
-  for (const [field, v] of Object.entries(instance)) {
-    if (v instanceof RawJson && !dto.EXACT?.includes(field)) (instance as Record<string, unknown>)[field] = Number(v.text);
-  }
   const problem = firstProblem(validateSync(instance, { forbidUnknownValues: false }));
   if (problem) {
     const field = prefix ? `${prefix}.${problem.field}` : problem.field;

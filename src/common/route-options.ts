@@ -12,8 +12,8 @@ export interface ServiceRouteOptions {
   keyInQuery?: boolean;
   /** Never finishes by itself (a stream): shutdown does not wait for it. */
   longLived?: boolean;
-  /** The body holds facts (event data): numbers a double would change are kept as their text (RawJson). */
-  exactNumbers?: boolean;
+  /** The body's payloads (event data, metadata) are facts: stored as the client wrote them (see json-source-text.ts). */
+  exactPayloads?: boolean;
 }
 
 /** The options of the route a request matched (empty for an unknown route). */
@@ -45,8 +45,8 @@ function merge(handler: object, options: ServiceRouteOptions, underneath: boolea
   Reflect.defineMetadata(FASTIFY_ROUTE_CONFIG_METADATA, underneath ? { ...options, ...current } : { ...current, ...options }, handler);
 }
 
-/** A body of facts: every number kept with its digits (see exact-json-http.ts). */
-export const ExactNumbers = () => RouteOptions({ exactNumbers: true });
+/** A body of facts: its payloads stored as sent, every number with its digits (see exact-json-http.ts). */
+export const ExactPayloads = () => RouteOptions({ exactPayloads: true });
 
 /** A stream: shutdown ends it rather than waiting for it. */
 export const LongLived = () => RouteOptions({ longLived: true });

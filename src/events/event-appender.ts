@@ -1,5 +1,5 @@
 import { DomainError, validationFailed } from '../common/domain-error';
-import { RawJson, stringifyJson } from '../common/raw-json';
+import { payloadText } from '../common/json-source-text';
 import { AppendRequest, NewEvent } from '../store/event-log.port';
 import { AppendOutcomeWithState, AppendPipeline } from './append-pipeline';
 import { AppendBatchDto, AppendEventDto, EventEnvelopeDto } from './event-input.dto';
@@ -43,13 +43,12 @@ function encodeEvent(eventType: string, data: Record<string, unknown>, field: st
 }
 
 function encodeJson(value: unknown, field: string, maxBytes: number): string {
-  // A bare number that a double would change arrives as RawJson, which the DTO's IsObject accepts.
-  if (value instanceof RawJson) throw validationFailed(field, 'must be an object');
   if (jsonDepthExceeds(value, LIMITS.jsonDepth)) {
     throw validationFailed(field, `is nested deeper than ${LIMITS.jsonDepth} levels`);
   }
-  // Numbers kept exact by the body parser (RawJson) are written with their digits.
-  const text = stringifyJson(value);
+  // The client's own text (compacted) when the body parser kept it: JSON.stringify of the parsed value
+  // would change numbers and the order of integer-like keys. The parsed value is only validated.
+  const text = payloadText(value);
   // Quick reject by string length (a UTF-16 unit encodes to ≥ 1 byte) before counting bytes.
   if (text.length > maxBytes || Buffer.byteLength(text, 'utf8') > maxBytes) {
     throw new DomainError('PAYLOAD_TOO_LARGE', `${field} is larger than ${maxBytes} bytes`, { field, limit: maxBytes });

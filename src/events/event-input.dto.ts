@@ -49,9 +49,6 @@ export class EventEnvelopeDto {
   @IsOptional()
   @IsObject()
   metadata?: Record<string, unknown>;
-
-  /** Fields whose numbers are kept as sent (see validateDto); the rest are plain values. */
-  static readonly EXACT: readonly string[] = ['data', 'metadata'];
 }
 
 /** The rules of one event's own fields, shared by a single append and a batch element. */
@@ -69,7 +66,6 @@ export class EventBodyDto {
 
   @EventDataRules()
   data!: Record<string, unknown>;
-  static readonly EXACT: readonly string[] = ['data'];
 }
 
 export class AppendEventDto extends EventEnvelopeDto {

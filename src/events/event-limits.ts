@@ -1,5 +1,3 @@
-import { RawJson } from '../common/raw-json';
-
 /**
  * Documented limits (README "Limits"). Identifiers are restricted to characters that are safe
  * in URL paths, logs and keys without escaping.
@@ -38,15 +36,12 @@ export function inferAggregateType(aggregateId: string): string {
   return head.slice(0, LIMITS.aggregateTypeMax).replace(/[^A-Za-z0-9._-]/g, '_');
 }
 
-/**
- * Depth of nested objects/arrays, walked without recursion so hostile nesting cannot overflow the
- * stack. An exact number (RawJson) is a leaf like any number.
- */
+/** Depth of nested objects/arrays, walked without recursion so hostile nesting cannot overflow the stack. */
 export function jsonDepthExceeds(value: unknown, max: number): boolean {
   const stack: [unknown, number][] = [[value, 1]];
   while (stack.length) {
     const [v, depth] = stack.pop()!;
-    if (v === null || typeof v !== 'object' || v instanceof RawJson) continue;
+    if (v === null || typeof v !== 'object') continue;
     if (depth > max) return true;
     const children = Array.isArray(v) ? v : Object.values(v as object);
     for (const c of children) if (c !== null && typeof c === 'object') stack.push([c, depth + 1]);

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { DtoValidationPipe } from '../common/dto-validation.pipe';
-import { ExactNumbers } from '../common/route-options';
+import { ExactPayloads } from '../common/route-options';
 import { TenantRecord } from '../store/tenant-repository.port';
 import { CurrentTenant } from '../tenancy/current-tenant.decorator';
 import { EventAppender } from './event-appender';
@@ -17,14 +17,14 @@ export class EventsController {
 
   @Post()
   @HttpCode(201)
-  @ExactNumbers()
+  @ExactPayloads()
   async append(@CurrentTenant() tenant: TenantRecord, @Body(new DtoValidationPipe(AppendEventDto)) body: AppendEventDto) {
     return appendedView(await this.appender.appendOne(tenant.tenantId, body));
   }
 
   @Post('batch')
   @HttpCode(201)
-  @ExactNumbers()
+  @ExactPayloads()
   async appendBatch(
     @CurrentTenant() tenant: TenantRecord,
     @Body(new DtoValidationPipe(AppendBatchDto)) body: AppendBatchDto,

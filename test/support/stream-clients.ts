@@ -4,13 +4,19 @@ import WebSocket from 'ws';
 /** A real `ws` client collecting state_changed messages; answers pings with pongs. */
 export class WsCollector {
   readonly messages: any[] = [];
+  /** The same messages as the exact text received (for tests about exact numbers). */
+  readonly raw: string[] = [];
   closeCode: number | null = null;
   closeReason = '';
   private constructor(readonly socket: WebSocket) {
     socket.on('message', (data) => {
-      const m = JSON.parse(String(data));
+      const text = String(data);
+      const m = JSON.parse(text);
       if (m.type === 'ping') socket.send(JSON.stringify({ type: 'pong' }));
-      else this.messages.push(m);
+      else {
+        this.messages.push(m);
+        this.raw.push(text);
+      }
     });
     socket.on('close', (code, reason) => {
       this.closeCode = code;
@@ -44,7 +50,8 @@ export class WsCollector {
 
 /** A plain HTTP client reading `text/event-stream`. */
 export class SseCollector {
-  readonly events: { id: string; event: string; data: any }[] = [];
+  /** `raw`: the data lines exactly as received (for tests about exact numbers). */
+  readonly events: { id: string; event: string; data: any; raw: string }[] = [];
   comments = 0;
   status = 0;
   private req?: http.ClientRequest;
@@ -85,7 +92,7 @@ export class SseCollector {
               else if (k === 'data') ev.data += v;
             }
             if (isComment) c.comments++;
-            else c.events.push({ ...ev, data: JSON.parse(ev.data) });
+            else c.events.push({ ...ev, data: JSON.parse(ev.data), raw: ev.data });
           }
         });
         resolve(c);

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import * as http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { WebhookSigner } from '../../src/notifications/webhook-signer';
@@ -5,6 +6,8 @@ import { WebhookSigner } from '../../src/notifications/webhook-signer';
 export interface ReceivedWebhook {
   sequence: number;
   body: any;
+  /** The body's bytes exactly as received. */
+  raw: Buffer;
   headers: Record<string, string | undefined>;
   /** Which of the receiver's secrets verified it (index into `secrets`), -1 if none. */
   verifiedBy: number;
@@ -30,9 +33,11 @@ export class WebhookReceiver {
 
   async start(): Promise<this> {
     this.server = http.createServer((req, res) => {
-      let body = '';
-      req.on('data', (d) => (body += d));
+      const chunks: Buffer[] = [];
+      req.on('data', (d: Buffer) => chunks.push(d));
       req.on('end', () => {
+        const raw = Buffer.concat(chunks);
+        const body = raw.toString('utf8');
         const headers = req.headers as Record<string, string | undefined>;
         const sequence = Number(headers['webhook-sequence']);
         const n = (this.attempts.get(sequence) ?? 0) + 1;
@@ -48,7 +53,7 @@ export class WebhookReceiver {
           res.writeHead(401).end();
           return;
         }
-        this.accepted.push({ sequence, body: JSON.parse(body), headers, verifiedBy });
+        this.accepted.push({ sequence, body: JSON.parse(body), raw, headers, verifiedBy });
         res.writeHead(204).end();
       });
     });
@@ -65,4 +70,18 @@ export class WebhookReceiver {
     this.server.closeAllConnections();
     await new Promise((r) => this.server.close(r));
   }
+}
+
+/**
+ * Standard Webhooks verification done here, not with the service's signer: an HMAC-SHA256 over
+ * `msgId.timestamp.` followed by the body's bytes exactly as received (no decoding, no re-encoding).
+ */
+export function signedOverBytes(secret: string, headers: Record<string, string | undefined>, raw: Buffer): boolean {
+  const id = headers['webhook-id'];
+  const ts = headers['webhook-timestamp'];
+  const sigs = headers['webhook-signature'];
+  if (!id || !ts || !sigs) return false;
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  const mac = createHmac('sha256', key).update(Buffer.from(`${id}.${ts}.`, 'utf8')).update(raw).digest('base64');
+  return sigs.split(' ').includes(`v1,${mac}`);
 }

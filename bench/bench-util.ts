@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { ChildProcess, spawn } from 'node:child_process';
+import * as http from 'node:http';
 import * as path from 'node:path';
 import { freePort } from '../test/support/free-port';
 
@@ -112,3 +113,29 @@ export async function closedLoop(workers: number, seconds: number, fn: (worker: 
 }
 
 export const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+// A bounded keep-alive pool: an open-loop load must not turn into thousands of new connections.
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+
+/** One request with an API key; the body is parsed when it is JSON, else kept as text. */
+export function call(url: string, method: string, key: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, agent, headers: { 'x-api-key': key, ...(payload ? { 'content-type': 'application/json' } : {}) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        let parsed: unknown = text;
+        try {
+          parsed = JSON.parse(text || 'null');
+        } catch {
+          /* not JSON */
+        }
+        resolve({ status: res.statusCode ?? 0, body: parsed });
+      });
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}

@@ -1,33 +1,18 @@
 import { execSync } from 'node:child_process';
-import * as http from 'node:http';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { exampleSources } from '../test/support/runtime-harness';
 import { ThrowawayRedis } from '../test/support/throwaway-redis';
 import { zipSources } from '../test/support/zip-writer';
-import { fmt, startChild, stopChild } from './bench-util';
+import { call, fmt, startChild, stopChild } from './bench-util';
 
 const ADMIN = 'bench-admin-token-0123456789';
 const KEYS = Number(process.env.PROJ_KEYS ?? 10_000);
 const PER_KEY = Number(process.env.PROJ_PER_KEY ?? 100);
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 
-// A bounded keep-alive pool: an open-loop load must not turn into thousands of new connections.
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
-function call(url: string, method: string, key: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, agent, headers: { 'x-api-key': key, ...(payload ? { 'content-type': 'application/json' } : {}) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString() || 'null') }));
-    });
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
 
 async function tenant(url: string): Promise<string> {
   const r = await fetch(`${url}/admin/tenants`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: '{"name":"bench"}' });

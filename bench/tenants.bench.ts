@@ -1,12 +1,11 @@
 import autocannon from 'autocannon';
 import { execSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { exampleSources } from '../test/support/runtime-harness';
 import { zipSources } from '../test/support/zip-writer';
-import { CONNECTIONS, DURATION_S, fmt, HttpFigures, startChild, stopChild } from './bench-util';
+import { call, CONNECTIONS, DURATION_S, fmt, HttpFigures, startChild, stopChild } from './bench-util';
 
 /**
  * Many tenants on one service (issue 12). In one run: TENANTS tenants each with the bank-account
@@ -28,7 +27,6 @@ const PROJECTION_TENANTS = Math.min(TENANTS, Number(process.env.PROJECTION_TENAN
 const serviceMain = process.env.BENCH_SERVICE_DIR ? path.resolve(process.env.BENCH_SERVICE_DIR, 'dist', 'src', 'main.js') : 'src/main.js';
 const serviceEnv = JSON.parse(process.env.SERVICE_ENV ?? '{}') as Record<string, string>;
 const pct = (xs: number[], p: number) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN);
-const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
 const SPIN_REDUCER = `
 using EventSourcing;
@@ -48,27 +46,6 @@ namespace Spin
     }
 }`;
 
-function call(url: string, method: string, key: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, agent, headers: { 'x-api-key': key, ...(payload ? { 'content-type': 'application/json' } : {}) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString();
-        let parsed: unknown = text;
-        try {
-          parsed = JSON.parse(text || 'null');
-        } catch {
-          /* not JSON */
-        }
-        resolve({ status: res.statusCode ?? 0, body: parsed });
-      });
-    });
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
 
 async function newTenant(url: string, name: string): Promise<string> {
   const r = await fetch(`${url}/admin/tenants`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name }) });

@@ -43,8 +43,11 @@ class RawHost {
     });
   }
 
-  stop(): void {
-    this.child.stdin!.end();
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null) return;
+    const exited = new Promise((r) => this.child.once('exit', r));
+    this.child.kill('SIGKILL');
+    await exited;
   }
 }
 

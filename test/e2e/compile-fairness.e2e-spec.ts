@@ -41,7 +41,18 @@ describe('a tenant’s pathological sources do not hold up another tenant’s co
     });
     const pool = svc.app.get(RuntimePool);
     // A service that has been up a moment: both compilers have compiled once (they warm up at start anyway).
-    await Promise.all([pool.compile(exampleSources('orders')), pool.compile(exampleSources('orders'))]);
+    // On a loaded machine a cold compile can pass the short deadline; the warm-up tries again (the
+    // timed part below is what the test is about).
+    const warm = async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await pool.compile(exampleSources('orders'));
+        } catch (e) {
+          if (attempt === 3) throw e;
+        }
+      }
+    };
+    await Promise.all([warm(), warm()]);
     // Count compile attempts per archive (by its first file) to check the retry rules from outside the queue.
     const compile = pool.compile.bind(pool);
     jest.spyOn(pool, 'compile').mockImplementation((files, kind) => {

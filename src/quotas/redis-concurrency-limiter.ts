@@ -61,6 +61,7 @@ export class RedisConcurrencyLimiter implements ConcurrencyLimiter {
   private readonly circuit: RedisCircuit;
   private readonly timer: NodeJS.Timeout;
   private seq = 0;
+  private closed = false;
 
   constructor(
     private readonly redis: Redis,
@@ -104,8 +105,8 @@ export class RedisConcurrencyLimiter implements ConcurrencyLimiter {
         const set = this.live.get(redisKey);
         set?.delete(holder);
         if (set?.size === 0) this.live.delete(redisKey);
-        // Not awaited by the caller; a release lost to a Redis failure expires with the TTL.
-        this.redis.zrem(redisKey, holder).catch((e) => this.circuit.failed(e));
+        // Not awaited by the caller; a release lost to a Redis failure expires with the TTL. After close() the slot went with it.
+        if (!this.closed) this.redis.zrem(redisKey, holder).catch((e) => this.circuit.failed(e));
       },
     };
   }
@@ -116,6 +117,7 @@ export class RedisConcurrencyLimiter implements ConcurrencyLimiter {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     clearInterval(this.timer);
     // Held slots go back at once rather than waiting out their TTL on the other instances.
     const pending = [...this.live].map(([key, holders]) => this.redis.zrem(key, ...holders).catch(() => undefined));

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import WebSocket from 'ws';
 import { ADMIN_TOKEN, Client, clientFor, newTenant, request, RunningService, startService } from '../support/service-harness';
+import { RawHttp } from '../support/raw-http';
 import { exampleSources } from '../support/runtime-harness';
 import { envFor, schedulerEnv, STORE_BACKENDS, stopBackends } from '../support/store-backends';
 import { SseCollector, WsCollector } from '../support/stream-clients';
@@ -130,6 +131,14 @@ describe.each(STORE_BACKENDS)('quotas on %s', (backend) => {
       expect(refused.headers.get('ratelimit-policy')).toBe('"appends";q=3;w=60');
       expect(refused.headers.get('ratelimit')).toBe(`"appends";r=0;t=${retryAfter}`);
     }
+    // Refused before its body is read: one announced and never sent is answered at once; a large one closes the connection.
+    const raw = new RawHttp(svc.url);
+    raw.startPost('/events', { 'x-api-key': a.key, 'content-type': 'application/json', 'content-length': String(200 * 1024) }, '{"aggregateId":');
+    const early = await raw.response(5_000);
+    expect(early.status).toBe(429);
+    expect(early.headers['connection']).toBe('close');
+    expect(JSON.parse(early.body)).toMatchObject({ error: 'RATE_LIMITED' });
+    await raw.closed;
     // Nothing of the refused requests was stored; the other tenant is not touched by A's quota.
     expect((await a.get('/events/acct-1')).body.events).toHaveLength(3);
     for (let i = 0; i < 10; i++) expect((await b.post('/events', { aggregateId: 'acct-1', eventType: 'Deposited', data: { i } })).status).toBe(201);
@@ -166,6 +175,11 @@ describe.each(STORE_BACKENDS)('quotas on %s', (backend) => {
     expect(ok.headers.get('ratelimit')).toMatch(/^"uploads";r=1;t=\d+$/);
     // Every upload request counts, even one refused for its content.
     expect((await upload(t, svc.url, 'projections', Buffer.from('not a zip'))).status).toBe(400);
+    // Over the quota, an upload is answered before its archive is read (this one never sends it).
+    const raw = new RawHttp(svc.url);
+    raw.startPost('/reducers/upload', { 'x-api-key': t.key, 'content-type': 'multipart/form-data; boundary=x', 'content-length': String(4 * 1024 * 1024) });
+    expect((await raw.response(5_000)).status).toBe(429);
+    await raw.closed;
     for (const kind of ['reducers', 'projections'] as const) {
       const refused = await upload(t, svc.url, kind, zipSources(exampleSources('bank-account')), { reducerId: `bank-${kind}` });
       expect(refused.status).toBe(429);

@@ -12,6 +12,7 @@ import { RedisRateLimiter } from '../src/quotas/redis-rate-limiter';
 import { StoredEventsGauge } from '../src/quotas/stored-events-gauge';
 import { TenantLimitsCatalog } from '../src/quotas/tenant-limits';
 import { TenantQuotas } from '../src/quotas/tenant-quotas';
+import { ADMIN_TOKEN, startService } from '../test/support/service-harness';
 import { ThrowawayRedis } from '../test/support/throwaway-redis';
 import { cpuMsOf, DURATION_S, fmt, hammer, HttpFigures, NO_QUOTAS, startChild, stopChild } from './bench-util';
 
@@ -19,7 +20,10 @@ import { cpuMsOf, DURATION_S, fmt, hammer, HttpFigures, NO_QUOTAS, startChild, s
  * What per-tenant quotas cost and what they buy, on SQLite:
  *  0. the check itself, in this process: an append's two checks (request + events), in µs;
  *  1. the append rate of one tenant with quotas off, with the in-process buckets, and with the
- *     Redis buckets (limits high enough never to refuse: the figure is the cost of the check);
+ *     Redis buckets (limits high enough never to refuse: the figure is the cost of the check), as
+ *     separate server processes over HTTP, and as server CPU per append measured in pairs: the three
+ *     services in this process, batches of appends through each in turn (Fastify's inject, no
+ *     network), so that a busy shared machine weighs on all three alike;
  *  2. noisy neighbour: tenant B appends 50/s alone, then while tenant A appends as fast as it can;
  *     with quotas (A over its quota gets 429s) and without (A takes what it can).
  * BENCH_SECONDS (default 10) per figure; BENCH_ROUNDS (default 2) alternating rounds for (1).
@@ -41,14 +45,32 @@ async function tenant(url: string, name: string): Promise<string> {
   return ((await res.json()) as { apiKey: string }).apiKey;
 }
 
-async function withService<T>(env: Record<string, string>, fn: (url: string, pid: number) => Promise<T>): Promise<T> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'es-bench-quota-'));
+/**
+ * The noisy-neighbour runs keep SQLite on tmpfs when there is one: what they measure is CPU shared
+ * between tenants, and on a shared machine the disk's fsync stalls (hundreds of ms, whoever else is
+ * writing) would otherwise decide B's p99 alone and beside A alike.
+ */
+const NEIGHBOUR_DIR = fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
+
+async function withService<T>(env: Record<string, string>, fn: (url: string, pid: number) => Promise<T>, dir = os.tmpdir()): Promise<T> {
+  const dataDir = fs.mkdtempSync(path.join(dir, 'es-bench-quota-'));
   const { url, child } = await startChild('src/main.js', { ADMIN_TOKEN: ADMIN, DATA_DIR: dataDir, ...env });
   try {
+    await settled(child.pid!);
     return await fn(url, child.pid!);
   } finally {
     await stopChild(child);
     fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Waits (up to 30 s) until the server is idle: it warms its compilers at start, which would weigh on the first figure. */
+async function settled(pid: number): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const before = cpuMsOf(pid);
+    await new Promise((r) => setTimeout(r, 1_000));
+    if (cpuMsOf(pid) - before < 50) return;
   }
 }
 
@@ -101,8 +123,8 @@ const percentile = (xs: number[], p: number) => {
 };
 
 interface NeighbourFigures {
-  alone: { p50: number; p99: number; failed: number };
-  noisy: { p50: number; p99: number; failed: number };
+  alone: { p50: number; p95: number; p99: number; failed: number };
+  noisy: { p50: number; p95: number; p99: number; failed: number };
   a: { ok: number; refused: number; other: number; perSecond: number };
   serverCpuPct: number;
 }
@@ -112,8 +134,8 @@ interface NeighbourFigures {
  * shared machine's drift hits both alike; B's latencies pooled per condition.
  */
 async function noisyNeighbour(env: Record<string, string>): Promise<NeighbourFigures> {
-  const phases = 3;
-  const phaseS = Math.max(3, Math.round(DURATION_S / 2));
+  const phases = 4;
+  const phaseS = DURATION_S;
   return withService(env, async (url, pid) => {
     const keyA = await tenant(url, 'noisy-a');
     const keyB = await tenant(url, 'steady-b');
@@ -152,13 +174,53 @@ async function noisyNeighbour(env: Record<string, string>): Promise<NeighbourFig
       other += a.requests.total - (codes['201']?.count ?? 0) - (codes['429']?.count ?? 0);
     }
     return {
-      alone: { p50: percentile(alone, 50), p99: percentile(alone, 99), failed: failedAlone },
-      noisy: { p50: percentile(beside, 50), p99: percentile(beside, 99), failed: failedBeside },
+      alone: { p50: percentile(alone, 50), p95: percentile(alone, 95), p99: percentile(alone, 99), failed: failedAlone },
+      noisy: { p50: percentile(beside, 50), p95: percentile(beside, 95), p99: percentile(beside, 99), failed: failedBeside },
       a: { ok, refused, other, perSecond: ok / (phases * phaseS) },
       serverCpuPct: (cpuMs / (phases * phaseS * 1000)) * 100,
     };
-  });
+  }, NEIGHBOUR_DIR);
 }
+
+/**
+ * Server CPU per append (this process, all threads) for each configuration, measured in batches that
+ * take turns, `rounds` times: the median per configuration.
+ */
+async function pairedCpu(configs: [string, Record<string, string>][], rounds: number, batch: number): Promise<Map<string, number[]>> {
+  const services: { name: string; svc: Awaited<ReturnType<typeof startService>>; key: string }[] = [];
+  for (const [name, env] of configs) {
+    const svc = await startService({ ...env, LOG_LEVEL: 'error' });
+    const res = await svc.app.inject({ method: 'POST', url: '/admin/tenants', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: { name: 'bench' } });
+    services.push({ name, svc, key: (JSON.parse(res.body) as { apiKey: string }).apiKey });
+  }
+  const perAppend = new Map<string, number[]>(configs.map(([name]) => [name, []]));
+  let n = 0;
+  const appendBatch = async (s: (typeof services)[number]) => {
+    for (let i = 0; i < batch; i += 32) {
+      await Promise.all(
+        Array.from({ length: 32 }, () =>
+          s.svc.app.inject({ method: 'POST', url: '/events', headers: { 'x-api-key': s.key, 'content-type': 'application/json' }, payload: JSON.stringify(single(n++)) }),
+        ),
+      );
+    }
+  };
+  try {
+    for (const s of services) await appendBatch(s); // warm-up
+    for (let r = 0; r < rounds; r++) {
+      for (const s of r % 2 === 0 ? services : [...services].reverse()) {
+        const before = process.cpuUsage();
+        await appendBatch(s);
+        const used = process.cpuUsage(before);
+        perAppend.get(s.name)!.push((used.user + used.system) / batch);
+      }
+    }
+  } finally {
+    for (const s of services) await s.svc.close();
+  }
+  return perAppend;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** µs per append's checks (request + its one event) through TenantQuotas, limits cached, never refusing. */
 async function checkCost(rates: RateLimiter, calls: number): Promise<number> {
@@ -191,7 +253,7 @@ async function main(): Promise<void> {
     console.log(`- in-process buckets: ${fmt(await checkCost(new InProcessRateLimiter(), 500_000), 2)} µs`);
     console.log(`- Redis buckets, spent from local leases: ${fmt(await checkCost(redisRates, 200_000), 2)} µs (${redisRates.roundTrips} Redis round trips in all)\n`);
     await quotaRedis.redis.quit();
-    if (process.env.BENCH_ONLY === 'neighbour') return neighbours(redis);
+    if (process.env.BENCH_ONLY === 'neighbour') return await neighbours(redis);
     const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
     const configs: [string, Record<string, string>][] = [
       ['quotas off', { ...NO_QUOTAS }],
@@ -202,7 +264,15 @@ async function main(): Promise<void> {
     for (let r = 0; r < rounds; r++) {
       for (const [name, env] of r % 2 === 0 ? configs : [...configs].reverse()) runs.get(name)!.push(await appendRate(env));
     }
-    console.log(`## 1. one tenant's POST /events, 32 connections, ${rounds} alternating rounds\n`);
+    const paired = await pairedCpu(configs, Number(process.env.BENCH_PAIRED_ROUNDS ?? 20), 1024);
+    if (process.env.BENCH_ONLY === 'paired') {
+      for (const [name, xs] of paired) console.log(`- ${name}: ${fmt(median(xs), 1)} µs per append (${xs.map((x) => fmt(x)).join(' ')})`);
+      return;
+    }
+    console.log(`## 1. one tenant's POST /events\n`);
+    console.log(`Server CPU per append, the three configurations in one process taking turns (${paired.get('quotas off')!.length} batches of 1,024 each, 32 at a time, median):\n`);
+    for (const [name, xs] of paired) console.log(`- ${name}: ${fmt(median(xs), 1)} µs (${fmt(median(xs) - median(paired.get('quotas off')!), 1)} µs against quotas off)`);
+    console.log(`\nOver HTTP, each its own server process, 32 connections, ${rounds} alternating rounds:\n`);
     console.log('| quotas | appends/s | server CPU per append (µs) | p99 ms | failed |');
     console.log('|---|---|---|---|---:|');
     for (const [name, figures] of runs) {
@@ -220,16 +290,18 @@ async function main(): Promise<void> {
 async function neighbours(redis: ThrowawayRedis): Promise<void> {
   {
     console.log(`\n## 2. noisy neighbour: B appends ${B_RATE}/s; A appends as fast as 32 connections go; phases of B alone and B beside A alternate\n`);
-    console.log('| quotas | B alone p50 / p99 ms | B beside A p50 / p99 ms | B p99 ratio | A admitted/s | A refused (429) | server CPU % |');
+    console.log('| quotas | B alone p50 / p95 / p99 ms | B beside A p50 / p95 / p99 ms | B p99 ratio | A admitted/s | A refused (429) | server CPU % |');
     console.log('|---|---|---|---:|---:|---:|---:|');
     for (const [name, env] of [
       [`on (${A_QUOTA}), in-process`, { QUOTA_APPEND_REQUESTS: A_QUOTA }],
+      [`on (${A_QUOTA}), in-process, refusals at once`, { QUOTA_APPEND_REQUESTS: A_QUOTA, QUOTA_REFUSAL_DELAY_MS: '0' }],
       [`on (${A_QUOTA}), Redis`, { QUOTA_APPEND_REQUESTS: A_QUOTA, REDIS_URL: redis.url }],
       ['off', { ...NO_QUOTAS }],
     ] as const) {
+      if (process.env.BENCH_NEIGHBOURS && !name.includes(process.env.BENCH_NEIGHBOURS)) continue;
       const f = await noisyNeighbour(env);
       console.log(
-        `| ${name} | ${fmt(f.alone.p50, 1)} / ${fmt(f.alone.p99, 1)} | ${fmt(f.noisy.p50, 1)} / ${fmt(f.noisy.p99, 1)} | ${fmt(f.noisy.p99 / f.alone.p99, 2)}× | ${fmt(f.a.perSecond)} | ${fmt(f.a.refused)} | ${fmt(f.serverCpuPct)} |`,
+        `| ${name} | ${fmt(f.alone.p50, 1)} / ${fmt(f.alone.p95, 1)} / ${fmt(f.alone.p99, 1)} | ${fmt(f.noisy.p50, 1)} / ${fmt(f.noisy.p95, 1)} / ${fmt(f.noisy.p99, 1)} | ${fmt(f.noisy.p99 / f.alone.p99, 2)}× | ${fmt(f.a.perSecond)} | ${fmt(f.a.refused)} | ${fmt(f.serverCpuPct)} |`,
       );
       if (f.alone.failed + f.noisy.failed + f.a.other > 0) console.log(`  (failures: B alone ${f.alone.failed}, B beside A ${f.noisy.failed}, A other than 201/429 ${f.a.other})`);
     }

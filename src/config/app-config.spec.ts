@@ -26,6 +26,7 @@ describe('loadConfig', () => {
         storedEvents: 0,
       },
       overridesCacheMs: 5_000,
+      refusalDelayMs: 500,
     });
     const c = loadConfig({ QUOTA_APPEND_REQUESTS: '100/1s', QUOTA_UPLOADS: '0', QUOTA_STREAMS: '0', QUOTA_STORED_EVENTS: '1000000' });
     expect(c.quotas.defaults).toMatchObject({ appendRequests: { quota: 100, windowSeconds: 1 }, uploads: { quota: 0 }, streams: 0, storedEvents: 1_000_000 });

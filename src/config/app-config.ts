@@ -101,6 +101,8 @@ export interface AppConfig {
     defaults: TenantLimits;
     /** How long a tenant's overrides are cached: a change made elsewhere (CLI, another instance) shows within this. */
     overridesCacheMs: number;
+    /** A rate refusal is answered after this pause (never past its Retry-After), so a client hammering past its quota waits instead of spinning. */
+    refusalDelayMs: number;
   };
 }
 
@@ -247,6 +249,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         storedEvents: int('QUOTA_STORED_EVENTS', 0, 0, Number.MAX_SAFE_INTEGER),
       },
       overridesCacheMs: int('QUOTA_OVERRIDES_CACHE_MS', 5_000, 0, 3_600_000),
+      refusalDelayMs: int('QUOTA_REFUSAL_DELAY_MS', 500, 0, 10_000),
     },
   };
   // Node answers a request past REQUEST_TIMEOUT_MS itself (a bare 408), so the finer deadlines must come first.

@@ -20,9 +20,17 @@ type QuotaRequest = FastifyRequest & TenantRequest & { quotaStates?: RateLimitSt
  *  - preHandler, once an append's body is parsed and before anything is stored: its events count
  *    against the events rate and the stored-events cap.
  * Every append answer, accepted or refused, carries the RateLimit fields of the policies it met.
+ *
+ * A rate refusal is answered after `refusalDelayMs` (never later than its Retry-After): a client
+ * that keeps sending past its quota then sends one request per connection per pause instead of
+ * thousands a second, so its refusals cost the service, and the tenants sharing it, next to nothing.
+ * A client that honours Retry-After loses nothing by it.
  */
 export class QuotaGate {
-  constructor(private readonly quotas: TenantQuotas) {}
+  constructor(
+    private readonly quotas: TenantQuotas,
+    private readonly refusalDelayMs: number,
+  ) {}
 
   install(fastify: FastifyInstance): void {
     fastify.addHook('onRequest', async (req: QuotaRequest, reply) => {
@@ -36,6 +44,7 @@ export class QuotaGate {
         }
       } catch (e) {
         if (!(e instanceof DomainError)) throw e;
+        await this.pause(e);
         return refuseBeforeBody(req, reply, e);
       }
     });
@@ -51,6 +60,7 @@ export class QuotaGate {
         if (state) reply.headers(rateLimitHeaders([...states, state]));
       } catch (e) {
         if (!(e instanceof DomainError)) throw e;
+        await this.pause(e);
         const refused = rateLimitHeaders(states);
         return reply
           .code(statusOf(e.code))
@@ -58,6 +68,12 @@ export class QuotaGate {
           .send(toErrorBody(e));
       }
     });
+  }
+
+  private pause(err: DomainError): Promise<void> | undefined {
+    const retryAfterS = err.details.retryAfterSeconds;
+    if (err.code !== 'RATE_LIMITED' || this.refusalDelayMs === 0 || typeof retryAfterS !== 'number') return undefined;
+    return new Promise((resolve) => setTimeout(resolve, Math.min(this.refusalDelayMs, retryAfterS * 1000)));
   }
 }
 

@@ -45,7 +45,7 @@ type QuotaRedis = { redis: Redis; circuit: RedisCircuit } | null;
       inject: [TenantLimitsCatalog, RATE_LIMITER, CONCURRENCY_LIMITER, STORE],
       useFactory: (l: TenantLimitsCatalog, r: RateLimiter, c: ConcurrencyLimiter, s: Store) => new TenantQuotas(l, r, c, new StoredEventsGauge(s.events)),
     },
-    { provide: QuotaGate, inject: [TenantQuotas], useFactory: (q: TenantQuotas) => new QuotaGate(q) },
+    { provide: QuotaGate, inject: [TenantQuotas, APP_CONFIG], useFactory: (q: TenantQuotas, c: AppConfig) => new QuotaGate(q, c.quotas.refusalDelayMs) },
   ],
   exports: [TenantQuotas, QuotaGate, TenantLimitsCatalog],
 })

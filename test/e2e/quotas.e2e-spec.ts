@@ -19,6 +19,8 @@ afterAll(() => stopBackends(), 60_000);
 
 const ENV = {
   QUOTA_OVERRIDES_CACHE_MS: '200',
+  // Shorter than the default 500 ms, to keep the suite quick; the pause itself is checked below.
+  QUOTA_REFUSAL_DELAY_MS: '100',
   LANE_SWEEP_MS: '200',
   WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
   WEBHOOK_POLL_MS: '100',
@@ -121,7 +123,10 @@ describe.each(STORE_BACKENDS)('quotas on %s', (backend) => {
       expect(ok.headers.get('ratelimit')).toMatch(new RegExp(`^"appends";r=${3 - i};t=\\d+, "events";r=\\d+;t=\\d+$`));
     }
     for (const path of ['/events', '/events/batch']) {
+      const started = Date.now();
       const refused = await call(`${svc.url}${path}`, 'POST', a.key, { aggregateId: 'acct-1', eventType: 'Deposited', data: {}, events: [{ eventType: 'Deposited', data: {} }] });
+      // Answered after QUOTA_REFUSAL_DELAY_MS: a client that keeps hammering waits instead of spinning.
+      expect(Date.now() - started).toBeGreaterThanOrEqual(95);
       expect(refused.status).toBe(429);
       expect(refused.body).toMatchObject({ error: 'RATE_LIMITED', policy: 'appends', limit: 3, windowSeconds: 60, remaining: 0, message: expect.stringContaining('retry in') });
       const retryAfter = Number(refused.headers.get('retry-after'));

@@ -65,12 +65,24 @@ export async function hammer(
   };
 }
 
-/** A child process that answers HTTP (/health on the service; bare Fastify answers 404 there). */
+/**
+ * Every per-tenant quota off: the benchmarks measure what the machine does for one tenant, which
+ * the default quotas (a fifth of an instance) would cap. quotas.bench.ts sets its own.
+ */
+export const NO_QUOTAS: Record<string, string> = {
+  QUOTA_APPEND_REQUESTS: '0',
+  QUOTA_APPEND_EVENTS: '0',
+  QUOTA_UPLOADS: '0',
+  QUOTA_STREAMS: '0',
+  QUOTA_WEBHOOKS_IN_FLIGHT: '0',
+};
+
+/** A child process that answers HTTP (/health on the service; bare Fastify answers 404 there). Quotas are off unless `env` sets them. */
 export async function startChild(script: string, env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
   // A relative script is this checkout's build; an absolute one may be another checkout's (a baseline).
   const child = spawn(process.execPath, [path.isAbsolute(script) ? script : path.join(__dirname, '..', script)], {
-    env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env, PORT: String(port) },
+    env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...NO_QUOTAS, ...env, PORT: String(port) },
     // Inherited, not piped: an unread pipe fills up and then blocks the service's log writes.
     stdio: ['ignore', 'inherit', 'inherit'],
   });

@@ -17,6 +17,7 @@ import { DEFAULT_ARCHIVE_LIMITS } from './runtime/archive-reader';
 import { mountBullBoard } from './lanes/bull-board';
 import { LaneScheduler } from './lanes/lane-scheduler.port';
 import { LANE_SCHEDULER } from './projections/projections.module';
+import { QuotaGate } from './quotas/quota-gate';
 import { adminTokenMatches } from './tenancy/admin.guard';
 import { RequestAuth } from './tenancy/request-auth';
 import { TenantDirectory } from './tenancy/tenant-directory';
@@ -95,6 +96,8 @@ export async function createApp(config: AppConfig): Promise<ServiceApp> {
   // a request without valid credentials is answered without reading its body at all.
   installBodyDeadline(fastify, bodyReadTimeoutMs);
   new RequestAuth(app.get(TenantDirectory), config.adminToken).install(fastify);
+  // After authentication (it counts by the tenant) and, for appends and uploads, still before the body.
+  app.get(QuotaGate).install(fastify);
   // Uploads: one archive per request, capped at the archive limit while it streams in.
   await app.register(multipart as any, {
     limits: { fileSize: DEFAULT_ARCHIVE_LIMITS.maxArchiveBytes, files: 1, fields: 10, fieldSize: 64 * 1024, parts: 12 },

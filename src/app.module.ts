@@ -5,6 +5,7 @@ import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.controller';
 import { NotificationsModule } from './notifications/notifications.module';
 import { ProjectionsModule } from './projections/projections.module';
+import { QuotasModule } from './quotas/quotas.module';
 import { ReducersModule } from './reducers/reducers.module';
 import { RuntimeModule } from './runtime/runtime.module';
 import { StoreModule } from './store/store.module';
@@ -15,7 +16,7 @@ export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(config), StoreModule, RuntimeModule, TenancyModule, EventsModule, ReducersModule, ProjectionsModule, NotificationsModule, HealthModule],
+      imports: [ConfigModule.forRoot(config), StoreModule, RuntimeModule, TenancyModule, QuotasModule, EventsModule, ReducersModule, ProjectionsModule, NotificationsModule, HealthModule],
     };
   }
 }

@@ -1,4 +1,5 @@
 import { DomainError, ErrorCode } from './domain-error';
+import { rateLimitHeaders, rateLimitStateOf } from './rate-limit-fields';
 
 /** Exhaustive: adding a code without a status is a compile error. */
 const STATUS_BY_CODE: Record<ErrorCode, number> = {
@@ -37,6 +38,10 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   TOO_MANY_STREAMS: 429,
   // The tenant's uploads still waiting to compile are at the cap: answered with Retry-After.
   TOO_MANY_PENDING_UPLOADS: 429,
+  // Over a tenant's rate quota (appends, events, uploads): Retry-After and the RateLimit fields.
+  RATE_LIMITED: 429,
+  // Over a quota that waiting does not free (stored events): no Retry-After.
+  QUOTA_EXCEEDED: 403,
   INTERNAL: 500,
 };
 
@@ -60,14 +65,18 @@ export const STREAM_RETRY_AFTER_S = 5;
 /**
  * Headers that go with an error's answer, wherever it is written (filter, upgrade refusal, SSE):
  * `Retry-After` when the error says when to try again (`retryAfterSeconds`, or the stream caps' fixed hint),
+ * with the `RateLimit-Policy`/`RateLimit` fields when it is a quota's refusal (its details name the policy),
  * `Connection: close` when the rest of the request may still be on its way.
  */
 export function errorHeaders(err: DomainError): Record<string, string> {
+  const quota = rateLimitStateOf(err.details);
   const s = err.details.retryAfterSeconds;
-  if (typeof s === 'number' && Number.isFinite(s) && s > 0) return { 'retry-after': String(Math.ceil(s)) };
+  if (typeof s === 'number' && Number.isFinite(s) && s > 0) {
+    return { 'retry-after': String(Math.ceil(s)), ...(quota ? rateLimitHeaders([quota]) : {}) };
+  }
   switch (err.code) {
     case 'TOO_MANY_STREAMS':
-      return { 'retry-after': String(STREAM_RETRY_AFTER_S) };
+      return { 'retry-after': String(STREAM_RETRY_AFTER_S), ...(quota ? rateLimitHeaders([{ ...quota, resetSeconds: STREAM_RETRY_AFTER_S }]) : {}) };
     case 'REQUEST_TIMEOUT':
       return { connection: 'close' };
     default:

@@ -14,6 +14,8 @@ export interface ServiceRouteOptions {
   longLived?: boolean;
   /** The body's payloads (event data, metadata) are facts: stored as the client wrote them (see json-source-text.ts). */
   exactPayloads?: boolean;
+  /** Counted against the tenant's quotas (src/quotas/quota-gate.ts): an append (its events once parsed), or an upload. */
+  quota?: 'append' | 'append-batch' | 'upload';
 }
 
 /** The options of the route a request matched (empty for an unknown route). */
@@ -50,3 +52,6 @@ export const ExactPayloads = () => RouteOptions({ exactPayloads: true });
 
 /** A stream: shutdown ends it rather than waiting for it. */
 export const LongLived = () => RouteOptions({ longLived: true });
+
+/** Counted against the tenant's quotas before its body is read (and an append's events before they are stored). */
+export const Quota = (kind: NonNullable<ServiceRouteOptions['quota']>) => RouteOptions({ quota: kind });

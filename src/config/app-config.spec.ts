@@ -15,6 +15,26 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ RUNTIME_COMPILER_HOSTS: '0', UPLOAD_PENDING_MAX_PER_TENANT: 'many' })).toThrow(/RUNTIME_COMPILER_HOSTS[\s\S]*UPLOAD_PENDING_MAX_PER_TENANT/);
   });
 
+  it('reads per-tenant quota defaults as rates and counts, 0 meaning no limit, and reports bad ones together', () => {
+    expect(loadConfig({}).quotas).toEqual({
+      defaults: {
+        appendRequests: { quota: 20_000, windowSeconds: 10 },
+        appendEvents: { quota: 200_000, windowSeconds: 10 },
+        uploads: { quota: 60, windowSeconds: 3600 },
+        streams: 500,
+        webhooksInFlight: 16,
+        storedEvents: 0,
+      },
+      overridesCacheMs: 5_000,
+      refusalDelayMs: 500,
+    });
+    const c = loadConfig({ QUOTA_APPEND_REQUESTS: '100/1s', QUOTA_UPLOADS: '0', QUOTA_STREAMS: '0', QUOTA_STORED_EVENTS: '1000000' });
+    expect(c.quotas.defaults).toMatchObject({ appendRequests: { quota: 100, windowSeconds: 1 }, uploads: { quota: 0 }, streams: 0, storedEvents: 1_000_000 });
+    expect(() => loadConfig({ QUOTA_APPEND_EVENTS: 'lots', QUOTA_UPLOADS: '5/2y', QUOTA_WEBHOOKS_IN_FLIGHT: '-1' })).toThrow(
+      /QUOTA_APPEND_EVENTS[\s\S]*QUOTA_UPLOADS[\s\S]*QUOTA_WEBHOOKS_IN_FLIGHT|QUOTA_WEBHOOKS_IN_FLIGHT[\s\S]*QUOTA_APPEND_EVENTS[\s\S]*QUOTA_UPLOADS/,
+    );
+  });
+
   it('reports every bad variable together', () => {
     let err: unknown;
     try {

@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import { parseRate, RatePolicy, TenantLimits } from '../quotas/quota-policy';
 import { SandboxMode, SandboxOptions } from '../runtime/sandbox';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -94,6 +95,15 @@ export interface AppConfig {
     /** Base64 of 32 bytes that encrypt secrets at rest; default: a key file in DATA_DIR. */
     secretsKey?: string;
   };
+  /** Per-tenant quotas and rate limits (src/quotas); 0 means no limit. */
+  quotas: {
+    /** What every tenant gets unless the admin API or CLI overrides it. */
+    defaults: TenantLimits;
+    /** How long a tenant's overrides are cached: a change made elsewhere (CLI, another instance) shows within this. */
+    overridesCacheMs: number;
+    /** A rate refusal is answered after this pause (never past its Retry-After), so a client hammering past its quota waits instead of spinning. */
+    refusalDelayMs: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -127,6 +137,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       if (!Number.isInteger(v) || v < 0 || v > 86_400_000) problems.push(`${name} must be comma-separated milliseconds (got '${x}')`);
       return v;
     });
+  const rate = (name: string, def: string): RatePolicy => {
+    const parsed = parseRate(str(name) ?? def);
+    if (typeof parsed === 'string') {
+      problems.push(`${name}: ${parsed}`);
+      return parseRate(def) as RatePolicy;
+    }
+    return parsed;
+  };
   const bool = (name: string): boolean => {
     const v = str(name);
     if (v !== undefined && !['true', 'false', '1', '0'].includes(v)) problems.push(`${name} must be true or false`);
@@ -217,6 +235,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       allowPrivate: bool('WEBHOOK_ALLOW_PRIVATE_URLS'),
       secretOverlapMs: int('WEBHOOK_SECRET_OVERLAP_MS', 86_400_000, 0, 30 * 86_400_000),
       secretsKey: str('WEBHOOK_SECRETS_KEY'),
+    },
+    quotas: {
+      // About a fifth of what one 2-core instance appends (~10k single appends/s, ~130k events/s in
+      // batches), with a 10 s burst: one tenant cannot take an instance, an ordinary client never meets it.
+      defaults: {
+        appendRequests: rate('QUOTA_APPEND_REQUESTS', '20000/10s'),
+        appendEvents: rate('QUOTA_APPEND_EVENTS', '200000/10s'),
+        // A compile costs 0.2-1.5 s of a shared compiler: one a minute on average, a burst of 60.
+        uploads: rate('QUOTA_UPLOADS', '60/1h'),
+        streams: int('QUOTA_STREAMS', 500, 0, 1_000_000),
+        webhooksInFlight: int('QUOTA_WEBHOOKS_IN_FLIGHT', 16, 0, 100_000),
+        storedEvents: int('QUOTA_STORED_EVENTS', 0, 0, Number.MAX_SAFE_INTEGER),
+      },
+      overridesCacheMs: int('QUOTA_OVERRIDES_CACHE_MS', 5_000, 0, 3_600_000),
+      refusalDelayMs: int('QUOTA_REFUSAL_DELAY_MS', 500, 0, 10_000),
     },
   };
   // Node answers a request past REQUEST_TIMEOUT_MS itself (a bare 408), so the finer deadlines must come first.

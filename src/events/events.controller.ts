@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { DtoValidationPipe } from '../common/dto-validation.pipe';
-import { ExactPayloads } from '../common/route-options';
+import { ExactPayloads, Quota } from '../common/route-options';
 import { TenantRecord } from '../store/tenant-repository.port';
 import { CurrentTenant } from '../tenancy/current-tenant.decorator';
 import { EventAppender } from './event-appender';
@@ -18,6 +18,7 @@ export class EventsController {
   @Post()
   @HttpCode(201)
   @ExactPayloads()
+  @Quota('append')
   async append(@CurrentTenant() tenant: TenantRecord, @Body(new DtoValidationPipe(AppendEventDto)) body: AppendEventDto) {
     return appendedView(await this.appender.appendOne(tenant.tenantId, body));
   }
@@ -25,6 +26,7 @@ export class EventsController {
   @Post('batch')
   @HttpCode(201)
   @ExactPayloads()
+  @Quota('append-batch')
   async appendBatch(
     @CurrentTenant() tenant: TenantRecord,
     @Body(new DtoValidationPipe(AppendBatchDto)) body: AppendBatchDto,

@@ -5,6 +5,8 @@ import { APP_CONFIG } from '../config/config.module';
 import { LaneEngine } from '../lanes/lane-engine';
 import { ProjectionCatalog } from '../projections/projection-catalog';
 import { ProjectionsModule } from '../projections/projections.module';
+import { QuotasModule } from '../quotas/quotas.module';
+import { TenantQuotas } from '../quotas/tenant-quotas';
 import { STORE, Store } from '../store/store.port';
 import { TenancyModule } from '../tenancy/tenancy.module';
 import { TenantDirectory } from '../tenancy/tenant-directory';
@@ -28,7 +30,7 @@ import { WebSocketStreamServer } from './websocket-stream';
 const STREAM_PAGE = 200;
 
 @Module({
-  imports: [ProjectionsModule, TenancyModule],
+  imports: [ProjectionsModule, TenancyModule, QuotasModule],
   controllers: [NotificationsController, WebhooksController],
   providers: [
     { provide: WEBHOOK_REPOSITORY, inject: [STORE], useFactory: (s: Store) => s.webhooks },
@@ -60,23 +62,24 @@ const STREAM_PAGE = 200;
       inject: [APP_CONFIG],
       useFactory: (c: AppConfig) => new StreamLimiter({ perKey: c.notifications.maxStreamsPerKey, perInstance: c.notifications.maxStreamsPerInstance }),
     },
+    // The tenant's stream quota (all its keys, across instances with Redis) on top of the per-key and per-instance caps.
     {
       provide: WebSocketStreamServer,
-      inject: [ServiceStreamSource, APP_CONFIG, StreamLimiter],
-      useFactory: (src: ServiceStreamSource, c: AppConfig, limiter: StreamLimiter) =>
-        new WebSocketStreamServer(src, { pingIntervalMs: c.notifications.pingMs, maxBufferedBytes: c.notifications.maxBufferedBytes, pageSize: STREAM_PAGE }, limiter),
+      inject: [ServiceStreamSource, APP_CONFIG, StreamLimiter, TenantQuotas],
+      useFactory: (src: ServiceStreamSource, c: AppConfig, limiter: StreamLimiter, quotas: TenantQuotas) =>
+        new WebSocketStreamServer(src, { pingIntervalMs: c.notifications.pingMs, maxBufferedBytes: c.notifications.maxBufferedBytes, pageSize: STREAM_PAGE }, limiter, quotas),
     },
     {
       provide: SseStream,
-      inject: [ServiceStreamSource, APP_CONFIG, StreamLimiter],
-      useFactory: (src: ServiceStreamSource, c: AppConfig, limiter: StreamLimiter) =>
-        new SseStream(src, { heartbeatMs: c.notifications.sseHeartbeatMs, maxBufferedBytes: c.notifications.maxBufferedBytes, pageSize: STREAM_PAGE }, limiter),
+      inject: [ServiceStreamSource, APP_CONFIG, StreamLimiter, TenantQuotas],
+      useFactory: (src: ServiceStreamSource, c: AppConfig, limiter: StreamLimiter, quotas: TenantQuotas) =>
+        new SseStream(src, { heartbeatMs: c.notifications.sseHeartbeatMs, maxBufferedBytes: c.notifications.maxBufferedBytes, pageSize: STREAM_PAGE }, limiter, quotas),
     },
     {
       provide: WebhookDispatcher,
-      inject: [STORE, WebhookSecrets, WebhookUrlGuard, APP_CONFIG],
-      useFactory: (s: Store, secrets: WebhookSecrets, guard: WebhookUrlGuard, c: AppConfig) =>
-        new WebhookDispatcher(s.webhooks, s.notifications, s.projections, secrets, new WebhookSender(guard, c.webhooks.timeoutMs), c.webhooks),
+      inject: [STORE, WebhookSecrets, WebhookUrlGuard, APP_CONFIG, TenantQuotas],
+      useFactory: (s: Store, secrets: WebhookSecrets, guard: WebhookUrlGuard, c: AppConfig, quotas: TenantQuotas) =>
+        new WebhookDispatcher(s.webhooks, s.notifications, s.projections, secrets, new WebhookSender(guard, c.webhooks.timeoutMs), c.webhooks, quotas),
     },
     {
       provide: NotificationRetention,

@@ -2,7 +2,7 @@ import { IncomingMessage, ServerResponse } from 'http';
 import { DomainError, notFound } from '../common/domain-error';
 import { Notification, StreamSource, streamText } from './notification';
 import { NotificationCursor, parseSequence } from './notification-cursor';
-import { StreamLimiter } from './stream-limiter';
+import { NO_TENANT_STREAM_QUOTA, StreamLimiter, TenantStreamQuota } from './stream-limiter';
 
 /** Who opens a stream: the tenant, and the API key's hash (per-key caps). */
 export interface StreamOwner {
@@ -30,6 +30,7 @@ export class SseStream {
     private readonly source: StreamSource,
     private readonly opts: SseStreamOptions,
     private readonly limiter: StreamLimiter,
+    private readonly tenantStreams: TenantStreamQuota = NO_TENANT_STREAM_QUOTA,
   ) {}
 
   /**
@@ -49,6 +50,9 @@ export class SseStream {
     const release = this.limiter.acquire(owner.keyHash);
     res.once('close', release);
     if (res.destroyed) release();
+    const releaseTenant = await this.tenantStreams.acquireStream(tenantId);
+    res.once('close', releaseTenant);
+    if (res.destroyed) releaseTenant();
     const explicitAfter =
       lastEventId !== undefined
         ? parseSequence('Last-Event-ID', lastEventId)

@@ -11,6 +11,16 @@ export interface StreamLimits {
 export type StreamSlot = () => void;
 
 /**
+ * The tenant-wide stream quota (src/quotas: all keys of a tenant together, across instances with
+ * Redis); throws TOO_MANY_STREAMS with scope `tenant` when it is used up.
+ */
+export interface TenantStreamQuota {
+  acquireStream(tenantId: string): Promise<StreamSlot>;
+}
+
+export const NO_TENANT_STREAM_QUOTA: TenantStreamQuota = { acquireStream: async () => () => undefined };
+
+/**
  * Counts open streams per API key (by its hash: two keys of one tenant count apart) and per
  * instance, across both transports. A stream takes its slot before its handshake or first byte and
  * gives it back when its socket closes, whatever closed it.

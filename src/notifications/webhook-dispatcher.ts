@@ -17,6 +17,12 @@ export interface WebhookDispatcherOptions {
   concurrency: number;
 }
 
+/** The tenant-wide cap on webhook attempts in flight (src/quotas; across instances with Redis): a release, or null when at the cap. */
+export interface TenantWebhookQuota {
+  acquireWebhookSlot(tenantId: string): Promise<(() => void) | null>;
+}
+const NO_TENANT_WEBHOOK_QUOTA: TenantWebhookQuota = { acquireWebhookSlot: async () => () => undefined };
+
 const ENQUEUE_BATCH = 500;
 const deliveryId = (d: WebhookDelivery) => `${d.tenantId}\u0000${d.projectionId}\u0000${d.sequence}`;
 const TARGET_CACHE_MS = 1_000;
@@ -45,6 +51,7 @@ export class WebhookDispatcher {
     private readonly secrets: WebhookSecrets,
     private readonly sender: WebhookSender,
     private readonly options: WebhookDispatcherOptions,
+    private readonly tenantQuota: TenantWebhookQuota = NO_TENANT_WEBHOOK_QUOTA,
   ) {
     secrets.onChange(() => this.targets.clear());
   }
@@ -83,16 +90,21 @@ export class WebhookDispatcher {
     const room = this.options.concurrency - this.inFlight.size;
     if (room <= 0) return;
     const due = (await this.deliveries.due(now, room)).filter((d) => !this.inFlight.has(deliveryId(d)));
+    // A tenant at its webhooksInFlight quota has its deliveries left pending for a later pass (woken when one finishes).
+    const slots = await Promise.all(due.map((d) => this.tenantQuota.acquireWebhookSlot(d.tenantId)));
     // Claimed together (on SQLite one group commit for all of them). The claim pushes the next try past this
     // attempt's deadline, so no one else sends it meanwhile.
-    const claimed = await Promise.all(due.map((d) => this.deliveries.claim(d, now + this.options.timeoutMs + 5_000)));
+    const claimed = await Promise.all(due.map((d, i) => (slots[i] ? this.deliveries.claim(d, now + this.options.timeoutMs + 5_000) : false)));
     due.forEach((d, i) => {
-      if (!claimed[i]) return;
+      const release = slots[i];
+      if (!release) return;
+      if (!claimed[i]) return release();
       const id = deliveryId(d);
       this.inFlight.add(id);
       void this.attempt({ ...d, attempts: d.attempts + 1 })
         .catch((e) => this.logger.warn(`delivery ${d.projectionId}#${d.sequence} failed: ${e instanceof Error ? e.message : e}`))
         .finally(() => {
+          release();
           this.inFlight.delete(id);
           this.wake();
         });

@@ -5,7 +5,7 @@ import { DomainError, validationFailed } from '../common/domain-error';
 import { errorHeaders, statusOf, toErrorBody } from '../common/error-http-mapping';
 import { Notification, StreamSource, streamText } from './notification';
 import { NotificationCursor, parseSequence } from './notification-cursor';
-import { StreamLimiter } from './stream-limiter';
+import { NO_TENANT_STREAM_QUOTA, StreamLimiter, TenantStreamQuota } from './stream-limiter';
 
 export interface WebSocketStreamOptions {
   /** Interval of `{"type":"ping"}`; a client without a pong by the next ping is closed. */
@@ -53,6 +53,7 @@ export class WebSocketStreamServer {
     private readonly source: StreamSource,
     private readonly opts: WebSocketStreamOptions,
     private readonly limiter: StreamLimiter,
+    private readonly tenantStreams: TenantStreamQuota = NO_TENANT_STREAM_QUOTA,
   ) {}
 
   attach(server: Server): void {
@@ -111,6 +112,9 @@ export class WebSocketStreamServer {
     const release = this.limiter.acquire(tenant.keyHash);
     socket.once('close', release);
     if (socket.destroyed) release(); // gone during the lookup: its 'close' may have passed already
+    const releaseTenant = await this.tenantStreams.acquireStream(tenant.tenantId);
+    socket.once('close', releaseTenant);
+    if (socket.destroyed) releaseTenant();
     const afterParam = query.get('afterSequence');
     const explicitAfter = afterParam === null ? null : parseSequence('afterSequence', afterParam);
     const projectionId = decodePathSegment(encodedProjectionId);

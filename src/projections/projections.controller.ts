@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, notFound } from '../common/domain-error';
 import { isoTime } from '../common/iso-time';
 import { readMultipart } from '../common/multipart-upload';
+import { Quota } from '../common/route-options';
 import { LaneEngine } from '../lanes/lane-engine';
 import { ProjectionRepository } from '../store/projection-repository.port';
 import { TenantRecord } from '../store/tenant-repository.port';
@@ -23,6 +24,7 @@ export class ProjectionsController {
 
   @Post('upload')
   @HttpCode(202)
+  @Quota('upload')
   async upload(@CurrentTenant() tenant: TenantRecord, @Req() req: FastifyRequest) {
     const { file, fields } = await readMultipart(req);
     // The earlier shape sends `notificationConfig` (direct settings) and expects the earlier answer.

@@ -2,6 +2,7 @@ import { Body, Controller, Get, HttpCode, Param, Post, Put, Req } from '@nestjs/
 import type { FastifyRequest } from 'fastify';
 import { validationFailed } from '../common/domain-error';
 import { readMultipart } from '../common/multipart-upload';
+import { Quota } from '../common/route-options';
 import { AGGREGATE_TYPE_PATTERN } from '../events/event-limits';
 import { TenantRecord } from '../store/tenant-repository.port';
 import { CurrentTenant } from '../tenancy/current-tenant.decorator';
@@ -23,6 +24,7 @@ export class ReducersController {
 
   @Post('upload')
   @HttpCode(202)
+  @Quota('upload')
   async upload(@CurrentTenant() tenant: TenantRecord, @Req() req: FastifyRequest) {
     const { file, fields } = await readMultipart(req);
     const u = await this.catalog.upload(tenant.tenantId, file, fields.reducerId || undefined);

@@ -14,6 +14,14 @@ export interface ApiKeyRecord {
   revokedAt: number | null;
 }
 
+/** A tenant's limit overrides (src/quotas): JSON text of an object, read and checked by the quotas module. */
+export interface TenantLimitsRecord {
+  tenantId: string;
+  limits: string;
+  /** Epoch milliseconds. */
+  updatedAt: number;
+}
+
 export interface TenantRepository {
   createTenant(tenant: TenantRecord): Promise<void>;
   getTenant(tenantId: string): Promise<TenantRecord | null>;
@@ -22,4 +30,7 @@ export interface TenantRepository {
   findKeyByHash(keyHash: string): Promise<ApiKeyRecord | null>;
   /** false when no such live key of that tenant exists. */
   revokeKey(tenantId: string, keyId: string, at: number): Promise<boolean>;
+  getLimits(tenantId: string): Promise<TenantLimitsRecord | null>;
+  /** Replaces the tenant's overrides; false when no such tenant exists. */
+  putLimits(record: TenantLimitsRecord): Promise<boolean>;
 }

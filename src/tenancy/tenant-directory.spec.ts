@@ -31,6 +31,12 @@ class MemoryTenants implements TenantRepository {
     }
     return false;
   }
+  async getLimits() {
+    return null;
+  }
+  async putLimits() {
+    return false;
+  }
 }
 
 describe('TenantDirectory', () => {

@@ -173,6 +173,18 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect((await store.tenants.listTenants()).map((x) => x.tenantId)).toEqual([t]);
     });
 
+    it('keeps a tenant’s limit overrides, replaced whole, only for a tenant that exists', async () => {
+      const t = await tenant(store, 't1');
+      const other = await tenant(store, 't2');
+      expect(await store.tenants.getLimits(t)).toBeNull();
+      expect(await store.tenants.putLimits({ tenantId: t, limits: '{"streams":5}', updatedAt: 1_000 })).toBe(true);
+      expect(await store.tenants.putLimits({ tenantId: t, limits: '{"appendRequests":{"quota":10,"windowSeconds":1}}', updatedAt: 2_000 })).toBe(true);
+      expect(await store.tenants.getLimits(t)).toEqual({ tenantId: t, limits: '{"appendRequests":{"quota":10,"windowSeconds":1}}', updatedAt: 2_000 });
+      expect(await store.tenants.getLimits(other)).toBeNull();
+      expect(await store.tenants.putLimits({ tenantId: 'nobody', limits: '{}', updatedAt: 3_000 })).toBe(false);
+      expect(await store.tenants.getLimits('nobody')).toBeNull();
+    });
+
     it('keeps uploads per tenant, with their sources, until compiled or failed', async () => {
       const t = await tenant(store, 't1');
       const sources = [{ path: 'A.cs', content: 'class A {}' }];

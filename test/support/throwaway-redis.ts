@@ -66,6 +66,16 @@ export class ThrowawayRedis {
     await this.launch();
   }
 
+  /** Kills the server (SIGKILL) and leaves it down until `up()`: Redis unreachable. */
+  async down(): Promise<void> {
+    await this.kill('SIGKILL');
+  }
+
+  /** Starts an empty server again on the same port after `down()`. */
+  async up(): Promise<void> {
+    await this.launch();
+  }
+
   async stop(): Promise<void> {
     try {
       await this.kill('SIGTERM');

@@ -28,6 +28,10 @@ export class WebhookReceiver {
   down = false;
   /** The first attempt of these sequences never gets an answer (a receiver that hangs). */
   hangFirst = new Set<number>();
+  /** Every answer waits this long (a slow receiver); `inFlight`/`maxInFlight` count requests being answered. */
+  delayMs = 0;
+  inFlight = 0;
+  maxInFlight = 0;
   private server!: http.Server;
   url = '';
 
@@ -53,8 +57,15 @@ export class WebhookReceiver {
           res.writeHead(401).end();
           return;
         }
-        this.accepted.push({ sequence, body: JSON.parse(body), raw, headers, verifiedBy });
-        res.writeHead(204).end();
+        this.inFlight++;
+        this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+        const answer = () => {
+          this.inFlight--;
+          this.accepted.push({ sequence, body: JSON.parse(body), raw, headers, verifiedBy });
+          res.writeHead(204).end();
+        };
+        if (this.delayMs > 0) setTimeout(answer, this.delayMs);
+        else answer();
       });
     });
     await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));

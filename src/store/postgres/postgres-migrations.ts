@@ -135,4 +135,12 @@ export const POSTGRES_MIGRATIONS: string[] = [
   );
   `,
   notificationsMigration('bigint'),
+  `
+  -- Per-tenant limit overrides (src/quotas); a tenant without a row has the configured defaults.
+  CREATE TABLE tenant_limits (
+    tenant_id  text PRIMARY KEY REFERENCES tenants(tenant_id),
+    limits     text NOT NULL,
+    updated_at timestamptz NOT NULL
+  );
+  `,
 ];

@@ -1,5 +1,5 @@
 import { Pool } from 'pg';
-import { ApiKeyRecord, TenantRecord, TenantRepository } from '../tenant-repository.port';
+import { ApiKeyRecord, TenantLimitsRecord, TenantRecord, TenantRepository } from '../tenant-repository.port';
 import { withTransaction } from './with-transaction';
 
 const ms = (d: Date | null): number | null => (d === null ? null : d.getTime());
@@ -49,6 +49,21 @@ export class PostgresTenantRepository implements TenantRepository {
     const res = await this.pool.query(
       'UPDATE api_keys SET revoked_at = $1 WHERE tenant_id = $2 AND key_id = $3 AND revoked_at IS NULL',
       [new Date(at), tenantId, keyId],
+    );
+    return (res.rowCount ?? 0) > 0;
+  }
+
+  async getLimits(tenantId: string): Promise<TenantLimitsRecord | null> {
+    const { rows } = await this.pool.query('SELECT tenant_id, limits, updated_at FROM tenant_limits WHERE tenant_id = $1', [tenantId]);
+    return rows[0] ? { tenantId: rows[0].tenant_id, limits: rows[0].limits, updatedAt: rows[0].updated_at.getTime() } : null;
+  }
+
+  async putLimits(rec: TenantLimitsRecord): Promise<boolean> {
+    // Only for a tenant that exists: no row, no change.
+    const res = await this.pool.query(
+      `INSERT INTO tenant_limits (tenant_id, limits, updated_at) SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM tenants WHERE tenant_id = $1)
+       ON CONFLICT (tenant_id) DO UPDATE SET limits = excluded.limits, updated_at = excluded.updated_at`,
+      [rec.tenantId, rec.limits, new Date(rec.updatedAt)],
     );
     return (res.rowCount ?? 0) > 0;
   }

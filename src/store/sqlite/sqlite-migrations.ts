@@ -134,4 +134,12 @@ export const SQLITE_MIGRATIONS: string[] = [
   );
   `,
   notificationsMigration('INTEGER'),
+  `
+  -- Per-tenant limit overrides (src/quotas); a tenant without a row has the configured defaults.
+  CREATE TABLE tenant_limits (
+    tenant_id  TEXT PRIMARY KEY REFERENCES tenants(tenant_id),
+    limits     TEXT NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  `,
 ];

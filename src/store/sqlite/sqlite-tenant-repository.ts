@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { ApiKeyRecord, TenantRecord, TenantRepository } from '../tenant-repository.port';
+import { ApiKeyRecord, TenantLimitsRecord, TenantRecord, TenantRepository } from '../tenant-repository.port';
 
 export class SqliteTenantRepository implements TenantRepository {
   private stmts!: ReturnType<SqliteTenantRepository['compile']>;
@@ -21,6 +21,12 @@ export class SqliteTenantRepository implements TenantRepository {
       findKey: db.prepare('SELECT key_id, tenant_id, key_hash, created_at, revoked_at FROM api_keys WHERE key_hash = ?'),
       revokeKey: db.prepare(
         'UPDATE api_keys SET revoked_at = ? WHERE tenant_id = ? AND key_id = ? AND revoked_at IS NULL',
+      ),
+      getLimits: db.prepare('SELECT tenant_id, limits, updated_at FROM tenant_limits WHERE tenant_id = ?'),
+      // Only for a tenant that exists: no row, no change.
+      putLimits: db.prepare(
+        `INSERT INTO tenant_limits (tenant_id, limits, updated_at) SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM tenants WHERE tenant_id = ?)
+         ON CONFLICT (tenant_id) DO UPDATE SET limits = excluded.limits, updated_at = excluded.updated_at`,
       ),
     };
   }
@@ -66,5 +72,14 @@ export class SqliteTenantRepository implements TenantRepository {
 
   async revokeKey(tenantId: string, keyId: string, at: number): Promise<boolean> {
     return this.stmts.revokeKey.run(at, tenantId, keyId).changes > 0;
+  }
+
+  async getLimits(tenantId: string): Promise<TenantLimitsRecord | null> {
+    const r = this.stmts.getLimits.get(tenantId) as { tenant_id: string; limits: string; updated_at: number } | undefined;
+    return r ? { tenantId: r.tenant_id, limits: r.limits, updatedAt: Number(r.updated_at) } : null;
+  }
+
+  async putLimits(rec: TenantLimitsRecord): Promise<boolean> {
+    return this.stmts.putLimits.run(rec.tenantId, rec.limits, rec.updatedAt, rec.tenantId).changes > 0;
   }
 }

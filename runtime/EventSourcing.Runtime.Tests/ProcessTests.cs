@@ -264,4 +264,45 @@ public class ProcessTests
             Assert.NotEqual(0, exec.Process.ExitCode);
         }
     }
+    /// <summary>What the shared executor pool relies on to blame the right tenant: a batch's items are flushed one by one,
+    /// so while an item spins, the lines of the items before it have arrived and those after it have not.</summary>
+    [Fact]
+    public void BatchItemsArriveOneByOneSoTheItemThatHangsIsKnown()
+    {
+        using var compiler = new HostProcess("compile");
+        compiler.Read(Timeout);
+        compiler.Send("compile", FilesPayload(Repo.Example("bank-account")), 1);
+        compiler.Send("compile", FilesPayload(new[] { new Compilation.SourceFile("loop.cs", File.ReadAllText(Path.Combine(Repo.EscapeCorpus, "infinite-loop.cs"))) }), 2);
+        compiler.Flush();
+        var bank = compiler.Read(Timeout)!["payload"]!["assembly"]!.GetValue<string>();
+        var loop = compiler.Read(Timeout)!["payload"]!["assembly"]!.GetValue<string>();
+
+        JsonObject Item(string assemblyId, string className) => new()
+        {
+            ["op"] = "apply",
+            ["assemblyId"] = assemblyId,
+            ["className"] = className,
+            ["groups"] = new JsonArray(new JsonObject { ["events"] = Events.Array(Events.Make("AccountOpened", new { owner = "a" })) }),
+        };
+        using var exec = new HostProcess("exec");
+        exec.Read(Timeout);
+        exec.Send("load", new JsonObject { ["assemblyId"] = "innocent/bank", ["assembly"] = bank }, 1);
+        exec.Send("load", new JsonObject { ["assemblyId"] = "offender/loop", ["assembly"] = loop }, 2);
+        exec.Send("batch", new JsonObject
+        {
+            ["items"] = new JsonArray(Item("innocent/bank", "BankAccount.AccountReducer"), Item("offender/loop", "Escape.EscapeReducer"), Item("innocent/bank", "BankAccount.AccountReducer")),
+        }, 3);
+        exec.Flush();
+        Assert.True(exec.Read(Timeout)!["payload"]!["ok"]!.GetValue<bool>());
+        Assert.True(exec.Read(Timeout)!["payload"]!["ok"]!.GetValue<bool>());
+        var first = exec.Read(Timeout)!;
+        Assert.Equal("item", first["type"]!.GetValue<string>());
+        Assert.Equal(3, first["id"]!.GetValue<int>());
+        Assert.Equal(0, first["payload"]!["index"]!.GetValue<int>());
+        Assert.True(first["payload"]!["result"]!["results"]![0]!["ok"]!.GetValue<bool>());
+        // Item 1 spins: nothing more comes.
+        Assert.Null(exec.Read(TimeSpan.FromMilliseconds(750)));
+        exec.Process.Kill();
+        Assert.True(exec.Process.WaitForExit(10_000));
+    }
 }

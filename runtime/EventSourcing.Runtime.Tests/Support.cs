@@ -59,6 +59,32 @@ public sealed class InProcessHost
         return envelope;
     }
 
+    /// <summary>Sends a batch; returns the payloads of its item lines (each checked to be one line with the batch's id)
+    /// and the final envelope.</summary>
+    public (List<JsonObject> Items, JsonObject Final) Batch(JsonArray items)
+    {
+        var lines = new List<JsonObject>();
+        var id = _nextId;
+        Dispatcher.ItemSink = line =>
+        {
+            var span = line.Span;
+            Assert.Equal((byte)'\n', span[^1]);
+            Assert.Equal(-1, span[..^1].IndexOf((byte)'\n'));
+            var envelope = JsonNode.Parse(span[..^1])!.AsObject();
+            Assert.Equal("item", envelope["type"]!.GetValue<string>());
+            Assert.Equal(id, envelope["id"]!.GetValue<int>());
+            lines.Add(envelope["payload"]!.AsObject());
+        };
+        try
+        {
+            return (lines, Send("batch", new JsonObject { ["items"] = items }));
+        }
+        finally
+        {
+            Dispatcher.ItemSink = null;
+        }
+    }
+
     /// <summary>Sends a request that must succeed; returns its result payload.</summary>
     public JsonObject Result(string type, JsonObject? payload = null)
     {

@@ -193,7 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       isolation,
       execHosts: int('RUNTIME_EXEC_HOSTS', defaultExecHosts(isolation), 1, 1000),
       execIdleMs: int('RUNTIME_EXEC_IDLE_MS', 300_000, 1_000, 86_400_000),
-      execAssemblyBudget: int('RUNTIME_EXEC_ASSEMBLY_BUDGET', 2_000, 1, 1_000_000),
+      execAssemblyBudget: int('RUNTIME_EXEC_ASSEMBLY_BUDGET', 1_000, 1, 1_000_000),
       execAssemblyBudgetBytes: int('RUNTIME_EXEC_ASSEMBLY_BUDGET_BYTES', 256 * 1024 * 1024, 64 * 1024, 64 * 1024 * 1024 * 1024),
       execTenantCalls: int('RUNTIME_EXEC_TENANT_CALLS', 8, 1, 1_000),
       quarantineMs: int('RUNTIME_QUARANTINE_MS', 60_000, 100, 86_400_000),

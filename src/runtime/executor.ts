@@ -1,11 +1,10 @@
-import { createHash } from 'node:crypto';
-import { AssemblyBudget, AssemblyBudgetOptions, BudgetEntry } from './assembly-budget';
+import { AssemblyBudgetOptions } from './assembly-budget';
+import { AssemblySource, ExecutorAssemblies } from './executor-assemblies';
 import { FairCallQueue } from './fair-call-queue';
 import { HostCallError, HostFailure, HostItem, HostProcess } from './host-process';
 import { BatchItem } from './runtime-protocol';
 
-/** Gives a host the bytes of a tenant's compiled upload when it needs to (re)load it. */
-export type AssemblySource = (tenantId: string, assemblyId: string) => Promise<Buffer>;
+export type { AssemblySource } from './executor-assemblies';
 
 /** One apply/resolveKeys call of a tenant, waiting for or sent to an executor. */
 export interface ExecutorCall {
@@ -58,24 +57,8 @@ export interface ExecutorCounters {
   sharedRequests: number;
   /** The most tenants one request carried. */
   maxTenantsInRequest: number;
-  loads: number;
-  unloads: number;
   /** Host processes started (the first included). */
   starts: number;
-}
-
-interface Assembly extends BudgetEntry {
-  tenantId: string;
-  assemblyId: string;
-  /** The id in the host: the tenant's id qualified by the tenant, so two tenants' ids never meet. */
-  hostId: string;
-  image?: Buffer;
-  fetchError?: unknown;
-  /** The host generation it is loaded in, and that load request. */
-  loadedIn?: number;
-  loading?: Promise<void>;
-  /** The upload went away while calls still needed it: unloaded once they are answered. */
-  dropWhenUnused?: boolean;
 }
 
 /** Failures that end the host process. */
@@ -85,11 +68,9 @@ const MAX_RERUNS = 3;
 
 /**
  * One executor process slot: the host process (started on demand, replaced when it dies), the
- * tenants' assemblies loaded in it (each in its own collectible load context in the host; loaded
- * on first use, the least recently used unloaded past the budget), and the calls waiting for it,
- * served to tenants in turn (FairCallQueue). Calls waiting when a request can go are sent
- * together as one batch request, whatever their tenant: one round trip for all of them, answered
- * item by item.
+ * tenants' assemblies loaded in it (ExecutorAssemblies), and the calls waiting for it, served to
+ * tenants in turn (FairCallQueue). Calls waiting when a request can go are sent together as one
+ * batch request, whatever their tenant: one round trip for all of them, answered item by item.
  *
  * When the host dies or hangs, the call it was running is known (HostCallError.position): that
  * call fails and its tenant is reported (`offended`); every other call it had been sent never ran,
@@ -97,13 +78,11 @@ const MAX_RERUNS = 3;
  * wherever its tenant goes now.
  */
 export class Executor {
-  readonly counters: ExecutorCounters = { requests: 0, items: 0, sharedRequests: 0, maxTenantsInRequest: 0, loads: 0, unloads: 0, starts: 0 };
+  readonly counters: ExecutorCounters = { requests: 0, items: 0, sharedRequests: 0, maxTenantsInRequest: 0, starts: 0 };
   private readonly queue: FairCallQueue<ExecutorCall>;
-  private readonly assemblies = new Map<string, Assembly>();
-  private budget: AssemblyBudget<Assembly>;
+  private readonly assemblies: ExecutorAssemblies;
   private host?: HostProcess;
-  private starting?: Promise<void>;
-  private generation = 0;
+  private starting = false;
   private requests = 0;
   private scheduled = false;
   private death?: { calls: ExecutorCall[]; offenders: Set<string> };
@@ -115,7 +94,16 @@ export class Executor {
     private readonly listener: ExecutorListener,
   ) {
     this.queue = new FairCallQueue(options.tenantCallsInFlight);
-    this.budget = new AssemblyBudget(options.budget);
+    this.assemblies = new ExecutorAssemblies({
+      source: options.assemblies,
+      budget: options.budget,
+      requestDeadlineMs: options.requestDeadlineMs,
+      fetched: () => this.schedule(),
+      loadKilledHost: (host, tenantId, failure) => {
+        this.lost(host);
+        this.blame(tenantId, failure);
+      },
+    });
   }
 
   get label(): string {
@@ -133,19 +121,25 @@ export class Executor {
 
   /** Host ids of the assemblies loaded in the running host (tests, operators). */
   get loaded(): string[] {
-    return [...this.budget.values()].map((a) => a.hostId);
+    return this.assemblies.loaded;
+  }
+
+  get loadCounters(): { loads: number; unloads: number } {
+    return this.assemblies.counters;
   }
 
   submit(call: ExecutorCall): void {
-    if (this.closed) return call.reject(new HostCallError('UNAVAILABLE', 'runtime is shutting down'));
-    this.pin(call);
+    if (this.closed) return this.refuse(call);
+    this.assemblies.pin(call.tenantId, call.assemblyId);
+    this.lastUsed = Date.now();
     this.queue.push(call);
     this.schedule();
   }
 
   /** Interrupted calls that stay here: in front of their tenants' queues, in order. */
   requeueFront(calls: ExecutorCall[]): void {
-    for (const c of calls) this.pin(c);
+    if (this.closed) return calls.forEach((c) => this.refuse(c));
+    for (const c of calls) this.assemblies.pin(c.tenantId, c.assemblyId);
     this.queue.unshift(calls);
     this.schedule();
   }
@@ -153,16 +147,13 @@ export class Executor {
   /** A tenant's queued calls, in order, taken away (the tenant moves to another executor). */
   takeQueued(tenantId: string): ExecutorCall[] {
     const calls = this.queue.removeTenant(tenantId);
-    for (const c of calls) this.unpin(this.assemblies.get(keyOf(c.tenantId, c.assemblyId)));
+    for (const c of calls) this.assemblies.unpin(this.assemblies.get(c.tenantId, c.assemblyId));
     return calls;
   }
 
   /** The upload is gone (a redeploy, a delete): unload it now, or once the calls that need it are answered. */
   forget(tenantId: string, assemblyId: string): void {
-    const a = this.assemblies.get(keyOf(tenantId, assemblyId));
-    if (!a) return;
-    if (a.pins > 0) a.dropWhenUnused = true;
-    else this.unloadNow(a);
+    this.assemblies.forget(tenantId, assemblyId);
   }
 
   /** The host's own stats (loaded assemblies, heap, batches…), when it runs. */
@@ -185,41 +176,6 @@ export class Executor {
     await this.stop();
   }
 
-  private pin(call: ExecutorCall): void {
-    const key = keyOf(call.tenantId, call.assemblyId);
-    let a = this.assemblies.get(key);
-    if (!a) {
-      a = { key, tenantId: call.tenantId, assemblyId: call.assemblyId, hostId: hostIdOf(call.tenantId, call.assemblyId), bytes: 0, pins: 0 };
-      this.assemblies.set(key, a);
-      this.fetch(a);
-    }
-    a.pins++;
-    a.dropWhenUnused = false;
-    this.lastUsed = Date.now();
-  }
-
-  private unpin(a: Assembly | undefined): void {
-    if (!a) return;
-    a.pins--;
-    if (a.pins > 0) return;
-    if (a.dropWhenUnused) this.unloadNow(a);
-    else if (a.loadedIn !== this.generation) this.assemblies.delete(a.key); // nothing to keep: fetched again when needed
-  }
-
-  private fetch(a: Assembly): void {
-    this.options.assemblies(a.tenantId, a.assemblyId).then(
-      (image) => {
-        a.image = image;
-        a.bytes = image.length;
-        this.schedule();
-      },
-      (e) => {
-        a.fetchError = e;
-        this.schedule();
-      },
-    );
-  }
-
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
@@ -235,31 +191,27 @@ export class Executor {
     while (this.requests < this.options.requestsInFlight && this.queue.size > 0) {
       const host = this.host;
       if (!host?.alive) return this.start();
-      const calls = this.queue.take(this.options.itemsPerRequest, (c) => this.ready(c));
+      const calls = this.queue.take(this.options.itemsPerRequest, (c) => this.assemblies.ready(this.assemblies.get(c.tenantId, c.assemblyId)));
       if (!calls.length) return;
       this.send(host, calls);
     }
   }
 
-  private ready(call: ExecutorCall): boolean {
-    const a = this.assemblies.get(keyOf(call.tenantId, call.assemblyId));
-    return !!a && (a.fetchError !== undefined || a.image !== undefined || a.loadedIn === this.generation);
-  }
-
   private start(): void {
     if (this.starting || this.closed) return;
-    this.starting = this.options.spawn().then(
+    this.starting = true;
+    this.options.spawn().then(
       (host) => {
-        this.starting = undefined;
-        this.generation++;
+        this.starting = false;
         this.counters.starts++;
         this.host = host;
+        this.assemblies.attach(host);
         host.onExit(() => this.lost(host));
         if (this.closed) void host.close();
         else this.pump();
       },
       (e) => {
-        this.starting = undefined;
+        this.starting = false;
         // Nothing can run here now: every waiting call fails (callers decide whether to wait, e.g. 503 after a while).
         const err = e instanceof HostCallError ? e : new HostCallError('UNAVAILABLE', String(e));
         for (const c of this.queue.drain()) this.finish(c, () => c.reject(err));
@@ -271,13 +223,7 @@ export class Executor {
   private lost(host: HostProcess): void {
     if (this.host !== host) return;
     this.host = undefined;
-    this.generation++;
-    this.budget = new AssemblyBudget(this.options.budget);
-    for (const a of this.assemblies.values()) {
-      a.loadedIn = undefined;
-      a.loading = undefined;
-      if (a.pins === 0) this.assemblies.delete(a.key);
-    }
+    this.assemblies.detach();
     if (this.queue.size) this.schedule();
   }
 
@@ -285,7 +231,7 @@ export class Executor {
     const sent: ExecutorCall[] = [];
     const items: BatchItem[] = [];
     for (const c of calls) {
-      const a = this.assemblies.get(keyOf(c.tenantId, c.assemblyId))!;
+      const a = this.assemblies.get(c.tenantId, c.assemblyId)!;
       if (a.fetchError !== undefined) {
         // Every call waiting for it fails; the entry goes with the last one, so the next call asks the store again.
         const e = a.fetchError;
@@ -293,8 +239,8 @@ export class Executor {
         this.finish(c, () => c.reject(e));
         continue;
       }
-      if (a.loadedIn !== this.generation) this.load(host, a);
-      else this.budget.touch(a);
+      // Loaded ahead of this request if it is not (the host runs requests in order).
+      this.assemblies.prepare(a);
       items.push({ ...c.item, assemblyId: a.hostId });
       sent.push(c);
     }
@@ -322,49 +268,12 @@ export class Executor {
       });
   }
 
-  /** Loads an assembly ahead of the batch that needs it (the host runs requests in order), making room first. */
-  private load(host: HostProcess, a: Assembly): void {
-    for (const victim of this.budget.victims(a.bytes, a)) this.unloadNow(victim);
-    const generation = this.generation;
-    a.loadedIn = generation;
-    this.budget.add(a);
-    this.counters.loads++;
-    a.loading = host.call('load', { assemblyId: a.hostId, assembly: a.image!.toString('base64') }, this.options.requestDeadlineMs).then(
-      () => undefined,
-      (e) => {
-        if (a.loadedIn === generation) {
-          a.loadedIn = undefined;
-          this.budget.remove(a.key);
-        }
-        if (e instanceof HostCallError && e.position.running && DEATHS.has(e.failure)) {
-          this.lost(host);
-          this.blame(a.tenantId, e.failure);
-        }
-        throw e;
-      },
-    );
-    a.loading.catch(() => undefined);
-  }
-
-  private unloadNow(a: Assembly): void {
-    const loaded = a.loadedIn === this.generation;
-    this.budget.remove(a.key);
-    a.loadedIn = undefined;
-    a.dropWhenUnused = false;
-    if (a.pins === 0) this.assemblies.delete(a.key);
-    if (loaded && this.host?.alive) {
-      this.counters.unloads++;
-      this.host.call('unload', { assemblyId: a.hostId }, this.options.requestDeadlineMs).catch(() => undefined);
-    }
-  }
-
   private onItem(call: ExecutorCall, item: HostItem<any>): void {
     if (!call || call.settled) return;
     this.queue.settled(call.tenantId);
-    const a = this.assemblies.get(keyOf(call.tenantId, call.assemblyId));
     if (!item.error) return this.finish(call, () => call.resolve(item.result));
     const err = new HostCallError(item.error.code, item.error.message);
-    const loading = a?.loading;
+    const loading = this.assemblies.get(call.tenantId, call.assemblyId)?.loading;
     if (item.error.code === 'ASSEMBLY_NOT_LOADED' && loading) {
       // Its load failed (e.g. VERIFY_FAILED): that is the error to report. Its answer is read after this line's.
       this.finish(call, () => loading.then(() => call.reject(err), (e) => call.reject(e)));
@@ -386,7 +295,7 @@ export class Executor {
         this.finish(c, () => c.reject(e));
       } else {
         c.reruns++;
-        this.unpin(this.assemblies.get(keyOf(c.tenantId, c.assemblyId)));
+        this.assemblies.unpin(this.assemblies.get(c.tenantId, c.assemblyId));
         report.calls.push(c);
       }
     });
@@ -419,19 +328,18 @@ export class Executor {
     }
   }
 
+  /** A call that arrives (or comes back) after close. */
+  private refuse(call: ExecutorCall): void {
+    call.settled = true;
+    this.listener.settled(call);
+    call.reject(new HostCallError('UNAVAILABLE', 'runtime is shutting down'));
+  }
+
   private finish(call: ExecutorCall, settle: () => void): void {
     call.settled = true;
-    this.unpin(this.assemblies.get(keyOf(call.tenantId, call.assemblyId)));
+    this.assemblies.unpin(this.assemblies.get(call.tenantId, call.assemblyId));
     this.lastUsed = Date.now();
     this.listener.settled(call);
     settle();
   }
-}
-
-const keyOf = (tenantId: string, assemblyId: string) => `${tenantId}\u0000${assemblyId}`;
-
-/** Unique per tenant and upload, within the host's 200 characters. */
-function hostIdOf(tenantId: string, assemblyId: string): string {
-  const plain = `${tenantId}/${assemblyId}`;
-  return plain.length <= 200 ? plain : `h/${createHash('sha256').update(tenantId).update('\u0000').update(assemblyId).digest('hex')}`;
 }

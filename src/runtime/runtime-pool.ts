@@ -55,7 +55,7 @@ export const DEFAULT_POOL_OPTIONS: RuntimePoolOptions = {
   isolation: 'shared',
   execHosts: defaultExecHosts('shared'),
   execIdleMs: 5 * 60_000,
-  assemblyBudget: { maxCount: 2_000, maxBytes: 256 * 1024 * 1024 },
+  assemblyBudget: { maxCount: 1_000, maxBytes: 256 * 1024 * 1024 },
   quarantine: { baseMs: 60_000, maxMs: 3_600_000 },
   tenantCallsInFlight: 8,
   itemsPerRequest: 64,
@@ -188,7 +188,7 @@ export class RuntimePool implements ExecutorListener {
       offences: this.offences,
       reruns: this.reruns,
       quarantined: [...this.own.keys()].filter((t) => this.quarantine.quarantinedUntil(t) !== undefined).length,
-      executors: this.executors().map((ex) => ({ label: ex.label, kind: kind(ex), pid: ex.pid, loaded: ex.loaded.length, ...ex.counters })),
+      executors: this.executors().map((ex) => ({ label: ex.label, kind: kind(ex), pid: ex.pid, loaded: ex.loaded.length, ...ex.counters, ...ex.loadCounters })),
     };
   }
 

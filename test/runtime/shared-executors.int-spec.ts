@@ -4,6 +4,7 @@ import { HostCallError } from '../../src/runtime/host-process';
 import { RuntimePool, RuntimePoolOptions } from '../../src/runtime/runtime-pool';
 import { ApplyGroupPayload } from '../../src/runtime/runtime-protocol';
 import { rendezvousSlot } from '../../src/runtime/tenant-placement';
+import { dotnetProcessUnder } from '../support/host-processes';
 import { exampleSources, realPool, REPO, wireEvent } from '../support/runtime-harness';
 
 /**
@@ -34,6 +35,20 @@ function pool(options: Partial<RuntimePoolOptions>, uploads: Record<string, Reco
   const r = realPool({ callDeadlineMs: 3_000, ...options }, (tenant, id) => images.get(id === 'bank' ? 'bank' : (uploads[tenant]?.[id] ?? '')));
   pools.push(r.pool);
   return r.pool;
+}
+
+/** A process's nice value (/proc/<pid>/stat, field 19). */
+const niceOf = (pid: number) => {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+};
+
+async function until(ok: () => Promise<boolean>, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > end) throw new Error('condition not met');
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 const opened = (owner: string): ApplyGroupPayload => ({ state: null, events: [wireEvent('account-1', 'AccountOpened', { owner })] });
@@ -207,7 +222,6 @@ describe('the blast radius of a call that hangs or kills a shared executor', () 
     const p = pool({ execHosts: 1, callDeadlineMs: 1_500, quarantine: { baseMs: 120_000, maxMs: 240_000 } }, { offender: { evil: file } });
     const innocents = Array.from({ length: 6 }, (_, i) => `innocent-${i}`);
     for (const t of innocents) await open(p, t);
-    const sharedPid = await p.executorPid(innocents[0]);
     const shared = () => p.stats().executors.find((e) => e.kind === 'shared')!;
 
     // The offender's call goes first; the innocents' calls are sent with it and behind it, and keep coming.
@@ -223,16 +237,21 @@ describe('the blast radius of a call that hangs or kills a shared executor', () 
     expect(shared().starts).toBe(2);
     expect(p.placement('offender')).toEqual({ kind: 'quarantine', until: expect.any(Number) });
 
-    // Its next call runs in its quarantine executor: it fails again there, and disturbs no one.
+    // Its next call runs in its quarantine executor, at the lowest CPU priority: it fails again there, and disturbs no one.
     const again = p.apply('offender', 'evil', ESCAPE, [opened('y')]).then(
       () => 'returned',
       (e: HostCallError) => e.failure,
     );
+    await until(async () => (await p.executorPid('offender')) !== undefined);
+    const quarantined = dotnetProcessUnder((await p.executorPid('offender'))!)!;
+    expect(niceOf(quarantined)).toBe(19);
+    expect(niceOf(dotnetProcessUnder(shared().pid!)!)).toBe(niceOf(process.pid));
     const second = await innocentsWhile(p, innocents, 2_500);
     expect(await again).toBe(failure);
     expect(second.errors).toEqual([]);
     expect(shared().starts).toBe(2);
-    expect(await p.executorPid(innocents[0])).not.toBe(sharedPid);
+    expect(await p.executorPid('offender')).not.toBe(shared().pid);
+    expect(await p.executorPid(innocents[0])).toBe(shared().pid);
     expect(p.stats().executors.filter((e) => e.kind === 'quarantine')).toHaveLength(1);
     expect(p.stats().offences).toBe(2);
   });

@@ -10,7 +10,9 @@ import { CONNECTIONS, cpuMsOf, DURATION_S, fmt, hammer, HttpFigures, startChild,
 /**
  * Many tenants on one service: the bank-account reducer uploaded by each of TENANTS tenants, then
  * POST /events with 32 connections, round robin over the tenants, against the same load on one
- * tenant. Env: TENANTS (default 40), BENCH_SECONDS, and any service variable passed through
+ * tenant. With HOSTILE=1, the spread run again while one more tenant, whose reducer spins until its
+ * deadline, appends in a loop: the others' errors and p99 against the run without it.
+ * Env: TENANTS (default 40), BENCH_SECONDS, HOSTILE, and any service variable passed through
  * (RUNTIME_EXEC_HOSTS, RUNTIME_ISOLATION…); BENCH_MAIN: another built checkout's dist/src/main.js
  * (a baseline). Also reports the RSS of the service and its executors.
  */
@@ -27,9 +29,18 @@ async function tenant(url: string, name: string): Promise<string> {
   return ((await r.json()) as { apiKey: string }).apiKey;
 }
 
-async function uploadBank(url: string, key: string): Promise<void> {
+const SPIN = `using EventSourcing;
+namespace Spin {
+  public sealed class SpinState { public long N { get; set; } }
+  [AggregateType("spin")]
+  public sealed class SpinReducer : IReducer<SpinState> {
+    public SpinState Apply(SpinState s, Event e) { while (s.N >= 0) s.N++; return s; }
+  }
+}`;
+
+async function uploadBank(url: string, key: string, files = exampleSources('bank-account')): Promise<void> {
   const form = new FormData();
-  form.append('file', new Blob([zipSources(exampleSources('bank-account'))]), 'bank.zip');
+  form.append('file', new Blob([zipSources(files)]), 'bank.zip');
   form.append('reducerId', 'bank');
   const res = await fetch(`${url}/reducers/upload`, { method: 'POST', headers: { 'x-api-key': key }, body: form });
   if (res.status >= 300) throw new Error(`upload: ${res.status} ${await res.text()}`);
@@ -122,6 +133,29 @@ async function main(): Promise<void> {
     console.log(row('1 tenant', single));
     console.log(row(`${TENANTS} tenants, round robin`, spread));
     console.log(`\n${TENANTS} tenants / 1 tenant: ${fmt(spread.reqPerSec / single.reqPerSec, 2)}×`);
+    if (process.env.HOSTILE === '1') {
+      const hostile = await tenant(url, 'hostile');
+      await uploadBank(url, hostile, [{ path: 'Spin.cs', content: SPIN }]);
+      await compiled(url, hostile);
+      let stop = false;
+      const hostileAnswers: string[] = [];
+      const loop = (async () => {
+        for (let i = 0; !stop; i++) {
+          const r = await fetch(`${url}/events`, { method: 'POST', headers: { 'x-api-key': hostile, 'content-type': 'application/json' }, body: JSON.stringify({ aggregateId: `spin-${i}`, eventType: 'Go', data: {} }) });
+          const body = (await r.json()) as any;
+          hostileAnswers.push(`${r.status} ${body.stateError?.code ?? body.error ?? 'ok'}`);
+        }
+      })();
+      const withHostile = await withCpu(pid, () => roundRobin(url, keys, DURATION_S));
+      stop = true;
+      await loop;
+      console.log(`\n| the ${TENANTS} tenants, round robin | appends/s | p50 ms | p99 ms | failed | CPU µs/append |`);
+      console.log('|---|---:|---:|---:|---:|---:|');
+      console.log(row('without the hostile tenant', spread));
+      console.log(row('while a hostile tenant spins on every call', withHostile));
+      const counts = hostileAnswers.reduce<Record<string, number>>((m, a) => ((m[a] = (m[a] ?? 0) + 1), m), {});
+      console.log(`\nthe hostile tenant's appends: ${JSON.stringify(counts)}; p99 with / without: ${fmt(withHostile.p99 / spread.p99, 2)}×`);
+    }
     console.log(`RSS of the service and every host below it: ${fmt(rssMiB(child.pid!))} MiB`);
   } finally {
     await stopChild(child);

@@ -72,7 +72,7 @@ public class EscapeCorpusTests
                      "cross-tenant-type-gettype", "cross-tenant-load-context", "cross-tenant-appdomain", "cross-tenant-assembly-of-type",
                      "cross-tenant-generic-static", "cross-tenant-static-readonly", "cross-tenant-thread-static", "cross-tenant-finalizer",
                      "cross-tenant-exception-data", "cross-tenant-json-converter-relay", "cross-tenant-event-kept", "cross-tenant-weak-table",
-                     "rt-cross-tenant-same-names", "rt-cross-tenant-generic-sdk", "rt-cross-tenant-event-shared",
+                     "cross-tenant-same-names", "cross-tenant-generic-sdk", "cross-tenant-event-shared",
                  })
             Assert.Contains(required, names);
         foreach (var api in new[] { "unsafe-as", "unsafe-asref", "unsafe-add", "memory-marshal", "thread-id", "create-span", "initialize-array", "type-handle-value" })

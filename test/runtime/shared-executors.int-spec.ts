@@ -162,7 +162,7 @@ describe('isolation of tenants sharing an executor (runtime/escape-corpus, runti
   const proberGroup = (): ApplyGroupPayload => ({ state: null, events: [wireEvent('p-1', 'Probe', { value: 'mine' }, 7)] });
 
   it('has the probes the issue asks for', () => {
-    expect(files.sort()).toEqual(['rt-cross-tenant-event-shared.cs', 'rt-cross-tenant-generic-sdk.cs', 'rt-cross-tenant-same-names.cs']);
+    expect(files.sort()).toEqual(['cross-tenant-event-shared.cs', 'cross-tenant-generic-sdk.cs', 'cross-tenant-same-names.cs']);
   });
 
   it.each(files)('%s sees nothing of another tenant loaded in the same executor', async (file) => {
@@ -190,7 +190,7 @@ describe('isolation of tenants sharing an executor (runtime/escape-corpus, runti
     expect(seen).not.toContain(SECRET);
     const [solo] = await alone.apply('prober', 'p', ESCAPE, [proberGroup()]);
     expect(solo.ok && solo.states[0]).toBe(seen);
-    if (file === 'rt-cross-tenant-same-names.cs') expect(JSON.parse(seen).value).toBe('{"Value":"prober"}|prober|mine');
+    if (file === 'cross-tenant-same-names.cs') expect(JSON.parse(seen).value).toBe('{"Value":"prober"}|prober|mine');
   });
 });
 

@@ -68,12 +68,19 @@ public sealed class HostProcess : IDisposable
 
     public void Flush() => Input.Flush();
 
-    /// <summary>Reads one response line, or null on EOF / timeout.</summary>
-    public JsonObject? Read(TimeSpan timeout)
+    /// <summary>Reads one response line, or null on EOF / timeout. The "started" lines of load and batch requests are
+    /// skipped unless <paramref name="skipStarted"/> is false.</summary>
+    public JsonObject? Read(TimeSpan timeout, bool skipStarted = true)
     {
-        var task = _process.StandardOutput.ReadLineAsync();
-        if (!task.Wait(timeout)) return null;
-        return task.Result is null ? null : JsonNode.Parse(task.Result)!.AsObject();
+        while (true)
+        {
+            var task = _process.StandardOutput.ReadLineAsync();
+            if (!task.Wait(timeout)) return null;
+            if (task.Result is null) return null;
+            var line = JsonNode.Parse(task.Result)!.AsObject();
+            if (skipStarted && line["type"]!.GetValue<string>() == "started") continue;
+            return line;
+        }
     }
 
     public Task<string?> ReadLineAsync() => _process.StandardOutput.ReadLineAsync();
@@ -293,8 +300,13 @@ public class ProcessTests
             ["items"] = new JsonArray(Item("innocent/bank", "BankAccount.AccountReducer"), Item("offender/loop", "Escape.EscapeReducer"), Item("innocent/bank", "BankAccount.AccountReducer")),
         }, 3);
         exec.Flush();
-        Assert.True(exec.Read(Timeout)!["payload"]!["ok"]!.GetValue<bool>());
-        Assert.True(exec.Read(Timeout)!["payload"]!["ok"]!.GetValue<bool>());
+        // Each load and the batch say when they start: a host found dead after that line was running them.
+        foreach (var id in new[] { 1, 2 })
+        {
+            Assert.Equal(new JsonObject { ["id"] = id, ["type"] = "started" }.ToJsonString(), exec.Read(Timeout, skipStarted: false)!.ToJsonString());
+            Assert.True(exec.Read(Timeout, skipStarted: false)!["payload"]!["ok"]!.GetValue<bool>());
+        }
+        Assert.Equal("started", exec.Read(Timeout, skipStarted: false)!["type"]!.GetValue<string>());
         var first = exec.Read(Timeout)!;
         Assert.Equal("item", first["type"]!.GetValue<string>());
         Assert.Equal(3, first["id"]!.GetValue<int>());

@@ -65,19 +65,28 @@ public sealed class InProcessHost
     {
         var lines = new List<JsonObject>();
         var id = _nextId;
+        var started = 0;
         Dispatcher.ItemSink = line =>
         {
             var span = line.Span;
             Assert.Equal((byte)'\n', span[^1]);
             Assert.Equal(-1, span[..^1].IndexOf((byte)'\n'));
             var envelope = JsonNode.Parse(span[..^1])!.AsObject();
-            Assert.Equal("item", envelope["type"]!.GetValue<string>());
             Assert.Equal(id, envelope["id"]!.GetValue<int>());
+            // First "started" (nothing else before it), then one line per item.
+            if (envelope["type"]!.GetValue<string>() == "started")
+            {
+                Assert.Equal(0, started++ + lines.Count);
+                return;
+            }
+            Assert.Equal("item", envelope["type"]!.GetValue<string>());
             lines.Add(envelope["payload"]!.AsObject());
         };
         try
         {
-            return (lines, Send("batch", new JsonObject { ["items"] = items }));
+            var final = Send("batch", new JsonObject { ["items"] = items });
+            if (final["type"]!.GetValue<string>() == "result") Assert.Equal(1, started);
+            return (lines, final);
         }
         finally
         {

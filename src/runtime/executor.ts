@@ -271,6 +271,8 @@ export class Executor {
   private onItem(call: ExecutorCall, item: HostItem<any>): void {
     if (!call || call.settled) return;
     this.queue.settled(call.tenantId);
+    // Its tenant may send another now, in the request slot not in use.
+    if (this.requests < this.options.requestsInFlight) this.schedule();
     if (!item.error) return this.finish(call, () => call.resolve(item.result));
     const err = new HostCallError(item.error.code, item.error.message);
     const loading = this.assemblies.get(call.tenantId, call.assemblyId)?.loading;

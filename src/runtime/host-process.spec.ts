@@ -2,8 +2,9 @@ import { HostCallError, HostItem, HostProcess } from './host-process';
 
 /**
  * A host stand-in (a real Node process): answers requests one at a time, in order, as the .NET
- * host does. `sleep` waits payload.ms; `batch` runs its items in order, each waiting `ms` (or
- * exiting the process on `exit`) and answering with its own item line, then the result line.
+ * host does. `sleep` waits payload.ms; `batch` says it started, then runs its items in order,
+ * each waiting `ms` (or exiting the process on `exit`) and answering with its own item line, then
+ * the result line (or exits before starting, with `dieBeforeStart`).
  */
 const FAKE_HOST = `
 const lines = []; let busy = false; let buf = '';
@@ -14,6 +15,8 @@ async function serve() {
   while (lines.length) {
     const req = JSON.parse(lines.shift());
     if (req.type === 'batch') {
+      if (req.payload.dieBeforeStart) process.exit(3);
+      write({ id: req.id, type: 'started' });
       for (const [index, item] of req.payload.items.entries()) {
         if (item.exit) process.exit(3);
         await wait(item.ms);
@@ -66,6 +69,12 @@ describe('HostProcess deadlines and blame', () => {
       { index: 0, result: { slept: 200 } },
       { index: 1, result: { slept: 200 } },
     ]);
+  });
+
+  it('blames no one when the host died before it began the oldest batch', async () => {
+    host = await start();
+    const batch = failure(host.callItems('batch', { items: [{ ms: 10 }], dieBeforeStart: true } as any, [1_000], () => undefined));
+    expect(await batch).toMatchObject({ failure: 'CRASHED', position: { running: false } });
   });
 
   it('names the call and item a host was running when it died', async () => {

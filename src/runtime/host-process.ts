@@ -62,8 +62,13 @@ export interface HostProcessOptions {
   label: string;
 }
 
+/** Requests the host acknowledges as it begins them (runtime/protocol.json events.started). */
+const ACKNOWLEDGED: ReadonlySet<string> = new Set(['batch', 'load']);
+
 interface Pending {
   type: string;
+  /** The host said it began it (acknowledged types only). */
+  started?: boolean;
   resolve: (v: any) => void;
   reject: (e: HostCallError) => void;
   /** The call's deadline (a batch: each item's, in order; the last one also covers the result line). */
@@ -84,7 +89,9 @@ const STDERR_TAIL = 8 * 1024;
  * call (or of a batch's item) starts only when the one before it has been answered: a call
  * waiting behind a slow one is not charged for it, and when the host dies, the call (and item) it
  * was running is known exactly (HostCallError.position) — which is how a shared executor tells
- * the tenant that killed it from the innocent ones whose calls were merely queued.
+ * the tenant that killed it from the innocent ones whose calls were merely queued. Batches and
+ * loads are acknowledged as they begin: one the host died (or hung) before beginning was not
+ * running, whoever sent it.
  */
 export class HostProcess {
   private readonly pending = new Map<number, Pending>();
@@ -172,15 +179,16 @@ export class HostProcess {
       if (this.pending.get(id) !== entry) return;
       this.pending.delete(id);
       const what = entry.onItem ? `${entry.type} item ${entry.itemsDone}` : entry.type;
-      entry.reject(
-        new HostCallError('TIMEOUT', `${this.options.label}: ${what} exceeded its ${ms} ms deadline`, {
-          running: true,
-          ...(entry.onItem ? { itemIndex: entry.itemsDone } : {}),
-        }),
-      );
+      entry.reject(new HostCallError('TIMEOUT', `${this.options.label}: ${what} exceeded its ${ms} ms deadline`, this.position(entry)));
       this.blamed = true;
       this.kill('CRASHED', `host killed: another call (${entry.type}) exceeded its deadline`);
     }, ms);
+  }
+
+  /** Where the host was in this call, the oldest unanswered (it had begun it, unless it was to say so and did not). */
+  private position(entry: Pending): HostCallPosition {
+    if (ACKNOWLEDGED.has(entry.type) && !entry.started) return { running: false };
+    return { running: true, ...(entry.onItem ? { itemIndex: entry.itemsDone } : {}) };
   }
 
   private head(): [number, Pending] | undefined {
@@ -279,6 +287,10 @@ export class HostProcess {
     }
     const entry = typeof msg.id === 'number' ? this.pending.get(msg.id) : undefined;
     if (!entry) return; // late answer to a call that already timed out
+    if (msg.type === 'started') {
+      entry.started = true;
+      return;
+    }
     if (msg.type === 'item') {
       if (!entry.onItem || msg.payload?.index !== entry.itemsDone) return this.kill('PROTOCOL', 'host wrote an item line out of turn');
       entry.itemsDone++;
@@ -308,7 +320,7 @@ export class HostProcess {
     const running = this.blamed ? undefined : this.head()?.[0];
     for (const [id, entry] of this.pending) {
       this.pending.delete(id);
-      const position = id === running ? { running: true, ...(entry.onItem ? { itemIndex: entry.itemsDone } : {}) } : { running: false };
+      const position = id === running ? this.position(entry) : { running: false };
       entry.reject(new HostCallError(failure, `${this.options.label}: ${message}`, position));
     }
   }

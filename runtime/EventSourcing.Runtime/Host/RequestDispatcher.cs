@@ -62,6 +62,11 @@ public sealed class RequestDispatcher
 #endif
     };
 
+    /// <summary>Requests that run tenant code (or load it): the host writes <c>{"id":n,"type":"started"}</c> as it begins one,
+    /// so that a host found dead with such a request unanswered is known to have been running it, not to have died
+    /// before reading it (runtime/protocol.json events.started).</summary>
+    public static readonly IReadOnlySet<string> AcknowledgedTypes = new HashSet<string>(StringComparer.Ordinal) { "batch", "load" };
+
     /// <summary>Request types that have a handler (for the coverage test).</summary>
     public static IReadOnlyCollection<string> HandledTypes => Handlers.Keys;
 
@@ -127,6 +132,7 @@ public sealed class RequestDispatcher
             root.TryGetProperty("payload"u8, out var payload);
             if (payload.ValueKind is not (JsonValueKind.Object or JsonValueKind.Undefined or JsonValueKind.Null))
                 throw new ProtocolException(ErrorCodes.BadRequest, "payload must be an object");
+            if (AcknowledgedTypes.Contains(type)) ItemSink?.Invoke(StartedLine());
 
             w.WriteStartObject();
             w.WritePropertyName("id"u8);
@@ -371,6 +377,22 @@ public sealed class RequestDispatcher
             w.WriteEndObject();
         }
         w.WriteEndObject();
+        w.WriteEndObject();
+        w.Flush();
+        output.Write("\n"u8);
+        return output.WrittenMemory;
+    }
+
+    ReadOnlyMemory<byte> StartedLine()
+    {
+        var output = _itemLine;
+        var w = _itemWriter;
+        output.ResetWrittenCount();
+        w.Reset(output);
+        w.WriteStartObject();
+        w.WritePropertyName("id"u8);
+        _requestId.WriteTo(w);
+        w.WriteString("type"u8, "started"u8);
         w.WriteEndObject();
         w.Flush();
         output.Write("\n"u8);

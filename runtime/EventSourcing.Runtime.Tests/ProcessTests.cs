@@ -68,12 +68,19 @@ public sealed class HostProcess : IDisposable
 
     public void Flush() => Input.Flush();
 
-    /// <summary>Reads one response line, or null on EOF / timeout.</summary>
-    public JsonObject? Read(TimeSpan timeout)
+    /// <summary>Reads one response line, or null on EOF / timeout. The "started" lines of load and batch requests are
+    /// skipped unless <paramref name="skipStarted"/> is false.</summary>
+    public JsonObject? Read(TimeSpan timeout, bool skipStarted = true)
     {
-        var task = _process.StandardOutput.ReadLineAsync();
-        if (!task.Wait(timeout)) return null;
-        return task.Result is null ? null : JsonNode.Parse(task.Result)!.AsObject();
+        while (true)
+        {
+            var task = _process.StandardOutput.ReadLineAsync();
+            if (!task.Wait(timeout)) return null;
+            if (task.Result is null) return null;
+            var line = JsonNode.Parse(task.Result)!.AsObject();
+            if (skipStarted && line["type"]!.GetValue<string>() == "started") continue;
+            return line;
+        }
     }
 
     public Task<string?> ReadLineAsync() => _process.StandardOutput.ReadLineAsync();
@@ -263,5 +270,51 @@ public class ProcessTests
             Assert.True(exec.Process.WaitForExit(30_000));
             Assert.NotEqual(0, exec.Process.ExitCode);
         }
+    }
+    /// <summary>What the shared executor pool relies on to blame the right tenant: a batch's items are flushed one by one,
+    /// so while an item spins, the lines of the items before it have arrived and those after it have not.</summary>
+    [Fact]
+    public void BatchItemsArriveOneByOneSoTheItemThatHangsIsKnown()
+    {
+        using var compiler = new HostProcess("compile");
+        compiler.Read(Timeout);
+        compiler.Send("compile", FilesPayload(Repo.Example("bank-account")), 1);
+        compiler.Send("compile", FilesPayload(new[] { new Compilation.SourceFile("loop.cs", File.ReadAllText(Path.Combine(Repo.EscapeCorpus, "infinite-loop.cs"))) }), 2);
+        compiler.Flush();
+        var bank = compiler.Read(Timeout)!["payload"]!["assembly"]!.GetValue<string>();
+        var loop = compiler.Read(Timeout)!["payload"]!["assembly"]!.GetValue<string>();
+
+        JsonObject Item(string assemblyId, string className) => new()
+        {
+            ["op"] = "apply",
+            ["assemblyId"] = assemblyId,
+            ["className"] = className,
+            ["groups"] = new JsonArray(new JsonObject { ["events"] = Events.Array(Events.Make("AccountOpened", new { owner = "a" })) }),
+        };
+        using var exec = new HostProcess("exec");
+        exec.Read(Timeout);
+        exec.Send("load", new JsonObject { ["assemblyId"] = "innocent/bank", ["assembly"] = bank }, 1);
+        exec.Send("load", new JsonObject { ["assemblyId"] = "offender/loop", ["assembly"] = loop }, 2);
+        exec.Send("batch", new JsonObject
+        {
+            ["items"] = new JsonArray(Item("innocent/bank", "BankAccount.AccountReducer"), Item("offender/loop", "Escape.EscapeReducer"), Item("innocent/bank", "BankAccount.AccountReducer")),
+        }, 3);
+        exec.Flush();
+        // Each load and the batch say when they start: a host found dead after that line was running them.
+        foreach (var id in new[] { 1, 2 })
+        {
+            Assert.Equal(new JsonObject { ["id"] = id, ["type"] = "started" }.ToJsonString(), exec.Read(Timeout, skipStarted: false)!.ToJsonString());
+            Assert.True(exec.Read(Timeout, skipStarted: false)!["payload"]!["ok"]!.GetValue<bool>());
+        }
+        Assert.Equal("started", exec.Read(Timeout, skipStarted: false)!["type"]!.GetValue<string>());
+        var first = exec.Read(Timeout)!;
+        Assert.Equal("item", first["type"]!.GetValue<string>());
+        Assert.Equal(3, first["id"]!.GetValue<int>());
+        Assert.Equal(0, first["payload"]!["index"]!.GetValue<int>());
+        Assert.True(first["payload"]!["result"]!["results"]![0]!["ok"]!.GetValue<bool>());
+        // Item 1 spins: nothing more comes.
+        Assert.Null(exec.Read(TimeSpan.FromMilliseconds(750)));
+        exec.Process.Kill();
+        Assert.True(exec.Process.WaitForExit(10_000));
     }
 }

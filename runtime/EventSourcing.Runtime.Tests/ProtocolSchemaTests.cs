@@ -32,6 +32,13 @@ public class ProtocolSchemaTests
     }
 
     [Fact]
+    public void TheRequestsThatSayWhenTheyStartAreTheOnesListed()
+    {
+        var listed = Strings(Protocol["events"]!["started"]!["types"]);
+        Assert.Equal(listed.OrderBy(x => x), RequestDispatcher.AcknowledgedTypes.OrderBy(x => x));
+    }
+
+    [Fact]
     public void ErrorCodesMatch()
     {
         var responseCodes = Strings(Protocol["envelopes"]!["error"]!["properties"]!["payload"]!["properties"]!["code"]!["enum"]);

@@ -59,6 +59,41 @@ public sealed class InProcessHost
         return envelope;
     }
 
+    /// <summary>Sends a batch; returns the payloads of its item lines (each checked to be one line with the batch's id)
+    /// and the final envelope.</summary>
+    public (List<JsonObject> Items, JsonObject Final) Batch(JsonArray items)
+    {
+        var lines = new List<JsonObject>();
+        var id = _nextId;
+        var started = 0;
+        Dispatcher.ItemSink = line =>
+        {
+            var span = line.Span;
+            Assert.Equal((byte)'\n', span[^1]);
+            Assert.Equal(-1, span[..^1].IndexOf((byte)'\n'));
+            var envelope = JsonNode.Parse(span[..^1])!.AsObject();
+            Assert.Equal(id, envelope["id"]!.GetValue<int>());
+            // First "started" (nothing else before it), then one line per item.
+            if (envelope["type"]!.GetValue<string>() == "started")
+            {
+                Assert.Equal(0, started++ + lines.Count);
+                return;
+            }
+            Assert.Equal("item", envelope["type"]!.GetValue<string>());
+            lines.Add(envelope["payload"]!.AsObject());
+        };
+        try
+        {
+            var final = Send("batch", new JsonObject { ["items"] = items });
+            if (final["type"]!.GetValue<string>() == "result") Assert.Equal(1, started);
+            return (lines, final);
+        }
+        finally
+        {
+            Dispatcher.ItemSink = null;
+        }
+    }
+
     /// <summary>Sends a request that must succeed; returns its result payload.</summary>
     public JsonObject Result(string type, JsonObject? payload = null)
     {

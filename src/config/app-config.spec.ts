@@ -1,3 +1,4 @@
+import * as os from 'node:os';
 import { ConfigError, loadConfig } from './app-config';
 
 describe('loadConfig', () => {
@@ -54,6 +55,23 @@ describe('loadConfig', () => {
     expect(loadConfig({}).runtime).toMatchObject({ compileHeapMb: 1024, sandbox: { mode: 'strict', uid: 61000, gid: 61000, bwrap: 'bwrap' } });
     expect(loadConfig({ RUNTIME_SANDBOX: 'weak', RUNTIME_SANDBOX_UID: '5000' }).runtime.sandbox).toMatchObject({ mode: 'weak', uid: 5000 });
     expect(() => loadConfig({ RUNTIME_SANDBOX: 'off', RUNTIME_SANDBOX_UID: '0' })).toThrow(/RUNTIME_SANDBOX must be strict or weak[\s\S]*RUNTIME_SANDBOX_UID/);
+  });
+
+  it('shares a fixed pool of executors between tenants by default, one per core, and knows both isolations', () => {
+    expect(loadConfig({}).runtime).toMatchObject({
+      isolation: 'shared',
+      execHosts: Math.max(2, os.availableParallelism()),
+      execAssemblyBudget: 1_000,
+      execAssemblyBudgetBytes: 256 * 1024 * 1024,
+      execTenantCalls: 8,
+      quarantineMs: 60_000,
+      quarantineMaxMs: 3_600_000,
+    });
+    expect(loadConfig({ RUNTIME_ISOLATION: 'tenant' }).runtime).toMatchObject({ isolation: 'tenant', execHosts: 8 });
+    expect(loadConfig({ RUNTIME_EXEC_HOSTS: '3' }).runtime.execHosts).toBe(3);
+    expect(() => loadConfig({ RUNTIME_ISOLATION: 'process', RUNTIME_QUARANTINE_MS: '5000', RUNTIME_QUARANTINE_MAX_MS: '1000' })).toThrow(
+      /RUNTIME_ISOLATION must be shared or tenant[\s\S]*RUNTIME_QUARANTINE_MAX_MS \(1000\) must not be less than RUNTIME_QUARANTINE_MS/,
+    );
   });
 
   it('has documented defaults for the connection and result limits', () => {

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { parseRate, RatePolicy, TenantLimits } from '../quotas/quota-policy';
+import { defaultExecHosts, Isolation, ISOLATIONS } from '../runtime/isolation';
 import { SandboxMode, SandboxOptions } from '../runtime/sandbox';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -43,9 +44,19 @@ export interface AppConfig {
   runtime: {
     /** Folder of the built .NET host (runtime/build.sh output); default runtime/bin. */
     dir?: string;
-    /** Executor processes (one per tenant) alive at once. */
+    /** shared: executors run many tenants' assemblies; tenant: one executor per tenant. */
+    isolation: Isolation;
+    /** shared: the executor processes (a fixed pool); tenant: executor processes alive at once. */
     execHosts: number;
     execIdleMs: number;
+    /** Per executor: assemblies loaded at once, and their DLL bytes; past either the least recently used is unloaded. */
+    execAssemblyBudget: number;
+    execAssemblyBudgetBytes: number;
+    /** Calls of one tenant sent to an executor and unanswered at once (fairness between tenants). */
+    execTenantCalls: number;
+    /** shared: a tenant whose call killed or hung an executor runs apart this long, doubling per repeat up to the max. */
+    quarantineMs: number;
+    quarantineMaxMs: number;
     /** Deadline of one Apply/ResolveKey call; past it the executor is killed and replaced. */
     callDeadlineMs: number;
     /** Deadline of one compile; past it the compiler is killed and replaced, the upload failed (not retried). */
@@ -164,6 +175,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (bootstrapApiKey && (bootstrapApiKey.length < 16 || bootstrapApiKey.length > 200)) {
     problems.push('BOOTSTRAP_API_KEY must be 16 to 200 characters');
   }
+  const isolation = (str('RUNTIME_ISOLATION') ?? 'shared') as Isolation;
+  if (!ISOLATIONS.includes(isolation)) problems.push(`RUNTIME_ISOLATION must be shared or tenant (got '${isolation}')`);
   const sandboxMode = (str('RUNTIME_SANDBOX') ?? 'strict') as SandboxMode;
   if (!['strict', 'weak'].includes(sandboxMode)) problems.push(`RUNTIME_SANDBOX must be strict or weak (got '${sandboxMode}')`);
   const logLevel = (str('LOG_LEVEL') ?? 'info') as LogLevel;
@@ -195,8 +208,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     runtime: {
       dir: str('RUNTIME_DIR'),
-      execHosts: int('RUNTIME_EXEC_HOSTS', 8, 1, 1000),
+      isolation,
+      execHosts: int('RUNTIME_EXEC_HOSTS', defaultExecHosts(isolation), 1, 1000),
       execIdleMs: int('RUNTIME_EXEC_IDLE_MS', 300_000, 1_000, 86_400_000),
+      execAssemblyBudget: int('RUNTIME_EXEC_ASSEMBLY_BUDGET', 1_000, 1, 1_000_000),
+      execAssemblyBudgetBytes: int('RUNTIME_EXEC_ASSEMBLY_BUDGET_BYTES', 256 * 1024 * 1024, 64 * 1024, 64 * 1024 * 1024 * 1024),
+      execTenantCalls: int('RUNTIME_EXEC_TENANT_CALLS', 8, 1, 1_000),
+      quarantineMs: int('RUNTIME_QUARANTINE_MS', 60_000, 100, 86_400_000),
+      quarantineMaxMs: int('RUNTIME_QUARANTINE_MAX_MS', 3_600_000, 100, 7 * 86_400_000),
       callDeadlineMs: int('RUNTIME_CALL_DEADLINE_MS', 5_000, 100, 600_000),
       compileDeadlineMs: int('RUNTIME_COMPILE_DEADLINE_MS', 15_000, 1_000, 3_600_000),
       compilerHosts: int('RUNTIME_COMPILER_HOSTS', 2, 1, 64),
@@ -256,6 +275,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const { requestTimeoutMs, headersTimeoutMs, bodyReadTimeoutMs } = config.http;
   if (headersTimeoutMs > requestTimeoutMs) problems.push(`HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
   if (bodyReadTimeoutMs > requestTimeoutMs) problems.push(`BODY_READ_TIMEOUT_MS (${bodyReadTimeoutMs}) must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
+  if (config.runtime.quarantineMaxMs < config.runtime.quarantineMs) {
+    problems.push(`RUNTIME_QUARANTINE_MAX_MS (${config.runtime.quarantineMaxMs}) must not be less than RUNTIME_QUARANTINE_MS (${config.runtime.quarantineMs})`);
+  }
   if (config.notifications.maxStreamsPerKey > config.notifications.maxStreamsPerInstance) {
     problems.push('STREAM_MAX_PER_KEY must not exceed STREAM_MAX_PER_INSTANCE');
   }

@@ -11,10 +11,13 @@ interface Waiting {
 }
 
 /**
- * Folds of different aggregates or keys that are asked for in the same tick go to the executor
- * as ONE apply call (a group each): the JSON envelope and the round trip are paid once. When a
- * shared call dies (a deadline, a crash), its groups are retried one by one, so one poison event
- * cannot fail its neighbours; the caller sees that group's own error.
+ * Folds of different aggregates or keys of one tenant that are asked for in the same tick go to
+ * the executor as ONE apply call (a group each): the JSON envelope is paid once. The calls of
+ * different tenants waiting for the same shared executor go on to share one request (a batch,
+ * see Executor). When a call dies (a deadline, a crash) because of its own groups, its groups are
+ * retried one by one, so one poison event cannot fail its neighbours; the caller sees that group's
+ * own error. (A call that dies because another tenant's call killed the executor is re-run by the
+ * executor itself and never fails here.)
  */
 export class CoalescingApplier {
   private readonly waiting = new Map<string, { tenantId: string; assemblyId: string; className: string; items: Waiting[] }>();

@@ -10,14 +10,30 @@ export type HostFailure =
   | 'UNAVAILABLE' // the host could not be started
   | HostErrorCode; // the host answered with an error envelope
 
+/** Where the host was in a call when it died (only known for the call it was running). */
+export interface HostCallPosition {
+  /** The host was running this call when it died or hung (the oldest unanswered one; it answers in order). */
+  running: boolean;
+  /** For a batch: the item it was running (the first whose line had not arrived). */
+  itemIndex?: number;
+}
+
 export class HostCallError extends Error {
   constructor(
     readonly failure: HostFailure,
     message: string,
+    readonly position: HostCallPosition = { running: false },
   ) {
     super(message);
     this.name = 'HostCallError';
   }
+}
+
+/** A batch item's line (runtime/protocol.json events.item): its result, or why it alone failed. */
+export interface HostItem<R> {
+  index: number;
+  result?: R;
+  error?: { code: HostErrorCode; message: string };
 }
 
 export interface HostLaunch {
@@ -46,10 +62,20 @@ export interface HostProcessOptions {
   label: string;
 }
 
+/** Requests the host acknowledges as it begins them (runtime/protocol.json events.started). */
+const ACKNOWLEDGED: ReadonlySet<string> = new Set(['batch', 'load']);
+
 interface Pending {
+  type: string;
+  /** The host said it began it (acknowledged types only). */
+  started?: boolean;
   resolve: (v: any) => void;
   reject: (e: HostCallError) => void;
-  timer?: NodeJS.Timeout;
+  /** The call's deadline (a batch: each item's, in order; the last one also covers the result line). */
+  deadlinesMs: number[];
+  /** Batches: items answered so far, and where each item line goes. */
+  itemsDone: number;
+  onItem?: (item: HostItem<any>) => void;
 }
 
 const STDERR_TAIL = 8 * 1024;
@@ -58,9 +84,21 @@ const STDERR_TAIL = 8 * 1024;
  * One runtime host child process: JSON lines over stdio with request ids, several calls in
  * flight. A deadline is enforced from outside: when it passes, the process is killed (tenant code
  * cannot be interrupted from inside), that call fails with TIMEOUT and the others with CRASHED.
+ *
+ * The host answers one request at a time, in order, and a batch item by item; so the clock of a
+ * call (or of a batch's item) starts only when the one before it has been answered: a call
+ * waiting behind a slow one is not charged for it, and when the host dies, the call (and item) it
+ * was running is known exactly (HostCallError.position) — which is how a shared executor tells
+ * the tenant that killed it from the innocent ones whose calls were merely queued. Batches and
+ * loads are acknowledged as they begin: one the host died (or hung) before beginning was not
+ * running, whoever sent it.
  */
 export class HostProcess {
   private readonly pending = new Map<number, Pending>();
+  /** The deadline of the oldest unanswered call (or its current item): the one the host is running. */
+  private headTimer?: NodeJS.Timeout;
+  /** A call past its deadline took the blame: nothing else in flight was running when the host was killed. */
+  private blamed = false;
   private nextId = 1;
   private buffered: Buffer[] = [];
   private bufferedBytes = 0;
@@ -106,18 +144,56 @@ export class HostProcess {
   }
 
   call<T extends HostRequestType>(type: T, payload: HostRequests[T][0], deadlineMs: number): Promise<HostRequests[T][1]> {
+    return this.send(type, payload, [deadlineMs]);
+  }
+
+  /**
+   * A batch: `onItem` gets each item's line as it arrives (in order); the promise settles with the
+   * batch's own result line. `deadlinesMs[i]` is item i's deadline, counted from the moment item
+   * i-1 was answered (or the batch reached the head of the line).
+   */
+  callItems<T extends HostRequestType>(type: T, payload: HostRequests[T][0], deadlinesMs: number[], onItem: (item: HostItem<any>) => void): Promise<HostRequests[T][1]> {
+    return this.send(type, payload, deadlinesMs.length ? deadlinesMs : [1000], onItem);
+  }
+
+  private send(type: string, payload: unknown, deadlinesMs: number[], onItem?: (item: HostItem<any>) => void): Promise<any> {
     if (this.dead) return Promise.reject(new HostCallError('CRASHED', `${this.options.label}: host is not running`));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      const entry: Pending = { resolve, reject };
-      entry.timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new HostCallError('TIMEOUT', `${this.options.label}: ${type} exceeded its ${deadlineMs} ms deadline`));
-        this.kill('CRASHED', `host killed: another call (${type}) exceeded its deadline`);
-      }, deadlineMs);
-      this.pending.set(id, entry);
+      this.pending.set(id, { type, resolve, reject, deadlinesMs, itemsDone: 0, onItem });
       this.child.stdin!.write(stringifyJson({ id, type, payload }) + '\n');
+      if (this.head()?.[0] === id) this.armHead();
     });
+  }
+
+  /** (Re)starts the clock of whatever the host is running now: the oldest call, at its current item. */
+  private armHead(): void {
+    if (this.headTimer) clearTimeout(this.headTimer);
+    this.headTimer = undefined;
+    const head = this.head();
+    if (!head || this.dead) return;
+    const [id, entry] = head;
+    const ms = entry.deadlinesMs[Math.min(entry.itemsDone, entry.deadlinesMs.length - 1)];
+    this.headTimer = setTimeout(() => {
+      this.headTimer = undefined;
+      if (this.pending.get(id) !== entry) return;
+      this.pending.delete(id);
+      const what = entry.onItem ? `${entry.type} item ${entry.itemsDone}` : entry.type;
+      entry.reject(new HostCallError('TIMEOUT', `${this.options.label}: ${what} exceeded its ${ms} ms deadline`, this.position(entry)));
+      this.blamed = true;
+      this.kill('CRASHED', `host killed: another call (${entry.type}) exceeded its deadline`);
+    }, ms);
+  }
+
+  /** Where the host was in this call, the oldest unanswered (it had begun it, unless it was to say so and did not). */
+  private position(entry: Pending): HostCallPosition {
+    if (ACKNOWLEDGED.has(entry.type) && !entry.started) return { running: false };
+    return { running: true, ...(entry.onItem ? { itemIndex: entry.itemsDone } : {}) };
+  }
+
+  private head(): [number, Pending] | undefined {
+    for (const e of this.pending) if (e[0] !== 0) return e;
+    return undefined;
   }
 
   /** Kills the process now; every call in flight fails with `failure`. */
@@ -147,6 +223,9 @@ export class HostProcess {
         reject(new HostCallError('UNAVAILABLE', `${this.options.label}: no ready message within ${this.options.readyTimeoutMs} ms\n${this.stderrTail}`));
       }, this.options.readyTimeoutMs);
       this.pending.set(0, {
+        type: 'ready',
+        deadlinesMs: [],
+        itemsDone: 0,
         resolve: (payload: HostReady) => {
           clearTimeout(timer);
           if (payload?.mode !== this.options.mode) {
@@ -208,8 +287,23 @@ export class HostProcess {
     }
     const entry = typeof msg.id === 'number' ? this.pending.get(msg.id) : undefined;
     if (!entry) return; // late answer to a call that already timed out
+    if (msg.type === 'started') {
+      entry.started = true;
+      return;
+    }
+    if (msg.type === 'item') {
+      if (!entry.onItem || msg.payload?.index !== entry.itemsDone) return this.kill('PROTOCOL', 'host wrote an item line out of turn');
+      entry.itemsDone++;
+      this.armHead();
+      try {
+        entry.onItem(msg.payload);
+      } catch {
+        /* a listener's fault must not break the stream */
+      }
+      return;
+    }
     this.pending.delete(msg.id as number);
-    if (entry.timer) clearTimeout(entry.timer);
+    if (msg.id !== 0) this.armHead();
     if (msg.type === 'result' || msg.type === 'ready') entry.resolve(msg.payload);
     else if (msg.type === 'error') {
       const code = (msg.payload?.code ?? 'INTERNAL') as HostErrorCode;
@@ -220,11 +314,14 @@ export class HostProcess {
   private markDead(): void {
     if (this.dead) return;
     this.dead = true;
+    if (this.headTimer) clearTimeout(this.headTimer);
     const { failure, message } = this.deathReason;
+    // Unless a call past its deadline took the blame, the oldest one is what the host was running.
+    const running = this.blamed ? undefined : this.head()?.[0];
     for (const [id, entry] of this.pending) {
       this.pending.delete(id);
-      if (entry.timer) clearTimeout(entry.timer);
-      entry.reject(new HostCallError(failure, `${this.options.label}: ${message}`));
+      const position = id === running ? this.position(entry) : { running: false };
+      entry.reject(new HostCallError(failure, `${this.options.label}: ${message}`, position));
     }
   }
 }

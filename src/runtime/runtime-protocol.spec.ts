@@ -24,6 +24,14 @@ describe('runtime protocol', () => {
     expect(Object.keys(protocol.requests.resolveKeys.payload.properties)).toContain('maxKeyLength');
   });
 
+  it('knows the batch request and the item lines that answer it', () => {
+    expect(protocol.requests.batch.modes).toEqual(['exec', 'all']);
+    expect(protocol.requests.batch.payload.required).toEqual(['items']);
+    expect(protocol.requests.batch.payload.properties.items.items.properties.op.enum.sort()).toEqual(['apply', 'resolveKeys']);
+    expect(protocol.events.item.payload.required).toEqual(['index']);
+    expect(Object.keys(protocol.events.item.payload.properties).sort()).toEqual(['error', 'index', 'result']);
+  });
+
   it('sends the payload fields the host requires', () => {
     const required = (t: string): string[] => protocol.requests[t].payload.required ?? [];
     expect(required('compile')).toEqual(['files']);

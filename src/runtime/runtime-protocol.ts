@@ -4,7 +4,7 @@ import type { RawJson } from '../common/raw-json';
  * The stdio protocol of the .NET runtime host, as TypeScript types. The single source of truth is
  * runtime/protocol.json; runtime-protocol.spec.ts checks these names against it.
  */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 /** The host's defaults for apply.maxStateBytes and resolveKeys.maxKeyLength (the service always sends both). */
 export const DEFAULT_MAX_STATE_BYTES = 1024 * 1024;
@@ -93,19 +93,45 @@ export type ApplyGroupResult =
 
 export type ResolvedKey = string | null | { error: ItemError };
 
+export interface ApplyRequest {
+  assemblyId: string;
+  className: string;
+  groups: ApplyGroupPayload[];
+  maxStateBytes?: number;
+  maxResultBytes?: number;
+}
+
+export interface ResolveKeysRequest {
+  assemblyId: string;
+  className: string;
+  events: WireEvent[];
+  maxKeyLength?: number;
+}
+
+/** One call inside a batch: op plus that request type's payload. */
+export type BatchItem = ({ op: 'apply' } & ApplyRequest) | ({ op: 'resolveKeys' } & ResolveKeysRequest);
+
+/** What a batch item's line carries as its result, by op. */
+export interface BatchItemResults {
+  apply: { results: ApplyGroupResult[] };
+  resolveKeys: { keys: ResolvedKey[] };
+}
+
 /** Request type → [payload, result]. */
 export interface HostRequests {
   compile: [{ files: { path: string; content: string }[]; kind?: 'reducer' | 'projection'; assemblyName?: string }, CompileResult];
   load: [{ assemblyId: string; assembly: string }, { ok: true; alreadyLoaded: boolean }];
   unload: [{ assemblyId: string }, { ok: true; wasLoaded: boolean }];
-  apply: [{ assemblyId: string; className: string; groups: ApplyGroupPayload[]; maxStateBytes?: number; maxResultBytes?: number }, { results: ApplyGroupResult[] }];
-  resolveKeys: [{ assemblyId: string; className: string; events: WireEvent[]; maxKeyLength?: number }, { keys: ResolvedKey[] }];
+  apply: [ApplyRequest, { results: ApplyGroupResult[] }];
+  resolveKeys: [ResolveKeysRequest, { keys: ResolvedKey[] }];
+  /** Answered item by item (HostProcess.callItems), then { items }. */
+  batch: [{ items: BatchItem[] }, { items: number }];
   ping: [Record<string, never>, { pong: true }];
   stats: [{ collect?: boolean }, { loadedAssemblies: number; gcHeapBytes: number; workingSetBytes: number; [k: string]: unknown }];
 }
 
 export type HostRequestType = keyof HostRequests;
-export const HOST_REQUEST_TYPES: HostRequestType[] = ['compile', 'load', 'unload', 'apply', 'resolveKeys', 'ping', 'stats'];
+export const HOST_REQUEST_TYPES: HostRequestType[] = ['compile', 'load', 'unload', 'apply', 'resolveKeys', 'batch', 'ping', 'stats'];
 
 /** Codes the host answers in an error envelope. */
 export type HostErrorCode =

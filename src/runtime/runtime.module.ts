@@ -44,8 +44,12 @@ export function createRuntimePool(config: AppConfig, store: Store, launcher: Hos
     },
     {
       ...DEFAULT_POOL_OPTIONS,
-      maxExecHosts: config.runtime.execHosts,
+      isolation: config.runtime.isolation,
+      execHosts: config.runtime.execHosts,
       execIdleMs: config.runtime.execIdleMs,
+      assemblyBudget: { maxCount: config.runtime.execAssemblyBudget, maxBytes: config.runtime.execAssemblyBudgetBytes },
+      tenantCallsInFlight: config.runtime.execTenantCalls,
+      quarantine: { baseMs: config.runtime.quarantineMs, maxMs: config.runtime.quarantineMaxMs },
       callDeadlineMs: config.runtime.callDeadlineMs,
       compileDeadlineMs: config.runtime.compileDeadlineMs,
       maxStateBytes: config.runtime.maxStateBytes,

@@ -26,8 +26,11 @@ export function exampleSources(name: string): { path: string; content: string }[
     .map((f) => ({ path: f, content: fs.readFileSync(path.join(dir, f), 'utf8') }));
 }
 
-/** A pool over the real built host (runtime/bin); compiled assemblies are kept in memory here. */
-export function realPool(options: Partial<RuntimePoolOptions> = {}) {
+/**
+ * A pool over the real built host (runtime/bin); compiled assemblies are kept in memory here
+ * (`assemblies`, keyed tenant/assemblyId), unless `source` gives them.
+ */
+export function realPool(options: Partial<RuntimePoolOptions> = {}, source?: (tenantId: string, assemblyId: string) => Buffer | undefined) {
   const assemblies = new Map<string, Buffer>();
   const launcher = new HostLauncher(findRuntimeDll(), {
     exec: { gcHeapBytes: 256 * 1024 * 1024, dataBytes: 2 * 1024 * 1024 * 1024 },
@@ -36,7 +39,7 @@ export function realPool(options: Partial<RuntimePoolOptions> = {}) {
   const pool = new RuntimePool(
     launcher,
     async (tenantId, assemblyId) => {
-      const bytes = assemblies.get(`${tenantId}/${assemblyId}`);
+      const bytes = source ? source(tenantId, assemblyId) : assemblies.get(`${tenantId}/${assemblyId}`);
       if (!bytes) throw new Error(`no assembly ${assemblyId} for ${tenantId}`);
       return bytes;
     },

@@ -14,7 +14,7 @@ public enum HostMode
     /// <summary>Shared compiler: compile (+ ping, stats). Never loads tenant code.</summary>
     Compile = 1,
 
-    /// <summary>Per-tenant executor: load, unload, apply, resolveKeys (+ ping, stats).</summary>
+    /// <summary>Executor: load, unload, apply, resolveKeys, batch (+ ping, stats). Shared by many tenants' assemblies.</summary>
     Exec = 2,
 
     /// <summary>Everything (development and tests).</summary>
@@ -39,6 +39,7 @@ public sealed class RequestDispatcher
         ["unload"] = HostMode.Exec,
         ["apply"] = HostMode.Exec,
         ["resolveKeys"] = HostMode.Exec,
+        ["batch"] = HostMode.Exec,
         ["ping"] = HostMode.All,
         ["stats"] = HostMode.All,
 #if SANDBOX_PROBE
@@ -53,12 +54,18 @@ public sealed class RequestDispatcher
         ["unload"] = static (s, p, w) => s.Unload(p, w),
         ["apply"] = static (s, p, w) => s.Apply(p, w),
         ["resolveKeys"] = static (s, p, w) => s.ResolveKeys(p, w),
+        ["batch"] = static (s, p, w) => s.Batch(p, w),
         ["ping"] = static (_, _, w) => w.WriteBoolean("pong"u8, true),
         ["stats"] = static (s, p, w) => s.Stats(p, w),
 #if SANDBOX_PROBE
         ["probe"] = static (_, p, w) => SandboxProbe.Run(p, w),
 #endif
     };
+
+    /// <summary>Requests that run tenant code (or load it): the host writes <c>{"id":n,"type":"started"}</c> as it begins one,
+    /// so that a host found dead with such a request unanswered is known to have been running it, not to have died
+    /// before reading it (runtime/protocol.json events.started).</summary>
+    public static readonly IReadOnlySet<string> AcknowledgedTypes = new HashSet<string>(StringComparer.Ordinal) { "batch", "load" };
 
     /// <summary>Request types that have a handler (for the coverage test).</summary>
     public static IReadOnlyCollection<string> HandledTypes => Handlers.Keys;
@@ -71,6 +78,10 @@ public sealed class RequestDispatcher
 
     ArrayBufferWriter<byte> _response = new(64 * 1024);
     readonly Utf8JsonWriter _writer = new(new ArrayBufferWriter<byte>(1), WriterOptions);
+    ArrayBufferWriter<byte> _itemLine = new(64 * 1024);
+    readonly Utf8JsonWriter _itemWriter = new(new ArrayBufferWriter<byte>(1), WriterOptions);
+    JsonElement _requestId;
+    long _batches, _batchItems;
     readonly Stopwatch _uptime = Stopwatch.StartNew();
     TenantCompiler? _compiler;
 
@@ -81,6 +92,10 @@ public sealed class RequestDispatcher
 
     public HostMode Mode { get; }
     public AssemblyRegistry Registry { get; } = new();
+
+    /// <summary>Where a batch writes each item's line as soon as the item is done (StdioServer: stdout, flushed), so
+    /// that the caller knows which item the host is working on: the first one whose line has not arrived.</summary>
+    public Action<ReadOnlyMemory<byte>>? ItemSink { get; set; }
 
     /// <summary>Handles one request (a complete JSON document) and returns the response line (ending in '\n').
     /// The returned memory is reused by the next call.</summary>
@@ -113,9 +128,11 @@ public sealed class RequestDispatcher
             if (!Handlers.TryGetValue(type, out var handler)) throw new ProtocolException(ErrorCodes.UnknownType, $"unknown request type '{type}'");
             if ((RequestTypes[type] & Mode) == 0)
                 throw new ProtocolException(ErrorCodes.UnsupportedInMode, $"'{type}' is not served in {Mode.ToString().ToLowerInvariant()} mode");
+            _requestId = id;
             root.TryGetProperty("payload"u8, out var payload);
             if (payload.ValueKind is not (JsonValueKind.Object or JsonValueKind.Undefined or JsonValueKind.Null))
                 throw new ProtocolException(ErrorCodes.BadRequest, "payload must be an object");
+            if (AcknowledgedTypes.Contains(type)) ItemSink?.Invoke(StartedLine());
 
             w.WriteStartObject();
             w.WritePropertyName("id"u8);
@@ -184,7 +201,7 @@ public sealed class RequestDispatcher
         output.Write("\n"u8);
     }
 
-    public const int ProtocolVersion = 1;
+    public const int ProtocolVersion = 2;
 
     // ---- handlers -------------------------------------------------------------------------------------------
 
@@ -308,6 +325,91 @@ public sealed class RequestDispatcher
         w.WriteEndArray();
     }
 
+    /// <summary>
+    /// Several apply/resolveKeys items in one request, possibly for different tenants' assemblies (a shared executor
+    /// coalesces the calls waiting for it). Each item is answered on its own line <c>{"id":n,"type":"item","payload":
+    /// {"index":i,"result":{..}}}</c> (or <c>"error":{code,message}</c>: that item alone failed), written and flushed
+    /// before the next item starts; then the request's own result line. Items run in order, one at a time.
+    /// </summary>
+    void Batch(JsonElement payload, Utf8JsonWriter w)
+    {
+        var items = Required(payload, "items", JsonValueKind.Array);
+        var sink = ItemSink ?? throw new ProtocolException(ErrorCodes.BadRequest, "batch needs a line-by-line output");
+        var index = 0;
+        _batches++;
+        foreach (var item in items.EnumerateArray())
+        {
+            sink(BatchItem(item, index++));
+            _batchItems++;
+        }
+        w.WriteNumber("items"u8, index);
+    }
+
+    ReadOnlyMemory<byte> BatchItem(JsonElement item, int index)
+    {
+        var output = _itemLine;
+        if (output.Capacity > 4 << 20) _itemLine = output = new ArrayBufferWriter<byte>(64 * 1024);
+        var w = _itemWriter;
+        output.ResetWrittenCount();
+        w.Reset(output);
+        try
+        {
+            WriteItemStart(w, index);
+            w.WritePropertyName("result"u8);
+            w.WriteStartObject();
+            var op = Required(item, "op", JsonValueKind.String);
+            if (op.ValueEquals("apply"u8)) Apply(item, w);
+            else if (op.ValueEquals("resolveKeys"u8)) ResolveKeys(item, w);
+            else throw new ProtocolException(ErrorCodes.BadRequest, "items[].op must be \"apply\" or \"resolveKeys\"");
+            w.WriteEndObject();
+        }
+        catch (Exception ex)
+        {
+            output.ResetWrittenCount();
+            w.Reset(output);
+            var (code, message) = ex is ProtocolException pe ? (pe.Code, pe.Message) : (ErrorCodes.Internal, ex.GetType().Name + ": " + ex.Message);
+            if (code == ErrorCodes.Internal) Log.Error($"batch item failed: {ex}");
+            WriteItemStart(w, index);
+            w.WritePropertyName("error"u8);
+            w.WriteStartObject();
+            w.WriteString("code"u8, code);
+            w.WriteString("message"u8, message);
+            w.WriteEndObject();
+        }
+        w.WriteEndObject();
+        w.WriteEndObject();
+        w.Flush();
+        output.Write("\n"u8);
+        return output.WrittenMemory;
+    }
+
+    ReadOnlyMemory<byte> StartedLine()
+    {
+        var output = _itemLine;
+        var w = _itemWriter;
+        output.ResetWrittenCount();
+        w.Reset(output);
+        w.WriteStartObject();
+        w.WritePropertyName("id"u8);
+        _requestId.WriteTo(w);
+        w.WriteString("type"u8, "started"u8);
+        w.WriteEndObject();
+        w.Flush();
+        output.Write("\n"u8);
+        return output.WrittenMemory;
+    }
+
+    void WriteItemStart(Utf8JsonWriter w, int index)
+    {
+        w.WriteStartObject();
+        w.WritePropertyName("id"u8);
+        _requestId.WriteTo(w);
+        w.WriteString("type"u8, "item"u8);
+        w.WritePropertyName("payload"u8);
+        w.WriteStartObject();
+        w.WriteNumber("index"u8, index);
+    }
+
     void Stats(JsonElement payload, Utf8JsonWriter w)
     {
         if (payload.ValueKind == JsonValueKind.Object && payload.TryGetProperty("collect"u8, out var collect) && collect.ValueKind == JsonValueKind.True)
@@ -319,6 +421,8 @@ public sealed class RequestDispatcher
         w.WriteNumber("gen0Collections"u8, GC.CollectionCount(0));
         w.WriteNumber("gen1Collections"u8, GC.CollectionCount(1));
         w.WriteNumber("gen2Collections"u8, GC.CollectionCount(2));
+        w.WriteNumber("batches"u8, _batches);
+        w.WriteNumber("batchItems"u8, _batchItems);
         w.WriteString("mode"u8, Mode.ToString().ToLowerInvariant());
         w.WriteNumber("uptimeMs"u8, (long)_uptime.Elapsed.TotalMilliseconds);
         if ((Mode & HostMode.Compile) != 0) w.WriteString("referenceSource"u8, ReferenceSet.Source);

@@ -16,6 +16,12 @@ public static class StdioServer
         dispatcher.WriteReady(ready);
         output.Write(ready.WrittenSpan);
         output.Flush();
+        // A batch answers item by item: each line goes out (one write, flushed) as soon as its item is done.
+        dispatcher.ItemSink = line =>
+        {
+            output.Write(line.Span);
+            output.Flush();
+        };
 
         var buf = new byte[InitialBuffer];
         int start = 0, end = 0, scanned = 0;

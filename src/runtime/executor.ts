@@ -1,0 +1,347 @@
+import { AssemblyBudgetOptions } from './assembly-budget';
+import { AssemblySource, ExecutorAssemblies } from './executor-assemblies';
+import { FairCallQueue } from './fair-call-queue';
+import { HostCallError, HostFailure, HostItem, HostProcess } from './host-process';
+import { BatchItem } from './runtime-protocol';
+
+export type { AssemblySource } from './executor-assemblies';
+
+/** One apply/resolveKeys call of a tenant, waiting for or sent to an executor. */
+export interface ExecutorCall {
+  tenantId: string;
+  /** The tenant's own id of the upload (several tenants may use the same one). */
+  assemblyId: string;
+  /** What the host is asked; its assemblyId is replaced by the executor's own, tenant-qualified one. */
+  item: BatchItem;
+  deadlineMs: number;
+  resolve: (result: any) => void;
+  reject: (e: unknown) => void;
+  /** Times it was sent to an executor that died running another call before reaching it. */
+  reruns: number;
+  settled?: boolean;
+}
+
+/** What an executor tells the pool (RuntimePool) about its calls. */
+export interface ExecutorListener {
+  /** The executor died or hung running this tenant's call (or loading its assembly): the tenant is to blame. */
+  offended(executor: Executor, tenantId: string, failure: HostFailure): void;
+  /**
+   * Once per death, after `offended`: the calls sent but never run because another call killed the
+   * executor, in their order (to run again), and the tenants blamed (whose queued calls may have to
+   * follow them elsewhere, behind their interrupted ones).
+   */
+  interrupted(executor: Executor, calls: ExecutorCall[], offenders: string[]): void;
+  /** A call is answered, either way. */
+  settled(call: ExecutorCall): void;
+}
+
+export interface ExecutorOptions {
+  label: string;
+  spawn: () => Promise<HostProcess>;
+  assemblies: AssemblySource;
+  budget: AssemblyBudgetOptions;
+  /** Calls of one tenant sent and unanswered at once. */
+  tenantCallsInFlight: number;
+  /** Calls carried by one batch request. */
+  itemsPerRequest: number;
+  /** Batch requests written ahead of the host (2: the next one is in the pipe while the host runs the current one). */
+  requestsInFlight: number;
+  /** Deadline of load, unload and stats requests. */
+  requestDeadlineMs: number;
+}
+
+export interface ExecutorCounters {
+  requests: number;
+  items: number;
+  /** Requests that carried calls of two tenants or more. */
+  sharedRequests: number;
+  /** The most tenants one request carried. */
+  maxTenantsInRequest: number;
+  /** Host processes started (the first included). */
+  starts: number;
+}
+
+/** Failures that end the host process. */
+const DEATHS: ReadonlySet<HostFailure> = new Set(['TIMEOUT', 'CRASHED', 'PROTOCOL']);
+/** A call interrupted this often by other calls' crashes fails instead of going round again. */
+const MAX_RERUNS = 3;
+
+/**
+ * One executor process slot: the host process (started on demand, replaced when it dies), the
+ * tenants' assemblies loaded in it (ExecutorAssemblies), and the calls waiting for it, served to
+ * tenants in turn (FairCallQueue). Calls waiting when a request can go are sent together as one
+ * batch request, whatever their tenant: one round trip for all of them, answered item by item.
+ *
+ * When the host dies or hangs, the call it was running is known (HostCallError.position): that
+ * call fails and its tenant is reported (`offended`); every other call it had been sent never ran,
+ * and goes back to the pool (`interrupted`) to run again, on this executor's replacement or
+ * wherever its tenant goes now.
+ */
+export class Executor {
+  readonly counters: ExecutorCounters = { requests: 0, items: 0, sharedRequests: 0, maxTenantsInRequest: 0, starts: 0 };
+  private readonly queue: FairCallQueue<ExecutorCall>;
+  private readonly assemblies: ExecutorAssemblies;
+  private host?: HostProcess;
+  private starting = false;
+  private requests = 0;
+  private scheduled = false;
+  private death?: { calls: ExecutorCall[]; offenders: Set<string> };
+  private closed = false;
+  lastUsed = Date.now();
+
+  constructor(
+    private readonly options: ExecutorOptions,
+    private readonly listener: ExecutorListener,
+  ) {
+    this.queue = new FairCallQueue(options.tenantCallsInFlight);
+    this.assemblies = new ExecutorAssemblies({
+      source: options.assemblies,
+      budget: options.budget,
+      requestDeadlineMs: options.requestDeadlineMs,
+      fetched: () => this.schedule(),
+      loadKilledHost: (host, tenantId, failure) => {
+        this.lost(host);
+        this.blame(tenantId, failure);
+      },
+    });
+  }
+
+  get label(): string {
+    return this.options.label;
+  }
+
+  /** Nothing queued, nothing sent. */
+  get idle(): boolean {
+    return this.queue.size === 0 && this.requests === 0;
+  }
+
+  get pid(): number | undefined {
+    return this.host?.alive ? this.host.pid : undefined;
+  }
+
+  /** Host ids of the assemblies loaded in the running host (tests, operators). */
+  get loaded(): string[] {
+    return this.assemblies.loaded;
+  }
+
+  get loadCounters(): { loads: number; unloads: number } {
+    return this.assemblies.counters;
+  }
+
+  submit(call: ExecutorCall): void {
+    if (this.closed) return this.refuse(call);
+    this.assemblies.pin(call.tenantId, call.assemblyId);
+    this.lastUsed = Date.now();
+    this.queue.push(call);
+    this.schedule();
+  }
+
+  /** Interrupted calls that stay here: in front of their tenants' queues, in order. */
+  requeueFront(calls: ExecutorCall[]): void {
+    if (this.closed) return calls.forEach((c) => this.refuse(c));
+    for (const c of calls) this.assemblies.pin(c.tenantId, c.assemblyId);
+    this.queue.unshift(calls);
+    this.schedule();
+  }
+
+  /** A tenant's queued calls, in order, taken away (the tenant moves to another executor). */
+  takeQueued(tenantId: string): ExecutorCall[] {
+    const calls = this.queue.removeTenant(tenantId);
+    for (const c of calls) this.assemblies.unpin(this.assemblies.get(c.tenantId, c.assemblyId));
+    return calls;
+  }
+
+  /** The upload is gone (a redeploy, a delete): unload it now, or once the calls that need it are answered. */
+  forget(tenantId: string, assemblyId: string): void {
+    this.assemblies.forget(tenantId, assemblyId);
+  }
+
+  /** The host's own stats (loaded assemblies, heap, batches…), when it runs. */
+  async hostStats(collect = false): Promise<Record<string, unknown> | undefined> {
+    const host = this.host;
+    return host?.alive ? host.call('stats', { collect }, this.options.requestDeadlineMs) : undefined;
+  }
+
+  /** Stops the process of an idle executor (it starts again on the next call). */
+  async stop(): Promise<void> {
+    const host = this.host;
+    if (!host) return;
+    this.lost(host);
+    await host.close();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const c of this.queue.drain()) this.finish(c, () => c.reject(new HostCallError('UNAVAILABLE', 'runtime is shutting down')));
+    await this.stop();
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    // A microtask: every call submitted in the same tick (a coalesced flush) goes in one request.
+    queueMicrotask(() => {
+      this.scheduled = false;
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    if (this.closed) return;
+    while (this.requests < this.options.requestsInFlight && this.queue.size > 0) {
+      const host = this.host;
+      if (!host?.alive) return this.start();
+      const calls = this.queue.take(this.options.itemsPerRequest, (c) => this.assemblies.ready(this.assemblies.get(c.tenantId, c.assemblyId)));
+      if (!calls.length) return;
+      this.send(host, calls);
+    }
+  }
+
+  private start(): void {
+    if (this.starting || this.closed) return;
+    this.starting = true;
+    this.options.spawn().then(
+      (host) => {
+        this.starting = false;
+        this.counters.starts++;
+        this.host = host;
+        this.assemblies.attach(host);
+        host.onExit(() => this.lost(host));
+        if (this.closed) void host.close();
+        else this.pump();
+      },
+      (e) => {
+        this.starting = false;
+        // Nothing can run here now: every waiting call fails (callers decide whether to wait, e.g. 503 after a while).
+        const err = e instanceof HostCallError ? e : new HostCallError('UNAVAILABLE', String(e));
+        for (const c of this.queue.drain()) this.finish(c, () => c.reject(err));
+      },
+    );
+  }
+
+  /** The host died or was stopped: nothing is loaded any more; the next call starts a new one. */
+  private lost(host: HostProcess): void {
+    if (this.host !== host) return;
+    this.host = undefined;
+    this.assemblies.detach();
+    if (this.queue.size) this.schedule();
+  }
+
+  private send(host: HostProcess, calls: ExecutorCall[]): void {
+    const sent: ExecutorCall[] = [];
+    const items: BatchItem[] = [];
+    for (const c of calls) {
+      const a = this.assemblies.get(c.tenantId, c.assemblyId)!;
+      if (a.fetchError !== undefined) {
+        // Every call waiting for it fails; the entry goes with the last one, so the next call asks the store again.
+        const e = a.fetchError;
+        this.queue.settled(c.tenantId);
+        this.finish(c, () => c.reject(e));
+        continue;
+      }
+      // Loaded ahead of this request if it is not (the host runs requests in order).
+      this.assemblies.prepare(a);
+      items.push({ ...c.item, assemblyId: a.hostId });
+      sent.push(c);
+    }
+    if (!sent.length) return;
+    const tenants = new Set(sent.map((c) => c.tenantId)).size;
+    this.counters.requests++;
+    this.counters.items += sent.length;
+    if (tenants > 1) this.counters.sharedRequests++;
+    this.counters.maxTenantsInRequest = Math.max(this.counters.maxTenantsInRequest, tenants);
+    this.requests++;
+    host
+      .callItems(
+        'batch',
+        { items },
+        sent.map((c) => c.deadlineMs),
+        (item) => this.onItem(sent[item.index], item),
+      )
+      .then(
+        () => this.failUnanswered(sent, new HostCallError('PROTOCOL', `${this.label}: a batch ended without answering every item`)),
+        (e) => this.onBatchFailed(host, sent, e),
+      )
+      .finally(() => {
+        this.requests--;
+        this.schedule();
+      });
+  }
+
+  private onItem(call: ExecutorCall, item: HostItem<any>): void {
+    if (!call || call.settled) return;
+    this.queue.settled(call.tenantId);
+    // Its tenant may send another now, in the request slot not in use.
+    if (this.requests < this.options.requestsInFlight) this.schedule();
+    if (!item.error) return this.finish(call, () => call.resolve(item.result));
+    const err = new HostCallError(item.error.code, item.error.message);
+    const loading = this.assemblies.get(call.tenantId, call.assemblyId)?.loading;
+    if (item.error.code === 'ASSEMBLY_NOT_LOADED' && loading) {
+      // Its load failed (e.g. VERIFY_FAILED): that is the error to report. Its answer is read after this line's.
+      this.finish(call, () => loading.then(() => call.reject(err), (e) => call.reject(e)));
+    } else this.finish(call, () => call.reject(err));
+  }
+
+  private onBatchFailed(host: HostProcess, sent: ExecutorCall[], e: unknown): void {
+    if (!(e instanceof HostCallError) || !DEATHS.has(e.failure)) return this.failUnanswered(sent, e);
+    this.lost(host);
+    const culprit = e.position.running ? e.position.itemIndex : undefined;
+    const report = this.deathReport();
+    sent.forEach((c, i) => {
+      if (c.settled) return;
+      this.queue.settled(c.tenantId);
+      if (i === culprit) {
+        this.blame(c.tenantId, e.failure);
+        this.finish(c, () => c.reject(e));
+      } else if (c.reruns >= MAX_RERUNS) {
+        this.finish(c, () => c.reject(e));
+      } else {
+        c.reruns++;
+        this.assemblies.unpin(this.assemblies.get(c.tenantId, c.assemblyId));
+        report.calls.push(c);
+      }
+    });
+  }
+
+  private blame(tenantId: string, failure: HostFailure): void {
+    this.deathReport().offenders.add(tenantId);
+    this.listener.offended(this, tenantId, failure);
+  }
+
+  /**
+   * Every request in flight fails in the same tick, the oldest first (and a load before the batch
+   * needing it): their interrupted calls are handed back once, in order, after all of them.
+   */
+  private deathReport(): { calls: ExecutorCall[]; offenders: Set<string> } {
+    if (this.death) return this.death;
+    const report = (this.death = { calls: [], offenders: new Set<string>() });
+    queueMicrotask(() => {
+      this.death = undefined;
+      this.listener.interrupted(this, report.calls, [...report.offenders]);
+    });
+    return report;
+  }
+
+  private failUnanswered(sent: ExecutorCall[], e: unknown): void {
+    for (const c of sent) {
+      if (c.settled) continue;
+      this.queue.settled(c.tenantId);
+      this.finish(c, () => c.reject(e));
+    }
+  }
+
+  /** A call that arrives (or comes back) after close. */
+  private refuse(call: ExecutorCall): void {
+    call.settled = true;
+    this.listener.settled(call);
+    call.reject(new HostCallError('UNAVAILABLE', 'runtime is shutting down'));
+  }
+
+  private finish(call: ExecutorCall, settle: () => void): void {
+    call.settled = true;
+    this.assemblies.unpin(this.assemblies.get(call.tenantId, call.assemblyId));
+    this.lastUsed = Date.now();
+    this.listener.settled(call);
+    settle();
+  }
+}

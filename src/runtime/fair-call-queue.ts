@@ -1,0 +1,95 @@
+/**
+ * The calls waiting for one executor, served to tenants in turn: each request to the host takes
+ * at most one call per tenant per round (round robin, the tenant served last goes to the back), and
+ * never more than `perTenantInFlight` calls of one tenant are sent and unanswered at once. So a
+ * tenant that floods calls fills at most its share of each request, and another tenant's single
+ * call goes out with the next one. A tenant's own calls stay in their order. A tenant with nothing
+ * queued or in flight has no entry.
+ */
+export class FairCallQueue<T extends { tenantId: string }> {
+  /** Insertion order is the turn order. */
+  private readonly queues = new Map<string, T[]>();
+  private readonly inFlight = new Map<string, number>();
+  private queued = 0;
+
+  constructor(private readonly perTenantInFlight: number) {}
+
+  get size(): number {
+    return this.queued;
+  }
+
+  get tenantsWaiting(): number {
+    return this.queues.size;
+  }
+
+  push(call: T): void {
+    let q = this.queues.get(call.tenantId);
+    if (!q) this.queues.set(call.tenantId, (q = []));
+    q.push(call);
+    this.queued++;
+  }
+
+  /** Puts calls back in front of their tenants' queues, in the order given (a re-run goes before what came after it). */
+  unshift(calls: T[]): void {
+    const byTenant = new Map<string, T[]>();
+    for (const c of calls) {
+      let list = byTenant.get(c.tenantId);
+      if (!list) byTenant.set(c.tenantId, (list = []));
+      list.push(c);
+    }
+    for (const [tenantId, list] of byTenant) {
+      const q = this.queues.get(tenantId);
+      if (q) q.unshift(...list);
+      else this.queues.set(tenantId, list);
+      this.queued += list.length;
+    }
+  }
+
+  /**
+   * Up to `max` calls for one request, one per tenant per round. A tenant whose next call is not
+   * `ready` (its assembly still being fetched) or who is at its in-flight cap sits this one out,
+   * and its later calls wait behind that one.
+   */
+  take(max: number, ready: (call: T) => boolean): T[] {
+    const out: T[] = [];
+    let progress = true;
+    while (out.length < max && progress) {
+      progress = false;
+      for (const [tenantId, q] of [...this.queues]) {
+        if (out.length >= max) break;
+        if ((this.inFlight.get(tenantId) ?? 0) >= this.perTenantInFlight || !ready(q[0])) continue;
+        out.push(q.shift()!);
+        this.queued--;
+        this.inFlight.set(tenantId, (this.inFlight.get(tenantId) ?? 0) + 1);
+        // Served: to the back of the line (or out of it).
+        this.queues.delete(tenantId);
+        if (q.length) this.queues.set(tenantId, q);
+        progress = true;
+      }
+    }
+    return out;
+  }
+
+  /** A call taken earlier is answered (or comes back through unshift): its tenant may send another. */
+  settled(tenantId: string): void {
+    const n = (this.inFlight.get(tenantId) ?? 0) - 1;
+    if (n > 0) this.inFlight.set(tenantId, n);
+    else this.inFlight.delete(tenantId);
+  }
+
+  /** Every queued call of a tenant, in order (the tenant moves to another executor). */
+  removeTenant(tenantId: string): T[] {
+    const q = this.queues.get(tenantId) ?? [];
+    this.queues.delete(tenantId);
+    this.queued -= q.length;
+    return q;
+  }
+
+  /** Every queued call (the executor cannot start, or closes). */
+  drain(): T[] {
+    const all = [...this.queues.values()].flat();
+    this.queues.clear();
+    this.queued = 0;
+    return all;
+  }
+}

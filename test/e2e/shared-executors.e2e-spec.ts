@@ -1,0 +1,108 @@
+import { RuntimePool } from '../../src/runtime/runtime-pool';
+import { exampleSources } from '../support/runtime-harness';
+import { Client, newTenant, RunningService, startService } from '../support/service-harness';
+import { envFor, STORE_BACKENDS, stopBackends } from '../support/store-backends';
+import { zipSources } from '../support/zip-writer';
+
+/**
+ * Many tenants on one shared executor over HTTP: a tenant whose reducer spins until its deadline,
+ * while other tenants append, costs them nothing — no error, no failed state — and is moved to a
+ * quarantine executor of its own, where its next call hangs only itself.
+ */
+jest.setTimeout(180_000);
+afterAll(() => stopBackends(), 60_000);
+
+const SPIN = `
+using EventSourcing;
+namespace Spin
+{
+    public sealed class SpinState { public long N { get; set; } }
+    [AggregateType("spin")]
+    public sealed class SpinReducer : IReducer<SpinState>
+    {
+        public SpinState Apply(SpinState state, Event e)
+        {
+            while (state.N >= 0) state.N++;
+            return state;
+        }
+    }
+}`;
+
+async function upload(c: Client, url: string, files: { path: string; content: string }[], reducerId: string): Promise<void> {
+  const form = new FormData();
+  form.append('file', new Blob([zipSources(files)]), 'r.zip');
+  form.append('reducerId', reducerId);
+  const res = await fetch(`${url}/reducers/upload`, { method: 'POST', headers: { 'x-api-key': c.key }, body: form });
+  if (res.status !== 202) throw new Error(`upload: ${res.status} ${await res.text()}`);
+  for (;;) {
+    const st = await c.get(`/reducers/${reducerId}/status`);
+    if (st.body.status === 'compiled') return;
+    if (st.body.status === 'failed') throw new Error(st.body.compilationError);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Innocent tenants appending in closed loops for `ms`: every answer that is not a 201 with the state is collected. */
+async function appendWhile(tenants: Client[], ms: number): Promise<{ ok: number; bad: unknown[] }> {
+  const end = Date.now() + ms;
+  const bad: unknown[] = [];
+  let ok = 0;
+  await Promise.all(
+    tenants.flatMap((t, i) =>
+      [0, 1].map(async (k) => {
+        for (let n = 0; Date.now() < end; n++) {
+          const r = await t.post('/events', { aggregateId: `account-${i}-${k}`, eventType: 'MoneyDeposited', data: { amount: 1 } });
+          if (r.status === 201 && r.body.state && !r.body.stateError) ok++;
+          else bad.push({ status: r.status, body: r.body });
+        }
+      }),
+    ),
+  );
+  return { ok, bad };
+}
+
+describe.each(STORE_BACKENDS)('a hostile tenant on a shared executor, over HTTP on %s', (backend) => {
+  let svc: RunningService & { app: any };
+  let innocents: Client[];
+  let offender: Client;
+  let pool: RuntimePool;
+
+  beforeAll(async () => {
+    svc = await startService({ ...(await envFor(backend)), RUNTIME_EXEC_HOSTS: '1', RUNTIME_CALL_DEADLINE_MS: '1500', RUNTIME_QUARANTINE_MS: '120000' });
+    pool = svc.app.get(RuntimePool);
+    innocents = [];
+    for (let i = 0; i < 4; i++) innocents.push(await newTenant(svc.url, `innocent-${i}`));
+    offender = await newTenant(svc.url, 'offender');
+    for (const t of innocents) await upload(t, svc.url, exampleSources('bank-account'), 'bank');
+    await upload(offender, svc.url, [{ path: 'Spin.cs', content: SPIN }], 'spin');
+    for (const [i, t] of innocents.entries()) {
+      expect((await t.post('/events', { aggregateId: `account-${i}-0`, eventType: 'AccountOpened', data: { owner: `o${i}` } })).body.state).toBeDefined();
+    }
+  }, 180_000);
+  afterAll(() => svc?.close());
+
+  it('answers the other tenants as if nothing happened, fails the offender’s own append, and quarantines it', async () => {
+    const shared = () => pool.stats().executors.find((e) => e.kind === 'shared')!;
+    expect(shared().starts).toBe(1);
+    const offence = offender.post('/events', { aggregateId: 'spin-1', eventType: 'Go', data: {} });
+    const first = await appendWhile(innocents, 4_000);
+    const spun = await offence;
+    // Its own append is stored, with today's answer for a reducer past its deadline.
+    expect(spun.status).toBe(201);
+    expect(spun.body.stateError).toMatchObject({ code: 'REDUCER_FAILED', failedVersion: 1, message: expect.stringContaining('TIMEOUT') });
+    expect(first.bad).toEqual([]);
+    expect(first.ok).toBeGreaterThan(20);
+    expect(shared().starts).toBe(2);
+    expect(pool.placement(offender.tenantId)).toMatchObject({ kind: 'quarantine' });
+
+    // Its next append hangs its quarantine executor only: the shared one is not restarted again.
+    const again = offender.post('/events', { aggregateId: 'spin-2', eventType: 'Go', data: {} });
+    const second = await appendWhile(innocents, 3_000);
+    expect((await again).body.stateError).toMatchObject({ code: 'REDUCER_FAILED', message: expect.stringContaining('TIMEOUT') });
+    expect(second.bad).toEqual([]);
+    expect(shared().starts).toBe(2);
+    expect(pool.stats().executors.filter((e) => e.kind === 'quarantine')).toHaveLength(1);
+    const offenderPid = await pool.executorPid(offender.tenantId);
+    expect(offenderPid).not.toBe(shared().pid);
+  });
+});

@@ -1,0 +1,299 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { HostCallError } from '../../src/runtime/host-process';
+import { RuntimePool, RuntimePoolOptions } from '../../src/runtime/runtime-pool';
+import { ApplyGroupPayload } from '../../src/runtime/runtime-protocol';
+import { rendezvousSlot } from '../../src/runtime/tenant-placement';
+import { dotnetProcessUnder } from '../support/host-processes';
+import { exampleSources, realPool, REPO, wireEvent } from '../support/runtime-harness';
+
+/**
+ * Many tenants on a few executors (RUNTIME_ISOLATION=shared), with real hosts: placement, shared
+ * round trips, the assembly budget, isolation between tenants in one process, the blast radius of
+ * a hostile call, and fairness between tenants.
+ */
+jest.setTimeout(180_000);
+
+const BANK = 'BankAccount.AccountReducer';
+const ESCAPE = 'Escape.EscapeReducer';
+/** The pools a test started: closed after it (each holds its executor processes). */
+let pools: RuntimePool[] = [];
+let compiler: RuntimePool;
+const images = new Map<string, Buffer>();
+
+async function compileOnce(name: string, files: { path: string; content: string }[]): Promise<Buffer> {
+  const r = await compiler.compile(files);
+  if (!r.ok) throw new Error(r.compilationError);
+  images.set(name, Buffer.from(r.assembly, 'base64'));
+  return images.get(name)!;
+}
+
+const corpus = (file: string) => [{ path: file, content: fs.readFileSync(path.join(REPO, 'runtime', 'escape-corpus', file), 'utf8') }];
+
+/** A pool whose tenants all have the bank example as upload 'bank', and what `uploads` lists (tenant → upload id → compiled image). */
+function pool(options: Partial<RuntimePoolOptions>, uploads: Record<string, Record<string, string>> = {}) {
+  const r = realPool({ callDeadlineMs: 3_000, ...options }, (tenant, id) => images.get(id === 'bank' ? 'bank' : (uploads[tenant]?.[id] ?? '')));
+  pools.push(r.pool);
+  return r.pool;
+}
+
+/** A process's nice value (/proc/<pid>/stat, field 19). */
+const niceOf = (pid: number) => {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+};
+
+async function until(ok: () => Promise<boolean>, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > end) throw new Error('condition not met');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const opened = (owner: string): ApplyGroupPayload => ({ state: null, events: [wireEvent('account-1', 'AccountOpened', { owner })] });
+const ownerOf = (state: string) => JSON.parse(state).owner;
+
+async function open(p: RuntimePool, tenant: string): Promise<string> {
+  const [r] = await p.apply(tenant, 'bank', BANK, [opened(tenant)]);
+  if (!r.ok) throw new Error(JSON.stringify(r));
+  return ownerOf(r.states[0]);
+}
+
+beforeAll(async () => {
+  compiler = realPool().pool;
+  await compileOnce('bank', exampleSources('bank-account'));
+});
+afterEach(async () => {
+  await Promise.all(pools.map((p) => p.close()));
+  pools = [];
+});
+afterAll(() => compiler?.close());
+
+describe('placement', () => {
+  const tenants = Array.from({ length: 24 }, (_, i) => `tenant-${i}`);
+
+  it('puts each tenant on one executor of the fixed pool, by its id, and spreads them over all of them', async () => {
+    const p = pool({ execHosts: 3 });
+    expect((await Promise.all(tenants.map((t) => open(p, t))))).toEqual(tenants);
+    const pids = await Promise.all(tenants.map((t) => p.executorPid(t)));
+    // Three processes for 24 tenants, each tenant where the rendezvous hash says.
+    expect(new Set(pids).size).toBe(3);
+    expect(p.stats().executors.filter((e) => e.pid !== undefined)).toHaveLength(3);
+    tenants.forEach((t) => expect(p.placement(t)).toEqual({ kind: 'shared', slot: rendezvousSlot(t, 3) }));
+    const perSlot = [0, 1, 2].map((s) => tenants.filter((t) => rendezvousSlot(t, 3) === s).length);
+    expect(Math.min(...perSlot)).toBeGreaterThanOrEqual(4);
+    // Stable: the next calls go where the first went, and find their assembly still loaded.
+    const loads = p.stats().executors.reduce((n, e) => n + e.loads, 0);
+    await Promise.all(tenants.map((t) => open(p, t)));
+    expect(await Promise.all(tenants.map((t) => p.executorPid(t)))).toEqual(pids);
+    expect(p.stats().executors.reduce((n, e) => n + e.loads, 0)).toBe(loads);
+  });
+});
+
+describe('shared round trips', () => {
+  it('carries the calls of several tenants waiting for one executor in one request, each answered with its own result', async () => {
+    const p = pool({ execHosts: 1 });
+    const tenants = Array.from({ length: 10 }, (_, i) => `rt-${i}`);
+    for (const t of tenants) await open(p, t);
+    const before = { ...p.stats().executors[0] };
+    const hostBefore = (await p.executorStats(tenants[0]))!;
+    // Submitted in one tick, as the coalescing appliers of many tenants do.
+    const owners = await Promise.all(tenants.map((t) => open(p, t)));
+    expect(owners).toEqual(tenants);
+    const after = p.stats().executors[0];
+    expect(after.items - before.items).toBe(10);
+    expect(after.requests - before.requests).toBeLessThanOrEqual(3);
+    expect(after.sharedRequests - before.sharedRequests).toBeGreaterThanOrEqual(1);
+    expect(after.maxTenantsInRequest).toBeGreaterThanOrEqual(5);
+    // The host saw the same: few batch requests, ten items.
+    const hostAfter = (await p.executorStats(tenants[0]))!;
+    expect((hostAfter.batchItems as number) - (hostBefore.batchItems as number)).toBe(10);
+    expect((hostAfter.batches as number) - (hostBefore.batches as number)).toBeLessThanOrEqual(3);
+  });
+
+  it('keeps each tenant’s calls in their order', async () => {
+    const p = pool({ execHosts: 1, tenantCallsInFlight: 3, itemsPerRequest: 4 });
+    const done: Record<string, number[]> = { a: [], b: [] };
+    await Promise.all(
+      ['a', 'b'].flatMap((t) =>
+        Array.from({ length: 30 }, (_, i) => p.apply(`order-${t}`, 'bank', BANK, [opened(`${t}${i}`)]).then(([r]) => r.ok && done[t].push(Number(ownerOf(r.states[0]).slice(1))))),
+      ),
+    );
+    const inOrder = Array.from({ length: 30 }, (_, i) => i);
+    expect(done).toEqual({ a: inOrder, b: inOrder });
+  });
+});
+
+describe('the assembly budget', () => {
+  it('unloads the least recently used assembly past the count, and loads it again on its next use', async () => {
+    const p = pool({ execHosts: 1, assemblyBudget: { maxCount: 2, maxBytes: 1 << 30 } });
+    for (const t of ['lru-1', 'lru-2', 'lru-3']) await open(p, t);
+    expect(p.loadedAssemblies('lru-1').sort()).toEqual(['lru-2/bank', 'lru-3/bank']);
+    expect((await p.executorStats('lru-1'))!.loadedAssemblies).toBe(2);
+    const { loads, unloads } = p.stats().executors[0];
+    expect(unloads).toBe(1);
+    // Used again: loaded again (the least recently used, lru-2, makes room), and it works.
+    expect(await open(p, 'lru-1')).toBe('lru-1');
+    expect(p.loadedAssemblies('lru-1').sort()).toEqual(['lru-1/bank', 'lru-3/bank']);
+    expect(p.stats().executors[0]).toMatchObject({ loads: loads + 1, unloads: 2 });
+    // The unloaded load contexts are collected in the host, not kept alive by anything.
+    const stats = (await p.executorStats('lru-1'))!;
+    expect(stats).toMatchObject({ loadedAssemblies: 2, unloadingAssemblies: 0 });
+  });
+
+  it('unloads by compiled size too', async () => {
+    const bank = images.get('bank')!;
+    const p = pool({ execHosts: 1, assemblyBudget: { maxCount: 100, maxBytes: Math.floor(bank.length * 1.5) } });
+    for (const t of ['size-1', 'size-2', 'size-3']) await open(p, t);
+    expect(p.loadedAssemblies('size-1')).toEqual(['size-3/bank']);
+  });
+});
+
+describe('isolation of tenants sharing an executor (runtime/escape-corpus, runtime-isolated)', () => {
+  const SECRET = 'VICTIM-SECRET-7f3a';
+  const files = fs
+    .readdirSync(path.join(REPO, 'runtime', 'escape-corpus'))
+    .filter((f) => /^\/\/ expect: runtime-isolated$/m.test(fs.readFileSync(path.join(REPO, 'runtime', 'escape-corpus', f), 'utf8')));
+  const victimGroups = (): ApplyGroupPayload[] => [
+    { state: null, events: [wireEvent('v-1', 'Opened', { value: SECRET })] },
+    { state: null, events: [wireEvent('v-2', 'Throw', { value: SECRET })] },
+  ];
+  const proberGroup = (): ApplyGroupPayload => ({ state: null, events: [wireEvent('p-1', 'Probe', { value: 'mine' }, 7)] });
+
+  it('has the probes the issue asks for', () => {
+    expect(files.sort()).toEqual(['cross-tenant-event-shared.cs', 'cross-tenant-generic-sdk.cs', 'cross-tenant-same-names.cs']);
+  });
+
+  it.each(files)('%s sees nothing of another tenant loaded in the same executor', async (file) => {
+    await compileOnce('victim', [{ path: 'Victim.cs', content: fs.readFileSync(path.join(REPO, 'test', 'fixtures', 'cross-tenant', 'Victim.cs'), 'utf8') }]);
+    await compileOnce(file, corpus(file));
+    const uploads = { victim: { v: 'victim' }, prober: { p: file } };
+    const shared = pool({ execHosts: 1 }, uploads);
+    const alone = pool({ isolation: 'tenant' }, uploads);
+
+    // The victim runs first (its converter and failed initializer now cached in the process), then both in one request.
+    await shared.apply('victim', 'v', 'Victim.VictimReducer', victimGroups());
+    await shared.apply('prober', 'p', ESCAPE, [proberGroup()]);
+    const requests = shared.stats().executors[0].sharedRequests;
+    const [victim, [probe]] = await Promise.all([shared.apply('victim', 'v', 'Victim.VictimReducer', victimGroups()), shared.apply('prober', 'p', ESCAPE, [proberGroup()])]);
+    expect(shared.stats().executors[0].sharedRequests).toBe(requests + 1);
+    expect(await shared.executorPid('prober')).toBe(await shared.executorPid('victim'));
+    expect(shared.loadedAssemblies('prober').sort()).toEqual(['prober/p', 'victim/v']);
+
+    // Control: the secret is in the process, in the victim's state and in its exception.
+    expect(victim[0].ok && victim[0].states[0]).toContain(SECRET);
+    expect(!victim[1].ok && victim[1].error.message).toContain(SECRET);
+    // The probe ran, saw none of it, and saw exactly what it sees alone in a process of its own.
+    expect(probe.ok).toBe(true);
+    const seen = probe.ok ? probe.states[0] : '';
+    expect(seen).not.toContain(SECRET);
+    const [solo] = await alone.apply('prober', 'p', ESCAPE, [proberGroup()]);
+    expect(solo.ok && solo.states[0]).toBe(seen);
+    if (file === 'cross-tenant-same-names.cs') expect(JSON.parse(seen).value).toBe('{"Value":"prober"}|prober|mine');
+  });
+});
+
+describe('the blast radius of a call that hangs or kills a shared executor', () => {
+  /** Innocent tenants appending in closed loops for `ms`; every failure is collected. */
+  async function innocentsWhile(p: RuntimePool, tenants: string[], ms: number) {
+    const errors: unknown[] = [];
+    let ok = 0;
+    const end = Date.now() + ms;
+    await Promise.all(
+      tenants.map(async (t) => {
+        while (Date.now() < end) {
+          try {
+            if ((await open(p, t)) === t) ok++;
+          } catch (e) {
+            errors.push(e instanceof HostCallError ? `${t}: ${e.failure} ${e.message}` : String(e));
+          }
+        }
+      }),
+    );
+    return { errors, ok };
+  }
+
+  it.each([
+    ['hangs (a deadline)', 'infinite-loop.cs', 'TIMEOUT'],
+    ['kills (a stack overflow)', 'unbounded-recursion.cs', 'CRASHED'],
+  ])('when a call %s, the other tenants’ calls run again without an error and the offender is quarantined', async (_what, file, failure) => {
+    await compileOnce(file, corpus(file));
+    const p = pool({ execHosts: 1, callDeadlineMs: 1_500, quarantine: { baseMs: 120_000, maxMs: 240_000 } }, { offender: { evil: file } });
+    const innocents = Array.from({ length: 6 }, (_, i) => `innocent-${i}`);
+    for (const t of innocents) await open(p, t);
+    const shared = () => p.stats().executors.find((e) => e.kind === 'shared')!;
+
+    // The offender's call goes first; the innocents' calls are sent with it and behind it, and keep coming.
+    const offence = p.apply('offender', 'evil', ESCAPE, [opened('x')]).then(
+      () => 'returned',
+      (e: HostCallError) => e.failure,
+    );
+    const first = await innocentsWhile(p, innocents, 4_000);
+    expect(await offence).toBe(failure);
+    expect(first.errors).toEqual([]);
+    expect(first.ok).toBeGreaterThan(20);
+    expect(p.stats().reruns).toBeGreaterThan(0); // some of them were in flight when it died, and ran again
+    expect(shared().starts).toBe(2);
+    expect(p.placement('offender')).toEqual({ kind: 'quarantine', until: expect.any(Number) });
+
+    // Its next call runs in its quarantine executor, at the lowest CPU priority: it fails again there, and disturbs no one.
+    const again = p.apply('offender', 'evil', ESCAPE, [opened('y')]).then(
+      () => 'returned',
+      (e: HostCallError) => e.failure,
+    );
+    await until(async () => (await p.executorPid('offender')) !== undefined);
+    const quarantined = dotnetProcessUnder((await p.executorPid('offender'))!)!;
+    expect(niceOf(quarantined)).toBe(19);
+    expect(niceOf(dotnetProcessUnder(shared().pid!)!)).toBe(niceOf(process.pid));
+    const second = await innocentsWhile(p, innocents, 2_500);
+    expect(await again).toBe(failure);
+    expect(second.errors).toEqual([]);
+    expect(shared().starts).toBe(2);
+    expect(await p.executorPid('offender')).not.toBe(shared().pid);
+    expect(await p.executorPid(innocents[0])).toBe(shared().pid);
+    expect(p.stats().executors.filter((e) => e.kind === 'quarantine')).toHaveLength(1);
+    expect(p.stats().offences).toBe(2);
+  });
+});
+
+describe('fairness of executor calls', () => {
+  it('serves a tenant’s single call ahead of another tenant’s flood of calls', async () => {
+    const p = pool({ execHosts: 1, tenantCallsInFlight: 2, itemsPerRequest: 8 });
+    await open(p, 'flood');
+    await open(p, 'single');
+    const events = Array.from({ length: 2_000 }, (_, i) => wireEvent('account-9', 'MoneyDeposited', { amount: 1 }, i + 1));
+    const order: string[] = [];
+    const t0 = Date.now();
+    const flood = Array.from({ length: 60 }, () => p.apply('flood', 'bank', BANK, [{ state: null, events }]).then(() => order.push('flood')));
+    let singleMs = 0;
+    const single = p.apply('single', 'bank', BANK, [opened('single')]).then(() => {
+      order.push('single');
+      singleMs = Date.now() - t0;
+    });
+    await Promise.all([...flood, single]);
+    const floodMs = Date.now() - t0;
+    // Round robin with at most 2 of the flood's calls in flight: the single call is among the first few answered.
+    expect(order.indexOf('single')).toBeLessThanOrEqual(3);
+    expect(singleMs).toBeLessThan(floodMs / 4);
+  });
+});
+
+describe('RUNTIME_ISOLATION=tenant', () => {
+  it('gives each tenant its own executor, and a crash there is that tenant’s alone', async () => {
+    const p = pool({ isolation: 'tenant', execHosts: 4 });
+    await open(p, 'own-a');
+    await open(p, 'own-b');
+    const [a, b] = [await p.executorPid('own-a'), await p.executorPid('own-b')];
+    expect(a).toEqual(expect.any(Number));
+    expect(b).toEqual(expect.any(Number));
+    expect(a).not.toBe(b);
+    expect(p.placement('own-a')).toEqual({ kind: 'tenant' });
+    process.kill(a!, 'SIGKILL');
+    expect(await open(p, 'own-b')).toBe('own-b');
+    expect(await p.executorPid('own-b')).toBe(b);
+    expect(await open(p, 'own-a')).toBe('own-a');
+    expect(await p.executorPid('own-a')).not.toBe(a);
+    expect(p.placement('own-a')).toEqual({ kind: 'tenant' });
+  });
+});

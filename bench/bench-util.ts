@@ -151,3 +151,9 @@ export function call(url: string, method: string, key: string, body?: unknown): 
     req.end(payload);
   });
 }
+
+/** The p-th percentile of `xs` (NaN when empty). */
+export const pct = (xs: number[], p: number): number => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN);
+
+/** The median of `xs`. */
+export const median = (xs: number[]): number => pct(xs, 50);

@@ -9,7 +9,7 @@ import { DEFAULT_SANDBOX } from '../src/runtime/sandbox';
 import { deepNegations, deepParentheses, pathologicalFixtures, PathologicalSource } from '../test/support/pathological-sources';
 import { exampleSources, REPO } from '../test/support/runtime-harness';
 import { zipSources } from '../test/support/zip-writer';
-import { fmt, startChild, stopChild } from './bench-util';
+import { fmt, median, startChild, stopChild } from './bench-util';
 
 /**
  * Compiles that cannot hold others up (issue 10, item 3):
@@ -27,7 +27,6 @@ const MB = 1024 * 1024;
 const serviceDir = path.resolve(process.env.BENCH_SERVICE_DIR ?? REPO);
 const runs = Number(process.env.BENCH_RUNS ?? 3);
 const parts = new Set((process.env.BENCH_PARTS ?? '1,2,3').split(','));
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const spread = (xs: number[]) => `${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

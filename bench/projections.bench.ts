@@ -5,12 +5,11 @@ import * as path from 'node:path';
 import { exampleSources } from '../test/support/runtime-harness';
 import { ThrowawayRedis } from '../test/support/throwaway-redis';
 import { zipSources } from '../test/support/zip-writer';
-import { call, fmt, startChild, stopChild } from './bench-util';
+import { call, fmt, pct, startChild, stopChild } from './bench-util';
 
 const ADMIN = 'bench-admin-token-0123456789';
 const KEYS = Number(process.env.PROJ_KEYS ?? 10_000);
 const PER_KEY = Number(process.env.PROJ_PER_KEY ?? 100);
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 
 
 

@@ -3,10 +3,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { exampleSources } from '../test/support/runtime-harness';
 import { zipSources } from '../test/support/zip-writer';
-import { fmt, hammer, startChild, stopChild } from './bench-util';
+import { fmt, hammer, pct, startChild, stopChild } from './bench-util';
 
 const ADMIN = 'bench-admin-token-0123456789';
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 
 async function json(url: string, method: string, key: string, body?: unknown): Promise<any> {
   const res = await fetch(url, {

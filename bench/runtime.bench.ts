@@ -4,9 +4,8 @@ import { findRuntimeDll, HostLauncher } from '../src/runtime/host-launcher';
 import { HostProcess } from '../src/runtime/host-process';
 import { DEFAULT_POOL_OPTIONS, RuntimePool } from '../src/runtime/runtime-pool';
 import { exampleSources, wireEvent } from '../test/support/runtime-harness';
-import { fmt } from './bench-util';
+import { fmt, median } from './bench-util';
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const MB = 1024 * 1024;
 
 async function coldStart(launcher: HostLauncher): Promise<number> {

@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { zipSources } from '../test/support/zip-writer';
-import { fmt, startChild, stopChild } from './bench-util';
+import { fixtureSources } from '../test/support/tenant-code';
+import { fmt, pct, startChild, stopChild } from './bench-util';
 
 /**
  * A noisy neighbour: tenant A's reducer tries to make a 40 MB state on every append (20 appends in
@@ -13,24 +14,8 @@ const ADMIN = 'bench-admin-token-0123456789';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const BIG_MB = Number(process.env.BIG_STATE_MB ?? 40);
 const BIG_APPENDS = 20;
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 
-const BIG_REDUCER = `
-using EventSourcing;
-namespace Big
-{
-    public sealed class BigState { public string Blob { get; set; } = ""; public int Count { get; set; } }
-    [AggregateType("big")]
-    public sealed class BigReducer : IReducer<BigState>
-    {
-        public BigState Apply(BigState state, Event e)
-        {
-            state.Blob = new string('x', e.Data.GetProperty("mb").GetInt32() * 1024 * 1024);
-            state.Count++;
-            return state;
-        }
-    }
-}`;
+const BIG_REDUCER = fixtureSources('big-state', ['BigReducer.cs'])[0].content;
 
 async function json(url: string, method: string, key: string, body?: unknown): Promise<{ status: number; text: string }> {
   const res = await fetch(url, {

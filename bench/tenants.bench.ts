@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { exampleSources } from '../test/support/runtime-harness';
 import { zipSources } from '../test/support/zip-writer';
-import { call, CONNECTIONS, DURATION_S, fmt, HttpFigures, startChild, stopChild } from './bench-util';
+import { call, CONNECTIONS, DURATION_S, fmt, HttpFigures, pct, startChild, stopChild } from './bench-util';
 
 /**
  * Many tenants on one service (issue 12). In one run: TENANTS tenants each with the bank-account
@@ -26,7 +26,6 @@ const TENANTS = Number(process.env.TENANTS ?? 1000);
 const PROJECTION_TENANTS = Math.min(TENANTS, Number(process.env.PROJECTION_TENANTS ?? 100));
 const serviceMain = process.env.BENCH_SERVICE_DIR ? path.resolve(process.env.BENCH_SERVICE_DIR, 'dist', 'src', 'main.js') : 'src/main.js';
 const serviceEnv = JSON.parse(process.env.SERVICE_ENV ?? '{}') as Record<string, string>;
-const pct = (xs: number[], p: number) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN);
 
 const SPIN_REDUCER = `
 using EventSourcing;

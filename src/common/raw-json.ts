@@ -55,11 +55,7 @@ export function stringifyJson(value: unknown): string {
   return out;
 }
 
-/** JSON text from the store or the host as a value that `stringifyJson` (and the reply serializer) writes verbatim. */
-export function rawJson(text: string): RawJson {
-  return new RawJson(text);
-}
-
+/** Stored JSON text (or null) as a value that `stringifyJson` (and the reply serializer) writes verbatim. */
 export function rawJsonOrNull(text: string | null): RawJson | null {
   return text === null ? null : new RawJson(text);
 }

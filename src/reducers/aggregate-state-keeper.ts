@@ -29,8 +29,6 @@ export function stateErrorCode(error: string | null | undefined): 'STATE_TOO_LAR
   return error?.startsWith('STATE_TOO_LARGE:') ? 'STATE_TOO_LARGE' : 'REDUCER_FAILED';
 }
 
-/** A cached snapshot: its state stays JSON text, handed to the host and the client verbatim. */
-type CachedSnapshot = Snapshot;
 
 const REPLAY_PAGE = 1000;
 const MAX_STALE_RETRIES = 3;
@@ -53,7 +51,7 @@ export interface AggregateStateView {
  * log first — the store refuses a state computed on a stale version (STATE_STALE).
  */
 export class AggregateStateKeeper implements StatefulAppend {
-  private readonly cache: LruMap<string, CachedSnapshot>;
+  private readonly cache: LruMap<string, Snapshot>;
   private readonly mutex = new KeyedMutex();
   /** Aggregate types never change once fixed, so this cache cannot go stale. */
   private readonly types = new LruMap<string, string>(100_000);
@@ -160,7 +158,7 @@ export class AggregateStateKeeper implements StatefulAppend {
 
   private async base(tenantId: string, aggregateId: string, type: string, binding: Binding, fresh: boolean): Promise<Base> {
     const key = streamKey(tenantId, aggregateId);
-    let snap: CachedSnapshot | undefined = fresh ? undefined : this.cache.get(key);
+    let snap: Snapshot | undefined = fresh ? undefined : this.cache.get(key);
     if (!snap) snap = (await this.snapshots.get(tenantId, aggregateId)) ?? undefined;
     if (snap && snap.bindingId === binding.bindingId && !fresh) return snap;
     // No usable snapshot, or the store said ours is behind: bring it up to the stream's version.

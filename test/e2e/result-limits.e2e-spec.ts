@@ -1,6 +1,7 @@
 import { RuntimePool } from '../../src/runtime/runtime-pool';
 import { Client, newTenant, startService } from '../support/service-harness';
 import { zipSources } from '../support/zip-writer';
+import { fixtureSources } from '../support/tenant-code';
 
 jest.setTimeout(180_000);
 
@@ -16,23 +17,8 @@ async function until<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, ms = 60
   }
 }
 
-/** Each Grow event sets the state to a string of data.mb MiB. */
-const BIG_REDUCER = `
-using EventSourcing;
-namespace Big
-{
-    public sealed class BigState { public string Blob { get; set; } = ""; public int Count { get; set; } }
-    [AggregateType("big")]
-    public sealed class BigReducer : IReducer<BigState>
-    {
-        public BigState Apply(BigState state, Event e)
-        {
-            state.Blob = new string('x', e.Data.GetProperty("mb").GetInt32() * 1024 * 1024);
-            state.Count++;
-            return state;
-        }
-    }
-}`;
+/** Each event sets the state to a string of data.mb MiB. */
+const BIG_REDUCER = fixtureSources('big-state', ['BigReducer.cs'])[0].content;
 
 /** Keyed by aggregate id, except Huge events (a key of data.mb MiB); Grow events make the state data.kb KiB. */
 const KEYS_PROJECTION = `

@@ -15,6 +15,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ RUNTIME_COMPILER_HOSTS: '0', UPLOAD_PENDING_MAX_PER_TENANT: 'many' })).toThrow(/RUNTIME_COMPILER_HOSTS[\s\S]*UPLOAD_PENDING_MAX_PER_TENANT/);
   });
 
+  it('caps one tenant’s lanes in flight at half the lane slots unless told otherwise', () => {
+    expect(loadConfig({}).lanes).toMatchObject({ concurrency: 32, maxInFlightPerTenant: 16 });
+    expect(loadConfig({ LANE_CONCURRENCY: '5' }).lanes).toMatchObject({ concurrency: 5, maxInFlightPerTenant: 3 });
+    expect(loadConfig({ LANE_MAX_IN_FLIGHT_PER_TENANT: '4' }).lanes.maxInFlightPerTenant).toBe(4);
+    expect(() => loadConfig({ LANE_MAX_IN_FLIGHT_PER_TENANT: '0' })).toThrow(/LANE_MAX_IN_FLIGHT_PER_TENANT/);
+  });
+
   it('reports every bad variable together', () => {
     let err: unknown;
     try {

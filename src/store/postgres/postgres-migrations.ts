@@ -1,4 +1,4 @@
-import { notificationsMigration } from '../notification-schema';
+import { notificationsMigration, WEBHOOK_TURNS_MIGRATION } from '../notification-schema';
 /** Ordered, append-only: a migration once shipped is never edited, only followed. */
 export const POSTGRES_MIGRATIONS: string[] = [
   `
@@ -135,4 +135,5 @@ export const POSTGRES_MIGRATIONS: string[] = [
   );
   `,
   notificationsMigration('bigint'),
+  WEBHOOK_TURNS_MIGRATION,
 ];

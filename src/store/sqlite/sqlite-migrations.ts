@@ -1,4 +1,4 @@
-import { notificationsMigration } from '../notification-schema';
+import { notificationsMigration, WEBHOOK_TURNS_MIGRATION } from '../notification-schema';
 /** Ordered, append-only: a migration once shipped is never edited, only followed. */
 export const SQLITE_MIGRATIONS: string[] = [
   `
@@ -134,4 +134,5 @@ export const SQLITE_MIGRATIONS: string[] = [
   );
   `,
   notificationsMigration('INTEGER'),
+  WEBHOOK_TURNS_MIGRATION,
 ];

@@ -156,7 +156,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const logLevel = (str('LOG_LEVEL') ?? 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
 
-  const laneConcurrency = int('LANE_CONCURRENCY', 32, 1, 256);
+  // 64 so that one tenant alone still has the 32 lanes in flight it was measured with (its cap is half).
+  const laneConcurrency = int('LANE_CONCURRENCY', 64, 1, 256);
   const config: AppConfig = {
     port: int('PORT', 3000, 0, 65535),
     host: str('HOST') ?? '0.0.0.0',

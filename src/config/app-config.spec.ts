@@ -36,6 +36,13 @@ describe('loadConfig', () => {
     );
   });
 
+  it('caps one tenant’s lanes in flight at half the lane slots unless told otherwise', () => {
+    expect(loadConfig({}).lanes).toMatchObject({ concurrency: 64, maxInFlightPerTenant: 32 });
+    expect(loadConfig({ LANE_CONCURRENCY: '5' }).lanes).toMatchObject({ concurrency: 5, maxInFlightPerTenant: 3 });
+    expect(loadConfig({ LANE_MAX_IN_FLIGHT_PER_TENANT: '4' }).lanes.maxInFlightPerTenant).toBe(4);
+    expect(() => loadConfig({ LANE_MAX_IN_FLIGHT_PER_TENANT: '0' })).toThrow(/LANE_MAX_IN_FLIGHT_PER_TENANT/);
+  });
+
   it('reports every bad variable together', () => {
     let err: unknown;
     try {

@@ -34,6 +34,11 @@ export interface AppConfig {
   lanes: {
     /** Lanes run at once per service instance. */
     concurrency: number;
+    /**
+     * Lanes of one tenant in flight at once per instance (running in-process; in Redis with BullMQ),
+     * so that other tenants always find free slots; tenants with waiting lanes take turns.
+     */
+    maxInFlightPerTenant: number;
     /** Delays before each retry of a failing event; past the last the lane is held. */
     backoffMs: number[];
     /** How often the store is swept for lanes with work (after a lost wake-up) and catch-up checked. */
@@ -182,6 +187,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const logLevel = (str('LOG_LEVEL') ?? 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
 
+  // 64 so that one tenant alone still has the 32 lanes in flight it was measured with (its cap is half).
+  const laneConcurrency = int('LANE_CONCURRENCY', 64, 1, 256);
   const config: AppConfig = {
     port: int('PORT', 3000, 0, 65535),
     host: str('HOST') ?? '0.0.0.0',
@@ -201,7 +208,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       bodyReadTimeoutMs: int('BODY_READ_TIMEOUT_MS', 10_000, 100, 3_600_000),
     },
     lanes: {
-      concurrency: int('LANE_CONCURRENCY', 32, 1, 256),
+      concurrency: laneConcurrency,
+      // Half by default: one tenant's backlog leaves the other half of the slots to everyone else.
+      maxInFlightPerTenant: int('LANE_MAX_IN_FLIGHT_PER_TENANT', Math.ceil(laneConcurrency / 2), 1, 10_000),
       backoffMs: msList('LANE_RETRY_BACKOFF_MS', '100,500,2000'),
       sweepMs: int('LANE_SWEEP_MS', 2_000, 50, 600_000),
       readWaitMs: int('PROJECTION_READ_WAIT_MS', 5_000, 0, 60_000),

@@ -3,13 +3,17 @@ import * as os from 'node:os';
 import { Logger } from '@nestjs/common';
 import { Job, JobsOptions, Queue, Worker } from 'bullmq';
 import Redis from 'ioredis';
+import { SerialRunner } from '../common/serial-runner';
+import { FairLaneQueue } from './fair-lane-queue';
 import { laneId, runLaneHandler } from './in-process-lane-scheduler';
-import { LaneHandler, LaneRef, LaneScheduler, LaneSchedulerStats } from './lane-scheduler.port';
+import { LaneHandler, LaneRef, LaneRunOutcome, LaneScheduler, LaneSchedulerStats } from './lane-scheduler.port';
 
 export interface BullmqLaneSchedulerOptions {
   redisUrl: string;
   /** Jobs this instance's worker runs at once. */
   concurrency?: number;
+  /** Lanes of one tenant this instance has in Redis (waiting, running or waiting out a retry) at once; default the concurrency. */
+  maxInFlightPerTenant?: number;
   /** Every service instance sharing lanes must use the same queue name. */
   queueName?: string;
   /** Tags this instance's Redis connections (CLIENT LIST), so operators and tests can count them. */
@@ -18,19 +22,57 @@ export interface BullmqLaneSchedulerOptions {
 
 const WAKE_CHUNK = 1000;
 const JOB_NAME = 'lane';
+/** How often lanes in Redis are checked for a finished job this instance did not see finish (another instance's worker, a flush). */
+const RECONCILE_MS = 500;
+/** After Redis refused a feed, the waiting lanes are offered again this much later. */
+const FEED_RETRY_MS = 1000;
 
 /**
- * Every lane woken across all service instances goes through ONE BullMQ queue; each instance runs
- * ONE worker. Redis connections per instance are fixed, whatever the number of lanes:
- *   1. `<tag>:queue`  — wakes, stats, the re-adds after a run (fails fast while Redis is down);
+ * For each dedupe key: 1 while the lane's job (or the follow-up BullMQ creates when it finishes)
+ * still exists, 0 once it has finished or vanished. A key pointing at a job that is gone (a Redis
+ * outage) counts as finished, as BullMQ's own stale-key recovery treats it. ARGV[1]: the job key prefix.
+ */
+const LANE_JOBS_ALIVE = `
+local out = {}
+for i, key in ipairs(KEYS) do
+  local id = redis.call('GET', key)
+  out[i] = id and redis.call('EXISTS', ARGV[1] .. id) or 0
+end
+return out`;
+
+/** A lane this instance put in Redis. */
+interface FedLane {
+  lane: LaneRef;
+  /** The add returned: until then no check may conclude that its job finished. */
+  confirmed: boolean;
+  /** Woken again by this instance while in Redis: its job may have a follow-up that only Redis knows of. */
+  rewoken: boolean;
+}
+
+/**
+ * Every lane woken across all service instances runs through ONE BullMQ queue; each instance runs
+ * ONE worker. Redis connections per instance are fixed, whatever the number of lanes or tenants:
+ *   1. `<tag>:queue`  — feeds, wakes, stats, checks, the re-adds after a run;
  *   2. `<tag>:worker` — the worker's commands (fetch, finish, lock renewal);
  *   3. the worker's blocking connection, named by BullMQ `bull:<queue>:w:<tag>` (opened by start()).
  * where `<tag>` is `es-lanes:<instanceId>`. So 3 per instance (1 before start()).
  *
+ * Fair shares. Open-source BullMQ serves one queue in order and has no groups, so the order of
+ * the queue is made fair before lanes enter it: a woken lane first waits in this instance's
+ * FairLaneQueue (tenants in turn, a tenant's versions in turn), which feeds Redis only while its
+ * tenant has fewer than `maxInFlightPerTenant` lanes there from this instance. So Redis holds at
+ * most (tenants with work × the cap) jobs per instance, interleaved: a tenant's single lane waits
+ * behind at most that, never behind another tenant's 100,000. Redis still holds no truth: the
+ * waiting lanes are memory, and the store sweep wakes whatever a crash lost.
+ * A lane keeps its tenant's slot while its job chain lives in Redis (waiting, running, a retry's
+ * delay); a `more` goes back to the fair queue of the instance that ran it, behind its tenant's
+ * other lanes. This instance's worker reports a finish at once; lanes another instance ran (or a
+ * flush removed) are found by a check every RECONCILE_MS while any are in Redis.
+ *
  * Dedupe, and wakes while a lane runs. A lane's jobs share a BullMQ deduplication id (the lane
  * id, base64url so that no character is special to BullMQ); job ids are BullMQ's own counter.
- * With `keepLastIfActive`, adding a job for a lane:
- *   - with no job: creates it;
+ * A wake for a lane that is in Redis already (from this instance) is added at once, and with
+ * `keepLastIfActive` adding a job for a lane:
  *   - whose job waits: is a no-op (it will run, after this wake);
  *   - whose job is delayed (a retry backoff): with `reschedule`, moves it to now, as the
  *     in-process scheduler does for a wake during a backoff;
@@ -40,8 +82,8 @@ const JOB_NAME = 'lane';
  * This is all inside BullMQ's Lua scripts, so it is atomic, unlike a "dirty" key of our own
  * checked after the run (a window between the check and the job's completion) or generation
  * suffixes in custom job ids (two jobs of one lane could then be runnable at once).
- * The runs a handler asks for (`more`, `retry`) are the same add, made while its job is
- * active; the latest add wins, so a retry's delay overrides a wake that came during the run.
+ * A `retry` is the same add with a delay, made while its job is active; the latest add wins, so
+ * the retry's delay overrides a wake that came during the run.
  */
 export class BullmqLaneScheduler implements LaneScheduler {
   readonly kind = 'bullmq' as const;
@@ -53,13 +95,27 @@ export class BullmqLaneScheduler implements LaneScheduler {
   private workerConnection?: Redis;
   private worker?: Worker<LaneRef>;
   private closed = false;
+  /** Woken here, not yet in Redis. */
+  private readonly waiting: FairLaneQueue;
+  /** Put in Redis by this instance, their job chain not yet seen finished. */
+  private readonly fed = new Map<string, FedLane>();
+  private readonly feeder = new SerialRunner(
+    () => this.feed(),
+    (e) => this.logger.warn(`feeding lanes failed: ${e instanceof Error ? e.message : e}`),
+  );
+  private feedRetry?: NodeJS.Timeout;
+  private reconciler?: NodeJS.Timeout;
+  private readonly toCheck = new Set<string>();
+  private checkScheduled = false;
 
   constructor(private readonly options: BullmqLaneSchedulerOptions) {
     this.concurrency = options.concurrency ?? 8;
     if (!(this.concurrency >= 1)) throw new Error(`concurrency must be at least 1, got ${this.concurrency}`);
+    this.waiting = new FairLaneQueue(options.maxInFlightPerTenant ?? this.concurrency);
     this.instanceId = options.instanceId ?? `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     if (/\s/.test(this.instanceId)) throw new Error(`instanceId must not contain spaces: ${this.instanceId}`);
     this.queueConnection = new Redis(options.redisUrl, { connectionName: `${this.connectionTag}:queue`, maxRetriesPerRequest: 2 });
+    this.queueConnection.defineCommand('laneJobsAlive', { lua: LANE_JOBS_ALIVE });
     this.queue = new Queue<LaneRef>(options.queueName ?? 'es-lanes', { connection: this.queueConnection });
     this.queue.on('error', (e) => this.logger.warn(`queue: ${e.message}`));
   }
@@ -70,14 +126,27 @@ export class BullmqLaneScheduler implements LaneScheduler {
   }
 
   async wake(lane: LaneRef): Promise<void> {
-    if (this.closed) return;
-    await this.queue.add(JOB_NAME, laneData(lane), jobOptions(lane, 0));
+    await this.wakeMany([lane]);
   }
 
   async wakeMany(lanes: LaneRef[]): Promise<void> {
-    for (let i = 0; i < lanes.length && !this.closed; i += WAKE_CHUNK) {
-      const chunk = lanes.slice(i, i + WAKE_CHUNK);
-      await this.queue.addBulk(chunk.map((lane) => ({ name: JOB_NAME, data: laneData(lane), opts: jobOptions(lane, 0) })));
+    if (this.closed) return;
+    const inRedis = new Map<string, LaneRef>();
+    for (const lane of lanes) {
+      const id = laneId(lane);
+      const fed = this.fed.get(id);
+      // In Redis already: BullMQ's dedupe decides atomically (see above). Otherwise it waits its turn here.
+      if (fed) {
+        fed.rewoken = true;
+        inRedis.set(id, lane);
+      } else {
+        this.waiting.push(id, laneData(lane));
+      }
+    }
+    this.feeder.wake();
+    const again = [...inRedis.values()];
+    for (let i = 0; i < again.length && !this.closed; i += WAKE_CHUNK) {
+      await this.queue.addBulk(again.slice(i, i + WAKE_CHUNK).map((lane) => ({ name: JOB_NAME, data: laneData(lane), opts: jobOptions(lane, 0) })));
     }
   }
 
@@ -97,13 +166,19 @@ export class BullmqLaneScheduler implements LaneScheduler {
       maxStalledCount: 1_000,
     });
     this.worker.on('error', (e) => this.logger.warn(`worker: ${e.message}`));
-    this.worker.on('failed', (job, e) => this.logger.warn(`lane job ${job?.id} failed (the store sweep will wake the lane again): ${e.message}`));
+    this.worker.on('failed', (job, e) => {
+      this.logger.warn(`lane job ${job?.id} failed (the store sweep will wake the lane again): ${e.message}`);
+      if (job) this.jobFinished(job.data, undefined);
+    });
+    // Emitted once BullMQ has finished the job in Redis (and created a follow-up, if any).
+    this.worker.on('completed', (job, status: LaneRunOutcome['status']) => this.jobFinished(job.data, status));
     await this.worker.waitUntilReady();
+    this.feeder.wake(); // lanes woken before start
   }
 
   async stats(): Promise<LaneSchedulerStats> {
     const c = await this.queue.getJobCounts('waiting', 'delayed', 'prioritized', 'active');
-    return { queued: c.waiting + c.delayed + c.prioritized, running: c.active };
+    return { queued: this.waiting.size + c.waiting + c.delayed + c.prioritized, running: c.active };
   }
 
   /** The queue, for a Bull Board (see bull-board.ts). */
@@ -114,29 +189,147 @@ export class BullmqLaneScheduler implements LaneScheduler {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearTimeout(this.feedRetry);
+    clearInterval(this.reconciler);
+    await this.feeder.stop();
     // The worker first: it waits for running handlers, whose re-adds still need the queue.
     await this.worker?.close();
     await this.queue.close();
     await Promise.all([quit(this.workerConnection), quit(this.queueConnection)]);
   }
 
-  private async runJob(handler: LaneHandler, job: Job<LaneRef>): Promise<void> {
+  private async runJob(handler: LaneHandler, job: Job<LaneRef>): Promise<LaneRunOutcome['status']> {
     const lane = job.data;
     const outcome = await runLaneHandler(handler, lane, this.logger);
-    // If this add fails (Redis down), the job fails: the lane waits for the store sweep.
-    if (outcome.status === 'more') await this.queue.add(JOB_NAME, lane, jobOptions(lane, 0));
-    else if (outcome.status === 'retry') await this.queue.add(JOB_NAME, lane, jobOptions(lane, Math.max(0, outcome.afterMs)));
+    if (outcome.status === 'more') {
+      // Like a new wake, at the back of its tenant's turn here: other lanes, of this tenant too, go first.
+      const id = laneId(lane);
+      this.giveBack(id);
+      this.waiting.push(id, laneData(lane));
+      this.feeder.wake();
+    } else if (outcome.status === 'retry') {
+      // The latest add wins over a wake during the run. If it fails (Redis down), the job fails: the store sweep wakes the lane.
+      await this.queue.add(JOB_NAME, lane, jobOptions(lane, Math.max(0, outcome.afterMs)));
+    }
+    return outcome.status;
   }
+
+  /** Moves lanes whose tenant has room from the fair queue into Redis, in turn order. */
+  private async feed(): Promise<void> {
+    while (this.worker && !this.closed) {
+      const batch: LaneRef[] = [];
+      for (let next; batch.length < WAKE_CHUNK && (next = this.waiting.take()); ) {
+        if (this.fed.has(next.id)) {
+          this.waiting.release(next.lane.tenantId); // holds a slot already (never expected: every push checks `fed`)
+          continue;
+        }
+        this.fed.set(next.id, { lane: next.lane, confirmed: false, rewoken: false });
+        batch.push(next.lane);
+      }
+      if (batch.length === 0) return;
+      try {
+        await this.queue.addBulk(batch.map((lane) => ({ name: JOB_NAME, data: lane, opts: jobOptions(lane, 0) })));
+      } catch (e) {
+        // Redis unreachable: the lanes wait here again and are offered later (the store sweep wakes them too).
+        for (const lane of batch) {
+          this.giveBack(laneId(lane));
+          this.waiting.push(laneId(lane), lane);
+        }
+        this.feedRetry ??= setTimeout(() => {
+          this.feedRetry = undefined;
+          this.feeder.wake();
+        }, FEED_RETRY_MS).unref();
+        throw e;
+      }
+      for (const lane of batch) {
+        const f = this.fed.get(laneId(lane));
+        if (f) f.confirmed = true;
+      }
+      this.reconcileWhileFed();
+    }
+  }
+
+  /** A job of a lane finished in this instance: its slot is free unless its chain goes on in Redis. */
+  private jobFinished(lane: LaneRef, status: LaneRunOutcome['status'] | undefined): void {
+    const id = laneId(lane);
+    const fed = this.fed.get(id);
+    if (!fed) return; // fed by another instance
+    if (status === 'retry') return; // re-added by the run, delayed: still in Redis
+    if (status === 'more') return; // the run gave its slot back already (and it may hold a new one)
+    // Not woken again from here: nothing of this instance's follows it (a follow-up another
+    // instance's wake made is counted by that instance), so the slot is free without asking Redis.
+    if (!fed.rewoken) {
+      this.giveBack(id);
+      this.feeder.wake();
+      return;
+    }
+    // A wake from here during the run may have made BullMQ create a follow-up: only Redis knows (asked once per tick).
+    this.toCheck.add(id);
+    if (this.checkScheduled) return;
+    this.checkScheduled = true;
+    setImmediate(() => {
+      this.checkScheduled = false;
+      const ids = [...this.toCheck];
+      this.toCheck.clear();
+      void this.releaseFinished(ids);
+    });
+  }
+
+  /** Only while lanes of this instance are in Redis: an idle instance keeps no timer. */
+  private reconcileWhileFed(): void {
+    if (this.reconciler || this.fed.size === 0) return;
+    this.reconciler = setInterval(() => {
+      if (this.fed.size === 0 || this.closed) {
+        clearInterval(this.reconciler);
+        this.reconciler = undefined;
+        return;
+      }
+      void this.releaseFinished([...this.fed].filter(([, f]) => f.confirmed).map(([id]) => id));
+    }, RECONCILE_MS);
+    this.reconciler.unref();
+  }
+
+  /** Gives back the slots of those lanes whose job chain has ended in Redis. */
+  private async releaseFinished(ids: string[]): Promise<void> {
+    try {
+      for (let i = 0; i < ids.length && !this.closed; i += WAKE_CHUNK) {
+        const chunk = ids.slice(i, i + WAKE_CHUNK);
+        const alive: number[] = await (this.queueConnection as unknown as LaneJobsAlive).laneJobsAlive(
+          chunk.length,
+          ...chunk.map((id) => this.queue.toKey(`de:${dedupeId(id)}`)),
+          this.queue.toKey(''),
+        );
+        chunk.forEach((id, j) => alive[j] === 0 && this.giveBack(id));
+      }
+    } catch (e) {
+      this.logger.warn(`checking lanes in Redis failed (checked again in ${RECONCILE_MS} ms): ${e instanceof Error ? e.message : e}`);
+      this.reconcileWhileFed();
+    }
+    this.feeder.wake();
+  }
+
+  private giveBack(id: string): void {
+    const f = this.fed.get(id);
+    if (!f) return;
+    this.fed.delete(id);
+    this.waiting.release(f.lane.tenantId);
+  }
+}
+
+interface LaneJobsAlive {
+  laneJobsAlive(numKeys: number, ...keysThenPrefix: string[]): Promise<number[]>;
 }
 
 function laneData(lane: LaneRef): LaneRef {
   return { tenantId: lane.tenantId, versionId: lane.versionId, key: lane.key };
 }
 
+const dedupeId = (laneIdText: string) => Buffer.from(laneIdText).toString('base64url');
+
 function jobOptions(lane: LaneRef, delay: number): JobsOptions {
   return {
     delay,
-    deduplication: { id: Buffer.from(laneId(lane)).toString('base64url'), keepLastIfActive: true, reschedule: true },
+    deduplication: { id: dedupeId(laneId(lane)), keepLastIfActive: true, reschedule: true },
     // Finished jobs go at once, a few failed ones stay for operators: memory follows lanes in flight.
     removeOnComplete: true,
     removeOnFail: 1000,

@@ -1,9 +1,12 @@
 import { Logger } from '@nestjs/common';
+import { FairLaneQueue } from './fair-lane-queue';
 import { LaneHandler, LaneRef, LaneRunOutcome, LaneScheduler, LaneSchedulerStats } from './lane-scheduler.port';
 
 export interface InProcessLaneSchedulerOptions {
   /** Handlers running at once, across all lanes. */
   concurrency: number;
+  /** Handlers of one tenant running at once (default: the concurrency, i.e. no cap beyond it). */
+  maxInFlightPerTenant: number;
 }
 
 /** What a handler that throws gets: the same as a `retry` after this long. */
@@ -14,7 +17,7 @@ const OUTCOMES = new Set<string>(['idle', 'more', 'retry', 'held']);
 /**
  * A lane with something pending. A lane with nothing pending has no entry at all, so memory
  * follows the lanes in flight, not every lane ever woken.
- *  - queued: in the FIFO, waiting for a free slot;
+ *  - queued: in the fair queue, waiting for a free slot and its tenant's turn;
  *  - running: its handler runs; `dirty` when woken meanwhile (it must run once more);
  *  - backoff: waiting for a retry timer (a wake cuts it short).
  */
@@ -42,14 +45,17 @@ export async function runLaneHandler(handler: LaneHandler, lane: LaneRef, logger
   }
 }
 
-/** The scheduler of a single service instance: nothing survives a restart, which costs only latency (the runtime sweeps the store). */
+/**
+ * The scheduler of a single service instance: nothing survives a restart, which costs only latency
+ * (the runtime sweeps the store). Queued lanes wait in a FairLaneQueue: tenants take turns for free
+ * slots, and a tenant never has more than `maxInFlightPerTenant` handlers running.
+ */
 export class InProcessLaneScheduler implements LaneScheduler {
   readonly kind = 'in-process' as const;
   private readonly logger = new Logger('InProcessLaneScheduler');
   private readonly concurrency: number;
   private readonly entries = new Map<string, LaneEntry>();
-  /** Lane ids in the order they were queued; a Set keeps insertion order and makes removal O(1). */
-  private readonly fifo = new Set<string>();
+  private readonly queue: FairLaneQueue;
   private handler?: LaneHandler;
   private running = 0;
   private closed = false;
@@ -58,6 +64,7 @@ export class InProcessLaneScheduler implements LaneScheduler {
   constructor(options: Partial<InProcessLaneSchedulerOptions> = {}) {
     this.concurrency = options.concurrency ?? 8;
     if (!(this.concurrency >= 1)) throw new Error(`concurrency must be at least 1, got ${this.concurrency}`);
+    this.queue = new FairLaneQueue(options.maxInFlightPerTenant ?? this.concurrency);
   }
 
   async wake(lane: LaneRef): Promise<void> {
@@ -87,9 +94,9 @@ export class InProcessLaneScheduler implements LaneScheduler {
     for (const [id, entry] of this.entries) {
       if (entry.phase === 'running') continue;
       clearTimeout(entry.timer);
+      this.queue.delete(id);
       this.entries.delete(id);
     }
-    this.fifo.clear();
     if (this.running > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
 
@@ -98,8 +105,9 @@ export class InProcessLaneScheduler implements LaneScheduler {
     const id = laneId(lane);
     const entry = this.entries.get(id);
     if (!entry) {
-      this.entries.set(id, { lane: { tenantId: lane.tenantId, versionId: lane.versionId, key: lane.key }, phase: 'queued', dirty: false });
-      this.fifo.add(id);
+      const fresh: LaneEntry = { lane: { tenantId: lane.tenantId, versionId: lane.versionId, key: lane.key }, phase: 'queued', dirty: false };
+      this.entries.set(id, fresh);
+      this.queue.push(id, fresh.lane);
     } else if (entry.phase === 'running') {
       entry.dirty = true;
     } else if (entry.phase === 'backoff') {
@@ -114,15 +122,16 @@ export class InProcessLaneScheduler implements LaneScheduler {
     entry.phase = 'queued';
     entry.dirty = false;
     entry.timer = undefined;
-    this.fifo.add(id);
+    this.queue.push(id, entry.lane);
   }
 
   private pump(): void {
     const handler = this.handler;
     if (!handler) return;
-    while (!this.closed && this.running < this.concurrency && this.fifo.size > 0) {
-      const id: string = this.fifo.values().next().value!;
-      this.fifo.delete(id);
+    while (!this.closed && this.running < this.concurrency) {
+      const next = this.queue.take();
+      if (!next) return; // nothing queued, or every tenant with a lane queued is at its cap
+      const id = next.id;
       const entry = this.entries.get(id)!;
       entry.phase = 'running';
       entry.dirty = false;
@@ -134,6 +143,7 @@ export class InProcessLaneScheduler implements LaneScheduler {
   private async run(handler: LaneHandler, id: string, entry: LaneEntry): Promise<void> {
     const outcome = await runLaneHandler(handler, entry.lane, this.logger);
     this.running--;
+    this.queue.release(entry.lane.tenantId);
     this.settle(id, entry, outcome);
     this.pump();
     if (this.running === 0) this.idleWaiters.splice(0).forEach((resolve) => resolve());
@@ -146,7 +156,7 @@ export class InProcessLaneScheduler implements LaneScheduler {
     }
     switch (outcome.status) {
       case 'more':
-        this.enqueue(id, entry); // at the back: other lanes get a turn first
+        this.enqueue(id, entry); // at the back of its tenant's queue: other lanes get a turn first
         return;
       case 'retry':
         // The backoff wins over a wake that came during the run: that wake most likely announced an

@@ -1,8 +1,11 @@
 import { RawJson } from '../common/raw-json';
+import { EventLog } from '../store/event-log.port';
+import { ProjectionRepository, ProjectionVersion } from '../store/projection-repository.port';
 import { SqliteStore } from '../store/sqlite/sqlite-store';
 import { InProcessLaneScheduler } from './in-process-lane-scheduler';
 import { LaneEngine } from './lane-engine';
 import { LaneRunner } from './lane-runner';
+import { VersionRouter } from './version-router';
 
 /**
  * The promotion rule with a real in-memory store and a scripted runtime (keys and states are
@@ -49,5 +52,90 @@ describe('LaneEngine', () => {
     expect((await store.projections.getLane('t', 'v2', 'k1'))?.state).toBe('{"n":2}');
     await engine.close();
     await store.close();
+  });
+});
+
+/**
+ * The cost of an append and of an idle tenant, counted: a stand-in store (counting its calls) with
+ * thousands of idle tenants, each with a caught-up projection version.
+ */
+describe('LaneEngine with many tenants', () => {
+  function idleStore(tenants: number, versionsPerTenant = 1) {
+    const versions: ProjectionVersion[] = [];
+    for (let t = 0; t < tenants; t++) {
+      for (let v = 0; v < versionsPerTenant; v++) {
+        versions.push({ tenantId: `t${t}`, versionId: `t${t}-v${v}`, projectionId: `p${t}-${v}`, className: 'C', targetPosition: 0, routedPosition: 0, caughtUpAt: 1, createdAt: 1 });
+      }
+    }
+    const byId = new Map(versions.map((v) => [v.versionId, v]));
+    const calls = new Map<string, number>();
+    const count = (name: string) => calls.set(name, (calls.get(name) ?? 0) + 1);
+    const repo = {
+      liveVersions: async () => (count('liveVersions'), versions),
+      getVersion: async (_t: string, versionId: string) => (count('getVersion'), byId.get(versionId) ?? null),
+      sweepCandidates: async () => (count('sweepCandidates'), []),
+      lanesWithWork: async () => (count('lanesWithWork'), []),
+    } as unknown as ProjectionRepository;
+    const log = { readAll: async () => (count('readAll'), []) } as unknown as EventLog;
+    const runtime = { resolveKeys: async () => [], apply: async () => [], unload: async () => undefined };
+    const runner = new LaneRunner(repo, runtime);
+    const engine = new LaneEngine(log, repo, runtime, new InProcessLaneScheduler({ concurrency: 4 }), runner, { sweepMs: 50 });
+    return { engine, calls, total: () => [...calls.values()].reduce((a, b) => a + b, 0) };
+  }
+  const settle = () => new Promise((r) => setTimeout(r, 100));
+
+  afterEach(() => jest.restoreAllMocks());
+
+  it('wakes only the appending tenant’s routers, so an append costs the same with 10 or 10,000 tenants', async () => {
+    const timePerAppend = async (tenants: number) => {
+      const { engine } = idleStore(tenants, 2);
+      await engine.start();
+      await settle();
+      expect(engine.routerCount).toBe(tenants * 2);
+      const wake = jest.spyOn(VersionRouter.prototype, 'wake');
+      const started = process.hrtime.bigint();
+      for (let i = 0; i < 20_000; i++) engine.appended('t3');
+      const ns = Number(process.hrtime.bigint() - started) / 20_000;
+      // Only t3's two routers, for every append: no other router is even looked at.
+      expect(wake).toHaveBeenCalledTimes(40_000);
+      expect(new Set(wake.mock.contexts.map((r) => (r as VersionRouter).tenantId))).toEqual(new Set(['t3']));
+      wake.mockRestore();
+      await engine.close();
+      return ns;
+    };
+    await timePerAppend(10); // warm up
+    const few = await timePerAppend(10);
+    const many = await timePerAppend(10_000);
+    expect(many / few).toBeLessThan(3);
+  });
+
+  it('spends one store statement per sweep on idle tenants, whatever their number', async () => {
+    const callsPerSweep = async (tenants: number) => {
+      const { engine, calls, total } = idleStore(tenants);
+      await engine.start();
+      await settle();
+      calls.clear();
+      await new Promise((r) => setTimeout(r, 520)); // about ten sweeps
+      const sweeps = calls.get('sweepCandidates') ?? 0;
+      await engine.close();
+      expect(sweeps).toBeGreaterThanOrEqual(5);
+      return total() / sweeps;
+    };
+    expect(await callsPerSweep(10)).toBe(1);
+    expect(await callsPerSweep(10_000)).toBe(1);
+  });
+
+  it('drops the router of a version that is gone from the store, instead of routing it from the start', async () => {
+    const { engine, calls } = idleStore(3);
+    await engine.start();
+    await settle();
+    engine.track({ tenantId: 't1', versionId: 'retired-elsewhere', projectionId: 'p', className: 'C', targetPosition: 0, routedPosition: 0, caughtUpAt: 1, createdAt: 1 });
+    await settle();
+    expect(engine.routerCount).toBe(3);
+    calls.clear();
+    engine.appended('t1');
+    await settle();
+    expect(calls.get('readAll')).toBe(1); // t1's own live version only
+    await engine.close();
   });
 });

@@ -16,14 +16,19 @@ export interface LaneEngineOptions {
  * sweep), lanes run by the scheduler, and the catch-up bookkeeping: a version that has applied
  * everything up to its target is marked caught up, and a pending version is then promoted to
  * active atomically (the old version is dropped).
+ *
+ * Work does not grow with the number of tenants: an append wakes only its own tenant's routers
+ * (they are indexed by tenant), and the sweep asks the store, in one statement, for the versions
+ * that have something to do, so an idle tenant costs no query, timer or process of its own.
  */
 export class LaneEngine {
   private readonly logger = new Logger('LaneEngine');
-  private readonly routers = new Map<string, VersionRouter>();
+  /** tenant → version → router. */
+  private readonly routers = new Map<string, Map<string, VersionRouter>>();
   private sweeper?: NodeJS.Timeout;
   private checking = false;
-  /** Versions not yet caught up: only these make catch-up checks worth their queries. */
-  private readonly catchingUp = new Set<string>();
+  /** Versions not yet caught up (version → tenant): only these make catch-up checks worth their queries. */
+  private readonly catchingUp = new Map<string, string>();
   private checkScheduled = false;
   private readonly promotedListeners: ((tenantId: string, projectionId: string, versionId: string, retired: string | null) => void)[] = [];
 
@@ -60,26 +65,41 @@ export class LaneEngine {
     this.sweeper.unref();
   }
 
-  /** A new version to keep moving (a deploy or a redeploy). */
-  track(v: ProjectionVersion): void {
-    if (this.routers.has(v.versionId)) return;
-    if (v.caughtUpAt === null) this.catchingUp.add(v.versionId);
-    const router = new VersionRouter(v, this.log, this.repo, this.runtime, this.scheduler, () => this.laneApplied());
-    this.routers.set(v.versionId, router);
+  /** A new version to keep moving (a deploy or a redeploy); its router, new or already there. */
+  track(v: ProjectionVersion): VersionRouter {
+    let tenantRouters = this.routers.get(v.tenantId);
+    const known = tenantRouters?.get(v.versionId);
+    if (known) return known;
+    if (v.caughtUpAt === null) this.catchingUp.set(v.versionId, v.tenantId);
+    const router = new VersionRouter(v, this.log, this.repo, this.runtime, this.scheduler, () => this.laneApplied(), () => this.retired(v.tenantId, v.versionId));
+    if (!tenantRouters) this.routers.set(v.tenantId, (tenantRouters = new Map()));
+    tenantRouters.set(v.versionId, router);
     router.wake();
+    return router;
   }
 
   async untrack(tenantId: string, versionId: string): Promise<void> {
-    const r = this.routers.get(versionId);
-    this.routers.delete(versionId);
+    const tenantRouters = this.routers.get(tenantId);
+    const r = tenantRouters?.get(versionId);
+    tenantRouters?.delete(versionId);
+    if (tenantRouters?.size === 0) this.routers.delete(tenantId);
+    this.catchingUp.delete(versionId);
     this.runner.forget(tenantId, versionId);
     await r?.stop();
     await this.runtime.unload(tenantId, versionId).catch(() => undefined);
   }
 
-  /** After an append: route it now rather than at the next sweep. */
+  /** After an append: route it now rather than at the next sweep (only this tenant's routers). */
   appended(tenantId: string): void {
-    for (const r of this.routers.values()) if (r.tenantId === tenantId) r.wake();
+    const tenantRouters = this.routers.get(tenantId);
+    if (tenantRouters) for (const r of tenantRouters.values()) r.wake();
+  }
+
+  /** Routers this engine keeps, all tenants (for tests and diagnostics). */
+  get routerCount(): number {
+    let n = 0;
+    for (const t of this.routers.values()) n += t.size;
+    return n;
   }
 
   /** An operator released or skipped a held lane. */
@@ -99,18 +119,31 @@ export class LaneEngine {
 
   async close(): Promise<void> {
     if (this.sweeper) clearInterval(this.sweeper);
-    await Promise.all([...this.routers.values()].map((r) => r.stop()));
+    await Promise.all([...this.routers.values()].flatMap((t) => [...t.values()].map((r) => r.stop())));
     await this.scheduler.close();
   }
 
+  /**
+   * A router found its version gone (retired or deleted, maybe by another instance): drop it, once
+   * its loop has returned (untrack waits for the loop, which is the caller).
+   */
+  private retired(tenantId: string, versionId: string): void {
+    setImmediate(() => void this.untrack(tenantId, versionId));
+  }
+
+  /**
+   * Repairs lost wake-ups (an append routed by an instance that died, a Redis flush, a failed
+   * routing): only the versions the store names as having work are visited.
+   */
   private async sweep(): Promise<void> {
     try {
-      const live = await this.repo.liveVersions();
-      for (const v of live) {
-        this.track(v);
-        this.routers.get(v.versionId)?.wake();
-        const keys = await this.repo.lanesWithWork(v.tenantId, v.versionId, 1000);
-        if (keys.length) await this.scheduler.wakeMany(keys.map((key) => ({ tenantId: v.tenantId, versionId: v.versionId, key })));
+      for (const c of await this.repo.sweepCandidates()) {
+        const router = this.track(c.version);
+        if (c.behindHead) router.wake();
+        if (!c.hasInbox) continue;
+        const { tenantId, versionId } = c.version;
+        const keys = await this.repo.lanesWithWork(tenantId, versionId, 1000);
+        if (keys.length) await this.scheduler.wakeMany(keys.map((key) => ({ tenantId, versionId, key })));
       }
       await this.checkCatchUp();
     } catch (e) {
@@ -123,9 +156,8 @@ export class LaneEngine {
     this.checking = true;
     try {
       // Only versions still catching up (the sweep tracks new ones): no scan of every live version.
-      for (const versionId of [...this.catchingUp]) {
-        const tenantId = this.routers.get(versionId)?.tenantId;
-        const v = tenantId ? await this.repo.getVersion(tenantId, versionId) : null;
+      for (const [versionId, tenantId] of [...this.catchingUp]) {
+        const v = await this.repo.getVersion(tenantId, versionId);
         if (!v || v.caughtUpAt !== null) {
           this.catchingUp.delete(versionId);
           continue;

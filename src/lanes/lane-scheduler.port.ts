@@ -3,6 +3,10 @@
  * checkpoint live in the store (the truth). The scheduler only decides WHEN a lane's handler runs:
  * it is a wake-up service with retries and backoff. Losing its queue (a Redis FLUSHALL, a restart)
  * costs latency, never an event: the lane runtime sweeps the store for lanes with work and wakes them.
+ *
+ * Fair shares: lanes of different tenants are served in turn, and one tenant has at most its
+ * adapter's `maxInFlightPerTenant` lanes in flight, so a tenant with 100,000 lanes woken waits its
+ * turns like a tenant with one (the conformance suite holds every adapter to it).
  */
 export interface LaneRef {
   tenantId: string;

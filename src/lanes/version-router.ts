@@ -56,6 +56,8 @@ export class VersionRouter {
     private readonly runtime: Pick<RuntimePool, 'resolveKeys'>,
     private readonly scheduler: LaneScheduler,
     private readonly onRouted: () => void,
+    /** The version is gone from the store (retired or deleted, maybe by another instance). */
+    private readonly onGone: () => void = () => undefined,
   ) {}
 
   get versionId(): string {
@@ -76,7 +78,13 @@ export class VersionRouter {
 
   private async loop(): Promise<void> {
     const { tenantId, versionId } = this.version;
-    let routed = (await this.repo.getVersion(tenantId, versionId))?.routedPosition ?? 0;
+    const current = await this.repo.getVersion(tenantId, versionId);
+    if (!current) {
+      // Routing it from position 0 would fill the inbox of a version no one runs.
+      this.onGone();
+      return;
+    }
+    let routed = current.routedPosition;
     while (!this.runner.stopped) {
       const events = await this.log.readAll(tenantId, routed, ROUTE_BATCH);
       if (events.length === 0) break;

@@ -30,9 +30,9 @@ export class NotificationRetention {
     if (this.running) return;
     this.running = true;
     try {
-      for (const h of await this.repo.heads()) {
-        await this.repo.prune(h.tenantId, h.projectionId, { keepCount: this.policy.keepCount, removeBefore: now - this.policy.keepMs });
-      }
+      const policy = { keepCount: this.policy.keepCount, removeBefore: now - this.policy.keepMs };
+      // Only projections with something to remove: an idle one costs no statement of its own.
+      for (const h of await this.repo.headsToPrune(policy)) await this.repo.prune(h.tenantId, h.projectionId, policy);
       await this.webhooks.forgetDelivered(now - DELIVERED_KEEP_MS);
     } catch (e) {
       this.logger.warn(`retention sweep failed: ${e instanceof Error ? e.message : e}`);

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { LruMap } from '../common/lru-map';
 import { SerialRunner } from '../common/serial-runner';
+import { takeTurns } from '../common/take-turns';
 import { NotificationRepository } from '../store/notification-repository.port';
 import { ProjectionRepository } from '../store/projection-repository.port';
 import { WebhookDelivery, WebhookRepository } from '../store/webhook-repository.port';
@@ -25,6 +26,7 @@ const NO_TENANT_WEBHOOK_QUOTA: TenantWebhookQuota = { acquireWebhookSlot: async 
 
 const ENQUEUE_BATCH = 500;
 const deliveryId = (d: WebhookDelivery) => `${d.tenantId}\u0000${d.projectionId}\u0000${d.sequence}`;
+const projectionKey = (tenantId: string, projectionId: string) => `${tenantId}\u0000${projectionId}`;
 const TARGET_CACHE_MS = 1_000;
 
 /**
@@ -33,12 +35,25 @@ const TARGET_CACHE_MS = 1_000;
  * next delivery waits until the one before is delivered or dead-lettered), retried on the
  * backoff schedule, dead-lettered after the last step. Several instances share the work: an
  * attempt is claimed in the store first.
+ *
+ * Tenants take turns: each tick offers the free attempt slots in equal shares to the tenants with
+ * due deliveries, starting after the tenant served last. Another tenant's next delivery waits for
+ * the next free slot, never for one tenant's backlog of thousands (slots held by a receiver that
+ * hangs are for a per-tenant cap on attempts in flight). Notifications become deliveries one batch
+ * per projection per tick, for the same reason, and only for projections that were notified (the
+ * poll looks at every backlog, for wake-ups lost elsewhere): no scan of every tenant per append.
  */
 export class WebhookDispatcher {
   private readonly logger = new Logger('WebhookDispatcher');
   private timer?: NodeJS.Timeout;
   private readonly inFlight = new Set<string>();
   private readonly targets = new LruMap<string, { value: { url: string; secrets: string[] } | null; until: number }>(1_000);
+  /** Projections with a webhook notified since their last enqueue (or with more left to enqueue). */
+  private readonly backlog = new Map<string, { tenantId: string; projectionId: string }>();
+  /** Set by the poll: the next tick also asks the store for every projection with a backlog. */
+  private scanBacklog = true;
+  /** The tenant served last: the next tick's turn starts after it. */
+  private lastTenant = '';
   private readonly ticks = new SerialRunner(
     () => this.tick(),
     (e) => this.logger.warn(`webhook tick failed: ${e instanceof Error ? e.message : e}`),
@@ -57,7 +72,10 @@ export class WebhookDispatcher {
   }
 
   start(): void {
-    this.timer = setInterval(() => this.wake(), this.options.pollMs);
+    this.timer = setInterval(() => {
+      this.scanBacklog = true;
+      this.wake();
+    }, this.options.pollMs);
     this.timer.unref();
     this.wake();
   }
@@ -72,9 +90,13 @@ export class WebhookDispatcher {
    * target, so a projection without one costs a read a second, not a tick per change).
    */
   notified(tenantId: string, projectionId: string): void {
+    const work = () => {
+      this.backlog.set(projectionKey(tenantId, projectionId), { tenantId, projectionId });
+      this.wake();
+    };
     void this.target(tenantId, projectionId)
-      .then((t) => t && this.wake())
-      .catch(() => this.wake());
+      .then((t) => t && work())
+      .catch(work);
   }
 
   /** New notifications, a finished attempt or the timer: look for work now. */
@@ -84,12 +106,10 @@ export class WebhookDispatcher {
 
   private async tick(): Promise<void> {
     const now = Date.now();
-    for (const p of await this.deliveries.backlogged(100)) {
-      while ((await this.deliveries.enqueue(p.tenantId, p.projectionId, ENQUEUE_BATCH, now)) === ENQUEUE_BATCH);
-    }
+    await this.enqueueBacklogs(now);
     const room = this.options.concurrency - this.inFlight.size;
     if (room <= 0) return;
-    const due = (await this.deliveries.due(now, room)).filter((d) => !this.inFlight.has(deliveryId(d)));
+    const due = (await this.dueInTurns(now, room)).filter((d) => !this.inFlight.has(deliveryId(d)));
     // A tenant at its webhooksInFlight quota has its deliveries left pending for a later pass (woken when one finishes).
     const slots = await Promise.all(due.map((d) => this.tenantQuota.acquireWebhookSlot(d.tenantId)));
     // Claimed together (on SQLite one group commit for all of them). The claim pushes the next try past this
@@ -109,6 +129,51 @@ export class WebhookDispatcher {
           this.wake();
         });
     });
+  }
+
+  /**
+   * Notifications become deliveries: one batch per projection per tick (a projection with more
+   * stays in the backlog and the tick runs again), so a projection that logged 100,000 changes
+   * does not keep the others' deliveries waiting until all of its are enqueued.
+   */
+  private async enqueueBacklogs(now: number): Promise<void> {
+    if (this.scanBacklog) {
+      this.scanBacklog = false;
+      for (const p of await this.deliveries.backlogged(100)) this.backlog.set(projectionKey(p.tenantId, p.projectionId), p);
+    }
+    const projections = [...this.backlog];
+    this.backlog.clear();
+    let more = false;
+    for (const [i, [key, p]] of projections.entries()) {
+      try {
+        if ((await this.deliveries.enqueue(p.tenantId, p.projectionId, ENQUEUE_BATCH, now)) === ENQUEUE_BATCH) {
+          this.backlog.set(key, p);
+          more = true;
+        }
+      } catch (e) {
+        for (const [k, q] of projections.slice(i)) this.backlog.set(k, q); // kept for the next tick
+        throw e;
+      }
+    }
+    if (more) this.wake();
+  }
+
+  /**
+   * Due deliveries for `room` free slots, tenants in turn: the tenants with due deliveries after
+   * the one served last (wrapping round), each offered an equal share; the deliveries interleaved
+   * tenant by tenant. Room a tenant did not need is offered again by the next tick, at once.
+   */
+  private async dueInTurns(now: number, room: number): Promise<WebhookDelivery[]> {
+    const tenants = await this.deliveries.tenantsWithDue(now, this.lastTenant, room);
+    if (tenants.length === 0) return [];
+    const share = Math.ceil(room / tenants.length);
+    const byTenant = new Map<string, WebhookDelivery[]>(tenants.map((t) => [t, []]));
+    for (const d of await this.deliveries.dueOfTenants(tenants, now, share)) byTenant.get(d.tenantId)?.push(d);
+    const lists = [...byTenant.values()];
+    const due = takeTurns(lists, room);
+    if (due.length > 0) this.lastTenant = due[due.length - 1].tenantId;
+    if (due.length < room && lists.some((l) => l.length >= share)) this.wake();
+    return due;
   }
 
   /**

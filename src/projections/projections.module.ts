@@ -28,10 +28,11 @@ export const LANE_SCHEDULER = Symbol('LANE_SCHEDULER');
 const laneLeaseMs = (c: AppConfig): number => Math.max(15_000, 2 * c.runtime.callDeadlineMs + 5_000);
 
 async function createScheduler(config: AppConfig): Promise<LaneScheduler> {
-  if (!config.redisUrl) return new InProcessLaneScheduler({ concurrency: config.lanes.concurrency });
+  const { concurrency, maxInFlightPerTenant } = config.lanes;
+  if (!config.redisUrl) return new InProcessLaneScheduler({ concurrency, maxInFlightPerTenant });
   // Loaded only when configured, so the embedded default never touches Redis code paths.
   const { BullmqLaneScheduler } = await import('../lanes/bullmq-lane-scheduler');
-  return new BullmqLaneScheduler({ redisUrl: config.redisUrl, concurrency: config.lanes.concurrency });
+  return new BullmqLaneScheduler({ redisUrl: config.redisUrl, concurrency, maxInFlightPerTenant });
 }
 
 @Module({

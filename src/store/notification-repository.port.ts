@@ -36,6 +36,10 @@ export interface NotificationRepository {
    * into a delivery, or pending). Returns the new pruned sequence.
    */
   prune(tenantId: string, projectionId: string, policy: RetentionPolicy): Promise<number>;
-  /** Projections that have a notification log: what retention walks. */
-  heads(): Promise<{ tenantId: string; projectionId: string }[]>;
+  /**
+   * Projections the policy has something to remove from: more than `keepCount` notifications kept,
+   * or the oldest kept one from before `removeBefore`. One statement: a projection with nothing to
+   * remove costs an index probe in it, not statements of its own.
+   */
+  headsToPrune(policy: RetentionPolicy): Promise<{ tenantId: string; projectionId: string }[]>;
 }

@@ -59,3 +59,11 @@ export function notificationsMigration(int: 'INTEGER' | 'bigint'): string {
   CREATE INDEX webhook_deliveries_by_key ON webhook_deliveries (tenant_id, projection_id, state_key, sequence);
   `;
 }
+
+/**
+ * The webhook dispatcher serves tenants in turn: it walks the tenants with pending deliveries by
+ * this index (one seek each) and reads each one's due deliveries from it. Same text on both stores.
+ */
+export const WEBHOOK_TURNS_MIGRATION = `
+  CREATE INDEX webhook_deliveries_by_tenant ON webhook_deliveries (status, tenant_id, next_attempt_at);
+  `;

@@ -74,6 +74,15 @@ export interface VersionLag {
   oldestUnapplied: number | null;
 }
 
+/** A live version a sweep has something to look at in. */
+export interface SweepCandidate {
+  version: ProjectionVersion;
+  /** Its routed position is behind its tenant's head: events to route. */
+  behindHead: boolean;
+  /** It has inbox rows (unapplied, or held): lanes that may need a wake. */
+  hasInbox: boolean;
+}
+
 /** Projections, their versions, and the per-key lanes (inbox + state + checkpoint): the truth that schedulers only wake. */
 export interface ProjectionRepository {
   getByName(tenantId: string, name: string): Promise<ProjectionRecord | null>;
@@ -84,6 +93,11 @@ export interface ProjectionRepository {
   getVersion(tenantId: string, versionId: string): Promise<ProjectionVersion | null>;
   /** Versions that are active or pending (what routers and sweepers work on), all tenants. */
   liveVersions(): Promise<ProjectionVersion[]>;
+  /**
+   * The live versions, all tenants, that are behind their tenant's head, have inbox rows, or have
+   * not caught up yet; in one statement, so an idle version costs an index probe, not a round trip.
+   */
+  sweepCandidates(): Promise<SweepCandidate[]>;
   /** Adds inbox rows and advances the routed position, atomically; never moves it back. */
   route(tenantId: string, versionId: string, items: InboxItem[], routedPosition: number): Promise<void>;
   /** The lane (created empty if new) and up to `limit` events of its inbox after its applied position. */

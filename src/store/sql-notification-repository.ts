@@ -76,8 +76,16 @@ export class SqlNotificationRepository implements NotificationRepository {
     return r ? { lastSequence: Number(r.last_sequence), prunedSequence: Number(r.pruned_sequence), webhookSequence: Number(r.webhook_sequence) } : null;
   }
 
-  async heads() {
-    const rows = await this.db.all<any>('SELECT tenant_id, projection_id FROM notification_heads', []);
+  async headsToPrune(policy: RetentionPolicy) {
+    // Sequences are gap-free and retention removes a prefix, so the oldest kept is pruned_sequence + 1.
+    const rows = await this.db.all<any>(
+      `SELECT h.tenant_id, h.projection_id FROM notification_heads h
+       WHERE h.last_sequence > h.pruned_sequence
+         AND (h.last_sequence - h.pruned_sequence > ?
+              OR EXISTS (SELECT 1 FROM notifications n WHERE n.tenant_id = h.tenant_id AND n.projection_id = h.projection_id
+                         AND n.sequence = h.pruned_sequence + 1 AND n.created_at < ?))`,
+      [policy.keepCount, policy.removeBefore],
+    );
     return rows.map((r) => ({ tenantId: r.tenant_id as string, projectionId: r.projection_id as string }));
   }
 

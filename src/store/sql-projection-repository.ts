@@ -9,6 +9,7 @@ import {
   ProjectionRecord,
   ProjectionRepository,
   ProjectionVersion,
+  SweepCandidate,
   VersionLag,
 } from './projection-repository.port';
 import { logStateChanges } from './sql-notification-repository';
@@ -117,6 +118,19 @@ export class SqlProjectionRepository implements ProjectionRepository {
       [],
     );
     return rows.map(toVersion);
+  }
+
+  async sweepCandidates(): Promise<SweepCandidate[]> {
+    const inbox = 'EXISTS (SELECT 1 FROM lane_inbox i WHERE i.tenant_id = v.tenant_id AND i.version_id = v.version_id)';
+    const rows = await this.db.all(
+      `SELECT v.*, COALESCE(h.position, 0) AS head_position, CASE WHEN ${inbox} THEN 1 ELSE 0 END AS has_inbox
+       FROM projections p
+       JOIN projection_versions v ON v.tenant_id = p.tenant_id AND v.version_id IN (p.active_version, p.pending_version)
+       LEFT JOIN tenant_heads h ON h.tenant_id = v.tenant_id
+       WHERE v.routed_position < COALESCE(h.position, 0) OR v.caught_up_at IS NULL OR ${inbox}`,
+      [],
+    );
+    return rows.map((r: any) => ({ version: toVersion(r), behindHead: Number(r.routed_position) < Number(r.head_position), hasInbox: Number(r.has_inbox) === 1 }));
   }
 
   async route(tenantId: string, versionId: string, items: InboxItem[], routedPosition: number) {

@@ -89,14 +89,48 @@ export class SqlWebhookRepository implements WebhookRepository {
     return after ? Number(after.w) - Number(before[0]?.w ?? 0) : 0;
   }
 
-  async due(now: number, limit: number) {
+  async tenantsWithDue(now: number, after: string, limit: number) {
+    const from = await this.tenantsWithDueAfter(now, after, limit);
+    if (from.length >= limit || after === '') return from;
+    // Round the turn: the tenants from the start up to `after`.
+    const wrapped = (await this.tenantsWithDueAfter(now, '', limit - from.length)).filter((t) => t <= after);
+    return [...from, ...wrapped];
+  }
+
+  /** A loose index walk (webhook_deliveries_by_tenant): one seek per tenant with pending deliveries. */
+  private async tenantsWithDueAfter(now: number, after: string, limit: number): Promise<string[]> {
+    const next = (than: string) =>
+      `(SELECT d.tenant_id FROM webhook_deliveries d WHERE d.status = 'pending' AND d.tenant_id > ${than} ORDER BY d.tenant_id LIMIT 1)`;
+    const rows = await this.db.all<{ tenant_id: string }>(
+      `WITH RECURSIVE t(tenant_id) AS (
+         SELECT ${next('?')}
+         UNION ALL
+         SELECT ${next('t.tenant_id')} FROM t WHERE t.tenant_id IS NOT NULL
+       )
+       SELECT tenant_id FROM t
+       WHERE tenant_id IS NOT NULL
+         AND EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.status = 'pending' AND e.tenant_id = t.tenant_id AND e.next_attempt_at <= ?)
+       LIMIT ?`,
+      [after, now, limit],
+    );
+    return rows.map((r) => r.tenant_id);
+  }
+
+  async dueOfTenants(tenantIds: string[], now: number, perTenant: number) {
+    if (tenantIds.length === 0) return [];
+    // In the index's order (next_attempt_at), so the walk stops after `perTenant` rows instead of
+    // sorting the tenant's whole backlog. The first-of-its-key check is a MIN on the by-key index:
+    // as NOT EXISTS, PostgreSQL without statistics planned it as a nested loop over the tenant's
+    // pending rows (2,000 pending: 1.7 s instead of 13 ms).
+    const one = (i: number) =>
+      `SELECT * FROM (SELECT d.* FROM webhook_deliveries d
+         WHERE d.status = 'pending' AND d.tenant_id = ? AND d.next_attempt_at <= ?
+           AND d.sequence = (SELECT MIN(e.sequence) FROM webhook_deliveries e WHERE e.tenant_id = d.tenant_id
+                             AND e.projection_id = d.projection_id AND e.state_key = d.state_key AND e.status = 'pending')
+         ORDER BY d.next_attempt_at LIMIT ?) AS due_${i}`;
     const rows = await this.db.all(
-      `SELECT d.* FROM webhook_deliveries d
-       WHERE d.status = 'pending' AND d.next_attempt_at <= ?
-         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.tenant_id = d.tenant_id AND e.projection_id = d.projection_id
-                         AND e.state_key = d.state_key AND e.status = 'pending' AND e.sequence < d.sequence)
-       ORDER BY d.next_attempt_at, d.sequence LIMIT ?`,
-      [now, limit],
+      tenantIds.map((_, i) => one(i)).join('\nUNION ALL\n'),
+      tenantIds.flatMap((t) => [t, now, perTenant]),
     );
     return rows.map(toDelivery);
   }

@@ -39,8 +39,17 @@ export interface WebhookRepository {
   backlogged(limit: number): Promise<{ tenantId: string; projectionId: string }[]>;
   /** Turns up to `limit` notifications after the projection's webhook cursor into pending deliveries. */
   enqueue(tenantId: string, projectionId: string, limit: number, now: number): Promise<number>;
-  /** Pending deliveries due now whose key has no earlier pending delivery (order per key). */
-  due(now: number, limit: number): Promise<WebhookDelivery[]>;
+  /**
+   * Tenants with a pending delivery due now, in tenant id order starting after `after` and
+   * wrapping round to the start (the dispatcher's turn order). Found by an index walk over tenants
+   * with pending deliveries: tenants without any cost nothing.
+   */
+  tenantsWithDue(now: number, after: string, limit: number): Promise<string[]>;
+  /**
+   * For each tenant, up to `perTenant` pending deliveries due now whose key has no earlier pending
+   * delivery (order per key), earliest due first; one statement for all of them.
+   */
+  dueOfTenants(tenantIds: string[], now: number, perTenant: number): Promise<WebhookDelivery[]>;
   /** Takes a due delivery for one attempt (counts it; next try not before `until`); false if another took it. */
   claim(d: WebhookDelivery, until: number): Promise<boolean>;
   delivered(d: WebhookDelivery, now: number): Promise<void>;

@@ -18,7 +18,7 @@ let queues = 0;
 const freshQueue = () => `lanes-${++queues}`;
 
 // A queue of its own per test: nothing left over from a previous test can run.
-testLaneScheduler('bullmq', ({ concurrency }) => new BullmqLaneScheduler({ redisUrl: redis.url, concurrency, queueName: freshQueue() }));
+testLaneScheduler('bullmq', (options) => new BullmqLaneScheduler({ redisUrl: redis.url, ...options, queueName: freshQueue() }));
 
 describe('bullmq lane scheduler', () => {
   const open: LaneScheduler[] = [];

@@ -1,6 +1,6 @@
 import { LaneHandler, LaneRef, LaneRunOutcome, LaneScheduler } from '../../src/lanes/lane-scheduler.port';
 
-export type LaneSchedulerFactory = (options: { concurrency: number }) => LaneScheduler | Promise<LaneScheduler>;
+export type LaneSchedulerFactory = (options: { concurrency: number; maxInFlightPerTenant?: number }) => LaneScheduler | Promise<LaneScheduler>;
 
 export const lane = (key: string, tenantId = 't1', versionId = 'v1'): LaneRef => ({ tenantId, versionId, key });
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -79,8 +79,8 @@ export class RunLog {
 export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): void {
   describe(`${name} lane scheduler conformance`, () => {
     const open: LaneScheduler[] = [];
-    const make = async (concurrency = 8) => {
-      const s = await factory({ concurrency });
+    const make = async (concurrency = 8, maxInFlightPerTenant?: number) => {
+      const s = await factory({ concurrency, maxInFlightPerTenant });
       open.push(s);
       return s;
     };
@@ -237,6 +237,78 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
       await waitFor('the retry', () => log.finished('a') === 2, 5000);
       expect(log.run('a', 2).start - log.run('a', 1).end!).toBeGreaterThanOrEqual(950);
     });
+
+    it('runs one tenant’s single lane next while another tenant has 100,000 lanes queued', async () => {
+      const s = await make(8, 4);
+      const starts: string[] = [];
+      let bStartedAt = 0;
+      await s.start(async (l) => {
+        starts.push(l.tenantId);
+        if (l.tenantId === 'b') bStartedAt = Date.now();
+        else await sleep(2); // the backlog's lanes do some work
+        return { status: 'idle' };
+      });
+      const backlog = 100_000;
+      await s.wakeMany(Array.from({ length: backlog }, (_, i) => lane(`k${i}`, 'a')));
+      await waitFor('the backlog to be running', () => starts.length >= 200, 30_000);
+      const aStartedBefore = starts.length;
+      const aRateStart = Date.now();
+      const wokenAt = Date.now();
+      await s.wake(lane('only', 'b'));
+      await waitFor('the single lane of tenant b', () => bStartedAt > 0, 30_000);
+      const latency = bStartedAt - wokenAt;
+      const aBetween = starts.indexOf('b') - aStartedBefore;
+      // How long the rest of the backlog would take at the rate it was being served.
+      await sleep(300);
+      const aRate = (starts.length - aStartedBefore) / ((Date.now() - aRateStart) / 1000);
+      const backlogLeftMs = ((backlog - starts.length) / aRate) * 1000;
+      // Turns, not FIFO: b waits for at most a few of a's lanes (those already started or in the queue's window), not 100,000.
+      console.log(`${name}: tenant b's lane started ${latency} ms after its wake, after ${aBetween} more of a's lanes; a's backlog had ~${Math.round(backlogLeftMs / 1000)} s left`);
+      expect(aBetween).toBeLessThanOrEqual(16);
+      expect(latency).toBeLessThan(1000);
+      expect(latency).toBeLessThan(backlogLeftMs / 20);
+      expect(starts.length).toBeLessThan(backlog / 2);
+    }, 60_000);
+
+    it('runs at most maxInFlightPerTenant lanes of one tenant at once, and leaves the other slots to other tenants', async () => {
+      const s = await make(8, 3);
+      const gate = new Gate();
+      const running = new Map<string, number>();
+      const maxRunning = new Map<string, number>();
+      let active = 0;
+      let maxActive = 0;
+      const ran = new Map<string, number>();
+      await s.start(async (l) => {
+        running.set(l.tenantId, (running.get(l.tenantId) ?? 0) + 1);
+        maxRunning.set(l.tenantId, Math.max(maxRunning.get(l.tenantId) ?? 0, running.get(l.tenantId)!));
+        maxActive = Math.max(maxActive, ++active);
+        if (l.tenantId === 'stuck') await gate.wait();
+        else await sleep(5);
+        running.set(l.tenantId, running.get(l.tenantId)! - 1);
+        active--;
+        ran.set(l.tenantId, (ran.get(l.tenantId) ?? 0) + 1);
+        return { status: 'idle' };
+      });
+      // One tenant's lanes hang: it holds its 3 slots, no more.
+      await s.wakeMany(Array.from({ length: 20 }, (_, i) => lane(`s${i}`, 'stuck')));
+      await waitFor('the stuck tenant at its cap', () => running.get('stuck') === 3);
+      await sleep(300);
+      expect(running.get('stuck')).toBe(3);
+      expect(await s.stats()).toEqual({ queued: 17, running: 3 });
+      // Two more tenants share the other 5 slots (3 + 2), never more than 3 each.
+      const others = ['x', 'y'];
+      try {
+        await s.wakeMany(others.flatMap((t) => Array.from({ length: 30 }, (_, i) => lane(`k${i}`, t))));
+        await waitFor('the other tenants’ lanes', () => others.every((t) => ran.get(t) === 30), 20_000);
+        expect(maxActive).toBe(8);
+        expect(others.map((t) => maxRunning.get(t))).toEqual([3, 3]);
+        expect(ran.get('stuck') ?? 0).toBe(0);
+      } finally {
+        gate.open();
+      }
+      await waitFor('the stuck tenant’s lanes', () => ran.get('stuck') === 20, 20_000);
+      expect(maxRunning.get('stuck')).toBe(3);
+    }, 60_000);
 
     it('waits for a running handler on close, and starts nothing after', async () => {
       const s = await make();

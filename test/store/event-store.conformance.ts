@@ -293,6 +293,37 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect(await store.projections.list(t)).toEqual([]);
     });
 
+    it('names to the sweep only the versions with work: behind the head, an inbox, or not caught up', async () => {
+      const busy = await tenant(store, 't1');
+      const idle = await tenant(store, 't2');
+      await store.events.appendMany([req(busy, 'order-1'), req(busy, 'order-2'), req(idle, 'order-1')]);
+      const version = (tenantId: string, versionId: string, projectionId: string) => ({ versionId, projectionId, tenantId, className: 'C', targetPosition: 0, createdAt: 1 });
+      await store.projections.deploy({ tenantId: busy, projectionId: 'p1', name: 'busy', version: version(busy, 'v1', 'p1') });
+      await store.projections.deploy({ tenantId: idle, projectionId: 'p2', name: 'idle', version: version(idle, 'v2', 'p2') });
+      const named = async () => (await store.projections.sweepCandidates()).map((c) => ({ v: c.version.versionId, tenant: c.version.tenantId, behindHead: c.behindHead, hasInbox: c.hasInbox }));
+      expect((await named()).sort((a, b) => a.v.localeCompare(b.v))).toEqual([
+        { v: 'v1', tenant: busy, behindHead: true, hasInbox: false },
+        { v: 'v2', tenant: idle, behindHead: true, hasInbox: false },
+      ]);
+      await store.projections.route(idle, 'v2', [], 1);
+      await store.projections.markCaughtUp(idle, 'v2', 5);
+      await store.projections.markCaughtUp(busy, 'v1', 5);
+      expect(await named()).toEqual([{ v: 'v1', tenant: busy, behindHead: true, hasInbox: false }]);
+      await store.projections.route(busy, 'v1', [{ key: 'a', position: 1 }], 2);
+      expect(await named()).toEqual([{ v: 'v1', tenant: busy, behindHead: false, hasInbox: true }]);
+      await store.projections.laneWork(busy, 'v1', 'a', 10);
+      await store.projections.applied(busy, 'v1', 'a', { state: '{}', appliedPosition: 1, updatedAt: 1 });
+      expect(await named()).toEqual([]);
+      // A redeploy not caught up yet is named even with nothing to route; the retired version never is.
+      await store.projections.deploy({ tenantId: idle, projectionId: 'p2', name: 'idle', version: { ...version(idle, 'v3', 'p2'), targetPosition: 1 } });
+      await store.projections.route(idle, 'v3', [], 1);
+      expect(await named()).toEqual([{ v: 'v3', tenant: idle, behindHead: false, hasInbox: false }]);
+      await store.projections.promote(idle, 'p2', 'v3');
+      await store.projections.markCaughtUp(idle, 'v3', 6);
+      await store.events.appendMany([req(idle, 'order-2')]);
+      expect(await named()).toEqual([{ v: 'v3', tenant: idle, behindHead: true, hasInbox: false }]);
+    });
+
     it('logs state changes gap-free, exactly once, only for the versions that speak for the projection', async () => {
       const t = await tenant(store, 't1');
       await store.events.appendMany([1, 2, 3, 4, 5, 6].map((i) => req(t, `order-${i}`)));
@@ -342,7 +373,7 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect(await store.webhooks.enqueue(t, 'p1', 3, 1000)).toBe(0);
       expect(await store.webhooks.backlogged(10)).toEqual([]);
       // Order per key: a key's later delivery is not due while an earlier one is pending.
-      const due = await store.webhooks.due(1000, 10);
+      const due = await store.webhooks.dueOfTenants([t], 1000, 10);
       const byKey = new Map<string, number[]>();
       for (const d of due) byKey.set(d.stateKey, [...(byKey.get(d.stateKey) ?? []), d.sequence]);
       for (const seqs of byKey.values()) expect(seqs).toHaveLength(1);
@@ -352,16 +383,20 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       await store.webhooks.attemptFailed({ ...d0, attempts: 1 }, 'HTTP 500', null, 1100); // dead-lettered
       expect((await store.webhooks.list(t, 'p1', { status: 'dead', afterSequence: 0, limit: 10 })).map((d) => [d.sequence, d.attempts, d.lastError])).toEqual([[d0.sequence, 1, 'HTTP 500']]);
       expect(await store.webhooks.replay(t, 'p1', null, 1200)).toBe(1);
-      const again = (await store.webhooks.due(1200, 10)).find((d) => d.sequence === d0.sequence)!;
+      const again = (await store.webhooks.dueOfTenants([t], 1200, 10)).find((d) => d.sequence === d0.sequence)!;
       expect(again).toMatchObject({ status: 'pending', attempts: 0 });
       await store.webhooks.delivered(again, 1300);
 
       // Retention keeps what deliveries still need, then removes by count.
+      expect(await store.notifications.headsToPrune({ keepCount: 5, removeBefore: 0 })).toEqual([]);
+      expect(await store.notifications.headsToPrune({ keepCount: 4, removeBefore: 0 })).toEqual([{ tenantId: t, projectionId: 'p1' }]);
+      expect(await store.notifications.headsToPrune({ keepCount: 5, removeBefore: Date.now() + 1 })).toEqual([{ tenantId: t, projectionId: 'p1' }]);
       expect(await store.notifications.prune(t, 'p1', { keepCount: 1, removeBefore: 0 })).toBeLessThan(4);
       for (const d of await store.webhooks.list(t, 'p1', { status: 'pending', afterSequence: 0, limit: 10 })) await store.webhooks.delivered(d, 1400);
       expect(await store.notifications.prune(t, 'p1', { keepCount: 1, removeBefore: 0 })).toBe(4);
       expect((await store.notifications.read(t, 'p1', 0, 10)).map((n) => n.sequence)).toEqual([5]);
       expect(await store.notifications.head(t, 'p1')).toMatchObject({ lastSequence: 5, prunedSequence: 4 });
+      expect(await store.notifications.headsToPrune({ keepCount: 1, removeBefore: 0 })).toEqual([]);
       expect(await store.webhooks.forgetDelivered(2000)).toBe(5);
 
       // Secrets: stored as given (sealed by the caller), the replaced one kept for the overlap.
@@ -371,6 +406,43 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       await store.projections.delete(t, 'p1');
       expect(await store.notifications.head(t, 'p1')).toBeNull();
       expect(await store.notifications.read(t, 'p1', 0, 10)).toEqual([]);
+    });
+
+    it('names the tenants with due webhook deliveries in turn order, and reads each one’s share', async () => {
+      const notifyConfig = '{"webhookUrl":"http://x.example/h","isolated":false,"sse":false}';
+      /** `keys` state changes of one projection of `tenantId`, turned into pending deliveries at time 1000. */
+      const deliveries = async (tenantId: string, keys: number) => {
+        await tenant(store, tenantId);
+        await store.events.appendMany(Array.from({ length: keys }, (_, i) => req(tenantId, `order-${i}`)));
+        const version = { versionId: 'v1', projectionId: 'p1', tenantId, className: 'C', targetPosition: 0, createdAt: 1 };
+        await store.projections.deploy({ tenantId, projectionId: 'p1', name: 'n', version, notifyConfig });
+        await store.projections.route(tenantId, 'v1', Array.from({ length: keys }, (_, i) => ({ key: `k${i}`, position: i + 1 })), keys);
+        for (let i = 0; i < keys; i++) {
+          await store.projections.laneWork(tenantId, 'v1', `k${i}`, 1);
+          const change = { position: i + 1, aggregateId: `order-${i}`, aggregateType: 'order', version: 1, timestamp: 1, state: '{}' };
+          await store.projections.applied(tenantId, 'v1', `k${i}`, { state: '{}', appliedPosition: i + 1, updatedAt: 1, notify: { projectionId: 'p1', changes: [change] } });
+        }
+        expect(await store.webhooks.enqueue(tenantId, 'p1', 100, 1000)).toBe(keys);
+      };
+      await deliveries('ta', 30);
+      await deliveries('tb', 1);
+      await deliveries('tc', 2);
+      expect(await store.webhooks.tenantsWithDue(1000, '', 10)).toEqual(['ta', 'tb', 'tc']);
+      expect(await store.webhooks.tenantsWithDue(999, '', 10)).toEqual([]); // none due yet
+      // After the tenant served last, wrapping round; never more than asked.
+      expect(await store.webhooks.tenantsWithDue(1000, 'ta', 10)).toEqual(['tb', 'tc', 'ta']);
+      expect(await store.webhooks.tenantsWithDue(1000, 'tb', 2)).toEqual(['tc', 'ta']);
+      expect(await store.webhooks.tenantsWithDue(1000, 'tc', 10)).toEqual(['ta', 'tb', 'tc']);
+      // Each tenant's share, oldest first; a big backlog gives no more than the share.
+      const due = await store.webhooks.dueOfTenants(['tc', 'ta', 'tb'], 1000, 4);
+      const count = (t: string) => due.filter((d) => d.tenantId === t).length;
+      expect([count('ta'), count('tb'), count('tc')]).toEqual([4, 1, 2]);
+      expect(due.filter((d) => d.tenantId === 'ta').map((d) => d.sequence)).toEqual([1, 2, 3, 4]);
+      expect(await store.webhooks.dueOfTenants([], 1000, 4)).toEqual([]);
+      // A tenant whose deliveries all wait for a retry is not named.
+      for (const d of await store.webhooks.dueOfTenants(['tb'], 1000, 10)) await store.webhooks.attemptFailed(d, 'HTTP 500', 5000, 1000);
+      expect(await store.webhooks.tenantsWithDue(1000, '', 10)).toEqual(['ta', 'tc']);
+      expect(await store.webhooks.tenantsWithDue(5000, 'tc', 10)).toEqual(['ta', 'tb', 'tc']);
     });
 
     it('leases a lane to one instance at a time', async () => {

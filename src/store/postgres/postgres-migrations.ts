@@ -1,4 +1,4 @@
-import { notificationsMigration } from '../notification-schema';
+import { notificationsMigration, WEBHOOK_TURNS_MIGRATION } from '../notification-schema';
 /** Ordered, append-only: a migration once shipped is never edited, only followed. */
 export const POSTGRES_MIGRATIONS: string[] = [
   `
@@ -143,4 +143,5 @@ export const POSTGRES_MIGRATIONS: string[] = [
     updated_at timestamptz NOT NULL
   );
   `,
+  WEBHOOK_TURNS_MIGRATION,
 ];

@@ -1,4 +1,4 @@
-import { notificationsMigration } from '../notification-schema';
+import { notificationsMigration, WEBHOOK_TURNS_MIGRATION } from '../notification-schema';
 /** Ordered, append-only: a migration once shipped is never edited, only followed. */
 export const SQLITE_MIGRATIONS: string[] = [
   `
@@ -142,4 +142,5 @@ export const SQLITE_MIGRATIONS: string[] = [
     updated_at INTEGER NOT NULL
   );
   `,
+  WEBHOOK_TURNS_MIGRATION,
 ];

@@ -70,7 +70,7 @@ async function idleTenant(store: Store, run: string, i: number): Promise<void> {
   await store.projections.route(tenantId, version.versionId, [{ key: 'k', position: 1 }], 1);
   await store.projections.laneWork(tenantId, version.versionId, 'k', 10);
   const change = { position: 1, aggregateId: 'order-1', aggregateType: 'order', version: 1, timestamp: 1, state: '{}' };
-  await store.projections.applied(tenantId, version.versionId, 'k', { state: '{}', appliedPosition: 1, updatedAt: 1, notify: { projectionId: version.projectionId, changes: [{ ...change, position: 2 }] } });
+  await store.projections.applied(tenantId, version.versionId, 'k', { state: '{}', fromPosition: 0, appliedPosition: 1, updatedAt: 1, notify: { projectionId: version.projectionId, changes: [{ ...change, position: 2 }] } });
   await store.projections.markCaughtUp(tenantId, version.versionId, 1);
   await store.webhooks.startDeliveriesNow(tenantId, version.projectionId);
 }

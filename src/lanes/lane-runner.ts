@@ -89,12 +89,13 @@ export class LaneRunner {
     if (result.ok) {
       // Truncated: the host's response budget was reached; the rest goes in the next run.
       const applied = result.truncated ? events.slice(0, result.states.length) : events;
-      await this.store(lane, version, applied, result.states);
+      // Another run of this lane stored first: this one's work is void; run again from its checkpoint.
+      if (!(await this.store(lane, version, rec.appliedPosition, applied, result.states))) return { status: 'more' };
       return result.truncated || events.length === this.options.batch ? { status: 'more' } : { status: 'idle' };
     }
     // Keep what was applied before the failing event, then count the failure.
     const k = result.failedIndex;
-    if (k > 0) await this.store(lane, version, events.slice(0, k), result.states.slice(0, k));
+    if (k > 0 && !(await this.store(lane, version, rec.appliedPosition, events.slice(0, k), result.states.slice(0, k)))) return { status: 'more' };
     return this.fail(lane, events[k].position, `${result.error.code}: ${result.error.message}`);
   }
 
@@ -103,7 +104,7 @@ export class LaneRunner {
    * version's target, so history a deploy catches up on is readable state, not a flood of
    * notifications (see docs/notifications.md).
    */
-  private async store(lane: LaneRef, version: ProjectionVersion, events: StoredEvent[], states: string[]): Promise<void> {
+  private async store(lane: LaneRef, version: ProjectionVersion, fromPosition: number, events: StoredEvent[], states: string[]): Promise<boolean> {
     const last = events[events.length - 1];
     const lastState = states[states.length - 1];
     // States stay the JSON text the host wrote; only notified events carry theirs (a catch-up has none).
@@ -121,13 +122,15 @@ export class LaneRunner {
           ]
         : [],
     );
-    await this.repo.applied(lane.tenantId, lane.versionId, lane.key, {
+    const kept = await this.repo.applied(lane.tenantId, lane.versionId, lane.key, {
       state: lastState,
+      fromPosition,
       appliedPosition: last.position,
       updatedAt: last.timestamp,
       ...(changes.length ? { notify: { projectionId: version.projectionId, changes } } : {}),
     });
-    this.onApplied?.(lane, last.position, changes.length > 0 ? version.projectionId : null);
+    if (kept) this.onApplied?.(lane, last.position, changes.length > 0 ? version.projectionId : null);
+    return kept;
   }
 
   /**

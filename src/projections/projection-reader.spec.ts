@@ -19,7 +19,7 @@ describe('ProjectionReader', () => {
     const { store, reader } = await setup();
     await store.projections.route('t', 'v', [{ key: 'k', position: 1 }], 3);
     await store.projections.laneWork('t', 'v', 'k', 1);
-    await store.projections.applied('t', 'v', 'k', { state: '{"n":1}', appliedPosition: 1, updatedAt: 5 });
+    await store.projections.applied('t', 'v', 'k', { state: '{"n":1}', fromPosition: 0, appliedPosition: 1, updatedAt: 5 });
     expect(await reader.state('t', 'p', 'k')).toMatchObject({ status: 202, body: { projectionId: 'p', status: 'catching_up' } });
     await store.projections.markCaughtUp('t', 'v', 10);
     expect(await reader.state('t', 'p', 'k')).toMatchObject({ status: 200, body: { stateKey: 'k', state: new RawJson('{"n":1}'), appliedPosition: 1 } });
@@ -37,7 +37,7 @@ describe('ProjectionReader', () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
     const waiting = reader.state('t', 'p', 'k', '2');
     setTimeout(() => {
-      void store.projections.applied('t', 'v', 'k', { state: '{"n":2}', appliedPosition: 2, updatedAt: 6 }).then(() => signal.notify('v', 'k'));
+      void store.projections.applied('t', 'v', 'k', { state: '{"n":2}', fromPosition: 0, appliedPosition: 2, updatedAt: 6 }).then(() => signal.notify('v', 'k'));
     }, 30);
     expect(await waiting).toMatchObject({ status: 200, body: { state: new RawJson('{"n":2}') } });
     await expect(reader.state('t', 'p', 'k', 'x')).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });

@@ -23,6 +23,13 @@ export interface DeployRequest {
 export interface AppliedChange {
   /** JSON text of the state after the last event. */
   state: string;
+  /**
+   * The checkpoint the run read with its events: the change is kept only if the lane is still there.
+   * Two runs of one lane (a Redis flush re-queues a running lane, a lease lapses under load) both
+   * read the same checkpoint; the second to store would otherwise overwrite the first's state with
+   * one that lacks the events the first consumed.
+   */
+  fromPosition: number;
   appliedPosition: number;
   updatedAt: number;
   /** State changes to log as notifications in the same transaction (one per event, ascending). */
@@ -102,8 +109,11 @@ export interface ProjectionRepository {
   route(tenantId: string, versionId: string, items: InboxItem[], routedPosition: number): Promise<void>;
   /** The lane (created empty if new) and up to `limit` events of its inbox after its applied position. */
   laneWork(tenantId: string, versionId: string, key: string, limit: number): Promise<LaneWork>;
-  /** Records applied events: new state and checkpoint, inbox rows up to it removed, attempts reset. */
-  applied(tenantId: string, versionId: string, key: string, r: AppliedChange): Promise<void>;
+  /**
+   * Records applied events: new state and checkpoint, inbox rows up to it removed, attempts reset;
+   * false (and nothing written) when the lane's checkpoint is no longer `fromPosition`.
+   */
+  applied(tenantId: string, versionId: string, key: string, r: AppliedChange): Promise<boolean>;
   /** Moves a lane's checkpoint past `position` without a state (events handed on elsewhere). */
   consume(tenantId: string, versionId: string, key: string, position: number): Promise<void>;
   /**

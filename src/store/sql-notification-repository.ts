@@ -19,14 +19,14 @@ function toNotification(r: any): Notification {
 }
 
 /**
- * The statements that log a lane's state changes, run inside `applied`'s transaction, before the
- * lane's checkpoint moves:
+ * The statements that log a lane's state changes, run inside `applied`'s transaction, after the
+ * lane's checkpoint moved under its guard (so a second run of the same lane, which finds the
+ * checkpoint moved, logs nothing: exactly once):
  *  1. lock the projection's counter row, so sequences are handed out in commit order (a reader
  *     tailing by sequence never sees n+1 committed before n);
- *  2. insert the changes numbered from the counter, but only (a) if the lane has not applied
- *     them already (a second run of the same lane inserts nothing: exactly once), (b) if the
- *     version still belongs to the projection, and (c) up to a pending redeploy's target:
- *     beyond it, the pending version speaks for the projection (see ARCHITECTURE.md);
+ *  2. insert the changes numbered from the counter, but only (a) if the version still belongs
+ *     to the projection, and (b) up to a pending redeploy's target: beyond it, the pending
+ *     version speaks for the projection (see ARCHITECTURE.md);
  *  3. advance the counter to what was inserted.
  */
 export function logStateChanges(
@@ -49,9 +49,8 @@ export function logStateChanges(
             JOIN notification_heads h ON h.tenant_id = ? AND h.projection_id = ?
             JOIN projections p ON p.tenant_id = h.tenant_id AND p.projection_id = h.projection_id AND (p.active_version = ? OR p.pending_version = ?)
             LEFT JOIN projection_versions pv ON pv.tenant_id = p.tenant_id AND pv.version_id = p.pending_version AND p.pending_version <> ?
-            WHERE (pv.target_position IS NULL OR c.column1 <= pv.target_position)
-              AND (SELECT l.applied_position FROM lanes l WHERE l.tenant_id = ? AND l.version_id = ? AND l.state_key = ?) < ?`,
-      params: [key, now, ...valueParams, tenantId, projectionId, versionId, versionId, versionId, tenantId, versionId, key, changes[0].position],
+            WHERE (pv.target_position IS NULL OR c.column1 <= pv.target_position)`,
+      params: [key, now, ...valueParams, tenantId, projectionId, versionId, versionId, versionId],
     },
     {
       sql: `UPDATE notification_heads SET last_sequence = COALESCE((SELECT MAX(sequence) FROM notifications WHERE ${head}), last_sequence) WHERE ${head}`,

@@ -176,14 +176,17 @@ export class SqlProjectionRepository implements ProjectionRepository {
   }
 
   async applied(tenantId: string, versionId: string, key: string, r: AppliedChange) {
-    await this.db.batch([
-      // Before the checkpoint moves: the log's exactly-once test reads the lane's old checkpoint.
-      ...(r.notify?.changes.length ? logStateChanges(tenantId, versionId, key, r.notify.projectionId, r.notify.changes, Date.now()) : []),
+    return this.db.batch([
+      // First, and the guard of the whole write: the checkpoint moves from where this run read it,
+      // or another run of the lane stored first and this one keeps nothing (its row lock on
+      // PostgreSQL also orders the two runs' notification logs).
       {
         sql: `UPDATE lanes SET state = ?, applied_position = ?, updated_at = ?, attempts = 0
-              WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND applied_position < ?`,
-        params: [r.state, r.appliedPosition, r.updatedAt, tenantId, versionId, key, r.appliedPosition],
+              WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND applied_position = ?`,
+        params: [r.state, r.appliedPosition, r.updatedAt, tenantId, versionId, key, r.fromPosition],
+        mustChange: true,
       },
+      ...(r.notify?.changes.length ? logStateChanges(tenantId, versionId, key, r.notify.projectionId, r.notify.changes, Date.now()) : []),
       {
         sql: 'DELETE FROM lane_inbox WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND position <= ?',
         params: [tenantId, versionId, key, r.appliedPosition],

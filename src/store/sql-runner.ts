@@ -5,18 +5,30 @@
 export interface SqlStatement {
   sql: string;
   params: unknown[];
+  /**
+   * A guard: when this statement changes no row, nothing of its batch is kept and batch() answers
+   * false (an optimistic write that lost to another writer: a lane's checkpoint, say).
+   */
+  mustChange?: boolean;
 }
 
 export interface SqlRunner {
   all<T>(sql: string, params: unknown[]): Promise<T[]>;
   /** Rows changed. */
   run(sql: string, params: unknown[]): Promise<number>;
-  /** All or nothing. */
-  batch(statements: SqlStatement[]): Promise<void>;
+  /** All or nothing: true when kept, false when a `mustChange` guard changed no row (then nothing is kept). */
+  batch(statements: SqlStatement[]): Promise<boolean>;
 }
 
 /** `?` → `$1, $2, …` (the shared SQL never holds a literal question mark). */
 export function toPgPlaceholders(sql: string): string {
   let i = 0;
   return sql.replace(/\?/g, () => `$${++i}`);
+}
+
+/** Thrown inside a batch's transaction to roll it back when a `mustChange` guard changed no row. */
+export class GuardMissed extends Error {
+  constructor() {
+    super('guard changed no row');
+  }
 }

@@ -83,7 +83,7 @@ async function stateChanges(store: Store, tenantId: string, webhookUrl: string, 
       ids.slice(c, c + 200).map(async (i) => {
         await store.projections.laneWork(tenantId, 'v1', `k${i}`, 1);
         const change = { position: i + 1, aggregateId: `order-${i}`, aggregateType: 'order', version: 1, timestamp: 1, state: `{"i":${i}}` };
-        await store.projections.applied(tenantId, 'v1', `k${i}`, { state: change.state, appliedPosition: i + 1, updatedAt: 1, notify: { projectionId: 'p1', changes: [change] } });
+        await store.projections.applied(tenantId, 'v1', `k${i}`, { state: change.state, fromPosition: 0, appliedPosition: i + 1, updatedAt: 1, notify: { projectionId: 'p1', changes: [change] } });
       }),
     );
   }

@@ -261,8 +261,11 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect(work.lane).toMatchObject({ key: 'a', state: null, appliedPosition: 0 });
       expect(work.events.map((e) => e.position)).toEqual([1, 3]);
       expect(await store.projections.hasUnappliedUpTo(t, 'v1', 4)).toBe(true);
-      await store.projections.applied(t, 'v1', 'a', { state: '{"n":2}', appliedPosition: 3, updatedAt: 9 });
-      await store.projections.applied(t, 'v1', 'a', { state: '{"n":1}', appliedPosition: 1, updatedAt: 9 }); // never goes back
+      expect(await store.projections.applied(t, 'v1', 'a', { state: '{"n":2}', fromPosition: 0, appliedPosition: 3, updatedAt: 9 })).toBe(true);
+      // Another run of the lane read the same checkpoint (0): whatever it applied, it keeps nothing, neither a
+      // checkpoint going back nor one going further with a state that lacks the events the first run consumed.
+      expect(await store.projections.applied(t, 'v1', 'a', { state: '{"n":1}', fromPosition: 0, appliedPosition: 1, updatedAt: 9 })).toBe(false);
+      expect(await store.projections.applied(t, 'v1', 'a', { state: '{"n":1}', fromPosition: 0, appliedPosition: 4, updatedAt: 9 })).toBe(false);
       expect(await store.projections.getLane(t, 'v1', 'a')).toMatchObject({ state: '{"n":2}', appliedPosition: 3 });
       expect((await store.projections.laneWork(t, 'v1', 'a', 10)).events).toEqual([]);
 
@@ -312,7 +315,7 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       await store.projections.route(busy, 'v1', [{ key: 'a', position: 1 }], 2);
       expect(await named()).toEqual([{ v: 'v1', tenant: busy, behindHead: false, hasInbox: true }]);
       await store.projections.laneWork(busy, 'v1', 'a', 10);
-      await store.projections.applied(busy, 'v1', 'a', { state: '{}', appliedPosition: 1, updatedAt: 1 });
+      await store.projections.applied(busy, 'v1', 'a', { state: '{}', fromPosition: 0, appliedPosition: 1, updatedAt: 1 });
       expect(await named()).toEqual([]);
       // A redeploy not caught up yet is named even with nothing to route; the retired version never is.
       await store.projections.deploy({ tenantId: idle, projectionId: 'p2', name: 'idle', version: { ...version(idle, 'v3', 'p2'), targetPosition: 1 } });
@@ -335,16 +338,17 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       await store.projections.route(t, 'v1', [1, 2, 3, 4, 5, 6].map((position) => ({ key: position % 2 ? 'odd' : 'even', position })), 6);
       await store.projections.laneWork(t, 'v1', 'odd', 10);
       await store.projections.laneWork(t, 'v1', 'even', 10);
-      const applied = (key: string, positions: number[], versionId = 'v1') =>
+      const applied = (key: string, positions: number[], versionId = 'v1', fromPosition = 0) =>
         store.projections.applied(t, versionId, key, {
           state: '{}',
+          fromPosition,
           appliedPosition: positions[positions.length - 1],
           updatedAt: 1,
           notify: { projectionId: 'p1', changes: positions.map(change) },
         });
       // Lanes of one projection commit concurrently: sequences still have no hole and follow commit order.
       await Promise.all([applied('odd', [1, 3]), applied('even', [2])]); // (one group commit on SQLite)
-      await applied('odd', [1, 3]); // a second run of the same work logs nothing
+      expect(await applied('odd', [1, 3])).toBe(false); // a second run of the same work logs nothing
       const log = await store.notifications.read(t, 'p1', 0, 100);
       expect(log.map((n) => n.sequence)).toEqual([1, 2, 3]);
       expect(log.map((n) => n.position).sort()).toEqual([1, 2, 3]);
@@ -359,7 +363,7 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       await store.projections.route(t, 'v2', [5, 6].map((position) => ({ key: position % 2 ? 'odd' : 'even', position })), 6);
       await store.projections.laneWork(t, 'v2', 'odd', 10);
       await store.projections.laneWork(t, 'v2', 'even', 10);
-      await applied('even', [4, 6]); // v1: only 4 is its to tell
+      await applied('even', [4, 6], 'v1', 2); // v1: only 4 is its to tell
       await applied('odd', [5], 'v2'); // v2 tells 5
       expect((await store.notifications.read(t, 'p1', 3, 100)).map((n) => [n.sequence, n.position])).toEqual([
         [4, 4],
@@ -420,7 +424,7 @@ export function testEventStore(name: string, harness: StoreHarness): void {
         for (let i = 0; i < keys; i++) {
           await store.projections.laneWork(tenantId, 'v1', `k${i}`, 1);
           const change = { position: i + 1, aggregateId: `order-${i}`, aggregateType: 'order', version: 1, timestamp: 1, state: '{}' };
-          await store.projections.applied(tenantId, 'v1', `k${i}`, { state: '{}', appliedPosition: i + 1, updatedAt: 1, notify: { projectionId: 'p1', changes: [change] } });
+          await store.projections.applied(tenantId, 'v1', `k${i}`, { state: '{}', fromPosition: 0, appliedPosition: i + 1, updatedAt: 1, notify: { projectionId: 'p1', changes: [change] } });
         }
         expect(await store.webhooks.enqueue(tenantId, 'p1', 100, 1000)).toBe(keys);
       };

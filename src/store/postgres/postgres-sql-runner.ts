@@ -1,5 +1,5 @@
 import { Pool } from 'pg';
-import { SqlRunner, SqlStatement, toPgPlaceholders } from '../sql-runner';
+import { GuardMissed, SqlRunner, SqlStatement, toPgPlaceholders } from '../sql-runner';
 import { withTransaction } from './with-transaction';
 
 export class PostgresSqlRunner implements SqlRunner {
@@ -21,9 +21,18 @@ export class PostgresSqlRunner implements SqlRunner {
     return (await this.pool.query(this.pg(sql), params)).rowCount ?? 0;
   }
 
-  async batch(statements: SqlStatement[]): Promise<void> {
-    await withTransaction(this.pool, async (client) => {
-      for (const s of statements) await client.query(this.pg(s.sql), s.params);
-    });
+  async batch(statements: SqlStatement[]): Promise<boolean> {
+    try {
+      await withTransaction(this.pool, async (client) => {
+        for (const s of statements) {
+          const r = await client.query(this.pg(s.sql), s.params);
+          if (s.mustChange && !r.rowCount) throw new GuardMissed();
+        }
+      });
+      return true;
+    } catch (e) {
+      if (e instanceof GuardMissed) return false;
+      throw e;
+    }
   }
 }

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { SqlRunner, SqlStatement } from '../sql-runner';
+import { GuardMissed, SqlRunner, SqlStatement } from '../sql-runner';
 
 interface PendingWrite {
   statements: SqlStatement[];
@@ -34,8 +34,14 @@ export class SqliteSqlRunner implements SqlRunner {
     return this.write([{ sql, params }]);
   }
 
-  async batch(statements: SqlStatement[]): Promise<void> {
-    await this.write(statements);
+  async batch(statements: SqlStatement[]): Promise<boolean> {
+    try {
+      await this.write(statements);
+      return true;
+    } catch (e) {
+      if (e instanceof GuardMissed) return false;
+      throw e;
+    }
   }
 
   private write(statements: SqlStatement[]): Promise<number> {
@@ -54,7 +60,11 @@ export class SqliteSqlRunner implements SqlRunner {
         this.db.exec('SAVEPOINT w');
         try {
           let changes = 0;
-          for (const s of w.statements) changes += this.stmt(s.sql).run(...s.params).changes;
+          for (const s of w.statements) {
+            const c = this.stmt(s.sql).run(...s.params).changes;
+            if (s.mustChange && c === 0) throw new GuardMissed();
+            changes += c;
+          }
           this.db.exec('RELEASE w');
           outcomes.push({ ok: true, changes });
         } catch (error) {

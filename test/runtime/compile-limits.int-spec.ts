@@ -69,7 +69,12 @@ describe('compiles that cannot hold others up (real compiler hosts)', () => {
     expect(!crashed.ok && crashed.e.failure).toBe('CRASHED');
     const after = await until(() => pool.compilerPids(), (p) => p.some((x) => x !== undefined && !before.includes(x)));
     expect(after.some((p) => p !== undefined && !before.includes(p))).toBe(true);
-    expect(await pool.compile(exampleSources('bank-account'))).toMatchObject({ ok: true });
+    // The replacement compiles (once more if a loaded machine kept its cold first compile past the deadline).
+    const next = await pool.compile(exampleSources('bank-account')).catch((e: HostCallError) => {
+      if (e.failure !== 'TIMEOUT') throw e;
+      return pool.compile(exampleSources('bank-account'));
+    });
+    expect(next).toMatchObject({ ok: true });
   });
 
   it('answers 100k nested parentheses with a clean compile error (CS8078), not a dead compiler', async () => {

@@ -14,7 +14,8 @@ interface Ack {
 }
 
 /** Writers that append until told to stop or until the service goes away; they record what was acknowledged. */
-function loadUntil(client: Client, writers: number, stop: () => boolean): Promise<Ack[]> {
+/** `acks` fills as appends are acknowledged; `done` resolves to it once every writer has stopped. */
+function loadUntil(client: Client, writers: number, stop: () => boolean): { acks: Ack[]; done: Promise<Ack[]> } {
   const acks: Ack[] = [];
   const worker = async (w: number) => {
     for (let i = 0; !stop(); i++) {
@@ -28,7 +29,7 @@ function loadUntil(client: Client, writers: number, stop: () => boolean): Promis
       }
     }
   };
-  return Promise.all(Array.from({ length: writers }, (_, w) => worker(w))).then(() => acks);
+  return { acks, done: Promise.all(Array.from({ length: writers }, (_, w) => worker(w))).then(() => acks) };
 }
 
 async function expectAllAcknowledgedStored(client: Client, acks: Ack[], writers: number): Promise<void> {
@@ -58,16 +59,18 @@ describe.each(STORE_BACKENDS)('durability on %s', (backend) => {
   afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
   /** Appends from 16 writers, stops the service with `signal` mid-load, restarts it and checks every acknowledged event. */
-  async function stopMidLoad(signal: NodeJS.Signals, afterMs: number): Promise<{ acks: Ack[]; code: number | null; output: string }> {
+  /** Stops the service mid-load: after `afterMs` and once more than `minAcks` appends were acknowledged (a loaded machine is slower). */
+  async function stopMidLoad(signal: NodeJS.Signals, afterMs: number, minAcks: number): Promise<{ acks: Ack[]; code: number | null; output: string }> {
     const svc = new ServiceProcess(env);
     await svc.start();
     const client = await newTenant(svc.url, signal);
     let stopped = false;
     const load = loadUntil(client, 16, () => stopped);
     await new Promise((r) => setTimeout(r, afterMs));
+    for (const end = Date.now() + 30_000; load.acks.length <= minAcks && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
     const code = await svc.kill(signal);
     stopped = true;
-    const acks = await load;
+    const acks = await load.done;
     const again = new ServiceProcess(env);
     await again.start();
     try {
@@ -79,12 +82,12 @@ describe.each(STORE_BACKENDS)('durability on %s', (backend) => {
   }
 
   it('loses no acknowledged append when the process is killed mid-load (SIGKILL)', async () => {
-    const { acks } = await stopMidLoad('SIGKILL', 1500);
+    const { acks } = await stopMidLoad('SIGKILL', 1500, 50);
     expect(acks.length).toBeGreaterThan(50);
   }, 90_000);
 
   it('finishes in-flight appends on SIGTERM and exits cleanly', async () => {
-    const { acks, code, output } = await stopMidLoad('SIGTERM', 800);
+    const { acks, code, output } = await stopMidLoad('SIGTERM', 800, 20);
     expect(acks.length).toBeGreaterThan(20);
     if (code !== 0) throw new Error(`exit ${code}:\n${output}`);
   }, 90_000);

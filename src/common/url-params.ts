@@ -50,7 +50,8 @@ export function requestTargetProblem(rawUrl: string): DomainError | null {
     const eq = pair.indexOf('=');
     const name = decoded(eq === -1 ? pair : pair.slice(0, eq), true);
     const value = eq === -1 ? '' : decoded(pair.slice(eq + 1), true);
-    const field = name ?? 'query';
+    // A parameter is named in the answer only when its name itself is sound.
+    const field = name === null || name.includes(NUL) ? 'query' : name;
     if (name === null || value === null) return validationFailed(field, 'is not valid percent-encoded UTF-8');
     if (name.includes(NUL) || value.includes(NUL)) return validationFailed(field, 'must not contain NUL (%00)');
   }

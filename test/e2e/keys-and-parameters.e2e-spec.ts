@@ -32,10 +32,12 @@ namespace Keyed {
 const KEY_1024_RESERVED = 'x'.repeat(1018) + '/?#%é';
 /** 1,024 bytes in 342 characters: 3,070 characters once percent-encoded. */
 const KEY_1024_EURO = '€'.repeat(341) + 'y';
-/** 1,000 CJK characters: 3,000 bytes, over the rule (and over PostgreSQL's btree row on the base code). */
-const KEY_CJK_1000 = '漢'.repeat(1000);
+/** n distinct CJK characters (3 bytes each): distinct so that PostgreSQL cannot compress the key into its index row. */
+const cjk = (n: number, from = 0x4e00) => Array.from({ length: n }, (_, i) => String.fromCodePoint(from + i * 7)).join('');
+/** 1,000 CJK characters: 3,000 bytes, over the rule (and over PostgreSQL's btree row of ~2,700 bytes on the base code). */
+const KEY_CJK_1000 = cjk(1000);
 /** 341 CJK characters: 1,023 bytes, within the rule. */
-const KEY_CJK_341 = '漢'.repeat(341);
+const KEY_CJK_341 = cjk(341, 0x6000);
 
 const enc = encodeURIComponent;
 
@@ -107,6 +109,7 @@ describe.each(STORE_BACKENDS)('keys and parameters on %s', (backend) => {
   });
 
   it('holds a 1,000-character CJK key (3,000 bytes) in !unresolved with KEY_TOO_LONG and goes on; 341 CJK characters work', async () => {
+    expect([Buffer.byteLength(KEY_CJK_1000), Buffer.byteLength(KEY_CJK_341)]).toEqual([3000, 1023]);
     const logFrom = svc.output.length;
     await tick(KEY_CJK_1000);
     const within = await tick(KEY_CJK_341);

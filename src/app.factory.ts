@@ -6,6 +6,8 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { AppModule } from './app.module';
 import { installBodyDeadline } from './common/body-deadline';
 import { answerClientError } from './common/client-error';
+import { answerRouterError, installRequestTargetCheck } from './common/url-params';
+import { ROUTER_MAX_PARAM_LENGTH } from './common/url-limits';
 import { ErrorFilter } from './common/error.filter';
 import { installExactJson } from './common/exact-json-http';
 import { redactSecrets, redactUrl } from './common/redact';
@@ -76,6 +78,10 @@ export async function createApp(config: AppConfig): Promise<ServiceApp> {
     // Node checks headers and request deadlines every connectionsCheckingInterval (30 s by default).
     http: { headersTimeout: headersTimeoutMs, requestTimeout: requestTimeoutMs, connectionsCheckingInterval: 1000 },
     clientErrorHandler: answerClientError,
+    // Path parameters up to a state key's limit (1,024 bytes of UTF-8, even fully percent-encoded);
+    // the router's refusals (too long, not UTF-8) in the service's error format, before any hook.
+    routerOptions: { maxParamLength: ROUTER_MAX_PARAM_LENGTH },
+    frameworkErrors: answerRouterError,
   });
   const fastify = adapter.getInstance();
   // Only JSON is accepted as a body: anything else is 415, not a string the handlers must reject.
@@ -95,6 +101,9 @@ export async function createApp(config: AppConfig): Promise<ServiceApp> {
   // Both run in onRequest, before any body is read: a body's deadline starts with its headers, and
   // a request without valid credentials is answered without reading its body at all.
   installBodyDeadline(fastify, bodyReadTimeoutMs);
+  // Before authentication: a malformed target (NUL, not UTF-8, a parameter over its limit) is
+  // answered the same whoever sends it, and no handler or store ever sees one.
+  installRequestTargetCheck(fastify);
   new RequestAuth(app.get(TenantDirectory), config.adminToken).install(fastify);
   // After authentication (it counts by the tenant) and, for appends and uploads, still before the body.
   app.get(QuotaGate).install(fastify);

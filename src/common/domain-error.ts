@@ -33,6 +33,7 @@ export const ERROR_CODES = [
   'TOO_MANY_PENDING_UPLOADS',
   'RATE_LIMITED',
   'QUOTA_EXCEEDED',
+  'URI_TOO_LONG',
   'INTERNAL',
 ] as const;
 

@@ -1,5 +1,6 @@
 import { DomainError, ErrorCode } from './domain-error';
 import { rateLimitHeaders, rateLimitStateOf } from './rate-limit-fields';
+import { MAX_PATH_PARAM_BYTES } from './url-limits';
 
 /** Exhaustive: adding a code without a status is a compile error. */
 const STATUS_BY_CODE: Record<ErrorCode, number> = {
@@ -42,6 +43,8 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   RATE_LIMITED: 429,
   // Over a quota that waiting does not free (stored events): no Retry-After.
   QUOTA_EXCEEDED: 403,
+  // A path parameter over MAX_PATH_PARAM_BYTES once decoded (or past the router's own cap): `field`, `limit`.
+  URI_TOO_LONG: 414,
   INTERNAL: 500,
 };
 
@@ -101,6 +104,12 @@ export function fromFrameworkError(err: unknown): DomainError {
       return new DomainError('MALFORMED_JSON', 'request body is not valid JSON');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new DomainError('VALIDATION_FAILED', 'Content-Length does not match the body');
+    // The router's own refusals (Fastify's frameworkErrors), before any hook: the same answers as
+    // requestTargetProblem gives for what gets past the router.
+    case 'FST_ERR_BAD_URL':
+      return new DomainError('VALIDATION_FAILED', 'path: is not valid percent-encoded UTF-8', { field: 'path' });
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new DomainError('URI_TOO_LONG', `a path parameter is at most ${MAX_PATH_PARAM_BYTES} bytes of UTF-8 once decoded`, { field: 'path', limit: MAX_PATH_PARAM_BYTES });
   }
   if (e instanceof SyntaxError) return new DomainError('MALFORMED_JSON', 'request body is not valid JSON');
   // Nest re-throws Fastify's parser errors as HttpException(message, status), dropping the code.

@@ -8,7 +8,7 @@ import { RuntimePool } from '../runtime/runtime-pool';
 import { StoredEvent } from '../store/event-log.port';
 import { ProjectionRepository, ProjectionVersion } from '../store/projection-repository.port';
 import { LaneRef, LaneRunOutcome } from './lane-scheduler.port';
-import { keyProblem, UNRESOLVED_KEY } from './version-router';
+import { keyProblem, keyProblemText, UNRESOLVED_KEY } from './state-key-rule';
 
 export interface LaneRunnerOptions {
   /** Events applied per run before giving other lanes a turn. */
@@ -154,7 +154,7 @@ export class LaneRunner {
     for (const it of items) this.onRerouted?.({ tenantId: lane.tenantId, versionId: lane.versionId, key: it.key });
     if (bad !== -1) {
       const k = keys[bad];
-      const why = typeof k === 'string' ? `INVALID_KEY: ${keyProblem(k)}` : `${k!.error.code}: ${k!.error.message}`;
+      const why = typeof k === 'string' ? keyProblemText(keyProblem(k)!) : `${k!.error.code}: ${k!.error.message}`;
       return this.fail(lane, events[bad].position, why);
     }
     return { status: 'idle' };

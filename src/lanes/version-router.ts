@@ -5,28 +5,9 @@ import { HostCallError } from '../runtime/host-process';
 import { RuntimePool } from '../runtime/runtime-pool';
 import { EventLog, StoredEvent } from '../store/event-log.port';
 import { InboxItem, ProjectionRepository, ProjectionVersion } from '../store/projection-repository.port';
-import { DEFAULT_MAX_KEY_LENGTH, ResolvedKey } from '../runtime/runtime-protocol';
+import { ResolvedKey } from '../runtime/runtime-protocol';
 import { LaneScheduler } from './lane-scheduler.port';
-
-/**
- * Where events go whose ResolveKey kept throwing (or gave a key the store cannot hold): a lane of
- * its own, held, for an operator to see. A reserved key: a projection's own key of this name is
- * treated as unresolvable too.
- */
-export const UNRESOLVED_KEY = '!unresolved';
-
-/** The host refuses longer keys itself (KEY_TOO_LONG) before writing them; checked here again for any key. */
-const MAX_KEY_LENGTH = DEFAULT_MAX_KEY_LENGTH;
-/** Keys go into URLs and every store's text columns: no control characters (PostgreSQL refuses NUL). */
-const BAD_KEY = /[\u0000-\u001f\u007f]/;
-
-/** Why a key from ResolveKey cannot be a lane, or null. */
-export function keyProblem(key: string): string | null {
-  if (key === UNRESOLVED_KEY) return `the key '${UNRESOLVED_KEY}' is reserved`;
-  if (key.length === 0 || key.length > MAX_KEY_LENGTH) return `a state key must be 1–${MAX_KEY_LENGTH} characters`;
-  if (BAD_KEY.test(key)) return 'a state key must not contain control characters';
-  return null;
-}
+import { keyProblem, keyProblemText, UNRESOLVED_KEY } from './state-key-rule';
 
 /** A ResolveKey that threw may be retried; a key refused for its length will be refused again. */
 function mayPassOnRetry(k: ResolvedKey): boolean {
@@ -129,12 +110,16 @@ export class VersionRouter {
       const items: InboxItem[] = [];
       keys.forEach((k, i) => {
         if (k === null) return;
-        const problem = typeof k === 'string' ? keyProblem(k) : `${k.error.code}: ${k.error.message}`;
-        if (problem === null) {
-          items.push({ key: k as string, position: events[i].position });
-          return;
+        if (typeof k === 'string') {
+          const refused = keyProblem(k);
+          if (refused === null) {
+            items.push({ key: k, position: events[i].position });
+            return;
+          }
+          this.lastResolveError = keyProblemText(refused);
+        } else {
+          this.lastResolveError = `${k.error.code}: ${k.error.message}`;
         }
-        this.lastResolveError = typeof k === 'string' ? `INVALID_KEY: ${problem}` : problem;
         items.push({ key: UNRESOLVED_KEY, position: events[i].position });
       });
       return items;

@@ -1,6 +1,7 @@
 import { Body, Controller, Get, Headers, HttpCode, Inject, Logger, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, notFound, validationFailed } from '../common/domain-error';
+import { DtoValidationPipe } from '../common/dto-validation.pipe';
 import { errorHeaders, statusOf, toErrorBody } from '../common/error-http-mapping';
 import { LongLived } from '../common/route-options';
 import { isoTime } from '../common/iso-time';
@@ -14,6 +15,7 @@ import { notificationView } from './notification';
 import { WEBHOOK_REPOSITORY } from './notifications.tokens';
 import { NotificationReader } from './notification-reader';
 import { parseSettings } from './notification-settings';
+import { ReplayDeliveriesDto } from './replay-deliveries.dto';
 import { SseStream } from './sse-stream';
 import { WebhookSecrets } from './webhook-secrets';
 
@@ -115,11 +117,9 @@ export class NotificationsController {
   /** Dead-lettered deliveries back to pending: one (`{sequence}`) or all of the projection's (`{}`). */
   @Post(':id/webhook/deliveries/replay')
   @HttpCode(200)
-  async replay(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string, @Body() body: unknown) {
-    const seq = (body as { sequence?: unknown } | undefined)?.sequence;
-    if (seq !== undefined && (!Number.isSafeInteger(seq) || (seq as number) < 1)) throw validationFailed('sequence', 'must be a positive integer');
+  async replay(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string, @Body(new DtoValidationPipe(ReplayDeliveriesDto)) body: ReplayDeliveriesDto) {
     await this.projection(tenant.tenantId, id);
-    const replayed = await this.webhooks.replay(tenant.tenantId, id, (seq as number | undefined) ?? null, Date.now());
+    const replayed = await this.webhooks.replay(tenant.tenantId, id, body.sequence ?? null, Date.now());
     return { projectionId: id, replayed };
   }
 

@@ -3,6 +3,7 @@ import { Duplex } from 'stream';
 import { RawData, WebSocket, WebSocketServer } from 'ws';
 import { DomainError, validationFailed } from '../common/domain-error';
 import { errorHeaders, statusOf, toErrorBody } from '../common/error-http-mapping';
+import { requestTargetProblem } from '../common/url-params';
 import { Notification, StreamSource, streamText } from './notification';
 import { NotificationCursor, parseSequence } from './notification-cursor';
 import { NO_TENANT_STREAM_QUOTA, StreamLimiter, TenantStreamQuota } from './stream-limiter';
@@ -82,6 +83,13 @@ export class WebSocketStreamServer {
     if (!match) {
       // Another upgrade handler may own this path: answering is left to it unless there is none.
       if (server.listenerCount('upgrade') <= 1) refuse(socket, new DomainError('NOT_FOUND', 'route not found'));
+      return;
+    }
+    // The same target rule as every routed request (NUL, not UTF-8, too long), before anything else:
+    // URLSearchParams would otherwise turn what is not UTF-8 into U+FFFD silently.
+    const problem = requestTargetProblem(req.url ?? '/');
+    if (problem) {
+      refuse(socket, problem);
       return;
     }
     // Without a listener a socket error during the asynchronous checks would crash the process.

@@ -1,4 +1,5 @@
-import { DomainError, notFound, validationFailed } from '../common/domain-error';
+import { DomainError, notFound } from '../common/domain-error';
+import { parseIntParam } from '../common/int-param';
 import { RawJson } from '../common/raw-json';
 import { EventLog } from '../store/event-log.port';
 import { AppliedSignal } from '../lanes/applied-signal';
@@ -32,9 +33,9 @@ export class ProjectionReader {
   ) {}
 
   async state(tenantId: string, projectionId: string, key: string, minPositionRaw?: string): Promise<StateRead> {
+    const minPosition = this.parseMin(minPositionRaw);
     const p = await this.repo.get(tenantId, projectionId);
     if (!p || !p.activeVersion) throw notFound(`projection '${projectionId}'`);
-    const minPosition = this.parseMin(minPositionRaw);
     const deadline = Date.now() + (minPosition !== undefined ? this.maxWaitMs : 0);
     for (;;) {
       const v = await this.repo.getVersion(tenantId, p.activeVersion);
@@ -83,16 +84,15 @@ export class ProjectionReader {
   }
 
   async keys(tenantId: string, p: ProjectionRecord, after: string, limitRaw?: string): Promise<LaneRecord[]> {
-    const limit = limitRaw === undefined ? 100 : Number(limitRaw);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw validationFailed('limit', 'must be between 1 and 1000');
+    const limit = parseIntParam('limit', limitRaw, 100, 1, 1000);
     if (!p.activeVersion) return [];
     return this.repo.listLanes(tenantId, p.activeVersion, { afterKey: after, limit });
   }
 
+  /** A position, like every cursor: digits only, at most Number.MAX_SAFE_INTEGER (a larger one could never be reached, and would not survive as a number). */
   private parseMin(raw?: string): number | undefined {
     if (raw === undefined || raw === '') return undefined;
-    if (!/^\d+$/.test(raw)) throw validationFailed('minPosition', 'must be a non-negative integer');
-    return Number(raw);
+    return parseIntParam('minPosition', raw, 0);
   }
 
   private async appliedPosition(tenantId: string, versionId: string, routed: number): Promise<number> {

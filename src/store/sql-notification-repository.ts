@@ -1,8 +1,16 @@
+import { createHash } from 'node:crypto';
 import { Notification } from '../notifications/notification';
 import { NotificationHead, NotificationRepository, RetentionPolicy, StateChange } from './notification-repository.port';
 import { SqlRunner, SqlStatement } from './sql-runner';
 
-const N_COLUMNS = 'sequence, projection_id, aggregate_id, aggregate_type, state_key, version, position, state, timestamp';
+const N_COLUMNS = 'n.sequence, n.projection_id, n.aggregate_id, n.aggregate_type, n.state_key, n.version, n.position, s.state, n.timestamp';
+/** A notification with its state text (stored once per tenant and text, see sharedStatesMigration). */
+const N_WITH_STATE = 'notifications n JOIN notification_states s ON s.state_id = n.state_id';
+
+/** The key a state text is stored under, per tenant: identical texts are stored once. */
+export function stateDigest(state: string): string {
+  return createHash('sha256').update(state, 'utf8').digest('base64');
+}
 
 function toNotification(r: any): Notification {
   return {
@@ -28,6 +36,9 @@ function toNotification(r: any): Notification {
  *     to the projection, and (b) up to a pending redeploy's target: beyond it, the pending
  *     version speaks for the projection (see ARCHITECTURE.md);
  *  3. advance the counter to what was inserted.
+ * The state texts go to notification_states first (a text the tenant already has is not stored
+ * again); each notification refers to its text by id. They are inserted in digest order, so two
+ * lanes that share texts take their locks in the same order (PostgreSQL: no deadlock).
  */
 export function logStateChanges(
   tenantId: string,
@@ -37,14 +48,24 @@ export function logStateChanges(
   changes: StateChange[],
   now: number,
 ): SqlStatement[] {
+  const digests = changes.map((c) => stateDigest(c.state));
+  const texts = new Map<string, string>();
+  changes.forEach((c, i) => texts.set(digests[i], c.state));
+  const distinct = [...texts.keys()].sort();
   const values = changes.map(() => '(CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS BIGINT))').join(', ');
-  const valueParams = changes.flatMap((c) => [c.position, c.aggregateId, c.aggregateType, c.version, c.state, c.timestamp]);
+  const valueParams = changes.flatMap((c, i) => [c.position, c.aggregateId, c.aggregateType, c.version, digests[i], c.timestamp]);
   const head = 'tenant_id = ? AND projection_id = ?';
   return [
     { sql: `UPDATE notification_heads SET last_sequence = last_sequence WHERE ${head}`, params: [tenantId, projectionId] },
     {
-      sql: `INSERT INTO notifications (tenant_id, projection_id, sequence, position, state_key, aggregate_id, aggregate_type, version, state, timestamp, created_at)
-            SELECT h.tenant_id, h.projection_id, h.last_sequence + ROW_NUMBER() OVER (ORDER BY c.column1), c.column1, CAST(? AS TEXT), c.column2, c.column3, c.column4, c.column5, c.column6, CAST(? AS BIGINT)
+      sql: `INSERT INTO notification_states (tenant_id, digest, state) VALUES ${distinct.map(() => '(?, ?, ?)').join(', ')}
+            ON CONFLICT (tenant_id, digest) DO NOTHING`,
+      params: distinct.flatMap((d) => [tenantId, d, texts.get(d)]),
+    },
+    {
+      sql: `INSERT INTO notifications (tenant_id, projection_id, sequence, position, state_key, aggregate_id, aggregate_type, version, state_id, timestamp, created_at)
+            SELECT h.tenant_id, h.projection_id, h.last_sequence + ROW_NUMBER() OVER (ORDER BY c.column1), c.column1, CAST(? AS TEXT), c.column2, c.column3, c.column4,
+                   (SELECT s.state_id FROM notification_states s WHERE s.tenant_id = h.tenant_id AND s.digest = c.column5), c.column6, CAST(? AS BIGINT)
             FROM (VALUES ${values}) AS c
             JOIN notification_heads h ON h.tenant_id = ? AND h.projection_id = ?
             JOIN projections p ON p.tenant_id = h.tenant_id AND p.projection_id = h.projection_id AND (p.active_version = ? OR p.pending_version = ?)
@@ -64,7 +85,7 @@ export class SqlNotificationRepository implements NotificationRepository {
 
   async read(tenantId: string, projectionId: string, afterSequence: number, limit: number) {
     const rows = await this.db.all(
-      `SELECT ${N_COLUMNS} FROM notifications WHERE tenant_id = ? AND projection_id = ? AND sequence > ? ORDER BY sequence LIMIT ?`,
+      `SELECT ${N_COLUMNS} FROM ${N_WITH_STATE} WHERE n.tenant_id = ? AND n.projection_id = ? AND n.sequence > ? ORDER BY n.sequence LIMIT ?`,
       [tenantId, projectionId, afterSequence, limit],
     );
     return rows.map(toNotification);
@@ -103,12 +124,16 @@ export class SqlNotificationRepository implements NotificationRepository {
     ]);
     if (p && p.notify_config && JSON.parse(p.notify_config).webhookUrl) {
       const [pending] = await this.db.all<{ s: number | null }>(
-        "SELECT MIN(sequence) AS s FROM webhook_deliveries WHERE tenant_id = ? AND projection_id = ? AND status = 'pending'",
+        "SELECT MIN(sequence) AS s FROM webhook_deliveries WHERE tenant_id = ? AND projection_id = ? AND status IN ('pending', 'waiting')",
         [tenantId, projectionId],
       );
       bound = Math.min(bound, h.webhookSequence, pending?.s == null ? Infinity : Number(pending.s) - 1);
     }
     if (bound <= h.prunedSequence) return h.prunedSequence;
+    const states = await this.db.all<{ state_id: number }>(
+      'SELECT DISTINCT state_id FROM notifications WHERE tenant_id = ? AND projection_id = ? AND sequence > ? AND sequence <= ?',
+      [tenantId, projectionId, h.prunedSequence, bound],
+    );
     await this.db.batch([
       { sql: 'DELETE FROM notifications WHERE tenant_id = ? AND projection_id = ? AND sequence <= ?', params: [tenantId, projectionId, bound] },
       {
@@ -116,6 +141,29 @@ export class SqlNotificationRepository implements NotificationRepository {
         params: [bound, tenantId, projectionId, bound],
       },
     ]);
+    await forgetUnreferencedStates(this.db, states.map((r) => Number(r.state_id)));
     return bound;
+  }
+}
+
+const GC_CHUNK = 500;
+
+/**
+ * Removes the state texts among `stateIds` that no notification refers to any more (by
+ * notifications_by_state: a probe each). On PostgreSQL a lane may have just referred to one (its
+ * foreign key check holds it): the statement then fails and is retried one state at a time, so
+ * the others still go and the referred one stays.
+ */
+export async function forgetUnreferencedStates(db: SqlRunner, stateIds: number[]): Promise<void> {
+  const sql = (n: number) =>
+    `DELETE FROM notification_states WHERE state_id IN (${Array(n).fill('?').join(', ')})
+     AND NOT EXISTS (SELECT 1 FROM notifications n WHERE n.state_id = notification_states.state_id)`;
+  for (let i = 0; i < stateIds.length; i += GC_CHUNK) {
+    const chunk = stateIds.slice(i, i + GC_CHUNK);
+    try {
+      await db.run(sql(chunk.length), chunk);
+    } catch {
+      for (const id of chunk) await db.run(sql(1), [id]).catch(() => undefined);
+    }
   }
 }

@@ -12,7 +12,7 @@ import {
   SweepCandidate,
   VersionLag,
 } from './projection-repository.port';
-import { logStateChanges } from './sql-notification-repository';
+import { forgetUnreferencedStates, logStateChanges } from './sql-notification-repository';
 import { SqlRunner, SqlStatement } from './sql-runner';
 
 const E_COLUMNS = EVENT_COLUMNS.split(',').map((c) => `e.${c.trim()}`).join(', ');
@@ -176,7 +176,19 @@ export class SqlProjectionRepository implements ProjectionRepository {
   }
 
   async applied(tenantId: string, versionId: string, key: string, r: AppliedChange) {
-    return this.db.batch([
+    const statements = this.appliedStatements(tenantId, versionId, key, r);
+    try {
+      return await this.db.batch(statements);
+    } catch (e) {
+      // PostgreSQL: retention removed a state text this lane had just found (and it committed
+      // first): nothing was kept; once more stores the text again.
+      if (['23502', '23503'].includes((e as { code?: string }).code ?? '')) return this.db.batch(statements);
+      throw e;
+    }
+  }
+
+  private appliedStatements(tenantId: string, versionId: string, key: string, r: AppliedChange): SqlStatement[] {
+    return [
       // First, and the guard of the whole write: the checkpoint moves from where this run read it,
       // or another run of the lane stored first and this one keeps nothing (its row lock on
       // PostgreSQL also orders the two runs' notification logs).
@@ -191,7 +203,7 @@ export class SqlProjectionRepository implements ProjectionRepository {
         sql: 'DELETE FROM lane_inbox WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND position <= ?',
         params: [tenantId, versionId, key, r.appliedPosition],
       },
-    ]);
+    ];
   }
 
   async consume(tenantId: string, versionId: string, key: string, position: number) {
@@ -347,10 +359,12 @@ export class SqlProjectionRepository implements ProjectionRepository {
     const p = await this.get(tenantId, projectionId);
     if (!p) return;
     const scope = 'tenant_id = ? AND projection_id = ?';
+    const states = await this.db.all<{ state_id: number }>(`SELECT DISTINCT state_id FROM notifications WHERE ${scope}`, [tenantId, projectionId]);
     await this.db.batch(
       ['projections', 'notification_heads', 'notifications', 'webhook_deliveries'].map((t) => ({ sql: `DELETE FROM ${t} WHERE ${scope}`, params: [tenantId, projectionId] })),
     );
     await this.db.run('DELETE FROM webhook_secrets WHERE tenant_id = ? AND scope = ?', [tenantId, projectionId]);
+    await forgetUnreferencedStates(this.db, states.map((r) => Number(r.state_id)));
     for (const v of [p.activeVersion, p.pendingVersion]) if (v) await this.dropVersion(tenantId, v);
   }
 }

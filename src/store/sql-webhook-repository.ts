@@ -13,7 +13,8 @@ function toDelivery(r: any): WebhookDelivery {
     projectionId: r.projection_id,
     sequence: Number(r.sequence),
     stateKey: r.state_key,
-    status: r.status,
+    // 'waiting' (behind its key's head) is stored apart only so the due query can skip it; it is pending.
+    status: r.status === 'waiting' ? 'pending' : r.status,
     attempts: Number(r.attempts),
     nextAttemptAt: Number(r.next_attempt_at),
     lastError: r.last_error ?? null,
@@ -24,6 +25,25 @@ function toDelivery(r: any): WebhookDelivery {
 
 const PK = 'tenant_id = ? AND projection_id = ? AND sequence = ?';
 const pk = (d: WebhookDelivery) => [d.tenantId, d.projectionId, d.sequence];
+
+/** An undelivered delivery of the same key before `d` (by webhook_deliveries_key_order: two probes). */
+const EARLIER_OF_KEY = `EXISTS (SELECT 1 FROM webhook_deliveries e
+  WHERE e.tenant_id = webhook_deliveries.tenant_id AND e.projection_id = webhook_deliveries.projection_id
+    AND e.state_key = webhook_deliveries.state_key AND e.status IN ('pending', 'waiting') AND e.sequence < webhook_deliveries.sequence)`;
+
+/**
+ * After a key's head was delivered or dead-lettered: its next waiting delivery becomes the head
+ * (unless a replay already made an earlier one pending).
+ */
+function promoteNextOfKey(d: WebhookDelivery) {
+  return {
+    sql: `UPDATE webhook_deliveries SET status = 'pending'
+          WHERE tenant_id = ? AND projection_id = ? AND state_key = ? AND status = 'waiting'
+            AND sequence = (SELECT MIN(sequence) FROM webhook_deliveries WHERE tenant_id = ? AND projection_id = ? AND state_key = ? AND status = 'waiting')
+            AND NOT ${EARLIER_OF_KEY}`,
+    params: [d.tenantId, d.projectionId, d.stateKey, d.tenantId, d.projectionId, d.stateKey],
+  };
+}
 
 export class SqlWebhookRepository implements WebhookRepository {
   constructor(private readonly db: SqlRunner) {}
@@ -73,7 +93,7 @@ export class SqlWebhookRepository implements WebhookRepository {
       { sql: `UPDATE notification_heads SET webhook_sequence = webhook_sequence WHERE ${head}`, params: [tenantId, projectionId] },
       {
         sql: `INSERT INTO webhook_deliveries (tenant_id, projection_id, sequence, state_key, status, attempts, next_attempt_at, created_at, updated_at)
-              SELECT n.tenant_id, n.projection_id, n.sequence, n.state_key, 'pending', 0, CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT)
+              SELECT n.tenant_id, n.projection_id, n.sequence, n.state_key, 'waiting', 0, CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT)
               FROM notifications n JOIN notification_heads h ON h.tenant_id = n.tenant_id AND h.projection_id = n.projection_id
               WHERE n.tenant_id = ? AND n.projection_id = ? AND n.sequence > h.webhook_sequence AND n.sequence <= h.webhook_sequence + ?
               ON CONFLICT DO NOTHING`,
@@ -83,6 +103,12 @@ export class SqlWebhookRepository implements WebhookRepository {
         sql: `UPDATE notification_heads SET webhook_sequence = CASE WHEN last_sequence < webhook_sequence + ? THEN last_sequence ELSE webhook_sequence + ? END
               WHERE ${head}`,
         params: [limit, limit, tenantId, projectionId],
+      },
+      // The new rows (all after the cursor's old place) that are first of their key become heads.
+      {
+        sql: `UPDATE webhook_deliveries SET status = 'pending'
+              WHERE tenant_id = ? AND projection_id = ? AND sequence > ? AND status = 'waiting' AND NOT ${EARLIER_OF_KEY}`,
+        params: [tenantId, projectionId, Number(before[0]?.w ?? 0)],
       },
     ]);
     const [after] = await this.db.all<{ w: number }>(`SELECT webhook_sequence AS w FROM notification_heads WHERE ${head}`, [tenantId, projectionId]);
@@ -118,15 +144,11 @@ export class SqlWebhookRepository implements WebhookRepository {
 
   async dueOfTenants(tenantIds: string[], now: number, perTenant: number) {
     if (tenantIds.length === 0) return [];
-    // In the index's order (next_attempt_at), so the walk stops after `perTenant` rows instead of
-    // sorting the tenant's whole backlog. The first-of-its-key check is a MIN on the by-key index:
-    // as NOT EXISTS, PostgreSQL without statistics planned it as a nested loop over the tenant's
-    // pending rows (2,000 pending: 1.7 s instead of 13 ms).
+    // Only heads of their key are 'pending' (the rest wait), so this walks webhook_deliveries_by_tenant
+    // in due order and stops after `perTenant` rows, however many deliveries wait behind them.
     const one = (i: number) =>
       `SELECT * FROM (SELECT d.* FROM webhook_deliveries d
          WHERE d.status = 'pending' AND d.tenant_id = ? AND d.next_attempt_at <= ?
-           AND d.sequence = (SELECT MIN(e.sequence) FROM webhook_deliveries e WHERE e.tenant_id = d.tenant_id
-                             AND e.projection_id = d.projection_id AND e.state_key = d.state_key AND e.status = 'pending')
          ORDER BY d.next_attempt_at LIMIT ?) AS due_${i}`;
     const rows = await this.db.all(
       tenantIds.map((_, i) => one(i)).join('\nUNION ALL\n'),
@@ -144,31 +166,46 @@ export class SqlWebhookRepository implements WebhookRepository {
   }
 
   async delivered(d: WebhookDelivery, now: number) {
-    await this.db.run(`UPDATE webhook_deliveries SET status = 'delivered', last_error = NULL, updated_at = ? WHERE ${PK}`, [now, ...pk(d)]);
+    await this.db.batch([
+      { sql: `UPDATE webhook_deliveries SET status = 'delivered', last_error = NULL, updated_at = ? WHERE ${PK}`, params: [now, ...pk(d)] },
+      promoteNextOfKey(d),
+    ]);
   }
 
   async attemptFailed(d: WebhookDelivery, error: string, retryAt: number | null, now: number) {
-    await this.db.run(
-      `UPDATE webhook_deliveries SET status = ?, next_attempt_at = ?, last_error = ?, updated_at = ? WHERE ${PK} AND status = 'pending'`,
-      [retryAt === null ? 'dead' : 'pending', retryAt ?? now, error.slice(0, 1000), now, ...pk(d)],
-    );
+    const update = {
+      sql: `UPDATE webhook_deliveries SET status = ?, next_attempt_at = ?, last_error = ?, updated_at = ? WHERE ${PK} AND status = 'pending'`,
+      params: [retryAt === null ? 'dead' : 'pending', retryAt ?? now, error.slice(0, 1000), now, ...pk(d)],
+    };
+    await this.db.batch(retryAt === null ? [update, promoteNextOfKey(d)] : [update]);
   }
 
   async list(tenantId: string, projectionId: string, opts: { status?: DeliveryStatus; afterSequence: number; limit: number }) {
     const rows = await this.db.all(
-      `SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND projection_id = ? AND sequence > ? ${opts.status ? 'AND status = ?' : ''}
+      `SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND projection_id = ? AND sequence > ?
+       ${opts.status === 'pending' ? "AND status IN ('pending', 'waiting')" : opts.status ? 'AND status = ?' : ''}
        ORDER BY sequence LIMIT ?`,
-      [tenantId, projectionId, opts.afterSequence, ...(opts.status ? [opts.status] : []), opts.limit],
+      [tenantId, projectionId, opts.afterSequence, ...(opts.status && opts.status !== 'pending' ? [opts.status] : []), opts.limit],
     );
     return rows.map(toDelivery);
   }
 
   async replay(tenantId: string, projectionId: string, sequence: number | null, now: number) {
-    return this.db.run(
+    const scope = 'tenant_id = ? AND projection_id = ?';
+    const replayed = await this.db.run(
       `UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ?
-       WHERE tenant_id = ? AND projection_id = ? AND status = 'dead' ${sequence === null ? '' : 'AND sequence = ?'}`,
+       WHERE ${scope} AND status = 'dead' ${sequence === null ? '' : 'AND sequence = ?'}`,
       [now, now, tenantId, projectionId, ...(sequence === null ? [] : [sequence])],
     );
+    if (replayed === 0) return 0;
+    // One head per key again: a replayed delivery earlier than its key's head becomes the head (the
+    // key waits for it), one later than it waits. Visits the projection's heads and waiting rows:
+    // an operator's action, not a per-tick cost.
+    await this.db.batch([
+      { sql: `UPDATE webhook_deliveries SET status = 'waiting' WHERE ${scope} AND status = 'pending' AND ${EARLIER_OF_KEY}`, params: [tenantId, projectionId] },
+      { sql: `UPDATE webhook_deliveries SET status = 'pending' WHERE ${scope} AND status = 'waiting' AND NOT ${EARLIER_OF_KEY}`, params: [tenantId, projectionId] },
+    ]);
+    return replayed;
   }
 
   async forgetDelivered(before: number) {

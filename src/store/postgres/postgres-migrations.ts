@@ -1,4 +1,4 @@
-import { notificationsMigration, WEBHOOK_TURNS_MIGRATION } from '../notification-schema';
+import { notificationsMigration, WEBHOOK_TURNS_MIGRATION, WEBHOOK_KEY_HEADS_MIGRATION, sharedStatesMigration } from '../notification-schema';
 /** Ordered, append-only: a migration once shipped is never edited, only followed. */
 export const POSTGRES_MIGRATIONS: string[] = [
   `
@@ -144,4 +144,6 @@ export const POSTGRES_MIGRATIONS: string[] = [
   );
   `,
   WEBHOOK_TURNS_MIGRATION,
+  WEBHOOK_KEY_HEADS_MIGRATION,
+  sharedStatesMigration('postgres'),
 ];

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { notFound, validationFailed } from '../common/domain-error';
+import { DomainError, notFound, validationFailed } from '../common/domain-error';
 import { LaneEngine } from '../lanes/lane-engine';
 import { readSourceArchive } from '../runtime/archive-reader';
 import { CompileQueue } from '../runtime/compile-queue';
@@ -58,6 +58,12 @@ export interface UploadNotificationsView {
   sse: boolean;
 }
 
+/** The tenant's `projections` limit (src/quotas): throws QUOTA_EXCEEDED when one more would pass it. */
+export interface ProjectionQuota {
+  admitProjection(tenantId: string, existing: number): Promise<void>;
+}
+const NO_PROJECTION_QUOTA: ProjectionQuota = { admitProjection: async () => undefined };
+
 /**
  * Projection uploads: compiled in the background; the first compile of a name creates the
  * projection (stable projectionId) with this version active; a later one of the same name becomes
@@ -70,6 +76,7 @@ export class ProjectionCatalog {
     private readonly log: EventLog,
     private readonly queue: CompileQueue,
     private readonly engine: LaneEngine,
+    private readonly quota: ProjectionQuota = NO_PROJECTION_QUOTA,
   ) {
     queue.onCompiled((u) => this.deploy(u));
   }
@@ -88,6 +95,9 @@ export class ProjectionCatalog {
     if (!zip) throw validationFailed('file', 'a multipart part named "file" holding a zip archive is required');
     // Before the notifications setup, which may make a secret: a refused upload stores nothing.
     await this.queue.checkRoom(tenantId);
+    // A name given in the config is known now: a new one past the limit is refused before anything is
+    // stored. Without one, the name comes from the compile, and the deploy checks it (the upload fails).
+    if (config?.name && !(await this.repo.getByName(tenantId, config.name))) await this.quota.admitProjection(tenantId, (await this.repo.list(tenantId)).length);
     const sources = await readSourceArchive(zip);
     const prepared = (await this.notifications?.prepare(tenantId, config)) ?? { meta: {} };
     const upload = await this.queue.submit({ tenantId, kind: 'projection', sources, uploadId: randomUUID(), meta: { config: config ?? null, ...prepared.meta } });
@@ -136,6 +146,15 @@ export class ProjectionCatalog {
     const config = meta.config;
     const name = config?.name ?? found.projectionName ?? found.className;
     const existing = await this.repo.getByName(u.tenantId, name);
+    if (!existing) {
+      try {
+        await this.quota.admitProjection(u.tenantId, (await this.repo.list(u.tenantId)).length);
+      } catch (e) {
+        if (!(e instanceof DomainError)) throw e;
+        await this.uploads.markFailed(u.tenantId, u.uploadId, { compilationError: `${e.code}: ${e.message}`, at: Date.now() });
+        return;
+      }
+    }
     const projectionId = existing?.projectionId ?? randomUUID();
     await this.repo.deploy({
       tenantId: u.tenantId,

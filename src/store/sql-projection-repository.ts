@@ -353,4 +353,22 @@ export class SqlProjectionRepository implements ProjectionRepository {
     await this.db.run('DELETE FROM webhook_secrets WHERE tenant_id = ? AND scope = ?', [tenantId, projectionId]);
     for (const v of [p.activeVersion, p.pendingVersion]) if (v) await this.dropVersion(tenantId, v);
   }
+
+  async existingKeys(tenantId: string, versionId: string, keys: string[]) {
+    const found = new Set<string>();
+    for (let i = 0; i < keys.length; i += INBOX_CHUNK) {
+      const chunk = keys.slice(i, i + INBOX_CHUNK);
+      const rows = await this.db.all<{ state_key: string }>(
+        `SELECT state_key FROM lanes WHERE tenant_id = ? AND version_id = ? AND state_key IN (${chunk.map(() => '?').join(', ')})`,
+        [tenantId, versionId, ...chunk],
+      );
+      for (const r of rows) found.add(r.state_key);
+    }
+    return found;
+  }
+
+  async keyCount(tenantId: string, versionId: string) {
+    const [r] = await this.db.all<{ n: number }>("SELECT count(*) AS n FROM lanes WHERE tenant_id = ? AND version_id = ? AND state_key <> '!unresolved'", [tenantId, versionId]);
+    return Number(r?.n ?? 0);
+  }
 }

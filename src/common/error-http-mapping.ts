@@ -42,6 +42,12 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   RATE_LIMITED: 429,
   // Over a quota that waiting does not free (stored events): no Retry-After.
   QUOTA_EXCEEDED: 403,
+  // A replay asked of a webhook endpoint suspended at its pendingDeliveries limit: resume it first.
+  WEBHOOK_SUSPENDED: 409,
+  // A resume asked of a webhook endpoint that is not suspended.
+  WEBHOOK_NOT_SUSPENDED: 409,
+  // A replay of a delivery whose notification retention has removed (`sequence`, `oldestSequence`).
+  NOTIFICATION_EXPIRED: 410,
   INTERNAL: 500,
 };
 

@@ -51,6 +51,8 @@ export interface ProjectionNotificationSetup {
   settingsText(config: ProjectionConfig | null | undefined): string;
   /** After the deploy is stored: binds an isolated secret, starts webhook deliveries. */
   deployed(tenantId: string, projectionId: string, before: ProjectionRecord | null, meta: Record<string, unknown>): Promise<void>;
+  /** The webhook endpoint's state (active or suspended, backlog) for the status record; null without a webhook. */
+  webhookStatus?(tenantId: string, p: ProjectionRecord): Promise<object | null>;
 }
 
 export interface UploadNotificationsView {
@@ -116,6 +118,11 @@ export class ProjectionCatalog {
     const upload = versionId ? await this.uploads.get(tenantId, versionId) : null;
     if (!projection || !upload) throw notFound(`projection '${id}'`);
     return { upload, projection };
+  }
+
+  /** What the status record shows of the projection's webhook endpoint (null without one). */
+  async webhookStatus(tenantId: string, p: ProjectionRecord): Promise<object | null> {
+    return (await this.notifications?.webhookStatus?.(tenantId, p)) ?? null;
   }
 
   async projection(tenantId: string, projectionId: string): Promise<ProjectionRecord> {

@@ -348,7 +348,7 @@ export class SqlProjectionRepository implements ProjectionRepository {
     if (!p) return;
     const scope = 'tenant_id = ? AND projection_id = ?';
     await this.db.batch(
-      ['projections', 'notification_heads', 'notifications', 'webhook_deliveries'].map((t) => ({ sql: `DELETE FROM ${t} WHERE ${scope}`, params: [tenantId, projectionId] })),
+      ['projections', 'notification_heads', 'notifications', 'webhook_deliveries', 'webhook_suspensions'].map((t) => ({ sql: `DELETE FROM ${t} WHERE ${scope}`, params: [tenantId, projectionId] })),
     );
     await this.db.run('DELETE FROM webhook_secrets WHERE tenant_id = ? AND scope = ?', [tenantId, projectionId]);
     for (const v of [p.activeVersion, p.pendingVersion]) if (v) await this.dropVersion(tenantId, v);

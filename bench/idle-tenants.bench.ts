@@ -94,7 +94,7 @@ async function measure(n: number): Promise<string> {
   const secrets = new WebhookSecrets(webhooks, new SecretCipher(randomBytes(32)), 0);
   const sender = new WebhookSender(new WebhookUrlGuard({ allowPrivate: false }), 10_000);
   const dispatcher = new WebhookDispatcher(webhooks, notifications, projections, secrets, sender, { backoffMs: [1000], timeoutMs: 10_000, pollMs: 1000, concurrency: 64 });
-  const retention = new NotificationRetention(notifications, webhooks, { keepCount: 100_000, keepMs: 7 * 86_400_000, sweepMs: 60_000 });
+  const retention = new NotificationRetention(notifications, webhooks, { keepCount: 100_000, keepMs: 7 * 86_400_000, sweepMs: 60_000, deadKeepMs: 86_400_000 });
   await engine.start();
   dispatcher.start();
   await new Promise((r) => setTimeout(r, 3000)); // start-up (every router's first look) is not idle cost

@@ -231,6 +231,9 @@ async function checkCost(rates: RateLimiter, calls: number): Promise<number> {
     streams: 0,
     webhooksInFlight: 0,
     storedEvents: 0,
+    projections: 0,
+    keysPerProjection: 0,
+    pendingDeliveries: 0,
   };
   const catalog = new TenantLimitsCatalog({ getTenant: async () => null, getLimits: async () => null, putLimits: async () => false }, limits, 60_000);
   const quotas = new TenantQuotas(catalog, rates, new InProcessConcurrencyLimiter(), new StoredEventsGauge({ headPosition: async () => 0 }));

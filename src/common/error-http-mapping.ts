@@ -45,6 +45,12 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   QUOTA_EXCEEDED: 403,
   // A path parameter over MAX_PATH_PARAM_BYTES once decoded (or past the router's own cap): `field`, `limit`.
   URI_TOO_LONG: 414,
+  // A replay asked of a webhook endpoint suspended at its pendingDeliveries limit: resume it first.
+  WEBHOOK_SUSPENDED: 409,
+  // A resume asked of a webhook endpoint that is not suspended.
+  WEBHOOK_NOT_SUSPENDED: 409,
+  // A replay of a delivery whose notification retention has removed (`sequence`, `oldestSequence`).
+  NOTIFICATION_EXPIRED: 410,
   INTERNAL: 500,
 };
 

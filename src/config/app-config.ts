@@ -110,6 +110,8 @@ export interface AppConfig {
     secretOverlapMs: number;
     /** Base64 of 32 bytes that encrypt secrets at rest; default: a key file in DATA_DIR. */
     secretsKey?: string;
+    /** Dead-lettered deliveries are deleted this long after they died (ms). */
+    deadKeepMs: number;
   };
   /** Per-tenant quotas and rate limits (src/quotas); 0 means no limit. */
   quotas: {
@@ -263,6 +265,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       allowPrivate: bool('WEBHOOK_ALLOW_PRIVATE_URLS'),
       secretOverlapMs: int('WEBHOOK_SECRET_OVERLAP_MS', 86_400_000, 0, 30 * 86_400_000),
       secretsKey: str('WEBHOOK_SECRETS_KEY'),
+      deadKeepMs: int('WEBHOOK_DEAD_KEEP_MS', 7 * 86_400_000, 0, 3650 * 86_400_000),
     },
     quotas: {
       // About a fifth of what one 2-core instance appends (~10k single appends/s, ~130k events/s in
@@ -275,6 +278,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         streams: int('QUOTA_STREAMS', 500, 0, 1_000_000),
         webhooksInFlight: int('QUOTA_WEBHOOKS_IN_FLIGHT', 16, 0, 100_000),
         storedEvents: int('QUOTA_STORED_EVENTS', 0, 0, Number.MAX_SAFE_INTEGER),
+        // Bounds on what a tenant's code makes the service keep (issue 15): projections, one
+        // projection's lane rows, one webhook endpoint's undelivered backlog.
+        projections: int('QUOTA_PROJECTIONS', 100, 0, 1_000_000),
+        keysPerProjection: int('QUOTA_KEYS_PER_PROJECTION', 100_000, 0, 1_000_000_000),
+        pendingDeliveries: int('QUOTA_PENDING_DELIVERIES', 10_000, 0, 1_000_000_000),
       },
       overridesCacheMs: int('QUOTA_OVERRIDES_CACHE_MS', 5_000, 0, 3_600_000),
       refusalDelayMs: int('QUOTA_REFUSAL_DELAY_MS', 500, 0, 10_000),

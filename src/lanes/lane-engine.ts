@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { RuntimePool } from '../runtime/runtime-pool';
+import { LaneKeyCap } from './lane-key-cap';
 import { EventLog } from '../store/event-log.port';
 import { ProjectionRepository, ProjectionVersion } from '../store/projection-repository.port';
 import { LaneRunner } from './lane-runner';
@@ -9,6 +10,8 @@ import { VersionRouter } from './version-router';
 export interface LaneEngineOptions {
   /** How often the store is swept for work a lost wake-up left behind (and catch-up is checked). */
   sweepMs: number;
+  /** The tenant's keysPerProjection limit on routing and rerouting (none in unit setups). */
+  keyCap?: LaneKeyCap;
 }
 
 /**
@@ -41,6 +44,7 @@ export class LaneEngine {
     private readonly options: LaneEngineOptions = { sweepMs: 2000 },
   ) {
     runner.onRerouted = (lane) => void this.scheduler.wake(lane).catch(() => undefined);
+    runner.keyCap = options.keyCap;
   }
 
   private readonly notifiedListeners: ((tenantId: string, projectionId: string) => void)[] = [];
@@ -71,7 +75,7 @@ export class LaneEngine {
     const known = tenantRouters?.get(v.versionId);
     if (known) return known;
     if (v.caughtUpAt === null) this.catchingUp.set(v.versionId, v.tenantId);
-    const router = new VersionRouter(v, this.log, this.repo, this.runtime, this.scheduler, () => this.laneApplied(), () => this.retired(v.tenantId, v.versionId));
+    const router = new VersionRouter(v, this.log, this.repo, this.runtime, this.scheduler, () => this.laneApplied(), () => this.retired(v.tenantId, v.versionId), this.options.keyCap);
     if (!tenantRouters) this.routers.set(v.tenantId, (tenantRouters = new Map()));
     tenantRouters.set(v.versionId, router);
     router.wake();

@@ -7,6 +7,7 @@ import { CoalescingApplier } from '../runtime/coalescing-applier';
 import { RuntimePool } from '../runtime/runtime-pool';
 import { StoredEvent } from '../store/event-log.port';
 import { ProjectionRepository, ProjectionVersion } from '../store/projection-repository.port';
+import { LaneKeyCap } from './lane-key-cap';
 import { LaneRef, LaneRunOutcome } from './lane-scheduler.port';
 import { keyProblem, keyProblemText, UNRESOLVED_KEY } from './state-key-rule';
 
@@ -148,10 +149,21 @@ export class LaneRunner {
     // The same rules as routing: a thrown ResolveKey, or a key no lane can hold.
     const bad = keys.findIndex((k) => k !== null && (typeof k === 'object' || keyProblem(k) !== null));
     const good = bad === -1 ? events.length : bad;
-    const items = events.slice(0, good).flatMap((e, i) => (typeof keys[i] === 'string' ? [{ key: keys[i] as string, position: e.position }] : []));
+    let items = events.slice(0, good).flatMap((e, i) => (typeof keys[i] === 'string' ? [{ key: keys[i] as string, position: e.position }] : []));
+    // The key limit as in routing: the events up to the first key past it go on; it and the rest stay held here.
+    let capped: { error: string; position: number } | null = null;
+    if (this.keyCap && items.length) {
+      const c = await this.keyCap.admit(lane.tenantId, lane.versionId, items);
+      if (c.refused) {
+        capped = c.refused;
+        items = items.filter((it) => it.position < c.refused!.position);
+      }
+    }
+    const through = capped ? events.findIndex((e) => e.position === capped!.position) : good;
     if (items.length) await this.repo.route(lane.tenantId, lane.versionId, items, 0);
-    if (good > 0) await this.repo.consume(lane.tenantId, lane.versionId, lane.key, events[good - 1].position);
+    if (through > 0) await this.repo.consume(lane.tenantId, lane.versionId, lane.key, events[through - 1].position);
     for (const it of items) this.onRerouted?.({ tenantId: lane.tenantId, versionId: lane.versionId, key: it.key });
+    if (capped) return this.hold(lane, capped.position, capped.error);
     if (bad !== -1) {
       const k = keys[bad];
       const why = typeof k === 'string' ? keyProblemText(keyProblem(k)!) : `${k!.error.code}: ${k!.error.message}`;
@@ -162,6 +174,16 @@ export class LaneRunner {
 
   /** Set by the engine: wakes lanes that rerouted events were handed to. */
   onRerouted?: (lane: LaneRef) => void;
+
+  /** Set by the engine: the tenant's keysPerProjection limit, applied to rerouted events as to routed ones. */
+  keyCap?: LaneKeyCap;
+
+  /** Held at once: a limit, unlike a failure, will not pass on a retry. */
+  private async hold(lane: LaneRef, position: number, error: string): Promise<LaneRunOutcome> {
+    await this.repo.failed(lane.tenantId, lane.versionId, lane.key, { position, error, hold: true });
+    this.logger.warn(`lane ${lane.key} of ${lane.versionId} held at position ${position}: ${error}`);
+    return { status: 'held' };
+  }
 
   private async fail(lane: LaneRef, position: number, error: string): Promise<LaneRunOutcome> {
     // One retry per backoff step; the failure after the last step holds the lane.

@@ -6,6 +6,7 @@ import { RuntimePool } from '../runtime/runtime-pool';
 import { EventLog, StoredEvent } from '../store/event-log.port';
 import { InboxItem, ProjectionRepository, ProjectionVersion } from '../store/projection-repository.port';
 import { ResolvedKey } from '../runtime/runtime-protocol';
+import { LaneKeyCap } from './lane-key-cap';
 import { LaneScheduler } from './lane-scheduler.port';
 import { keyProblem, keyProblemText, UNRESOLVED_KEY } from './state-key-rule';
 
@@ -39,6 +40,8 @@ export class VersionRouter {
     private readonly onRouted: () => void,
     /** The version is gone from the store (retired or deleted, maybe by another instance). */
     private readonly onGone: () => void = () => undefined,
+    /** The tenant's keysPerProjection limit: new keys past it are held in `!unresolved` (KEY_LIMIT). */
+    private readonly keyCap?: LaneKeyCap,
   ) {}
 
   get versionId(): string {
@@ -69,7 +72,13 @@ export class VersionRouter {
     while (!this.runner.stopped) {
       const events = await this.log.readAll(tenantId, routed, ROUTE_BATCH);
       if (events.length === 0) break;
-      const items = await this.resolve(events);
+      let items = await this.resolve(events);
+      if (this.keyCap) {
+        const capped = await this.keyCap.admit(tenantId, versionId, items);
+        const firstUnresolved = items.find((i) => i.key === UNRESOLVED_KEY);
+        if (capped.refused && (!firstUnresolved || capped.refused.position < firstUnresolved.position)) this.lastResolveError = capped.refused.error;
+        items = capped.items;
+      }
       const last = events[events.length - 1].position;
       await this.repo.route(tenantId, versionId, items, last);
       routed = last;

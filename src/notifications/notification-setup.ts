@@ -2,6 +2,7 @@ import { ProjectionConfig, ProjectionNotificationSetup, UploadNotificationsView 
 import { ProjectionRecord } from '../store/projection-repository.port';
 import { WebhookRepository } from '../store/webhook-repository.port';
 import { parseSettings, settingsFromConfig } from './notification-settings';
+import { WebhookEndpoints, WebhookStatusView } from './webhook-endpoints';
 import { WebhookSecrets } from './webhook-secrets';
 import { WebhookUrlGuard } from './webhook-url-guard';
 
@@ -11,7 +12,14 @@ export class NotificationSetup implements ProjectionNotificationSetup {
     private readonly secrets: WebhookSecrets,
     private readonly webhooks: WebhookRepository,
     private readonly guard: WebhookUrlGuard,
+    private readonly endpoints?: WebhookEndpoints,
   ) {}
+
+  /** The webhook endpoint's state for the projection's status record; null without a webhook. */
+  async webhookStatus(tenantId: string, p: ProjectionRecord): Promise<WebhookStatusView | null> {
+    if (!this.endpoints || !parseSettings(p.notifyConfig).webhookUrl) return null;
+    return this.endpoints.status(tenantId, p.projectionId);
+  }
 
   async prepare(tenantId: string, config: ProjectionConfig | undefined): Promise<{ meta: Record<string, unknown>; response?: UploadNotificationsView }> {
     const s = settingsFromConfig(config);

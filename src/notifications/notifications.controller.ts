@@ -16,7 +16,9 @@ import { WEBHOOK_REPOSITORY } from './notifications.tokens';
 import { NotificationReader } from './notification-reader';
 import { parseSettings } from './notification-settings';
 import { ReplayDeliveriesDto } from './replay-deliveries.dto';
+import { ResumeWebhookDto } from './resume-webhook.dto';
 import { SseStream } from './sse-stream';
+import { WebhookEndpoints } from './webhook-endpoints';
 import { WebhookSecrets } from './webhook-secrets';
 
 const STATUSES: DeliveryStatus[] = ['pending', 'delivered', 'dead'];
@@ -43,6 +45,7 @@ export class NotificationsController {
     private readonly secrets: WebhookSecrets,
     @Inject(PROJECTION_REPOSITORY) private readonly projections: ProjectionRepository,
     @Inject(WEBHOOK_REPOSITORY) private readonly webhooks: WebhookRepository,
+    private readonly endpoints: WebhookEndpoints,
   ) {}
 
   @Get(':id/notifications')
@@ -119,8 +122,27 @@ export class NotificationsController {
   @HttpCode(200)
   async replay(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string, @Body(new DtoValidationPipe(ReplayDeliveriesDto)) body: ReplayDeliveriesDto) {
     await this.projection(tenant.tenantId, id);
-    const replayed = await this.webhooks.replay(tenant.tenantId, id, body.sequence ?? null, Date.now());
-    return { projectionId: id, replayed };
+    return { projectionId: id, ...(await this.endpoints.replay(tenant.tenantId, id, body.sequence ?? null, Date.now())) };
+  }
+
+  /** The endpoint's state: active or suspended (at its pendingDeliveries limit), its backlog and dead letters. */
+  @Get(':id/webhook')
+  async webhook(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string) {
+    const p = await this.projection(tenant.tenantId, id);
+    if (!parseSettings(p.notifyConfig).webhookUrl) throw notFound(`webhook of projection '${id}'`);
+    return { projectionId: id, webhook: await this.endpoints.status(tenant.tenantId, id) };
+  }
+
+  /**
+   * A suspended endpoint delivers again: `{}` from the oldest undelivered notification, or
+   * `{afterSequence}` from a later one (to accept a gap CURSOR_EXPIRED reported).
+   */
+  @Post(':id/webhook/resume')
+  @HttpCode(200)
+  async resume(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string, @Body(new DtoValidationPipe(ResumeWebhookDto)) body: ResumeWebhookDto) {
+    await this.projection(tenant.tenantId, id);
+    const r = await this.endpoints.resume(tenant.tenantId, id, body.afterSequence);
+    return { projectionId: id, webhook: { status: 'active' }, afterSequence: r.afterSequence, skipped: r.skipped, resumedAt: isoTime(Date.now()) };
   }
 
   private async projection(tenantId: string, id: string) {

@@ -21,6 +21,7 @@ import { ServiceStreamSource } from './service-stream-source';
 import { SseStream } from './sse-stream';
 import { StreamLimiter } from './stream-limiter';
 import { WebhookDispatcher } from './webhook-dispatcher';
+import { WebhookEndpoints } from './webhook-endpoints';
 import { WebhookSecrets } from './webhook-secrets';
 import { WebhookSender } from './webhook-sender';
 import { WebhookUrlGuard } from './webhook-url-guard';
@@ -85,12 +86,22 @@ const STREAM_PAGE = 200;
       provide: NotificationRetention,
       inject: [STORE, APP_CONFIG],
       useFactory: (s: Store, c: AppConfig) =>
-        new NotificationRetention(s.notifications, s.webhooks, { keepCount: c.notifications.keepCount, keepMs: c.notifications.keepMs, sweepMs: c.notifications.retentionSweepMs }),
+        new NotificationRetention(s.notifications, s.webhooks, {
+          keepCount: c.notifications.keepCount,
+          keepMs: c.notifications.keepMs,
+          sweepMs: c.notifications.retentionSweepMs,
+          deadKeepMs: c.webhooks.deadKeepMs,
+        }),
+    },
+    {
+      provide: WebhookEndpoints,
+      inject: [STORE, TenantQuotas, WebhookDispatcher],
+      useFactory: (s: Store, quotas: TenantQuotas, d: WebhookDispatcher) => new WebhookEndpoints(s.webhooks, s.notifications, quotas, d),
     },
     {
       provide: NotificationSetup,
-      inject: [WebhookSecrets, STORE, WebhookUrlGuard],
-      useFactory: (secrets: WebhookSecrets, s: Store, guard: WebhookUrlGuard) => new NotificationSetup(secrets, s.webhooks, guard),
+      inject: [WebhookSecrets, STORE, WebhookUrlGuard, WebhookEndpoints],
+      useFactory: (secrets: WebhookSecrets, s: Store, guard: WebhookUrlGuard, endpoints: WebhookEndpoints) => new NotificationSetup(secrets, s.webhooks, guard, endpoints),
     },
   ],
 })

@@ -18,11 +18,14 @@ export interface WebhookDispatcherOptions {
   concurrency: number;
 }
 
-/** The tenant-wide cap on webhook attempts in flight (src/quotas; across instances with Redis): a release, or null when at the cap. */
+/** The tenant's webhook quotas (src/quotas). */
 export interface TenantWebhookQuota {
+  /** The cap on attempts in flight (across instances with Redis): a release, or null when at the cap. */
   acquireWebhookSlot(tenantId: string): Promise<(() => void) | null>;
+  /** Deliveries one endpoint may have waiting (0: no limit); past it, a failing endpoint is suspended. */
+  pendingDeliveries(tenantId: string): Promise<number>;
 }
-const NO_TENANT_WEBHOOK_QUOTA: TenantWebhookQuota = { acquireWebhookSlot: async () => () => undefined };
+const NO_TENANT_WEBHOOK_QUOTA: TenantWebhookQuota = { acquireWebhookSlot: async () => () => undefined, pendingDeliveries: async () => 0 };
 
 const ENQUEUE_BATCH = 500;
 const deliveryId = (d: WebhookDelivery) => `${d.tenantId}\u0000${d.projectionId}\u0000${d.sequence}`;
@@ -50,6 +53,8 @@ export class WebhookDispatcher {
   private readonly targets = new LruMap<string, { value: { url: string; secrets: string[] } | null; until: number }>(1_000);
   /** Projections with a webhook notified since their last enqueue (or with more left to enqueue). */
   private readonly backlog = new Map<string, { tenantId: string; projectionId: string }>();
+  /** Projections at their pendingDeliveries limit with a receiver that is not failing: enqueued again when one of their deliveries ends. */
+  private readonly atLimit = new Set<string>();
   /** Set by the poll: the next tick also asks the store for every projection with a backlog. */
   private scanBacklog = true;
   /** The tenant served last: the next tick's turn starts after it. */
@@ -126,6 +131,8 @@ export class WebhookDispatcher {
         .finally(() => {
           release();
           this.inFlight.delete(id);
+          const key = projectionKey(d.tenantId, d.projectionId);
+          if (this.atLimit.delete(key)) this.backlog.set(key, { tenantId: d.tenantId, projectionId: d.projectionId });
           this.wake();
         });
     });
@@ -146,7 +153,8 @@ export class WebhookDispatcher {
     let more = false;
     for (const [i, [key, p]] of projections.entries()) {
       try {
-        if ((await this.deliveries.enqueue(p.tenantId, p.projectionId, ENQUEUE_BATCH, now)) === ENQUEUE_BATCH) {
+        const room = await this.room(key, p.tenantId, p.projectionId, now);
+        if (room > 0 && (await this.deliveries.enqueue(p.tenantId, p.projectionId, room, now)) === room) {
           this.backlog.set(key, p);
           more = true;
         }
@@ -156,6 +164,36 @@ export class WebhookDispatcher {
       }
     }
     if (more) this.wake();
+  }
+
+  /**
+   * How many notifications of the projection may become deliveries now: a batch, within its
+   * tenant's pendingDeliveries limit. At the limit with notifications still waiting, an endpoint
+   * whose receiver is failing is suspended (its backlog would only grow: deliveries stop, its
+   * pending ones are dropped, the log no longer waits for it; an operator resumes it); one that is
+   * merely busy waits (back-pressure) and is looked at again when one of its deliveries ends.
+   */
+  private async room(key: string, tenantId: string, projectionId: string, now: number): Promise<number> {
+    const limit = await this.tenantQuota.pendingDeliveries(tenantId);
+    if (limit === 0) return ENQUEUE_BATCH;
+    if (await this.deliveries.suspension(tenantId, projectionId)) return 0;
+    const pending = await this.deliveries.pendingCount(tenantId, projectionId, limit);
+    if (pending < limit) return Math.min(ENQUEUE_BATCH, limit - pending);
+    const head = await this.notifications.head(tenantId, projectionId);
+    if (!head || head.lastSequence <= head.webhookSequence) return 0;
+    if (await this.deliveries.pendingFailing(tenantId, projectionId)) {
+      const s = await this.deliveries.suspend(
+        tenantId,
+        projectionId,
+        `PENDING_LIMIT: ${limit} deliveries were waiting (the tenant's pendingDeliveries limit) with more to come, and the receiver is failing`,
+        now,
+      );
+      this.atLimit.delete(key);
+      this.logger.warn(`webhook of projection ${projectionId} (tenant ${tenantId}) suspended at ${limit} pending deliveries; resume from sequence ${s.resumeSequence}`);
+    } else {
+      this.atLimit.add(key);
+    }
+    return 0;
   }
 
   /**
@@ -194,7 +232,7 @@ export class WebhookDispatcher {
   private async attempt(d: WebhookDelivery): Promise<void> {
     const [[n], target] = await Promise.all([this.notifications.read(d.tenantId, d.projectionId, d.sequence - 1, 1), this.target(d.tenantId, d.projectionId)]);
     if (!n || n.sequence !== d.sequence || !target) {
-      await this.deliveries.attemptFailed(d, !target ? 'webhook no longer configured' : 'notification no longer kept', null, Date.now());
+      await this.deliveries.attemptFailed(d, !target ? 'webhook no longer configured' : 'NOTIFICATION_EXPIRED: removed by retention', null, Date.now());
       return;
     }
     const { url, secrets } = target;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { notFound, validationFailed } from '../common/domain-error';
+import { DomainError, notFound, validationFailed } from '../common/domain-error';
 import { LaneEngine } from '../lanes/lane-engine';
 import { readSourceArchive } from '../runtime/archive-reader';
 import { CompileQueue } from '../runtime/compile-queue';
@@ -51,12 +51,20 @@ export interface ProjectionNotificationSetup {
   settingsText(config: ProjectionConfig | null | undefined): string;
   /** After the deploy is stored: binds an isolated secret, starts webhook deliveries. */
   deployed(tenantId: string, projectionId: string, before: ProjectionRecord | null, meta: Record<string, unknown>): Promise<void>;
+  /** The webhook endpoint's state (active or suspended, backlog) for the status record; null without a webhook. */
+  webhookStatus?(tenantId: string, p: ProjectionRecord): Promise<object | null>;
 }
 
 export interface UploadNotificationsView {
   webhook: { enabled: boolean; secret: string | null; isolated: boolean };
   sse: boolean;
 }
+
+/** The tenant's `projections` limit (src/quotas): throws QUOTA_EXCEEDED when one more would pass it. */
+export interface ProjectionQuota {
+  admitProjection(tenantId: string, existing: number): Promise<void>;
+}
+const NO_PROJECTION_QUOTA: ProjectionQuota = { admitProjection: async () => undefined };
 
 /**
  * Projection uploads: compiled in the background; the first compile of a name creates the
@@ -70,6 +78,7 @@ export class ProjectionCatalog {
     private readonly log: EventLog,
     private readonly queue: CompileQueue,
     private readonly engine: LaneEngine,
+    private readonly quota: ProjectionQuota = NO_PROJECTION_QUOTA,
   ) {
     queue.onCompiled((u) => this.deploy(u));
   }
@@ -88,6 +97,9 @@ export class ProjectionCatalog {
     if (!zip) throw validationFailed('file', 'a multipart part named "file" holding a zip archive is required');
     // Before the notifications setup, which may make a secret: a refused upload stores nothing.
     await this.queue.checkRoom(tenantId);
+    // A name given in the config is known now: a new one past the limit is refused before anything is
+    // stored. Without one, the name comes from the compile, and the deploy checks it (the upload fails).
+    if (config?.name && !(await this.repo.getByName(tenantId, config.name))) await this.quota.admitProjection(tenantId, (await this.repo.list(tenantId)).length);
     const sources = await readSourceArchive(zip);
     const prepared = (await this.notifications?.prepare(tenantId, config)) ?? { meta: {} };
     const upload = await this.queue.submit({ tenantId, kind: 'projection', sources, uploadId: randomUUID(), meta: { config: config ?? null, ...prepared.meta } });
@@ -106,6 +118,11 @@ export class ProjectionCatalog {
     const upload = versionId ? await this.uploads.get(tenantId, versionId) : null;
     if (!projection || !upload) throw notFound(`projection '${id}'`);
     return { upload, projection };
+  }
+
+  /** What the status record shows of the projection's webhook endpoint (null without one). */
+  async webhookStatus(tenantId: string, p: ProjectionRecord): Promise<object | null> {
+    return (await this.notifications?.webhookStatus?.(tenantId, p)) ?? null;
   }
 
   async projection(tenantId: string, projectionId: string): Promise<ProjectionRecord> {
@@ -136,6 +153,15 @@ export class ProjectionCatalog {
     const config = meta.config;
     const name = config?.name ?? found.projectionName ?? found.className;
     const existing = await this.repo.getByName(u.tenantId, name);
+    if (!existing) {
+      try {
+        await this.quota.admitProjection(u.tenantId, (await this.repo.list(u.tenantId)).length);
+      } catch (e) {
+        if (!(e instanceof DomainError)) throw e;
+        await this.uploads.markFailed(u.tenantId, u.uploadId, { compilationError: `${e.code}: ${e.message}`, at: Date.now() });
+        return;
+      }
+    }
     const projectionId = existing?.projectionId ?? randomUUID();
     await this.repo.deploy({
       tenantId: u.tenantId,

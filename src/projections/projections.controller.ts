@@ -59,7 +59,8 @@ export class ProjectionsController {
       ]);
       lag = { active, pending };
     }
-    return projectionStatusView(upload, projection, lag);
+    const webhook = projection ? await this.catalog.webhookStatus(tenant.tenantId, projection) : null;
+    return { ...projectionStatusView(upload, projection, lag), ...(webhook ? { webhook } : {}) };
   }
 
   @Get(':id/state/:key')

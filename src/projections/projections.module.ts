@@ -8,9 +8,12 @@ import { EventsModule } from '../events/events.module';
 import { AppliedSignal } from '../lanes/applied-signal';
 import { InProcessLaneScheduler } from '../lanes/in-process-lane-scheduler';
 import { LaneEngine } from '../lanes/lane-engine';
+import { LaneKeyCap } from '../lanes/lane-key-cap';
 import { DEFAULT_LANE_OPTIONS, LaneRunner } from '../lanes/lane-runner';
 import { LaneScheduler } from '../lanes/lane-scheduler.port';
 import { CompileQueue } from '../runtime/compile-queue';
+import { QuotasModule } from '../quotas/quotas.module';
+import { TenantQuotas } from '../quotas/tenant-quotas';
 import { RuntimePool } from '../runtime/runtime-pool';
 import { STORE, Store } from '../store/store.port';
 import { ProjectionCatalog } from './projection-catalog';
@@ -36,7 +39,7 @@ async function createScheduler(config: AppConfig): Promise<LaneScheduler> {
 }
 
 @Module({
-  imports: [EventsModule],
+  imports: [EventsModule, QuotasModule],
   controllers: [ProjectionsController],
   providers: [
     { provide: PROJECTION_REPOSITORY, inject: [STORE], useFactory: (s: Store) => s.projections },
@@ -44,8 +47,8 @@ async function createScheduler(config: AppConfig): Promise<LaneScheduler> {
     { provide: AppliedSignal, useValue: new AppliedSignal() },
     {
       provide: LaneEngine,
-      inject: [STORE, RuntimePool, LANE_SCHEDULER, APP_CONFIG, AppliedSignal],
-      useFactory: (s: Store, pool: RuntimePool, scheduler: LaneScheduler, c: AppConfig, signal: AppliedSignal) => {
+      inject: [STORE, RuntimePool, LANE_SCHEDULER, APP_CONFIG, AppliedSignal, TenantQuotas],
+      useFactory: (s: Store, pool: RuntimePool, scheduler: LaneScheduler, c: AppConfig, signal: AppliedSignal, quotas: TenantQuotas) => {
         let engine: LaneEngine | undefined;
         const lease = scheduler.kind === 'bullmq' ? { owner: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, ttlMs: laneLeaseMs(c) } : undefined;
         const runner = new LaneRunner(s.projections, pool, { ...DEFAULT_LANE_OPTIONS, backoffMs: c.lanes.backoffMs, lease }, (lane, _position, notifiedProjection) => {
@@ -53,7 +56,7 @@ async function createScheduler(config: AppConfig): Promise<LaneScheduler> {
           engine?.laneApplied();
           if (notifiedProjection) engine?.notified(lane.tenantId, notifiedProjection);
         });
-        engine = new LaneEngine(s.events, s.projections, pool, scheduler, runner, { sweepMs: c.lanes.sweepMs });
+        engine = new LaneEngine(s.events, s.projections, pool, scheduler, runner, { sweepMs: c.lanes.sweepMs, keyCap: new LaneKeyCap(s.projections, quotas) });
         return engine;
       },
     },
@@ -64,8 +67,8 @@ async function createScheduler(config: AppConfig): Promise<LaneScheduler> {
     },
     {
       provide: ProjectionCatalog,
-      inject: [STORE, CompileQueue, LaneEngine],
-      useFactory: (s: Store, q: CompileQueue, engine: LaneEngine) => new ProjectionCatalog(s.uploads, s.projections, s.events, q, engine),
+      inject: [STORE, CompileQueue, LaneEngine, TenantQuotas],
+      useFactory: (s: Store, q: CompileQueue, engine: LaneEngine, quotas: TenantQuotas) => new ProjectionCatalog(s.uploads, s.projections, s.events, q, engine, quotas),
     },
   ],
   exports: [ProjectionCatalog, LaneEngine, PROJECTION_REPOSITORY],

@@ -24,13 +24,19 @@ export interface TenantLimits {
   webhooksInFlight: number;
   /** Events the tenant may have stored in all. */
   storedEvents: number;
+  /** Projections of the tenant (a redeploy of an existing one is not a new one). */
+  projections: number;
+  /** State keys (lanes) of one projection version; an event for a new key past it is held in `!unresolved` (KEY_LIMIT). */
+  keysPerProjection: number;
+  /** Webhook deliveries of one projection waiting to be delivered; past it the endpoint is suspended. */
+  pendingDeliveries: number;
 }
 
 export type LimitName = keyof TenantLimits;
 export type LimitOverrides = Partial<TenantLimits>;
 
 export const RATE_LIMIT_NAMES = ['appendRequests', 'appendEvents', 'uploads'] as const;
-export const COUNT_LIMIT_NAMES = ['streams', 'webhooksInFlight', 'storedEvents'] as const;
+export const COUNT_LIMIT_NAMES = ['streams', 'webhooksInFlight', 'storedEvents', 'projections', 'keysPerProjection', 'pendingDeliveries'] as const;
 export const LIMIT_NAMES: readonly LimitName[] = [...RATE_LIMIT_NAMES, ...COUNT_LIMIT_NAMES];
 
 const MAX_QUOTA = 1_000_000_000;

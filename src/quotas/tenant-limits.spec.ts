@@ -28,6 +28,9 @@ const DEFAULTS: TenantLimits = {
   streams: 50,
   webhooksInFlight: 4,
   storedEvents: 0,
+  projections: 100,
+  keysPerProjection: 100_000,
+  pendingDeliveries: 10_000,
 };
 
 describe('TenantLimitsCatalog', () => {

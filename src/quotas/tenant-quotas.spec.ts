@@ -13,6 +13,9 @@ const LIMITS: TenantLimits = {
   streams: 2,
   webhooksInFlight: 1,
   storedEvents: 12,
+  projections: 2,
+  keysPerProjection: 3,
+  pendingDeliveries: 4,
 };
 
 async function refusal(p: Promise<unknown>): Promise<DomainError> {

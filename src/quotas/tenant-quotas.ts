@@ -84,6 +84,31 @@ export class TenantQuotas {
     return slot.granted ? slot.release : null;
   }
 
+  /**
+   * A new projection of the tenant, which has `existing` already: QUOTA_EXCEEDED at its
+   * `projections` limit. A redeploy of an existing projection is not asked here.
+   */
+  async admitProjection(tenantId: string, existing: number): Promise<void> {
+    const { projections } = await this.limits.limitsOf(tenantId);
+    if (projections > 0 && existing >= projections) {
+      throw new DomainError(
+        'QUOTA_EXCEEDED',
+        `the tenant has ${existing} projections and may have at most ${projections}; delete one or redeploy an existing name (nothing was stored)`,
+        { quota: 'projections', limit: projections, used: existing },
+      );
+    }
+  }
+
+  /** State keys one projection version may have (0: no limit); an event for a new key past it is held in `!unresolved`. */
+  async keysPerProjection(tenantId: string): Promise<number> {
+    return (await this.limits.limitsOf(tenantId)).keysPerProjection;
+  }
+
+  /** Deliveries one webhook endpoint may have waiting (0: no limit); past it the endpoint is suspended. */
+  async pendingDeliveries(tenantId: string): Promise<number> {
+    return (await this.limits.limitsOf(tenantId)).pendingDeliveries;
+  }
+
   private async take(tenantId: string, policy: RatePolicyName, rate: RatePolicy, n: number): Promise<RateLimitState | null> {
     if (rate.quota === 0) return null;
     const d = await this.rates.take(`${tenantId}:${policy}`, rate, n);

@@ -143,4 +143,8 @@ export interface ProjectionRepository {
   /** Removes a version's lanes and inbox (a retired or deleted version). */
   dropVersion(tenantId: string, versionId: string): Promise<void>;
   delete(tenantId: string, projectionId: string): Promise<void>;
+  /** Which of `keys` already have a lane in the version (the key limit counts only new ones). */
+  existingKeys(tenantId: string, versionId: string, keys: string[]): Promise<Set<string>>;
+  /** The version's lanes, `!unresolved` not counted: what the `keysPerProjection` limit counts. */
+  keyCount(tenantId: string, versionId: string): Promise<number>;
 }

@@ -98,12 +98,12 @@ export class SqlNotificationRepository implements NotificationRepository {
 
   async headsToPrune(policy: RetentionPolicy) {
     // Sequences are gap-free and retention removes a prefix, so the oldest kept is pruned_sequence + 1.
+    // A row goes only when it is both past the newest `keepCount` and older than `removeBefore`.
     const rows = await this.db.all<any>(
       `SELECT h.tenant_id, h.projection_id FROM notification_heads h
-       WHERE h.last_sequence > h.pruned_sequence
-         AND (h.last_sequence - h.pruned_sequence > ?
-              OR EXISTS (SELECT 1 FROM notifications n WHERE n.tenant_id = h.tenant_id AND n.projection_id = h.projection_id
-                         AND n.sequence = h.pruned_sequence + 1 AND n.created_at < ?))`,
+       WHERE h.last_sequence - h.pruned_sequence > ?
+         AND EXISTS (SELECT 1 FROM notifications n WHERE n.tenant_id = h.tenant_id AND n.projection_id = h.projection_id
+                     AND n.sequence = h.pruned_sequence + 1 AND n.created_at < ?)`,
       [policy.keepCount, policy.removeBefore],
     );
     return rows.map((r) => ({ tenantId: r.tenant_id as string, projectionId: r.projection_id as string }));
@@ -116,13 +116,16 @@ export class SqlNotificationRepository implements NotificationRepository {
       'SELECT MAX(sequence) AS s FROM notifications WHERE tenant_id = ? AND projection_id = ? AND created_at < ?',
       [tenantId, projectionId, policy.removeBefore],
     );
-    let bound = Math.max(h.lastSequence - policy.keepCount, Number(aged?.s ?? 0));
-    // A projection with a webhook keeps what its deliveries still need.
-    const [p] = await this.db.all<{ notify_config: string | null }>('SELECT notify_config FROM projections WHERE tenant_id = ? AND projection_id = ?', [
-      tenantId,
-      projectionId,
-    ]);
-    if (p && p.notify_config && JSON.parse(p.notify_config).webhookUrl) {
+    // The newest keepCount always stay; of the older ones, those past the age go.
+    let bound = Math.min(h.lastSequence - policy.keepCount, Number(aged?.s ?? 0));
+    // A projection with a webhook keeps what its deliveries still need, unless the endpoint is
+    // suspended: then it pins nothing, and a resume from a removed sequence answers CURSOR_EXPIRED.
+    const [p] = await this.db.all<{ notify_config: string | null; suspended: number | null }>(
+      `SELECT notify_config, (SELECT 1 FROM webhook_suspensions s WHERE s.tenant_id = p.tenant_id AND s.projection_id = p.projection_id) AS suspended
+       FROM projections p WHERE tenant_id = ? AND projection_id = ?`,
+      [tenantId, projectionId],
+    );
+    if (p && !p.suspended && p.notify_config && JSON.parse(p.notify_config).webhookUrl) {
       const [pending] = await this.db.all<{ s: number | null }>(
         "SELECT MIN(sequence) AS s FROM webhook_deliveries WHERE tenant_id = ? AND projection_id = ? AND status IN ('pending', 'waiting')",
         [tenantId, projectionId],

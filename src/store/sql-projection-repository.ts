@@ -361,10 +361,28 @@ export class SqlProjectionRepository implements ProjectionRepository {
     const scope = 'tenant_id = ? AND projection_id = ?';
     const states = await this.db.all<{ state_id: number }>(`SELECT DISTINCT state_id FROM notifications WHERE ${scope}`, [tenantId, projectionId]);
     await this.db.batch(
-      ['projections', 'notification_heads', 'notifications', 'webhook_deliveries'].map((t) => ({ sql: `DELETE FROM ${t} WHERE ${scope}`, params: [tenantId, projectionId] })),
+      ['projections', 'notification_heads', 'notifications', 'webhook_deliveries', 'webhook_suspensions'].map((t) => ({ sql: `DELETE FROM ${t} WHERE ${scope}`, params: [tenantId, projectionId] })),
     );
     await this.db.run('DELETE FROM webhook_secrets WHERE tenant_id = ? AND scope = ?', [tenantId, projectionId]);
     await forgetUnreferencedStates(this.db, states.map((r) => Number(r.state_id)));
     for (const v of [p.activeVersion, p.pendingVersion]) if (v) await this.dropVersion(tenantId, v);
+  }
+
+  async existingKeys(tenantId: string, versionId: string, keys: string[]) {
+    const found = new Set<string>();
+    for (let i = 0; i < keys.length; i += INBOX_CHUNK) {
+      const chunk = keys.slice(i, i + INBOX_CHUNK);
+      const rows = await this.db.all<{ state_key: string }>(
+        `SELECT state_key FROM lanes WHERE tenant_id = ? AND version_id = ? AND state_key IN (${chunk.map(() => '?').join(', ')})`,
+        [tenantId, versionId, ...chunk],
+      );
+      for (const r of rows) found.add(r.state_key);
+    }
+    return found;
+  }
+
+  async keyCount(tenantId: string, versionId: string) {
+    const [r] = await this.db.all<{ n: number }>("SELECT count(*) AS n FROM lanes WHERE tenant_id = ? AND version_id = ? AND state_key <> '!unresolved'", [tenantId, versionId]);
+    return Number(r?.n ?? 0);
   }
 }

@@ -1,5 +1,5 @@
 import { SqlRunner } from './sql-runner';
-import { DeliveryStatus, WebhookDelivery, WebhookRepository, WebhookSecretRecord } from './webhook-repository.port';
+import { DeliveryStatus, WebhookDelivery, WebhookRepository, WebhookSecretRecord, WebhookSuspension } from './webhook-repository.port';
 
 const n = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
@@ -78,7 +78,9 @@ export class SqlWebhookRepository implements WebhookRepository {
     const rows = await this.db.all<any>(
       `SELECT h.tenant_id, h.projection_id FROM notification_heads h
        JOIN projections p ON p.tenant_id = h.tenant_id AND p.projection_id = h.projection_id
-       WHERE h.last_sequence > h.webhook_sequence AND p.notify_config LIKE '%"webhookUrl":"%' LIMIT ?`,
+       WHERE h.last_sequence > h.webhook_sequence AND p.notify_config LIKE '%"webhookUrl":"%'
+         AND NOT EXISTS (SELECT 1 FROM webhook_suspensions s WHERE s.tenant_id = h.tenant_id AND s.projection_id = h.projection_id)
+       LIMIT ?`,
       [limit],
     );
     return rows.map((r) => ({ tenantId: r.tenant_id as string, projectionId: r.projection_id as string }));
@@ -96,6 +98,7 @@ export class SqlWebhookRepository implements WebhookRepository {
               SELECT n.tenant_id, n.projection_id, n.sequence, n.state_key, 'waiting', 0, CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT)
               FROM notifications n JOIN notification_heads h ON h.tenant_id = n.tenant_id AND h.projection_id = n.projection_id
               WHERE n.tenant_id = ? AND n.projection_id = ? AND n.sequence > h.webhook_sequence AND n.sequence <= h.webhook_sequence + ?
+                AND NOT EXISTS (SELECT 1 FROM webhook_suspensions s WHERE s.tenant_id = n.tenant_id AND s.projection_id = n.projection_id)
               ON CONFLICT DO NOTHING`,
         params: [now, now, now, tenantId, projectionId, limit],
       },
@@ -190,12 +193,12 @@ export class SqlWebhookRepository implements WebhookRepository {
     return rows.map(toDelivery);
   }
 
-  async replay(tenantId: string, projectionId: string, sequence: number | null, now: number) {
+  async replay(tenantId: string, projectionId: string, sequence: number | null, now: number, afterSequence = 0) {
     const scope = 'tenant_id = ? AND projection_id = ?';
     const replayed = await this.db.run(
       `UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ?
-       WHERE ${scope} AND status = 'dead' ${sequence === null ? '' : 'AND sequence = ?'}`,
-      [now, now, tenantId, projectionId, ...(sequence === null ? [] : [sequence])],
+       WHERE ${scope} AND status = 'dead' AND sequence > ? ${sequence === null ? '' : 'AND sequence = ?'}`,
+      [now, now, tenantId, projectionId, afterSequence, ...(sequence === null ? [] : [sequence])],
     );
     if (replayed === 0) return 0;
     // One head per key again: a replayed delivery earlier than its key's head becomes the head (the
@@ -210,5 +213,67 @@ export class SqlWebhookRepository implements WebhookRepository {
 
   async forgetDelivered(before: number) {
     return this.db.run("DELETE FROM webhook_deliveries WHERE status = 'delivered' AND updated_at < ?", [before]);
+  }
+
+  async forgetDead(before: number) {
+    return this.db.run("DELETE FROM webhook_deliveries WHERE status = 'dead' AND updated_at < ?", [before]);
+  }
+
+  async countDead(tenantId: string, projectionId: string, atOrBelow: number) {
+    const [r] = await this.db.all<{ n: number }>(
+      "SELECT count(*) AS n FROM webhook_deliveries WHERE tenant_id = ? AND projection_id = ? AND status = 'dead' AND sequence <= ?",
+      [tenantId, projectionId, atOrBelow],
+    );
+    return Number(r?.n ?? 0);
+  }
+
+  async pendingCount(tenantId: string, projectionId: string, cap: number) {
+    const [r] = await this.db.all<{ n: number }>(
+      // Heads and the deliveries waiting behind them: all are pending to the API and the limit.
+      `SELECT count(*) AS n FROM (SELECT 1 FROM webhook_deliveries WHERE tenant_id = ? AND projection_id = ? AND status IN ('pending', 'waiting') LIMIT ?) AS p`,
+      [tenantId, projectionId, cap],
+    );
+    return Number(r?.n ?? 0);
+  }
+
+  async pendingFailing(tenantId: string, projectionId: string) {
+    const rows = await this.db.all(
+      "SELECT 1 FROM webhook_deliveries WHERE tenant_id = ? AND projection_id = ? AND status = 'pending' AND last_error IS NOT NULL LIMIT 1",
+      [tenantId, projectionId],
+    );
+    return rows.length > 0;
+  }
+
+  async suspension(tenantId: string, projectionId: string): Promise<WebhookSuspension | null> {
+    const [r] = await this.db.all<any>('SELECT * FROM webhook_suspensions WHERE tenant_id = ? AND projection_id = ?', [tenantId, projectionId]);
+    return r ? { resumeSequence: Number(r.resume_sequence), reason: r.reason, suspendedAt: Number(r.suspended_at) } : null;
+  }
+
+  async suspend(tenantId: string, projectionId: string, reason: string, now: number) {
+    const head = 'tenant_id = ? AND projection_id = ?';
+    // The counter row first, as enqueue does: no enqueue of the projection runs between the two.
+    await this.db.batch([
+      { sql: `UPDATE notification_heads SET webhook_sequence = webhook_sequence WHERE ${head}`, params: [tenantId, projectionId] },
+      {
+        sql: `INSERT INTO webhook_suspensions (tenant_id, projection_id, resume_sequence, reason, suspended_at)
+              SELECT h.tenant_id, h.projection_id,
+                     COALESCE((SELECT MIN(d.sequence) FROM webhook_deliveries d
+                               WHERE d.tenant_id = h.tenant_id AND d.projection_id = h.projection_id AND d.status IN ('pending', 'waiting')), h.webhook_sequence + 1),
+                     ?, CAST(? AS BIGINT)
+              FROM notification_heads h WHERE h.tenant_id = ? AND h.projection_id = ?
+              ON CONFLICT DO NOTHING`,
+        params: [reason.slice(0, 1000), now, tenantId, projectionId],
+      },
+      { sql: `DELETE FROM webhook_deliveries WHERE ${head} AND status IN ('pending', 'waiting')`, params: [tenantId, projectionId] },
+    ]);
+    return (await this.suspension(tenantId, projectionId))!;
+  }
+
+  async resume(tenantId: string, projectionId: string, afterSequence: number) {
+    const head = 'tenant_id = ? AND projection_id = ?';
+    return this.db.batch([
+      { sql: `DELETE FROM webhook_suspensions WHERE ${head}`, params: [tenantId, projectionId], mustChange: true },
+      { sql: `UPDATE notification_heads SET webhook_sequence = ? WHERE ${head}`, params: [afterSequence, tenantId, projectionId] },
+    ]);
   }
 }

@@ -26,6 +26,14 @@ export interface WebhookDelivery {
   updatedAt: number;
 }
 
+/** A webhook endpoint suspended at its tenant's pendingDeliveries limit. */
+export interface WebhookSuspension {
+  /** The oldest notification not delivered when it was suspended: where a resume starts. */
+  resumeSequence: number;
+  reason: string;
+  suspendedAt: number;
+}
+
 /** Secrets and the durable delivery queue of webhooks. */
 export interface WebhookRepository {
   getSecret(tenantId: string, scope: string): Promise<WebhookSecretRecord | null>;
@@ -56,8 +64,27 @@ export interface WebhookRepository {
   /** After a failed attempt: retry at `retryAt`, or dead-letter when it is null. */
   attemptFailed(d: WebhookDelivery, error: string, retryAt: number | null, now: number): Promise<void>;
   list(tenantId: string, projectionId: string, opts: { status?: DeliveryStatus; afterSequence: number; limit: number }): Promise<WebhookDelivery[]>;
-  /** Dead deliveries (one, or all of the projection's) go back to pending, due now. Returns how many. */
-  replay(tenantId: string, projectionId: string, sequence: number | null, now: number): Promise<number>;
+  /**
+   * Dead deliveries (one, or all of the projection's) go back to pending, due now; only those after
+   * `afterSequence` (the ones whose notification retention still keeps). Returns how many.
+   */
+  replay(tenantId: string, projectionId: string, sequence: number | null, now: number, afterSequence?: number): Promise<number>;
   /** Removes delivered rows older than `before`. */
   forgetDelivered(before: number): Promise<number>;
+  /** Removes dead rows that died before `before` (WEBHOOK_DEAD_KEEP_MS). */
+  forgetDead(before: number): Promise<number>;
+  /** Dead deliveries of the projection at or below `sequence` (their notifications are gone). */
+  countDead(tenantId: string, projectionId: string, atOrBelow: number): Promise<number>;
+  /** The projection's pending deliveries, counted up to `cap` (the limit: no need to count past it). */
+  pendingCount(tenantId: string, projectionId: string, cap: number): Promise<number>;
+  /** Whether an attempt of one of the projection's pending deliveries has failed (the receiver is failing, not just busy). */
+  pendingFailing(tenantId: string, projectionId: string): Promise<boolean>;
+  suspension(tenantId: string, projectionId: string): Promise<WebhookSuspension | null>;
+  /**
+   * Suspends the endpoint, atomically: remembers the oldest undelivered sequence, drops its pending
+   * deliveries (the log still has them; a resume makes them again). A suspended one stays as it is.
+   */
+  suspend(tenantId: string, projectionId: string, reason: string, now: number): Promise<WebhookSuspension>;
+  /** Lifts the suspension and moves the webhook cursor to `afterSequence`: deliveries are made again from the next. False if not suspended. */
+  resume(tenantId: string, projectionId: string, afterSequence: number): Promise<boolean>;
 }

@@ -15,7 +15,8 @@ const USAGE = `usage: npm run admin -- <command>
   set-limits <tenantId> <name>=<value>...
                                   override quotas: rates as 100/1s, 5000/10s, 60/1h; counts as integers; 0 is no
                                   limit; <name>=default drops an override. Names: appendRequests, appendEvents,
-                                  uploads, streams, webhooksInFlight, storedEvents
+                                  uploads, streams, webhooksInFlight, storedEvents,
+                                  projections, keysPerProjection, pendingDeliveries
 Running instances see a change within QUOTA_OVERRIDES_CACHE_MS (5 s by default).
 Works on the store the service uses (DATABASE_URL, else DATA_DIR), with or without the service running.`;
 

@@ -302,7 +302,8 @@ describe('notification guards (SQLite, private webhook URLs not allowed, small r
   let svc: RunningService;
   let c: Client;
   beforeAll(async () => {
-    svc = await startService({ LANE_SWEEP_MS: '200', NOTIFICATIONS_KEEP_COUNT: '5', NOTIFICATIONS_KEEP_MS: '3600000', NOTIFICATIONS_RETENTION_SWEEP_MS: '100' });
+    // Both bounds must be passed for a row to go (the newest 5 always stay): an age of 0 lets the count decide.
+    svc = await startService({ LANE_SWEEP_MS: '200', NOTIFICATIONS_KEEP_COUNT: '5', NOTIFICATIONS_KEEP_MS: '0', NOTIFICATIONS_RETENTION_SWEEP_MS: '100' });
     c = await newTenant(svc.url, 'guards');
   });
   afterAll(() => svc?.close());

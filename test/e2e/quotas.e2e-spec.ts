@@ -284,6 +284,9 @@ describe.each(STORE_BACKENDS)('quotas on %s', (backend) => {
         streams: 500,
         webhooksInFlight: 16,
         storedEvents: 0,
+        projections: 100,
+        keysPerProjection: 100_000,
+        pendingDeliveries: 10_000,
       },
       updatedAt: null,
     });

@@ -391,16 +391,18 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect(again).toMatchObject({ status: 'pending', attempts: 0 });
       await store.webhooks.delivered(again, 1300);
 
-      // Retention keeps what deliveries still need, then removes by count.
-      expect(await store.notifications.headsToPrune({ keepCount: 5, removeBefore: 0 })).toEqual([]);
-      expect(await store.notifications.headsToPrune({ keepCount: 4, removeBefore: 0 })).toEqual([{ tenantId: t, projectionId: 'p1' }]);
-      expect(await store.notifications.headsToPrune({ keepCount: 5, removeBefore: Date.now() + 1 })).toEqual([{ tenantId: t, projectionId: 'p1' }]);
-      expect(await store.notifications.prune(t, 'p1', { keepCount: 1, removeBefore: 0 })).toBeLessThan(4);
+      // Retention removes a row only past both bounds (the newest keepCount always stay), and keeps what deliveries still need.
+      const aged = Date.now() + 1;
+      expect(await store.notifications.headsToPrune({ keepCount: 5, removeBefore: aged })).toEqual([]);
+      expect(await store.notifications.headsToPrune({ keepCount: 4, removeBefore: 0 })).toEqual([]);
+      expect(await store.notifications.headsToPrune({ keepCount: 4, removeBefore: aged })).toEqual([{ tenantId: t, projectionId: 'p1' }]);
+      expect(await store.notifications.prune(t, 'p1', { keepCount: 1, removeBefore: 0 })).toBe(0);
+      expect(await store.notifications.prune(t, 'p1', { keepCount: 1, removeBefore: aged })).toBeLessThan(4);
       for (const d of await store.webhooks.list(t, 'p1', { status: 'pending', afterSequence: 0, limit: 10 })) await store.webhooks.delivered(d, 1400);
-      expect(await store.notifications.prune(t, 'p1', { keepCount: 1, removeBefore: 0 })).toBe(4);
+      expect(await store.notifications.prune(t, 'p1', { keepCount: 1, removeBefore: aged })).toBe(4);
       expect((await store.notifications.read(t, 'p1', 0, 10)).map((n) => n.sequence)).toEqual([5]);
       expect(await store.notifications.head(t, 'p1')).toMatchObject({ lastSequence: 5, prunedSequence: 4 });
-      expect(await store.notifications.headsToPrune({ keepCount: 1, removeBefore: 0 })).toEqual([]);
+      expect(await store.notifications.headsToPrune({ keepCount: 1, removeBefore: aged })).toEqual([]);
       expect(await store.webhooks.forgetDelivered(2000)).toBe(5);
 
       // Secrets: stored as given (sealed by the caller), the replaced one kept for the overlap.
@@ -410,6 +412,58 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       await store.projections.delete(t, 'p1');
       expect(await store.notifications.head(t, 'p1')).toBeNull();
       expect(await store.notifications.read(t, 'p1', 0, 10)).toEqual([]);
+    });
+
+    it('suspends a webhook endpoint: pending deliveries dropped, the log not pinned, resumed from a cursor; dead ones counted and expired', async () => {
+      const t = 'wh-suspend';
+      const notifyConfig = JSON.stringify({ webhookUrl: 'https://x.example/hook', isolated: false, sse: false });
+      const v1 = { tenantId: t, versionId: 's1', projectionId: 'ps', className: 'C', targetPosition: 0, createdAt: 1 };
+      await store.projections.deploy({ tenantId: t, projectionId: 'ps', name: 'suspended', version: v1, notifyConfig });
+      await store.projections.route(t, 's1', [1, 2, 3, 4, 5, 6].map((position) => ({ key: 'k', position })), 6);
+      await store.projections.laneWork(t, 's1', 'k', 10);
+      const change = (position: number) => ({ position, aggregateId: `o-${position}`, aggregateType: 'order', version: 1, timestamp: position, state: '{}' });
+      await store.projections.applied(t, 's1', 'k', { state: '{}', fromPosition: 0, appliedPosition: 6, updatedAt: 1, notify: { projectionId: 'ps', changes: [1, 2, 3, 4, 5, 6].map(change) } });
+      expect(await store.webhooks.enqueue(t, 'ps', 4, 1000)).toBe(4);
+      expect(await store.webhooks.pendingCount(t, 'ps', 10)).toBe(4);
+      expect(await store.webhooks.pendingCount(t, 'ps', 2)).toBe(2); // counted up to the cap only
+      expect(await store.webhooks.pendingFailing(t, 'ps')).toBe(false);
+      const [d1, d2] = await store.webhooks.list(t, 'ps', { status: 'pending', afterSequence: 0, limit: 10 });
+      await store.webhooks.delivered(d1, 1100);
+      await store.webhooks.attemptFailed({ ...d2, attempts: 1 }, 'HTTP 500', 5000, 1100);
+      expect(await store.webhooks.pendingFailing(t, 'ps')).toBe(true);
+      const aged = Date.now() + 1;
+      expect(await store.notifications.prune(t, 'ps', { keepCount: 2, removeBefore: aged })).toBe(1); // sequence 2 is pending
+
+      expect(await store.webhooks.suspension(t, 'ps')).toBeNull();
+      expect(await store.webhooks.suspend(t, 'ps', 'PENDING_LIMIT: test', 1200)).toEqual({ resumeSequence: 2, reason: 'PENDING_LIMIT: test', suspendedAt: 1200 });
+      expect(await store.webhooks.suspend(t, 'ps', 'again', 1300)).toMatchObject({ resumeSequence: 2, suspendedAt: 1200 }); // stays as it was
+      expect(await store.webhooks.pendingCount(t, 'ps', 10)).toBe(0);
+      expect(await store.webhooks.backlogged(100)).not.toContainEqual({ tenantId: t, projectionId: 'ps' });
+      expect(await store.webhooks.enqueue(t, 'ps', 10, 1300)).toBe(2); // the cursor moves, but no delivery is made while suspended
+      expect(await store.webhooks.pendingCount(t, 'ps', 10)).toBe(0);
+      // Suspended: retention passes its cursor; the newest 2 stay.
+      expect(await store.notifications.prune(t, 'ps', { keepCount: 2, removeBefore: aged })).toBe(4);
+
+      expect(await store.webhooks.resume(t, 'ps', 4)).toBe(true);
+      expect(await store.webhooks.resume(t, 'ps', 4)).toBe(false);
+      expect(await store.webhooks.suspension(t, 'ps')).toBeNull();
+      expect(await store.notifications.head(t, 'ps')).toMatchObject({ webhookSequence: 4 });
+      expect(await store.webhooks.enqueue(t, 'ps', 10, 1400)).toBe(2);
+      expect((await store.webhooks.list(t, 'ps', { status: 'pending', afterSequence: 0, limit: 10 })).map((d) => d.sequence)).toEqual([5, 6]);
+      expect((await store.webhooks.list(t, 'ps', { status: 'delivered', afterSequence: 0, limit: 10 })).map((d) => d.sequence)).toEqual([1]);
+
+      // Dead deliveries: counted at or below a sequence, replayed only above one, expired by age.
+      const [d5, d6] = await store.webhooks.list(t, 'ps', { status: 'pending', afterSequence: 0, limit: 10 });
+      await store.webhooks.attemptFailed(d5, 'HTTP 500', null, 1500);
+      await store.webhooks.attemptFailed(d6, 'HTTP 500', null, 1600);
+      expect(await store.webhooks.countDead(t, 'ps', 5)).toBe(1);
+      expect(await store.webhooks.replay(t, 'ps', null, 1700, 5)).toBe(1); // 6 only
+      expect((await store.webhooks.list(t, 'ps', { status: 'dead', afterSequence: 0, limit: 10 })).map((d) => d.sequence)).toEqual([5]);
+      expect(await store.webhooks.forgetDead(1501)).toBe(1);
+      expect(await store.webhooks.countDead(t, 'ps', 100)).toBe(0);
+      await store.webhooks.suspend(t, 'ps', 'to be deleted', 1800);
+      await store.projections.delete(t, 'ps');
+      expect(await store.webhooks.suspension(t, 'ps')).toBeNull();
     });
 
     it('names the tenants with due webhook deliveries in turn order, and reads each one’s share', async () => {

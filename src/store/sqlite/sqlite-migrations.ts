@@ -1,4 +1,6 @@
 import { notificationsMigration, WEBHOOK_TURNS_MIGRATION, WEBHOOK_KEY_HEADS_MIGRATION, sharedStatesMigration } from '../notification-schema';
+import { webhookSuspensionsMigration } from '../webhook-suspension-schema';
+
 /** Ordered, append-only: a migration once shipped is never edited, only followed. */
 export const SQLITE_MIGRATIONS: string[] = [
   `
@@ -145,4 +147,5 @@ export const SQLITE_MIGRATIONS: string[] = [
   WEBHOOK_TURNS_MIGRATION,
   WEBHOOK_KEY_HEADS_MIGRATION,
   sharedStatesMigration('sqlite'),
+  webhookSuspensionsMigration('INTEGER'),
 ];

@@ -65,7 +65,7 @@ export function notificationsMigration(int: 'INTEGER' | 'bigint'): string {
  * this index (one seek each) and reads each one's due deliveries from it. Same text on both stores.
  */
 export const WEBHOOK_TURNS_MIGRATION = `
-  CREATE INDEX webhook_deliveries_by_tenant ON webhook_deliveries (status, tenant_id, next_attempt_at);
+  CREATE INDEX webhook_deliveries_by_tenant ON webhook_deliveries (status, tenant_id, next_attempt_at, sequence);
   `;
 
 /**

@@ -152,7 +152,7 @@ export class SqlWebhookRepository implements WebhookRepository {
     const one = (i: number) =>
       `SELECT * FROM (SELECT d.* FROM webhook_deliveries d
          WHERE d.status = 'pending' AND d.tenant_id = ? AND d.next_attempt_at <= ?
-         ORDER BY d.next_attempt_at LIMIT ?) AS due_${i}`;
+         ORDER BY d.next_attempt_at, d.sequence LIMIT ?) AS due_${i}`;
     const rows = await this.db.all(
       tenantIds.map((_, i) => one(i)).join('\nUNION ALL\n'),
       tenantIds.flatMap((t) => [t, now, perTenant]),

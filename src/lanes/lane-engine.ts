@@ -102,6 +102,11 @@ export class LaneEngine {
     return n;
   }
 
+  /** The versions this instance keeps a router for (the admin lanes view, tests). */
+  routedVersions(): { tenantId: string; versionId: string }[] {
+    return [...this.routers].flatMap(([tenantId, t]) => [...t.keys()].map((versionId) => ({ tenantId, versionId })));
+  }
+
   /** An operator released or skipped a held lane. */
   async wakeLane(lane: { tenantId: string; versionId: string; key: string }): Promise<void> {
     await this.scheduler.wake(lane);

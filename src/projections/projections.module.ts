@@ -13,6 +13,7 @@ import { LaneScheduler } from '../lanes/lane-scheduler.port';
 import { CompileQueue } from '../runtime/compile-queue';
 import { RuntimePool } from '../runtime/runtime-pool';
 import { STORE, Store } from '../store/store.port';
+import { AdminLanesController } from './admin-lanes.controller';
 import { ProjectionCatalog } from './projection-catalog';
 import { ProjectionReader } from './projection-reader';
 import { ProjectionsController } from './projections.controller';
@@ -37,7 +38,7 @@ async function createScheduler(config: AppConfig): Promise<LaneScheduler> {
 
 @Module({
   imports: [EventsModule],
-  controllers: [ProjectionsController],
+  controllers: [ProjectionsController, AdminLanesController],
   providers: [
     { provide: PROJECTION_REPOSITORY, inject: [STORE], useFactory: (s: Store) => s.projections },
     { provide: LANE_SCHEDULER, inject: [APP_CONFIG], useFactory: createScheduler },

@@ -140,6 +140,11 @@ export interface ProjectionRepository {
   /** The pending version becomes active, atomically; the old active version is returned for cleanup. */
   promote(tenantId: string, projectionId: string, versionId: string): Promise<string | null>;
   lag(tenantId: string, versionId: string): Promise<VersionLag>;
+  /**
+   * Lane and inbox rows of versions that are neither active nor pending in any projection, all
+   * tenants (an operator's check; it scans both tables, so it is not on any hot path).
+   */
+  orphanRows(): Promise<{ lanes: number; inboxRows: number; versions: { tenantId: string; versionId: string }[] }>;
   /** Removes a version's lanes and inbox (a retired or deleted version). */
   dropVersion(tenantId: string, versionId: string): Promise<void>;
   delete(tenantId: string, projectionId: string): Promise<void>;

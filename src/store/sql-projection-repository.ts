@@ -335,6 +335,24 @@ export class SqlProjectionRepository implements ProjectionRepository {
     return { inboxDepth: Number(inbox.depth), heldLanes: Number(lanes.held), laneCount: Number(lanes.lanes), oldestUnapplied: n(inbox.oldest) };
   }
 
+  async orphanRows() {
+    const live = (t: string) =>
+      `NOT EXISTS (SELECT 1 FROM projections p WHERE p.tenant_id = ${t}.tenant_id AND (p.active_version = ${t}.version_id OR p.pending_version = ${t}.version_id))`;
+    const rows = await this.db.all<{ tenant_id: string; version_id: string; lanes: number; inbox: number }>(
+      `SELECT tenant_id, version_id, SUM(lanes) AS lanes, SUM(inbox) AS inbox FROM (
+         SELECT l.tenant_id, l.version_id, COUNT(*) AS lanes, 0 AS inbox FROM lanes l WHERE ${live('l')} GROUP BY l.tenant_id, l.version_id
+         UNION ALL
+         SELECT i.tenant_id, i.version_id, 0 AS lanes, COUNT(*) AS inbox FROM lane_inbox i WHERE ${live('i')} GROUP BY i.tenant_id, i.version_id
+       ) o GROUP BY tenant_id, version_id ORDER BY tenant_id, version_id`,
+      [],
+    );
+    return {
+      lanes: rows.reduce((a, r) => a + Number(r.lanes), 0),
+      inboxRows: rows.reduce((a, r) => a + Number(r.inbox), 0),
+      versions: rows.map((r) => ({ tenantId: r.tenant_id, versionId: r.version_id })),
+    };
+  }
+
   async dropVersion(tenantId: string, versionId: string) {
     await this.db.batch([
       { sql: 'DELETE FROM lane_inbox WHERE tenant_id = ? AND version_id = ?', params: [tenantId, versionId] },

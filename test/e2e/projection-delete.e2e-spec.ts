@@ -185,7 +185,7 @@ describe.each(STORE_BACKENDS.flatMap((store) => SCHEDULER_BACKENDS.map((schedule
       await until('v3 promoted', () => t.get(`/projections/${projectionId}/status`), (r) => r.body?.activeVersion?.uploadId === v3 && !r.body?.pendingVersion, 180_000);
       for (const [key, want] of expected) {
         const r = await until(`state of ${key}`, () => t.get(`/projections/${projectionId}/state/${key}?minPosition=${last}`), (s) => s.status === 200, 60_000);
-        expect({ key, n: r.body.state.N, sum: r.body.state.Sum }).toEqual({ key, n: want.n, sum: want.sum });
+        expect({ key, n: r.body.state.n, sum: r.body.state.sum }).toEqual({ key, n: want.n, sum: want.sum });
       }
       await expectNothingOfDeadVersions();
       const a = await admin();
@@ -194,7 +194,7 @@ describe.each(STORE_BACKENDS.flatMap((store) => SCHEDULER_BACKENDS.map((schedule
       const last2 = await append(KEYS);
       for (const [key, want] of expected) {
         const r = await until(`state of ${key}`, () => t.get(`/projections/${projectionId}/state/${key}?minPosition=${last2}`), (s) => s.status === 200, 60_000);
-        expect({ key, n: r.body.state.N, sum: r.body.state.Sum }).toEqual({ key, n: want.n, sum: want.sum });
+        expect({ key, n: r.body.state.n, sum: r.body.state.sum }).toEqual({ key, n: want.n, sum: want.sum });
       }
     });
   },

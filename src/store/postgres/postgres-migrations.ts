@@ -1,4 +1,5 @@
 import { notificationsMigration, WEBHOOK_TURNS_MIGRATION } from '../notification-schema';
+import { droppedVersionsMigration } from '../projection-schema';
 /** Ordered, append-only: a migration once shipped is never edited, only followed. */
 export const POSTGRES_MIGRATIONS: string[] = [
   `
@@ -144,4 +145,5 @@ export const POSTGRES_MIGRATIONS: string[] = [
   );
   `,
   WEBHOOK_TURNS_MIGRATION,
+  droppedVersionsMigration('bigint'),
 ];

@@ -141,6 +141,9 @@ describe.each(STORE_BACKENDS.flatMap((store) => SCHEDULER_BACKENDS.map((schedule
         LANE_SWEEP_MS: '200',
         LANE_RETRY_BACKOFF_MS: '20,20',
         PROJECTION_READ_WAIT_MS: '20000',
+        // A routing batch is 500 × 3 ms of ResolveKey: on a loaded 2-core machine it must not time
+        // out (three timeouts send events to the held '!unresolved' lane, which is not this test's subject).
+        RUNTIME_CALL_DEADLINE_MS: '60000',
         ...(await envFor(backend)),
         ...(await schedulerEnv(scheduler)),
       };
@@ -183,6 +186,8 @@ describe.each(STORE_BACKENDS.flatMap((store) => SCHEDULER_BACKENDS.map((schedule
       await until('v3 pending', () => t.get(`/projections/${projectionId}/status`), (r) => r.body?.pendingVersion?.uploadId === v3);
       const last = await append(64);
       await until('v3 promoted', () => t.get(`/projections/${projectionId}/status`), (r) => r.body?.activeVersion?.uploadId === v3 && !r.body?.pendingVersion, 180_000);
+      const held = await until('lag', () => t.get(`/projections/${projectionId}/status?include=lag`), (r) => r.body?.activeVersion?.applyLag !== undefined);
+      expect(held.body.activeVersion.applyLag.heldLanes).toBe(0);
       for (const [key, want] of expected) {
         const r = await until(`state of ${key}`, () => t.get(`/projections/${projectionId}/state/${key}?minPosition=${last}`), (s) => s.status === 200, 60_000);
         expect({ key, n: r.body.state.n, sum: r.body.state.sum }).toEqual({ key, n: want.n, sum: want.sum });

@@ -56,6 +56,123 @@ describe('LaneEngine', () => {
 });
 
 /**
+ * Issue 15: a version dropped while its router is in the middle of a slow ResolveKey and its lanes
+ * are applying. Real in-memory store, scripted runtime; the sweep runs every 10 ms so it races the
+ * drop on every step.
+ */
+describe('LaneEngine dropping a version during catch-up', () => {
+  async function setup(droppedGraceMs?: number) {
+    const store = new SqliteStore({ file: ':memory:' });
+    await store.migrate();
+    await store.tenants.createTenant({ tenantId: 't', name: 't', createdAt: 1 });
+    const append = (n: number) =>
+      store.events.appendMany(Array.from({ length: n }, (_, i) => ({ tenantId: 't', aggregateId: `o-${i}`, inferredType: 'o', events: [{ eventType: 'E', data: `{"k":"k${i % 4}"}` }] })));
+    await append(1200); // three routing batches
+    const gates = { resolve: null as Promise<void> | null, apply: null as Promise<void> | null };
+    const calls = { resolve: 0, apply: 0 };
+    const runtime = {
+      resolveKeys: async (_t: string, _v: string, _c: string, events: { data: RawJson }[]) => {
+        calls.resolve++;
+        if (gates.resolve) await gates.resolve;
+        return events.map((e) => JSON.parse(e.data.text).k as string);
+      },
+      apply: async (_t: string, _v: string, _c: string, groups: { state: RawJson | null; events: unknown[] }[]) => {
+        calls.apply++;
+        if (gates.apply) await gates.apply;
+        return groups.map((g) => ({ ok: true as const, states: g.events.map((_, i) => JSON.stringify({ n: (g.state ? JSON.parse(g.state.text).n : 0) + i + 1 })) }));
+      },
+      unload: async () => undefined,
+    };
+    const scheduler = new InProcessLaneScheduler({ concurrency: 4 });
+    let engine!: LaneEngine;
+    const runner = new LaneRunner(store.projections, runtime, { batch: 100, backoffMs: [10] }, () => engine.laneApplied());
+    engine = new LaneEngine(store.events, store.projections, runtime, scheduler, runner, { sweepMs: 10, droppedGraceMs });
+    await store.projections.deploy({ tenantId: 't', projectionId: 'p', name: 'n', version: { tenantId: 't', versionId: 'v1', projectionId: 'p', className: 'C', targetPosition: 1200, createdAt: 1 } });
+    await engine.start();
+    const until = async (ok: () => boolean | Promise<boolean>) => {
+      for (let i = 0; i < 500 && !(await ok()); i++) await new Promise((r) => setTimeout(r, 10));
+      expect(await ok()).toBe(true);
+    };
+    /** What DELETE /projections/{id} does: the deletion written first, then each version retired. */
+    const remove = async () => {
+      for (const v of (await store.projections.delete('t', 'p'))!) await engine.retire('t', v);
+    };
+    return { store, engine, runner, runtime, gates, calls, append, until, remove };
+  }
+
+  it('waits for the router to stop, never tracks the version again, and leaves no row of it', async () => {
+    const { store, engine, gates, calls, append, until, remove } = await setup();
+    let open!: () => void;
+    gates.resolve = new Promise((r) => (open = r));
+    await until(() => calls.resolve === 1); // the router is in its first ResolveKey
+    let removed = false;
+    const removing = remove().then(() => (removed = true));
+    await new Promise((r) => setTimeout(r, 100)); // ten sweeps meanwhile
+    expect(removed).toBe(false); // the untrack waits for the router's loop
+    expect(engine.routerCount).toBe(1); // the same router: none tracked beside it
+    gates.resolve = null;
+    open();
+    await removing;
+    expect(engine.routerCount).toBe(0);
+    expect(calls.resolve).toBe(1); // stopped after the batch in flight: its keys were not written
+    expect(await store.projections.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
+    await append(10);
+    engine.appended('t');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(engine.routerCount).toBe(0);
+    expect(calls.resolve).toBe(1); // nothing routes the dropped version again, from 0 or elsewhere
+    expect(await store.projections.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
+    await engine.close();
+    await store.close();
+  });
+
+  it('a lane run under way when the version is dropped writes nothing and is not run again', async () => {
+    const { store, engine, runner, gates, calls, until, remove } = await setup();
+    let open!: () => void;
+    gates.apply = new Promise((r) => (open = r));
+    await until(() => calls.apply > 0); // lanes are applying (their runs read the version before the drop)
+    const applies = calls.apply;
+    await remove();
+    gates.apply = null;
+    open();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await store.projections.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
+    expect(calls.apply).toBe(applies); // the runs in flight stored nothing and found the version gone
+    // A late job of the lane (BullMQ, another instance): it finds the version gone, creates nothing.
+    expect(await runner.run({ tenantId: 't', versionId: 'v1', key: 'k0' })).toEqual({ status: 'idle' });
+    expect(await store.projections.getLane('t', 'v1', 'k0')).toBeNull();
+    expect(engine.routerCount).toBe(0);
+    await engine.close();
+    await store.close();
+  });
+
+  it.each([
+    ['keeps the tombstone for the grace', 60_000, 1],
+    ['forgets the tombstone after the grace', 300, 0],
+  ])('the sweep purges rows a writer left after the drop, and %s', async (_what, grace, tombstones) => {
+    const { store, engine, until, remove, gates } = await setup(grace);
+    let open!: () => void;
+    gates.apply = new Promise((r) => (open = r)); // lanes do not finish: the inbox stays full
+    await until(async () => (await store.projections.lag('t', 'v1')).inboxDepth > 0);
+    await remove();
+    // A write that began before the drop and committed after its purge (PostgreSQL, another instance).
+    await store.events.appendMany([{ tenantId: 't', aggregateId: 'late', inferredType: 'o', events: [{ eventType: 'E', data: '{}' }] }]);
+    const db = store.db;
+    db.prepare("INSERT INTO lanes (tenant_id, version_id, state_key) VALUES ('t', 'v1', 'late')").run();
+    db.prepare("INSERT INTO lane_inbox (tenant_id, version_id, state_key, position) VALUES ('t', 'v1', 'late', 1201)").run();
+    expect((await store.projections.orphanRows()).lanes).toBe(1);
+    await until(async () => (await store.projections.orphanRows()).lanes === 0);
+    expect(await store.projections.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await store.projections.sweepCandidates()).dropped).toHaveLength(tombstones);
+    gates.apply = null;
+    open();
+    await engine.close();
+    await store.close();
+  });
+});
+
+/**
  * The cost of an append and of an idle tenant, counted: a stand-in store (counting its calls) with
  * thousands of idle tenants, each with a caught-up projection version.
  */
@@ -73,8 +190,9 @@ describe('LaneEngine with many tenants', () => {
     const repo = {
       liveVersions: async () => (count('liveVersions'), versions),
       getVersion: async (_t: string, versionId: string) => (count('getVersion'), byId.get(versionId) ?? null),
-      sweepCandidates: async () => (count('sweepCandidates'), []),
+      sweepCandidates: async () => (count('sweepCandidates'), { live: [], dropped: [] }),
       lanesWithWork: async () => (count('lanesWithWork'), []),
+      dropVersion: async () => (count('dropVersion'), undefined),
     } as unknown as ProjectionRepository;
     const log = { readAll: async () => (count('readAll'), []) } as unknown as EventLog;
     const runtime = { resolveKeys: async () => [], apply: async () => [], unload: async () => undefined };

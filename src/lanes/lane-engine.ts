@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { LruMap } from '../common/lru-map';
 import { RuntimePool } from '../runtime/runtime-pool';
 import { LaneKeyCap } from './lane-key-cap';
 import { EventLog } from '../store/event-log.port';
@@ -12,7 +13,15 @@ export interface LaneEngineOptions {
   sweepMs: number;
   /** The tenant's keysPerProjection limit on routing and rerouting (none in unit setups). */
   keyCap?: LaneKeyCap;
+  /**
+   * How long a dropped version's tombstone stays, its lanes and inbox purged at every sweep: longer
+   * than any write that began before the drop can take to commit (default 60 s).
+   */
+  droppedGraceMs?: number;
 }
+
+const DEFAULT_DROPPED_GRACE_MS = 60_000;
+const versionKey = (tenantId: string, versionId: string) => `${tenantId}\u0000${versionId}`;
 
 /**
  * Keeps every live projection version moving: a router per version (woken by appends and by the
@@ -33,6 +42,8 @@ export class LaneEngine {
   /** Versions not yet caught up (version → tenant): only these make catch-up checks worth their queries. */
   private readonly catchingUp = new Map<string, string>();
   private checkScheduled = false;
+  /** Versions dropped here (ids are never reused): a sweep that read one before the drop cannot track it again. */
+  private readonly dropped = new LruMap<string, true>(10_000);
   private readonly promotedListeners: ((tenantId: string, projectionId: string, versionId: string, retired: string | null) => void)[] = [];
 
   constructor(
@@ -69,8 +80,9 @@ export class LaneEngine {
     this.sweeper.unref();
   }
 
-  /** A new version to keep moving (a deploy or a redeploy); its router, new or already there. */
-  track(v: ProjectionVersion): VersionRouter {
+  /** A new version to keep moving (a deploy or a redeploy); its router, new or already there; null for a dropped version. */
+  track(v: ProjectionVersion): VersionRouter | null {
+    if (this.dropped.get(versionKey(v.tenantId, v.versionId))) return null;
     let tenantRouters = this.routers.get(v.tenantId);
     const known = tenantRouters?.get(v.versionId);
     if (known) return known;
@@ -82,14 +94,30 @@ export class LaneEngine {
     return router;
   }
 
-  async untrack(tenantId: string, versionId: string): Promise<void> {
+  /**
+   * A version dropped in the store (deleted, retired by a promotion, a replaced pending version;
+   * the caller wrote the drop first): stops its router here, then purges its lanes and inbox rows.
+   * Whatever of it still runs (a lane run, another instance) finds it gone in the store and stops.
+   */
+  async retire(tenantId: string, versionId: string): Promise<void> {
+    await this.untrack(tenantId, versionId);
+    await this.repo.dropVersion(tenantId, versionId);
+  }
+
+  /**
+   * In this order: the version is marked dropped (the sweep can no longer track it again), its
+   * router's loop has returned, and only then is it removed and the caches forgotten (a lane run
+   * that read the version before cannot put it back: the runner keeps the drop too).
+   */
+  private async untrack(tenantId: string, versionId: string): Promise<void> {
+    this.dropped.set(versionKey(tenantId, versionId), true);
+    const r = this.routers.get(tenantId)?.get(versionId);
+    await r?.stop();
     const tenantRouters = this.routers.get(tenantId);
-    const r = tenantRouters?.get(versionId);
-    tenantRouters?.delete(versionId);
+    if (r && tenantRouters?.get(versionId) === r) tenantRouters.delete(versionId);
     if (tenantRouters?.size === 0) this.routers.delete(tenantId);
     this.catchingUp.delete(versionId);
     this.runner.forget(tenantId, versionId);
-    await r?.stop();
     await this.runtime.unload(tenantId, versionId).catch(() => undefined);
   }
 
@@ -104,6 +132,11 @@ export class LaneEngine {
     let n = 0;
     for (const t of this.routers.values()) n += t.size;
     return n;
+  }
+
+  /** The versions this instance keeps a router for (the admin lanes view, tests). */
+  routedVersions(): { tenantId: string; versionId: string }[] {
+    return [...this.routers].flatMap(([tenantId, t]) => [...t.keys()].map((versionId) => ({ tenantId, versionId })));
   }
 
   /** An operator released or skipped a held lane. */
@@ -132,7 +165,7 @@ export class LaneEngine {
    * its loop has returned (untrack waits for the loop, which is the caller).
    */
   private retired(tenantId: string, versionId: string): void {
-    setImmediate(() => void this.untrack(tenantId, versionId));
+    setImmediate(() => void this.retire(tenantId, versionId).catch((e) => this.logger.warn(`retiring ${versionId} failed: ${e instanceof Error ? e.message : e}`)));
   }
 
   /**
@@ -141,17 +174,34 @@ export class LaneEngine {
    */
   private async sweep(): Promise<void> {
     try {
-      for (const c of await this.repo.sweepCandidates()) {
+      const { live, dropped } = await this.repo.sweepCandidates();
+      for (const c of live) {
         const router = this.track(c.version);
+        if (!router) continue; // dropped since the statement read it
         if (c.behindHead) router.wake();
         if (!c.hasInbox) continue;
         const { tenantId, versionId } = c.version;
         const keys = await this.repo.lanesWithWork(tenantId, versionId, 1000);
         if (keys.length) await this.scheduler.wakeMany(keys.map((key) => ({ tenantId, versionId, key })));
       }
+      await this.purge(dropped);
       await this.checkCatchUp();
     } catch (e) {
       this.logger.error(`sweep failed: ${e instanceof Error ? e.stack : e}`);
+    }
+  }
+
+  /**
+   * Lanes and inbox rows of dropped versions: removed at every sweep while the tombstone lasts, so
+   * a write that began before the drop and committed after its purge is removed too. A version
+   * dropped by another instance is stopped here as well.
+   */
+  private async purge(dropped: { tenantId: string; versionId: string; droppedAt: number }[]): Promise<void> {
+    const grace = this.options.droppedGraceMs ?? DEFAULT_DROPPED_GRACE_MS;
+    for (const d of dropped) {
+      if (this.routers.get(d.tenantId)?.has(d.versionId) || !this.dropped.get(versionKey(d.tenantId, d.versionId))) await this.untrack(d.tenantId, d.versionId);
+      await this.repo.dropVersion(d.tenantId, d.versionId);
+      if (Date.now() - d.droppedAt > grace) await this.repo.forgetDropped(d.tenantId, d.versionId);
     }
   }
 
@@ -173,10 +223,8 @@ export class LaneEngine {
         const p = await this.repo.get(v.tenantId, v.projectionId);
         if (p?.pendingVersion === v.versionId) {
           const retired = await this.repo.promote(v.tenantId, v.projectionId, v.versionId);
-          if (retired) {
-            await this.untrack(v.tenantId, retired);
-            await this.repo.dropVersion(v.tenantId, retired);
-          }
+          // The old version was dropped with the promotion, in its transaction.
+          if (retired) await this.retire(v.tenantId, retired);
           for (const l of this.promotedListeners) l(v.tenantId, v.projectionId, v.versionId, retired);
         }
       }

@@ -33,7 +33,7 @@ describe('LaneRunner, two runs of one lane at once', () => {
 
     await store.projections.route('t', 'v', [{ key: 'k', position: 3 }], 3);
     const staleRepo: ProjectionRepository = Object.create(store.projections);
-    staleRepo.laneWork = async (t, v, k, limit) => ({ lane: staleRow, events: (await store.projections.laneWork(t, v, k, limit)).events });
+    staleRepo.laneWork = async (t, v, k, limit) => ({ lane: staleRow, events: (await store.projections.laneWork(t, v, k, limit))!.events });
     const second = new LaneRunner(staleRepo, runtime, { batch: 100, backoffMs: [10] });
     // It applied event 3 to the empty state (n = 1): storing that would lose events 1 and 2.
     expect(await second.run(lane)).toEqual({ status: 'more' });

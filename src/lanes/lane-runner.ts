@@ -35,6 +35,11 @@ export const DEFAULT_LANE_OPTIONS: LaneRunnerOptions = { batch: 200, backoffMs: 
 export class LaneRunner {
   private readonly logger = new Logger('LaneRunner');
   private readonly versions = new LruMap<string, ProjectionVersion>(10_000);
+  /**
+   * Versions found dropped (ids are never reused): a run that read its version before the drop
+   * must not put it back into the cache after `forget`.
+   */
+  private readonly dropped = new LruMap<string, true>(10_000);
   private readonly applier: CoalescingApplier;
 
   constructor(
@@ -55,6 +60,8 @@ export class LaneRunner {
     if (!(await this.version(lane.tenantId, lane.versionId))) return { status: 'idle' };
     const now = Date.now();
     if (!(await this.repo.acquireLease(lane.tenantId, lane.versionId, lane.key, lease.owner, now, now + lease.ttlMs))) {
+      // No lease for a dropped version (its lane row is never made again): stop, do not retry.
+      if (!(await this.repo.getVersion(lane.tenantId, lane.versionId))) return this.gone(lane);
       return { status: 'retry', afterMs: 100 }; // another instance runs it now
     }
     try {
@@ -69,7 +76,10 @@ export class LaneRunner {
   private async runOnce(lane: LaneRef): Promise<LaneRunOutcome> {
     const version = await this.version(lane.tenantId, lane.versionId);
     if (!version) return { status: 'idle' }; // retired meanwhile
-    const { lane: rec, events } = await this.repo.laneWork(lane.tenantId, lane.versionId, lane.key, this.options.batch);
+    const work = await this.repo.laneWork(lane.tenantId, lane.versionId, lane.key, this.options.batch);
+    // Dropped (deleted, retired, replaced) since it was cached, maybe by another instance.
+    if (!work) return this.gone(lane);
+    const { lane: rec, events } = work;
     if (rec.heldPosition !== null) return { status: 'held' };
     if (events.length === 0) return { status: 'idle' };
     if (lane.key === UNRESOLVED_KEY) return this.reroute(lane, version, events);
@@ -160,7 +170,7 @@ export class LaneRunner {
       }
     }
     const through = capped ? events.findIndex((e) => e.position === capped!.position) : good;
-    if (items.length) await this.repo.route(lane.tenantId, lane.versionId, items, 0);
+    if (items.length && !(await this.repo.route(lane.tenantId, lane.versionId, items, 0))) return this.gone(lane);
     if (through > 0) await this.repo.consume(lane.tenantId, lane.versionId, lane.key, events[through - 1].position);
     for (const it of items) this.onRerouted?.({ tenantId: lane.tenantId, versionId: lane.versionId, key: it.key });
     if (capped) return this.hold(lane, capped.position, capped.error);
@@ -196,17 +206,26 @@ export class LaneRunner {
     return { status: 'retry', afterMs: this.options.backoffMs[attempts - 1] };
   }
 
-  /** A retired version: later jobs of its lanes find nothing to do. */
+  /** A dropped version: later jobs of its lanes find nothing to do, and it is never cached again. */
   forget(tenantId: string, versionId: string): void {
-    this.versions.delete(`${tenantId}\u0000${versionId}`);
+    const key = `${tenantId}\u0000${versionId}`;
+    this.dropped.set(key, true);
+    this.versions.delete(key);
+  }
+
+  private gone(lane: LaneRef): LaneRunOutcome {
+    this.forget(lane.tenantId, lane.versionId);
+    return { status: 'idle' };
   }
 
   private async version(tenantId: string, versionId: string): Promise<ProjectionVersion | null> {
     const key = `${tenantId}\u0000${versionId}`;
+    if (this.dropped.get(key)) return null;
     const hit = this.versions.get(key);
     if (hit) return hit;
     const v = await this.repo.getVersion(tenantId, versionId);
-    if (v) this.versions.set(key, v);
-    return v;
+    // Forgotten while this read was under way: the store answered from before the drop.
+    if (v && !this.dropped.get(key)) this.versions.set(key, v);
+    return this.dropped.get(key) ? null : v;
   }
 }

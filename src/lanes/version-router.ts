@@ -62,9 +62,10 @@ export class VersionRouter {
 
   private async loop(): Promise<void> {
     const { tenantId, versionId } = this.version;
+    // Where to go on from is the store's routed position, never this object's: a router of a
+    // dropped version finds no row and stops (it used to route the whole log again from 0).
     const current = await this.repo.getVersion(tenantId, versionId);
     if (!current) {
-      // Routing it from position 0 would fill the inbox of a version no one runs.
       this.onGone();
       return;
     }
@@ -73,6 +74,8 @@ export class VersionRouter {
       const events = await this.log.readAll(tenantId, routed, ROUTE_BATCH);
       if (events.length === 0) break;
       let items = await this.resolve(events);
+      // Stopped while ResolveKey ran (an untrack waits for this): write nothing more.
+      if (this.runner.stopped) return;
       if (this.keyCap) {
         const capped = await this.keyCap.admit(tenantId, versionId, items);
         const firstUnresolved = items.find((i) => i.key === UNRESOLVED_KEY);
@@ -80,7 +83,11 @@ export class VersionRouter {
         items = capped.items;
       }
       const last = events[events.length - 1].position;
-      await this.repo.route(tenantId, versionId, items, last);
+      if (!(await this.repo.route(tenantId, versionId, items, last))) {
+        // Dropped meanwhile (the store refused the rows): stop for good.
+        this.onGone();
+        return;
+      }
       routed = last;
       // The unresolved lane is held (route made its row), never woken: an operator's retry wakes it.
       const unresolved = items.find((i) => i.key === UNRESOLVED_KEY);
@@ -108,6 +115,7 @@ export class VersionRouter {
           this.lastResolveError = `${e.failure}: ${e.message}`;
           return events.map((ev) => ({ key: UNRESOLVED_KEY, position: ev.position }));
         }
+        if (this.runner.stopped) return []; // an untrack waits: no more attempts
         await new Promise((r) => setTimeout(r, 200 * attempt));
         continue;
       }

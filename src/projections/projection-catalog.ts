@@ -131,10 +131,15 @@ export class ProjectionCatalog {
     return p;
   }
 
+  /**
+   * The deletion is written first (projection, versions with tombstones, log, deliveries, secret in
+   * one transaction); then each version's router is stopped and its lanes and inbox purged. A
+   * router, lane run or sweep still under way finds the version gone in the store and stops.
+   */
   async remove(tenantId: string, projectionId: string): Promise<void> {
-    const p = await this.projection(tenantId, projectionId);
-    for (const v of [p.activeVersion, p.pendingVersion]) if (v) await this.engine.untrack(tenantId, v);
-    await this.repo.delete(tenantId, projectionId);
+    const dropped = await this.repo.delete(tenantId, projectionId);
+    if (!dropped) throw notFound(`projection '${projectionId}'`);
+    for (const v of dropped) await this.engine.retire(tenantId, v);
   }
 
   private async projectionOf(tenantId: string, upload: UploadRecord): Promise<ProjectionRecord | null> {
@@ -178,12 +183,11 @@ export class ProjectionCatalog {
       notifyConfig: this.notifications?.settingsText(config) ?? null,
     });
     await this.notifications?.deployed(u.tenantId, projectionId, existing, meta);
+    // A newer redeploy replaced a pending one that had not caught up yet: the deploy dropped it
+    // (unless it was promoted meanwhile: then its row is still there and it stays active).
+    const replaced = existing?.pendingVersion && existing.pendingVersion !== u.uploadId ? existing.pendingVersion : null;
+    if (replaced && !(await this.repo.getVersion(u.tenantId, replaced))) await this.engine.retire(u.tenantId, replaced);
     const v = await this.repo.getVersion(u.tenantId, u.uploadId);
     if (v) this.engine.track(v);
-    if (existing?.pendingVersion && existing.pendingVersion !== u.uploadId) {
-      // A newer redeploy replaces a pending one that had not caught up yet.
-      await this.engine.untrack(u.tenantId, existing.pendingVersion);
-      await this.repo.dropVersion(u.tenantId, existing.pendingVersion);
-    }
   }
 }

@@ -16,6 +16,7 @@ import { QuotasModule } from '../quotas/quotas.module';
 import { TenantQuotas } from '../quotas/tenant-quotas';
 import { RuntimePool } from '../runtime/runtime-pool';
 import { STORE, Store } from '../store/store.port';
+import { AdminLanesController } from './admin-lanes.controller';
 import { ProjectionCatalog } from './projection-catalog';
 import { ProjectionReader } from './projection-reader';
 import { ProjectionsController } from './projections.controller';
@@ -40,7 +41,7 @@ async function createScheduler(config: AppConfig): Promise<LaneScheduler> {
 
 @Module({
   imports: [EventsModule, QuotasModule],
-  controllers: [ProjectionsController],
+  controllers: [ProjectionsController, AdminLanesController],
   providers: [
     { provide: PROJECTION_REPOSITORY, inject: [STORE], useFactory: (s: Store) => s.projections },
     { provide: LANE_SCHEDULER, inject: [APP_CONFIG], useFactory: createScheduler },

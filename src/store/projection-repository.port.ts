@@ -90,28 +90,47 @@ export interface SweepCandidate {
   hasInbox: boolean;
 }
 
+/** A dropped version's tombstone: its lanes and inbox rows are purged by the sweep while it lasts. */
+export interface DroppedVersion {
+  tenantId: string;
+  versionId: string;
+  droppedAt: number;
+}
+
 /** Projections, their versions, and the per-key lanes (inbox + state + checkpoint): the truth that schedulers only wake. */
 export interface ProjectionRepository {
   getByName(tenantId: string, name: string): Promise<ProjectionRecord | null>;
   get(tenantId: string, projectionId: string): Promise<ProjectionRecord | null>;
   list(tenantId: string): Promise<ProjectionRecord[]>;
-  /** Creates the projection with `version` active, or makes `version` the pending version of the existing one. Returns the projection. */
+  /**
+   * Creates the projection with `version` active, or makes `version` the pending version of the
+   * existing one; a pending version it replaces is dropped in the same transaction (its row gone,
+   * a tombstone written). Returns the projection.
+   */
   deploy(p: DeployRequest): Promise<ProjectionRecord>;
   getVersion(tenantId: string, versionId: string): Promise<ProjectionVersion | null>;
   /** Versions that are active or pending (what routers and sweepers work on), all tenants. */
   liveVersions(): Promise<ProjectionVersion[]>;
   /**
    * The live versions, all tenants, that are behind their tenant's head, have inbox rows, or have
-   * not caught up yet; in one statement, so an idle version costs an index probe, not a round trip.
+   * not caught up yet, and the tombstones of dropped versions; in one statement, so an idle
+   * version costs an index probe, not a round trip.
    */
-  sweepCandidates(): Promise<SweepCandidate[]>;
-  /** Adds inbox rows and advances the routed position, atomically; never moves it back. */
-  route(tenantId: string, versionId: string, items: InboxItem[], routedPosition: number): Promise<void>;
-  /** The lane (created empty if new) and up to `limit` events of its inbox after its applied position. */
-  laneWork(tenantId: string, versionId: string, key: string, limit: number): Promise<LaneWork>;
+  sweepCandidates(): Promise<{ live: SweepCandidate[]; dropped: DroppedVersion[] }>;
+  /**
+   * Adds inbox rows and advances the routed position, atomically; never moves it back. False, and
+   * nothing written, when the version is gone (its router must stop).
+   */
+  route(tenantId: string, versionId: string, items: InboxItem[], routedPosition: number): Promise<boolean>;
+  /**
+   * The lane (created empty if new) and up to `limit` events of its inbox after its applied
+   * position; null when the version is gone (nothing is created for it).
+   */
+  laneWork(tenantId: string, versionId: string, key: string, limit: number): Promise<LaneWork | null>;
   /**
    * Records applied events: new state and checkpoint, inbox rows up to it removed, attempts reset;
-   * false (and nothing written) when the lane's checkpoint is no longer `fromPosition`.
+   * false (and nothing written) when the lane's checkpoint is no longer `fromPosition` or the
+   * version is gone.
    */
   applied(tenantId: string, versionId: string, key: string, r: AppliedChange): Promise<boolean>;
   /** Moves a lane's checkpoint past `position` without a state (events handed on elsewhere). */
@@ -137,12 +156,27 @@ export interface ProjectionRepository {
   /** Whether any inbox row at or below `position` is waiting on a lane that is not held. */
   hasUnappliedUpTo(tenantId: string, versionId: string, position: number): Promise<boolean>;
   markCaughtUp(tenantId: string, versionId: string, at: number): Promise<void>;
-  /** The pending version becomes active, atomically; the old active version is returned for cleanup. */
+  /**
+   * The pending version becomes active and the old active version is dropped (row gone, tombstone
+   * written), atomically; the old one is returned for its lanes to be purged.
+   */
   promote(tenantId: string, projectionId: string, versionId: string): Promise<string | null>;
   lag(tenantId: string, versionId: string): Promise<VersionLag>;
-  /** Removes a version's lanes and inbox (a retired or deleted version). */
+  /**
+   * Lane and inbox rows of versions that are neither active nor pending in any projection, all
+   * tenants (an operator's check; it scans both tables, so it is not on any hot path).
+   */
+  orphanRows(): Promise<{ lanes: number; inboxRows: number; versions: { tenantId: string; versionId: string }[] }>;
+  /** Purges a dropped version: its lanes, inbox rows and row (idempotent; the tombstone stays). */
   dropVersion(tenantId: string, versionId: string): Promise<void>;
-  delete(tenantId: string, projectionId: string): Promise<void>;
+  /** Forgets a tombstone (its version's rows were purged after every late writer had finished). */
+  forgetDropped(tenantId: string, versionId: string): Promise<void>;
+  /**
+   * Deletes the projection with its versions (rows gone, tombstones written), notifications,
+   * deliveries and secret, in one transaction: the versions dropped, for their lanes to be purged;
+   * null when there is no such projection.
+   */
+  delete(tenantId: string, projectionId: string): Promise<string[] | null>;
   /** Which of `keys` already have a lane in the version (the key limit counts only new ones). */
   existingKeys(tenantId: string, versionId: string, keys: string[]): Promise<Set<string>>;
   /** The version's lanes, `!unresolved` not counted: what the `keysPerProjection` limit counts. */

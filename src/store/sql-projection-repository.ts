@@ -3,6 +3,7 @@ import { EVENT_COLUMNS, EventDbRow, toStoredEvent } from './event-row';
 import {
   AppliedChange,
   DeployRequest,
+  DroppedVersion,
   InboxItem,
   LaneRecord,
   LaneWork,
@@ -58,6 +59,26 @@ function toLane(r: any): LaneRecord {
   };
 }
 
+/**
+ * Drops the versions `where` selects: tombstone first, then the row, in the caller's batch. From
+ * its commit on, route/laneWork/applied of any instance find the version gone.
+ */
+function dropVersionRows(where: string, params: unknown[], now: number): SqlStatement[] {
+  return [
+    {
+      sql: `INSERT INTO dropped_versions (tenant_id, version_id, dropped_at)
+            SELECT tenant_id, version_id, CAST(? AS BIGINT) FROM projection_versions WHERE ${where} ON CONFLICT DO NOTHING`,
+      params: [now, ...params],
+    },
+    { sql: `DELETE FROM projection_versions WHERE ${where}`, params },
+  ];
+}
+
+/** A lane row for a version that still exists (a lane of a dropped version is never made again). */
+const INSERT_LIVE_LANE = `INSERT INTO lanes (tenant_id, version_id, state_key)
+  SELECT tenant_id, version_id, CAST(? AS TEXT) FROM projection_versions WHERE tenant_id = ? AND version_id = ? ON CONFLICT DO NOTHING`;
+const VERSION_EXISTS = 'EXISTS (SELECT 1 FROM projection_versions v WHERE v.tenant_id = lanes.tenant_id AND v.version_id = lanes.version_id)';
+
 /** One implementation for both stores: the SQL is the same; the runner differs (see sql-runner.ts). */
 export class SqlProjectionRepository implements ProjectionRepository {
   constructor(private readonly db: SqlRunner) {}
@@ -76,7 +97,7 @@ export class SqlProjectionRepository implements ProjectionRepository {
     return (await this.db.all('SELECT * FROM projections WHERE tenant_id = ? ORDER BY name', [tenantId])).map(toProjection);
   }
 
-  async deploy(p: DeployRequest) {
+  async deploy(p: DeployRequest): Promise<ProjectionRecord> {
     const v = p.version;
     const insertVersion: SqlStatement = {
       sql: `INSERT INTO projection_versions (tenant_id, version_id, projection_id, class_name, target_position, routed_position, created_at)
@@ -86,13 +107,16 @@ export class SqlProjectionRepository implements ProjectionRepository {
     const existing = await this.getByName(p.tenantId, p.name);
     const config = p.notifyConfig ?? null;
     if (existing) {
-      await this.db.batch([
+      const scope = [p.tenantId, existing.projectionId];
+      const kept = await this.db.batch([
+        // First: the projection still exists (else this is a first deploy again), and its row is
+        // locked (PostgreSQL), so the pending version dropped below is the one being replaced.
+        { sql: 'UPDATE projections SET pending_version = pending_version WHERE tenant_id = ? AND projection_id = ?', params: scope, mustChange: true },
+        ...dropVersionRows('tenant_id = ? AND version_id = (SELECT pending_version FROM projections WHERE tenant_id = ? AND projection_id = ?)', [p.tenantId, ...scope], Date.now()),
         insertVersion,
-        {
-          sql: 'UPDATE projections SET pending_version = ?, notify_config = ? WHERE tenant_id = ? AND projection_id = ?',
-          params: [v.versionId, config, p.tenantId, existing.projectionId],
-        },
+        { sql: 'UPDATE projections SET pending_version = ?, notify_config = ? WHERE tenant_id = ? AND projection_id = ?', params: [v.versionId, config, ...scope] },
       ]);
+      if (!kept) return this.deploy(p); // deleted meanwhile
     } else {
       await this.db.batch([
         insertVersion,
@@ -120,21 +144,39 @@ export class SqlProjectionRepository implements ProjectionRepository {
     return rows.map(toVersion);
   }
 
-  async sweepCandidates(): Promise<SweepCandidate[]> {
+  async sweepCandidates(): Promise<{ live: SweepCandidate[]; dropped: DroppedVersion[] }> {
     const inbox = 'EXISTS (SELECT 1 FROM lane_inbox i WHERE i.tenant_id = v.tenant_id AND i.version_id = v.version_id)';
-    const rows = await this.db.all(
-      `SELECT v.*, COALESCE(h.position, 0) AS head_position, CASE WHEN ${inbox} THEN 1 ELSE 0 END AS has_inbox
+    // Tombstones ride along in the same statement (a union with the same columns, told apart by
+    // `kind`): the sweep stays one statement however many tenants are idle.
+    const rows = await this.db.all<any>(
+      `SELECT 'live' AS kind, v.tenant_id, v.version_id, v.projection_id, v.class_name, v.target_position, v.routed_position, v.caught_up_at, v.created_at,
+              COALESCE(h.position, 0) AS head_position, CASE WHEN ${inbox} THEN 1 ELSE 0 END AS has_inbox
        FROM projections p
        JOIN projection_versions v ON v.tenant_id = p.tenant_id AND v.version_id IN (p.active_version, p.pending_version)
        LEFT JOIN tenant_heads h ON h.tenant_id = v.tenant_id
-       WHERE v.routed_position < COALESCE(h.position, 0) OR v.caught_up_at IS NULL OR ${inbox}`,
+       WHERE v.routed_position < COALESCE(h.position, 0) OR v.caught_up_at IS NULL OR ${inbox}
+       UNION ALL
+       SELECT 'dropped', d.tenant_id, d.version_id, NULL, NULL, 0, 0, NULL, d.dropped_at, 0, 0 FROM dropped_versions d`,
       [],
     );
-    return rows.map((r: any) => ({ version: toVersion(r), behindHead: Number(r.routed_position) < Number(r.head_position), hasInbox: Number(r.has_inbox) === 1 }));
+    const live = rows.filter((r) => r.kind === 'live');
+    return {
+      live: live.map((r) => ({ version: toVersion(r), behindHead: Number(r.routed_position) < Number(r.head_position), hasInbox: Number(r.has_inbox) === 1 })),
+      dropped: rows.filter((r) => r.kind === 'dropped').map((r) => ({ tenantId: r.tenant_id, versionId: r.version_id, droppedAt: Number(r.created_at) })),
+    };
   }
 
   async route(tenantId: string, versionId: string, items: InboxItem[], routedPosition: number) {
-    const stmts: SqlStatement[] = [];
+    const stmts: SqlStatement[] = [
+      // First, and the guard of the whole write: the version still exists (its row lock on
+      // PostgreSQL makes a concurrent drop wait for this commit, whose rows the drop's purge removes).
+      {
+        sql: `UPDATE projection_versions SET routed_position = CASE WHEN routed_position > ? THEN routed_position ELSE ? END
+              WHERE tenant_id = ? AND version_id = ?`,
+        params: [routedPosition, routedPosition, tenantId, versionId],
+        mustChange: true,
+      },
+    ];
     for (let i = 0; i < items.length; i += INBOX_CHUNK) {
       const chunk = items.slice(i, i + INBOX_CHUNK);
       stmts.push({
@@ -152,20 +194,24 @@ export class SqlProjectionRepository implements ProjectionRepository {
         params: chunk.flatMap((key) => [tenantId, versionId, key]),
       });
     }
-    stmts.push({
-      sql: `UPDATE projection_versions SET routed_position = CASE WHEN routed_position > ? THEN routed_position ELSE ? END
-            WHERE tenant_id = ? AND version_id = ?`,
-      params: [routedPosition, routedPosition, tenantId, versionId],
-    });
-    await this.db.batch(stmts);
+    return this.db.batch(stmts);
   }
 
-  async laneWork(tenantId: string, versionId: string, key: string, limit: number): Promise<LaneWork> {
-    let lane = await this.getLane(tenantId, versionId, key);
+  async laneWork(tenantId: string, versionId: string, key: string, limit: number): Promise<LaneWork | null> {
+    // The version and the lane in one read: a run of a dropped version stops here.
+    const [r] = await this.db.all<any>(
+      `SELECT v.version_id AS live, ${LANE_COLUMNS.split(', ').map((c) => `l.${c}`).join(', ')} FROM projection_versions v
+       LEFT JOIN lanes l ON l.tenant_id = v.tenant_id AND l.version_id = v.version_id AND l.state_key = ?
+       WHERE v.tenant_id = ? AND v.version_id = ?`,
+      [key, tenantId, versionId],
+    );
+    if (!r) return null;
+    let lane = r.state_key === null || r.state_key === undefined ? null : toLane(r);
     if (!lane) {
       // Routing makes lane rows; a lane woken without one (an operator, a test) gets it now.
-      await this.db.run('INSERT INTO lanes (tenant_id, version_id, state_key) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [tenantId, versionId, key]);
-      lane = (await this.getLane(tenantId, versionId, key))!;
+      await this.db.run(INSERT_LIVE_LANE, [key, tenantId, versionId]);
+      lane = await this.getLane(tenantId, versionId, key);
+      if (!lane) return null; // dropped meanwhile
     }
     const rows = await this.db.all<EventDbRow>(
       `SELECT ${E_COLUMNS} FROM lane_inbox i JOIN events e ON e.tenant_id = i.tenant_id AND e.position = i.position
@@ -194,7 +240,7 @@ export class SqlProjectionRepository implements ProjectionRepository {
       // PostgreSQL also orders the two runs' notification logs).
       {
         sql: `UPDATE lanes SET state = ?, applied_position = ?, updated_at = ?, attempts = 0
-              WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND applied_position = ?`,
+              WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND applied_position = ? AND ${VERSION_EXISTS}`,
         params: [r.state, r.appliedPosition, r.updatedAt, tenantId, versionId, key, r.fromPosition],
         mustChange: true,
       },
@@ -277,7 +323,7 @@ export class SqlProjectionRepository implements ProjectionRepository {
     if ((await take()) > 0) return true;
     // No row yet (routing makes them; a lane woken before that gets one here), or another's lease.
     if (await this.getLane(tenantId, versionId, key)) return false;
-    await this.db.run('INSERT INTO lanes (tenant_id, version_id, state_key) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', [tenantId, versionId, key]);
+    await this.db.run(INSERT_LIVE_LANE, [key, tenantId, versionId]);
     return (await take()) > 0;
   }
 
@@ -327,12 +373,16 @@ export class SqlProjectionRepository implements ProjectionRepository {
   async promote(tenantId: string, projectionId: string, versionId: string) {
     const p = await this.get(tenantId, projectionId);
     if (!p || p.pendingVersion !== versionId) return null;
-    const changed = await this.db.run(
-      'UPDATE projections SET active_version = pending_version, pending_version = NULL WHERE tenant_id = ? AND projection_id = ? AND pending_version = ?',
-      [tenantId, projectionId, versionId],
-    );
+    const kept = await this.db.batch([
+      {
+        sql: 'UPDATE projections SET active_version = pending_version, pending_version = NULL WHERE tenant_id = ? AND projection_id = ? AND pending_version = ?',
+        params: [tenantId, projectionId, versionId],
+        mustChange: true,
+      },
+      ...(p.activeVersion ? dropVersionRows('tenant_id = ? AND version_id = ?', [tenantId, p.activeVersion], Date.now()) : []),
+    ]);
     // Another instance promoted it first: its caller retires the old version, not this one.
-    return changed > 0 ? p.activeVersion : null;
+    return kept ? p.activeVersion : null;
   }
 
   async lag(tenantId: string, versionId: string): Promise<VersionLag> {
@@ -347,6 +397,24 @@ export class SqlProjectionRepository implements ProjectionRepository {
     return { inboxDepth: Number(inbox.depth), heldLanes: Number(lanes.held), laneCount: Number(lanes.lanes), oldestUnapplied: n(inbox.oldest) };
   }
 
+  async orphanRows() {
+    const live = (t: string) =>
+      `NOT EXISTS (SELECT 1 FROM projections p WHERE p.tenant_id = ${t}.tenant_id AND (p.active_version = ${t}.version_id OR p.pending_version = ${t}.version_id))`;
+    const rows = await this.db.all<{ tenant_id: string; version_id: string; lanes: number; inbox: number }>(
+      `SELECT tenant_id, version_id, SUM(lanes) AS lanes, SUM(inbox) AS inbox FROM (
+         SELECT l.tenant_id, l.version_id, COUNT(*) AS lanes, 0 AS inbox FROM lanes l WHERE ${live('l')} GROUP BY l.tenant_id, l.version_id
+         UNION ALL
+         SELECT i.tenant_id, i.version_id, 0 AS lanes, COUNT(*) AS inbox FROM lane_inbox i WHERE ${live('i')} GROUP BY i.tenant_id, i.version_id
+       ) o GROUP BY tenant_id, version_id ORDER BY tenant_id, version_id`,
+      [],
+    );
+    return {
+      lanes: rows.reduce((a, r) => a + Number(r.lanes), 0),
+      inboxRows: rows.reduce((a, r) => a + Number(r.inbox), 0),
+      versions: rows.map((r) => ({ tenantId: r.tenant_id, versionId: r.version_id })),
+    };
+  }
+
   async dropVersion(tenantId: string, versionId: string) {
     await this.db.batch([
       { sql: 'DELETE FROM lane_inbox WHERE tenant_id = ? AND version_id = ?', params: [tenantId, versionId] },
@@ -355,17 +423,27 @@ export class SqlProjectionRepository implements ProjectionRepository {
     ]);
   }
 
+  async forgetDropped(tenantId: string, versionId: string) {
+    await this.db.run('DELETE FROM dropped_versions WHERE tenant_id = ? AND version_id = ?', [tenantId, versionId]);
+  }
+
   async delete(tenantId: string, projectionId: string) {
     const p = await this.get(tenantId, projectionId);
-    if (!p) return;
+    if (!p) return null;
     const scope = 'tenant_id = ? AND projection_id = ?';
+    const versions = await this.db.all<{ version_id: string }>(`SELECT version_id FROM projection_versions WHERE ${scope}`, [tenantId, projectionId]);
     const states = await this.db.all<{ state_id: number }>(`SELECT DISTINCT state_id FROM notifications WHERE ${scope}`, [tenantId, projectionId]);
-    await this.db.batch(
-      ['projections', 'notification_heads', 'notifications', 'webhook_deliveries', 'webhook_suspensions'].map((t) => ({ sql: `DELETE FROM ${t} WHERE ${scope}`, params: [tenantId, projectionId] })),
-    );
-    await this.db.run('DELETE FROM webhook_secrets WHERE tenant_id = ? AND scope = ?', [tenantId, projectionId]);
+    // The deletion is written first, whole: routers and lanes of every instance then find it.
+    const kept = await this.db.batch([
+      { sql: `DELETE FROM projections WHERE ${scope}`, params: [tenantId, projectionId], mustChange: true },
+      ...dropVersionRows(scope, [tenantId, projectionId], Date.now()),
+      ...['notification_heads', 'notifications', 'webhook_deliveries', 'webhook_suspensions'].map((t) => ({ sql: `DELETE FROM ${t} WHERE ${scope}`, params: [tenantId, projectionId] })),
+      { sql: 'DELETE FROM webhook_secrets WHERE tenant_id = ? AND scope = ?', params: [tenantId, projectionId] },
+    ]);
+    if (!kept) return null; // deleted by another request meanwhile
+    // State texts no notification refers to any more (a text may be shared with another projection's log).
     await forgetUnreferencedStates(this.db, states.map((r) => Number(r.state_id)));
-    for (const v of [p.activeVersion, p.pendingVersion]) if (v) await this.dropVersion(tenantId, v);
+    return [...new Set([...versions.map((v) => v.version_id), ...[p.activeVersion, p.pendingVersion].filter((v): v is string => v !== null)])];
   }
 
   async existingKeys(tenantId: string, versionId: string, keys: string[]) {

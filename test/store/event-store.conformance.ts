@@ -257,7 +257,7 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       await store.projections.route(t, 'v1', [{ key: 'a', position: 1 }, { key: 'b', position: 2 }, { key: 'a', position: 3 }], 3);
       await store.projections.route(t, 'v1', [{ key: 'a', position: 3 }], 2); // duplicate and older: ignored
       expect((await store.projections.getVersion(t, 'v1'))?.routedPosition).toBe(3);
-      const work = await store.projections.laneWork(t, 'v1', 'a', 10);
+      const work = (await store.projections.laneWork(t, 'v1', 'a', 10))!;
       expect(work.lane).toMatchObject({ key: 'a', state: null, appliedPosition: 0 });
       expect(work.events.map((e) => e.position)).toEqual([1, 3]);
       expect(await store.projections.hasUnappliedUpTo(t, 'v1', 4)).toBe(true);
@@ -267,7 +267,7 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect(await store.projections.applied(t, 'v1', 'a', { state: '{"n":1}', fromPosition: 0, appliedPosition: 1, updatedAt: 9 })).toBe(false);
       expect(await store.projections.applied(t, 'v1', 'a', { state: '{"n":1}', fromPosition: 0, appliedPosition: 4, updatedAt: 9 })).toBe(false);
       expect(await store.projections.getLane(t, 'v1', 'a')).toMatchObject({ state: '{"n":2}', appliedPosition: 3 });
-      expect((await store.projections.laneWork(t, 'v1', 'a', 10)).events).toEqual([]);
+      expect((await store.projections.laneWork(t, 'v1', 'a', 10))!.events).toEqual([]);
 
       // Lane b fails: counted, then held on its event; only b is held.
       await store.projections.laneWork(t, 'v1', 'b', 10);
@@ -289,11 +289,61 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect((await store.projections.liveVersions()).map((v) => v.versionId).sort()).toEqual(['v1', 'v2']);
       expect(await store.projections.promote(t, 'p1', 'v2')).toBe('v1');
       expect(await store.projections.get(t, 'p1')).toMatchObject({ activeVersion: 'v2', pendingVersion: null });
+      // The promotion dropped v1 in its own transaction: no row, a tombstone; its lanes until the purge.
+      expect(await store.projections.getVersion(t, 'v1')).toBeNull();
+      expect((await store.projections.sweepCandidates()).dropped.map((d) => d.versionId)).toEqual(['v1']);
+      expect((await store.projections.orphanRows()).versions).toEqual([{ tenantId: t, versionId: 'v1' }]);
       await store.projections.dropVersion(t, 'v1');
       expect(await store.projections.getLane(t, 'v1', 'a')).toBeNull();
+      expect(await store.projections.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
       expect(await store.projections.get('other', 'p1')).toBeNull();
-      await store.projections.delete(t, 'p1');
+      expect(await store.projections.delete('other', 'p1')).toBeNull();
+      expect(await store.projections.delete(t, 'p1')).toEqual(['v2']);
       expect(await store.projections.list(t)).toEqual([]);
+      expect(await store.projections.delete(t, 'p1')).toBeNull();
+    });
+
+    it('refuses every write of a dropped version: no router, lane run or lease makes a row for it again', async () => {
+      const t = await tenant(store, 't1');
+      await store.events.appendMany([1, 2, 3, 4].map((i) => req(t, `order-${i}`)));
+      const version = (versionId: string) => ({ versionId, projectionId: 'p1', tenantId: t, className: 'C', targetPosition: 4, createdAt: 1 });
+      await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'n', version: version('v1') });
+      expect(await store.projections.route(t, 'v1', [{ key: 'a', position: 1 }], 1)).toBe(true);
+      const work = (await store.projections.laneWork(t, 'v1', 'a', 10))!;
+      // A redeploy, replaced by another before it caught up: the replaced one is dropped by the deploy.
+      await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'n', version: version('v2') });
+      expect(await store.projections.route(t, 'v2', [{ key: 'b', position: 2 }], 2)).toBe(true);
+      await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'n', version: version('v3') });
+      expect(await store.projections.get(t, 'p1')).toMatchObject({ activeVersion: 'v1', pendingVersion: 'v3' });
+      expect(await store.projections.getVersion(t, 'v2')).toBeNull();
+      expect(await store.projections.route(t, 'v2', [{ key: 'c', position: 3 }], 3)).toBe(false);
+      expect(await store.projections.laneWork(t, 'v2', 'c', 10)).toBeNull();
+      expect(await store.projections.getLane(t, 'v2', 'c')).toBeNull();
+
+      // The projection deleted while v1's lane run is under way: written first, whole.
+      expect((await store.projections.delete(t, 'p1'))!.sort()).toEqual(['v1', 'v3']);
+      expect(await store.projections.getVersion(t, 'v1')).toBeNull();
+      expect(await store.projections.route(t, 'v1', [{ key: 'a', position: 4 }], 4)).toBe(false);
+      expect(await store.projections.applied(t, 'v1', 'a', { state: '{}', fromPosition: work.lane.appliedPosition, appliedPosition: 1, updatedAt: 1 })).toBe(false);
+      expect(await store.projections.laneWork(t, 'v1', 'a', 10)).toBeNull();
+      expect(await store.projections.laneWork(t, 'v1', 'new', 10)).toBeNull();
+      expect(await store.projections.acquireLease(t, 'v1', 'new', 'me', 1, 2)).toBe(false);
+      expect(await store.projections.getLane(t, 'v1', 'new')).toBeNull();
+      const { live, dropped } = await store.projections.sweepCandidates();
+      expect(live).toEqual([]);
+      expect(dropped.map((d) => d.versionId).sort()).toEqual(['v1', 'v2', 'v3']);
+      // What the rows routed before the drop left: lanes and inbox of dead versions, until the purge.
+      expect((await store.projections.orphanRows()).versions.map((v) => v.versionId).sort()).toEqual(['v1', 'v2']);
+      for (const d of dropped) await store.projections.dropVersion(t, d.versionId);
+      expect(await store.projections.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
+      await store.projections.forgetDropped(t, 'v1');
+      expect((await store.projections.sweepCandidates()).dropped.map((d) => d.versionId).sort()).toEqual(['v2', 'v3']);
+
+      // A deleted name deploys afresh.
+      await store.projections.deploy({ tenantId: t, projectionId: 'p2', name: 'm', version: { ...version('v4'), projectionId: 'p2' } });
+      await store.projections.delete(t, 'p2');
+      const again = await store.projections.deploy({ tenantId: t, projectionId: 'p2', name: 'm', version: { ...version('v5'), projectionId: 'p2' } });
+      expect(again).toMatchObject({ activeVersion: 'v5', pendingVersion: null });
     });
 
     it('names to the sweep only the versions with work: behind the head, an inbox, or not caught up', async () => {
@@ -303,7 +353,7 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       const version = (tenantId: string, versionId: string, projectionId: string) => ({ versionId, projectionId, tenantId, className: 'C', targetPosition: 0, createdAt: 1 });
       await store.projections.deploy({ tenantId: busy, projectionId: 'p1', name: 'busy', version: version(busy, 'v1', 'p1') });
       await store.projections.deploy({ tenantId: idle, projectionId: 'p2', name: 'idle', version: version(idle, 'v2', 'p2') });
-      const named = async () => (await store.projections.sweepCandidates()).map((c) => ({ v: c.version.versionId, tenant: c.version.tenantId, behindHead: c.behindHead, hasInbox: c.hasInbox }));
+      const named = async () => (await store.projections.sweepCandidates()).live.map((c) => ({ v: c.version.versionId, tenant: c.version.tenantId, behindHead: c.behindHead, hasInbox: c.hasInbox }));
       expect((await named()).sort((a, b) => a.v.localeCompare(b.v))).toEqual([
         { v: 'v1', tenant: busy, behindHead: true, hasInbox: false },
         { v: 'v2', tenant: idle, behindHead: true, hasInbox: false },
@@ -505,6 +555,7 @@ export function testEventStore(name: string, harness: StoreHarness): void {
 
     it('leases a lane to one instance at a time', async () => {
       const t = await tenant(store, 't1');
+      await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'n', version: { versionId: 'v1', projectionId: 'p1', tenantId: t, className: 'C', targetPosition: 0, createdAt: 1 } });
       const lease = (owner: string, now: number) => store.projections.acquireLease(t, 'v1', 'k', owner, now, now + 1000);
       expect(await lease('a', 0)).toBe(true);
       expect(await lease('b', 500)).toBe(false);

@@ -1,5 +1,6 @@
 import { notificationsMigration, WEBHOOK_TURNS_MIGRATION, WEBHOOK_KEY_HEADS_MIGRATION, sharedStatesMigration } from '../notification-schema';
 import { webhookSuspensionsMigration } from '../webhook-suspension-schema';
+import { droppedVersionsMigration } from '../projection-schema';
 
 /** Ordered, append-only: a migration once shipped is never edited, only followed. */
 export const POSTGRES_MIGRATIONS: string[] = [
@@ -149,4 +150,5 @@ export const POSTGRES_MIGRATIONS: string[] = [
   WEBHOOK_KEY_HEADS_MIGRATION,
   sharedStatesMigration('postgres'),
   webhookSuspensionsMigration('bigint'),
+  droppedVersionsMigration('bigint'),
 ];

@@ -1,5 +1,6 @@
 import { notificationsMigration, WEBHOOK_TURNS_MIGRATION, WEBHOOK_KEY_HEADS_MIGRATION, sharedStatesMigration } from '../notification-schema';
 import { webhookSuspensionsMigration } from '../webhook-suspension-schema';
+import { droppedVersionsMigration } from '../projection-schema';
 
 /** Ordered, append-only: a migration once shipped is never edited, only followed. */
 export const SQLITE_MIGRATIONS: string[] = [
@@ -148,4 +149,5 @@ export const SQLITE_MIGRATIONS: string[] = [
   WEBHOOK_KEY_HEADS_MIGRATION,
   sharedStatesMigration('sqlite'),
   webhookSuspensionsMigration('INTEGER'),
+  droppedVersionsMigration('INTEGER'),
 ];

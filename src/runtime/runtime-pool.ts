@@ -345,13 +345,15 @@ export class RuntimePool implements ExecutorListener {
   }
 
   /**
-   * `lowPriority` (quarantine executors): the whole sandboxed chain runs under `nice -n 19`, so a
-   * tenant whose calls spin until their deadline burns only the CPU nobody else wants. `nice`
-   * execs, like every wrapper of the chain: the process Node holds is still bwrap.
+   * `lowPriority` (quarantine executors): the whole sandboxed chain runs under `nice -n 19`, and the
+   * host sets its own scheduling group (kernel autogroup: bwrap's new session is one) to nice 19
+   * too — the nice value alone counts only inside the group — so a tenant whose calls spin until
+   * their deadline burns only the CPU nobody else wants. `nice` execs, like every wrapper of the
+   * chain: the process Node holds is still bwrap.
    */
   private spawn(mode: HostMode, label: string, lowPriority = false): Promise<HostProcess> {
     if (this.closed) return Promise.reject(new HostCallError('UNAVAILABLE', 'runtime is shutting down'));
-    let launch = this.launcher.launch(mode);
+    let launch = this.launcher.launch(mode, { lowPriority });
     if (lowPriority && NICE) launch = { ...launch, command: NICE, args: ['-n', '19', launch.command, ...launch.args] };
     return HostProcess.start({
       mode,

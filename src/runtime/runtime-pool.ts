@@ -34,6 +34,12 @@ export interface RuntimePoolOptions {
   assemblyBudget: AssemblyBudgetOptions;
   /** shared: a tenant whose call killed or hung an executor runs apart this long (doubling on each repeat, up to maxMs). */
   quarantine: QuarantineOptions;
+  /**
+   * shared: a call running this long in a shared executor while other tenants' calls wait behind it
+   * gets the process replaced at once (the waiting calls run on the new one; the slow call runs
+   * again in its tenant's quarantine executor); 0: only at the deadline.
+   */
+  stallMs: number;
   /** Calls of one tenant sent to an executor and unanswered at once (the rest wait, other tenants' calls go first). */
   tenantCallsInFlight: number;
   /** Calls carried by one batch request to an executor. */
@@ -58,6 +64,7 @@ export const DEFAULT_POOL_OPTIONS: RuntimePoolOptions = {
   execIdleMs: 5 * 60_000,
   assemblyBudget: { maxCount: 1_000, maxBytes: 256 * 1024 * 1024 },
   quarantine: { baseMs: 60_000, maxMs: 3_600_000 },
+  stallMs: 500,
   tenantCallsInFlight: 8,
   itemsPerRequest: 64,
   compilerHosts: 2,
@@ -101,6 +108,8 @@ export class RuntimePool implements ExecutorListener {
   private readonly active = new Map<string, { executor: Executor; pending: number }>();
   private readonly sweeper: NodeJS.Timeout;
   private offences = 0;
+  /** Offences that were a call holding up other tenants' calls past stallMs (its process replaced early). */
+  private stalls = 0;
   /** Calls that ran again after another tenant's call killed their executor. */
   private reruns = 0;
   private closed = false;
@@ -113,7 +122,7 @@ export class RuntimePool implements ExecutorListener {
     this.compilers = new CompilerPool(options.compilerHosts, () => this.spawn('compile', 'compiler'), options.compileDeadlineMs);
     this.quarantine = new QuarantineBook(options.quarantine);
     if (options.isolation === 'shared') {
-      for (let i = 0; i < Math.max(1, options.execHosts); i++) this.shared.push(this.executor(`executor[shared-${i}]`));
+      for (let i = 0; i < Math.max(1, options.execHosts); i++) this.shared.push(this.executor(`executor[shared-${i}]`, { stallMs: options.stallMs }));
     }
     this.sweeper = setInterval(() => this.sweep(), Math.min(30_000, options.execIdleMs)).unref();
   }
@@ -190,6 +199,7 @@ export class RuntimePool implements ExecutorListener {
     return {
       isolation: this.options.isolation,
       offences: this.offences,
+      stalls: this.stalls,
       reruns: this.reruns,
       quarantined: [...this.own.keys()].filter((t) => this.quarantine.quarantinedUntil(t) !== undefined).length,
       executors: this.executors().map((ex) => ({ label: ex.label, kind: kind(ex), pid: ex.pid, loaded: ex.loaded.length, ...ex.counters, ...ex.loadCounters })),
@@ -211,8 +221,10 @@ export class RuntimePool implements ExecutorListener {
     if (act && --act.pending <= 0) this.active.delete(call.tenantId);
   }
 
-  offended(executor: Executor, tenantId: string, failure: HostFailure): void {
+  offended(executor: Executor, tenantId: string, failure: HostFailure, counted = false): void {
     if (this.closed) return;
+    // Its call stalled a shared executor, was moved apart for it and has now failed there: one offence.
+    if (counted) return;
     this.offences++;
     // Alone in its own process already: the replacement is its own too.
     if (this.options.isolation === 'tenant') return;
@@ -220,6 +232,17 @@ export class RuntimePool implements ExecutorListener {
     this.logger.warn(
       `tenant ${tenantId}: a call ${failure === 'TIMEOUT' ? 'hung' : 'killed'} ${executor.label} (${failure}); ` +
         `its calls run in a quarantine executor until ${new Date(until).toISOString()} (offence ${strikes})`,
+    );
+  }
+
+  stalled(executor: Executor, tenantId: string, ms: number): void {
+    if (this.closed) return;
+    this.offences++;
+    this.stalls++;
+    const { until, strikes } = this.quarantine.offend(tenantId);
+    this.logger.warn(
+      `tenant ${tenantId}: a call ran past ${ms} ms in ${executor.label} while other tenants' calls waited; the process is replaced, ` +
+        `the call runs again in a quarantine executor, where its calls run until ${new Date(until).toISOString()} (offence ${strikes})`,
     );
   }
 
@@ -327,7 +350,7 @@ export class RuntimePool implements ExecutorListener {
     return [...this.shared, ...new Set(this.own.values())];
   }
 
-  private executor(label: string, { lowPriority = false } = {}): Executor {
+  private executor(label: string, { lowPriority = false, stallMs = 0 } = {}): Executor {
     const o = this.options;
     return new Executor(
       {
@@ -339,6 +362,7 @@ export class RuntimePool implements ExecutorListener {
         itemsPerRequest: o.itemsPerRequest,
         requestsInFlight: 2,
         requestDeadlineMs: o.callDeadlineMs,
+        stallMs,
       },
       this,
     );

@@ -50,6 +50,7 @@ export function createRuntimePool(config: AppConfig, store: Store, launcher: Hos
       assemblyBudget: { maxCount: config.runtime.execAssemblyBudget, maxBytes: config.runtime.execAssemblyBudgetBytes },
       tenantCallsInFlight: config.runtime.execTenantCalls,
       quarantine: { baseMs: config.runtime.quarantineMs, maxMs: config.runtime.quarantineMaxMs },
+      stallMs: config.runtime.execStallMs,
       callDeadlineMs: config.runtime.callDeadlineMs,
       compileDeadlineMs: config.runtime.compileDeadlineMs,
       maxStateBytes: config.runtime.maxStateBytes,

@@ -204,9 +204,14 @@ export class HostProcess {
     const head = this.head();
     if (!head || this.dead) return;
     const [id, entry] = head;
-    const ms = entry.deadlinesMs[Math.min(entry.itemsDone, entry.deadlinesMs.length - 1)];
+    // A request the host acknowledges is charged from its `started` line: before it, only the host's
+    // own code runs (reading, parsing), and a host at nice 19 on a busy machine may take long to
+    // get there — that is not the tenant's call hanging. It still gets a bound (the start timeout).
+    const begun = !ACKNOWLEDGED.has(entry.type) || entry.started;
+    const deadline = entry.deadlinesMs[Math.min(entry.itemsDone, entry.deadlinesMs.length - 1)];
+    const ms = begun ? deadline : Math.max(deadline, this.options.readyTimeoutMs);
     const stall = this.stall;
-    if (stall && entry.onItem && stall.ms < ms) {
+    if (stall && begun && entry.onItem && stall.ms < ms) {
       const item = entry.itemsDone;
       this.stallTimer = setTimeout(() => {
         this.stallTimer = undefined;
@@ -330,6 +335,7 @@ export class HostProcess {
     if (!entry) return; // late answer to a call that already timed out
     if (msg.type === 'started') {
       entry.started = true;
+      if (this.head()?.[1] === entry) this.armHead();
       return;
     }
     if (msg.type === 'item') {

@@ -104,6 +104,8 @@ export class Executor {
   private readonly assemblies: ExecutorAssemblies;
   private host?: HostProcess;
   private starting = false;
+  /** Callers of `prestart` waiting for the process. */
+  private startWaiters: { resolve: () => void; reject: (e: unknown) => void }[] = [];
   private requests = 0;
   private scheduled = false;
   private death?: { calls: ExecutorCall[]; offenders: Set<string> };
@@ -189,6 +191,23 @@ export class Executor {
     return host?.alive ? host.call('stats', { collect }, this.options.requestDeadlineMs) : undefined;
   }
 
+  /**
+   * Starts the process now rather than on the first call (service start: the first calls after a
+   * restart must not wait for it), and sends it one request so that its request path has run once.
+   */
+  prestart(): Promise<void> {
+    const ready = this.host?.alive
+      ? Promise.resolve()
+      : new Promise<void>((resolve, reject) => {
+          this.startWaiters.push({ resolve, reject });
+          this.start();
+        });
+    return ready.then(async () => {
+      const host = this.host;
+      if (host?.alive) await host.call('ping', {}, this.options.requestDeadlineMs);
+    });
+  }
+
   /** Stops the process of an idle executor (it starts again on the next call). */
   async stop(): Promise<void> {
     const host = this.host;
@@ -235,6 +254,7 @@ export class Executor {
         this.host = host;
         this.assemblies.attach(host);
         host.onExit(() => this.lost(host));
+        for (const w of this.startWaiters.splice(0)) w.resolve();
         if (this.options.stallMs > 0) host.watchStalls(this.options.stallMs, (stall) => this.onStall(host, stall));
         if (this.closed) void host.close();
         else this.pump();
@@ -243,6 +263,7 @@ export class Executor {
         this.starting = false;
         // Nothing can run here now: every waiting call fails (callers decide whether to wait, e.g. 503 after a while).
         const err = e instanceof HostCallError ? e : new HostCallError('UNAVAILABLE', String(e));
+        for (const w of this.startWaiters.splice(0)) w.reject(err);
         for (const c of this.queue.drain()) this.finish(c, () => c.reject(err));
       },
     );

@@ -89,6 +89,8 @@ export class RuntimeModule implements OnApplicationBootstrap, OnApplicationShutd
     // Listeners (reducers, projections) are registered during module init, so pending compiles
     // left by a previous run are resumed only now.
     this.pool.startCompilers();
+    // Readiness waits for these: the first appends after a restart find their executor running.
+    void this.pool.startExecutors();
     this.queue.start();
   }
 

@@ -18,7 +18,10 @@ import { call, CONNECTIONS, DURATION_S, fmt, HttpFigures, pct, startChild, stopC
  *  6. projections: live ack → state readable at 1,000 appends/s spread over the projection tenants.
  *
  * BENCH_SERVICE_DIR: another built checkout to measure instead (the code before a change);
- * TENANTS (1000), PROJECTION_TENANTS (100); SERVICE_ENV: extra env for the service, as JSON.
+ * TENANTS (1000), PROJECTION_TENANTS (100); SERVICE_ENV: extra env for the service, as JSON;
+ * BENCH_PARTS (default every one: spread,memory,noisy,hostile,projections,cold) which parts run.
+ * After the restart (part 2) the appends begin once `GET /health/ready` answers 200, as behind a
+ * load balancer.
  */
 
 const ADMIN = 'bench-admin-token-0123456789';
@@ -26,6 +29,7 @@ const TENANTS = Number(process.env.TENANTS ?? 1000);
 const PROJECTION_TENANTS = Math.min(TENANTS, Number(process.env.PROJECTION_TENANTS ?? 100));
 const serviceMain = process.env.BENCH_SERVICE_DIR ? path.resolve(process.env.BENCH_SERVICE_DIR, 'dist', 'src', 'main.js') : 'src/main.js';
 const serviceEnv = JSON.parse(process.env.SERVICE_ENV ?? '{}') as Record<string, string>;
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'spread,memory,noisy,hostile,projections,cold').split(','));
 
 const SPIN_REDUCER = `
 using EventSourcing;
@@ -45,6 +49,14 @@ namespace Spin
     }
 }`;
 
+
+/** Readiness, as a load balancer would wait for it (a service without the check answers 200 at once). */
+async function waitReady(url: string): Promise<void> {
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+    if ((await fetch(`${url}/health/ready`)).status === 200) return;
+  }
+  throw new Error('the service did not become ready in 60 s');
+}
 
 async function newTenant(url: string, name: string): Promise<string> {
   const r = await fetch(`${url}/admin/tenants`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name }) });
@@ -86,9 +98,10 @@ async function each<T>(items: T[], concurrency: number, work: (item: T, i: numbe
 }
 
 /** POST /events at full speed, each request with the key of `keys[i % keys.length]`. */
-async function hammerKeys(url: string, keys: string[], body: (i: number) => unknown, connections = CONNECTIONS, duration = DURATION_S): Promise<HttpFigures> {
+async function hammerKeys(url: string, keys: string[], body: (i: number) => unknown, connections = CONNECTIONS, duration = DURATION_S, slow?: { overMs: number; at: number[] }): Promise<HttpFigures> {
   let i = 0;
-  const result = await autocannon({
+  const start = performance.now();
+  const instance = autocannon({
     url: `${url}/events`,
     method: 'POST',
     connections,
@@ -103,7 +116,10 @@ async function hammerKeys(url: string, keys: string[], body: (i: number) => unkn
         },
       },
     ],
-  } as autocannon.Options);
+  } as autocannon.Options) as unknown as Promise<autocannon.Result> & { on(event: 'response', listener: (...args: any[]) => void): void };
+  // Responses slower than `slow.overMs`: when they were answered (s into the run), to see whether a tail is one stall or spread.
+  if (slow) instance.on('response', (_c: unknown, _status: number, _bytes: number, ms: number) => ms > slow.overMs && slow.at.push((performance.now() - start) / 1000));
+  const result = await instance;
   return { reqPerSec: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors, total: result.requests.total };
 }
 
@@ -176,87 +192,111 @@ async function main(): Promise<void> {
     console.log(`setup: ${TENANTS} tenants, reducers compiled and bound, ${PROJECTION_TENANTS} projections active, in ${fmt((performance.now() - t0) / 1000, 1)} s`);
 
     // 1. One tenant vs every tenant (its executor warmed first, as in the issue).
-    await hammerKeys(svc.url, [keys[0]], deposit, CONNECTIONS, 2);
-    const one = await hammerKeys(svc.url, [keys[0]], deposit);
-    await hammerKeys(svc.url, keys, deposit, CONNECTIONS, 5); // every tenant's first appends (loads)
-    const all = await hammerKeys(svc.url, keys, deposit);
-    const row = (name: string, f: HttpFigures) => `| ${name} | ${fmt(f.reqPerSec)} | ${fmt(f.p50, 1)} | ${fmt(f.p99, 1)} | ${f.non2xx + f.errors} |`;
-    console.log('\n| appends with the bank-account reducer | appends/s | p50 ms | p99 ms | failed |');
-    console.log('|---|---:|---:|---:|---:|');
-    console.log(row('1 tenant', one));
-    console.log(row(`${TENANTS} tenants, round robin`, all));
-    console.log(`spread over ${TENANTS} tenants vs one: ${fmt(all.reqPerSec / one.reqPerSec, 2)}× (target ≥ 0.7×)`);
+    if (PARTS.has('spread')) {
+      await hammerKeys(svc.url, [keys[0]], deposit, CONNECTIONS, 2);
+      const one = await hammerKeys(svc.url, [keys[0]], deposit);
+      await hammerKeys(svc.url, keys, deposit, CONNECTIONS, 5); // every tenant's first appends (loads)
+      const all = await hammerKeys(svc.url, keys, deposit);
+      const row = (name: string, f: HttpFigures) => `| ${name} | ${fmt(f.reqPerSec)} | ${fmt(f.p50, 1)} | ${fmt(f.p99, 1)} | ${f.non2xx + f.errors} |`;
+      console.log('\n| appends with the bank-account reducer | appends/s | p50 ms | p99 ms | failed |');
+      console.log('|---|---:|---:|---:|---:|');
+      console.log(row('1 tenant', one));
+      console.log(row(`${TENANTS} tenants, round robin`, all));
+      console.log(`spread over ${TENANTS} tenants vs one: ${fmt(all.reqPerSec / one.reqPerSec, 2)}× (target ≥ 0.7×)`);
+    }
 
     // 3. Memory with every tenant's assemblies loaded.
-    const mem = treeRssMb(svc.child.pid!);
-    console.log(`memory, service + ${mem.hosts} runtime hosts (${mem.processes} processes): ${fmt(mem.total)} MiB RSS (target ≤ 2,048)`);
+    if (PARTS.has('memory')) {
+      const mem = treeRssMb(svc.child.pid!);
+      console.log(`memory, service + ${mem.hosts} runtime hosts (${mem.processes} processes): ${fmt(mem.total)} MiB RSS (target ≤ 2,048)`);
+    }
 
     // 4. Noisy neighbour: B alone at 50/s, then with A as fast as it can.
-    const bAlone = await paced(svc.url, keys[1], 50, DURATION_S, deposit);
-    const [aBusy, bBusy] = await Promise.all([hammerKeys(svc.url, [keys[2]], deposit), paced(svc.url, keys[1], 50, DURATION_S, deposit)]);
-    console.log(
-      `noisy neighbour: B at 50/s alone p99 ${fmt(pct(bAlone.lat, 99), 1)} ms, with A flooding p99 ${fmt(pct(bBusy.lat, 99), 1)} ms (${fmt(pct(bBusy.lat, 99) / pct(bAlone.lat, 99), 2)}×, target ≤ 2×), B failed ${bBusy.failed}; A: ${fmt(aBusy.total)} answered, ${fmt(aBusy.non2xx)} non-2xx (429 expected once over its limit)`,
-    );
+    if (PARTS.has('noisy')) {
+      const bAlone = await paced(svc.url, keys[1], 50, DURATION_S, deposit);
+      const [aBusy, bBusy] = await Promise.all([hammerKeys(svc.url, [keys[2]], deposit), paced(svc.url, keys[1], 50, DURATION_S, deposit)]);
+      console.log(
+        `noisy neighbour: B at 50/s alone p99 ${fmt(pct(bAlone.lat, 99), 1)} ms, with A flooding p99 ${fmt(pct(bBusy.lat, 99), 1)} ms (${fmt(pct(bBusy.lat, 99) / pct(bAlone.lat, 99), 2)}×, target ≤ 2×), B failed ${bBusy.failed}; A: ${fmt(aBusy.total)} answered, ${fmt(aBusy.non2xx)} non-2xx (429 expected once over its limit)`,
+      );
+    }
 
     // 5. Hostile neighbour: a spinning reducer in tenant H while 99 tenants append.
-    const hostile = await newTenant(svc.url, 'hostile');
-    await waitCompiled(svc.url, hostile, 'reducers', await upload(svc.url, hostile, 'reducers', zipSources([{ path: 'Spin.cs', content: SPIN_REDUCER }])));
-    const innocents = keys.slice(0, 99);
-    const calm = await hammerKeys(svc.url, innocents, deposit, 16);
-    let spinning = true;
-    let hostileCalls = 0;
-    const spinner = (async () => {
-      await Promise.all(Array.from({ length: 4 }, async (_, w) => {
-        for (let i = 0; spinning; i++) {
-          await call(`${svc.url}/events`, 'POST', hostile, { aggregateId: `spin-${w}-${i}`, eventType: 'Tick', data: {} });
-          hostileCalls++;
-        }
-      }));
-    })();
-    const under = await hammerKeys(svc.url, innocents, deposit, 16);
-    spinning = false;
-    await spinner;
-    console.log(
-      `hostile neighbour (reducer spinning to its deadline, ${hostileCalls} calls): ${innocents.length} tenants p99 ${fmt(calm.p99, 1)} ms calm → ${fmt(under.p99, 1)} ms (${fmt(under.p99 / calm.p99, 2)}×, target ≤ 2×), errors ${under.non2xx + under.errors} (target 0)`,
-    );
+    if (PARTS.has('hostile')) {
+      const hostile = await newTenant(svc.url, 'hostile');
+      await waitCompiled(svc.url, hostile, 'reducers', await upload(svc.url, hostile, 'reducers', zipSources([{ path: 'Spin.cs', content: SPIN_REDUCER }])));
+      const innocents = keys.slice(0, 99);
+      // Every innocent tenant's assembly loaded first, so that the calm run measures no loads.
+      await hammerKeys(svc.url, innocents, deposit, 16, 2);
+      const calmSlow = { overMs: 100, at: [] as number[] };
+      const calm = await hammerKeys(svc.url, innocents, deposit, 16, DURATION_S, calmSlow);
+      let spinning = true;
+      let hostileCalls = 0;
+      let hostileHangUps = 0;
+      const spinner = (async () => {
+        await Promise.all(Array.from({ length: 4 }, async (_, w) => {
+          for (let i = 0; spinning; i++) {
+            // Its own answers may be a hang-up: at nice 19 on a busy machine its calls can outlast REQUEST_TIMEOUT_MS.
+            await call(`${svc.url}/events`, 'POST', hostile, { aggregateId: `spin-${w}-${i}`, eventType: 'Tick', data: {} }).catch(() => hostileHangUps++);
+            hostileCalls++;
+          }
+        }));
+      })();
+      const underSlow = { overMs: 100, at: [] as number[] };
+      const under = await hammerKeys(svc.url, innocents, deposit, 16, DURATION_S, underSlow);
+      spinning = false;
+      await spinner;
+      console.log(
+        `hostile neighbour (reducer spinning to its deadline, ${hostileCalls} calls, ${hostileHangUps} hung up): ${innocents.length} tenants p99 ${fmt(calm.p99, 1)} ms calm → ${fmt(under.p99, 1)} ms (${fmt(under.p99 / calm.p99, 2)}×, target ≤ 2×), errors ${under.non2xx + under.errors} (target 0)`,
+      );
+      const bySecond = (at: number[]) => Array.from({ length: DURATION_S }, (_, s) => at.filter((t) => t >= s && t < s + 1).length).join(' ');
+      console.log(`  answers over 100 ms per second of the run: calm [${bySecond(calmSlow.at)}] of ${fmt(calm.total)}; A spinning [${bySecond(underSlow.at)}] of ${fmt(under.total)}; appends/s ${fmt(calm.reqPerSec)} → ${fmt(under.reqPerSec)}`);
+    }
 
     // 6. Projections: 1,000 appends/s over the projection tenants, ack → state readable.
-    const lat: number[] = [];
-    const live = async (rate: number, seconds: number, record: boolean) => {
-      const inflight: Promise<void>[] = [];
-      const start = performance.now();
-      for (let i = 0; i < rate * seconds; i++) {
-        const wait = start + (i * 1000) / rate - performance.now();
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        const t = i % PROJECTION_TENANTS;
-        inflight.push(
-          (async () => {
-            const customer = `c-${i % 50}`;
-            const r = await call(`${svc.url}/events`, 'POST', keys[t], { aggregateId: `order-${i}`, eventType: 'OrderPlaced', data: { customerId: customer, lines: [{ sku: 'x', qty: 1, price: 1.5 }] } });
-            if (r.status !== 201) return;
-            const acked = performance.now();
-            const s = await call(`${svc.url}/projections/${projectionIds[t]}/state/${customer}?minPosition=${r.body.position}`, 'GET', keys[t]);
-            if (record && s.status === 200) lat.push(performance.now() - acked);
-          })(),
-        );
-      }
-      await Promise.all(inflight);
-    };
-    await live(200, 2, false);
-    await live(1000, DURATION_S, true);
-    console.log(`projections: 1,000 appends/s over ${PROJECTION_TENANTS} tenants, ack → state readable p50 ${fmt(pct(lat, 50), 1)} ms, p99 ${fmt(pct(lat, 99), 1)} ms (${fmt(lat.length)} samples; target p99 ≤ 50 ms)`);
+    if (PARTS.has('projections')) {
+      const lat: number[] = [];
+      const live = async (rate: number, seconds: number, record: boolean) => {
+        const inflight: Promise<void>[] = [];
+        const start = performance.now();
+        for (let i = 0; i < rate * seconds; i++) {
+          const wait = start + (i * 1000) / rate - performance.now();
+          if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+          const t = i % PROJECTION_TENANTS;
+          inflight.push(
+            (async () => {
+              const customer = `c-${i % 50}`;
+              const r = await call(`${svc.url}/events`, 'POST', keys[t], { aggregateId: `order-${i}`, eventType: 'OrderPlaced', data: { customerId: customer, lines: [{ sku: 'x', qty: 1, price: 1.5 }] } });
+              if (r.status !== 201) return;
+              const acked = performance.now();
+              const s = await call(`${svc.url}/projections/${projectionIds[t]}/state/${customer}?minPosition=${r.body.position}`, 'GET', keys[t]);
+              if (record && s.status === 200) lat.push(performance.now() - acked);
+            })(),
+          );
+        }
+        await Promise.all(inflight);
+      };
+      await live(200, 2, false);
+      await live(1000, DURATION_S, true);
+      console.log(`projections: 1,000 appends/s over ${PROJECTION_TENANTS} tenants, ack → state readable p50 ${fmt(pct(lat, 50), 1)} ms, p99 ${fmt(pct(lat, 99), 1)} ms (${fmt(lat.length)} samples; target p99 ≤ 50 ms)`);
+    }
 
     // 2. First append of tenants whose assemblies are loaded nowhere: a fresh service process.
-    await stopChild(svc.child);
-    svc = await startChild(serviceMain, env);
-    const first: number[] = [];
-    const sample = keys.slice(PROJECTION_TENANTS, PROJECTION_TENANTS + 200);
-    await each(sample, 4, async (key) => {
-      const t = performance.now();
-      const r = await call(`${svc.url}/events`, 'POST', key, { aggregateId: 'account-cold', eventType: 'MoneyDeposited', data: { amount: 1 } });
-      if (r.status === 201) first.push(performance.now() - t);
-    });
-    console.log(`first append of a tenant loaded nowhere (${first.length} tenants after a restart, 4 at a time): p50 ${fmt(pct(first, 50), 1)} ms, p99 ${fmt(pct(first, 99), 1)} ms (target p99 ≤ 250)`);
+    if (PARTS.has('cold')) {
+      await stopChild(svc.child);
+      const restarted = performance.now();
+      svc = await startChild(serviceMain, env);
+      const live = performance.now();
+      await waitReady(svc.url);
+      console.log(`restart: /health answers after ${fmt(live - restarted)} ms, /health/ready after ${fmt(performance.now() - restarted)} ms`);
+      const first: number[] = [];
+      const sample = keys.slice(PROJECTION_TENANTS, PROJECTION_TENANTS + 200);
+      await each(sample, 4, async (key) => {
+        const t = performance.now();
+        const r = await call(`${svc.url}/events`, 'POST', key, { aggregateId: 'account-cold', eventType: 'MoneyDeposited', data: { amount: 1 } });
+        if (r.status === 201) first.push(performance.now() - t);
+      });
+      console.log(`first append of a tenant loaded nowhere (${first.length} tenants after a restart, 4 at a time): p50 ${fmt(pct(first, 50), 1)} ms, p99 ${fmt(pct(first, 99), 1)} ms (target p99 ≤ 250)`);
+    }
   } finally {
     await stopChild(svc.child);
     fs.rmSync(dataDir, { recursive: true, force: true });

@@ -51,6 +51,8 @@ var stdin = Console.OpenStandardInput();
 Console.SetOut(Console.Error);
 
 Log.Info($"starting in {mode} mode, pid {Environment.ProcessId}");
+// A quarantine executor lowers its scheduling group's priority while it still may write /proc/self/autogroup.
+CpuPriority.Apply();
 // The seccomp filter goes on before the compiler warms up and before any request (so any tenant assembly) is read.
 if (!Sandbox.Install())
 {

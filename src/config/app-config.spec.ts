@@ -76,6 +76,7 @@ describe('loadConfig', () => {
       execTenantCalls: 8,
       quarantineMs: 60_000,
       quarantineMaxMs: 3_600_000,
+      execStallMs: 500,
     });
     expect(loadConfig({ RUNTIME_ISOLATION: 'tenant' }).runtime).toMatchObject({ isolation: 'tenant', execHosts: 8 });
     expect(loadConfig({ RUNTIME_EXEC_HOSTS: '3' }).runtime.execHosts).toBe(3);

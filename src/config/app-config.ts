@@ -62,6 +62,8 @@ export interface AppConfig {
     /** shared: a tenant whose call killed or hung an executor runs apart this long, doubling per repeat up to the max. */
     quarantineMs: number;
     quarantineMaxMs: number;
+    /** shared: a call running this long while other tenants' calls wait gets its executor replaced at once (0: only at the deadline). */
+    execStallMs: number;
     /** Deadline of one Apply/ResolveKey call; past it the executor is killed and replaced. */
     callDeadlineMs: number;
     /** Deadline of one compile; past it the compiler is killed and replaced, the upload failed (not retried). */
@@ -227,6 +229,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       execTenantCalls: int('RUNTIME_EXEC_TENANT_CALLS', 8, 1, 1_000),
       quarantineMs: int('RUNTIME_QUARANTINE_MS', 60_000, 100, 86_400_000),
       quarantineMaxMs: int('RUNTIME_QUARANTINE_MAX_MS', 3_600_000, 100, 7 * 86_400_000),
+      execStallMs: int('RUNTIME_EXEC_STALL_MS', 500, 0, 600_000),
       callDeadlineMs: int('RUNTIME_CALL_DEADLINE_MS', 5_000, 100, 600_000),
       compileDeadlineMs: int('RUNTIME_COMPILE_DEADLINE_MS', 15_000, 1_000, 3_600_000),
       compilerHosts: int('RUNTIME_COMPILER_HOSTS', 2, 1, 64),

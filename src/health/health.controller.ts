@@ -3,6 +3,8 @@ import { FastifyReply } from 'fastify';
 import { SANDBOX_STATUS, SandboxStatus } from '../runtime/sandbox-check';
 import { Public } from '../tenancy/public.decorator';
 import { Readiness } from './readiness';
+import { RuntimePool } from '../runtime/runtime-pool';
+import { runtimeReadiness } from './runtime-readiness';
 import { sandboxReadiness } from './sandbox-readiness';
 
 @Controller('health')
@@ -28,6 +30,12 @@ export class HealthController {
 
 @Module({
   controllers: [HealthController],
-  providers: [{ provide: Readiness, inject: [SANDBOX_STATUS], useFactory: (sandbox: SandboxStatus) => new Readiness([sandboxReadiness(sandbox)]) }],
+  providers: [
+    {
+      provide: Readiness,
+      inject: [SANDBOX_STATUS, RuntimePool],
+      useFactory: (sandbox: SandboxStatus, pool: RuntimePool) => new Readiness([sandboxReadiness(sandbox), runtimeReadiness(pool)]),
+    },
+  ],
 })
 export class HealthModule {}

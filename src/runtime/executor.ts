@@ -1,7 +1,7 @@
 import { AssemblyBudgetOptions } from './assembly-budget';
 import { AssemblySource, ExecutorAssemblies } from './executor-assemblies';
 import { FairCallQueue } from './fair-call-queue';
-import { HostCallError, HostFailure, HostItem, HostProcess } from './host-process';
+import { HostCallError, HostFailure, HostItem, HostProcess, HostStall } from './host-process';
 import { BatchItem } from './runtime-protocol';
 
 export type { AssemblySource } from './executor-assemblies';
@@ -19,12 +19,27 @@ export interface ExecutorCall {
   /** Times it was sent to an executor that died running another call before reaching it. */
   reruns: number;
   settled?: boolean;
+  /**
+   * It ran past the stall threshold in a shared executor while other tenants' calls waited: its
+   * executor was replaced, and it runs again where its (now quarantined) tenant goes. Its tenant
+   * was counted an offender then; its failing there is not counted again.
+   */
+  stalled?: boolean;
 }
 
 /** What an executor tells the pool (RuntimePool) about its calls. */
 export interface ExecutorListener {
-  /** The executor died or hung running this tenant's call (or loading its assembly): the tenant is to blame. */
-  offended(executor: Executor, tenantId: string, failure: HostFailure): void;
+  /**
+   * The executor died or hung running this tenant's call (or loading its assembly): the tenant is to
+   * blame. `counted`: the call is one that stalled a shared executor, for which it was blamed already.
+   */
+  offended(executor: Executor, tenantId: string, failure: HostFailure, counted?: boolean): void;
+  /**
+   * This tenant's call ran `ms` in a shared executor while other tenants' calls waited behind it: the
+   * executor is being replaced, and the call with the tenant's other calls comes back in `interrupted`
+   * to run again where the tenant goes now (the tenant is to be moved apart).
+   */
+  stalled(executor: Executor, tenantId: string, ms: number): void;
   /**
    * Once per death, after `offended`: the calls sent but never run because another call killed the
    * executor, in their order (to run again), and the tenants blamed (whose queued calls may have to
@@ -48,6 +63,12 @@ export interface ExecutorOptions {
   requestsInFlight: number;
   /** Deadline of load, unload and stats requests. */
   requestDeadlineMs: number;
+  /**
+   * Shared executors: a call running this long while other tenants' calls wait behind it has its
+   * process replaced at once (those calls run again on the new one) instead of at its deadline.
+   * 0: never (executors of one tenant, quarantine executors).
+   */
+  stallMs: number;
 }
 
 export interface ExecutorCounters {
@@ -83,9 +104,17 @@ export class Executor {
   private readonly assemblies: ExecutorAssemblies;
   private host?: HostProcess;
   private starting = false;
+  /** Callers of `prestart` waiting for the process. */
+  private startWaiters: { resolve: () => void; reject: (e: unknown) => void }[] = [];
   private requests = 0;
   private scheduled = false;
   private death?: { calls: ExecutorCall[]; offenders: Set<string> };
+  /** The call the host has been running past `stallMs`, while no other tenant's call waited (yet). */
+  private stall?: { host: HostProcess; call: ExecutorCall; ms: number };
+  /** The stalled call whose process is being replaced (killed for it, not by it). */
+  private replacing?: ExecutorCall;
+  /** Batches sent to the host and not yet settled, oldest first (which calls wait behind a stalled one). */
+  private readonly batches = new Set<ExecutorCall[]>();
   private closed = false;
   lastUsed = Date.now();
 
@@ -162,6 +191,23 @@ export class Executor {
     return host?.alive ? host.call('stats', { collect }, this.options.requestDeadlineMs) : undefined;
   }
 
+  /**
+   * Starts the process now rather than on the first call (service start: the first calls after a
+   * restart must not wait for it), and sends it one request so that its request path has run once.
+   */
+  prestart(): Promise<void> {
+    const ready = this.host?.alive
+      ? Promise.resolve()
+      : new Promise<void>((resolve, reject) => {
+          this.startWaiters.push({ resolve, reject });
+          this.start();
+        });
+    return ready.then(async () => {
+      const host = this.host;
+      if (host?.alive) await host.call('ping', {}, this.options.requestDeadlineMs);
+    });
+  }
+
   /** Stops the process of an idle executor (it starts again on the next call). */
   async stop(): Promise<void> {
     const host = this.host;
@@ -188,6 +234,7 @@ export class Executor {
 
   private pump(): void {
     if (this.closed) return;
+    if (this.stall && this.replaceStalled()) return;
     while (this.requests < this.options.requestsInFlight && this.queue.size > 0) {
       const host = this.host;
       if (!host?.alive) return this.start();
@@ -207,6 +254,8 @@ export class Executor {
         this.host = host;
         this.assemblies.attach(host);
         host.onExit(() => this.lost(host));
+        for (const w of this.startWaiters.splice(0)) w.resolve();
+        if (this.options.stallMs > 0) host.watchStalls(this.options.stallMs, (stall) => this.onStall(host, stall));
         if (this.closed) void host.close();
         else this.pump();
       },
@@ -214,6 +263,7 @@ export class Executor {
         this.starting = false;
         // Nothing can run here now: every waiting call fails (callers decide whether to wait, e.g. 503 after a while).
         const err = e instanceof HostCallError ? e : new HostCallError('UNAVAILABLE', String(e));
+        for (const w of this.startWaiters.splice(0)) w.reject(err);
         for (const c of this.queue.drain()) this.finish(c, () => c.reject(err));
       },
     );
@@ -251,12 +301,14 @@ export class Executor {
     if (tenants > 1) this.counters.sharedRequests++;
     this.counters.maxTenantsInRequest = Math.max(this.counters.maxTenantsInRequest, tenants);
     this.requests++;
+    this.batches.add(sent);
     host
       .callItems(
         'batch',
         { items },
         sent.map((c) => c.deadlineMs),
         (item) => this.onItem(sent[item.index], item),
+        sent,
       )
       .then(
         () => this.failUnanswered(sent, new HostCallError('PROTOCOL', `${this.label}: a batch ended without answering every item`)),
@@ -264,8 +316,45 @@ export class Executor {
       )
       .finally(() => {
         this.requests--;
+        this.batches.delete(sent);
         this.schedule();
       });
+  }
+
+  /** The host has been running one call for `stallMs`: act now if other tenants wait, else when one comes (pump). */
+  private onStall(host: HostProcess, stall: HostStall): void {
+    const call = (stall.tag as ExecutorCall[])[stall.itemIndex];
+    if (host !== this.host || !call || call.settled) return;
+    this.stall = { host, call, ms: stall.ms };
+    this.schedule();
+  }
+
+  /**
+   * A call has been running past `stallMs` and calls of other tenants wait (queued, or sent behind
+   * it): the process is replaced now rather than at the call's deadline. The stalled call is not
+   * failed: its tenant is reported (`stalled`, it is moved apart), and it goes back with every call
+   * sent and not answered (`interrupted`), to run again — reducers and key resolvers are pure — the
+   * others on this executor's new process, its tenant's wherever that tenant goes now.
+   */
+  private replaceStalled(): boolean {
+    const { host, call, ms } = this.stall!;
+    if (host !== this.host || call.settled || !host.alive) {
+      this.stall = undefined;
+      return false;
+    }
+    if (!this.othersWaiting(call.tenantId)) return false;
+    this.stall = undefined;
+    call.stalled = true;
+    this.replacing = call;
+    this.listener.stalled(this, call.tenantId, ms);
+    host.kill('CRASHED', `host replaced: a call ran past ${ms} ms while other tenants' calls waited`);
+    return true;
+  }
+
+  private othersWaiting(tenantId: string): boolean {
+    if (this.queue.hasOtherThan(tenantId)) return true;
+    for (const batch of this.batches) for (const c of batch) if (!c.settled && c.tenantId !== tenantId) return true;
+    return false;
   }
 
   private onItem(call: ExecutorCall, item: HostItem<any>): void {
@@ -290,8 +379,14 @@ export class Executor {
     sent.forEach((c, i) => {
       if (c.settled) return;
       this.queue.settled(c.tenantId);
-      if (i === culprit) {
-        this.blame(c.tenantId, e.failure);
+      if (i === culprit && c === this.replacing) {
+        this.replacing = undefined;
+        // Replaced for stalling, not failed: it leads its tenant's calls to where the tenant goes now.
+        report.offenders.add(c.tenantId);
+        this.assemblies.unpin(this.assemblies.get(c.tenantId, c.assemblyId));
+        report.calls.push(c);
+      } else if (i === culprit) {
+        this.blame(c.tenantId, e.failure, c.stalled);
         this.finish(c, () => c.reject(e));
       } else if (c.reruns >= MAX_RERUNS) {
         this.finish(c, () => c.reject(e));
@@ -303,9 +398,9 @@ export class Executor {
     });
   }
 
-  private blame(tenantId: string, failure: HostFailure): void {
+  private blame(tenantId: string, failure: HostFailure, counted = false): void {
     this.deathReport().offenders.add(tenantId);
-    this.listener.offended(this, tenantId, failure);
+    this.listener.offended(this, tenantId, failure, counted);
   }
 
   /**

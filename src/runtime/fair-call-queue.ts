@@ -77,6 +77,11 @@ export class FairCallQueue<T extends { tenantId: string }> {
     else this.inFlight.delete(tenantId);
   }
 
+  /** Whether a call of another tenant than this one is queued. */
+  hasOtherThan(tenantId: string): boolean {
+    return this.queues.size > (this.queues.has(tenantId) ? 1 : 0);
+  }
+
   /** Every queued call of a tenant, in order (the tenant moves to another executor). */
   removeTenant(tenantId: string): T[] {
     const q = this.queues.get(tenantId) ?? [];

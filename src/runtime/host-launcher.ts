@@ -98,18 +98,26 @@ export class HostLauncher {
     return { command: this.dotnet, args: [this.dll, '--mode', mode], env };
   }
 
-  launch(mode: HostMode): HostLaunch {
+  /**
+   * `lowPriority` (quarantine executors): the host also sets its own scheduling group's nice to 19
+   * (runtime/EventSourcing.Runtime/Host/CpuPriority.cs) — bwrap gives it a session, hence a kernel
+   * autogroup, of its own, where the nice value of the chain counts only inside that group.
+   */
+  launch(mode: HostMode, { lowPriority = false } = {}): HostLaunch {
     const limits = mode === 'exec' ? this.options.exec : this.options.compile;
     const strict = this.mode === 'strict';
+    // Only inside bwrap, whose new session is a group of the host's own (outside it, the group is the service's).
+    const extra: Record<string, string> = lowPriority && this.plan.bwrap ? { EVENTSOURCING_AUTOGROUP_NICE: '19' } : {};
     let argv: string[];
     let env: Record<string, string>;
     if (this.plan.bwrap) {
       const host = [`${INSIDE.dotnetRoot}/dotnet`, `${INSIDE.runtimeDir}/${path.basename(this.dll)}`, '--mode', mode];
       const command = this.plan.setpriv ? [INSIDE.setpriv, ...dropArgs(this.options.sandbox), '--', ...host] : host;
-      argv = [this.plan.bwrap, ...bwrapArgs({ root: this.tools.root, binds: this.binds(mode), symlinks: this.libraries.symlinks, env: this.env(mode, INSIDE.dotnetRoot), command })];
+      const hostEnv = { ...this.env(mode, INSIDE.dotnetRoot), ...extra };
+      argv = [this.plan.bwrap, ...bwrapArgs({ root: this.tools.root, binds: this.binds(mode), symlinks: this.libraries.symlinks, env: hostEnv, command })];
       env = { PATH: '/usr/bin:/bin' };
     } else {
-      env = this.env(mode, path.dirname(this.dotnet));
+      env = { ...this.env(mode, path.dirname(this.dotnet)), ...extra };
       argv = [this.dotnet, this.dll, '--mode', mode];
       if (this.plan.setpriv) argv = [this.plan.setpriv, ...dropArgs(this.options.sandbox), '--', ...argv];
       if (this.plan.unshare) argv = [this.plan.unshare, '-n', ...argv];

@@ -36,6 +36,15 @@ export interface HostItem<R> {
   error?: { code: HostErrorCode; message: string };
 }
 
+/** A batch item the host has been running past the stall threshold (see HostProcess.watchStalls). */
+export interface HostStall {
+  /** What the caller passed with the batch (callItems' `tag`). */
+  tag: unknown;
+  itemIndex: number;
+  /** How long it had been running. */
+  ms: number;
+}
+
 export interface HostLaunch {
   command: string;
   args: string[];
@@ -76,6 +85,8 @@ interface Pending {
   /** Batches: items answered so far, and where each item line goes. */
   itemsDone: number;
   onItem?: (item: HostItem<any>) => void;
+  /** The caller's own handle on a batch, given back with a stall. */
+  tag?: unknown;
 }
 
 const STDERR_TAIL = 8 * 1024;
@@ -97,6 +108,9 @@ export class HostProcess {
   private readonly pending = new Map<number, Pending>();
   /** The deadline of the oldest unanswered call (or its current item): the one the host is running. */
   private headTimer?: NodeJS.Timeout;
+  /** Fires when the batch item the host is running has run `stall.ms` (shorter than its deadline). */
+  private stallTimer?: NodeJS.Timeout;
+  private stall?: { ms: number; onStall: (stall: HostStall) => void };
   /** A call past its deadline took the blame: nothing else in flight was running when the host was killed. */
   private blamed = false;
   private nextId = 1;
@@ -152,15 +166,31 @@ export class HostProcess {
    * batch's own result line. `deadlinesMs[i]` is item i's deadline, counted from the moment item
    * i-1 was answered (or the batch reached the head of the line).
    */
-  callItems<T extends HostRequestType>(type: T, payload: HostRequests[T][0], deadlinesMs: number[], onItem: (item: HostItem<any>) => void): Promise<HostRequests[T][1]> {
-    return this.send(type, payload, deadlinesMs.length ? deadlinesMs : [1000], onItem);
+  callItems<T extends HostRequestType>(
+    type: T,
+    payload: HostRequests[T][0],
+    deadlinesMs: number[],
+    onItem: (item: HostItem<any>) => void,
+    tag?: unknown,
+  ): Promise<HostRequests[T][1]> {
+    return this.send(type, payload, deadlinesMs.length ? deadlinesMs : [1000], onItem, tag);
   }
 
-  private send(type: string, payload: unknown, deadlinesMs: number[], onItem?: (item: HostItem<any>) => void): Promise<any> {
+  /**
+   * `onStall` hears of every batch item the host has been running for `ms` without answering it
+   * (once per item; only an item the host said it began). Nothing is killed: the caller decides —
+   * a shared executor moves the calls waiting behind it elsewhere long before the item's deadline.
+   */
+  watchStalls(ms: number, onStall: (stall: HostStall) => void): void {
+    this.stall = { ms, onStall };
+    this.armHead();
+  }
+
+  private send(type: string, payload: unknown, deadlinesMs: number[], onItem?: (item: HostItem<any>) => void, tag?: unknown): Promise<any> {
     if (this.dead) return Promise.reject(new HostCallError('CRASHED', `${this.options.label}: host is not running`));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { type, resolve, reject, deadlinesMs, itemsDone: 0, onItem });
+      this.pending.set(id, { type, resolve, reject, deadlinesMs, itemsDone: 0, onItem, tag });
       this.child.stdin!.write(stringifyJson({ id, type, payload }) + '\n');
       if (this.head()?.[0] === id) this.armHead();
     });
@@ -169,11 +199,27 @@ export class HostProcess {
   /** (Re)starts the clock of whatever the host is running now: the oldest call, at its current item. */
   private armHead(): void {
     if (this.headTimer) clearTimeout(this.headTimer);
-    this.headTimer = undefined;
+    if (this.stallTimer) clearTimeout(this.stallTimer);
+    this.headTimer = this.stallTimer = undefined;
     const head = this.head();
     if (!head || this.dead) return;
     const [id, entry] = head;
-    const ms = entry.deadlinesMs[Math.min(entry.itemsDone, entry.deadlinesMs.length - 1)];
+    // A request the host acknowledges is charged from its `started` line: before it, only the host's
+    // own code runs (reading, parsing), and a host at nice 19 on a busy machine may take long to
+    // get there — that is not the tenant's call hanging. It still gets a bound (the start timeout).
+    const begun = !ACKNOWLEDGED.has(entry.type) || entry.started;
+    const deadline = entry.deadlinesMs[Math.min(entry.itemsDone, entry.deadlinesMs.length - 1)];
+    const ms = begun ? deadline : Math.max(deadline, this.options.readyTimeoutMs);
+    const stall = this.stall;
+    if (stall && begun && entry.onItem && stall.ms < ms) {
+      const item = entry.itemsDone;
+      this.stallTimer = setTimeout(() => {
+        this.stallTimer = undefined;
+        // Still that item, and the host said it began the batch: it is what the host is running.
+        if (this.dead || this.pending.get(id) !== entry || entry.itemsDone !== item || !entry.started) return;
+        stall.onStall({ tag: entry.tag, itemIndex: item, ms: stall.ms });
+      }, stall.ms);
+    }
     this.headTimer = setTimeout(() => {
       this.headTimer = undefined;
       if (this.pending.get(id) !== entry) return;
@@ -289,6 +335,7 @@ export class HostProcess {
     if (!entry) return; // late answer to a call that already timed out
     if (msg.type === 'started') {
       entry.started = true;
+      if (this.head()?.[1] === entry) this.armHead();
       return;
     }
     if (msg.type === 'item') {
@@ -315,6 +362,7 @@ export class HostProcess {
     if (this.dead) return;
     this.dead = true;
     if (this.headTimer) clearTimeout(this.headTimer);
+    if (this.stallTimer) clearTimeout(this.stallTimer);
     const { failure, message } = this.deathReason;
     // Unless a call past its deadline took the blame, the oldest one is what the host was running.
     const running = this.blamed ? undefined : this.head()?.[0];

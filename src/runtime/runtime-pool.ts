@@ -34,6 +34,12 @@ export interface RuntimePoolOptions {
   assemblyBudget: AssemblyBudgetOptions;
   /** shared: a tenant whose call killed or hung an executor runs apart this long (doubling on each repeat, up to maxMs). */
   quarantine: QuarantineOptions;
+  /**
+   * shared: a call running this long in a shared executor while other tenants' calls wait behind it
+   * gets the process replaced at once (the waiting calls run on the new one; the slow call runs
+   * again in its tenant's quarantine executor); 0: only at the deadline.
+   */
+  stallMs: number;
   /** Calls of one tenant sent to an executor and unanswered at once (the rest wait, other tenants' calls go first). */
   tenantCallsInFlight: number;
   /** Calls carried by one batch request to an executor. */
@@ -58,6 +64,7 @@ export const DEFAULT_POOL_OPTIONS: RuntimePoolOptions = {
   execIdleMs: 5 * 60_000,
   assemblyBudget: { maxCount: 1_000, maxBytes: 256 * 1024 * 1024 },
   quarantine: { baseMs: 60_000, maxMs: 3_600_000 },
+  stallMs: 500,
   tenantCallsInFlight: 8,
   itemsPerRequest: 64,
   compilerHosts: 2,
@@ -100,7 +107,10 @@ export class RuntimePool implements ExecutorListener {
   /** Tenants with calls pending, and the executor those went to (a tenant changes executor only once drained, or when blamed). */
   private readonly active = new Map<string, { executor: Executor; pending: number }>();
   private readonly sweeper: NodeJS.Timeout;
+  private warmUp: { state: 'not-started' | 'starting' | 'started' | 'failed'; error?: string } = { state: 'not-started' };
   private offences = 0;
+  /** Offences that were a call holding up other tenants' calls past stallMs (its process replaced early). */
+  private stalls = 0;
   /** Calls that ran again after another tenant's call killed their executor. */
   private reruns = 0;
   private closed = false;
@@ -113,7 +123,7 @@ export class RuntimePool implements ExecutorListener {
     this.compilers = new CompilerPool(options.compilerHosts, () => this.spawn('compile', 'compiler'), options.compileDeadlineMs);
     this.quarantine = new QuarantineBook(options.quarantine);
     if (options.isolation === 'shared') {
-      for (let i = 0; i < Math.max(1, options.execHosts); i++) this.shared.push(this.executor(`executor[shared-${i}]`));
+      for (let i = 0; i < Math.max(1, options.execHosts); i++) this.shared.push(this.executor(`executor[shared-${i}]`, { stallMs: options.stallMs }));
     }
     this.sweeper = setInterval(() => this.sweep(), Math.min(30_000, options.execIdleMs)).unref();
   }
@@ -133,6 +143,28 @@ export class RuntimePool implements ExecutorListener {
 
   startCompilers(): void {
     this.compilers.start();
+  }
+
+  /**
+   * shared: starts every executor of the pool now, each answering one request, rather than on the
+   * first calls after a (re)start, which would otherwise wait for a process to start (0.2–1.5 s
+   * here). Readiness (`executorsState`) waits for it. tenant: nothing (executors are per tenant).
+   */
+  startExecutors(): Promise<void> {
+    if (this.options.isolation !== 'shared') return Promise.resolve();
+    this.warmUp = { state: 'starting' };
+    return Promise.all(this.shared.map((ex) => ex.prestart())).then(
+      () => void (this.warmUp = { state: 'started' }),
+      (e) => {
+        this.warmUp = { state: 'failed', error: e instanceof Error ? e.message : String(e) };
+        this.logger.error(`executors did not start: ${this.warmUp.error}`);
+      },
+    );
+  }
+
+  /** Whether the pool's executors were started at service start (readiness). */
+  get executorsState(): { state: 'not-started' | 'starting' | 'started' | 'failed'; error?: string; executors: number } {
+    return { ...this.warmUp, executors: this.shared.length };
   }
 
   compile(files: { path: string; content: string }[], kind?: 'reducer' | 'projection'): Promise<CompileResult> {
@@ -190,6 +222,7 @@ export class RuntimePool implements ExecutorListener {
     return {
       isolation: this.options.isolation,
       offences: this.offences,
+      stalls: this.stalls,
       reruns: this.reruns,
       quarantined: [...this.own.keys()].filter((t) => this.quarantine.quarantinedUntil(t) !== undefined).length,
       executors: this.executors().map((ex) => ({ label: ex.label, kind: kind(ex), pid: ex.pid, loaded: ex.loaded.length, ...ex.counters, ...ex.loadCounters })),
@@ -211,8 +244,10 @@ export class RuntimePool implements ExecutorListener {
     if (act && --act.pending <= 0) this.active.delete(call.tenantId);
   }
 
-  offended(executor: Executor, tenantId: string, failure: HostFailure): void {
+  offended(executor: Executor, tenantId: string, failure: HostFailure, counted = false): void {
     if (this.closed) return;
+    // Its call stalled a shared executor, was moved apart for it and has now failed there: one offence.
+    if (counted) return;
     this.offences++;
     // Alone in its own process already: the replacement is its own too.
     if (this.options.isolation === 'tenant') return;
@@ -220,6 +255,17 @@ export class RuntimePool implements ExecutorListener {
     this.logger.warn(
       `tenant ${tenantId}: a call ${failure === 'TIMEOUT' ? 'hung' : 'killed'} ${executor.label} (${failure}); ` +
         `its calls run in a quarantine executor until ${new Date(until).toISOString()} (offence ${strikes})`,
+    );
+  }
+
+  stalled(executor: Executor, tenantId: string, ms: number): void {
+    if (this.closed) return;
+    this.offences++;
+    this.stalls++;
+    const { until, strikes } = this.quarantine.offend(tenantId);
+    this.logger.warn(
+      `tenant ${tenantId}: a call ran past ${ms} ms in ${executor.label} while other tenants' calls waited; the process is replaced, ` +
+        `the call runs again in a quarantine executor, where its calls run until ${new Date(until).toISOString()} (offence ${strikes})`,
     );
   }
 
@@ -327,7 +373,7 @@ export class RuntimePool implements ExecutorListener {
     return [...this.shared, ...new Set(this.own.values())];
   }
 
-  private executor(label: string, { lowPriority = false } = {}): Executor {
+  private executor(label: string, { lowPriority = false, stallMs = 0 } = {}): Executor {
     const o = this.options;
     return new Executor(
       {
@@ -339,19 +385,22 @@ export class RuntimePool implements ExecutorListener {
         itemsPerRequest: o.itemsPerRequest,
         requestsInFlight: 2,
         requestDeadlineMs: o.callDeadlineMs,
+        stallMs,
       },
       this,
     );
   }
 
   /**
-   * `lowPriority` (quarantine executors): the whole sandboxed chain runs under `nice -n 19`, so a
-   * tenant whose calls spin until their deadline burns only the CPU nobody else wants. `nice`
-   * execs, like every wrapper of the chain: the process Node holds is still bwrap.
+   * `lowPriority` (quarantine executors): the whole sandboxed chain runs under `nice -n 19`, and the
+   * host sets its own scheduling group (kernel autogroup: bwrap's new session is one) to nice 19
+   * too — the nice value alone counts only inside the group — so a tenant whose calls spin until
+   * their deadline burns only the CPU nobody else wants. `nice` execs, like every wrapper of the
+   * chain: the process Node holds is still bwrap.
    */
   private spawn(mode: HostMode, label: string, lowPriority = false): Promise<HostProcess> {
     if (this.closed) return Promise.reject(new HostCallError('UNAVAILABLE', 'runtime is shutting down'));
-    let launch = this.launcher.launch(mode);
+    let launch = this.launcher.launch(mode, { lowPriority });
     if (lowPriority && NICE) launch = { ...launch, command: NICE, args: ['-n', '19', launch.command, ...launch.args] };
     return HostProcess.start({
       mode,

@@ -50,6 +50,7 @@ export function createRuntimePool(config: AppConfig, store: Store, launcher: Hos
       assemblyBudget: { maxCount: config.runtime.execAssemblyBudget, maxBytes: config.runtime.execAssemblyBudgetBytes },
       tenantCallsInFlight: config.runtime.execTenantCalls,
       quarantine: { baseMs: config.runtime.quarantineMs, maxMs: config.runtime.quarantineMaxMs },
+      stallMs: config.runtime.execStallMs,
       callDeadlineMs: config.runtime.callDeadlineMs,
       compileDeadlineMs: config.runtime.compileDeadlineMs,
       maxStateBytes: config.runtime.maxStateBytes,
@@ -88,6 +89,8 @@ export class RuntimeModule implements OnApplicationBootstrap, OnApplicationShutd
     // Listeners (reducers, projections) are registered during module init, so pending compiles
     // left by a previous run are resumed only now.
     this.pool.startCompilers();
+    // Readiness waits for these: the first appends after a restart find their executor running.
+    void this.pool.startExecutors();
     this.queue.start();
   }
 

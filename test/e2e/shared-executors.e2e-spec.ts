@@ -61,6 +61,35 @@ async function appendWhile(tenants: Client[], ms: number): Promise<{ ok: number;
   return { ok, bad };
 }
 
+describe('executors at service start', () => {
+  it('starts every shared executor before it says it is ready, so a first append after a restart waits for no process', async () => {
+    const svc = await startService({ RUNTIME_EXEC_HOSTS: '2' });
+    try {
+      const pool = svc.app.get(RuntimePool);
+      let ready: Response | undefined;
+      for (const end = Date.now() + 30_000; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) {
+        ready = await fetch(`${svc.url}/health/ready`);
+        if (ready.status === 200) break;
+        // Not ready yet: then an executor is still starting.
+        expect(pool.executorsState.state).toBe('starting');
+      }
+      expect(ready!.status).toBe(200);
+      expect(((await ready!.json()) as { runtime: unknown }).runtime).toEqual({ isolation: 'shared', executors: 'started', count: 2 });
+      // Both processes run, each started once, and no call has been needed for it.
+      const shared = pool.stats().executors.filter((e) => e.kind === 'shared');
+      expect(shared).toHaveLength(2);
+      for (const e of shared) expect(e).toMatchObject({ pid: expect.any(Number), starts: 1, items: 0 });
+      // A first append now finds its executor running: no process starts for it.
+      const t = await newTenant(svc.url, 'first');
+      await upload(t, svc.url, exampleSources('bank-account'), 'bank');
+      expect((await t.post('/events', { aggregateId: 'account-1', eventType: 'AccountOpened', data: { owner: 'o' } })).status).toBe(201);
+      expect(pool.stats().executors.filter((e) => e.kind === 'shared').map((e) => e.starts)).toEqual([1, 1]);
+    } finally {
+      await svc.close();
+    }
+  });
+});
+
 describe.each(STORE_BACKENDS)('a hostile tenant on a shared executor, over HTTP on %s', (backend) => {
   let svc: RunningService & { app: any };
   let innocents: Client[];

@@ -27,6 +27,14 @@ function service(env: Record<string, string>): ServiceProcess {
   return s;
 }
 
+/** GET /health/ready once it answers 200 (the executors start after the HTTP port opens), or its last answer after 30 s. */
+async function readyAnswer(url: string) {
+  for (const end = Date.now() + 30_000; ; await new Promise((r) => setTimeout(r, 100))) {
+    const r = await request(`${url}/health/ready`, 'GET');
+    if (r.status === 200 || Date.now() > end) return r;
+  }
+}
+
 async function reducerWorks(url: string, t: Client): Promise<void> {
   const form = new FormData();
   form.append('file', new Blob([zipSources(exampleSources('bank-account'))], { type: 'application/zip' }), 'reducer.zip');
@@ -42,10 +50,14 @@ async function reducerWorks(url: string, t: Client): Promise<void> {
 it('strict (default): starts with every fence and reports them on GET /health/ready, without a key', async () => {
   const s = service({});
   await s.start();
-  const ready = await request(`${s.url}/health/ready`, 'GET');
+  const ready = await readyAnswer(s.url);
   expect(ready).toEqual({
     status: 200,
-    body: { status: 'ready', sandbox: { mode: 'strict', fences: { namespaces: true, network: true, unprivilegedUser: true, seccomp: true, rlimits: true } } },
+    body: {
+      status: 'ready',
+      sandbox: { mode: 'strict', fences: { namespaces: true, network: true, unprivilegedUser: true, seccomp: true, rlimits: true } },
+      runtime: { isolation: 'shared', executors: 'started', count: expect.any(Number) },
+    },
   });
   // The contract's health check is untouched.
   expect(await request(`${s.url}/health`, 'GET')).toEqual({ status: 200, body: { status: 'ok' } });
@@ -67,7 +79,7 @@ it('weak: starts without bubblewrap, warns naming the fence, says "weak" on /hea
   const s = service({ RUNTIME_SANDBOX: 'weak', RUNTIME_SANDBOX_BWRAP: '/nonexistent/bwrap', RUNTIME_COMPILE_DEADLINE_MS: '60000' });
   await s.start();
   expect(s.output).toMatch(/RUNTIME_SANDBOX=weak: runtime hosts run without the 'namespaces' fence/);
-  const ready = await request(`${s.url}/health/ready`, 'GET');
+  const ready = await readyAnswer(s.url);
   expect(ready.status).toBe(200);
   expect(ready.body).toMatchObject({ status: 'ready', sandbox: { mode: 'weak', fences: { namespaces: false, seccomp: true, rlimits: true } } });
   await reducerWorks(s.url, await newTenant(s.url, 'weak'));

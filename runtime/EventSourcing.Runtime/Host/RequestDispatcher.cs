@@ -195,6 +195,7 @@ public sealed class RequestDispatcher
         w.WriteString("runtimeVersion"u8, Environment.Version.ToString());
         w.WriteString("sdkVersion"u8, typeof(EventSourcing.Event).Assembly.GetName().Version?.ToString());
         w.WriteBoolean("seccomp"u8, Sandbox.Installed);
+        if (CpuPriority.Outcome is { } autogroup) w.WriteString("autogroup"u8, autogroup);
         w.WriteEndObject();
         w.WriteEndObject();
         w.Flush();

@@ -20,6 +20,7 @@ import {
 import { QuarantineOptions, QuarantineBook, rendezvousSlot } from './tenant-placement';
 
 import { defaultExecHosts, Isolation } from './isolation';
+import { WARM_UP_ASSEMBLY, WARM_UP_SOURCES, WARM_UP_TENANT, warmUpEvent } from './executor-warm-up';
 
 export type { AssemblySource } from './executor';
 export type { Isolation } from './isolation';
@@ -107,6 +108,7 @@ export class RuntimePool implements ExecutorListener {
   /** Tenants with calls pending, and the executor those went to (a tenant changes executor only once drained, or when blamed). */
   private readonly active = new Map<string, { executor: Executor; pending: number }>();
   private readonly sweeper: NodeJS.Timeout;
+  private warmUpAssembly?: Buffer;
   private warmUp: { state: 'not-started' | 'starting' | 'started' | 'failed'; error?: string } = { state: 'not-started' };
   private offences = 0;
   /** Offences that were a call holding up other tenants' calls past stallMs (its process replaced early). */
@@ -153,12 +155,34 @@ export class RuntimePool implements ExecutorListener {
   startExecutors(): Promise<void> {
     if (this.options.isolation !== 'shared') return Promise.resolve();
     this.warmUp = { state: 'starting' };
-    return Promise.all(this.shared.map((ex) => ex.prestart())).then(
+    return Promise.all(this.shared.map((ex) => ex.prestart()))
+      // A failed warm-up costs the first calls their JIT, nothing else: the executors are started.
+      .then(() => this.warmUpExecutors().catch((e) => this.logger.warn(`executor warm-up failed (first calls will be slower): ${e instanceof Error ? e.message : e}`)))
+      .then(
       () => void (this.warmUp = { state: 'started' }),
       (e) => {
         this.warmUp = { state: 'failed', error: e instanceof Error ? e.message : String(e) };
         this.logger.error(`executors did not start: ${this.warmUp.error}`);
       },
+    );
+  }
+
+  /** The built-in warm-up upload (executor-warm-up.ts), compiled once; loaded into each shared executor, run once, dropped. */
+  private async warmUpExecutors(): Promise<void> {
+    const compiled = await this.compilers.compile(WARM_UP_SOURCES);
+    if (!compiled.ok) throw new Error(`the warm-up sources did not compile: ${compiled.compilationError}`);
+    this.warmUpAssembly = Buffer.from(compiled.assembly, 'base64');
+    const className = (suffix: string) => compiled.discovered.find((d) => d.className.endsWith(suffix))!.className;
+    const [reducer, projection] = [className('WarmUpReducer'), className('WarmUpProjection')];
+    const run = (ex: Executor, item: BatchItem) =>
+      new Promise((resolve, reject) => ex.submit({ tenantId: WARM_UP_TENANT, assemblyId: WARM_UP_ASSEMBLY, item, deadlineMs: this.options.callDeadlineMs, resolve, reject, reruns: 0 }));
+    const { maxStateBytes, maxResultBytes, maxKeyLength } = this.options;
+    await Promise.all(
+      this.shared.map(async (ex) => {
+        await run(ex, { op: 'apply', assemblyId: WARM_UP_ASSEMBLY, className: reducer, groups: [{ state: null, events: [warmUpEvent()] }], maxStateBytes, maxResultBytes });
+        await run(ex, { op: 'resolveKeys', assemblyId: WARM_UP_ASSEMBLY, className: projection, events: [warmUpEvent()], maxKeyLength });
+        ex.forget(WARM_UP_TENANT, WARM_UP_ASSEMBLY);
+      }),
     );
   }
 
@@ -379,7 +403,9 @@ export class RuntimePool implements ExecutorListener {
       {
         label,
         spawn: () => this.spawn('exec', label, lowPriority),
-        assemblies: this.assemblies,
+        // The warm-up's assembly is the pool's own; every other comes from the store.
+        assemblies: (tenantId, assemblyId) =>
+          tenantId === WARM_UP_TENANT && this.warmUpAssembly ? Promise.resolve(this.warmUpAssembly) : this.assemblies(tenantId, assemblyId),
         budget: o.assemblyBudget,
         tenantCallsInFlight: o.tenantCallsInFlight,
         itemsPerRequest: o.itemsPerRequest,

@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { exampleSources } from '../test/support/runtime-harness';
 import { zipSources } from '../test/support/zip-writer';
-import { call, CONNECTIONS, DURATION_S, fmt, HttpFigures, pct, startChild, stopChild } from './bench-util';
+import { call, CONNECTIONS, cpuMsOf, DURATION_S, fmt, HttpFigures, pct, startChild, stopChild } from './bench-util';
 
 /**
  * Many tenants on one service (issue 12). In one run: TENANTS tenants each with the bank-account
@@ -18,7 +18,10 @@ import { call, CONNECTIONS, DURATION_S, fmt, HttpFigures, pct, startChild, stopC
  *  6. projections: live ack → state readable at 1,000 appends/s spread over the projection tenants.
  *
  * BENCH_SERVICE_DIR: another built checkout to measure instead (the code before a change);
- * TENANTS (1000), PROJECTION_TENANTS (100); SERVICE_ENV: extra env for the service, as JSON.
+ * TENANTS (1000), PROJECTION_TENANTS (100); SERVICE_ENV: extra env for the service, as JSON;
+ * SECTIONS: the sections to run, comma-separated numbers (default: all), e.g. SECTIONS=6;
+ * PROJECTION_RUNS: how many times section 6 is measured in the same service (default 1);
+ * PROJECTION_RATE: its appends per second (default 1000, the issue's figure).
  */
 
 const ADMIN = 'bench-admin-token-0123456789';
@@ -26,6 +29,9 @@ const TENANTS = Number(process.env.TENANTS ?? 1000);
 const PROJECTION_TENANTS = Math.min(TENANTS, Number(process.env.PROJECTION_TENANTS ?? 100));
 const serviceMain = process.env.BENCH_SERVICE_DIR ? path.resolve(process.env.BENCH_SERVICE_DIR, 'dist', 'src', 'main.js') : 'src/main.js';
 const serviceEnv = JSON.parse(process.env.SERVICE_ENV ?? '{}') as Record<string, string>;
+const SECTIONS = new Set((process.env.SECTIONS ?? '1,2,3,4,5,6').split(',').map((s) => Number(s.trim())));
+const PROJECTION_RUNS = Math.max(1, Number(process.env.PROJECTION_RUNS ?? 1));
+const PROJECTION_RATE = Number(process.env.PROJECTION_RATE ?? 1000);
 
 const SPIN_REDUCER = `
 using EventSourcing;
@@ -154,6 +160,25 @@ function treeRssMb(pid: number): { total: number; processes: number; hosts: numb
   return { total, processes: tree.size, hosts };
 }
 
+/** CPU ms (user + system) so far of a process and every live descendant: the service's own threads, `executors` the runtime hosts. */
+function treeCpuMs(pid: number): { service: number; executors: number } {
+  const rows = execSync('ps -eo pid=,ppid=').toString().trim().split('\n').map((l) => l.trim().split(/\s+/).map(Number));
+  const children = new Map<number, number[]>();
+  for (const [p, pp] of rows) children.set(pp, [...(children.get(pp) ?? []), p]);
+  const tree = new Set<number>([pid]);
+  for (const p of tree) for (const c of children.get(p) ?? []) tree.add(c);
+  let executors = 0;
+  for (const p of tree) {
+    if (p === pid) continue;
+    try {
+      executors += cpuMsOf(p);
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return { service: cpuMsOf(pid), executors };
+}
+
 async function main(): Promise<void> {
   console.log(`# tenants benchmark — ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}, SQLite, ${TENANTS} tenants (${PROJECTION_TENANTS} with a projection), service ${serviceMain}`);
   if (Object.keys(serviceEnv).length) console.log(`# service env: ${JSON.stringify(serviceEnv)}`);
@@ -176,87 +201,107 @@ async function main(): Promise<void> {
     console.log(`setup: ${TENANTS} tenants, reducers compiled and bound, ${PROJECTION_TENANTS} projections active, in ${fmt((performance.now() - t0) / 1000, 1)} s`);
 
     // 1. One tenant vs every tenant (its executor warmed first, as in the issue).
-    await hammerKeys(svc.url, [keys[0]], deposit, CONNECTIONS, 2);
-    const one = await hammerKeys(svc.url, [keys[0]], deposit);
-    await hammerKeys(svc.url, keys, deposit, CONNECTIONS, 5); // every tenant's first appends (loads)
-    const all = await hammerKeys(svc.url, keys, deposit);
-    const row = (name: string, f: HttpFigures) => `| ${name} | ${fmt(f.reqPerSec)} | ${fmt(f.p50, 1)} | ${fmt(f.p99, 1)} | ${f.non2xx + f.errors} |`;
-    console.log('\n| appends with the bank-account reducer | appends/s | p50 ms | p99 ms | failed |');
-    console.log('|---|---:|---:|---:|---:|');
-    console.log(row('1 tenant', one));
-    console.log(row(`${TENANTS} tenants, round robin`, all));
-    console.log(`spread over ${TENANTS} tenants vs one: ${fmt(all.reqPerSec / one.reqPerSec, 2)}× (target ≥ 0.7×)`);
+    if (SECTIONS.has(1)) {
+      await hammerKeys(svc.url, [keys[0]], deposit, CONNECTIONS, 2);
+      const one = await hammerKeys(svc.url, [keys[0]], deposit);
+      await hammerKeys(svc.url, keys, deposit, CONNECTIONS, 5); // every tenant's first appends (loads)
+      const all = await hammerKeys(svc.url, keys, deposit);
+      const row = (name: string, f: HttpFigures) => `| ${name} | ${fmt(f.reqPerSec)} | ${fmt(f.p50, 1)} | ${fmt(f.p99, 1)} | ${f.non2xx + f.errors} |`;
+      console.log('\n| appends with the bank-account reducer | appends/s | p50 ms | p99 ms | failed |');
+      console.log('|---|---:|---:|---:|---:|');
+      console.log(row('1 tenant', one));
+      console.log(row(`${TENANTS} tenants, round robin`, all));
+      console.log(`spread over ${TENANTS} tenants vs one: ${fmt(all.reqPerSec / one.reqPerSec, 2)}× (target ≥ 0.7×)`);
+    }
 
     // 3. Memory with every tenant's assemblies loaded.
-    const mem = treeRssMb(svc.child.pid!);
-    console.log(`memory, service + ${mem.hosts} runtime hosts (${mem.processes} processes): ${fmt(mem.total)} MiB RSS (target ≤ 2,048)`);
+    if (SECTIONS.has(3)) {
+      const mem = treeRssMb(svc.child.pid!);
+      console.log(`memory, service + ${mem.hosts} runtime hosts (${mem.processes} processes): ${fmt(mem.total)} MiB RSS (target ≤ 2,048)`);
+    }
 
     // 4. Noisy neighbour: B alone at 50/s, then with A as fast as it can.
-    const bAlone = await paced(svc.url, keys[1], 50, DURATION_S, deposit);
-    const [aBusy, bBusy] = await Promise.all([hammerKeys(svc.url, [keys[2]], deposit), paced(svc.url, keys[1], 50, DURATION_S, deposit)]);
-    console.log(
-      `noisy neighbour: B at 50/s alone p99 ${fmt(pct(bAlone.lat, 99), 1)} ms, with A flooding p99 ${fmt(pct(bBusy.lat, 99), 1)} ms (${fmt(pct(bBusy.lat, 99) / pct(bAlone.lat, 99), 2)}×, target ≤ 2×), B failed ${bBusy.failed}; A: ${fmt(aBusy.total)} answered, ${fmt(aBusy.non2xx)} non-2xx (429 expected once over its limit)`,
-    );
+    if (SECTIONS.has(4)) {
+      const bAlone = await paced(svc.url, keys[1], 50, DURATION_S, deposit);
+      const [aBusy, bBusy] = await Promise.all([hammerKeys(svc.url, [keys[2]], deposit), paced(svc.url, keys[1], 50, DURATION_S, deposit)]);
+      console.log(
+        `noisy neighbour: B at 50/s alone p99 ${fmt(pct(bAlone.lat, 99), 1)} ms, with A flooding p99 ${fmt(pct(bBusy.lat, 99), 1)} ms (${fmt(pct(bBusy.lat, 99) / pct(bAlone.lat, 99), 2)}×, target ≤ 2×), B failed ${bBusy.failed}; A: ${fmt(aBusy.total)} answered, ${fmt(aBusy.non2xx)} non-2xx (429 expected once over its limit)`,
+      );
+    }
 
     // 5. Hostile neighbour: a spinning reducer in tenant H while 99 tenants append.
-    const hostile = await newTenant(svc.url, 'hostile');
-    await waitCompiled(svc.url, hostile, 'reducers', await upload(svc.url, hostile, 'reducers', zipSources([{ path: 'Spin.cs', content: SPIN_REDUCER }])));
-    const innocents = keys.slice(0, 99);
-    const calm = await hammerKeys(svc.url, innocents, deposit, 16);
-    let spinning = true;
-    let hostileCalls = 0;
-    const spinner = (async () => {
-      await Promise.all(Array.from({ length: 4 }, async (_, w) => {
-        for (let i = 0; spinning; i++) {
-          await call(`${svc.url}/events`, 'POST', hostile, { aggregateId: `spin-${w}-${i}`, eventType: 'Tick', data: {} });
-          hostileCalls++;
-        }
-      }));
-    })();
-    const under = await hammerKeys(svc.url, innocents, deposit, 16);
-    spinning = false;
-    await spinner;
-    console.log(
-      `hostile neighbour (reducer spinning to its deadline, ${hostileCalls} calls): ${innocents.length} tenants p99 ${fmt(calm.p99, 1)} ms calm → ${fmt(under.p99, 1)} ms (${fmt(under.p99 / calm.p99, 2)}×, target ≤ 2×), errors ${under.non2xx + under.errors} (target 0)`,
-    );
+    if (SECTIONS.has(5)) {
+      const hostile = await newTenant(svc.url, 'hostile');
+      await waitCompiled(svc.url, hostile, 'reducers', await upload(svc.url, hostile, 'reducers', zipSources([{ path: 'Spin.cs', content: SPIN_REDUCER }])));
+      const innocents = keys.slice(0, 99);
+      const calm = await hammerKeys(svc.url, innocents, deposit, 16);
+      let spinning = true;
+      let hostileCalls = 0;
+      const spinner = (async () => {
+        await Promise.all(Array.from({ length: 4 }, async (_, w) => {
+          for (let i = 0; spinning; i++) {
+            await call(`${svc.url}/events`, 'POST', hostile, { aggregateId: `spin-${w}-${i}`, eventType: 'Tick', data: {} });
+            hostileCalls++;
+          }
+        }));
+      })();
+      const under = await hammerKeys(svc.url, innocents, deposit, 16);
+      spinning = false;
+      await spinner;
+      console.log(
+        `hostile neighbour (reducer spinning to its deadline, ${hostileCalls} calls): ${innocents.length} tenants p99 ${fmt(calm.p99, 1)} ms calm → ${fmt(under.p99, 1)} ms (${fmt(under.p99 / calm.p99, 2)}×, target ≤ 2×), errors ${under.non2xx + under.errors} (target 0)`,
+      );
+    }
 
     // 6. Projections: 1,000 appends/s over the projection tenants, ack → state readable.
-    const lat: number[] = [];
-    const live = async (rate: number, seconds: number, record: boolean) => {
-      const inflight: Promise<void>[] = [];
-      const start = performance.now();
-      for (let i = 0; i < rate * seconds; i++) {
-        const wait = start + (i * 1000) / rate - performance.now();
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        const t = i % PROJECTION_TENANTS;
-        inflight.push(
-          (async () => {
-            const customer = `c-${i % 50}`;
-            const r = await call(`${svc.url}/events`, 'POST', keys[t], { aggregateId: `order-${i}`, eventType: 'OrderPlaced', data: { customerId: customer, lines: [{ sku: 'x', qty: 1, price: 1.5 }] } });
-            if (r.status !== 201) return;
-            const acked = performance.now();
-            const s = await call(`${svc.url}/projections/${projectionIds[t]}/state/${customer}?minPosition=${r.body.position}`, 'GET', keys[t]);
-            if (record && s.status === 200) lat.push(performance.now() - acked);
-          })(),
+    if (SECTIONS.has(6)) {
+      let lat: number[] = [];
+      const live = async (rate: number, seconds: number, record: boolean) => {
+        const inflight: Promise<void>[] = [];
+        const start = performance.now();
+        for (let i = 0; i < rate * seconds; i++) {
+          const wait = start + (i * 1000) / rate - performance.now();
+          if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+          const t = i % PROJECTION_TENANTS;
+          inflight.push(
+            (async () => {
+              const customer = `c-${i % 50}`;
+              const r = await call(`${svc.url}/events`, 'POST', keys[t], { aggregateId: `order-${i}`, eventType: 'OrderPlaced', data: { customerId: customer, lines: [{ sku: 'x', qty: 1, price: 1.5 }] } });
+              if (r.status !== 201) return;
+              const acked = performance.now();
+              const s = await call(`${svc.url}/projections/${projectionIds[t]}/state/${customer}?minPosition=${r.body.position}`, 'GET', keys[t]);
+              if (record && s.status === 200) lat.push(performance.now() - acked);
+            })(),
+          );
+        }
+        await Promise.all(inflight);
+      };
+      await live(200, 2, false);
+      for (let run = 0; run < PROJECTION_RUNS; run++) {
+        lat = [];
+        const cpu0 = treeCpuMs(svc.child.pid!);
+        await live(PROJECTION_RATE, DURATION_S, true);
+        const cpu1 = treeCpuMs(svc.child.pid!);
+        const perEvent = (ms: number) => fmt((ms * 1000) / (PROJECTION_RATE * DURATION_S), 0);
+        console.log(
+          `projections: ${fmt(PROJECTION_RATE)} appends/s over ${PROJECTION_TENANTS} tenants, ack → state readable p50 ${fmt(pct(lat, 50), 1)} ms, p99 ${fmt(pct(lat, 99), 1)} ms (${fmt(lat.length)} samples; target p99 ≤ 50 ms); CPU per append + read: service ${perEvent(cpu1.service - cpu0.service)} µs, executors ${perEvent(cpu1.executors - cpu0.executors)} µs; load ${os.loadavg()[0].toFixed(1)}`,
         );
-      }
-      await Promise.all(inflight);
-    };
-    await live(200, 2, false);
-    await live(1000, DURATION_S, true);
-    console.log(`projections: 1,000 appends/s over ${PROJECTION_TENANTS} tenants, ack → state readable p50 ${fmt(pct(lat, 50), 1)} ms, p99 ${fmt(pct(lat, 99), 1)} ms (${fmt(lat.length)} samples; target p99 ≤ 50 ms)`);
+    }
+    }
 
     // 2. First append of tenants whose assemblies are loaded nowhere: a fresh service process.
-    await stopChild(svc.child);
-    svc = await startChild(serviceMain, env);
-    const first: number[] = [];
-    const sample = keys.slice(PROJECTION_TENANTS, PROJECTION_TENANTS + 200);
-    await each(sample, 4, async (key) => {
-      const t = performance.now();
-      const r = await call(`${svc.url}/events`, 'POST', key, { aggregateId: 'account-cold', eventType: 'MoneyDeposited', data: { amount: 1 } });
-      if (r.status === 201) first.push(performance.now() - t);
-    });
-    console.log(`first append of a tenant loaded nowhere (${first.length} tenants after a restart, 4 at a time): p50 ${fmt(pct(first, 50), 1)} ms, p99 ${fmt(pct(first, 99), 1)} ms (target p99 ≤ 250)`);
+    if (SECTIONS.has(2)) {
+      await stopChild(svc.child);
+      svc = await startChild(serviceMain, env);
+      const first: number[] = [];
+      const sample = keys.slice(PROJECTION_TENANTS, PROJECTION_TENANTS + 200);
+      await each(sample, 4, async (key) => {
+        const t = performance.now();
+        const r = await call(`${svc.url}/events`, 'POST', key, { aggregateId: 'account-cold', eventType: 'MoneyDeposited', data: { amount: 1 } });
+        if (r.status === 201) first.push(performance.now() - t);
+      });
+      console.log(`first append of a tenant loaded nowhere (${first.length} tenants after a restart, 4 at a time): p50 ${fmt(pct(first, 50), 1)} ms, p99 ${fmt(pct(first, 99), 1)} ms (target p99 ≤ 250)`);
+    }
   } finally {
     await stopChild(svc.child);
     fs.rmSync(dataDir, { recursive: true, force: true });

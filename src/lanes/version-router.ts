@@ -96,6 +96,9 @@ export class VersionRouter {
       }
       const keys = [...new Set(items.map((i) => i.key))].filter((k) => k !== UNRESOLVED_KEY);
       await this.scheduler.wakeMany(keys.map((key) => ({ tenantId, versionId, key })));
+      // A short batch was the log's end when read: an event committed since then has woken this
+      // runner again (SerialRunner runs once more), so reading once more now would find nothing.
+      if (events.length < ROUTE_BATCH) break;
       this.onRouted();
     }
     this.onRouted();

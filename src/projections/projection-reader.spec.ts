@@ -43,6 +43,21 @@ describe('ProjectionReader', () => {
     await expect(reader.state('t', 'p', 'k', 'x')).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
   });
 
+  it('never answers a minPosition read with a lane row read before the lane applied the event (it emptied the inbox meanwhile)', async () => {
+    const { store, reader } = await setup();
+    await store.projections.markCaughtUp('t', 'v', 10);
+    await store.projections.route('t', 'v', [{ key: 'k', position: 2 }], 3);
+    await store.projections.laneWork('t', 'v', 'k', 1);
+    // The lane stores position 2 between the reader's read of its row and its look at the inbox.
+    const repo = store.projections;
+    const nextInboxPosition = repo.nextInboxPosition.bind(repo);
+    jest.spyOn(repo, 'nextInboxPosition').mockImplementationOnce(async (...args) => {
+      await repo.applied('t', 'v', 'k', { state: '{"n":2}', fromPosition: 0, appliedPosition: 2, updatedAt: 6 });
+      return nextInboxPosition(...args);
+    });
+    expect(await reader.state('t', 'p', 'k', '2')).toMatchObject({ status: 200, body: { state: new RawJson('{"n":2}'), appliedPosition: 2 } });
+  });
+
   it('reports lag from head and applied positions, counting held lanes as not applied', async () => {
     const { store, reader } = await setup();
     await store.projections.route('t', 'v', [{ key: 'a', position: 1 }, { key: 'b', position: 2 }], 3);

@@ -40,9 +40,9 @@ export class ProjectionReader {
     for (;;) {
       const v = await this.repo.getVersion(tenantId, p.activeVersion);
       if (!v) throw notFound(`projection '${projectionId}'`);
-      const ready = v.caughtUpAt !== null && (minPosition === undefined || (await this.keyReached(tenantId, v.versionId, key, minPosition, v.routedPosition)));
-      if (ready) {
-        const lane = await this.repo.getLane(tenantId, v.versionId, key);
+      const reached = v.caughtUpAt === null ? false : minPosition === undefined ? true : await this.keyReached(tenantId, v.versionId, key, minPosition, v.routedPosition);
+      if (reached !== false) {
+        const lane = reached === true ? await this.repo.getLane(tenantId, v.versionId, key) : reached;
         if (!lane || lane.state === null) throw notFound(`state '${key}' of projection '${projectionId}'`);
         return {
           status: 200,
@@ -100,11 +100,16 @@ export class ProjectionReader {
     return l.oldestUnapplied !== null ? Math.min(l.oldestUnapplied - 1, routed) : routed;
   }
 
-  /** Everything up to `position` that belongs to `key` is applied (or it was never this key's). */
-  private async keyReached(tenantId: string, versionId: string, key: string, position: number, routed: number): Promise<boolean> {
+  /**
+   * Everything up to `position` that belongs to `key` is applied (or it was never this key's):
+   * false if not; the lane row when the row itself shows it (its state is then one to answer
+   * with); true when only the inbox does (the lane may have applied since its row was read here,
+   * emptying the inbox: the caller reads the row again, never answering with the older state).
+   */
+  private async keyReached(tenantId: string, versionId: string, key: string, position: number, routed: number): Promise<LaneRecord | boolean> {
     if (routed < position) return false;
     const lane = await this.repo.getLane(tenantId, versionId, key);
-    if (lane && lane.appliedPosition >= position) return true;
+    if (lane && lane.appliedPosition >= position) return lane;
     const next = await this.repo.nextInboxPosition(tenantId, versionId, key, lane?.appliedPosition ?? 0);
     return next === null || next > position;
   }

@@ -5,7 +5,6 @@ import { PostgresSqlRunner } from '../../src/store/postgres/postgres-sql-runner'
 import { PostgresStore } from '../../src/store/postgres/postgres-store';
 import { SqlRunner } from '../../src/store/sql-runner';
 import { SqlWebhookRepository } from '../../src/store/sql-webhook-repository';
-import { SqliteSqlRunner } from '../../src/store/sqlite/sqlite-sql-runner';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store';
 import { Store } from '../../src/store/store.port';
 import { ThrowawayPostgres } from '../support/throwaway-postgres';
@@ -26,7 +25,7 @@ async function openStore(kind: 'sqlite' | 'postgres'): Promise<{ store: Store; r
     const s = new SqliteStore({ file: path.join(dir, 'events.sqlite') });
     await s.migrate();
     const explain = async (sql: string, params: unknown[]) => (s.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail);
-    return { store: s, runner: new SqliteSqlRunner(s.db), explain };
+    return { store: s, runner: s.sqlRunner, explain };
   }
   pg ??= await ThrowawayPostgres.start();
   const s = new PostgresStore({ connectionString: await pg.createDatabase() });

@@ -3,7 +3,8 @@ import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { DomainError } from '../../common/domain-error';
 import { AppendOutcome, AppendRequest } from '../event-log.port';
-import { AppendReply } from './sqlite-append.protocol';
+import { AppendReply, WriteReply } from './sqlite-append.protocol';
+import { SqlWrite, SqlWriteOutcome } from './sqlite-write-batch';
 
 /** Where the compiled worker is; under ts-jest the sources run from src/, the worker from dist/. */
 function workerScript(): string {
@@ -15,20 +16,22 @@ function workerScript(): string {
 }
 
 interface Pending {
-  resolve: (o: AppendOutcome[]) => void;
+  resolve: (o: any) => void;
   reject: (e: unknown) => void;
 }
 
-/** Sends group commits to the writer thread and answers them; restarts it if it dies. */
+/** Sends group commits (appends, other writes) to the writer thread and answers them; restarts it if it dies. */
 export class SqliteAppendWorkerClient {
   private worker?: Worker;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private idle: (() => void)[] = [];
+  private closed = false;
 
   constructor(private readonly file: string) {}
 
   append(requests: AppendRequest[]): Promise<AppendOutcome[]> {
+    if (this.closed) return Promise.reject(new Error('the SQLite store is closed'));
     const worker = this.worker ?? this.spawn();
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
@@ -37,7 +40,19 @@ export class SqliteAppendWorkerClient {
     });
   }
 
+  /** One group commit of other writes (see SqliteWriteBatch). */
+  write(writes: SqlWrite[]): Promise<SqlWriteOutcome[]> {
+    if (this.closed) return Promise.reject(new Error('the SQLite store is closed'));
+    const worker = this.worker ?? this.spawn();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      worker.postMessage({ id, writes });
+    });
+  }
+
   async close(): Promise<void> {
+    this.closed = true;
     if (this.pending.size > 0) await new Promise<void>((r) => this.idle.push(r));
     const w = this.worker;
     if (!w) return;
@@ -49,7 +64,7 @@ export class SqliteAppendWorkerClient {
 
   private spawn(): Worker {
     const w = new Worker(workerScript(), { workerData: { file: this.file } });
-    w.on('message', (reply: AppendReply) => this.settle(reply));
+    w.on('message', (reply: AppendReply | WriteReply) => this.settle(reply));
     const fail = (err: unknown) => {
       if (this.worker === w) this.worker = undefined;
       for (const [id, p] of this.pending) {
@@ -66,12 +81,14 @@ export class SqliteAppendWorkerClient {
     return w;
   }
 
-  private settle(reply: AppendReply): void {
+  private settle(reply: AppendReply | WriteReply): void {
     const p = this.pending.get(reply.id);
     if (!p) return;
     this.pending.delete(reply.id);
     if ('failure' in reply) {
       p.reject(Object.assign(new Error(reply.failure.message), { code: reply.failure.code }));
+    } else if ('written' in reply) {
+      p.resolve(reply.written);
     } else {
       p.resolve(
         reply.outcomes.map((o) =>

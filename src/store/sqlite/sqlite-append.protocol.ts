@@ -1,11 +1,20 @@
 import { ErrorCode } from '../../common/domain-error';
 import { AppendRequest, AppendResult } from '../event-log.port';
+import { SqlWrite, SqlWriteOutcome } from './sqlite-write-batch';
 
-/** Messages between SqliteStore and its append worker (errors cross as plain data). */
+/** Messages between SqliteStore and its writer thread (errors cross as plain data). */
 export interface AppendCall {
   id: number;
   requests: AppendRequest[];
 }
+
+/** A group commit of the shared SQL repositories' writes (SqliteSqlRunner). */
+export interface WriteCall {
+  id: number;
+  writes: SqlWrite[];
+}
+
+export type WriteReply = { id: number; written: SqlWriteOutcome[] } | { id: number; failure: { message: string; code?: string } };
 
 export type WireOutcome =
   | { ok: true; result: AppendResult }

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { GuardMissed, SqlRunner, SqlStatement } from '../sql-runner';
+import { SqlWrite, SqlWriteOutcome, writeError } from './sqlite-write-batch';
 
 interface PendingWrite {
   statements: SqlStatement[];
@@ -7,18 +8,24 @@ interface PendingWrite {
   reject: (e: unknown) => void;
 }
 
+/** Commits a group of writes as one transaction (the writer thread, or this thread for ':memory:'). */
+export type CommitWrites = (writes: SqlWrite[]) => Promise<SqlWriteOutcome[]>;
+
 /**
- * Writes are group-committed: every write asked for in the same tick (lane runs, notification
- * logs, webhook bookkeeping) goes into ONE transaction, each in a savepoint of its own so that one
- * failing write fails only its caller. A commit is still on disk (synchronous=FULL) before any of
- * them is answered, but it costs one fsync per tick instead of one per write (~225 µs each here,
- * spent on the event loop).
+ * Reads run here, on this thread's connection. Writes are group-committed: every write asked for
+ * in the same tick (lane runs, notification logs, webhook bookkeeping) goes into ONE transaction,
+ * each in a savepoint of its own so that one failing write fails only its caller. The transaction
+ * runs on the writer thread, beside the appends: its fsync (synchronous=FULL, before any write is
+ * answered) and any wait for the write lock the appends hold block that thread, not the event loop.
  */
 export class SqliteSqlRunner implements SqlRunner {
   private readonly cache = new Map<string, Database.Statement>();
   private queue: PendingWrite[] = [];
 
-  constructor(private readonly db: Database.Database) {}
+  constructor(
+    private readonly db: Database.Database,
+    private readonly commit: CommitWrites,
+  ) {}
 
   private stmt(sql: string): Database.Statement {
     let s = this.cache.get(sql);
@@ -46,43 +53,24 @@ export class SqliteSqlRunner implements SqlRunner {
 
   private write(statements: SqlStatement[]): Promise<number> {
     return new Promise((resolve, reject) => {
-      if (this.queue.push({ statements, resolve, reject }) === 1) setImmediate(() => this.flush());
+      if (this.queue.push({ statements, resolve, reject }) === 1) setImmediate(() => void this.flush());
     });
   }
 
-  private flush(): void {
+  private async flush(): Promise<void> {
     const writes = this.queue;
     this.queue = [];
-    const outcomes: ({ ok: true; changes: number } | { ok: false; error: unknown })[] = [];
+    let outcomes: SqlWriteOutcome[];
     try {
-      this.db.exec('BEGIN IMMEDIATE');
-      for (const w of writes) {
-        this.db.exec('SAVEPOINT w');
-        try {
-          let changes = 0;
-          for (const s of w.statements) {
-            const c = this.stmt(s.sql).run(...s.params).changes;
-            if (s.mustChange && c === 0) throw new GuardMissed();
-            changes += c;
-          }
-          this.db.exec('RELEASE w');
-          outcomes.push({ ok: true, changes });
-        } catch (error) {
-          this.db.exec('ROLLBACK TO w');
-          this.db.exec('RELEASE w');
-          outcomes.push({ ok: false, error });
-        }
-      }
-      this.db.exec('COMMIT');
+      outcomes = await this.commit(writes.map((w) => w.statements));
     } catch (error) {
-      if (this.db.inTransaction) this.db.exec('ROLLBACK');
       for (const w of writes) w.reject(error);
       return;
     }
     writes.forEach((w, i) => {
       const o = outcomes[i];
       if (o.ok) w.resolve(o.changes);
-      else w.reject(o.error);
+      else w.reject(writeError(o));
     });
   }
 }

@@ -4,7 +4,8 @@ import { SqlNotificationRepository } from '../sql-notification-repository';
 import { SqlProjectionRepository } from '../sql-projection-repository';
 import { SqlWebhookRepository } from '../sql-webhook-repository';
 import { Store } from '../store.port';
-import { SqliteSqlRunner } from './sqlite-sql-runner';
+import { CommitWrites, SqliteSqlRunner } from './sqlite-sql-runner';
+import { SqliteWriteBatch } from './sqlite-write-batch';
 import { SqliteAppendTransaction } from './sqlite-append-transaction';
 import { SqliteAppendWorkerClient } from './sqlite-append-worker-client';
 import { openSqlite } from './sqlite-connection';
@@ -21,9 +22,10 @@ export interface SqliteStoreOptions {
 
 /**
  * Embedded store. WAL with synchronous=FULL: a commit is on disk before it is acknowledged.
- * better-sqlite3 is synchronous, so appends run on a writer thread of their own (its fsync would
- * otherwise stall the event loop once per batch); reads and rare writes (tenants) stay on this
- * thread's connection, which WAL lets read beside the writer.
+ * better-sqlite3 is synchronous, so appends and the shared SQL repositories' group commits (lanes,
+ * notifications, webhooks) run on a writer thread of their own (their fsyncs, and their waits for
+ * each other's write lock, would otherwise stall the event loop); reads and rare writes (tenants,
+ * uploads) stay on this thread's connection, which WAL lets read beside the writer.
  */
 export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const;
@@ -33,6 +35,8 @@ export class SqliteStore implements Store {
   readonly uploads: SqliteUploadRepository;
   readonly bindings: SqliteBindingRepository;
   readonly snapshots: SqliteSnapshotRepository;
+  /** The SQL the shared repositories run through (tests record it). */
+  readonly sqlRunner: SqliteSqlRunner;
   readonly projections: SqlProjectionRepository;
   readonly notifications: SqlNotificationRepository;
   readonly webhooks: SqlWebhookRepository;
@@ -41,20 +45,24 @@ export class SqliteStore implements Store {
 
   constructor(options: SqliteStoreOptions) {
     this.db = openSqlite(options.file);
+    let commitWrites: CommitWrites;
     if (options.file === ':memory:') {
-      // A private in-memory database cannot be shared with a thread: append on this one.
+      // A private in-memory database cannot be shared with a thread: write on this one.
       let tx: SqliteAppendTransaction | undefined;
       this.events = new SqliteEventLog(this.db, async (reqs) => (tx ??= new SqliteAppendTransaction(this.db)).append(reqs));
+      const batch = new SqliteWriteBatch(this.db);
+      commitWrites = async (writes) => batch.commit(writes);
     } else {
       const writer = new SqliteAppendWorkerClient(options.file);
       this.writer = writer;
       this.events = new SqliteEventLog(this.db, (reqs) => writer.append(reqs));
+      commitWrites = (writes) => writer.write(writes);
     }
     this.tenants = new SqliteTenantRepository(this.db);
     this.uploads = new SqliteUploadRepository(this.db);
     this.bindings = new SqliteBindingRepository(this.db);
     this.snapshots = new SqliteSnapshotRepository(this.db);
-    const sql = new SqliteSqlRunner(this.db);
+    const sql = (this.sqlRunner = new SqliteSqlRunner(this.db, commitWrites));
     this.projections = new SqlProjectionRepository(sql);
     this.notifications = new SqlNotificationRepository(sql);
     this.webhooks = new SqlWebhookRepository(sql);

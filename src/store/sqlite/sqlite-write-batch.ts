@@ -1,0 +1,62 @@
+import type Database from 'better-sqlite3';
+import { GuardMissed, SqlStatement } from '../sql-runner';
+
+/** One caller's write: its statements, kept or rolled back together. */
+export type SqlWrite = SqlStatement[];
+
+/** What became of one write of a group commit (plain data: it crosses from the writer thread). */
+export type SqlWriteOutcome = { ok: true; changes: number } | { ok: false; error: { message: string; code?: string; guardMissed?: boolean } };
+
+/**
+ * Runs writes as ONE transaction, each in a savepoint of its own so that one failing write fails
+ * only its caller: one fsync (synchronous=FULL) for all of them. Throws when the transaction itself
+ * fails (nothing of any write kept). Runs on the writer thread, beside the appends (see
+ * sqlite-append.worker.ts), so neither the fsync nor a wait for the write lock stalls the event loop.
+ */
+export class SqliteWriteBatch {
+  private readonly cache = new Map<string, Database.Statement>();
+
+  constructor(private readonly db: Database.Database) {}
+
+  commit(writes: SqlWrite[]): SqlWriteOutcome[] {
+    const outcomes: SqlWriteOutcome[] = [];
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+      for (const statements of writes) {
+        this.db.exec('SAVEPOINT w');
+        try {
+          let changes = 0;
+          for (const s of statements) {
+            const c = this.stmt(s.sql).run(...s.params).changes;
+            if (s.mustChange && c === 0) throw new GuardMissed();
+            changes += c;
+          }
+          this.db.exec('RELEASE w');
+          outcomes.push({ ok: true, changes });
+        } catch (error) {
+          this.db.exec('ROLLBACK TO w');
+          this.db.exec('RELEASE w');
+          const e = error as { message?: string; code?: string };
+          outcomes.push({ ok: false, error: { message: e.message ?? String(error), code: e.code, guardMissed: error instanceof GuardMissed } });
+        }
+      }
+      this.db.exec('COMMIT');
+    } catch (error) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw error;
+    }
+    return outcomes;
+  }
+
+  private stmt(sql: string): Database.Statement {
+    let s = this.cache.get(sql);
+    if (!s) this.cache.set(sql, (s = this.db.prepare(sql)));
+    return s;
+  }
+}
+
+/** The error a caller of a failed write sees. */
+export function writeError(o: Extract<SqlWriteOutcome, { ok: false }>): Error {
+  if (o.error.guardMissed) return new GuardMissed();
+  return Object.assign(new Error(o.error.message), o.error.code !== undefined ? { code: o.error.code } : {});
+}

@@ -22,6 +22,7 @@ import { call, CONNECTIONS, cpuMsOf, DURATION_S, fmt, HttpFigures, pct, startChi
  * BENCH_PARTS (default every one: spread,memory,noisy,hostile,projections,cold) which parts run.
  * After the restart (part 2) the appends begin once `GET /health/ready` answers 200, as behind a
  * load balancer.
+ * NOISY_A_PER_S: the noisy neighbour's own append limit (admin API; default none);
  * PROJECTION_RUNS: how many times the projections part is measured in the same service (default 1);
  * PROJECTION_RATE: its appends per second (default 1000, the issue's figure).
  */
@@ -62,10 +63,14 @@ async function waitReady(url: string): Promise<void> {
   throw new Error('the service did not become ready in 60 s');
 }
 
-async function newTenant(url: string, name: string): Promise<string> {
+async function newTenantRecord(url: string, name: string): Promise<{ tenantId: string; apiKey: string }> {
   const r = await fetch(`${url}/admin/tenants`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name }) });
   if (r.status !== 201 && r.status !== 200) throw new Error(`tenant: ${r.status} ${await r.text()}`);
-  return ((await r.json()) as { apiKey: string }).apiKey;
+  return (await r.json()) as { tenantId: string; apiKey: string };
+}
+
+async function newTenant(url: string, name: string): Promise<string> {
+  return (await newTenantRecord(url, name)).apiKey;
 }
 
 async function upload(url: string, key: string, kind: 'reducers' | 'projections', zip: Buffer): Promise<string> {
@@ -236,8 +241,25 @@ async function main(): Promise<void> {
 
     // 4. Noisy neighbour: B alone at 50/s, then with A as fast as it can.
     if (PARTS.has('noisy')) {
+      // NOISY_A_PER_S: A's own append limit, set through the admin API as an operator would (this run's
+      // quota defaults are off, so that the one-tenant figure above is not capped); unset: A unlimited.
+      let noisyKey = keys[2];
+      if (process.env.NOISY_A_PER_S) {
+        const a = await newTenantRecord(svc.url, 'noisy-a');
+        await waitCompiled(svc.url, a.apiKey, 'reducers', await upload(svc.url, a.apiKey, 'reducers', zipSources(exampleSources('bank-account'))));
+        const perS = Number(process.env.NOISY_A_PER_S);
+        const put = await fetch(`${svc.url}/admin/tenants/${a.tenantId}/limits`, {
+          method: 'PUT',
+          headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ appendRequests: { quota: perS * 10, windowSeconds: 10 } }),
+        });
+        if (put.status !== 200) throw new Error(`limits: ${put.status} ${await put.text()}`);
+        noisyKey = a.apiKey;
+        console.log(`noisy neighbour: A's limit ${perS} appends/s (admin API)`);
+      }
+      await paced(svc.url, keys[1], 50, 2, deposit); // B's assembly loaded: its first calls are not the figure
       const bAlone = await paced(svc.url, keys[1], 50, DURATION_S, deposit);
-      const [aBusy, bBusy] = await Promise.all([hammerKeys(svc.url, [keys[2]], deposit), paced(svc.url, keys[1], 50, DURATION_S, deposit)]);
+      const [aBusy, bBusy] = await Promise.all([hammerKeys(svc.url, [noisyKey], deposit), paced(svc.url, keys[1], 50, DURATION_S, deposit)]);
       console.log(
         `noisy neighbour: B at 50/s alone p99 ${fmt(pct(bAlone.lat, 99), 1)} ms, with A flooding p99 ${fmt(pct(bBusy.lat, 99), 1)} ms (${fmt(pct(bBusy.lat, 99) / pct(bAlone.lat, 99), 2)}×, target ≤ 2×), B failed ${bBusy.failed}; A: ${fmt(aBusy.total)} answered, ${fmt(aBusy.non2xx)} non-2xx (429 expected once over its limit)`,
       );

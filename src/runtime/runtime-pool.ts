@@ -80,6 +80,13 @@ export const DEFAULT_POOL_OPTIONS: RuntimePoolOptions = {
 
 /** coreutils' nice, if the machine has it (quarantine executors run at the lowest priority). */
 const NICE = ['/usr/bin/nice', '/bin/nice'].find((p) => fs.existsSync(p));
+/**
+ * util-linux's chrt, if the machine has it: quarantine executors also run under SCHED_IDLE. Nice 19 alone
+ * was measured not to be enough on 2 cores: a quarantined spinner still took 67–99 % of a core and the
+ * innocents' throughput fell by a third (a nice-19 task keeps a core until the scheduler's next tick;
+ * an idle-policy task yields at once to any normal one that wakes).
+ */
+const CHRT = ['/usr/bin/chrt', '/bin/chrt'].find((p) => fs.existsSync(p));
 
 /** Where a tenant's calls go now (tests and operators). */
 export type Placement = { kind: 'shared'; slot: number } | { kind: 'quarantine'; until: number } | { kind: 'tenant' };
@@ -418,7 +425,7 @@ export class RuntimePool implements ExecutorListener {
   }
 
   /**
-   * `lowPriority` (quarantine executors): the whole sandboxed chain runs under `nice -n 19`, and the
+   * `lowPriority` (quarantine executors): the whole sandboxed chain runs under `chrt --idle 0` and `nice -n 19`, and the
    * host sets its own scheduling group (kernel autogroup: bwrap's new session is one) to nice 19
    * too — the nice value alone counts only inside the group — so a tenant whose calls spin until
    * their deadline burns only the CPU nobody else wants. `nice` execs, like every wrapper of the
@@ -428,6 +435,7 @@ export class RuntimePool implements ExecutorListener {
     if (this.closed) return Promise.reject(new HostCallError('UNAVAILABLE', 'runtime is shutting down'));
     let launch = this.launcher.launch(mode, { lowPriority });
     if (lowPriority && NICE) launch = { ...launch, command: NICE, args: ['-n', '19', launch.command, ...launch.args] };
+    if (lowPriority && CHRT) launch = { ...launch, command: CHRT, args: ['--idle', '0', launch.command, ...launch.args] };
     return HostProcess.start({
       mode,
       label,

@@ -44,6 +44,8 @@ const niceOf = (pid: number) => {
 };
 
 /** The nice of a process's scheduling group (/proc/<pid>/autogroup: "/autogroup-<n> nice <k>"). */
+/** The scheduling policy of a process (/proc/<pid>/sched "policy : n"; 5 is SCHED_IDLE, 0 SCHED_OTHER). */
+const policyOf = (pid: number) => Number(/^policy\s*:\s*(\d+)/m.exec(fs.readFileSync(`/proc/${pid}/sched`, 'utf8'))![1]);
 const autogroupNiceOf = (pid: number) => Number(/nice (-?\d+)/.exec(fs.readFileSync(`/proc/${pid}/autogroup`, 'utf8'))![1]);
 
 async function until(ok: () => Promise<boolean>, ms = 30_000): Promise<void> {
@@ -252,6 +254,9 @@ describe('the blast radius of a call that hangs or kills a shared executor', () 
     // Its own session (bwrap) is its own scheduling group: the group is at 19 too, or the nice above would count for nothing.
     expect(autogroupNiceOf(quarantined)).toBe(19);
     expect(autogroupNiceOf(dotnetProcessUnder(shared().pid!)!)).toBe(0);
+    // And under the idle policy: it yields its core at once to any normal task that wakes.
+    expect(policyOf(quarantined)).toBe(5);
+    expect(policyOf(dotnetProcessUnder(shared().pid!)!)).toBe(0);
     const second = await innocentsWhile(p, innocents, 2_500);
     // Its own failure, or — its group being at nice 19 on a busy machine — a deadline passed before it even began the call.
     expect([failure, 'TIMEOUT']).toContain(await again);

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, validationFailed } from './domain-error';
 import { fromFrameworkError, statusOf, toErrorBody } from './error-http-mapping';
 import { MAX_PATH_PARAM_BYTES } from './url-limits';
+import { announcesBody } from '../tenancy/request-auth';
 
 const NUL = '\u0000';
 
@@ -68,7 +69,7 @@ export function installRequestTargetCheck(fastify: FastifyInstance): void {
     const problem = requestTargetProblem(req.raw.url ?? '/');
     if (!problem) return done();
     // The body (if any) is never read: the connection closes behind the answer.
-    if (req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0') void reply.header('connection', 'close');
+    if (announcesBody(req.headers)) void reply.header('connection', 'close');
     void reply.code(statusOf(problem.code)).send(toErrorBody(problem));
   });
 }
@@ -79,6 +80,6 @@ export function installRequestTargetCheck(fastify: FastifyInstance): void {
  */
 export function answerRouterError(error: Error, req: FastifyRequest, reply: FastifyReply): void {
   const err = fromFrameworkError(error);
-  if (req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0') void reply.header('connection', 'close');
+  if (announcesBody(req.headers)) void reply.header('connection', 'close');
   void reply.code(statusOf(err.code)).send(toErrorBody(err));
 }

@@ -1,13 +1,12 @@
 import { LruMap } from '../common/lru-map';
 import { InboxItem, ProjectionRepository } from '../store/projection-repository.port';
+// Where a key past the limit goes: the version's held lane of unresolvable events.
+import { UNRESOLVED_KEY } from './state-key-rule';
 
 /** The tenant's `keysPerProjection` limit (src/quotas); 0 is no limit. */
 export interface KeyLimitSource {
   keysPerProjection(tenantId: string): Promise<number>;
 }
-
-/** Where a key past the limit goes: the version's held lane of unresolvable events (see version-router). */
-const UNRESOLVED_KEY = '!unresolved';
 
 /** How long a version's counted keys are trusted before they are counted again (other instances add keys too). */
 const RECOUNT_MS = 5_000;

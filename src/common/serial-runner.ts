@@ -33,6 +33,11 @@ export class SerialRunner {
       });
   }
 
+  /** Resolves when the run under way (if any) has finished; later runs are not waited for. */
+  async settled(): Promise<void> {
+    await this.running;
+  }
+
   /** No more runs; resolves when the current one has finished. */
   async stop(): Promise<void> {
     this.stoppedFlag = true;

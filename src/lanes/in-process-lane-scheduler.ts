@@ -15,6 +15,12 @@ export const THROWN_HANDLER_RETRY_MS = 1000;
 const OUTCOMES = new Set<string>(['idle', 'more', 'retry', 'held']);
 
 /**
+ * Lane runs started in one go: each begins with a store read on the event loop, so starting 64 at
+ * once would hold an HTTP request behind all of them; the rest start after the loop has polled I/O.
+ */
+const STARTS_PER_TURN = 4;
+
+/**
  * A lane with something pending. A lane with nothing pending has no entry at all, so memory
  * follows the lanes in flight, not every lane ever woken.
  *  - queued: in the fair queue, waiting for a free slot and its tenant's turn;
@@ -59,6 +65,8 @@ export class InProcessLaneScheduler implements LaneScheduler {
   private handler?: LaneHandler;
   private running = 0;
   private closed = false;
+  /** A pump is due after the event loop's next I/O poll (setImmediate). */
+  private pumpDue = false;
   private idleWaiters: (() => void)[] = [];
 
   constructor(options: Partial<InProcessLaneSchedulerOptions> = {}) {
@@ -128,7 +136,17 @@ export class InProcessLaneScheduler implements LaneScheduler {
   private pump(): void {
     const handler = this.handler;
     if (!handler) return;
-    while (!this.closed && this.running < this.concurrency) {
+    for (let started = 0; !this.closed && this.running < this.concurrency; started++) {
+      if (started === STARTS_PER_TURN) {
+        if (!this.pumpDue) {
+          this.pumpDue = true;
+          setImmediate(() => {
+            this.pumpDue = false;
+            this.pump();
+          });
+        }
+        return;
+      }
       const next = this.queue.take();
       if (!next) return; // nothing queued, or every tenant with a lane queued is at its cap
       const id = next.id;

@@ -5,7 +5,7 @@ import { SqliteStore } from '../store/sqlite/sqlite-store';
 import { InProcessLaneScheduler } from './in-process-lane-scheduler';
 import { LaneEngine } from './lane-engine';
 import { LaneRunner } from './lane-runner';
-import { VersionRouter } from './version-router';
+import { TenantRouter } from './tenant-router';
 
 /**
  * The promotion rule with a real in-memory store and a scripted runtime (keys and states are
@@ -108,18 +108,18 @@ describe('LaneEngine dropping a version during catch-up', () => {
     let removed = false;
     const removing = remove().then(() => (removed = true));
     await new Promise((r) => setTimeout(r, 100)); // ten sweeps meanwhile
-    expect(removed).toBe(false); // the untrack waits for the router's loop
-    expect(engine.routerCount).toBe(1); // the same router: none tracked beside it
+    expect(removed).toBe(false); // the untrack waits for the router's pass
+    expect(engine.routedVersionCount).toBe(0); // routed no more at once; ten sweeps did not track it again
     gates.resolve = null;
     open();
     await removing;
-    expect(engine.routerCount).toBe(0);
+    expect(engine.routedVersionCount).toBe(0);
     expect(calls.resolve).toBe(1); // stopped after the batch in flight: its keys were not written
     expect(await store.projections.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
     await append(10);
     engine.appended('t');
     await new Promise((r) => setTimeout(r, 100));
-    expect(engine.routerCount).toBe(0);
+    expect(engine.routedVersionCount).toBe(0);
     expect(calls.resolve).toBe(1); // nothing routes the dropped version again, from 0 or elsewhere
     expect(await store.projections.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
     await engine.close();
@@ -141,7 +141,7 @@ describe('LaneEngine dropping a version during catch-up', () => {
     // A late job of the lane (BullMQ, another instance): it finds the version gone, creates nothing.
     expect(await runner.run({ tenantId: 't', versionId: 'v1', key: 'k0' })).toEqual({ status: 'idle' });
     expect(await store.projections.getLane('t', 'v1', 'k0')).toBeNull();
-    expect(engine.routerCount).toBe(0);
+    expect(engine.routedVersionCount).toBe(0);
     await engine.close();
     await store.close();
   });
@@ -190,6 +190,7 @@ describe('LaneEngine with many tenants', () => {
     const repo = {
       liveVersions: async () => (count('liveVersions'), versions),
       getVersion: async (_t: string, versionId: string) => (count('getVersion'), byId.get(versionId) ?? null),
+      versionsOf: async (_t: string, ids: string[]) => (count('versionsOf'), ids.flatMap((id) => byId.get(id) ?? [])),
       sweepCandidates: async () => (count('sweepCandidates'), { live: [], dropped: [] }),
       lanesWithWork: async () => (count('lanesWithWork'), []),
       dropVersion: async () => (count('dropVersion'), undefined),
@@ -204,19 +205,19 @@ describe('LaneEngine with many tenants', () => {
 
   afterEach(() => jest.restoreAllMocks());
 
-  it('wakes only the appending tenant’s routers, so an append costs the same with 10 or 10,000 tenants', async () => {
+  it('wakes only the appending tenant’s router, so an append costs the same with 10 or 10,000 tenants', async () => {
     const timePerAppend = async (tenants: number) => {
       const { engine } = idleStore(tenants, 2);
       await engine.start();
       await settle();
-      expect(engine.routerCount).toBe(tenants * 2);
-      const wake = jest.spyOn(VersionRouter.prototype, 'wake');
+      expect(engine.routedVersionCount).toBe(tenants * 2);
+      const wake = jest.spyOn(TenantRouter.prototype, 'wake');
       const started = process.hrtime.bigint();
       for (let i = 0; i < 20_000; i++) engine.appended('t3');
       const ns = Number(process.hrtime.bigint() - started) / 20_000;
-      // Only t3's two routers, for every append: no other router is even looked at.
-      expect(wake).toHaveBeenCalledTimes(40_000);
-      expect(new Set(wake.mock.contexts.map((r) => (r as VersionRouter).tenantId))).toEqual(new Set(['t3']));
+      // Only t3's router (for both its versions), for every append: no other router is even looked at.
+      expect(wake).toHaveBeenCalledTimes(20_000);
+      expect(new Set(wake.mock.contexts.map((r) => (r as TenantRouter).tenantId))).toEqual(new Set(['t3']));
       wake.mockRestore();
       await engine.close();
       return ns;
@@ -249,7 +250,7 @@ describe('LaneEngine with many tenants', () => {
     await settle();
     engine.track({ tenantId: 't1', versionId: 'retired-elsewhere', projectionId: 'p', className: 'C', targetPosition: 0, routedPosition: 0, caughtUpAt: 1, createdAt: 1 });
     await settle();
-    expect(engine.routerCount).toBe(3);
+    expect(engine.routedVersionCount).toBe(3);
     calls.clear();
     engine.appended('t1');
     await settle();

@@ -6,7 +6,7 @@ import { EventLog } from '../store/event-log.port';
 import { ProjectionRepository, ProjectionVersion } from '../store/projection-repository.port';
 import { LaneRunner } from './lane-runner';
 import { LaneScheduler } from './lane-scheduler.port';
-import { VersionRouter } from './version-router';
+import { TenantRouter } from './tenant-router';
 
 export interface LaneEngineOptions {
   /** How often the store is swept for work a lost wake-up left behind (and catch-up is checked). */
@@ -24,19 +24,19 @@ const DEFAULT_DROPPED_GRACE_MS = 60_000;
 const versionKey = (tenantId: string, versionId: string) => `${tenantId}\u0000${versionId}`;
 
 /**
- * Keeps every live projection version moving: a router per version (woken by appends and by the
- * sweep), lanes run by the scheduler, and the catch-up bookkeeping: a version that has applied
+ * Keeps every live projection version moving: a router per tenant for all its versions (woken by
+ * appends and by the sweep), lanes run by the scheduler, and the catch-up bookkeeping: a version that has applied
  * everything up to its target is marked caught up, and a pending version is then promoted to
  * active atomically (the old version is dropped).
  *
- * Work does not grow with the number of tenants: an append wakes only its own tenant's routers
- * (they are indexed by tenant), and the sweep asks the store, in one statement, for the versions
+ * Work does not grow with the number of tenants: an append wakes only its own tenant's router,
+ * and the sweep asks the store, in one statement, for the versions
  * that have something to do, so an idle tenant costs no query, timer or process of its own.
  */
 export class LaneEngine {
   private readonly logger = new Logger('LaneEngine');
-  /** tenant → version → router. */
-  private readonly routers = new Map<string, Map<string, VersionRouter>>();
+  /** tenant → its router (which knows the tenant's versions routed here). */
+  private readonly routers = new Map<string, TenantRouter>();
   private sweeper?: NodeJS.Timeout;
   private checking = false;
   /** Versions not yet caught up (version → tenant): only these make catch-up checks worth their queries. */
@@ -80,17 +80,21 @@ export class LaneEngine {
     this.sweeper.unref();
   }
 
-  /** A new version to keep moving (a deploy or a redeploy); its router, new or already there; null for a dropped version. */
-  track(v: ProjectionVersion): VersionRouter | null {
+  /** A new version to keep moving (a deploy or a redeploy); its tenant's router; null for a dropped version. */
+  track(v: ProjectionVersion): TenantRouter | null {
     if (this.dropped.get(versionKey(v.tenantId, v.versionId))) return null;
-    let tenantRouters = this.routers.get(v.tenantId);
-    const known = tenantRouters?.get(v.versionId);
-    if (known) return known;
+    let router = this.routers.get(v.tenantId);
+    if (router?.has(v.versionId)) return router;
     if (v.caughtUpAt === null) this.catchingUp.set(v.versionId, v.tenantId);
-    const router = new VersionRouter(v, this.log, this.repo, this.runtime, this.scheduler, () => this.laneApplied(), () => this.retired(v.tenantId, v.versionId), this.options.keyCap);
-    if (!tenantRouters) this.routers.set(v.tenantId, (tenantRouters = new Map()));
-    tenantRouters.set(v.versionId, router);
-    router.wake();
+    if (!router) {
+      const tenantId = v.tenantId;
+      router = new TenantRouter(tenantId, this.log, this.repo, this.runtime, this.scheduler, {
+        routed: () => this.laneApplied(),
+        gone: (versionId) => this.retired(tenantId, versionId),
+      }, this.options.keyCap);
+      this.routers.set(tenantId, router);
+    }
+    router.add(v);
     return router;
   }
 
@@ -106,37 +110,38 @@ export class LaneEngine {
 
   /**
    * In this order: the version is marked dropped (the sweep can no longer track it again), its
-   * router's loop has returned, and only then is it removed and the caches forgotten (a lane run
-   * that read the version before cannot put it back: the runner keeps the drop too).
+   * router's pass that could still write for it has returned, and only then are the caches
+   * forgotten (a lane run that read the version before cannot put it back: the runner keeps the
+   * drop too). A router left with no version stops.
    */
   private async untrack(tenantId: string, versionId: string): Promise<void> {
     this.dropped.set(versionKey(tenantId, versionId), true);
-    const r = this.routers.get(tenantId)?.get(versionId);
-    await r?.stop();
-    const tenantRouters = this.routers.get(tenantId);
-    if (r && tenantRouters?.get(versionId) === r) tenantRouters.delete(versionId);
-    if (tenantRouters?.size === 0) this.routers.delete(tenantId);
+    const router = this.routers.get(tenantId);
+    await router?.remove(versionId);
+    if (router && router.size === 0 && this.routers.get(tenantId) === router) {
+      this.routers.delete(tenantId);
+      await router.stop();
+    }
     this.catchingUp.delete(versionId);
     this.runner.forget(tenantId, versionId);
     await this.runtime.unload(tenantId, versionId).catch(() => undefined);
   }
 
-  /** After an append: route it now rather than at the next sweep (only this tenant's routers). */
+  /** After an append: route it now rather than at the next sweep (only this tenant's router). */
   appended(tenantId: string): void {
-    const tenantRouters = this.routers.get(tenantId);
-    if (tenantRouters) for (const r of tenantRouters.values()) r.wake();
+    this.routers.get(tenantId)?.wake();
   }
 
-  /** Routers this engine keeps, all tenants (for tests and diagnostics). */
-  get routerCount(): number {
+  /** Versions this engine routes, all tenants (for tests and diagnostics). */
+  get routedVersionCount(): number {
     let n = 0;
-    for (const t of this.routers.values()) n += t.size;
+    for (const r of this.routers.values()) n += r.size;
     return n;
   }
 
-  /** The versions this instance keeps a router for (the admin lanes view, tests). */
+  /** The versions this instance routes (the admin lanes view, tests). */
   routedVersions(): { tenantId: string; versionId: string }[] {
-    return [...this.routers].flatMap(([tenantId, t]) => [...t.keys()].map((versionId) => ({ tenantId, versionId })));
+    return [...this.routers].flatMap(([tenantId, r]) => r.versionIds.map((versionId) => ({ tenantId, versionId })));
   }
 
   /** An operator released or skipped a held lane. */
@@ -156,13 +161,13 @@ export class LaneEngine {
 
   async close(): Promise<void> {
     if (this.sweeper) clearInterval(this.sweeper);
-    await Promise.all([...this.routers.values()].flatMap((t) => [...t.values()].map((r) => r.stop())));
+    await Promise.all([...this.routers.values()].map((r) => r.stop()));
     await this.scheduler.close();
   }
 
   /**
-   * A router found its version gone (retired or deleted, maybe by another instance): drop it, once
-   * its loop has returned (untrack waits for the loop, which is the caller).
+   * A router found a version gone (retired or deleted, maybe by another instance): drop it, once
+   * the router's pass has returned (untrack waits for the pass, which is the caller).
    */
   private retired(tenantId: string, versionId: string): void {
     setImmediate(() => void this.retire(tenantId, versionId).catch((e) => this.logger.warn(`retiring ${versionId} failed: ${e instanceof Error ? e.message : e}`)));
@@ -181,6 +186,9 @@ export class LaneEngine {
         if (c.behindHead) router.wake();
         if (!c.hasInbox) continue;
         const { tenantId, versionId } = c.version;
+        // One version's read at a time, the event loop free between them: a tenant with 200 busy
+        // projections must not hold requests behind 200 reads in a row.
+        await new Promise((r) => setImmediate(r));
         const keys = await this.repo.lanesWithWork(tenantId, versionId, 1000);
         if (keys.length) await this.scheduler.wakeMany(keys.map((key) => ({ tenantId, versionId, key })));
       }

@@ -36,7 +36,8 @@ export class ReducerRunner {
     runtime: Pick<RuntimePool, 'apply'>,
     private readonly waitMs: number,
   ) {
-    this.applier = new CoalescingApplier(runtime);
+    // Every fold here is on a request's path (an append, a state read): ahead of the tenant's lanes.
+    this.applier = new CoalescingApplier(runtime, true);
   }
 
   async fold(tenantId: string, binding: Binding, input: FoldInput): Promise<Folded> {

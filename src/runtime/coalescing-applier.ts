@@ -23,7 +23,11 @@ export class CoalescingApplier {
   private readonly waiting = new Map<string, { tenantId: string; assemblyId: string; className: string; items: Waiting[] }>();
   private scheduled = false;
 
-  constructor(private readonly runtime: Pick<RuntimePool, 'apply'>) {}
+  constructor(
+    private readonly runtime: Pick<RuntimePool, 'apply'>,
+    /** A request waits for these folds (reducers on an append): ahead of the tenant's lane work (FairCallQueue). */
+    private readonly urgent = false,
+  ) {}
 
   apply(tenantId: string, assemblyId: string, className: string, group: ApplyGroup): Promise<ApplyGroupResult> {
     return new Promise((resolve, reject) => {
@@ -47,7 +51,7 @@ export class CoalescingApplier {
 
   private async run(tenantId: string, assemblyId: string, className: string, items: Waiting[]): Promise<void> {
     try {
-      const results = await this.runtime.apply(tenantId, assemblyId, className, items.map((w) => w.group));
+      const results = await this.runtime.apply(tenantId, assemblyId, className, items.map((w) => w.group), undefined, this.urgent);
       results.forEach((r, i) => items[i].resolve(r));
     } catch (e) {
       if (items.length > 1 && e instanceof HostCallError && e.failure !== 'UNAVAILABLE') {

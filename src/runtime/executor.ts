@@ -14,6 +14,8 @@ export interface ExecutorCall {
   /** What the host is asked; its assemblyId is replaced by the executor's own, tenant-qualified one. */
   item: BatchItem;
   deadlineMs: number;
+  /** A request waits for it (a reducer on an append): it goes before its tenant's background calls. */
+  urgent?: boolean;
   resolve: (result: any) => void;
   reject: (e: unknown) => void;
   /** Times it was sent to an executor that died running another call before reaching it. */

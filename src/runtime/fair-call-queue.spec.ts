@@ -69,3 +69,27 @@ describe('FairCallQueue', () => {
     expect(q.size).toBe(0);
   });
 });
+
+describe('FairCallQueue, urgent calls', () => {
+  it('sends a tenant’s urgent call before its own background backlog, each kind in its order', () => {
+    const q = new FairCallQueue<Call & { urgent?: boolean }>(100);
+    for (const c of calls('a', 200)) q.push(c); // the lanes' calls of a tenant with many projections
+    q.push({ tenantId: 'a', n: 1001, urgent: true }); // then its next append's reducer
+    q.push({ tenantId: 'a', n: 1002, urgent: true });
+    expect(names(q.take(3, always))).toEqual(['a1001', 'a1002', 'a1']);
+    expect(names(q.take(2, always))).toEqual(['a2', 'a3']);
+  });
+
+  it('keeps the kinds apart when calls come back, and hands them over urgent first', () => {
+    const q = new FairCallQueue<Call & { urgent?: boolean }>(100);
+    for (const c of calls('a', 3)) q.push(c);
+    q.push({ tenantId: 'a', n: 9, urgent: true });
+    const sent = q.take(2, always); // a9, a1
+    expect(names(sent)).toEqual(['a9', 'a1']);
+    q.settled('a');
+    q.settled('a');
+    q.unshift(sent);
+    expect(names(q.removeTenant('a'))).toEqual(['a9', 'a1', 'a2', 'a3']);
+    expect(q.size).toBe(0);
+  });
+});

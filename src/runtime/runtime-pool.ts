@@ -207,9 +207,10 @@ export class RuntimePool implements ExecutorListener {
     return this.compilers.pids();
   }
 
-  async apply(tenantId: string, assemblyId: string, className: string, groups: ApplyGroupPayload[], deadlineMs = this.options.callDeadlineMs): Promise<ApplyGroupResult[]> {
+  /** `urgent`: a request waits for it (see FairCallQueue). */
+  async apply(tenantId: string, assemblyId: string, className: string, groups: ApplyGroupPayload[], deadlineMs = this.options.callDeadlineMs, urgent = false): Promise<ApplyGroupResult[]> {
     const { maxStateBytes, maxResultBytes } = this.options;
-    const r = await this.call(tenantId, assemblyId, { op: 'apply', assemblyId, className, groups, maxStateBytes, maxResultBytes }, deadlineMs);
+    const r = await this.call(tenantId, assemblyId, { op: 'apply', assemblyId, className, groups, maxStateBytes, maxResultBytes }, deadlineMs, urgent);
     return r.results;
   }
 
@@ -321,7 +322,7 @@ export class RuntimePool implements ExecutorListener {
 
   // ---- routing ---------------------------------------------------------------------------------
 
-  private call(tenantId: string, assemblyId: string, item: BatchItem, deadlineMs: number): Promise<any> {
+  private call(tenantId: string, assemblyId: string, item: BatchItem, deadlineMs: number, urgent = false): Promise<any> {
     if (this.closed) return Promise.reject(new HostCallError('UNAVAILABLE', 'runtime is shutting down'));
     return new Promise((resolve, reject) => {
       const executor = this.route(tenantId);
@@ -329,7 +330,7 @@ export class RuntimePool implements ExecutorListener {
       if (!act) this.active.set(tenantId, (act = { executor, pending: 0 }));
       act.executor = executor;
       act.pending++;
-      executor.submit({ tenantId, assemblyId, item, deadlineMs, resolve, reject, reruns: 0 });
+      executor.submit({ tenantId, assemblyId, item, deadlineMs, urgent, resolve, reject, reruns: 0 });
     });
   }
 

@@ -97,6 +97,13 @@ export interface DroppedVersion {
   droppedAt: number;
 }
 
+/** What a router hands to one version's lanes after reading the log up to `routedPosition`. */
+export interface VersionRoute {
+  versionId: string;
+  items: InboxItem[];
+  routedPosition: number;
+}
+
 /** Projections, their versions, and the per-key lanes (inbox + state + checkpoint): the truth that schedulers only wake. */
 export interface ProjectionRepository {
   getByName(tenantId: string, name: string): Promise<ProjectionRecord | null>;
@@ -109,6 +116,8 @@ export interface ProjectionRepository {
    */
   deploy(p: DeployRequest): Promise<ProjectionRecord>;
   getVersion(tenantId: string, versionId: string): Promise<ProjectionVersion | null>;
+  /** Those of these versions of one tenant that still exist, in one read (a tenant's router, whatever its number of projections). */
+  versionsOf(tenantId: string, versionIds: string[]): Promise<ProjectionVersion[]>;
   /** Versions that are active or pending (what routers and sweepers work on), all tenants. */
   liveVersions(): Promise<ProjectionVersion[]>;
   /**
@@ -122,6 +131,12 @@ export interface ProjectionRepository {
    * nothing written, when the version is gone (its router must stop).
    */
   route(tenantId: string, versionId: string, items: InboxItem[], routedPosition: number): Promise<boolean>;
+  /**
+   * `route` for several versions of one tenant in one transaction (a tenant's router after one read
+   * of the log). Returns the versions found gone, none of whose rows were written; the others'
+   * are (then each in a transaction of its own).
+   */
+  routeMany(tenantId: string, routes: VersionRoute[]): Promise<string[]>;
   /**
    * The lane (created empty if new) and up to `limit` events of its inbox after its applied
    * position; null when the version is gone (nothing is created for it).

@@ -6,10 +6,17 @@ export interface SqlStatement {
   sql: string;
   params: unknown[];
   /**
-   * A guard: when this statement changes no row, nothing of its batch is kept and batch() answers
-   * false (an optimistic write that lost to another writer: a lane's checkpoint, say).
+   * A guard: when this statement changes no row (or fewer than the number given), nothing of its
+   * batch is kept and batch() answers false (an optimistic write that lost to another writer: a
+   * lane's checkpoint, say; one of several versions routed together was dropped).
    */
-  mustChange?: boolean;
+  mustChange?: boolean | number;
+}
+
+/** Whether a statement's guard is met by the rows it changed. */
+export function guardHolds(s: SqlStatement, changed: number): boolean {
+  if (s.mustChange === undefined || s.mustChange === false) return true;
+  return changed >= (s.mustChange === true ? 1 : s.mustChange);
 }
 
 export interface SqlRunner {

@@ -346,6 +346,36 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect(again).toMatchObject({ activeVersion: 'v5', pendingVersion: null });
     });
 
+    it('routes several versions of a tenant in one call, refusing only a dropped one', async () => {
+      const t = await tenant(store, 't1');
+      await store.events.appendMany([1, 2, 3].map((i) => req(t, `order-${i}`)));
+      const version = (versionId: string, projectionId: string) => ({ versionId, projectionId, tenantId: t, className: 'C', targetPosition: 3, createdAt: 1 });
+      for (const [v, p] of [['va', 'pa'], ['vb', 'pb'], ['vc', 'pc']]) await store.projections.deploy({ tenantId: t, projectionId: p, name: p, version: version(v, p) });
+      expect((await store.projections.versionsOf(t, ['va', 'vb', 'nope'])).map((v) => v.versionId).sort()).toEqual(['va', 'vb']);
+      expect(await store.projections.versionsOf('other', ['va'])).toEqual([]);
+      // All live: one transaction.
+      expect(
+        await store.projections.routeMany(t, [
+          { versionId: 'va', items: [{ key: 'a', position: 1 }], routedPosition: 1 },
+          { versionId: 'vb', items: [{ key: 'b', position: 1 }], routedPosition: 1 },
+        ]),
+      ).toEqual([]);
+      // vb deleted meanwhile: refused alone, va and vc written.
+      await store.projections.delete(t, 'pb');
+      expect(
+        await store.projections.routeMany(t, [
+          { versionId: 'va', items: [{ key: 'a', position: 2 }], routedPosition: 3 },
+          { versionId: 'vb', items: [{ key: 'b', position: 2 }], routedPosition: 3 },
+          { versionId: 'vc', items: [{ key: 'c', position: 3 }], routedPosition: 3 },
+        ]),
+      ).toEqual(['vb']);
+      const positions = new Map((await store.projections.versionsOf(t, ['va', 'vb', 'vc'])).map((v) => [v.versionId, v.routedPosition]));
+      expect(Object.fromEntries(positions)).toEqual({ va: 3, vc: 3 });
+      expect((await store.projections.laneWork(t, 'va', 'a', 10))!.events.map((e) => e.position)).toEqual([1, 2]);
+      expect((await store.projections.laneWork(t, 'vc', 'c', 10))!.events.map((e) => e.position)).toEqual([3]);
+      expect(await store.projections.laneWork(t, 'vb', 'b', 10)).toBeNull();
+    });
+
     it('names to the sweep only the versions with work: behind the head, an inbox, or not caught up', async () => {
       const busy = await tenant(store, 't1');
       const idle = await tenant(store, 't2');

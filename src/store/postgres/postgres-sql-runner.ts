@@ -1,5 +1,5 @@
 import { Pool } from 'pg';
-import { GuardMissed, SqlRunner, SqlStatement, toPgPlaceholders } from '../sql-runner';
+import { GuardMissed, guardHolds, SqlRunner, SqlStatement, toPgPlaceholders } from '../sql-runner';
 import { withTransaction } from './with-transaction';
 
 export class PostgresSqlRunner implements SqlRunner {
@@ -26,7 +26,7 @@ export class PostgresSqlRunner implements SqlRunner {
       await withTransaction(this.pool, async (client) => {
         for (const s of statements) {
           const r = await client.query(this.pg(s.sql), s.params);
-          if (s.mustChange && !r.rowCount) throw new GuardMissed();
+          if (!guardHolds(s, r.rowCount ?? 0)) throw new GuardMissed();
         }
       });
       return true;

@@ -16,23 +16,53 @@ const batch = new SqliteWriteBatch(db);
 const toWire = (o: AppendOutcome): WireOutcome =>
   o.ok ? o : { ok: false, error: { code: o.error.code, message: o.error.message, details: o.error.details } };
 
+/**
+ * Appends go before other writes (lane runs, notification logs, webhook bookkeeping): a request
+ * waits for an append, nobody for a lane. Each call runs in a turn of its own, so the messages that
+ * came during a commit are all here before the next one is picked.
+ */
+const appends: AppendCall[] = [];
+const writes: WriteCall[] = [];
+let turnDue = false;
+
+function nextTurn(): void {
+  if (turnDue || (appends.length === 0 && writes.length === 0)) return;
+  turnDue = true;
+  setImmediate(() => {
+    turnDue = false;
+    const append = appends.shift();
+    if (append) runAppend(append);
+    else runWrites(writes.shift()!);
+    nextTurn();
+  });
+}
+
 parentPort!.on('message', (msg: AppendCall | WriteCall | { close: true }) => {
   if ('close' in msg) {
+    // The client closes only once every call is answered; anything left is run first all the same.
+    for (let a = appends.shift(); a; a = appends.shift()) runAppend(a);
+    for (let w = writes.shift(); w; w = writes.shift()) runWrites(w);
     db.close();
     parentPort!.close();
     return;
   }
-  if ('writes' in msg) {
-    let written: WriteReply;
-    try {
-      written = { id: msg.id, written: batch.commit(msg.writes) };
-    } catch (e) {
-      const err = e as { message?: string; code?: string };
-      written = { id: msg.id, failure: { message: err.message ?? String(e), code: err.code } };
-    }
-    parentPort!.postMessage(written);
-    return;
+  if ('writes' in msg) writes.push(msg);
+  else appends.push(msg);
+  nextTurn();
+});
+
+function runWrites(msg: WriteCall): void {
+  let written: WriteReply;
+  try {
+    written = { id: msg.id, written: batch.commit(msg.writes) };
+  } catch (e) {
+    const err = e as { message?: string; code?: string };
+    written = { id: msg.id, failure: { message: err.message ?? String(e), code: err.code } };
   }
+  parentPort!.postMessage(written);
+}
+
+function runAppend(msg: AppendCall): void {
   let reply: AppendReply;
   try {
     reply = { id: msg.id, outcomes: tx.append(msg.requests).map(toWire) };
@@ -41,4 +71,4 @@ parentPort!.on('message', (msg: AppendCall | WriteCall | { close: true }) => {
     reply = { id: msg.id, failure: { message: err.message ?? String(e), code: err.code } };
   }
   parentPort!.postMessage(reply);
-});
+}

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { GuardMissed, SqlStatement } from '../sql-runner';
+import { GuardMissed, guardHolds, SqlStatement } from '../sql-runner';
 
 /** One caller's write: its statements, kept or rolled back together. */
 export type SqlWrite = SqlStatement[];
@@ -28,7 +28,7 @@ export class SqliteWriteBatch {
           let changes = 0;
           for (const s of statements) {
             const c = this.stmt(s.sql).run(...s.params).changes;
-            if (s.mustChange && c === 0) throw new GuardMissed();
+            if (!guardHolds(s, c)) throw new GuardMissed();
             changes += c;
           }
           this.db.exec('RELEASE w');

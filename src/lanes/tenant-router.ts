@@ -1,0 +1,222 @@
+import { Logger } from '@nestjs/common';
+import { SerialRunner } from '../common/serial-runner';
+import { toWireEvent } from '../reducers/wire-event';
+import { HostCallError } from '../runtime/host-process';
+import { RuntimePool } from '../runtime/runtime-pool';
+import { ResolvedKey, WireEvent } from '../runtime/runtime-protocol';
+import { EventLog, StoredEvent } from '../store/event-log.port';
+import { InboxItem, ProjectionRepository, ProjectionVersion, VersionRoute } from '../store/projection-repository.port';
+import { LaneKeyCap } from './lane-key-cap';
+import { LaneScheduler } from './lane-scheduler.port';
+import { keyProblem, keyProblemText, UNRESOLVED_KEY } from './state-key-rule';
+
+/** A ResolveKey that threw may be retried; a key refused for its length will be refused again. */
+function mayPassOnRetry(k: ResolvedKey): boolean {
+  return k !== null && typeof k === 'object' && k.error.code !== 'KEY_TOO_LONG';
+}
+
+const ROUTE_BATCH = 500;
+const RESOLVE_ATTEMPTS = 3;
+
+/** What the router tells its engine. */
+export interface TenantRouterEvents {
+  /** Events went to lanes (a catching-up version may be done soon). */
+  routed(): void;
+  /** The version is gone from the store (retired or deleted, maybe by another instance). */
+  gone(versionId: string): void;
+}
+
+/**
+ * Reads one tenant's log in global order for all of its live projection versions, asks each
+ * version's projection for each event's key (in batches), and hands the events to their lanes'
+ * inboxes in the store with each version's routed position in the same transaction; then wakes
+ * those lanes. One router per tenant per process; routing twice is harmless (inbox rows are keyed
+ * by position).
+ *
+ * Versions that stand at the same position share one read of the log and one transaction: the
+ * caught-up ones all stand at the head, so an append costs one read, one resolve round (a call per
+ * version, which the executor sends several to a request) and one write, whatever the tenant's
+ * number of projections. A version catching up (a deploy) reads its own batches, one per pass, so
+ * the caught-up versions are routed between them rather than after its whole catch-up.
+ */
+export class TenantRouter {
+  private readonly logger = new Logger('TenantRouter');
+  private readonly runner = new SerialRunner(
+    () => this.loop(),
+    (e) => this.logger.error(`routing tenant ${this.tenantId} failed: ${e instanceof Error ? e.stack : e}`),
+  );
+  /** The versions routed here; each one's position is the store's, read by every pass. */
+  private readonly versions = new Map<string, ProjectionVersion>();
+  /** Per version: why its last events went to `!unresolved` (the held lane's error). */
+  private readonly resolveErrors = new Map<string, string>();
+
+  constructor(
+    readonly tenantId: string,
+    private readonly log: EventLog,
+    private readonly repo: ProjectionRepository,
+    private readonly runtime: Pick<RuntimePool, 'resolveKeys'>,
+    private readonly scheduler: LaneScheduler,
+    private readonly events: TenantRouterEvents,
+    /** The tenant's keysPerProjection limit: new keys past it are held in `!unresolved` (KEY_LIMIT). */
+    private readonly keyCap?: LaneKeyCap,
+  ) {}
+
+  get size(): number {
+    return this.versions.size;
+  }
+
+  get versionIds(): string[] {
+    return [...this.versions.keys()];
+  }
+
+  has(versionId: string): boolean {
+    return this.versions.has(versionId);
+  }
+
+  add(v: ProjectionVersion): void {
+    this.versions.set(v.versionId, v);
+    this.runner.wake();
+  }
+
+  /**
+   * Routes the version no more: resolves once no pass that could still write for it runs (a pass
+   * checks before its write; the store refuses a dropped version's rows in any case).
+   */
+  async remove(versionId: string): Promise<void> {
+    this.versions.delete(versionId);
+    this.resolveErrors.delete(versionId);
+    await this.runner.settled();
+  }
+
+  wake(): void {
+    this.runner.wake();
+  }
+
+  stop(): Promise<void> {
+    return this.runner.stop();
+  }
+
+  private async loop(): Promise<void> {
+    // Where each version goes on from is the store's routed position, never this object's: a
+    // dropped version finds no row and stops (it used to route the whole log again from 0).
+    const positions = new Map<string, number>();
+    while (!this.runner.stopped) {
+      for (const id of positions.keys()) if (!this.versions.has(id)) positions.delete(id);
+      const unread = [...this.versions.keys()].filter((id) => !positions.has(id));
+      if (unread.length) {
+        const stored = await this.repo.versionsOf(this.tenantId, unread);
+        const found = new Set(stored.map((v) => v.versionId));
+        for (const id of unread) if (!found.has(id)) this.gone(id);
+        for (const v of stored) if (this.versions.has(v.versionId)) positions.set(v.versionId, v.routedPosition);
+      }
+      if (positions.size === 0) return;
+      const { routes, fullBatch } = await this.routeOnce(positions);
+      if (this.runner.stopped) return;
+      const live = routes.filter((r) => this.versions.has(r.versionId));
+      if (live.length === 0) return;
+      const gone = new Set(await this.repo.routeMany(this.tenantId, live));
+      for (const id of gone) {
+        positions.delete(id);
+        this.gone(id);
+      }
+      const lanes: { tenantId: string; versionId: string; key: string }[] = [];
+      for (const r of live) {
+        if (gone.has(r.versionId)) continue;
+        positions.set(r.versionId, r.routedPosition);
+        // The unresolved lane is held (the route made its row), never woken: an operator's retry wakes it.
+        const unresolved = r.items.find((i) => i.key === UNRESOLVED_KEY);
+        if (unresolved) {
+          await this.repo.failed(this.tenantId, r.versionId, UNRESOLVED_KEY, { position: unresolved.position, error: this.resolveErrors.get(r.versionId) ?? '', hold: true });
+        }
+        for (const key of new Set(r.items.map((i) => i.key))) if (key !== UNRESOLVED_KEY) lanes.push({ tenantId: this.tenantId, versionId: r.versionId, key });
+      }
+      await this.scheduler.wakeMany(lanes);
+      this.events.routed();
+      // Every read was short, so each was the log's end when read: an event committed since then
+      // has woken this runner again (SerialRunner runs once more), so reading again now finds nothing.
+      if (!fullBatch) return;
+    }
+  }
+
+  /**
+   * One batch for every version: the versions standing at one position share the read and the
+   * wire form of its events; every version's keys are asked at once (the executor sends them on
+   * together).
+   */
+  private async routeOnce(positions: Map<string, number>): Promise<{ routes: VersionRoute[]; fullBatch: boolean }> {
+    const byPosition = new Map<number, string[]>();
+    for (const [id, p] of positions) byPosition.set(p, [...(byPosition.get(p) ?? []), id]);
+    const reads = await Promise.all([...byPosition].map(async ([from, ids]) => ({ ids, events: await this.log.readAll(this.tenantId, from, ROUTE_BATCH) })));
+    const routes: VersionRoute[] = [];
+    await Promise.all(
+      reads
+        .filter((r) => r.events.length > 0)
+        .flatMap(({ ids, events }) => {
+          const wire = events.map(toWireEvent);
+          const routedPosition = events[events.length - 1].position;
+          return ids.map(async (versionId) => {
+            const v = this.versions.get(versionId);
+            if (!v) return;
+            let items = await this.resolve(v, events, wire);
+            // Removed while ResolveKey ran (an untrack waits for this pass): write nothing for it.
+            if (!this.versions.has(versionId) || this.runner.stopped) return;
+            if (this.keyCap) items = await this.capKeys(versionId, items);
+            routes.push({ versionId, items, routedPosition });
+          });
+        }),
+    );
+    return { routes, fullBatch: reads.some((r) => r.events.length === ROUTE_BATCH) };
+  }
+
+  private async capKeys(versionId: string, items: InboxItem[]): Promise<InboxItem[]> {
+    const capped = await this.keyCap!.admit(this.tenantId, versionId, items);
+    const firstUnresolved = items.find((i) => i.key === UNRESOLVED_KEY);
+    if (capped.refused && (!firstUnresolved || capped.refused.position < firstUnresolved.position)) this.resolveErrors.set(versionId, capped.refused.error);
+    return capped.items;
+  }
+
+  private gone(versionId: string): void {
+    this.versions.delete(versionId);
+    this.resolveErrors.delete(versionId);
+    this.events.gone(versionId);
+  }
+
+  private async resolve(v: ProjectionVersion, events: StoredEvent[], wire: WireEvent[]): Promise<InboxItem[]> {
+    const { tenantId, versionId, className } = v;
+    for (let attempt = 1; ; attempt++) {
+      let keys;
+      try {
+        keys = await this.runtime.resolveKeys(tenantId, versionId, className, wire);
+      } catch (e) {
+        if (e instanceof HostCallError && e.failure !== 'UNAVAILABLE' && attempt >= RESOLVE_ATTEMPTS) {
+          this.resolveErrors.set(versionId, `${e.failure}: ${e.message}`);
+          return events.map((ev) => ({ key: UNRESOLVED_KEY, position: ev.position }));
+        }
+        if (this.runner.stopped || !this.versions.has(versionId)) return []; // an untrack waits: no more attempts
+        await new Promise((r) => setTimeout(r, 200 * attempt));
+        continue;
+      }
+      const failed = keys.some(mayPassOnRetry);
+      if (failed && attempt < RESOLVE_ATTEMPTS) {
+        await new Promise((r) => setTimeout(r, 200 * attempt));
+        continue;
+      }
+      const items: InboxItem[] = [];
+      keys.forEach((k, i) => {
+        if (k === null) return;
+        if (typeof k === 'string') {
+          const refused = keyProblem(k);
+          if (refused === null) {
+            items.push({ key: k, position: events[i].position });
+            return;
+          }
+          this.resolveErrors.set(versionId, keyProblemText(refused));
+        } else {
+          this.resolveErrors.set(versionId, `${k.error.code}: ${k.error.message}`);
+        }
+        items.push({ key: UNRESOLVED_KEY, position: events[i].position });
+      });
+      return items;
+    }
+  }
+}

@@ -157,3 +157,29 @@ export const pct = (xs: number[], p: number): number => (xs.length ? [...xs].sor
 
 /** The median of `xs`. */
 export const median = (xs: number[]): number => pct(xs, 50);
+
+/** A built checkout whose service a benchmark starts. */
+export interface Checkout {
+  label: string;
+  dir: string;
+}
+
+/**
+ * This checkout and, with BENCH_SERVICE_DIR (another built checkout: the code before a change),
+ * that one first, measured in the same run.
+ */
+export function checkoutsUnderTest(): Checkout[] {
+  const checkouts: Checkout[] = [{ label: 'this', dir: path.resolve(__dirname, '..', '..') }];
+  if (process.env.BENCH_SERVICE_DIR) checkouts.unshift({ label: 'base', dir: path.resolve(process.env.BENCH_SERVICE_DIR) });
+  return checkouts;
+}
+
+/** The admin token the benchmarks give the services they start. */
+export const BENCH_ADMIN_TOKEN = 'bench-admin-token-0123456789';
+
+/** A POST of the admin API (tenants, limits); throws on anything but 2xx. */
+export async function adminPost(url: string, p: string, body: unknown): Promise<any> {
+  const r = await fetch(`${url}${p}`, { method: 'POST', headers: { authorization: `Bearer ${BENCH_ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (r.status >= 300) throw new Error(`${p}: ${r.status} ${await r.text()}`);
+  return r.json();
+}

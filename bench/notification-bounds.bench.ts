@@ -21,7 +21,7 @@ import { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
-import { cpuMsOf, fmt, median, pct, startChild, stopChild } from './bench-util';
+import { BENCH_ADMIN_TOKEN, Checkout, checkoutsUnderTest, cpuMsOf, fmt, median, pct, startChild, stopChild } from './bench-util';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const PROJECTIONS = Number(process.env.BENCH_PROJECTIONS ?? 200);
@@ -31,12 +31,7 @@ const BACKLOG_KEYS = 200;
 const BACKLOG_PER_KEY = Number(process.env.BENCH_BACKLOG_PER_KEY ?? 1_000);
 const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 20);
 
-interface Checkout {
-  label: string;
-  dir: string;
-}
-const checkouts: Checkout[] = [{ label: 'this', dir: path.resolve(__dirname, '..', '..') }];
-if (process.env.BENCH_SERVICE_DIR) checkouts.unshift({ label: 'base', dir: path.resolve(process.env.BENCH_SERVICE_DIR) });
+const checkouts = checkoutsUnderTest();
 
 async function openStore(c: Checkout, dataDir: string): Promise<any> {
   const { SqliteStore } = require(path.join(c.dir, 'dist', 'src', 'store', 'sqlite', 'sqlite-store.js'));
@@ -134,7 +129,7 @@ async function backlogIdle(c: Checkout, receiverUrl: string): Promise<{ cpuPct: 
     const { url, child } = await startChild(path.join(c.dir, 'dist', 'src', 'main.js'), {
       DATA_DIR: dataDir,
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-      ADMIN_TOKEN: 'bench-admin-token-0123456789',
+      ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
     });
     try {
       await new Promise((r) => setTimeout(r, 5_000)); // start-up, first attempts of the heads

@@ -15,20 +15,14 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { zipSources } from '../test/support/zip-writer';
-import { call, cpuMsOf, fmt, median, pct, startChild, stopChild } from './bench-util';
+import { adminPost, BENCH_ADMIN_TOKEN, call, Checkout, checkoutsUnderTest, cpuMsOf, fmt, median, pct, startChild, stopChild } from './bench-util';
 
-const ADMIN = 'bench-admin-token-0123456789';
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const KEYS = Number(process.env.KEYS ?? 100_000);
 const B_RATE = Number(process.env.B_RATE ?? 20);
 const serviceEnv = JSON.parse(process.env.SERVICE_ENV ?? '{}') as Record<string, string>;
 
-interface Checkout {
-  label: string;
-  dir: string;
-}
-const checkouts: Checkout[] = [{ label: 'this', dir: path.resolve(__dirname, '..', '..') }];
-if (process.env.BENCH_SERVICE_DIR) checkouts.unshift({ label: 'base', dir: path.resolve(process.env.BENCH_SERVICE_DIR) });
+const checkouts = checkoutsUnderTest();
 
 const projection = (name: string, key: string) => `
 using EventSourcing;
@@ -43,12 +37,6 @@ namespace P${name.replace(/\W/g, '')}
         public Tally Apply(Tally s, Event e) { s.Count++; return s; }
     }
 }`;
-
-async function admin(url: string, p: string, body: unknown): Promise<any> {
-  const r = await fetch(`${url}${p}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  if (r.status >= 300) throw new Error(`${p}: ${r.status} ${await r.text()}`);
-  return r.json();
-}
 
 async function deploy(url: string, key: string, source: string): Promise<string> {
   const form = new FormData();
@@ -73,13 +61,13 @@ async function once(c: Checkout): Promise<RunFigures> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'es-catchup-'));
   const { url, child } = await startChild(path.join(c.dir, 'dist', 'src', 'main.js'), {
     DATA_DIR: dataDir,
-    ADMIN_TOKEN: ADMIN,
+    ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
     QUOTA_KEYS_PER_PROJECTION: '0',
     ...serviceEnv,
   });
   try {
-    const a = (await admin(url, '/admin/tenants', { name: 'catch-up-a' })) as { apiKey: string; tenantId: string };
-    const b = (await admin(url, '/admin/tenants', { name: 'catch-up-b' })).apiKey as string;
+    const a = (await adminPost(url, '/admin/tenants', { name: 'catch-up-a' })) as { apiKey: string; tenantId: string };
+    const b = (await adminPost(url, '/admin/tenants', { name: 'catch-up-b' })).apiKey as string;
     const t0 = Date.now();
     for (let from = 0; from < KEYS; from += 1000) {
       const events = Array.from({ length: Math.min(1000, KEYS - from) }, (_, i) => ({ eventType: 'Item', data: { k: `key-${from + i}` } }));

@@ -20,9 +20,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { exampleSources } from '../test/support/runtime-harness';
 import { zipSources } from '../test/support/zip-writer';
-import { call, cpuMsOf, fmt, median, pct, startChild, stopChild } from './bench-util';
+import { adminPost, BENCH_ADMIN_TOKEN, call, Checkout, checkoutsUnderTest, cpuMsOf, fmt, median, pct, startChild, stopChild } from './bench-util';
 
-const ADMIN = 'bench-admin-token-0123456789';
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const PROJECTIONS = Number(process.env.BENCH_PROJECTIONS ?? 200);
@@ -30,12 +29,7 @@ const ACCOUNTS = 50;
 const RATE = Number(process.env.RATE ?? 0);
 const serviceEnv = JSON.parse(process.env.SERVICE_ENV ?? '{}') as Record<string, string>;
 
-interface Checkout {
-  label: string;
-  dir: string;
-}
-const checkouts: Checkout[] = [{ label: 'this', dir: path.resolve(__dirname, '..', '..') }];
-if (process.env.BENCH_SERVICE_DIR) checkouts.unshift({ label: 'base', dir: path.resolve(process.env.BENCH_SERVICE_DIR) });
+const checkouts = checkoutsUnderTest();
 
 const tally = (n: number) => `
 using EventSourcing;
@@ -50,12 +44,6 @@ namespace Fan${n}
         public Tally Apply(Tally s, Event e) { s.Count++; s.Total += e.DataAs<Deposit>().Amount; return s; }
     }
 }`;
-
-async function admin(url: string, p: string, body: unknown): Promise<any> {
-  const r = await fetch(`${url}${p}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  if (r.status >= 300) throw new Error(`${p}: ${r.status} ${await r.text()}`);
-  return r.json();
-}
 
 async function upload(url: string, key: string, kind: 'reducers' | 'projections', zip: Buffer): Promise<string> {
   for (let attempt = 0; ; attempt++) {
@@ -138,13 +126,13 @@ async function measure(c: Checkout, projections: number): Promise<RunFigures[]> 
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'es-fanout-'));
   const { url, child } = await startChild(path.join(c.dir, 'dist', 'src', 'main.js'), {
     DATA_DIR: dataDir,
-    ADMIN_TOKEN: ADMIN,
+    ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
     QUOTA_PROJECTIONS: '0',
     ...serviceEnv,
   });
   try {
-    const a = (await admin(url, '/admin/tenants', { name: 'fanout-a' })).apiKey as string;
-    const b = (await admin(url, '/admin/tenants', { name: 'fanout-b' })).apiKey as string;
+    const a = (await adminPost(url, '/admin/tenants', { name: 'fanout-a' })).apiKey as string;
+    const b = (await adminPost(url, '/admin/tenants', { name: 'fanout-b' })).apiKey as string;
     const bank = zipSources(exampleSources('bank-account'));
     for (const key of [a, b]) await compiled(url, key, 'reducers', await upload(url, key, 'reducers', bank));
     const projectionIds: string[] = [];

@@ -168,17 +168,27 @@ export class SqlWebhookRepository implements WebhookRepository {
     return changed > 0;
   }
 
+  // An attempt's outcome is written only to the row it was made for: a suspension drops pending
+  // rows and a resume makes them again under the same sequence, and an attempt still under way
+  // from before must not mark the new row failed (that suspended the endpoint again at once).
+  // created_at tells the two rows apart; nothing of the batch is kept when it does not match.
+
   async delivered(d: WebhookDelivery, now: number) {
     await this.db.batch([
-      { sql: `UPDATE webhook_deliveries SET status = 'delivered', last_error = NULL, updated_at = ? WHERE ${PK}`, params: [now, ...pk(d)] },
+      {
+        sql: `UPDATE webhook_deliveries SET status = 'delivered', last_error = NULL, updated_at = ? WHERE ${PK} AND created_at = ?`,
+        params: [now, ...pk(d), d.createdAt],
+        mustChange: true,
+      },
       promoteNextOfKey(d),
     ]);
   }
 
   async attemptFailed(d: WebhookDelivery, error: string, retryAt: number | null, now: number) {
     const update = {
-      sql: `UPDATE webhook_deliveries SET status = ?, next_attempt_at = ?, last_error = ?, updated_at = ? WHERE ${PK} AND status = 'pending'`,
-      params: [retryAt === null ? 'dead' : 'pending', retryAt ?? now, error.slice(0, 1000), now, ...pk(d)],
+      sql: `UPDATE webhook_deliveries SET status = ?, next_attempt_at = ?, last_error = ?, updated_at = ? WHERE ${PK} AND status = 'pending' AND created_at = ?`,
+      params: [retryAt === null ? 'dead' : 'pending', retryAt ?? now, error.slice(0, 1000), now, ...pk(d), d.createdAt],
+      mustChange: true,
     };
     await this.db.batch(retryAt === null ? [update, promoteNextOfKey(d)] : [update]);
   }

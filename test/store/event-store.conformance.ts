@@ -546,6 +546,44 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect(await store.webhooks.suspension(t, 'ps')).toBeNull();
     });
 
+    it('writes an attempt’s outcome only to the delivery it was made for, not to one made again after a resume', async () => {
+      const t = 'wh-stale';
+      const notifyConfig = JSON.stringify({ webhookUrl: 'https://x.example/hook', isolated: false, sse: false });
+      const v1 = { tenantId: t, versionId: 'st1', projectionId: 'pst', className: 'C', targetPosition: 0, createdAt: 1 };
+      await store.projections.deploy({ tenantId: t, projectionId: 'pst', name: 'stale', version: v1, notifyConfig });
+      await store.projections.route(t, 'st1', [1, 2].map((position) => ({ key: `k${position}`, position })), 2);
+      for (const key of ['k1', 'k2']) {
+        const position = Number(key.slice(1));
+        await store.projections.laneWork(t, 'st1', key, 10);
+        await store.projections.applied(t, 'st1', key, {
+          state: '{}', fromPosition: 0, appliedPosition: position, updatedAt: 1,
+          notify: { projectionId: 'pst', changes: [{ position, aggregateId: `o-${position}`, aggregateType: 'order', version: 1, timestamp: position, state: '{}' }] },
+        });
+      }
+      expect(await store.webhooks.enqueue(t, 'pst', 10, 1000)).toBe(2);
+      const inFlight = await store.webhooks.list(t, 'pst', { status: 'pending', afterSequence: 0, limit: 10 });
+      for (const d of inFlight) expect(await store.webhooks.claim(d, 9000)).toBe(true); // attempts under way
+      // Suspended meanwhile (the pending rows dropped), resumed from the start: the same sequences again.
+      await store.webhooks.suspend(t, 'pst', 'PENDING_LIMIT: test', 1100);
+      expect(await store.webhooks.resume(t, 'pst', 0)).toBe(true);
+      expect(await store.webhooks.enqueue(t, 'pst', 10, 1200)).toBe(2);
+      // The attempts from before end now: one failed, one delivered. Neither touches the new rows.
+      await store.webhooks.attemptFailed({ ...inFlight[0], attempts: 1 }, 'HTTP 503', 5000, 1300);
+      await store.webhooks.delivered({ ...inFlight[1], attempts: 1 }, 1300);
+      const fresh = await store.webhooks.list(t, 'pst', { status: 'pending', afterSequence: 0, limit: 10 });
+      expect(fresh.map((d) => [d.sequence, d.attempts, d.lastError, d.createdAt])).toEqual([
+        [1, 0, null, 1200],
+        [2, 0, null, 1200],
+      ]);
+      expect(await store.webhooks.pendingFailing(t, 'pst')).toBe(false);
+      // The new rows' own outcomes are written.
+      await store.webhooks.delivered(fresh[0], 1400);
+      await store.webhooks.attemptFailed(fresh[1], 'HTTP 500', 5000, 1400);
+      expect((await store.webhooks.list(t, 'pst', { status: 'delivered', afterSequence: 0, limit: 10 })).map((d) => d.sequence)).toEqual([1]);
+      expect(await store.webhooks.pendingFailing(t, 'pst')).toBe(true);
+      await store.projections.delete(t, 'pst');
+    });
+
     it('names the tenants with due webhook deliveries in turn order, and reads each one’s share', async () => {
       const notifyConfig = '{"webhookUrl":"http://x.example/h","isolated":false,"sse":false}';
       /** `keys` state changes of one projection of `tenantId`, turned into pending deliveries at time 1000. */

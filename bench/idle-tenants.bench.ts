@@ -15,7 +15,6 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { InProcessLaneScheduler } from '../src/lanes/in-process-lane-scheduler';
 import { LaneEngine } from '../src/lanes/lane-engine';
-import { LaneRunner } from '../src/lanes/lane-runner';
 import { NotificationRetention } from '../src/notifications/notification-retention';
 import { SecretCipher } from '../src/notifications/secret-cipher';
 import { WebhookDispatcher } from '../src/notifications/webhook-dispatcher';
@@ -90,7 +89,7 @@ async function measure(n: number): Promise<string> {
     apply: async () => Promise.reject(new Error('an idle tenant called the runtime')),
     unload: async () => undefined,
   };
-  const engine = new LaneEngine(events, projections, runtime, new InProcessLaneScheduler({ concurrency: 32 }), new LaneRunner(projections, runtime), { sweepMs: 2000 });
+  const engine = new LaneEngine(events, projections, runtime, new InProcessLaneScheduler({ concurrency: 32 }), { sweepMs: 2000 });
   const secrets = new WebhookSecrets(webhooks, new SecretCipher(randomBytes(32)), 0);
   const sender = new WebhookSender(new WebhookUrlGuard({ allowPrivate: false }), 10_000);
   const dispatcher = new WebhookDispatcher(webhooks, notifications, projections, secrets, sender, { backoffMs: [1000], timeoutMs: 10_000, pollMs: 1000, concurrency: 64 });

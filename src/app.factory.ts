@@ -18,7 +18,7 @@ import { LIMITS } from './events/event-limits';
 import { DEFAULT_ARCHIVE_LIMITS } from './runtime/archive-reader';
 import { mountBullBoard } from './lanes/bull-board';
 import { LaneScheduler } from './lanes/lane-scheduler.port';
-import { LANE_SCHEDULER } from './projections/projections.module';
+import { LANE_SCHEDULER } from './lanes/lanes.module';
 import { QuotaGate } from './quotas/quota-gate';
 import { adminTokenMatches } from './tenancy/admin.guard';
 import { RequestAuth } from './tenancy/request-auth';
@@ -112,10 +112,9 @@ export async function createApp(config: AppConfig): Promise<ServiceApp> {
     limits: { fileSize: DEFAULT_ARCHIVE_LIMITS.maxArchiveBytes, files: 1, fields: 10, fieldSize: 64 * 1024, parts: 12 },
   });
   // Operators' view of the lane queues (BullMQ only), behind the admin token like the admin API.
-  const scheduler = app.get<LaneScheduler>(LANE_SCHEDULER, { strict: false });
-  if (scheduler.kind === 'bullmq' && config.adminToken) {
+  const queue = app.get<LaneScheduler>(LANE_SCHEDULER, { strict: false }).boardAdapter?.();
+  if (queue && config.adminToken) {
     const token = config.adminToken;
-    const queue = (scheduler as unknown as { boardAdapter(): import('bullmq').Queue }).boardAdapter();
     await mountBullBoard(fastify, [queue], '/admin/queues', (req) => adminTokenMatches(req.headers.authorization, token));
   }
   return { app, drain };

@@ -3,6 +3,7 @@ import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.controller';
+import { LanesModule } from './lanes/lanes.module';
 import { NotificationsModule } from './notifications/notifications.module';
 import { ProjectionsModule } from './projections/projections.module';
 import { QuotasModule } from './quotas/quotas.module';
@@ -16,7 +17,7 @@ export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(config), StoreModule, RuntimeModule, TenancyModule, QuotasModule, EventsModule, ReducersModule, ProjectionsModule, NotificationsModule, HealthModule],
+      imports: [ConfigModule.forRoot(config), StoreModule, RuntimeModule, TenancyModule, QuotasModule, EventsModule, ReducersModule, LanesModule, ProjectionsModule, NotificationsModule, HealthModule],
     };
   }
 }

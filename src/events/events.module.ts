@@ -1,25 +1,28 @@
-import { Module, OnApplicationShutdown } from '@nestjs/common';
+import { Module } from '@nestjs/common';
+import { LanesModule } from '../lanes/lanes.module';
+import { ReducersModule } from '../reducers/reducers.module';
 import { STORE, Store } from '../store/store.port';
 import { AppendBatcher } from './append-batcher';
-import { AppendPipeline } from './append-pipeline';
+import { AppendBatcherModule } from './append-batcher.module';
+import { APPEND_COMMITTED, AppendCommitted } from './append-committed.port';
+import { AppendPipeline, STATEFUL_APPEND, StatefulAppend } from './append-pipeline';
 import { EventAppender } from './event-appender';
 import { EventReader } from './event-reader';
 import { EventsController } from './events.controller';
 
+/** Appends and reads. The ports its pipeline calls are bound by the modules that own them (reducers, lanes). */
 @Module({
+  imports: [AppendBatcherModule, ReducersModule, LanesModule],
   controllers: [EventsController],
   providers: [
-    { provide: AppendBatcher, inject: [STORE], useFactory: (store: Store) => new AppendBatcher(store.events, { maxConcurrentCommits: store.kind === 'postgres' ? 2 : 1 }) },
-    { provide: AppendPipeline, inject: [AppendBatcher], useFactory: (b: AppendBatcher) => new AppendPipeline(b) },
+    {
+      provide: AppendPipeline,
+      inject: [AppendBatcher, STATEFUL_APPEND, APPEND_COMMITTED],
+      useFactory: (b: AppendBatcher, stateful: StatefulAppend, committed: AppendCommitted) => new AppendPipeline(b, stateful, committed),
+    },
     { provide: EventAppender, inject: [AppendPipeline], useFactory: (p: AppendPipeline) => new EventAppender(p) },
     { provide: EventReader, inject: [STORE], useFactory: (store: Store) => new EventReader(store.events) },
   ],
-  exports: [AppendBatcher, AppendPipeline, EventReader],
+  exports: [AppendPipeline, EventReader],
 })
-export class EventsModule implements OnApplicationShutdown {
-  constructor(private readonly batcher: AppendBatcher) {}
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.batcher.close();
-  }
-}
+export class EventsModule {}

@@ -4,7 +4,6 @@ import { ProjectionRepository, ProjectionVersion } from '../store/projection-rep
 import { SqliteStore } from '../store/sqlite/sqlite-store';
 import { InProcessLaneScheduler } from './in-process-lane-scheduler';
 import { LaneEngine } from './lane-engine';
-import { LaneRunner } from './lane-runner';
 import { TenantRouter } from './tenant-router';
 
 /**
@@ -28,9 +27,7 @@ describe('LaneEngine', () => {
       unload: async () => undefined,
     };
     const scheduler = new InProcessLaneScheduler({ concurrency: 4 });
-    let engine!: LaneEngine;
-    const runner = new LaneRunner(store.projections, runtime, { batch: 100, backoffMs: [10] }, () => engine.laneApplied());
-    engine = new LaneEngine(store.events, store.projections, runtime, scheduler, runner, { sweepMs: 50 });
+    const engine = new LaneEngine(store.events, store.projections, runtime, scheduler, { sweepMs: 50, runner: { batch: 100, backoffMs: [10] } });
     await store.projections.deploy({ tenantId: 't', projectionId: 'p', name: 'n', version: { tenantId: 't', versionId: 'v1', projectionId: 'p', className: 'C', targetPosition: 4, createdAt: 1 } });
     await engine.start();
     const until = async (ok: () => Promise<boolean>) => {
@@ -84,9 +81,8 @@ describe('LaneEngine dropping a version during catch-up', () => {
       unload: async () => undefined,
     };
     const scheduler = new InProcessLaneScheduler({ concurrency: 4 });
-    let engine!: LaneEngine;
-    const runner = new LaneRunner(store.projections, runtime, { batch: 100, backoffMs: [10] }, () => engine.laneApplied());
-    engine = new LaneEngine(store.events, store.projections, runtime, scheduler, runner, { sweepMs: 10, droppedGraceMs });
+    const engine = new LaneEngine(store.events, store.projections, runtime, scheduler, { sweepMs: 10, droppedGraceMs, runner: { batch: 100, backoffMs: [10] } });
+    const runner = engine.runner;
     await store.projections.deploy({ tenantId: 't', projectionId: 'p', name: 'n', version: { tenantId: 't', versionId: 'v1', projectionId: 'p', className: 'C', targetPosition: 1200, createdAt: 1 } });
     await engine.start();
     const until = async (ok: () => boolean | Promise<boolean>) => {
@@ -197,8 +193,7 @@ describe('LaneEngine with many tenants', () => {
     } as unknown as ProjectionRepository;
     const log = { readAll: async () => (count('readAll'), []) } as unknown as EventLog;
     const runtime = { resolveKeys: async () => [], apply: async () => [], unload: async () => undefined };
-    const runner = new LaneRunner(repo, runtime);
-    const engine = new LaneEngine(log, repo, runtime, new InProcessLaneScheduler({ concurrency: 4 }), runner, { sweepMs: 50 });
+    const engine = new LaneEngine(log, repo, runtime, new InProcessLaneScheduler({ concurrency: 4 }), { sweepMs: 50 });
     return { engine, calls, total: () => [...calls.values()].reduce((a, b) => a + b, 0) };
   }
   const settle = () => new Promise((r) => setTimeout(r, 100));

@@ -1,11 +1,14 @@
 import { Logger } from '@nestjs/common';
 import { LruMap } from '../common/lru-map';
+import { AppendCommitted } from '../events/append-committed.port';
 import { RuntimePool } from '../runtime/runtime-pool';
-import { LaneKeyCap } from './lane-key-cap';
 import { EventLog } from '../store/event-log.port';
 import { ProjectionRepository, ProjectionVersion } from '../store/projection-repository.port';
-import { LaneRunner } from './lane-runner';
-import { LaneScheduler } from './lane-scheduler.port';
+import { AppliedSignal } from './applied-signal';
+import { LaneApplied, NO_LANE_APPLIED } from './lane-applied.port';
+import { LaneKeyCap } from './lane-key-cap';
+import { DEFAULT_LANE_OPTIONS, LaneRunner, LaneRunnerOptions } from './lane-runner';
+import { LaneRef, LaneScheduler } from './lane-scheduler.port';
 import { TenantRouter } from './tenant-router';
 
 export interface LaneEngineOptions {
@@ -13,6 +16,10 @@ export interface LaneEngineOptions {
   sweepMs: number;
   /** The tenant's keysPerProjection limit on routing and rerouting (none in unit setups). */
   keyCap?: LaneKeyCap;
+  /** The engine's LaneRunner: batch, backoff, lease (DEFAULT_LANE_OPTIONS if not given). */
+  runner?: LaneRunnerOptions;
+  /** Woken for each applied lane: minPosition readers waiting on it (ProjectionReader). */
+  appliedSignal?: AppliedSignal;
   /**
    * How long a dropped version's tombstone stays, its lanes and inbox purged at every sweep: longer
    * than any write that began before the drop can take to commit (default 60 s).
@@ -32,8 +39,11 @@ const versionKey = (tenantId: string, versionId: string) => `${tenantId}\u0000${
  * Work does not grow with the number of tenants: an append wakes only its own tenant's router,
  * and the sweep asks the store, in one statement, for the versions
  * that have something to do, so an idle tenant costs no query, timer or process of its own.
+ *
+ * It is the events module's AppendCommitted (an append wakes the router) and its own runner's
+ * LaneApplied (readers, catch-up, then the capability bound to LANE_APPLIED: notifications).
  */
-export class LaneEngine {
+export class LaneEngine implements AppendCommitted, LaneApplied {
   private readonly logger = new Logger('LaneEngine');
   /** tenant → its router (which knows the tenant's versions routed here). */
   private readonly routers = new Map<string, TenantRouter>();
@@ -44,33 +54,29 @@ export class LaneEngine {
   private checkScheduled = false;
   /** Versions dropped here (ids are never reused): a sweep that read one before the drop cannot track it again. */
   private readonly dropped = new LruMap<string, true>(10_000);
-  private readonly promotedListeners: ((tenantId: string, projectionId: string, versionId: string, retired: string | null) => void)[] = [];
+  /** Runs the lanes the scheduler hands out; tells this engine (LaneApplied) after each stored run. */
+  readonly runner: LaneRunner;
 
   constructor(
     private readonly log: EventLog,
     private readonly repo: ProjectionRepository,
     private readonly runtime: Pick<RuntimePool, 'resolveKeys' | 'apply' | 'unload'>,
     private readonly scheduler: LaneScheduler,
-    readonly runner: LaneRunner,
     private readonly options: LaneEngineOptions = { sweepMs: 2000 },
+    /** What else happens when a lane applied (notifications); nothing in unit setups. */
+    private readonly appliedElsewhere: LaneApplied = NO_LANE_APPLIED,
   ) {
-    runner.onRerouted = (lane) => void this.scheduler.wake(lane).catch(() => undefined);
-    runner.keyCap = options.keyCap;
+    this.runner = new LaneRunner(repo, runtime, options.runner ?? DEFAULT_LANE_OPTIONS, this, scheduler, options.keyCap);
   }
 
-  private readonly notifiedListeners: ((tenantId: string, projectionId: string) => void)[] = [];
-
-  /** A lane of this instance wrote to the projection's notification log. */
-  onNotified(l: (tenantId: string, projectionId: string) => void): void {
-    this.notifiedListeners.push(l);
-  }
-
-  notified(tenantId: string, projectionId: string): void {
-    for (const l of this.notifiedListeners) l(tenantId, projectionId);
-  }
-
-  onPromoted(l: (tenantId: string, projectionId: string, versionId: string, retired: string | null) => void): void {
-    this.promotedListeners.push(l);
+  /**
+   * A lane of this instance stored a run: waiting readers re-check, a catching-up version may be
+   * done, and the projection's new notifications go out (the LANE_APPLIED binding).
+   */
+  laneApplied(lane: LaneRef, appliedPosition: number, notifiedProjection: string | null): void {
+    this.options.appliedSignal?.notify(lane.versionId, lane.key);
+    this.scheduleCatchUpCheck();
+    this.appliedElsewhere.laneApplied(lane, appliedPosition, notifiedProjection);
   }
 
   async start(): Promise<void> {
@@ -89,7 +95,7 @@ export class LaneEngine {
     if (!router) {
       const tenantId = v.tenantId;
       router = new TenantRouter(tenantId, this.log, this.repo, this.runtime, this.scheduler, {
-        routed: () => this.laneApplied(),
+        routed: () => this.scheduleCatchUpCheck(),
         gone: (versionId) => this.retired(tenantId, versionId),
       }, this.options.keyCap);
       this.routers.set(tenantId, router);
@@ -127,7 +133,7 @@ export class LaneEngine {
     await this.runtime.unload(tenantId, versionId).catch(() => undefined);
   }
 
-  /** After an append: route it now rather than at the next sweep (only this tenant's router). */
+  /** After an acknowledged append: route it now rather than at the next sweep (only this tenant's router). */
   appended(tenantId: string): void {
     this.routers.get(tenantId)?.wake();
   }
@@ -149,8 +155,8 @@ export class LaneEngine {
     await this.scheduler.wake(lane);
   }
 
-  /** A lane applied events: a catching-up version may now be done (checked at most every 50 ms). */
-  laneApplied(): void {
+  /** Events were routed or applied: a catching-up version may now be done (checked at most every 50 ms). */
+  private scheduleCatchUpCheck(): void {
     if (this.catchingUp.size === 0 || this.checkScheduled) return;
     this.checkScheduled = true;
     setTimeout(() => {
@@ -233,7 +239,6 @@ export class LaneEngine {
           const retired = await this.repo.promote(v.tenantId, v.projectionId, v.versionId);
           // The old version was dropped with the promotion, in its transaction.
           if (retired) await this.retire(v.tenantId, retired);
-          for (const l of this.promotedListeners) l(v.tenantId, v.projectionId, v.versionId, retired);
         }
       }
     } catch (e) {

@@ -7,8 +7,9 @@ import { CoalescingApplier } from '../runtime/coalescing-applier';
 import { RuntimePool } from '../runtime/runtime-pool';
 import { StoredEvent } from '../store/event-log.port';
 import { ProjectionRepository, ProjectionVersion } from '../store/projection-repository.port';
+import { LaneApplied, NO_LANE_APPLIED } from './lane-applied.port';
 import { LaneKeyCap } from './lane-key-cap';
-import { LaneRef, LaneRunOutcome } from './lane-scheduler.port';
+import { LaneRef, LaneRunOutcome, LaneScheduler } from './lane-scheduler.port';
 import { keyProblem, keyProblemText, UNRESOLVED_KEY } from './state-key-rule';
 
 export interface LaneRunnerOptions {
@@ -46,8 +47,12 @@ export class LaneRunner {
     private readonly repo: ProjectionRepository,
     private readonly runtime: Pick<RuntimePool, 'apply' | 'resolveKeys'>,
     private readonly options: LaneRunnerOptions = DEFAULT_LANE_OPTIONS,
-    /** `notifiedProjection`: the projection whose notification log this run wrote to, if any. */
-    private readonly onApplied?: (lane: LaneRef, appliedPosition: number, notifiedProjection: string | null) => void,
+    /** Told after each stored run (the engine: readers, catch-up, notifications). */
+    private readonly applied: LaneApplied = NO_LANE_APPLIED,
+    /** Wakes the lanes that rerouted events were handed to (none in unit setups that never reroute). */
+    private readonly scheduler?: Pick<LaneScheduler, 'wake'>,
+    /** The tenant's keysPerProjection limit, applied to rerouted events as to routed ones. */
+    private readonly keyCap?: LaneKeyCap,
   ) {
     // Lanes running at the same time share executor calls.
     this.applier = new CoalescingApplier(runtime);
@@ -140,7 +145,7 @@ export class LaneRunner {
       updatedAt: last.timestamp,
       ...(changes.length ? { notify: { projectionId: version.projectionId, changes } } : {}),
     });
-    if (kept) this.onApplied?.(lane, last.position, changes.length > 0 ? version.projectionId : null);
+    if (kept) this.applied.laneApplied(lane, last.position, changes.length > 0 ? version.projectionId : null);
     return kept;
   }
 
@@ -172,7 +177,7 @@ export class LaneRunner {
     const through = capped ? events.findIndex((e) => e.position === capped!.position) : good;
     if (items.length && !(await this.repo.route(lane.tenantId, lane.versionId, items, 0))) return this.gone(lane);
     if (through > 0) await this.repo.consume(lane.tenantId, lane.versionId, lane.key, events[through - 1].position);
-    for (const it of items) this.onRerouted?.({ tenantId: lane.tenantId, versionId: lane.versionId, key: it.key });
+    for (const it of items) void this.scheduler?.wake({ tenantId: lane.tenantId, versionId: lane.versionId, key: it.key }).catch(() => undefined);
     if (capped) return this.hold(lane, capped.position, capped.error);
     if (bad !== -1) {
       const k = keys[bad];
@@ -181,12 +186,6 @@ export class LaneRunner {
     }
     return { status: 'idle' };
   }
-
-  /** Set by the engine: wakes lanes that rerouted events were handed to. */
-  onRerouted?: (lane: LaneRef) => void;
-
-  /** Set by the engine: the tenant's keysPerProjection limit, applied to rerouted events as to routed ones. */
-  keyCap?: LaneKeyCap;
 
   /** Held at once: a limit, unlike a failure, will not pass on a retry. */
   private async hold(lane: LaneRef, position: number, error: string): Promise<LaneRunOutcome> {

@@ -1,3 +1,5 @@
+import type { Queue } from 'bullmq';
+
 /**
  * The lane inbox port. A lane is one state key of one projection version; its events and its
  * checkpoint live in the store (the truth). The scheduler only decides WHEN a lane's handler runs:
@@ -53,4 +55,6 @@ export interface LaneScheduler {
   stats(): Promise<LaneSchedulerStats>;
   /** Stops taking work and waits for running handlers. */
   close(): Promise<void>;
+  /** The shared queue an operators' Bull Board shows (BullMQ); absent where there is none (in-process). */
+  boardAdapter?(): Queue;
 }

@@ -1,8 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import type Redis from 'ioredis';
+import { LaneApplied } from '../lanes/lane-applied.port';
+import { LaneRef } from '../lanes/lane-scheduler.port';
 
-type Listener = (tenantId: string, projectionId: string) => void;
+/** Told of every wake, whatever the projection and wherever its lane ran (WebhookDispatcher). */
+export interface NotifiedProjections {
+  notified(tenantId: string, projectionId: string): void;
+}
 
 const CHANNEL = 'es:notifications';
 const COALESCE_MS = 2;
@@ -11,16 +16,17 @@ const COALESCE_MS = 2;
  * "Projection P may have new notifications": a wake-up only. What is new is always read from the
  * store by sequence, so a lost or doubled wake costs latency, never a gap or a duplicate. With
  * Redis, wakes also travel between instances (a lane that ran elsewhere wakes this instance's
- * streams); Redis stays a doorbell, not a queue.
+ * streams); Redis stays a doorbell, not a queue. It is the lanes' LANE_APPLIED binding.
  */
-export class NotificationFeed {
+export class NotificationFeed implements LaneApplied {
   private readonly logger = new Logger('NotificationFeed');
   private readonly byProjection = new Map<string, Set<() => void>>();
-  private readonly anyListeners: Listener[] = [];
   private readonly instance = randomUUID();
   private readonly scheduled = new Set<string>();
   private pub?: Redis;
   private sub?: Redis;
+
+  constructor(private readonly webhooks: NotifiedProjections) {}
 
   async connect(redisUrl: string): Promise<void> {
     const { default: IORedis } = await import('ioredis');
@@ -32,6 +38,11 @@ export class NotificationFeed {
       if (from !== this.instance && tenantId && projectionId) this.wakeLocal(tenantId, projectionId);
     });
     await this.sub.subscribe(CHANNEL);
+  }
+
+  /** A lane run of this instance stored; if it logged notifications, they go out. */
+  laneApplied(lane: LaneRef, _appliedPosition: number, notifiedProjection: string | null): void {
+    if (notifiedProjection) this.publish(lane.tenantId, notifiedProjection);
   }
 
   /**
@@ -61,17 +72,12 @@ export class NotificationFeed {
     };
   }
 
-  /** Every wake, whatever the projection (the webhook dispatcher). */
-  onAny(l: Listener): void {
-    this.anyListeners.push(l);
-  }
-
   async close(): Promise<void> {
     await Promise.all([this.pub, this.sub].map((c) => c?.quit().catch(() => c.disconnect())));
   }
 
   private wakeLocal(tenantId: string, projectionId: string): void {
     for (const w of this.byProjection.get(`${tenantId}\u0000${projectionId}`) ?? []) w();
-    for (const l of this.anyListeners) l(tenantId, projectionId);
+    this.webhooks.notified(tenantId, projectionId);
   }
 }

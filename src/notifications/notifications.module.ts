@@ -2,9 +2,9 @@ import { BeforeApplicationShutdown, Module, OnApplicationBootstrap, OnApplicatio
 import { HttpAdapterHost } from '@nestjs/core';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { LaneEngine } from '../lanes/lane-engine';
-import { ProjectionCatalog } from '../projections/projection-catalog';
-import { ProjectionsModule } from '../projections/projections.module';
+import { LANE_APPLIED } from '../lanes/lane-applied.port';
+import { PROJECTION_NOTIFICATION_SETUP } from '../projections/projection-catalog';
+import { PROJECTION_REPOSITORY } from '../projections/projections.tokens';
 import { QuotasModule } from '../quotas/quotas.module';
 import { TenantQuotas } from '../quotas/tenant-quotas';
 import { STORE, Store } from '../store/store.port';
@@ -30,16 +30,21 @@ import { WebSocketStreamServer } from './websocket-stream';
 /** Notifications a stream connection reads (and writes to its socket) at a time. */
 const STREAM_PAGE = 200;
 
+/**
+ * The notification log's readers and pushers. Binds LANE_APPLIED (lanes) to NotificationFeed and
+ * PROJECTION_NOTIFICATION_SETUP (the projection catalog) to NotificationSetup; imports neither.
+ */
 @Module({
-  imports: [ProjectionsModule, TenancyModule, QuotasModule],
+  imports: [TenancyModule, QuotasModule],
   controllers: [NotificationsController, WebhooksController],
   providers: [
     { provide: WEBHOOK_REPOSITORY, inject: [STORE], useFactory: (s: Store) => s.webhooks },
+    { provide: PROJECTION_REPOSITORY, inject: [STORE], useFactory: (s: Store) => s.projections },
     {
       provide: NotificationFeed,
-      inject: [APP_CONFIG],
-      useFactory: async (c: AppConfig) => {
-        const feed = new NotificationFeed();
+      inject: [APP_CONFIG, WebhookDispatcher],
+      useFactory: async (c: AppConfig, webhooks: WebhookDispatcher) => {
+        const feed = new NotificationFeed(webhooks);
         if (c.redisUrl) await feed.connect(c.redisUrl);
         return feed;
       },
@@ -103,14 +108,14 @@ const STREAM_PAGE = 200;
       inject: [WebhookSecrets, STORE, WebhookUrlGuard, WebhookEndpoints],
       useFactory: (secrets: WebhookSecrets, s: Store, guard: WebhookUrlGuard, endpoints: WebhookEndpoints) => new NotificationSetup(secrets, s.webhooks, guard, endpoints),
     },
+    { provide: LANE_APPLIED, useExisting: NotificationFeed },
+    { provide: PROJECTION_NOTIFICATION_SETUP, useExisting: NotificationSetup },
   ],
+  exports: [LANE_APPLIED, PROJECTION_NOTIFICATION_SETUP],
 })
 export class NotificationsModule implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   constructor(
     private readonly adapterHost: HttpAdapterHost,
-    private readonly engine: LaneEngine,
-    private readonly catalog: ProjectionCatalog,
-    private readonly setup: NotificationSetup,
     private readonly feed: NotificationFeed,
     private readonly dispatcher: WebhookDispatcher,
     private readonly retention: NotificationRetention,
@@ -119,9 +124,6 @@ export class NotificationsModule implements OnApplicationBootstrap, BeforeApplic
   ) {}
 
   onApplicationBootstrap(): void {
-    this.catalog.useNotifications(this.setup);
-    this.engine.onNotified((tenantId, projectionId) => this.feed.publish(tenantId, projectionId));
-    this.feed.onAny((tenantId, projectionId) => this.dispatcher.notified(tenantId, projectionId));
     this.ws.attach(this.adapterHost.httpAdapter.getHttpServer());
     this.dispatcher.start();
     this.retention.start();

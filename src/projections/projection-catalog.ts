@@ -43,7 +43,7 @@ export function parseProjectionConfig(raw: string | undefined, field: string): P
   };
 }
 
-/** The notifications capability's part in an upload and a deploy (set by that module; none in unit setups). */
+/** The notifications capability's part in an upload and a deploy (NotificationsModule binds it; none in unit setups). */
 export interface ProjectionNotificationSetup {
   /** At upload: checks the settings (webhook URL), makes secrets; what to keep with the upload and what to answer. */
   prepare(tenantId: string, config: ProjectionConfig | undefined): Promise<{ meta: Record<string, unknown>; response?: UploadNotificationsView }>;
@@ -54,6 +54,8 @@ export interface ProjectionNotificationSetup {
   /** The webhook endpoint's state (active or suspended, backlog) for the status record; null without a webhook. */
   webhookStatus?(tenantId: string, p: ProjectionRecord): Promise<object | null>;
 }
+
+export const PROJECTION_NOTIFICATION_SETUP = Symbol('PROJECTION_NOTIFICATION_SETUP');
 
 export interface UploadNotificationsView {
   webhook: { enabled: boolean; secret: string | null; isolated: boolean };
@@ -79,14 +81,9 @@ export class ProjectionCatalog {
     private readonly queue: CompileQueue,
     private readonly engine: LaneEngine,
     private readonly quota: ProjectionQuota = NO_PROJECTION_QUOTA,
+    private readonly notifications?: ProjectionNotificationSetup,
   ) {
     queue.onCompiled((u) => this.deploy(u));
-  }
-
-  private notifications?: ProjectionNotificationSetup;
-
-  useNotifications(n: ProjectionNotificationSetup): void {
-    this.notifications = n;
   }
 
   async upload(

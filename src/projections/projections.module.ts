@@ -1,66 +1,26 @@
-import { randomUUID } from 'node:crypto';
-import * as os from 'node:os';
-import { Inject, Logger, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { AppendPipeline } from '../events/append-pipeline';
-import { EventsModule } from '../events/events.module';
 import { AppliedSignal } from '../lanes/applied-signal';
-import { InProcessLaneScheduler } from '../lanes/in-process-lane-scheduler';
 import { LaneEngine } from '../lanes/lane-engine';
-import { LaneKeyCap } from '../lanes/lane-key-cap';
-import { DEFAULT_LANE_OPTIONS, LaneRunner } from '../lanes/lane-runner';
-import { LaneScheduler } from '../lanes/lane-scheduler.port';
+import { LanesModule } from '../lanes/lanes.module';
+import { NotificationsModule } from '../notifications/notifications.module';
 import { CompileQueue } from '../runtime/compile-queue';
 import { QuotasModule } from '../quotas/quotas.module';
 import { TenantQuotas } from '../quotas/tenant-quotas';
-import { RuntimePool } from '../runtime/runtime-pool';
 import { STORE, Store } from '../store/store.port';
 import { AdminLanesController } from './admin-lanes.controller';
-import { ProjectionCatalog } from './projection-catalog';
+import { PROJECTION_NOTIFICATION_SETUP, ProjectionCatalog, ProjectionNotificationSetup } from './projection-catalog';
 import { ProjectionReader } from './projection-reader';
 import { ProjectionsController } from './projections.controller';
 import { PROJECTION_REPOSITORY } from './projections.tokens';
 
-export const LANE_SCHEDULER = Symbol('LANE_SCHEDULER');
-
-/**
- * A lane run's lease in the store (several instances). A run is bounded by the Apply deadline
- * (twice: a shared call that dies is retried alone) plus a commit; an instance that dies mid-run
- * leaves its lanes stalled this long, no longer.
- */
-const laneLeaseMs = (c: AppConfig): number => Math.max(15_000, 2 * c.runtime.callDeadlineMs + 5_000);
-
-async function createScheduler(config: AppConfig): Promise<LaneScheduler> {
-  const { concurrency, maxInFlightPerTenant } = config.lanes;
-  if (!config.redisUrl) return new InProcessLaneScheduler({ concurrency, maxInFlightPerTenant });
-  // Loaded only when configured, so the embedded default never touches Redis code paths.
-  const { BullmqLaneScheduler } = await import('../lanes/bullmq-lane-scheduler');
-  return new BullmqLaneScheduler({ redisUrl: config.redisUrl, concurrency, maxInFlightPerTenant });
-}
-
+/** Projection uploads, deploys, reads and operations; the lanes that run them are LanesModule's. */
 @Module({
-  imports: [EventsModule, QuotasModule],
+  imports: [LanesModule, NotificationsModule, QuotasModule],
   controllers: [ProjectionsController, AdminLanesController],
   providers: [
     { provide: PROJECTION_REPOSITORY, inject: [STORE], useFactory: (s: Store) => s.projections },
-    { provide: LANE_SCHEDULER, inject: [APP_CONFIG], useFactory: createScheduler },
-    { provide: AppliedSignal, useValue: new AppliedSignal() },
-    {
-      provide: LaneEngine,
-      inject: [STORE, RuntimePool, LANE_SCHEDULER, APP_CONFIG, AppliedSignal, TenantQuotas],
-      useFactory: (s: Store, pool: RuntimePool, scheduler: LaneScheduler, c: AppConfig, signal: AppliedSignal, quotas: TenantQuotas) => {
-        let engine: LaneEngine | undefined;
-        const lease = scheduler.kind === 'bullmq' ? { owner: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, ttlMs: laneLeaseMs(c) } : undefined;
-        const runner = new LaneRunner(s.projections, pool, { ...DEFAULT_LANE_OPTIONS, backoffMs: c.lanes.backoffMs, lease }, (lane, _position, notifiedProjection) => {
-          signal.notify(lane.versionId, lane.key);
-          engine?.laneApplied();
-          if (notifiedProjection) engine?.notified(lane.tenantId, notifiedProjection);
-        });
-        engine = new LaneEngine(s.events, s.projections, pool, scheduler, runner, { sweepMs: c.lanes.sweepMs, keyCap: new LaneKeyCap(s.projections, quotas) });
-        return engine;
-      },
-    },
     {
       provide: ProjectionReader,
       inject: [STORE, APP_CONFIG, AppliedSignal],
@@ -68,28 +28,11 @@ async function createScheduler(config: AppConfig): Promise<LaneScheduler> {
     },
     {
       provide: ProjectionCatalog,
-      inject: [STORE, CompileQueue, LaneEngine, TenantQuotas],
-      useFactory: (s: Store, q: CompileQueue, engine: LaneEngine, quotas: TenantQuotas) => new ProjectionCatalog(s.uploads, s.projections, s.events, q, engine, quotas),
+      inject: [STORE, CompileQueue, LaneEngine, TenantQuotas, PROJECTION_NOTIFICATION_SETUP],
+      useFactory: (s: Store, q: CompileQueue, engine: LaneEngine, quotas: TenantQuotas, notifications: ProjectionNotificationSetup) =>
+        new ProjectionCatalog(s.uploads, s.projections, s.events, q, engine, quotas, notifications),
     },
   ],
-  exports: [ProjectionCatalog, LaneEngine, PROJECTION_REPOSITORY],
+  exports: [ProjectionCatalog, PROJECTION_REPOSITORY],
 })
-export class ProjectionsModule implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger('Projections');
-
-  constructor(
-    private readonly engine: LaneEngine,
-    private readonly pipeline: AppendPipeline,
-    @Inject(LANE_SCHEDULER) private readonly scheduler: LaneScheduler,
-  ) {}
-
-  async onApplicationBootstrap(): Promise<void> {
-    this.pipeline.onCommitted((tenantId) => this.engine.appended(tenantId));
-    await this.engine.start();
-    this.logger.log(`lanes on the ${this.scheduler.kind} scheduler`);
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.engine.close();
-  }
-}
+export class ProjectionsModule {}

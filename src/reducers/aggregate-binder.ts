@@ -7,24 +7,16 @@ import { UploadRepository } from '../store/upload-repository.port';
 const CACHE_MS = 2_000;
 
 /**
- * Which reducer computes each aggregate type. Binding checks that the upload compiled and
- * resolves the class; every bind gets a new binding id, which makes earlier snapshots stale.
- * Lookups are on every append, so they are cached briefly (another instance's rebind is seen
- * within CACHE_MS; this instance's at once).
+ * Which reducer computes an aggregate type now. Lookups are on every append, so they are cached
+ * briefly (another instance's rebind is seen within CACHE_MS; this instance's at once).
  */
-export class AggregateBinder {
+export class BindingLookup {
   private readonly cache = new LruMap<string, { binding: Binding | null; until: number }>(10_000);
-  private readonly listeners: ((b: Binding) => void)[] = [];
 
   constructor(
     private readonly bindings: BindingRepository,
-    private readonly uploads: UploadRepository,
     private readonly now: () => number = Date.now,
   ) {}
-
-  onBound(listener: (b: Binding) => void): void {
-    this.listeners.push(listener);
-  }
 
   async current(tenantId: string, aggregateType: string): Promise<Binding | null> {
     const key = `${tenantId}\u0000${aggregateType}`;
@@ -33,6 +25,35 @@ export class AggregateBinder {
     const binding = await this.bindings.get(tenantId, aggregateType);
     this.cache.set(key, { binding, until: this.now() + CACHE_MS });
     return binding;
+  }
+
+  /** This instance bound it: seen at once. */
+  remember(binding: Binding): void {
+    this.cache.set(`${binding.tenantId}\u0000${binding.aggregateType}`, { binding, until: this.now() + CACHE_MS });
+  }
+}
+
+/** Told after each bind (StateCatchUp: drops the keeper's states of the type, recomputes its snapshots). */
+export interface Rebound {
+  rebound(binding: Binding): void;
+}
+
+/**
+ * Binds reducers to aggregate types: checks that the upload compiled and resolves the class;
+ * every bind gets a new binding id, which makes earlier snapshots stale.
+ */
+export class AggregateBinder {
+  constructor(
+    private readonly bindings: BindingRepository,
+    private readonly uploads: UploadRepository,
+    private readonly lookup: BindingLookup,
+    private readonly rebound: Rebound,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The binding in force (the lookup's, cached). */
+  current(tenantId: string, aggregateType: string): Promise<Binding | null> {
+    return this.lookup.current(tenantId, aggregateType);
   }
 
   async bind(tenantId: string, aggregateType: string, reducerId: string, className?: string): Promise<Binding> {
@@ -59,8 +80,8 @@ export class AggregateBinder {
     }
     const binding: Binding = { tenantId, aggregateType, reducerId, className: matches[0].className, bindingId: uuidv7(), boundAt: this.now() };
     await this.bindings.put(binding);
-    this.cache.set(`${tenantId}\u0000${aggregateType}`, { binding, until: this.now() + CACHE_MS });
-    for (const l of this.listeners) l(binding);
+    this.lookup.remember(binding);
+    this.rebound.rebound(binding);
     return binding;
   }
 }

@@ -8,7 +8,7 @@ import { AppendOutcomeWithState, StatefulAppend } from '../events/append-pipelin
 import { streamKey } from '../store/append-plan';
 import { AppendRequest, EventLog, Snapshot, SnapshotChange } from '../store/event-log.port';
 import { Binding, SnapshotRepository } from '../store/reducer-state.port';
-import { AggregateBinder } from './aggregate-binder';
+import { BindingLookup } from './aggregate-binder';
 import { Folded, ReducerRunner } from './reducer-runner';
 import { toWireEvent } from './wire-event';
 
@@ -59,7 +59,7 @@ export class AggregateStateKeeper implements StatefulAppend {
   constructor(
     private readonly events: EventLog,
     private readonly snapshots: SnapshotRepository,
-    private readonly binder: AggregateBinder,
+    private readonly binder: BindingLookup,
     private readonly runner: ReducerRunner,
     private readonly batcher: AppendBatcher,
     cacheSize = 50_000,

@@ -1,24 +1,25 @@
-import { Module, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Module, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { AppendBatcher } from '../events/append-batcher';
-import { AppendPipeline } from '../events/append-pipeline';
-import { EventsModule } from '../events/events.module';
+import { AppendBatcherModule } from '../events/append-batcher.module';
+import { STATEFUL_APPEND } from '../events/append-pipeline';
 import { CompileQueue } from '../runtime/compile-queue';
 import { RuntimePool } from '../runtime/runtime-pool';
 import { STORE, Store } from '../store/store.port';
-import { AggregateBinder } from './aggregate-binder';
+import { AggregateBinder, BindingLookup } from './aggregate-binder';
 import { AggregateStateKeeper } from './aggregate-state-keeper';
 import { ReducerCatalog } from './reducer-catalog';
 import { ReducerRunner } from './reducer-runner';
 import { AggregateTypesController, ReducersController } from './reducers.controller';
 import { StateCatchUp } from './state-catch-up';
 
+/** Reducers and aggregate state. Binds the events module's STATEFUL_APPEND to AggregateStateKeeper. */
 @Module({
-  imports: [EventsModule],
+  imports: [AppendBatcherModule],
   controllers: [ReducersController, AggregateTypesController],
   providers: [
-    { provide: AggregateBinder, inject: [STORE], useFactory: (s: Store) => new AggregateBinder(s.bindings, s.uploads) },
+    { provide: BindingLookup, inject: [STORE], useFactory: (s: Store) => new BindingLookup(s.bindings) },
     {
       provide: ReducerRunner,
       inject: [RuntimePool, APP_CONFIG],
@@ -26,37 +27,31 @@ import { StateCatchUp } from './state-catch-up';
     },
     {
       provide: AggregateStateKeeper,
-      inject: [STORE, AggregateBinder, ReducerRunner, AppendBatcher],
-      useFactory: (s: Store, binder: AggregateBinder, runner: ReducerRunner, batcher: AppendBatcher) =>
-        new AggregateStateKeeper(s.events, s.snapshots, binder, runner, batcher),
+      inject: [STORE, BindingLookup, ReducerRunner, AppendBatcher],
+      useFactory: (s: Store, lookup: BindingLookup, runner: ReducerRunner, batcher: AppendBatcher) =>
+        new AggregateStateKeeper(s.events, s.snapshots, lookup, runner, batcher),
     },
     {
       provide: StateCatchUp,
-      inject: [STORE, AggregateBinder, AggregateStateKeeper],
-      useFactory: (s: Store, binder: AggregateBinder, keeper: AggregateStateKeeper) => new StateCatchUp(s.snapshots, binder, keeper),
+      inject: [STORE, BindingLookup, AggregateStateKeeper],
+      useFactory: (s: Store, lookup: BindingLookup, keeper: AggregateStateKeeper) => new StateCatchUp(s.snapshots, lookup, keeper),
+    },
+    {
+      provide: AggregateBinder,
+      inject: [STORE, BindingLookup, StateCatchUp],
+      useFactory: (s: Store, lookup: BindingLookup, catchUp: StateCatchUp) => new AggregateBinder(s.bindings, s.uploads, lookup, catchUp),
     },
     {
       provide: ReducerCatalog,
       inject: [STORE, CompileQueue, AggregateBinder],
       useFactory: (s: Store, q: CompileQueue, binder: AggregateBinder) => new ReducerCatalog(s.uploads, q, binder),
     },
+    { provide: STATEFUL_APPEND, useExisting: AggregateStateKeeper },
   ],
+  exports: [STATEFUL_APPEND],
 })
-export class ReducersModule implements OnModuleInit, OnApplicationShutdown {
-  constructor(
-    private readonly pipeline: AppendPipeline,
-    private readonly keeper: AggregateStateKeeper,
-    private readonly binder: AggregateBinder,
-    private readonly catchUp: StateCatchUp,
-  ) {}
-
-  onModuleInit(): void {
-    this.pipeline.register(this.keeper);
-    this.binder.onBound((b) => {
-      this.keeper.forget(b.tenantId, b.aggregateType);
-      this.catchUp.start(b);
-    });
-  }
+export class ReducersModule implements OnApplicationShutdown {
+  constructor(private readonly catchUp: StateCatchUp) {}
 
   async onApplicationShutdown(): Promise<void> {
     await this.catchUp.close();

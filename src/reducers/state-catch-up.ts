@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Binding, SnapshotRepository } from '../store/reducer-state.port';
-import { AggregateBinder } from './aggregate-binder';
+import { BindingLookup, Rebound } from './aggregate-binder';
 import { AggregateStateKeeper } from './aggregate-state-keeper';
 
 export interface CatchUpProgress {
@@ -20,7 +20,7 @@ const IN_FLIGHT = 16;
  * in the background. Until an aggregate is done, its state is computed on demand by a read or an
  * append, so nothing waits for this. A newer bind of the same type supersedes a running one.
  */
-export class StateCatchUp {
+export class StateCatchUp implements Rebound {
   private readonly logger = new Logger('StateCatchUp');
   private readonly progress = new Map<string, CatchUpProgress>();
   private readonly running = new Set<Promise<void>>();
@@ -28,9 +28,15 @@ export class StateCatchUp {
 
   constructor(
     private readonly snapshots: SnapshotRepository,
-    private readonly binder: AggregateBinder,
+    private readonly binder: BindingLookup,
     private readonly keeper: AggregateStateKeeper,
   ) {}
+
+  /** A new binding: states the keeper cached under the old one are dropped, then recomputed here. */
+  rebound(binding: Binding): void {
+    this.keeper.forget(binding.tenantId, binding.aggregateType);
+    this.start(binding);
+  }
 
   start(binding: Binding): void {
     if (this.closed) return;

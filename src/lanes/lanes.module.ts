@@ -1,0 +1,85 @@
+import { randomUUID } from 'node:crypto';
+import * as os from 'node:os';
+import { Inject, Logger, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { APPEND_COMMITTED } from '../events/append-committed.port';
+import { NotificationsModule } from '../notifications/notifications.module';
+import { QuotasModule } from '../quotas/quotas.module';
+import { TenantQuotas } from '../quotas/tenant-quotas';
+import { RuntimePool } from '../runtime/runtime-pool';
+import { STORE, Store } from '../store/store.port';
+import { AppliedSignal } from './applied-signal';
+import { InProcessLaneScheduler } from './in-process-lane-scheduler';
+import { LANE_APPLIED, LaneApplied } from './lane-applied.port';
+import { LaneEngine } from './lane-engine';
+import { LaneKeyCap } from './lane-key-cap';
+import { DEFAULT_LANE_OPTIONS } from './lane-runner';
+import { LaneScheduler } from './lane-scheduler.port';
+
+export const LANE_SCHEDULER = Symbol('LANE_SCHEDULER');
+
+/**
+ * A lane run's lease in the store (several instances). A run is bounded by the Apply deadline
+ * (twice: a shared call that dies is retried alone) plus a commit; an instance that dies mid-run
+ * leaves its lanes stalled this long, no longer.
+ */
+const laneLeaseMs = (c: AppConfig): number => Math.max(15_000, 2 * c.runtime.callDeadlineMs + 5_000);
+
+async function createScheduler(config: AppConfig): Promise<LaneScheduler> {
+  const { concurrency, maxInFlightPerTenant } = config.lanes;
+  if (!config.redisUrl) return new InProcessLaneScheduler({ concurrency, maxInFlightPerTenant });
+  // Loaded only when configured, so the embedded default never touches Redis code paths.
+  const { BullmqLaneScheduler } = await import('./bullmq-lane-scheduler');
+  return new BullmqLaneScheduler({ redisUrl: config.redisUrl, concurrency, maxInFlightPerTenant });
+}
+
+function createEngine(s: Store, pool: RuntimePool, scheduler: LaneScheduler, c: AppConfig, signal: AppliedSignal, quotas: TenantQuotas, notifications: LaneApplied): LaneEngine {
+  const lease = scheduler.kind === 'bullmq' ? { owner: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, ttlMs: laneLeaseMs(c) } : undefined;
+  return new LaneEngine(
+    s.events,
+    s.projections,
+    pool,
+    scheduler,
+    {
+      sweepMs: c.lanes.sweepMs,
+      keyCap: new LaneKeyCap(s.projections, quotas),
+      runner: { ...DEFAULT_LANE_OPTIONS, backoffMs: c.lanes.backoffMs, lease },
+      appliedSignal: signal,
+    },
+    notifications,
+  );
+}
+
+/**
+ * Projections' lanes: the scheduler, the engine (routers per tenant, runner, sweep, catch-up) and
+ * the applied signal. Binds the events module's APPEND_COMMITTED to the engine; takes LANE_APPLIED
+ * from notifications.
+ */
+@Module({
+  imports: [QuotasModule, NotificationsModule],
+  providers: [
+    { provide: LANE_SCHEDULER, inject: [APP_CONFIG], useFactory: createScheduler },
+    { provide: AppliedSignal, useValue: new AppliedSignal() },
+    { provide: LaneEngine, inject: [STORE, RuntimePool, LANE_SCHEDULER, APP_CONFIG, AppliedSignal, TenantQuotas, LANE_APPLIED], useFactory: createEngine },
+    { provide: APPEND_COMMITTED, useExisting: LaneEngine },
+  ],
+  exports: [LANE_SCHEDULER, AppliedSignal, LaneEngine, APPEND_COMMITTED],
+})
+export class LanesModule implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('Lanes');
+
+  constructor(
+    private readonly engine: LaneEngine,
+    @Inject(LANE_SCHEDULER) private readonly scheduler: LaneScheduler,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.engine.start();
+    this.logger.log(`lanes on the ${this.scheduler.kind} scheduler`);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.engine.close();
+  }
+}

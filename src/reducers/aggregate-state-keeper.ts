@@ -10,7 +10,7 @@ import { AppendRequest, EventLog, Snapshot, SnapshotChange } from '../store/even
 import { Binding, SnapshotRepository } from '../store/reducer-state.port';
 import { AggregateBinder } from './aggregate-binder';
 import { Folded, ReducerRunner } from './reducer-runner';
-import { toWireEvent } from './wire-event';
+import { toWireEvent } from '../runtime/wire-event';
 
 /** The state an append starts from: a snapshot's content at a version. */
 interface Base {

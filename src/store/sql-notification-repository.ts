@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Notification } from '../notifications/notification';
-import { NotificationHead, NotificationRepository, RetentionPolicy, StateChange } from './notification-repository.port';
+import { Notification, NotificationHead, NotificationRepository, RetentionPolicy, StateChange } from './notification-repository.port';
 import { SqlRunner, SqlStatement } from './sql-runner';
 
 const N_COLUMNS = 'n.sequence, n.projection_id, n.aggregate_id, n.aggregate_type, n.state_key, n.version, n.position, s.state, n.timestamp';

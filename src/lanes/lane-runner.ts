@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { LruMap } from '../common/lru-map';
 import { rawJsonOrNull } from '../common/raw-json';
-import { toWireEvent } from '../reducers/wire-event';
+import { toWireEvent } from '../runtime/wire-event';
 import { HostCallError } from '../runtime/host-process';
 import { CoalescingApplier } from '../runtime/coalescing-applier';
 import { RuntimePool } from '../runtime/runtime-pool';

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { SerialRunner } from '../common/serial-runner';
-import { toWireEvent } from '../reducers/wire-event';
+import { toWireEvent } from '../runtime/wire-event';
 import { HostCallError } from '../runtime/host-process';
 import { RuntimePool } from '../runtime/runtime-pool';
 import { ResolvedKey, WireEvent } from '../runtime/runtime-protocol';

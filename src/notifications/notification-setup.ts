@@ -1,7 +1,7 @@
 import { ProjectionConfig, ProjectionNotificationSetup, UploadNotificationsView } from '../projections/projection-catalog';
-import { ProjectionRecord } from '../store/projection-repository.port';
+import { ProjectionRecord, StoredNotifySettings } from '../store/projection-repository.port';
 import { WebhookRepository } from '../store/webhook-repository.port';
-import { parseSettings, settingsFromConfig } from './notification-settings';
+import { parseSettings, settingsFromConfig, toStoredSettings } from './notification-settings';
 import { WebhookEndpoints, WebhookStatusView } from './webhook-endpoints';
 import { WebhookSecrets } from './webhook-secrets';
 import { WebhookUrlGuard } from './webhook-url-guard';
@@ -33,8 +33,8 @@ export class NotificationSetup implements ProjectionNotificationSetup {
     return { meta: {}, response: { webhook: { enabled: true, secret: await this.secrets.tenantSecret(tenantId), isolated: false }, sse: s.sse } };
   }
 
-  settingsText(config: ProjectionConfig | null | undefined): string {
-    return JSON.stringify(settingsFromConfig(config));
+  storedSettings(config: ProjectionConfig | null | undefined): StoredNotifySettings {
+    return toStoredSettings(settingsFromConfig(config));
   }
 
   async deployed(tenantId: string, projectionId: string, before: ProjectionRecord | null, meta: Record<string, unknown>): Promise<void> {

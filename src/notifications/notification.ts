@@ -1,26 +1,10 @@
 import { isoTime } from '../common/iso-time';
 import { RawJson, stringifyJson } from '../common/raw-json';
+import type { Notification } from '../store/notification-repository.port';
 
-/**
- * One state change of a projection, as every channel carries it (polling, WebSocket, SSE,
- * webhook). `sequence` is per projection, strictly increasing, gap-free, assigned in the same
- * transaction that stored the state.
- */
-export interface Notification {
-  sequence: number;
-  projectionId: string;
-  aggregateId: string;
-  aggregateType: string;
-  stateKey: string;
-  /** The event's version in its aggregate. */
-  version: number;
-  /** The event's tenant-wide position. */
-  position: number;
-  /** JSON text of the projection state under `stateKey` after the event. */
-  state: string;
-  /** Epoch ms of the event. */
-  timestamp: number;
-}
+// The log's row type belongs to the store (which depends on nothing above it); re-exported for the
+// channels that carry it.
+export type { Notification };
 
 /** The wire shape (polling element; the stream message adds `type`). */
 export function notificationView(n: Notification) {

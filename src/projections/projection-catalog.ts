@@ -4,7 +4,7 @@ import { LaneEngine } from '../lanes/lane-engine';
 import { readSourceArchive } from '../runtime/archive-reader';
 import { CompileQueue } from '../runtime/compile-queue';
 import { EventLog } from '../store/event-log.port';
-import { ProjectionRecord, ProjectionRepository } from '../store/projection-repository.port';
+import { ProjectionRecord, ProjectionRepository, StoredNotifySettings } from '../store/projection-repository.port';
 import { UploadRecord, UploadRepository } from '../store/upload-repository.port';
 
 /** What an upload's `config` (either form) asks for; stored with the upload. */
@@ -47,8 +47,8 @@ export function parseProjectionConfig(raw: string | undefined, field: string): P
 export interface ProjectionNotificationSetup {
   /** At upload: checks the settings (webhook URL), makes secrets; what to keep with the upload and what to answer. */
   prepare(tenantId: string, config: ProjectionConfig | undefined): Promise<{ meta: Record<string, unknown>; response?: UploadNotificationsView }>;
-  /** JSON text stored with the projection. */
-  settingsText(config: ProjectionConfig | null | undefined): string;
+  /** The settings as stored with the projection. */
+  storedSettings(config: ProjectionConfig | null | undefined): StoredNotifySettings;
   /** After the deploy is stored: binds an isolated secret, starts webhook deliveries. */
   deployed(tenantId: string, projectionId: string, before: ProjectionRecord | null, meta: Record<string, unknown>): Promise<void>;
   /** The webhook endpoint's state (active or suspended, backlog) for the status record; null without a webhook. */
@@ -177,7 +177,7 @@ export class ProjectionCatalog {
         targetPosition: await this.log.headPosition(u.tenantId),
         createdAt: Date.now(),
       },
-      notifyConfig: this.notifications?.settingsText(config) ?? null,
+      ...this.notifications?.storedSettings(config),
     });
     await this.notifications?.deployed(u.tenantId, projectionId, existing, meta);
     // A newer redeploy replaced a pending one that had not caught up yet: the deploy dropped it

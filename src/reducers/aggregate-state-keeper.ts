@@ -5,12 +5,12 @@ import { RawJson } from '../common/raw-json';
 import { uuidv7 } from '../common/uuid-v7';
 import { AppendBatcher } from '../events/append-batcher';
 import { AppendOutcomeWithState, StatefulAppend } from '../events/append-pipeline';
-import { streamKey } from '../store/append-plan';
-import { AppendRequest, EventLog, Snapshot, SnapshotChange } from '../store/event-log.port';
+import { decideAggregateType, streamKey } from '../store/append-plan';
+import { AppendRequest, EventLog, Snapshot, SnapshotChange, StreamInfo } from '../store/event-log.port';
 import { Binding, SnapshotRepository } from '../store/reducer-state.port';
 import { BindingLookup } from './aggregate-binder';
 import { Folded, ReducerRunner } from './reducer-runner';
-import { toWireEvent } from './wire-event';
+import { toWireEvent } from '../runtime/wire-event';
 
 /** The state an append starts from: a snapshot's content at a version. */
 interface Base {
@@ -70,13 +70,22 @@ export class AggregateStateKeeper implements StatefulAppend {
 
   async append(req: AppendRequest): Promise<AppendOutcomeWithState | undefined> {
     const key = streamKey(req.tenantId, req.aggregateId);
-    const type = req.aggregateType ?? this.types.get(key) ?? (await this.storedType(req.tenantId, req.aggregateId, key)) ?? req.inferredType;
+    // The stream's row is read at most once here: for its type (unless cached) and, on the first
+    // attempt, for the version a snapshot is caught up to. Read before the aggregate's turn, it may
+    // be behind by then: a state computed on it is refused (STATE_STALE) and the retry reads again.
+    let info: Promise<StreamInfo | null> | undefined;
+    const stream = () => (info ??= this.events.streamInfo(req.tenantId, req.aggregateId));
+    const stored = this.types.get(key) ?? (await stream())?.aggregateType;
+    if (stored !== undefined) this.types.set(key, stored);
+    const type = decideAggregateType(req, stored);
+    // Not this stream's type: the group commit refuses it (AGGREGATE_TYPE_MISMATCH) without a fold.
+    if (type instanceof DomainError) return undefined;
     const binding = await this.binder.current(req.tenantId, type);
     if (!binding) return undefined;
 
     return this.mutex.run(key, async () => {
       for (let attempt = 0; attempt < MAX_STALE_RETRIES; attempt++) {
-        const base = await this.base(req.tenantId, req.aggregateId, type, binding, attempt > 0);
+        const base = await this.base(req.tenantId, req.aggregateId, type, binding, attempt > 0, attempt > 0 ? undefined : stream);
         const timestamp = this.now();
         const events = req.events.map((e) => ({ ...e, eventId: e.eventId ?? uuidv7(timestamp) }));
         const folded = await this.foldNew(req, binding, base, events, type, timestamp);
@@ -115,12 +124,6 @@ export class AggregateStateKeeper implements StatefulAppend {
     });
   }
 
-  private async storedType(tenantId: string, aggregateId: string, key: string): Promise<string | undefined> {
-    const type = (await this.events.streamInfo(tenantId, aggregateId))?.aggregateType;
-    if (type) this.types.set(key, type);
-    return type;
-  }
-
   /** GET /aggregate-types/{type}/{id}/state: always the state at the aggregate's current version. */
   async read(tenantId: string, aggregateType: string, aggregateId: string): Promise<AggregateStateView> {
     const binding = await this.binder.current(tenantId, aggregateType);
@@ -156,13 +159,21 @@ export class AggregateStateKeeper implements StatefulAppend {
     this.cache.deleteWhere((_k, v) => v.aggregateType === aggregateType && _k.startsWith(`${tenantId}\u0000`));
   }
 
-  private async base(tenantId: string, aggregateId: string, type: string, binding: Binding, fresh: boolean): Promise<Base> {
+  /** `stream`: the stream's row as this append already read it (a retry reads it again). */
+  private async base(
+    tenantId: string,
+    aggregateId: string,
+    type: string,
+    binding: Binding,
+    fresh: boolean,
+    stream: () => Promise<StreamInfo | null> = () => this.events.streamInfo(tenantId, aggregateId),
+  ): Promise<Base> {
     const key = streamKey(tenantId, aggregateId);
     let snap: Snapshot | undefined = fresh ? undefined : this.cache.get(key);
     if (!snap) snap = (await this.snapshots.get(tenantId, aggregateId)) ?? undefined;
     if (snap && snap.bindingId === binding.bindingId && !fresh) return snap;
     // No usable snapshot, or the store said ours is behind: bring it up to the stream's version.
-    const info = await this.events.streamInfo(tenantId, aggregateId);
+    const info = await stream();
     if (!info) return { version: 0, state: null, failedVersion: null, error: null };
     const usable = snap && snap.bindingId === binding.bindingId ? snap : null;
     if (usable && usable.version === info.version) return usable;

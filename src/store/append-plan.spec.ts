@@ -1,5 +1,5 @@
 import { AppendRequest } from './event-log.port';
-import { planAppends, streamKey, tenantsOf } from './append-plan';
+import { decideAggregateType, planAppends, streamKey, tenantsOf } from './append-plan';
 
 const req = (over: Partial<AppendRequest>): AppendRequest => ({
   tenantId: 't1',
@@ -62,5 +62,19 @@ describe('planAppends', () => {
 
   it('lists tenants sorted so locks are taken in one order', () => {
     expect(tenantsOf([req({ tenantId: 'b' }), req({ tenantId: 'a' }), req({ tenantId: 'b' })])).toEqual(['a', 'b']);
+  });
+});
+
+describe('decideAggregateType', () => {
+  it('keeps a stream’s stored type; a new stream takes the given type, else the inferred one', () => {
+    expect(decideAggregateType({ inferredType: 'order' }, 'invoice')).toBe('invoice');
+    expect(decideAggregateType({ aggregateType: 'invoice', inferredType: 'order' }, 'invoice')).toBe('invoice');
+    expect(decideAggregateType({ aggregateType: 'invoice', inferredType: 'order' }, undefined)).toBe('invoice');
+    expect(decideAggregateType({ inferredType: 'order' }, undefined)).toBe('order');
+  });
+
+  it('refuses a given type other than the stored one', () => {
+    const d = decideAggregateType({ aggregateType: 'order', inferredType: 'order' }, 'invoice');
+    expect(d).toMatchObject({ code: 'AGGREGATE_TYPE_MISMATCH', details: { aggregateType: 'order', actualAggregateType: 'invoice' } });
   });
 });

@@ -32,6 +32,16 @@ export interface AppendPlan {
 }
 
 /**
+ * The one rule for an append's aggregate type, for the group commit and for the reducer path alike:
+ * a stream's type is fixed by its first append, so the stored type holds; a new stream takes the
+ * given type, else the one inferred from its id. A given type other than the stored one is refused.
+ */
+export function decideAggregateType(req: Pick<AppendRequest, 'aggregateType' | 'inferredType'>, stored: string | undefined): string | DomainError {
+  if (stored !== undefined && req.aggregateType !== undefined && req.aggregateType !== stored) return aggregateTypeMismatch(req.aggregateType, stored);
+  return stored ?? req.aggregateType ?? req.inferredType;
+}
+
+/**
  * The part of a group commit that is the same on every store: given the current versions and
  * head positions (read under the transaction's locks), decide each request on its own, in
  * arrival order, and number what is accepted. Pure, so the adapters only do I/O.
@@ -52,8 +62,9 @@ export function planAppends(
     const key = streamKey(req.tenantId, req.aggregateId);
     const known = streams.get(key) ?? current.get(key);
     const version = known?.version ?? 0;
-    if (known && req.aggregateType !== undefined && req.aggregateType !== known.aggregateType) {
-      outcomes.push({ ok: false, error: aggregateTypeMismatch(req.aggregateType, known.aggregateType) });
+    const aggregateType = decideAggregateType(req, known?.aggregateType);
+    if (aggregateType instanceof DomainError) {
+      outcomes.push({ ok: false, error: aggregateType });
       continue;
     }
     if (req.expectedVersion !== undefined && req.expectedVersion !== version) {
@@ -64,7 +75,6 @@ export function planAppends(
       outcomes.push({ ok: false, error: new DomainError('STATE_STALE', 'the aggregate moved on while its state was computed', { actualVersion: version }) });
       continue;
     }
-    const aggregateType = known?.aggregateType ?? req.aggregateType ?? req.inferredType;
     let position = nextHeads.get(req.tenantId) ?? 0;
     const events: StoredEvent[] = [];
     let v = version;

@@ -1,4 +1,23 @@
-import { Notification } from '../notifications/notification';
+/**
+ * One state change of a projection, as every channel carries it (polling, WebSocket, SSE,
+ * webhook). `sequence` is per projection, strictly increasing, gap-free, assigned in the same
+ * transaction that stored the state.
+ */
+export interface Notification {
+  sequence: number;
+  projectionId: string;
+  aggregateId: string;
+  aggregateType: string;
+  stateKey: string;
+  /** The event's version in its aggregate. */
+  version: number;
+  /** The event's tenant-wide position. */
+  position: number;
+  /** JSON text of the projection state under `stateKey` after the event. */
+  state: string;
+  /** Epoch ms of the event. */
+  timestamp: number;
+}
 
 /** A projection's state change, handed to `ProjectionRepository.applied` to be logged with it. */
 export interface StateChange {

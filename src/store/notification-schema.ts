@@ -61,6 +61,19 @@ export function notificationsMigration(int: 'INTEGER' | 'bigint'): string {
 }
 
 /**
+ * The one notification setting the store's own queries ask (does the projection have a webhook:
+ * webhook backlog, retention pins) as a column, instead of matching inside notify_config's text,
+ * which notifications/ alone makes and parses. Filled from that text once, here.
+ */
+export function webhookUrlMigration(dialect: 'sqlite' | 'postgres'): string {
+  const fromText = dialect === 'sqlite' ? "json_extract(notify_config, '$.webhookUrl')" : "CAST(notify_config AS jsonb) ->> 'webhookUrl'";
+  return `
+  ALTER TABLE projections ADD COLUMN webhook_url TEXT;
+  UPDATE projections SET webhook_url = ${fromText} WHERE notify_config IS NOT NULL;
+  `;
+}
+
+/**
  * The webhook dispatcher serves tenants in turn: it walks the tenants with pending deliveries by
  * this index (one seek each) and reads each one's due deliveries from it. Same text on both stores.
  */

@@ -12,12 +12,21 @@ export interface ProjectionRecord {
   notifyConfig: string | null;
 }
 
-export interface DeployRequest {
+/**
+ * A projection's notification settings as the store keeps them. notifications/ owns them (makes
+ * and parses the text); the store never reads inside the text: what its own queries need (is there
+ * a webhook?) is a column of its own.
+ */
+export interface StoredNotifySettings {
+  notifyConfig: string | null;
+  webhookUrl: string | null;
+}
+
+export interface DeployRequest extends Partial<StoredNotifySettings> {
   tenantId: string;
   projectionId: string;
   name: string;
   version: Omit<ProjectionVersion, 'routedPosition' | 'caughtUpAt'>;
-  notifyConfig?: string | null;
 }
 
 export interface AppliedChange {

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Notification } from '../notifications/notification';
-import { NotificationHead, NotificationRepository, RetentionPolicy, StateChange } from './notification-repository.port';
+import { Notification, NotificationHead, NotificationRepository, RetentionPolicy, StateChange } from './notification-repository.port';
 import { SqlRunner, SqlStatement } from './sql-runner';
 
 const N_COLUMNS = 'n.sequence, n.projection_id, n.aggregate_id, n.aggregate_type, n.state_key, n.version, n.position, s.state, n.timestamp';
@@ -120,12 +119,12 @@ export class SqlNotificationRepository implements NotificationRepository {
     let bound = Math.min(h.lastSequence - policy.keepCount, Number(aged?.s ?? 0));
     // A projection with a webhook keeps what its deliveries still need, unless the endpoint is
     // suspended: then it pins nothing, and a resume from a removed sequence answers CURSOR_EXPIRED.
-    const [p] = await this.db.all<{ notify_config: string | null; suspended: number | null }>(
-      `SELECT notify_config, (SELECT 1 FROM webhook_suspensions s WHERE s.tenant_id = p.tenant_id AND s.projection_id = p.projection_id) AS suspended
+    const [p] = await this.db.all<{ webhook_url: string | null; suspended: number | null }>(
+      `SELECT webhook_url, (SELECT 1 FROM webhook_suspensions s WHERE s.tenant_id = p.tenant_id AND s.projection_id = p.projection_id) AS suspended
        FROM projections p WHERE tenant_id = ? AND projection_id = ?`,
       [tenantId, projectionId],
     );
-    if (p && !p.suspended && p.notify_config && JSON.parse(p.notify_config).webhookUrl) {
+    if (p && !p.suspended && p.webhook_url) {
       const [pending] = await this.db.all<{ s: number | null }>(
         "SELECT MIN(sequence) AS s FROM webhook_deliveries WHERE tenant_id = ? AND projection_id = ? AND status IN ('pending', 'waiting')",
         [tenantId, projectionId],

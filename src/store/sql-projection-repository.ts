@@ -107,6 +107,7 @@ export class SqlProjectionRepository implements ProjectionRepository {
     };
     const existing = await this.getByName(p.tenantId, p.name);
     const config = p.notifyConfig ?? null;
+    const webhookUrl = p.webhookUrl ?? null;
     if (existing) {
       const scope = [p.tenantId, existing.projectionId];
       const kept = await this.db.batch([
@@ -115,15 +116,19 @@ export class SqlProjectionRepository implements ProjectionRepository {
         { sql: 'UPDATE projections SET pending_version = pending_version WHERE tenant_id = ? AND projection_id = ?', params: scope, mustChange: true },
         ...dropVersionRows('tenant_id = ? AND version_id = (SELECT pending_version FROM projections WHERE tenant_id = ? AND projection_id = ?)', [p.tenantId, ...scope], Date.now()),
         insertVersion,
-        { sql: 'UPDATE projections SET pending_version = ?, notify_config = ? WHERE tenant_id = ? AND projection_id = ?', params: [v.versionId, config, ...scope] },
+        {
+          sql: 'UPDATE projections SET pending_version = ?, notify_config = ?, webhook_url = ? WHERE tenant_id = ? AND projection_id = ?',
+          params: [v.versionId, config, webhookUrl, ...scope],
+        },
       ]);
       if (!kept) return this.deploy(p); // deleted meanwhile
     } else {
       await this.db.batch([
         insertVersion,
         {
-          sql: 'INSERT INTO projections (tenant_id, projection_id, name, active_version, pending_version, created_at, notify_config) VALUES (?, ?, ?, ?, NULL, ?, ?)',
-          params: [p.tenantId, p.projectionId, p.name, v.versionId, v.createdAt, config],
+          sql: `INSERT INTO projections (tenant_id, projection_id, name, active_version, pending_version, created_at, notify_config, webhook_url)
+                VALUES (?, ?, ?, ?, NULL, ?, ?, ?)`,
+          params: [p.tenantId, p.projectionId, p.name, v.versionId, v.createdAt, config, webhookUrl],
         },
         { sql: 'INSERT INTO notification_heads (tenant_id, projection_id) VALUES (?, ?) ON CONFLICT DO NOTHING', params: [p.tenantId, p.projectionId] },
       ]);

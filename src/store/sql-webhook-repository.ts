@@ -78,7 +78,7 @@ export class SqlWebhookRepository implements WebhookRepository {
     const rows = await this.db.all<any>(
       `SELECT h.tenant_id, h.projection_id FROM notification_heads h
        JOIN projections p ON p.tenant_id = h.tenant_id AND p.projection_id = h.projection_id
-       WHERE h.last_sequence > h.webhook_sequence AND p.notify_config LIKE '%"webhookUrl":"%'
+       WHERE h.last_sequence > h.webhook_sequence AND p.webhook_url IS NOT NULL
          AND NOT EXISTS (SELECT 1 FROM webhook_suspensions s WHERE s.tenant_id = h.tenant_id AND s.projection_id = h.projection_id)
        LIMIT ?`,
       [limit],

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { toStoredSettings } from '../../src/notifications/notification-settings';
 import { PostgresSqlRunner } from '../../src/store/postgres/postgres-sql-runner';
 import { PostgresStore } from '../../src/store/postgres/postgres-store';
 import { SqlRunner } from '../../src/store/sql-runner';
@@ -86,7 +87,7 @@ describe.each(['sqlite', 'postgres'] as const)('finding due webhook deliveries o
     try {
       await store.tenants.createTenant({ tenantId: TENANT, name: TENANT, createdAt: 1 });
       const version = { versionId: 'v1', projectionId: 'p1', tenantId: TENANT, className: 'C', targetPosition: 0, createdAt: 1 };
-      await store.projections.deploy({ tenantId: TENANT, projectionId: 'p1', name: 'n', version, notifyConfig: JSON.stringify({ webhookUrl: 'http://x', isolated: false, sse: false }) });
+      await store.projections.deploy({ tenantId: TENANT, projectionId: 'p1', name: 'n', version, ...toStoredSettings({ webhookUrl: 'http://x', isolated: false, sse: false }) });
       const recording = new RecordingRunner(runner);
       const repo = new SqlWebhookRepository(recording);
 

@@ -4,6 +4,7 @@ import * as http from 'node:http';
 import { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { toStoredSettings } from '../../src/notifications/notification-settings';
 import { SecretCipher } from '../../src/notifications/secret-cipher';
 import { WebhookDispatcher } from '../../src/notifications/webhook-dispatcher';
 import { WebhookSecrets } from '../../src/notifications/webhook-secrets';
@@ -73,7 +74,7 @@ async function stateChanges(store: Store, tenantId: string, webhookUrl: string, 
   if (from === 0) {
     await store.tenants.createTenant({ tenantId, name: tenantId, createdAt: 1 });
     const version = { versionId: 'v1', projectionId: 'p1', tenantId, className: 'C', targetPosition: 0, createdAt: 1 };
-    await store.projections.deploy({ tenantId, projectionId: 'p1', name: 'n', version, notifyConfig: JSON.stringify({ webhookUrl, isolated: false, sse: false }) });
+    await store.projections.deploy({ tenantId, projectionId: 'p1', name: 'n', version, ...toStoredSettings({ webhookUrl, isolated: false, sse: false }) });
   }
   const ids = Array.from({ length: keys }, (_, i) => from + i);
   await store.events.appendMany(ids.map((i) => ({ tenantId, aggregateId: `order-${i}`, inferredType: 'order', events: [{ eventType: 'Placed', data: '{}' }] })));

@@ -1,3 +1,4 @@
+import { toStoredSettings } from '../../src/notifications/notification-settings';
 import { AppendRequest } from '../../src/store/event-log.port';
 import { Store } from '../../src/store/store.port';
 
@@ -411,8 +412,8 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       const t = await tenant(store, 't1');
       await store.events.appendMany([1, 2, 3, 4, 5, 6].map((i) => req(t, `order-${i}`)));
       const v1 = { versionId: 'v1', projectionId: 'p1', tenantId: t, className: 'C', targetPosition: 0, createdAt: 1 };
-      const notifyConfig = '{"webhookUrl":"http://x.example/h","isolated":false,"sse":true}';
-      await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'totals', version: v1, notifyConfig });
+      const notify = toStoredSettings({ webhookUrl: 'http://x.example/h', isolated: false, sse: true });
+      await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'totals', version: v1, ...notify });
       expect((await store.projections.get(t, 'p1'))?.notifyConfig).toContain('x.example');
       const change = (position: number) => ({ position, aggregateId: `order-${position}`, aggregateType: 'order', version: 1, timestamp: 100 + position, state: `{"n":${position}}` });
       await store.projections.route(t, 'v1', [1, 2, 3, 4, 5, 6].map((position) => ({ key: position % 2 ? 'odd' : 'even', position })), 6);
@@ -439,7 +440,7 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect(await store.notifications.read('other', 'p1', 0, 100)).toEqual([]);
 
       // A redeploy (v2, target 4): v1 speaks up to 4, v2 after it: each change is logged once.
-      await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'totals', version: { ...v1, versionId: 'v2', targetPosition: 4 }, notifyConfig });
+      await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'totals', version: { ...v1, versionId: 'v2', targetPosition: 4 }, ...notify });
       await store.projections.route(t, 'v2', [5, 6].map((position) => ({ key: position % 2 ? 'odd' : 'even', position })), 6);
       await store.projections.laneWork(t, 'v2', 'odd', 10);
       await store.projections.laneWork(t, 'v2', 'even', 10);
@@ -496,9 +497,9 @@ export function testEventStore(name: string, harness: StoreHarness): void {
 
     it('suspends a webhook endpoint: pending deliveries dropped, the log not pinned, resumed from a cursor; dead ones counted and expired', async () => {
       const t = 'wh-suspend';
-      const notifyConfig = JSON.stringify({ webhookUrl: 'https://x.example/hook', isolated: false, sse: false });
+      const notify = toStoredSettings({ webhookUrl: 'https://x.example/hook', isolated: false, sse: false });
       const v1 = { tenantId: t, versionId: 's1', projectionId: 'ps', className: 'C', targetPosition: 0, createdAt: 1 };
-      await store.projections.deploy({ tenantId: t, projectionId: 'ps', name: 'suspended', version: v1, notifyConfig });
+      await store.projections.deploy({ tenantId: t, projectionId: 'ps', name: 'suspended', version: v1, ...notify });
       await store.projections.route(t, 's1', [1, 2, 3, 4, 5, 6].map((position) => ({ key: 'k', position })), 6);
       await store.projections.laneWork(t, 's1', 'k', 10);
       const change = (position: number) => ({ position, aggregateId: `o-${position}`, aggregateType: 'order', version: 1, timestamp: position, state: '{}' });
@@ -585,13 +586,13 @@ export function testEventStore(name: string, harness: StoreHarness): void {
     });
 
     it('names the tenants with due webhook deliveries in turn order, and reads each one’s share', async () => {
-      const notifyConfig = '{"webhookUrl":"http://x.example/h","isolated":false,"sse":false}';
+      const notify = toStoredSettings({ webhookUrl: 'http://x.example/h', isolated: false, sse: false });
       /** `keys` state changes of one projection of `tenantId`, turned into pending deliveries at time 1000. */
       const deliveries = async (tenantId: string, keys: number) => {
         await tenant(store, tenantId);
         await store.events.appendMany(Array.from({ length: keys }, (_, i) => req(tenantId, `order-${i}`)));
         const version = { versionId: 'v1', projectionId: 'p1', tenantId, className: 'C', targetPosition: 0, createdAt: 1 };
-        await store.projections.deploy({ tenantId, projectionId: 'p1', name: 'n', version, notifyConfig });
+        await store.projections.deploy({ tenantId, projectionId: 'p1', name: 'n', version, ...notify });
         await store.projections.route(tenantId, 'v1', Array.from({ length: keys }, (_, i) => ({ key: `k${i}`, position: i + 1 })), keys);
         for (let i = 0; i < keys; i++) {
           await store.projections.laneWork(tenantId, 'v1', `k${i}`, 1);

@@ -1,4 +1,4 @@
-import { notificationsMigration, WEBHOOK_TURNS_MIGRATION, WEBHOOK_KEY_HEADS_MIGRATION, sharedStatesMigration } from '../notification-schema';
+import { notificationsMigration, WEBHOOK_TURNS_MIGRATION, WEBHOOK_KEY_HEADS_MIGRATION, sharedStatesMigration, webhookUrlMigration } from '../notification-schema';
 import { webhookSuspensionsMigration } from '../webhook-suspension-schema';
 import { droppedVersionsMigration } from '../projection-schema';
 
@@ -150,4 +150,5 @@ export const SQLITE_MIGRATIONS: string[] = [
   sharedStatesMigration('sqlite'),
   webhookSuspensionsMigration('INTEGER'),
   droppedVersionsMigration('INTEGER'),
+  webhookUrlMigration('sqlite'),
 ];

@@ -11,17 +11,19 @@ import { STORE, Store } from '../store/store.port';
 import { TenancyModule } from '../tenancy/tenancy.module';
 import { TenantDirectory } from '../tenancy/tenant-directory';
 import { NotificationFeed } from './notification-feed';
+import { NotificationLog } from './notification-log';
 import { NotificationReader } from './notification-reader';
 import { NotificationRetention } from './notification-retention';
 import { NotificationSetup } from './notification-setup';
 import { NotificationsController, WebhooksController } from './notifications.controller';
-import { WEBHOOK_REPOSITORY } from './notifications.tokens';
 import { SecretCipher } from './secret-cipher';
 import { ServiceStreamSource } from './service-stream-source';
 import { SseStream } from './sse-stream';
 import { StreamLimiter } from './stream-limiter';
 import { WebhookDispatcher } from './webhook-dispatcher';
+import { WebhookDeliveries } from './webhook-deliveries';
 import { WebhookEndpoints } from './webhook-endpoints';
+import { WebhookSecretRotation } from './webhook-secret-rotation';
 import { WebhookSecrets } from './webhook-secrets';
 import { WebhookSender } from './webhook-sender';
 import { WebhookUrlGuard } from './webhook-url-guard';
@@ -34,7 +36,6 @@ const STREAM_PAGE = 200;
   imports: [ProjectionsModule, TenancyModule, QuotasModule],
   controllers: [NotificationsController, WebhooksController],
   providers: [
-    { provide: WEBHOOK_REPOSITORY, inject: [STORE], useFactory: (s: Store) => s.webhooks },
     {
       provide: NotificationFeed,
       inject: [APP_CONFIG],
@@ -51,7 +52,7 @@ const STREAM_PAGE = 200;
       useFactory: (s: Store, c: AppConfig) =>
         new WebhookSecrets(s.webhooks, SecretCipher.fromConfig({ keyBase64: c.webhooks.secretsKey, dataDir: c.dataDir }), c.webhooks.secretOverlapMs),
     },
-    { provide: NotificationReader, inject: [STORE, APP_CONFIG], useFactory: (s: Store, c: AppConfig) => new NotificationReader(s.notifications, c.notifications) },
+    { provide: NotificationReader, inject: [STORE], useFactory: (s: Store) => new NotificationReader(s.notifications) },
     {
       provide: ServiceStreamSource,
       inject: [TenantDirectory, STORE, NotificationReader, NotificationFeed],
@@ -102,6 +103,13 @@ const STREAM_PAGE = 200;
       provide: NotificationSetup,
       inject: [WebhookSecrets, STORE, WebhookUrlGuard, WebhookEndpoints],
       useFactory: (secrets: WebhookSecrets, s: Store, guard: WebhookUrlGuard, endpoints: WebhookEndpoints) => new NotificationSetup(secrets, s.webhooks, guard, endpoints),
+    },
+    { provide: NotificationLog, inject: [ProjectionCatalog, NotificationReader], useFactory: (c: ProjectionCatalog, r: NotificationReader) => new NotificationLog(c, r) },
+    { provide: WebhookSecretRotation, inject: [ProjectionCatalog, WebhookSecrets], useFactory: (c: ProjectionCatalog, secrets: WebhookSecrets) => new WebhookSecretRotation(c, secrets) },
+    {
+      provide: WebhookDeliveries,
+      inject: [ProjectionCatalog, STORE, WebhookEndpoints],
+      useFactory: (c: ProjectionCatalog, s: Store, endpoints: WebhookEndpoints) => new WebhookDeliveries(c, s.webhooks, endpoints),
     },
   ],
 })

@@ -17,10 +17,12 @@ import { TenantQuotas } from '../quotas/tenant-quotas';
 import { RuntimePool } from '../runtime/runtime-pool';
 import { STORE, Store } from '../store/store.port';
 import { AdminLanesController } from './admin-lanes.controller';
+import { AdminLanesView } from './admin-lanes-view';
+import { LaneOperations } from './lane-operations';
 import { ProjectionCatalog } from './projection-catalog';
 import { ProjectionReader } from './projection-reader';
+import { ProjectionStatus } from './projection-status';
 import { ProjectionsController } from './projections.controller';
-import { PROJECTION_REPOSITORY } from './projections.tokens';
 
 export const LANE_SCHEDULER = Symbol('LANE_SCHEDULER');
 
@@ -43,7 +45,6 @@ async function createScheduler(config: AppConfig): Promise<LaneScheduler> {
   imports: [EventsModule, QuotasModule],
   controllers: [ProjectionsController, AdminLanesController],
   providers: [
-    { provide: PROJECTION_REPOSITORY, inject: [STORE], useFactory: (s: Store) => s.projections },
     { provide: LANE_SCHEDULER, inject: [APP_CONFIG], useFactory: createScheduler },
     { provide: AppliedSignal, useValue: new AppliedSignal() },
     {
@@ -71,8 +72,26 @@ async function createScheduler(config: AppConfig): Promise<LaneScheduler> {
       inject: [STORE, CompileQueue, LaneEngine, TenantQuotas],
       useFactory: (s: Store, q: CompileQueue, engine: LaneEngine, quotas: TenantQuotas) => new ProjectionCatalog(s.uploads, s.projections, s.events, q, engine, quotas),
     },
+    {
+      provide: ProjectionStatus,
+      inject: [ProjectionCatalog, ProjectionReader],
+      useFactory: (catalog: ProjectionCatalog, reader: ProjectionReader) =>
+        new ProjectionStatus({ find: (t, id) => catalog.find(t, id), lag: (t, v) => reader.lag(t, v), webhookStatus: (t, p) => catalog.webhookStatus(t, p) }),
+    },
+    {
+      provide: LaneOperations,
+      inject: [STORE, ProjectionCatalog, LaneEngine],
+      useFactory: (s: Store, catalog: ProjectionCatalog, engine: LaneEngine) =>
+        new LaneOperations({ projection: (t, id) => catalog.projection(t, id), lanes: s.projections, wakeLane: (lane) => engine.wakeLane(lane) }),
+    },
+    {
+      provide: AdminLanesView,
+      inject: [STORE, LaneEngine],
+      useFactory: (s: Store, engine: LaneEngine) =>
+        new AdminLanesView({ liveVersions: () => s.projections.liveVersions(), orphanRows: () => s.projections.orphanRows(), routedVersions: () => engine.routedVersions() }),
+    },
   ],
-  exports: [ProjectionCatalog, LaneEngine, PROJECTION_REPOSITORY],
+  exports: [ProjectionCatalog, LaneEngine],
 })
 export class ProjectionsModule implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Projections');

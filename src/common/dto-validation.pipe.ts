@@ -43,9 +43,22 @@ export function validateDto<T extends object>(dto: DtoClass<T>, body: unknown, p
   return instance;
 }
 
+export interface DtoPipeOptions {
+  /**
+   * Read a body that is not a JSON object (absent, null, an array, a scalar) as `{}`, so that it is
+   * refused by the DTO's own first required field rather than as a whole: for routes whose answer
+   * to such a body was that field's error before they had a DTO.
+   */
+  nonObjectAsEmpty?: boolean;
+}
+
 export class DtoValidationPipe<T extends object> implements PipeTransform<unknown, T> {
-  constructor(private readonly dto: DtoClass<T>) {}
+  constructor(
+    private readonly dto: DtoClass<T>,
+    private readonly options: DtoPipeOptions = {},
+  ) {}
   transform(value: unknown): T {
-    return validateDto(this.dto, value);
+    const isObject = value !== null && typeof value === 'object' && !Array.isArray(value);
+    return validateDto(this.dto, !isObject && this.options.nonObjectAsEmpty ? {} : value);
   }
 }

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import { DomainError, ErrorCode } from './domain-error';
 import { rateLimitHeaders, rateLimitStateOf } from './rate-limit-fields';
 import { MAX_PATH_PARAM_BYTES } from './url-limits';
@@ -91,6 +92,16 @@ export function errorHeaders(err: DomainError): Record<string, string> {
     default:
       return {};
   }
+}
+
+/**
+ * The error's answer on a raw response (a route that took its reply over, such as a server-sent
+ * events stream refused before it started): the same status, headers and body as the filter's.
+ * Once the head is out only the body can still be written.
+ */
+export function writeErrorAnswer(res: ServerResponse, err: DomainError): void {
+  if (!res.headersSent) res.writeHead(statusOf(err.code), { 'content-type': 'application/json', ...errorHeaders(err) });
+  res.end(JSON.stringify(toErrorBody(err)));
 }
 
 /**

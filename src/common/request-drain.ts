@@ -1,4 +1,9 @@
 import type { FastifyInstance } from 'fastify';
+import { DomainError } from './domain-error';
+import { errorHeaders, statusOf, toErrorBody } from './error-http-mapping';
+
+/** The refusal of a request that arrives while the instance drains: its status and body come from the one mapping. */
+export const shuttingDown = (): DomainError => new DomainError('SERVICE_UNAVAILABLE', 'the service is shutting down; retry on another instance');
 
 /**
  * Graceful shutdown that does not depend on clients closing keep-alive sockets: once closing,
@@ -13,10 +18,9 @@ export class RequestDrain {
   install(fastify: FastifyInstance): void {
     fastify.addHook('onRequest', (req, reply, done) => {
       if (this.closing) {
-        void reply
-          .header('connection', 'close')
-          .code(503)
-          .send({ error: 'SERVICE_UNAVAILABLE', message: 'the service is shutting down; retry on another instance' });
+        const err = shuttingDown();
+        // `Connection: close` is the drain's own: the instance is going away, whatever the error.
+        void reply.header('connection', 'close').headers(errorHeaders(err)).code(statusOf(err.code)).send(toErrorBody(err));
         return;
       }
       // A long-lived route (a server-sent-events stream) never finishes on its own: the app's

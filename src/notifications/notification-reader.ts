@@ -1,14 +1,10 @@
 import { DomainError } from '../common/domain-error';
-import { parseIntParam } from '../common/int-param';
 import { NotificationRepository } from '../store/notification-repository.port';
 import { Notification } from './notification';
 
 /** Reads the log by cursor; a cursor that retention has passed is an error, never a silent skip. */
 export class NotificationReader {
-  constructor(
-    private readonly repo: NotificationRepository,
-    private readonly page: { pageDefault: number; pageMax: number },
-  ) {}
+  constructor(private readonly repo: NotificationRepository) {}
 
   async read(tenantId: string, projectionId: string, afterSequence: number, limit: number): Promise<Notification[]> {
     const rows = await this.repo.read(tenantId, projectionId, afterSequence, limit);
@@ -26,13 +22,5 @@ export class NotificationReader {
 
   async headSequence(tenantId: string, projectionId: string): Promise<number> {
     return (await this.repo.head(tenantId, projectionId))?.lastSequence ?? 0;
-  }
-
-  /** Query parameters of the polling endpoint. */
-  parseQuery(afterSequence: string | undefined, limit: string | undefined): { afterSequence: number; limit: number } {
-    return {
-      afterSequence: parseIntParam('afterSequence', afterSequence, 0),
-      limit: parseIntParam('limit', limit, this.page.pageDefault, 1, this.page.pageMax),
-    };
   }
 }

@@ -4,24 +4,26 @@ import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { LANE_APPLIED } from '../lanes/lane-applied.port';
 import { PROJECTION_NOTIFICATION_SETUP } from '../projections/projection-catalog';
-import { PROJECTION_REPOSITORY } from '../projections/projections.tokens';
 import { QuotasModule } from '../quotas/quotas.module';
 import { TenantQuotas } from '../quotas/tenant-quotas';
 import { STORE, Store } from '../store/store.port';
 import { TenancyModule } from '../tenancy/tenancy.module';
 import { TenantDirectory } from '../tenancy/tenant-directory';
 import { NotificationFeed } from './notification-feed';
+import { NotificationLog } from './notification-log';
+import { ProjectionLookup, StoredProjectionLookup } from './projection-lookup';
 import { NotificationReader } from './notification-reader';
 import { NotificationRetention } from './notification-retention';
 import { NotificationSetup } from './notification-setup';
 import { NotificationsController, WebhooksController } from './notifications.controller';
-import { WEBHOOK_REPOSITORY } from './notifications.tokens';
 import { SecretCipher } from './secret-cipher';
 import { ServiceStreamSource } from './service-stream-source';
 import { SseStream } from './sse-stream';
 import { StreamLimiter } from './stream-limiter';
 import { WebhookDispatcher } from './webhook-dispatcher';
+import { WebhookDeliveries } from './webhook-deliveries';
 import { WebhookEndpoints } from './webhook-endpoints';
+import { WebhookSecretRotation } from './webhook-secret-rotation';
 import { WebhookSecrets } from './webhook-secrets';
 import { WebhookSender } from './webhook-sender';
 import { WebhookUrlGuard } from './webhook-url-guard';
@@ -38,8 +40,6 @@ const STREAM_PAGE = 200;
   imports: [TenancyModule, QuotasModule],
   controllers: [NotificationsController, WebhooksController],
   providers: [
-    { provide: WEBHOOK_REPOSITORY, inject: [STORE], useFactory: (s: Store) => s.webhooks },
-    { provide: PROJECTION_REPOSITORY, inject: [STORE], useFactory: (s: Store) => s.projections },
     {
       provide: NotificationFeed,
       inject: [APP_CONFIG, WebhookDispatcher],
@@ -56,7 +56,7 @@ const STREAM_PAGE = 200;
       useFactory: (s: Store, c: AppConfig) =>
         new WebhookSecrets(s.webhooks, SecretCipher.fromConfig({ keyBase64: c.webhooks.secretsKey, dataDir: c.dataDir }), c.webhooks.secretOverlapMs),
     },
-    { provide: NotificationReader, inject: [STORE, APP_CONFIG], useFactory: (s: Store, c: AppConfig) => new NotificationReader(s.notifications, c.notifications) },
+    { provide: NotificationReader, inject: [STORE], useFactory: (s: Store) => new NotificationReader(s.notifications) },
     {
       provide: ServiceStreamSource,
       inject: [TenantDirectory, STORE, NotificationReader, NotificationFeed],
@@ -110,6 +110,14 @@ const STREAM_PAGE = 200;
     },
     { provide: LANE_APPLIED, useExisting: NotificationFeed },
     { provide: PROJECTION_NOTIFICATION_SETUP, useExisting: NotificationSetup },
+    { provide: StoredProjectionLookup, inject: [STORE], useFactory: (s: Store) => new StoredProjectionLookup(s.projections) },
+    { provide: NotificationLog, inject: [StoredProjectionLookup, NotificationReader], useFactory: (c: ProjectionLookup, r: NotificationReader) => new NotificationLog(c, r) },
+    { provide: WebhookSecretRotation, inject: [StoredProjectionLookup, WebhookSecrets], useFactory: (c: ProjectionLookup, secrets: WebhookSecrets) => new WebhookSecretRotation(c, secrets) },
+    {
+      provide: WebhookDeliveries,
+      inject: [StoredProjectionLookup, STORE, WebhookEndpoints],
+      useFactory: (c: ProjectionLookup, s: Store, endpoints: WebhookEndpoints) => new WebhookDeliveries(c, s.webhooks, endpoints),
+    },
   ],
   exports: [LANE_APPLIED, PROJECTION_NOTIFICATION_SETUP],
 })

@@ -1,5 +1,7 @@
 import { IncomingMessage, ServerResponse } from 'http';
+import { Logger } from '@nestjs/common';
 import { DomainError, notFound } from '../common/domain-error';
+import { writeErrorAnswer } from '../common/error-http-mapping';
 import { Notification, StreamSource, streamText } from './notification';
 import { NotificationCursor, parseSequence } from './notification-cursor';
 import { NO_TENANT_STREAM_QUOTA, StreamLimiter, TenantStreamQuota } from './stream-limiter';
@@ -24,6 +26,7 @@ export interface SseStreamOptions {
  * automatic reconnect (Last-Event-ID) resumes exactly where it stopped.
  */
 export class SseStream {
+  private readonly logger = new Logger('SseStream');
   private readonly connections = new Set<SseConnection>();
 
   constructor(
@@ -32,6 +35,26 @@ export class SseStream {
     private readonly limiter: StreamLimiter,
     private readonly tenantStreams: TenantStreamQuota = NO_TENANT_STREAM_QUOTA,
   ) {}
+
+  /**
+   * `handle`, answering its refusals itself: the route has taken the reply over, so no exception
+   * filter will. An unexpected failure is logged and answered as INTERNAL.
+   */
+  async serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    owner: StreamOwner,
+    projectionId: string,
+    query: { afterSequence?: string },
+    lastEventId?: string,
+  ): Promise<void> {
+    try {
+      await this.handle(req, res, owner, projectionId, query, lastEventId);
+    } catch (e) {
+      if (!(e instanceof DomainError)) this.logger.error(`SSE stream of ${projectionId} failed: ${e instanceof Error ? e.stack : e}`);
+      writeErrorAnswer(res, e instanceof DomainError ? e : new DomainError('INTERNAL', 'stream failed'));
+    }
+  }
 
   /**
    * Throws (TOO_MANY_STREAMS, NOT_FOUND, SSE_DISABLED, VALIDATION_FAILED) before writing anything,

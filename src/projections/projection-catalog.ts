@@ -122,6 +122,10 @@ export class ProjectionCatalog {
     return (await this.notifications?.webhookStatus?.(tenantId, p)) ?? null;
   }
 
+  async list(tenantId: string): Promise<ProjectionRecord[]> {
+    return this.repo.list(tenantId);
+  }
+
   async projection(tenantId: string, projectionId: string): Promise<ProjectionRecord> {
     const p = await this.repo.get(tenantId, projectionId);
     if (!p) throw notFound(`projection '${projectionId}'`);

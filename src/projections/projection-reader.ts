@@ -1,9 +1,8 @@
 import { DomainError, notFound } from '../common/domain-error';
-import { parseIntParam } from '../common/int-param';
 import { RawJson } from '../common/raw-json';
 import { EventLog } from '../store/event-log.port';
 import { AppliedSignal } from '../lanes/applied-signal';
-import { LaneRecord, ProjectionRecord, ProjectionRepository } from '../store/projection-repository.port';
+import { LaneRecord, ProjectionRepository } from '../store/projection-repository.port';
 
 export interface ApplyLag {
   totalInboxDepth: number;
@@ -17,9 +16,17 @@ export interface ApplyLag {
   oldestUnappliedAgeMs: number;
 }
 
+/** A state read: the key's state, or word that the version has not caught up (to `minPosition`, when given) within the wait. */
 export type StateRead =
-  | { status: 200; body: { projectionId: string; stateKey: string; state: unknown; updatedAt: number; appliedPosition: number } }
-  | { status: 202; body: { projectionId: string; status: 'catching_up'; minPosition?: number; appliedPosition: number } };
+  | { kind: 'ready'; projectionId: string; stateKey: string; state: RawJson; updatedAt: number; appliedPosition: number }
+  | { kind: 'catching_up'; projectionId: string; minPosition?: number; appliedPosition: number };
+
+/** A page of a version's lanes, in key order after `afterKey`. */
+export interface LanePage {
+  afterKey: string;
+  limit: number;
+  heldOnly?: boolean;
+}
 
 const LAG_TIMEOUT_MS = 500;
 
@@ -32,8 +39,8 @@ export class ProjectionReader {
     private readonly applied: AppliedSignal = new AppliedSignal(),
   ) {}
 
-  async state(tenantId: string, projectionId: string, key: string, minPositionRaw?: string): Promise<StateRead> {
-    const minPosition = this.parseMin(minPositionRaw);
+  /** `minPosition`: wait (up to the configured bound) until everything of `key` up to it is applied. */
+  async state(tenantId: string, projectionId: string, key: string, minPosition?: number): Promise<StateRead> {
     const p = await this.repo.get(tenantId, projectionId);
     if (!p || !p.activeVersion) throw notFound(`projection '${projectionId}'`);
     const deadline = Date.now() + (minPosition !== undefined ? this.maxWaitMs : 0);
@@ -44,14 +51,11 @@ export class ProjectionReader {
       if (reached !== false) {
         const lane = reached === true ? await this.repo.getLane(tenantId, v.versionId, key) : reached;
         if (!lane || lane.state === null) throw notFound(`state '${key}' of projection '${projectionId}'`);
-        return {
-          status: 200,
-          body: { projectionId, stateKey: key, state: new RawJson(lane.state), updatedAt: lane.updatedAt ?? 0, appliedPosition: lane.appliedPosition },
-        };
+        return { kind: 'ready', projectionId, stateKey: key, state: new RawJson(lane.state), updatedAt: lane.updatedAt ?? 0, appliedPosition: lane.appliedPosition };
       }
       if (Date.now() >= deadline) {
         const applied = await this.appliedPosition(tenantId, v.versionId, v.routedPosition);
-        return { status: 202, body: { projectionId, status: 'catching_up', ...(minPosition !== undefined ? { minPosition } : {}), appliedPosition: applied } };
+        return { kind: 'catching_up', projectionId, ...(minPosition !== undefined ? { minPosition } : {}), appliedPosition: applied };
       }
       await this.applied.wait(v.versionId, key, Math.min(20, Math.max(1, deadline - Date.now())));
     }
@@ -83,16 +87,12 @@ export class ProjectionReader {
     return Promise.race([work.catch(() => undefined), timeout]);
   }
 
-  async keys(tenantId: string, p: ProjectionRecord, after: string, limitRaw?: string): Promise<LaneRecord[]> {
-    const limit = parseIntParam('limit', limitRaw, 100, 1, 1000);
+  /** Lanes of the projection's active version (none before it has one); NOT_FOUND for an unknown projection. */
+  async lanes(tenantId: string, projectionId: string, page: LanePage): Promise<LaneRecord[]> {
+    const p = await this.repo.get(tenantId, projectionId);
+    if (!p) throw notFound(`projection '${projectionId}'`);
     if (!p.activeVersion) return [];
-    return this.repo.listLanes(tenantId, p.activeVersion, { afterKey: after, limit });
-  }
-
-  /** A position, like every cursor: digits only, at most Number.MAX_SAFE_INTEGER (a larger one could never be reached, and would not survive as a number). */
-  private parseMin(raw?: string): number | undefined {
-    if (raw === undefined || raw === '') return undefined;
-    return parseIntParam('minPosition', raw, 0);
+    return this.repo.listLanes(tenantId, p.activeVersion, page);
   }
 
   private async appliedPosition(tenantId: string, versionId: string, routed: number): Promise<number> {

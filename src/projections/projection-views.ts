@@ -1,7 +1,7 @@
 import { isoTime } from '../common/iso-time';
 import { LaneRecord, ProjectionRecord } from '../store/projection-repository.port';
 import { UploadRecord } from '../store/upload-repository.port';
-import { ApplyLag } from './projection-reader';
+import { ApplyLag, StateRead } from './projection-reader';
 
 const STATUS: Record<UploadRecord['status'], string> = { pending: 'compiling', compiled: 'compiled', failed: 'failed' };
 
@@ -62,4 +62,25 @@ export function laneView(l: LaneRecord) {
     updatedAt: l.updatedAt === null ? null : isoTime(l.updatedAt),
     ...(l.heldPosition !== null ? { held: { position: l.heldPosition, error: l.heldError, attempts: l.attempts } } : {}),
   };
+}
+
+/**
+ * The answer to a state read: 200 with the state, or 202 while the version catches up (a success:
+ * the client is asked to read again, nothing went wrong).
+ */
+export function stateAnswer(r: StateRead) {
+  if (r.kind === 'ready') {
+    return {
+      status: 200 as const,
+      body: { projectionId: r.projectionId, stateKey: r.stateKey, state: r.state, updatedAt: isoTime(r.updatedAt), appliedPosition: r.appliedPosition },
+    };
+  }
+  return {
+    status: 202 as const,
+    body: { projectionId: r.projectionId, status: 'catching_up' as const, ...(r.minPosition !== undefined ? { minPosition: r.minPosition } : {}), appliedPosition: r.appliedPosition },
+  };
+}
+
+export function keysPageView(lanes: LaneRecord[]) {
+  return { keys: lanes.map((l) => l.key), ...(lanes.length ? { next: lanes[lanes.length - 1].key } : {}) };
 }

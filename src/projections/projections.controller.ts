@@ -1,25 +1,26 @@
-import { Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, notFound } from '../common/domain-error';
-import { isoTime } from '../common/iso-time';
+import { IntQueryPipe } from '../common/int-query.pipe';
 import { readMultipart } from '../common/multipart-upload';
 import { Quota } from '../common/route-options';
-import { LaneEngine } from '../lanes/lane-engine';
-import { ProjectionRepository } from '../store/projection-repository.port';
 import { TenantRecord } from '../store/tenant-repository.port';
 import { CurrentTenant } from '../tenancy/current-tenant.decorator';
+import { LaneOperations } from './lane-operations';
 import { parseProjectionConfig, ProjectionCatalog } from './projection-catalog';
 import { ProjectionReader } from './projection-reader';
-import { laneView, projectionListView, projectionStatusView } from './projection-views';
-import { PROJECTION_REPOSITORY } from './projections.tokens';
+import { ProjectionStatus } from './projection-status';
+import { keysPageView, laneView, projectionListView, stateAnswer } from './projection-views';
+
+/** Lanes listed per page by GET /projections/{id}/lanes. */
+const LANE_PAGE = 100;
 
 @Controller('projections')
 export class ProjectionsController {
   constructor(
     private readonly catalog: ProjectionCatalog,
     private readonly reader: ProjectionReader,
-    private readonly engine: LaneEngine,
-    @Inject(PROJECTION_REPOSITORY) private readonly repo: ProjectionRepository,
+    private readonly statusView: ProjectionStatus,
+    private readonly laneOperations: LaneOperations,
   ) {}
 
   @Post('upload')
@@ -44,23 +45,13 @@ export class ProjectionsController {
 
   @Get()
   async list(@CurrentTenant() tenant: TenantRecord) {
-    return { projections: (await this.repo.list(tenant.tenantId)).map(projectionListView) };
+    return { projections: (await this.catalog.list(tenant.tenantId)).map(projectionListView) };
   }
 
   @Get(':id/status')
   async status(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string, @Query('include') include?: string) {
-    const { upload, projection } = await this.catalog.find(tenant.tenantId, id);
-    const wantLag = (include ?? '').split(',').map((s) => s.trim()).includes('lag');
-    let lag;
-    if (wantLag && projection) {
-      const [active, pending] = await Promise.all([
-        projection.activeVersion ? this.reader.lag(tenant.tenantId, projection.activeVersion) : undefined,
-        projection.pendingVersion ? this.reader.lag(tenant.tenantId, projection.pendingVersion) : undefined,
-      ]);
-      lag = { active, pending };
-    }
-    const webhook = projection ? await this.catalog.webhookStatus(tenant.tenantId, projection) : null;
-    return { ...projectionStatusView(upload, projection, lag), ...(webhook ? { webhook } : {}) };
+    const withLag = (include ?? '').split(',').map((s) => s.trim()).includes('lag');
+    return this.statusView.read(tenant.tenantId, id, { withLag });
   }
 
   @Get(':id/state/:key')
@@ -68,19 +59,22 @@ export class ProjectionsController {
     @CurrentTenant() tenant: TenantRecord,
     @Param('id') id: string,
     @Param('key') key: string,
-    @Query('minPosition') minPosition: string | undefined,
+    @Query('minPosition', new IntQueryPipe('minPosition', undefined)) minPosition: number | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    const r = await this.reader.state(tenant.tenantId, id, key, minPosition);
-    void reply.status(r.status);
-    return r.status === 200 ? { ...r.body, updatedAt: isoTime(r.body.updatedAt) } : r.body;
+    const answer = stateAnswer(await this.reader.state(tenant.tenantId, id, key, minPosition));
+    void reply.status(answer.status);
+    return answer.body;
   }
 
   @Get(':id/keys')
-  async keys(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string, @Query('after') after?: string, @Query('limit') limit?: string) {
-    const p = await this.catalog.projection(tenant.tenantId, id);
-    const lanes = await this.reader.keys(tenant.tenantId, p, after ?? '', limit);
-    return { keys: lanes.map((l) => l.key), ...(lanes.length ? { next: lanes[lanes.length - 1].key } : {}) };
+  async keys(
+    @CurrentTenant() tenant: TenantRecord,
+    @Param('id') id: string,
+    @Query('after') after: string | undefined,
+    @Query('limit', new IntQueryPipe('limit', 100, 1, 1000)) limit: number,
+  ) {
+    return keysPageView(await this.reader.lanes(tenant.tenantId, id, { afterKey: after ?? '', limit }));
   }
 
   @Delete(':id')
@@ -91,34 +85,19 @@ export class ProjectionsController {
 
   @Get(':id/lanes')
   async lanes(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string, @Query('held') held?: string, @Query('after') after?: string) {
-    const p = await this.catalog.projection(tenant.tenantId, id);
-    if (!p.activeVersion) return { lanes: [] };
-    const lanes = await this.repo.listLanes(tenant.tenantId, p.activeVersion, { afterKey: after ?? '', limit: 100, heldOnly: held === 'true' });
+    const lanes = await this.reader.lanes(tenant.tenantId, id, { afterKey: after ?? '', limit: LANE_PAGE, heldOnly: held === 'true' });
     return { lanes: lanes.map(laneView) };
   }
 
   @Post(':id/lanes/:key/retry')
   @HttpCode(200)
   async retry(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string, @Param('key') key: string) {
-    return this.operate(tenant.tenantId, id, key, 'retry');
+    return this.laneOperations.operate(tenant.tenantId, id, key, 'retry');
   }
 
   @Post(':id/lanes/:key/skip')
   @HttpCode(200)
   async skip(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string, @Param('key') key: string) {
-    return this.operate(tenant.tenantId, id, key, 'skip');
-  }
-
-  private async operate(tenantId: string, id: string, key: string, op: 'retry' | 'skip') {
-    const p = await this.catalog.projection(tenantId, id);
-    const versionId = p.pendingVersion && (await this.repo.getLane(tenantId, p.pendingVersion, key))?.heldPosition != null ? p.pendingVersion : p.activeVersion;
-    if (!versionId) throw notFound(`projection '${id}'`);
-    const lane = await this.repo.getLane(tenantId, versionId, key);
-    if (!lane) throw notFound(`lane '${key}'`);
-    if (lane.heldPosition === null) throw new DomainError('VALIDATION_FAILED', `lane '${key}' is not held`, { field: 'key' });
-    const done = op === 'retry' ? await this.repo.release(tenantId, versionId, key) : await this.repo.skip(tenantId, versionId, key);
-    if (!done) throw new DomainError('VALIDATION_FAILED', `lane '${key}' is not held`, { field: 'key' });
-    await this.engine.wakeLane({ tenantId, versionId, key });
-    return { projectionId: id, key, action: op, position: lane.heldPosition };
+    return this.laneOperations.operate(tenant.tenantId, id, key, 'skip');
   }
 }

@@ -10,17 +10,18 @@ import { QuotasModule } from '../quotas/quotas.module';
 import { TenantQuotas } from '../quotas/tenant-quotas';
 import { STORE, Store } from '../store/store.port';
 import { AdminLanesController } from './admin-lanes.controller';
+import { AdminLanesView } from './admin-lanes-view';
+import { LaneOperations } from './lane-operations';
 import { PROJECTION_NOTIFICATION_SETUP, ProjectionCatalog, ProjectionNotificationSetup } from './projection-catalog';
 import { ProjectionReader } from './projection-reader';
+import { ProjectionStatus } from './projection-status';
 import { ProjectionsController } from './projections.controller';
-import { PROJECTION_REPOSITORY } from './projections.tokens';
 
 /** Projection uploads, deploys, reads and operations; the lanes that run them are LanesModule's. */
 @Module({
   imports: [LanesModule, NotificationsModule, QuotasModule],
   controllers: [ProjectionsController, AdminLanesController],
   providers: [
-    { provide: PROJECTION_REPOSITORY, inject: [STORE], useFactory: (s: Store) => s.projections },
     {
       provide: ProjectionReader,
       inject: [STORE, APP_CONFIG, AppliedSignal],
@@ -32,7 +33,25 @@ import { PROJECTION_REPOSITORY } from './projections.tokens';
       useFactory: (s: Store, q: CompileQueue, engine: LaneEngine, quotas: TenantQuotas, notifications: ProjectionNotificationSetup) =>
         new ProjectionCatalog(s.uploads, s.projections, s.events, q, engine, quotas, notifications),
     },
+    {
+      provide: ProjectionStatus,
+      inject: [ProjectionCatalog, ProjectionReader],
+      useFactory: (catalog: ProjectionCatalog, reader: ProjectionReader) =>
+        new ProjectionStatus({ find: (t, id) => catalog.find(t, id), lag: (t, v) => reader.lag(t, v), webhookStatus: (t, p) => catalog.webhookStatus(t, p) }),
+    },
+    {
+      provide: LaneOperations,
+      inject: [STORE, ProjectionCatalog, LaneEngine],
+      useFactory: (s: Store, catalog: ProjectionCatalog, engine: LaneEngine) =>
+        new LaneOperations({ projection: (t, id) => catalog.projection(t, id), lanes: s.projections, wakeLane: (lane) => engine.wakeLane(lane) }),
+    },
+    {
+      provide: AdminLanesView,
+      inject: [STORE, LaneEngine],
+      useFactory: (s: Store, engine: LaneEngine) =>
+        new AdminLanesView({ liveVersions: () => s.projections.liveVersions(), orphanRows: () => s.projections.orphanRows(), routedVersions: () => engine.routedVersions() }),
+    },
   ],
-  exports: [ProjectionCatalog, PROJECTION_REPOSITORY],
+  exports: [ProjectionCatalog],
 })
 export class ProjectionsModule {}

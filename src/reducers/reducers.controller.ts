@@ -1,6 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { validationFailed } from '../common/domain-error';
+import { notFound, validationFailed } from '../common/domain-error';
+import { DtoValidationPipe } from '../common/dto-validation.pipe';
 import { readMultipart } from '../common/multipart-upload';
 import { Quota } from '../common/route-options';
 import { AGGREGATE_TYPE_PATTERN } from '../events/event-limits';
@@ -10,8 +11,8 @@ import { AggregateBinder } from './aggregate-binder';
 import { AggregateStateKeeper } from './aggregate-state-keeper';
 import { ReducerCatalog } from './reducer-catalog';
 import { bindingView, reducerRecordView, stateView } from './reducer-views';
+import { BindAggregateTypeDto } from './bind-aggregate-type.dto';
 import { StateCatchUp } from './state-catch-up';
-import { notFound } from '../common/domain-error';
 
 function checkType(type: string): string {
   if (type.length > 100 || !AGGREGATE_TYPE_PATTERN.test(type)) throw validationFailed('type', 'is not a valid aggregate type');
@@ -46,10 +47,12 @@ export class AggregateTypesController {
   ) {}
 
   @Put(':type')
-  async bind(@CurrentTenant() tenant: TenantRecord, @Param('type') type: string, @Body() body: { reducerId?: unknown; className?: unknown }) {
-    if (typeof body?.reducerId !== 'string' || !body.reducerId) throw validationFailed('reducerId', 'is required');
-    if (body.className !== undefined && typeof body.className !== 'string') throw validationFailed('className', 'must be a string');
-    const b = await this.binder.bind(tenant.tenantId, checkType(type), body.reducerId, body.className as string | undefined);
+  async bind(
+    @CurrentTenant() tenant: TenantRecord,
+    @Param('type') type: string,
+    @Body(new DtoValidationPipe(BindAggregateTypeDto, { nonObjectAsEmpty: true })) body: BindAggregateTypeDto,
+  ) {
+    const b = await this.binder.bind(tenant.tenantId, checkType(type), body.reducerId, body.className);
     return { ...bindingView(b), message: `bound; aggregate state catch-up is in progress for type '${type}'` };
   }
 

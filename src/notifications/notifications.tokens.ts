@@ -1,1 +1,0 @@
-export const WEBHOOK_REPOSITORY = Symbol('WEBHOOK_REPOSITORY');

@@ -1,0 +1,27 @@
+import { ProjectionVersion } from '../store/projection-repository.port';
+
+type VersionRef = { tenantId: string; versionId: string };
+
+export interface AdminLanesDeps {
+  /** Versions that are some projection's active or pending one. */
+  liveVersions(): Promise<Pick<ProjectionVersion, 'tenantId' | 'versionId'>[]>;
+  /** Lane and inbox rows of versions that are neither active nor pending. */
+  orphanRows(): Promise<{ lanes: number; inboxRows: number; versions: VersionRef[] }>;
+  /** The versions this instance runs a router for. */
+  routedVersions(): VersionRef[];
+}
+
+/**
+ * What the lanes of this instance and the store hold that no projection owns: the routers this
+ * instance runs (each marked live or not), and the store's orphaned lane/inbox rows.
+ */
+export class AdminLanesView {
+  constructor(private readonly deps: AdminLanesDeps) {}
+
+  async read() {
+    const [live, orphans] = await Promise.all([this.deps.liveVersions(), this.deps.orphanRows()]);
+    const isLive = new Set(live.map((v) => `${v.tenantId}\u0000${v.versionId}`));
+    const routers = this.deps.routedVersions().map((r) => ({ ...r, live: isLive.has(`${r.tenantId}\u0000${r.versionId}`) }));
+    return { routers, orphans };
+  }
+}

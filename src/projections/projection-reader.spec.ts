@@ -28,6 +28,27 @@ describe('ProjectionReader', () => {
     await expect(reader.state('t', 'missing', 'k')).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 
+  it('answers from the new version when a promotion drops the one it read in the middle of the read', async () => {
+    const { store, reader } = await setup();
+    const stateOf = async (versionId: string, n: number) => {
+      await store.projections.route('t', versionId, [{ key: 'k', position: 1 }], 3);
+      await store.projections.laneWork('t', versionId, 'k', 1);
+      await store.projections.applied('t', versionId, 'k', { state: `{"n":${n}}`, fromPosition: 0, appliedPosition: 1, updatedAt: 5 });
+      await store.projections.markCaughtUp('t', versionId, 10);
+    };
+    await stateOf('v', 1);
+    await store.projections.deploy({ tenantId: 't', projectionId: 'p', name: 'n', version: { tenantId: 't', versionId: 'v2', projectionId: 'p', className: 'C', targetPosition: 3, createdAt: 2 } });
+    await stateOf('v2', 10);
+    // The promotion lands between the reader's read of the projection and its read of the lane.
+    const getLane = store.projections.getLane.bind(store.projections);
+    jest.spyOn(store.projections, 'getLane').mockImplementationOnce(async (t, versionId, key) => {
+      expect(await store.projections.promote('t', 'p', 'v2')).toBe('v');
+      await store.projections.dropVersion('t', 'v');
+      return getLane(t, versionId, key);
+    });
+    expect(stateAnswer(await reader.state('t', 'p', 'k'))).toMatchObject({ status: 200, body: { state: new RawJson('{"n":10}') } });
+  });
+
   it('waits for minPosition, wakes on the applied signal, and gives up with 202 after its bound', async () => {
     const { store, reader, signal } = await setup();
     await store.projections.markCaughtUp('t', 'v', 10);

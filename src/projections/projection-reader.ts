@@ -41,15 +41,30 @@ export class ProjectionReader {
 
   /** `minPosition`: wait (up to the configured bound) until everything of `key` up to it is applied. */
   async state(tenantId: string, projectionId: string, key: string, minPosition?: number): Promise<StateRead> {
-    const p = await this.repo.get(tenantId, projectionId);
+    let p = await this.repo.get(tenantId, projectionId);
     if (!p || !p.activeVersion) throw notFound(`projection '${projectionId}'`);
     const deadline = Date.now() + (minPosition !== undefined ? this.maxWaitMs : 0);
-    for (;;) {
-      const v = await this.repo.getVersion(tenantId, p.activeVersion);
-      if (!v) throw notFound(`projection '${projectionId}'`);
+    /**
+     * A promotion between this read's steps drops the version it read and purges its lanes: then
+     * the new active version answers (it has caught up, so it holds every state the old one did).
+     * Without this, a read during a redeploy could answer 404 for a key that has a state.
+     */
+    const promotedMeanwhile = async (): Promise<boolean> => {
+      const now = await this.repo.get(tenantId, projectionId);
+      if (!now?.activeVersion || now.activeVersion === p!.activeVersion) return false;
+      p = now;
+      return true;
+    };
+    for (let promotions = 0; ; ) {
+      const v = await this.repo.getVersion(tenantId, p.activeVersion!);
+      if (!v) {
+        if (promotions++ < 3 && (await promotedMeanwhile())) continue;
+        throw notFound(`projection '${projectionId}'`);
+      }
       const reached = v.caughtUpAt === null ? false : minPosition === undefined ? true : await this.keyReached(tenantId, v.versionId, key, minPosition, v.routedPosition);
       if (reached !== false) {
         const lane = reached === true ? await this.repo.getLane(tenantId, v.versionId, key) : reached;
+        if ((!lane || lane.state === null) && promotions++ < 3 && (await promotedMeanwhile())) continue;
         if (!lane || lane.state === null) throw notFound(`state '${key}' of projection '${projectionId}'`);
         return { kind: 'ready', projectionId, stateKey: key, state: new RawJson(lane.state), updatedAt: lane.updatedAt ?? 0, appliedPosition: lane.appliedPosition };
       }

@@ -168,22 +168,18 @@ export class SqlWebhookRepository implements WebhookRepository {
     return changed > 0;
   }
 
-  // An attempt's outcome is written only to the row it was made for: a suspension drops pending
-  // rows and a resume makes them again under the same sequence, and an attempt still under way
-  // from before must not mark the new row failed (that suspended the endpoint again at once).
-  // created_at tells the two rows apart; nothing of the batch is kept when it does not match.
-
   async delivered(d: WebhookDelivery, now: number) {
+    // Also for a row made again since (a resume): the receiver did get this sequence.
     await this.db.batch([
-      {
-        sql: `UPDATE webhook_deliveries SET status = 'delivered', last_error = NULL, updated_at = ? WHERE ${PK} AND created_at = ?`,
-        params: [now, ...pk(d), d.createdAt],
-        mustChange: true,
-      },
+      { sql: `UPDATE webhook_deliveries SET status = 'delivered', last_error = NULL, updated_at = ? WHERE ${PK}`, params: [now, ...pk(d)] },
       promoteNextOfKey(d),
     ]);
   }
 
+  // A failure is written only to the row its attempt was made for: a suspension drops pending rows
+  // and a resume makes them again under the same sequence, and an attempt still under way from
+  // before (to the receiver that was down) must not mark the new row failing — that suspended the
+  // endpoint again at once. created_at tells the rows apart; nothing of the batch is kept otherwise.
   async attemptFailed(d: WebhookDelivery, error: string, retryAt: number | null, now: number) {
     const update = {
       sql: `UPDATE webhook_deliveries SET status = ?, next_attempt_at = ?, last_error = ?, updated_at = ? WHERE ${PK} AND status = 'pending' AND created_at = ?`,

@@ -547,7 +547,7 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect(await store.webhooks.suspension(t, 'ps')).toBeNull();
     });
 
-    it('writes an attempt’s outcome only to the delivery it was made for, not to one made again after a resume', async () => {
+    it('writes an attempt’s failure only to the delivery it was made for, not to one made again after a resume', async () => {
       const t = 'wh-stale';
       const notifyConfig = JSON.stringify({ webhookUrl: 'https://x.example/hook', isolated: false, sse: false });
       const v1 = { tenantId: t, versionId: 'st1', projectionId: 'pst', className: 'C', targetPosition: 0, createdAt: 1 };
@@ -568,9 +568,9 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       await store.webhooks.suspend(t, 'pst', 'PENDING_LIMIT: test', 1100);
       expect(await store.webhooks.resume(t, 'pst', 0)).toBe(true);
       expect(await store.webhooks.enqueue(t, 'pst', 10, 1200)).toBe(2);
-      // The attempts from before end now: one failed, one delivered. Neither touches the new rows.
+      // The attempts from before fail now (the receiver was down): the new rows are not touched.
       await store.webhooks.attemptFailed({ ...inFlight[0], attempts: 1 }, 'HTTP 503', 5000, 1300);
-      await store.webhooks.delivered({ ...inFlight[1], attempts: 1 }, 1300);
+      await store.webhooks.attemptFailed({ ...inFlight[1], attempts: 1 }, 'HTTP 503', null, 1300);
       const fresh = await store.webhooks.list(t, 'pst', { status: 'pending', afterSequence: 0, limit: 10 });
       expect(fresh.map((d) => [d.sequence, d.attempts, d.lastError, d.createdAt])).toEqual([
         [1, 0, null, 1200],

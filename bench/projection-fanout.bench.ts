@@ -3,7 +3,9 @@
  *
  * One service (a child process, SQLite, in-process lanes) per checkout and projection count. Tenant
  * A has the bank-account reducer and PROJECTIONS small projections (each keyed by the account, a
- * bounded tally as state); tenant B has the same reducer and no projection. Then, BENCH_RUNS times
+ * bounded tally as state); tenant B has the same reducer and no projection. The appends' aggregate
+ * ids (`A-n`, `B-n`) infer the type `a`/`b`, not the reducer's `account`: no reducer runs on them,
+ * so the figures measure the store and the lanes, not the executor's request-first ordering. Then, BENCH_RUNS times
  * in the same service: A and B append at once, each from one sequential loop (one request in
  * flight, as the issue measured; RATE=n caps each loop at n/s) for BENCH_SECONDS; the latencies of
  * each, then the time until every projection's every state shows every append (drain; it includes

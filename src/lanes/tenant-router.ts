@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { groupBy } from '../common/group-by';
 import { SerialRunner } from '../common/serial-runner';
 import { toWireEvent } from '../runtime/wire-event';
 import { HostCallError } from '../runtime/host-process';
@@ -144,8 +145,7 @@ export class TenantRouter {
    * together).
    */
   private async routeOnce(positions: Map<string, number>): Promise<{ routes: VersionRoute[]; fullBatch: boolean }> {
-    const byPosition = new Map<number, string[]>();
-    for (const [id, p] of positions) byPosition.set(p, [...(byPosition.get(p) ?? []), id]);
+    const byPosition = groupBy(positions.keys(), (id) => positions.get(id)!);
     const reads = await Promise.all([...byPosition].map(async ([from, ids]) => ({ ids, events: await this.log.readAll(this.tenantId, from, ROUTE_BATCH) })));
     const routes: VersionRoute[] = [];
     await Promise.all(

@@ -1,3 +1,5 @@
+import { groupBy } from '../common/group-by';
+
 /** A tenant's waiting calls: those an HTTP request waits for (a reducer on an append) go first. */
 interface TenantCalls<T> {
   urgent: T[];
@@ -41,13 +43,7 @@ export class FairCallQueue<T extends { tenantId: string; urgent?: boolean }> {
 
   /** Puts calls back in front of their tenants' queues, in the order given (a re-run goes before what came after it). */
   unshift(calls: T[]): void {
-    const byTenant = new Map<string, T[]>();
-    for (const c of calls) {
-      let list = byTenant.get(c.tenantId);
-      if (!list) byTenant.set(c.tenantId, (list = []));
-      list.push(c);
-    }
-    for (const [tenantId, list] of byTenant) {
+    for (const [tenantId, list] of groupBy(calls, (c) => c.tenantId)) {
       const q = this.queueOf(tenantId);
       q.urgent.unshift(...list.filter((c) => c.urgent));
       q.rest.unshift(...list.filter((c) => !c.urgent));

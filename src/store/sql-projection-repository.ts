@@ -1,4 +1,5 @@
 
+import { groupBy } from '../common/group-by';
 import { EVENT_COLUMNS, EventDbRow, toStoredEvent } from './event-row';
 import {
   AppliedChange,
@@ -206,9 +207,8 @@ export class SqlProjectionRepository implements ProjectionRepository {
     const stmts: SqlStatement[] = [];
     // First, and the guard of the whole write: every version still exists (their row locks on
     // PostgreSQL make a concurrent drop wait for this commit, whose rows the drop's purge removes).
-    const byPosition = new Map<number, string[]>();
-    for (const r of routes) byPosition.set(r.routedPosition, [...(byPosition.get(r.routedPosition) ?? []), r.versionId]);
-    for (const [position, ids] of byPosition) {
+    for (const [position, sameRoutes] of groupBy(routes, (r) => r.routedPosition)) {
+      const ids = sameRoutes.map((r) => r.versionId);
       for (let i = 0; i < ids.length; i += INBOX_CHUNK) {
         const chunk = ids.slice(i, i + INBOX_CHUNK);
         stmts.push({

@@ -34,6 +34,7 @@ const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 20);
 const checkouts = checkoutsUnderTest();
 
 async function openStore(c: Checkout, dataDir: string): Promise<any> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the store of the checkout under test, resolved at run time
   const { SqliteStore } = require(path.join(c.dir, 'dist', 'src', 'store', 'sqlite', 'sqlite-store.js'));
   const store = new SqliteStore({ file: path.join(dataDir, 'events.sqlite') });
   await store.migrate();

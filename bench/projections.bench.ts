@@ -40,7 +40,7 @@ async function deploy(url: string, key: string): Promise<{ projectionId: string;
   const form = new FormData();
   form.append('file', new Blob([zipSources(exampleSources('customer-totals'))]), 'p.zip');
   const up = (await (await fetch(`${url}/projections/upload`, { method: 'POST', headers: { 'x-api-key': key }, body: form })).json()) as any;
-  let projectionId = '';
+  let projectionId: string;
   for (;;) {
     const st = await call(`${url}/projections/${up.uploadId}/status?include=lag`, 'GET', key);
     projectionId = st.body.projectionId ?? '';

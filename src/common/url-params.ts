@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, validationFailed } from './domain-error';
 import { fromFrameworkError, statusOf, toErrorBody } from './error-http-mapping';
 import { MAX_PATH_PARAM_BYTES } from './url-limits';
-import { announcesBody } from '../tenancy/request-auth';
+import { announcesBody } from './announces-body';
 
 const NUL = '\u0000';
 

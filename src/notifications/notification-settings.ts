@@ -1,4 +1,4 @@
-import type { ProjectionConfig } from '../projections/projection-catalog';
+import type { ProjectionConfig } from '../projections/projection-notification-setup.port';
 import type { StoredNotifySettings } from '../store/projection-repository.port';
 
 /**

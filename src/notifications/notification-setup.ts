@@ -1,4 +1,4 @@
-import { ProjectionConfig, ProjectionNotificationSetup, UploadNotificationsView } from '../projections/projection-catalog';
+import { ProjectionConfig, ProjectionNotificationSetup, UploadNotificationsView } from '../projections/projection-notification-setup.port';
 import { ProjectionRecord, StoredNotifySettings } from '../store/projection-repository.port';
 import { WebhookRepository } from '../store/webhook-repository.port';
 import { parseSettings, settingsFromConfig, toStoredSettings } from './notification-settings';

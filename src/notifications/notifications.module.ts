@@ -3,7 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { LANE_APPLIED } from '../lanes/lane-applied.port';
-import { PROJECTION_NOTIFICATION_SETUP } from '../projections/projection-catalog';
+import { PROJECTION_NOTIFICATION_SETUP } from '../projections/projection-notification-setup.port';
 import { QuotasModule } from '../quotas/quotas.module';
 import { TenantQuotas } from '../quotas/tenant-quotas';
 import { STORE, Store } from '../store/store.port';

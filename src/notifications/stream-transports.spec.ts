@@ -1,6 +1,5 @@
 import http from 'http';
-import { AddressInfo } from 'net';
-import { Socket } from 'net';
+import { AddressInfo, Socket } from 'net';
 import { ClientOptions, WebSocket } from 'ws';
 import { DomainError } from '../common/domain-error';
 import { statusOf, toErrorBody } from '../common/error-http-mapping';

@@ -4,18 +4,9 @@ import { LaneEngine } from '../lanes/lane-engine';
 import { readSourceArchive } from '../runtime/archive-reader';
 import { CompileQueue } from '../runtime/compile-queue';
 import { EventLog } from '../store/event-log.port';
-import { ProjectionRecord, ProjectionRepository, StoredNotifySettings } from '../store/projection-repository.port';
+import { ProjectionRecord, ProjectionRepository } from '../store/projection-repository.port';
 import { UploadRecord, UploadRepository } from '../store/upload-repository.port';
-
-/** What an upload's `config` (either form) asks for; stored with the upload. */
-export interface ProjectionConfig {
-  /** Names the projection: uploading the same name again is a redeploy. Default: [ProjectionName] or the class name. */
-  name?: string;
-  notifications: {
-    webhook?: { url?: string; isolateSecret?: boolean };
-    sse?: boolean;
-  };
-}
+import { ProjectionConfig, ProjectionNotificationSetup, UploadNotificationsView } from './projection-notification-setup.port';
 
 /** `{notifications: {...}}` or the settings directly at top level: both are accepted. */
 export function parseProjectionConfig(raw: string | undefined, field: string): ProjectionConfig | undefined {
@@ -41,25 +32,6 @@ export function parseProjectionConfig(raw: string | undefined, field: string): P
       ...(n.sse !== undefined ? { sse: n.sse === true } : {}),
     },
   };
-}
-
-/** The notifications capability's part in an upload and a deploy (NotificationsModule binds it; none in unit setups). */
-export interface ProjectionNotificationSetup {
-  /** At upload: checks the settings (webhook URL), makes secrets; what to keep with the upload and what to answer. */
-  prepare(tenantId: string, config: ProjectionConfig | undefined): Promise<{ meta: Record<string, unknown>; response?: UploadNotificationsView }>;
-  /** The settings as stored with the projection. */
-  storedSettings(config: ProjectionConfig | null | undefined): StoredNotifySettings;
-  /** After the deploy is stored: binds an isolated secret, starts webhook deliveries. */
-  deployed(tenantId: string, projectionId: string, before: ProjectionRecord | null, meta: Record<string, unknown>): Promise<void>;
-  /** The webhook endpoint's state (active or suspended, backlog) for the status record; null without a webhook. */
-  webhookStatus?(tenantId: string, p: ProjectionRecord): Promise<object | null>;
-}
-
-export const PROJECTION_NOTIFICATION_SETUP = Symbol('PROJECTION_NOTIFICATION_SETUP');
-
-export interface UploadNotificationsView {
-  webhook: { enabled: boolean; secret: string | null; isolated: boolean };
-  sse: boolean;
 }
 
 /** The tenant's `projections` limit (src/quotas): throws QUOTA_EXCEEDED when one more would pass it. */

@@ -5,6 +5,7 @@ import { routeOptionsOf } from '../common/route-options';
 import { adminRefusal } from './admin.guard';
 import { TenantRequest } from './current-tenant.decorator';
 import { TenantDirectory } from './tenant-directory';
+import { announcesBody } from '../common/announces-body';
 
 type WithKey = { headers: Record<string, string | string[] | undefined>; query?: unknown };
 
@@ -23,11 +24,6 @@ export async function authenticateKey(directory: TenantDirectory, req: TenantReq
   req.tenant = found.tenant;
   req.apiKeyHash = found.keyHash;
   return null;
-}
-
-/** Whether the request announces a body (a length, or chunked). */
-export function announcesBody(headers: Record<string, string | string[] | undefined>): boolean {
-  return headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
 }
 
 /**

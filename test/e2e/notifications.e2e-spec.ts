@@ -412,6 +412,7 @@ describe('two instances on PostgreSQL + Redis, and a restart mid-delivery', () =
       throw new Error(
         `${(e as Error).message}; missing ${JSON.stringify(range(1, 120).filter((x) => !got.has(x)))}; pending ${JSON.stringify(pending.body)}; dead ${JSON.stringify(dead.body)}; ` +
           `log after 100: ${log.body.notifications?.length}; attempts ${JSON.stringify([...receiver.attempts].filter(([k]) => !got.has(k)))}\n${again.output.slice(-3000)}`,
+        { cause: e },
       );
     }
     expect([...new Set(receiver.sequences())].sort((x, y) => x - y)).toEqual(range(1, 120));

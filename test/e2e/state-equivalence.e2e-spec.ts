@@ -186,7 +186,7 @@ describe.each(STORE_BACKENDS)('the same state on every path on %s', (backend) =>
     } catch (e) {
       // fast-check keeps the property's own error (the report of wrong states) as the cause.
       const cause = (e as { cause?: Error }).cause;
-      throw new Error(`replay with STATE_EQUIVALENCE_SEED=${SEED} (STATE_EQUIVALENCE_SHRINK=1 to shrink)\n${cause?.message ?? ''}\n${(e as Error).message}`);
+      throw new Error(`replay with STATE_EQUIVALENCE_SEED=${SEED} (STATE_EQUIVALENCE_SHRINK=1 to shrink)\n${cause?.message ?? ''}\n${(e as Error).message}`, { cause: e });
     }
   });
 

@@ -15,7 +15,10 @@ export function descendants(pid: number): number[] {
   }
   const out: number[] = [];
   const walk = (p: number) => {
-    for (const [child, parent] of parents) if (parent === p) out.push(child), walk(child);
+    for (const [child, parent] of parents) if (parent === p) {
+        out.push(child);
+        walk(child);
+      }
   };
   walk(pid);
   return out;

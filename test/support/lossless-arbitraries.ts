@@ -104,7 +104,10 @@ const withSplits = (events: fc.Arbitrary<ModelEvent[]>): fc.Arbitrary<Case> =>
         const batches: number[] = [];
         let size = 1;
         for (const cut of cuts) {
-          if (cut) batches.push(size), (size = 0);
+          if (cut) {
+            batches.push(size);
+            size = 0;
+          }
           size++;
         }
         batches.push(size);

@@ -84,8 +84,13 @@ export const bankAccountModel: ReducerModel = (events) => {
   let transactions = 0;
   return events.map((e) => {
     if (e.eventType === 'AccountOpened') owner = String(e.data.owner);
-    else if (e.eventType === 'MoneyDeposited') (balance = balance.plus(dec(e.data.amount))), transactions++;
-    else if (e.eventType === 'MoneyWithdrawn') (balance = balance.minus(dec(e.data.amount))), transactions++;
+    else if (e.eventType === 'MoneyDeposited') {
+      balance = balance.plus(dec(e.data.amount));
+      transactions++;
+    } else if (e.eventType === 'MoneyWithdrawn') {
+      balance = balance.minus(dec(e.data.amount));
+      transactions++;
+    }
     return jsonText({ owner, balance: balance.json(), transactions });
   });
 };

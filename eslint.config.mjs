@@ -1,0 +1,82 @@
+// Lint: typescript-eslint's recommended rules, import cycles, and the layers of ARCHITECTURE.md
+// ("Layers"). Formatting is Prettier's (eslint-config-prettier turns off the rules it owns).
+import path from 'node:path';
+import js from '@eslint/js';
+import prettier from 'eslint-config-prettier';
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
+import tseslint from 'typescript-eslint';
+
+const FEATURES = ['events', 'reducers', 'lanes', 'projections', 'notifications', 'health'];
+// no-restricted-paths matches `except` globs against absolute paths: every path here is made absolute.
+const ROOT = import.meta.dirname;
+const abs = (p) => path.join(ROOT, p);
+const under = (...dirs) => dirs.map((d) => abs(`src/${d}/**`));
+// One file as a glob (a zone whose `from` is a glob takes only glob exceptions).
+const file = (p) => abs(p).replace(/\.ts$/, '.@(ts)');
+const PORT_OR_MODULE = [abs('src/**/*.module.ts'), abs('src/**/*.port.ts')];
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'runtime/**', 'sdk/**', 'examples/**', 'coverage/**', 'data/**', '.tmp/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/extensions': ['.ts', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.json'] })],
+    },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-explicit-any': 'off',
+      // Key and parameter rules refuse control characters on purpose: their regular expressions name them.
+      'no-control-regex': 'off',
+      'import-x/no-cycle': 'error',
+      'import-x/no-self-import': 'error',
+      'import-x/no-useless-path-segments': 'error',
+      'import-x/no-duplicates': 'error',
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: [
+            // Foundation: common and config sit under everything.
+            { target: abs('src/common/**'), from: abs('src/**'), except: [abs('src/common/**')], message: 'common/ imports nothing of the features' },
+            {
+              target: abs('src/config/**'),
+              from: abs('src/**'),
+              except: [abs('src/config/**'), abs('src/common/**'), file('src/quotas/quota-policy.ts'), file('src/runtime/isolation.ts'), file('src/runtime/sandbox.ts')],
+              message: 'config/ parses settings: it may use value types of quotas and runtime, nothing else',
+            },
+            // The store depends on nothing above it.
+            { target: abs('src/store/**'), from: abs('src/**'), except: [abs('src/store/**'), abs('src/common/**'), abs('src/config/**')], message: 'the store depends on nothing above it' },
+            // Services over the store: no feature.
+            { target: under('runtime', 'tenancy', 'quotas'), from: under(...FEATURES), except: [file('src/events/event-limits.ts')], message: 'runtime, tenancy and quotas sit under the features' },
+            // The features along an event's path: upward only a module (composition) or a port file (the caller owns its port).
+            { target: under('events'), from: under('reducers', 'lanes', 'projections', 'notifications', 'health'), except: PORT_OR_MODULE, message: 'events/ reaches later hops only through their module or a port' },
+            { target: under('reducers'), from: under('lanes', 'projections', 'notifications', 'health'), except: PORT_OR_MODULE, message: 'reducers/ reaches later hops only through a module or a port' },
+            { target: under('lanes'), from: under('projections', 'notifications', 'health'), except: PORT_OR_MODULE, message: 'lanes/ reaches notifications only through its module or a port' },
+            { target: under('notifications'), from: under('events', 'reducers', 'lanes', 'projections', 'health'), except: [abs('src/**/*.port.ts')], message: 'notifications/ sees the rest only through port files' },
+            // Nothing imports the app's composition root; the service never imports tests or benches.
+            { target: abs('src/*/**'), from: [abs('src/app.module.ts'), abs('src/app.factory.ts'), abs('src/main.ts')], message: 'the composition root is imported by nobody' },
+            { target: abs('src/**'), from: [abs('test/**'), abs('bench/**')], message: 'the service does not import tests or benches' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['**/*.spec.ts', 'test/**/*.ts', 'bench/**/*.ts'],
+    rules: { '@typescript-eslint/no-non-null-assertion': 'off', 'import-x/no-restricted-paths': 'off' },
+  },
+  {
+    // The repository's own Node scripts (CommonJS).
+    files: ['scripts/**/*.js', 'jest.config.js'],
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { require: 'readonly', module: 'writable', process: 'readonly', console: 'readonly', __dirname: 'readonly', Buffer: 'readonly' },
+    },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  prettier,
+);

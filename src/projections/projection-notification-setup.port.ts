@@ -1,0 +1,34 @@
+import { ProjectionRecord, StoredNotifySettings } from '../store/projection-repository.port';
+
+// The port the projection catalog calls for its notifications part; NotificationsModule binds it
+// (the caller owns its port: notifications import this file, not the catalog).
+
+/** What an upload's `config` (either form) asks for; stored with the upload. */
+export interface ProjectionConfig {
+  /** Names the projection: uploading the same name again is a redeploy. Default: [ProjectionName] or the class name. */
+  name?: string;
+  notifications: {
+    webhook?: { url?: string; isolateSecret?: boolean };
+    sse?: boolean;
+  };
+}
+
+/** The notifications capability's part in an upload and a deploy (NotificationsModule binds it; none in unit setups). */
+export interface ProjectionNotificationSetup {
+  /** At upload: checks the settings (webhook URL), makes secrets; what to keep with the upload and what to answer. */
+  prepare(tenantId: string, config: ProjectionConfig | undefined): Promise<{ meta: Record<string, unknown>; response?: UploadNotificationsView }>;
+  /** The settings as stored with the projection. */
+  storedSettings(config: ProjectionConfig | null | undefined): StoredNotifySettings;
+  /** After the deploy is stored: binds an isolated secret, starts webhook deliveries. */
+  deployed(tenantId: string, projectionId: string, before: ProjectionRecord | null, meta: Record<string, unknown>): Promise<void>;
+  /** The webhook endpoint's state (active or suspended, backlog) for the status record; null without a webhook. */
+  webhookStatus?(tenantId: string, p: ProjectionRecord): Promise<object | null>;
+}
+
+export const PROJECTION_NOTIFICATION_SETUP = Symbol('PROJECTION_NOTIFICATION_SETUP');
+
+export interface UploadNotificationsView {
+  webhook: { enabled: boolean; secret: string | null; isolated: boolean };
+  sse: boolean;
+}
+

@@ -2,16 +2,17 @@ import type Database from 'better-sqlite3';
 import * as path from 'node:path';
 import { SqlNotificationRepository } from '../sql-notification-repository';
 import { SqlProjectionRepository } from '../sql-projection-repository';
+import { SqlTenantRepository } from '../sql-tenant-repository';
 import { SqlWebhookRepository } from '../sql-webhook-repository';
 import { Store } from '../store.port';
 import { CommitWrites, SqliteSqlRunner } from './sqlite-sql-runner';
+import { SqliteDirectSqlRunner } from './sqlite-direct-sql-runner';
 import { SqliteWriteBatch } from './sqlite-write-batch';
 import { SqliteAppendTransaction } from './sqlite-append-transaction';
 import { SqliteAppendWorkerClient } from './sqlite-append-worker-client';
 import { openSqlite } from './sqlite-connection';
 import { SqliteEventLog } from './sqlite-event-log';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations';
-import { SqliteTenantRepository } from './sqlite-tenant-repository';
 import { SqliteUploadRepository } from './sqlite-upload-repository';
 import { SqliteBindingRepository, SqliteSnapshotRepository } from './sqlite-reducer-state';
 
@@ -31,7 +32,7 @@ export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const;
   readonly db: Database.Database;
   readonly events: SqliteEventLog;
-  readonly tenants: SqliteTenantRepository;
+  readonly tenants: SqlTenantRepository;
   readonly uploads: SqliteUploadRepository;
   readonly bindings: SqliteBindingRepository;
   readonly snapshots: SqliteSnapshotRepository;
@@ -58,7 +59,8 @@ export class SqliteStore implements Store {
       this.events = new SqliteEventLog(this.db, (reqs) => writer.append(reqs));
       commitWrites = (writes) => writer.write(writes);
     }
-    this.tenants = new SqliteTenantRepository(this.db);
+    const direct = new SqliteDirectSqlRunner(this.db);
+    this.tenants = new SqlTenantRepository(direct);
     this.uploads = new SqliteUploadRepository(this.db);
     this.bindings = new SqliteBindingRepository(this.db);
     this.snapshots = new SqliteSnapshotRepository(this.db);
@@ -86,7 +88,6 @@ export class SqliteStore implements Store {
       }).immediate();
     });
     this.events.prepare();
-    this.tenants.prepare();
   }
 
   /** Waits for the writer thread's in-flight commits, then closes both connections. */

@@ -2,12 +2,12 @@ import { Pool, types } from 'pg';
 import { SqlNotificationRepository } from '../sql-notification-repository';
 import { SqlProjectionRepository } from '../sql-projection-repository';
 import { SqlTenantRepository } from '../sql-tenant-repository';
+import { SqlUploadRepository } from '../sql-upload-repository';
 import { SqlWebhookRepository } from '../sql-webhook-repository';
 import { Store } from '../store.port';
 import { PostgresSqlRunner } from './postgres-sql-runner';
 import { PostgresEventLog } from './postgres-event-log';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations';
-import { PostgresUploadRepository } from './postgres-upload-repository';
 import { PostgresBindingRepository, PostgresSnapshotRepository } from './postgres-reducer-state';
 
 export interface PostgresStoreOptions {
@@ -45,7 +45,7 @@ export class PostgresStore implements Store {
   readonly pool: Pool;
   readonly events: PostgresEventLog;
   readonly tenants: SqlTenantRepository;
-  readonly uploads: PostgresUploadRepository;
+  readonly uploads: SqlUploadRepository;
   readonly bindings: PostgresBindingRepository;
   readonly snapshots: PostgresSnapshotRepository;
   readonly projections: SqlProjectionRepository;
@@ -67,7 +67,7 @@ export class PostgresStore implements Store {
     this.events = new PostgresEventLog(this.pool, this.inflight, options.beforeCommit);
     const sql = new PostgresSqlRunner(this.pool);
     this.tenants = new SqlTenantRepository(sql);
-    this.uploads = new PostgresUploadRepository(this.pool);
+    this.uploads = new SqlUploadRepository(sql);
     this.bindings = new PostgresBindingRepository(this.pool);
     this.snapshots = new PostgresSnapshotRepository(this.pool);
     this.projections = new SqlProjectionRepository(sql);

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { SqlNotificationRepository } from '../sql-notification-repository';
 import { SqlProjectionRepository } from '../sql-projection-repository';
 import { SqlTenantRepository } from '../sql-tenant-repository';
+import { SqlUploadRepository } from '../sql-upload-repository';
 import { SqlWebhookRepository } from '../sql-webhook-repository';
 import { Store } from '../store.port';
 import { CommitWrites, SqliteSqlRunner } from './sqlite-sql-runner';
@@ -13,7 +14,6 @@ import { SqliteAppendWorkerClient } from './sqlite-append-worker-client';
 import { openSqlite } from './sqlite-connection';
 import { SqliteEventLog } from './sqlite-event-log';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations';
-import { SqliteUploadRepository } from './sqlite-upload-repository';
 import { SqliteBindingRepository, SqliteSnapshotRepository } from './sqlite-reducer-state';
 
 export interface SqliteStoreOptions {
@@ -33,7 +33,7 @@ export class SqliteStore implements Store {
   readonly db: Database.Database;
   readonly events: SqliteEventLog;
   readonly tenants: SqlTenantRepository;
-  readonly uploads: SqliteUploadRepository;
+  readonly uploads: SqlUploadRepository;
   readonly bindings: SqliteBindingRepository;
   readonly snapshots: SqliteSnapshotRepository;
   /** The SQL the shared repositories run through (tests record it). */
@@ -61,7 +61,7 @@ export class SqliteStore implements Store {
     }
     const direct = new SqliteDirectSqlRunner(this.db);
     this.tenants = new SqlTenantRepository(direct);
-    this.uploads = new SqliteUploadRepository(this.db);
+    this.uploads = new SqlUploadRepository(direct);
     this.bindings = new SqliteBindingRepository(this.db);
     this.snapshots = new SqliteSnapshotRepository(this.db);
     const sql = (this.sqlRunner = new SqliteSqlRunner(this.db, commitWrites));

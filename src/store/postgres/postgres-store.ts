@@ -1,6 +1,7 @@
 import { Pool, types } from 'pg';
 import { SqlNotificationRepository } from '../sql-notification-repository';
 import { SqlProjectionRepository } from '../sql-projection-repository';
+import { SqlBindingRepository, SqlSnapshotRepository } from '../sql-reducer-state';
 import { SqlTenantRepository } from '../sql-tenant-repository';
 import { SqlUploadRepository } from '../sql-upload-repository';
 import { SqlWebhookRepository } from '../sql-webhook-repository';
@@ -8,7 +9,6 @@ import { Store } from '../store.port';
 import { PostgresSqlRunner } from './postgres-sql-runner';
 import { PostgresEventLog } from './postgres-event-log';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations';
-import { PostgresBindingRepository, PostgresSnapshotRepository } from './postgres-reducer-state';
 
 export interface PostgresStoreOptions {
   connectionString: string;
@@ -46,8 +46,8 @@ export class PostgresStore implements Store {
   readonly events: PostgresEventLog;
   readonly tenants: SqlTenantRepository;
   readonly uploads: SqlUploadRepository;
-  readonly bindings: PostgresBindingRepository;
-  readonly snapshots: PostgresSnapshotRepository;
+  readonly bindings: SqlBindingRepository;
+  readonly snapshots: SqlSnapshotRepository;
   readonly projections: SqlProjectionRepository;
   readonly notifications: SqlNotificationRepository;
   readonly webhooks: SqlWebhookRepository;
@@ -68,8 +68,8 @@ export class PostgresStore implements Store {
     const sql = new PostgresSqlRunner(this.pool);
     this.tenants = new SqlTenantRepository(sql);
     this.uploads = new SqlUploadRepository(sql);
-    this.bindings = new PostgresBindingRepository(this.pool);
-    this.snapshots = new PostgresSnapshotRepository(this.pool);
+    this.bindings = new SqlBindingRepository(sql);
+    this.snapshots = new SqlSnapshotRepository(sql);
     this.projections = new SqlProjectionRepository(sql);
     this.notifications = new SqlNotificationRepository(sql);
     this.webhooks = new SqlWebhookRepository(sql);

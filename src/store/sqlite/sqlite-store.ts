@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import * as path from 'node:path';
 import { SqlNotificationRepository } from '../sql-notification-repository';
 import { SqlProjectionRepository } from '../sql-projection-repository';
+import { SqlBindingRepository, SqlSnapshotRepository } from '../sql-reducer-state';
 import { SqlTenantRepository } from '../sql-tenant-repository';
 import { SqlUploadRepository } from '../sql-upload-repository';
 import { SqlWebhookRepository } from '../sql-webhook-repository';
@@ -14,7 +15,6 @@ import { SqliteAppendWorkerClient } from './sqlite-append-worker-client';
 import { openSqlite } from './sqlite-connection';
 import { SqliteEventLog } from './sqlite-event-log';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations';
-import { SqliteBindingRepository, SqliteSnapshotRepository } from './sqlite-reducer-state';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' for unit tests. */
@@ -26,7 +26,8 @@ export interface SqliteStoreOptions {
  * better-sqlite3 is synchronous, so appends and the shared SQL repositories' group commits (lanes,
  * notifications, webhooks) run on a writer thread of their own (their fsyncs, and their waits for
  * each other's write lock, would otherwise stall the event loop); reads and rare writes (tenants,
- * uploads) stay on this thread's connection, which WAL lets read beside the writer.
+ * uploads, bindings, snapshots outside an append) stay on this thread's connection, which WAL lets
+ * read beside the writer. Both kinds run the same shared SQL repositories, over two SqlRunners.
  */
 export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const;
@@ -34,8 +35,8 @@ export class SqliteStore implements Store {
   readonly events: SqliteEventLog;
   readonly tenants: SqlTenantRepository;
   readonly uploads: SqlUploadRepository;
-  readonly bindings: SqliteBindingRepository;
-  readonly snapshots: SqliteSnapshotRepository;
+  readonly bindings: SqlBindingRepository;
+  readonly snapshots: SqlSnapshotRepository;
   /** The SQL the shared repositories run through (tests record it). */
   readonly sqlRunner: SqliteSqlRunner;
   readonly projections: SqlProjectionRepository;
@@ -62,8 +63,8 @@ export class SqliteStore implements Store {
     const direct = new SqliteDirectSqlRunner(this.db);
     this.tenants = new SqlTenantRepository(direct);
     this.uploads = new SqlUploadRepository(direct);
-    this.bindings = new SqliteBindingRepository(this.db);
-    this.snapshots = new SqliteSnapshotRepository(this.db);
+    this.bindings = new SqlBindingRepository(direct);
+    this.snapshots = new SqlSnapshotRepository(direct);
     const sql = (this.sqlRunner = new SqliteSqlRunner(this.db, commitWrites));
     this.projections = new SqlProjectionRepository(sql);
     this.notifications = new SqlNotificationRepository(sql);

@@ -1,6 +1,7 @@
 /**
  * The little SQL both adapters share for repositories whose SQL is the same on SQLite and
  * PostgreSQL: `?` placeholders (converted to $n for PostgreSQL), and atomic statement batches.
+ * Every difference of the two engines that this SQL meets is listed, and absorbed, in sql-dialect.ts.
  */
 export interface SqlStatement {
   sql: string;

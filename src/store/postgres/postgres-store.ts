@@ -1,14 +1,14 @@
 import { Pool, types } from 'pg';
 import { SqlNotificationRepository } from '../sql-notification-repository';
 import { SqlProjectionRepository } from '../sql-projection-repository';
+import { SqlBindingRepository, SqlSnapshotRepository } from '../sql-reducer-state';
+import { SqlTenantRepository } from '../sql-tenant-repository';
+import { SqlUploadRepository } from '../sql-upload-repository';
 import { SqlWebhookRepository } from '../sql-webhook-repository';
 import { Store } from '../store.port';
 import { PostgresSqlRunner } from './postgres-sql-runner';
 import { PostgresEventLog } from './postgres-event-log';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations';
-import { PostgresTenantRepository } from './postgres-tenant-repository';
-import { PostgresUploadRepository } from './postgres-upload-repository';
-import { PostgresBindingRepository, PostgresSnapshotRepository } from './postgres-reducer-state';
 
 export interface PostgresStoreOptions {
   connectionString: string;
@@ -44,10 +44,10 @@ export class PostgresStore implements Store {
   readonly kind = 'postgres' as const;
   readonly pool: Pool;
   readonly events: PostgresEventLog;
-  readonly tenants: PostgresTenantRepository;
-  readonly uploads: PostgresUploadRepository;
-  readonly bindings: PostgresBindingRepository;
-  readonly snapshots: PostgresSnapshotRepository;
+  readonly tenants: SqlTenantRepository;
+  readonly uploads: SqlUploadRepository;
+  readonly bindings: SqlBindingRepository;
+  readonly snapshots: SqlSnapshotRepository;
   readonly projections: SqlProjectionRepository;
   readonly notifications: SqlNotificationRepository;
   readonly webhooks: SqlWebhookRepository;
@@ -65,11 +65,11 @@ export class PostgresStore implements Store {
     // An idle client's error (server restart) must not crash the process; the next query reconnects.
     this.pool.on('error', () => undefined);
     this.events = new PostgresEventLog(this.pool, this.inflight, options.beforeCommit);
-    this.tenants = new PostgresTenantRepository(this.pool);
-    this.uploads = new PostgresUploadRepository(this.pool);
-    this.bindings = new PostgresBindingRepository(this.pool);
-    this.snapshots = new PostgresSnapshotRepository(this.pool);
     const sql = new PostgresSqlRunner(this.pool);
+    this.tenants = new SqlTenantRepository(sql);
+    this.uploads = new SqlUploadRepository(sql);
+    this.bindings = new SqlBindingRepository(sql);
+    this.snapshots = new SqlSnapshotRepository(sql);
     this.projections = new SqlProjectionRepository(sql);
     this.notifications = new SqlNotificationRepository(sql);
     this.webhooks = new SqlWebhookRepository(sql);

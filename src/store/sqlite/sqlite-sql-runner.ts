@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { sqliteParams } from '../sql-dialect';
 import { GuardMissed, SqlRunner, SqlStatement } from '../sql-runner';
 import { SqlWrite, SqlWriteOutcome, writeError } from './sqlite-write-batch';
 
@@ -34,7 +35,7 @@ export class SqliteSqlRunner implements SqlRunner {
   }
 
   async all<T>(sql: string, params: unknown[]): Promise<T[]> {
-    return this.stmt(sql).all(...params) as T[];
+    return this.stmt(sql).all(...sqliteParams(params)) as T[];
   }
 
   run(sql: string, params: unknown[]): Promise<number> {
@@ -51,7 +52,12 @@ export class SqliteSqlRunner implements SqlRunner {
     }
   }
 
-  private write(statements: SqlStatement[]): Promise<number> {
+  private write(given: SqlStatement[]): Promise<number> {
+    // Bound here, before the writer thread's structured clone (see sql-dialect.ts).
+    const statements = given.map((s) => {
+      const params = sqliteParams(s.params);
+      return params === s.params ? s : { ...s, params };
+    });
     return new Promise((resolve, reject) => {
       if (this.queue.push({ statements, resolve, reject }) === 1) setImmediate(() => void this.flush());
     });

@@ -2,18 +2,19 @@ import type Database from 'better-sqlite3';
 import * as path from 'node:path';
 import { SqlNotificationRepository } from '../sql-notification-repository';
 import { SqlProjectionRepository } from '../sql-projection-repository';
+import { SqlBindingRepository, SqlSnapshotRepository } from '../sql-reducer-state';
+import { SqlTenantRepository } from '../sql-tenant-repository';
+import { SqlUploadRepository } from '../sql-upload-repository';
 import { SqlWebhookRepository } from '../sql-webhook-repository';
 import { Store } from '../store.port';
 import { CommitWrites, SqliteSqlRunner } from './sqlite-sql-runner';
+import { SqliteDirectSqlRunner } from './sqlite-direct-sql-runner';
 import { SqliteWriteBatch } from './sqlite-write-batch';
 import { SqliteAppendTransaction } from './sqlite-append-transaction';
 import { SqliteAppendWorkerClient } from './sqlite-append-worker-client';
 import { openSqlite } from './sqlite-connection';
 import { SqliteEventLog } from './sqlite-event-log';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations';
-import { SqliteTenantRepository } from './sqlite-tenant-repository';
-import { SqliteUploadRepository } from './sqlite-upload-repository';
-import { SqliteBindingRepository, SqliteSnapshotRepository } from './sqlite-reducer-state';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' for unit tests. */
@@ -25,16 +26,17 @@ export interface SqliteStoreOptions {
  * better-sqlite3 is synchronous, so appends and the shared SQL repositories' group commits (lanes,
  * notifications, webhooks) run on a writer thread of their own (their fsyncs, and their waits for
  * each other's write lock, would otherwise stall the event loop); reads and rare writes (tenants,
- * uploads) stay on this thread's connection, which WAL lets read beside the writer.
+ * uploads, bindings, snapshots outside an append) stay on this thread's connection, which WAL lets
+ * read beside the writer. Both kinds run the same shared SQL repositories, over two SqlRunners.
  */
 export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const;
   readonly db: Database.Database;
   readonly events: SqliteEventLog;
-  readonly tenants: SqliteTenantRepository;
-  readonly uploads: SqliteUploadRepository;
-  readonly bindings: SqliteBindingRepository;
-  readonly snapshots: SqliteSnapshotRepository;
+  readonly tenants: SqlTenantRepository;
+  readonly uploads: SqlUploadRepository;
+  readonly bindings: SqlBindingRepository;
+  readonly snapshots: SqlSnapshotRepository;
   /** The SQL the shared repositories run through (tests record it). */
   readonly sqlRunner: SqliteSqlRunner;
   readonly projections: SqlProjectionRepository;
@@ -58,10 +60,11 @@ export class SqliteStore implements Store {
       this.events = new SqliteEventLog(this.db, (reqs) => writer.append(reqs));
       commitWrites = (writes) => writer.write(writes);
     }
-    this.tenants = new SqliteTenantRepository(this.db);
-    this.uploads = new SqliteUploadRepository(this.db);
-    this.bindings = new SqliteBindingRepository(this.db);
-    this.snapshots = new SqliteSnapshotRepository(this.db);
+    const direct = new SqliteDirectSqlRunner(this.db);
+    this.tenants = new SqlTenantRepository(direct);
+    this.uploads = new SqlUploadRepository(direct);
+    this.bindings = new SqlBindingRepository(direct);
+    this.snapshots = new SqlSnapshotRepository(direct);
     const sql = (this.sqlRunner = new SqliteSqlRunner(this.db, commitWrites));
     this.projections = new SqlProjectionRepository(sql);
     this.notifications = new SqlNotificationRepository(sql);
@@ -86,7 +89,6 @@ export class SqliteStore implements Store {
       }).immediate();
     });
     this.events.prepare();
-    this.tenants.prepare();
   }
 
   /** Waits for the writer thread's in-flight commits, then closes both connections. */

@@ -1,0 +1,33 @@
+/**
+ * Where SQLite and PostgreSQL differ for the repositories shared over `SqlRunner`, all of it, so
+ * that the shared SQL never branches on the store:
+ * - placeholders: the shared SQL writes `?`; PostgreSQL's runner numbers them (toPgPlaceholders).
+ * - time columns (tenants, api keys, limits, uploads, bindings, snapshots): `timestamptz` on
+ *   PostgreSQL, epoch-ms INTEGER on SQLite. The shared SQL binds them as `sqlTime(ms)`, a Date that
+ *   pg sends as a timestamp and the SQLite runners bind as its epoch ms (sqliteParams); a read gives
+ *   a Date on PostgreSQL and a number on SQLite, and epochMs() reads both to the same number.
+ *   (Later tables keep their times as bigint epoch ms on both: plain numbers, nothing to do.)
+ * - bigint: the PostgreSQL pool parses int8 as a JS number (postgres-store.ts), so COUNT(*) and
+ *   bigint columns read as numbers on both; mappers still pass them through Number().
+ * - bytes: a Buffer binds to BLOB and BYTEA alike and reads back as a Buffer on both (on its way to
+ *   SQLite's writer thread it becomes a Uint8Array, which better-sqlite3 binds as the same BLOB).
+ * - upserts: `INSERT … ON CONFLICT (…) DO UPDATE SET c = excluded.c [WHERE …]` and
+ *   `ON CONFLICT DO NOTHING` are spelled the same on both (SQLite ≥ 3.24); no RETURNING is used.
+ * - transactions: SqlRunner.batch is all or nothing on both (a transaction on PostgreSQL; on SQLite
+ *   a transaction on the event loop's connection, or a savepoint of the writer thread's group commit).
+ */
+
+/** A time column's value to bind: timestamptz on PostgreSQL, epoch ms on SQLite. */
+export const sqlTime = (epochMillis: number): Date => new Date(epochMillis);
+
+/** A time column as read: a Date (PostgreSQL timestamptz) or a number (SQLite INTEGER), as epoch ms. */
+export function epochMs(v: number | Date): number;
+export function epochMs(v: number | Date | null): number | null;
+export function epochMs(v: number | Date | null): number | null {
+  return v === null ? null : v instanceof Date ? v.getTime() : Number(v);
+}
+
+/** Parameters as better-sqlite3 binds them: time values (Dates) as epoch ms, the rest as given. */
+export function sqliteParams(params: unknown[]): unknown[] {
+  return params.some((p) => p instanceof Date) ? params.map((p) => (p instanceof Date ? p.getTime() : p)) : params;
+}

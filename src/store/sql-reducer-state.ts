@@ -1,0 +1,103 @@
+import { Snapshot } from './event-log.port';
+import { Binding, BindingRepository, SnapshotRepository } from './reducer-state.port';
+import { epochMs, sqlTime } from './sql-dialect';
+import { SqlRunner } from './sql-runner';
+
+const SNAPSHOT_COLUMNS = 'aggregate_id, aggregate_type, binding_id, version, state, failed_version, error, updated_at';
+
+interface SnapshotDbRow {
+  aggregate_id: string;
+  aggregate_type: string;
+  binding_id: string;
+  version: number | string;
+  state: string;
+  failed_version: number | string | null;
+  error: string | null;
+  updated_at: number | Date;
+}
+
+const toSnapshot = (r: SnapshotDbRow): Snapshot => ({
+  aggregateId: r.aggregate_id,
+  aggregateType: r.aggregate_type,
+  bindingId: r.binding_id,
+  version: Number(r.version),
+  state: r.state,
+  failedVersion: r.failed_version === null ? null : Number(r.failed_version),
+  error: r.error,
+  updatedAt: epochMs(r.updated_at),
+});
+
+interface BindingDbRow {
+  tenant_id: string;
+  aggregate_type: string;
+  reducer_id: string;
+  class_name: string;
+  binding_id: string;
+  bound_at: number | Date;
+}
+
+const toBinding = (r: BindingDbRow): Binding => ({
+  tenantId: r.tenant_id,
+  aggregateType: r.aggregate_type,
+  reducerId: r.reducer_id,
+  className: r.class_name,
+  bindingId: r.binding_id,
+  boundAt: epochMs(r.bound_at),
+});
+
+/** One implementation for both stores over SqlRunner (the time columns differ: see sql-dialect.ts). */
+export class SqlBindingRepository implements BindingRepository {
+  constructor(private readonly db: SqlRunner) {}
+
+  async put(b: Binding): Promise<void> {
+    await this.db.run(
+      `INSERT INTO bindings (tenant_id, aggregate_type, reducer_id, class_name, binding_id, bound_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (tenant_id, aggregate_type) DO UPDATE SET reducer_id = excluded.reducer_id, class_name = excluded.class_name,
+         binding_id = excluded.binding_id, bound_at = excluded.bound_at`,
+      [b.tenantId, b.aggregateType, b.reducerId, b.className, b.bindingId, sqlTime(b.boundAt)],
+    );
+  }
+
+  async get(tenantId: string, aggregateType: string): Promise<Binding | null> {
+    const [r] = await this.db.all<BindingDbRow>(
+      'SELECT tenant_id, aggregate_type, reducer_id, class_name, binding_id, bound_at FROM bindings WHERE tenant_id = ? AND aggregate_type = ?',
+      [tenantId, aggregateType],
+    );
+    return r ? toBinding(r) : null;
+  }
+}
+
+/**
+ * The snapshot an append writes goes in the append's own transaction (the event logs); this is the
+ * rest: reads, and writes computed outside an append.
+ */
+export class SqlSnapshotRepository implements SnapshotRepository {
+  constructor(private readonly db: SqlRunner) {}
+
+  async get(tenantId: string, aggregateId: string): Promise<Snapshot | null> {
+    const [r] = await this.db.all<SnapshotDbRow>(`SELECT ${SNAPSHOT_COLUMNS} FROM snapshots WHERE tenant_id = ? AND aggregate_id = ?`, [
+      tenantId,
+      aggregateId,
+    ]);
+    return r ? toSnapshot(r) : null;
+  }
+
+  async putIfNewer(tenantId: string, s: Snapshot): Promise<void> {
+    await this.db.run(
+      `INSERT INTO snapshots (tenant_id, aggregate_id, aggregate_type, binding_id, version, state, failed_version, error, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (tenant_id, aggregate_id) DO UPDATE SET binding_id = excluded.binding_id, version = excluded.version,
+         state = excluded.state, failed_version = excluded.failed_version, error = excluded.error, updated_at = excluded.updated_at
+       WHERE snapshots.binding_id <> excluded.binding_id OR snapshots.version < excluded.version`,
+      [tenantId, s.aggregateId, s.aggregateType, s.bindingId, s.version, s.state, s.failedVersion, s.error, sqlTime(s.updatedAt)],
+    );
+  }
+
+  async listAggregates(tenantId: string, aggregateType: string, afterAggregateId: string, limit: number) {
+    const rows = await this.db.all<{ aggregate_id: string; version: number }>(
+      `SELECT aggregate_id, version FROM streams WHERE tenant_id = ? AND aggregate_type = ? AND aggregate_id > ? ORDER BY aggregate_id LIMIT ?`,
+      [tenantId, aggregateType, afterAggregateId, limit],
+    );
+    return rows.map((r) => ({ aggregateId: r.aggregate_id, version: Number(r.version) }));
+  }
+}

@@ -1,0 +1,104 @@
+import { epochMs, sqlTime } from './sql-dialect';
+import { SqlRunner } from './sql-runner';
+import { DiscoveredImplementation, UploadRecord, UploadRepository } from './upload-repository.port';
+
+/** Every column but the assembly's bytes, which only getAssembly reads. */
+const UPLOAD_COLUMNS =
+  'upload_id, tenant_id, kind, status, sources, meta, discovered, compilation_error, assembly_sha256, created_at, compiled_at';
+
+interface UploadDbRow {
+  upload_id: string;
+  tenant_id: string;
+  kind: string;
+  status: string;
+  sources: string;
+  meta: string;
+  discovered: string | null;
+  compilation_error: string | null;
+  assembly_sha256: string | null;
+  created_at: number | Date;
+  compiled_at: number | Date | null;
+}
+
+function toUploadRecord(r: UploadDbRow): UploadRecord {
+  return {
+    uploadId: r.upload_id,
+    tenantId: r.tenant_id,
+    kind: r.kind as UploadRecord['kind'],
+    status: r.status as UploadRecord['status'],
+    sources: JSON.parse(r.sources),
+    meta: JSON.parse(r.meta),
+    discovered: r.discovered === null ? null : JSON.parse(r.discovered),
+    compilationError: r.compilation_error,
+    assemblySha256: r.assembly_sha256,
+    createdAt: epochMs(r.created_at),
+    compiledAt: epochMs(r.compiled_at),
+  };
+}
+
+/** One implementation for both stores over SqlRunner (time columns and BLOB/BYTEA: see sql-dialect.ts). */
+export class SqlUploadRepository implements UploadRepository {
+  constructor(private readonly db: SqlRunner) {}
+
+  async create(r: Parameters<UploadRepository['create']>[0]): Promise<void> {
+    await this.db.run(
+      `INSERT INTO uploads (upload_id, tenant_id, kind, status, sources, meta, created_at) VALUES (?, ?, ?, 'pending', ?, ?, ?)`,
+      [r.uploadId, r.tenantId, r.kind, JSON.stringify(r.sources), JSON.stringify(r.meta), sqlTime(r.createdAt)],
+    );
+  }
+
+  async get(tenantId: string, uploadId: string): Promise<UploadRecord | null> {
+    const [row] = await this.db.all<UploadDbRow>(`SELECT ${UPLOAD_COLUMNS} FROM uploads WHERE tenant_id = ? AND upload_id = ?`, [tenantId, uploadId]);
+    return row ? toUploadRecord(row) : null;
+  }
+
+  async pendingTenants(): Promise<string[]> {
+    const rows = await this.db.all<{ tenant_id: string }>(
+      `SELECT tenant_id FROM uploads WHERE status = 'pending' GROUP BY tenant_id ORDER BY MIN(created_at), tenant_id`,
+      [],
+    );
+    return rows.map((r) => r.tenant_id);
+  }
+
+  async oldestPending(tenantId: string): Promise<UploadRecord | null> {
+    const [row] = await this.db.all<UploadDbRow>(
+      `SELECT ${UPLOAD_COLUMNS} FROM uploads WHERE status = 'pending' AND tenant_id = ? ORDER BY created_at, upload_id LIMIT 1`,
+      [tenantId],
+    );
+    return row ? toUploadRecord(row) : null;
+  }
+
+  async countPending(tenantId: string): Promise<number> {
+    const [row] = await this.db.all<{ n: number | string }>(`SELECT COUNT(*) AS n FROM uploads WHERE status = 'pending' AND tenant_id = ?`, [tenantId]);
+    return Number(row.n);
+  }
+
+  async markCompiled(
+    tenantId: string,
+    uploadId: string,
+    r: { discovered: DiscoveredImplementation[]; assembly: Buffer; assemblySha256: string; at: number },
+  ): Promise<void> {
+    await this.db.run(
+      `UPDATE uploads SET status = 'compiled', discovered = ?, assembly = ?, assembly_sha256 = ?, compiled_at = ? WHERE tenant_id = ? AND upload_id = ?`,
+      [JSON.stringify(r.discovered), r.assembly, r.assemblySha256, sqlTime(r.at), tenantId, uploadId],
+    );
+  }
+
+  async markFailed(tenantId: string, uploadId: string, r: { compilationError: string; at: number }): Promise<void> {
+    await this.db.run(`UPDATE uploads SET status = 'failed', compilation_error = ?, compiled_at = ? WHERE tenant_id = ? AND upload_id = ?`, [
+      r.compilationError,
+      sqlTime(r.at),
+      tenantId,
+      uploadId,
+    ]);
+  }
+
+  /** The DLL's bytes exactly as stored (a Buffer from BLOB and BYTEA alike). */
+  async getAssembly(tenantId: string, uploadId: string): Promise<Buffer | null> {
+    const [row] = await this.db.all<{ assembly: Buffer }>(
+      `SELECT assembly FROM uploads WHERE tenant_id = ? AND upload_id = ? AND status = 'compiled'`,
+      [tenantId, uploadId],
+    );
+    return row?.assembly ?? null;
+  }
+}

@@ -1,7 +1,7 @@
-import { DomainError, validationFailed } from '../common/domain-error';
-import { isoTime } from '../common/iso-time';
-import { NotificationRepository } from '../store/notification-repository.port';
-import { WebhookRepository } from '../store/webhook-repository.port';
+import { DomainError, validationFailed } from '../../common/domain-error';
+import { isoTime } from '../../common/iso-time';
+import { NotificationRepository } from '../../store/notification-repository.port';
+import { WebhookRepository } from '../../store/webhook-repository.port';
 
 /** The tenant's pendingDeliveries limit (src/quotas); 0 is no limit. */
 export interface PendingDeliveriesLimit {

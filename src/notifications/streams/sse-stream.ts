@@ -1,8 +1,8 @@
 import { IncomingMessage, ServerResponse } from 'http';
 import { Logger } from '@nestjs/common';
-import { DomainError, notFound } from '../common/domain-error';
-import { writeErrorAnswer } from '../common/error-http-mapping';
-import { Notification, StreamSource, streamText } from './notification';
+import { DomainError, notFound } from '../../common/domain-error';
+import { writeErrorAnswer } from '../../common/error-http-mapping';
+import { Notification, StreamSource, streamText } from '../log/notification';
 import { NotificationCursor, parseSequence } from './notification-cursor';
 import { NO_TENANT_STREAM_QUOTA, StreamLimiter, TenantStreamQuota } from './stream-limiter';
 

@@ -1,7 +1,7 @@
-import { ProjectionConfig, ProjectionNotificationSetup, UploadNotificationsView } from '../projections/projection-catalog';
-import { ProjectionRecord, StoredNotifySettings } from '../store/projection-repository.port';
-import { WebhookRepository } from '../store/webhook-repository.port';
-import { parseSettings, settingsFromConfig, toStoredSettings } from './notification-settings';
+import { ProjectionConfig, ProjectionNotificationSetup, UploadNotificationsView } from '../../projections/projection-catalog';
+import { ProjectionRecord, StoredNotifySettings } from '../../store/projection-repository.port';
+import { WebhookRepository } from '../../store/webhook-repository.port';
+import { parseSettings, settingsFromConfig, toStoredSettings } from '../log/notification-settings';
 import { WebhookEndpoints, WebhookStatusView } from './webhook-endpoints';
 import { WebhookSecrets } from './webhook-secrets';
 import { WebhookUrlGuard } from './webhook-url-guard';

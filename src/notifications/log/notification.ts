@@ -1,6 +1,6 @@
-import { isoTime } from '../common/iso-time';
-import { RawJson, stringifyJson } from '../common/raw-json';
-import type { Notification } from '../store/notification-repository.port';
+import { isoTime } from '../../common/iso-time';
+import { RawJson, stringifyJson } from '../../common/raw-json';
+import type { Notification } from '../../store/notification-repository.port';
 
 // The log's row type belongs to the store (which depends on nothing above it); re-exported for the
 // channels that carry it.

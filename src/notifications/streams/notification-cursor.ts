@@ -1,6 +1,6 @@
-import { validationFailed } from '../common/domain-error';
-import { parseIntParam } from '../common/int-param';
-import { Notification, StreamSource } from './notification';
+import { validationFailed } from '../../common/domain-error';
+import { parseIntParam } from '../../common/int-param';
+import { Notification, StreamSource } from '../log/notification';
 
 export interface NotificationCursorOptions {
   /** Notifications read from the source at a time: the most a connection holds beyond its transport buffer. */

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import type Redis from 'ioredis';
-import { LaneApplied } from '../lanes/lane-applied.port';
-import { LaneRef } from '../lanes/lane-scheduler.port';
+import { LaneApplied } from '../../lanes/lane-applied.port';
+import { LaneRef } from '../../lanes/lane-scheduler.port';
 
 /** Told of every wake, whatever the projection and wherever its lane ran (WebhookDispatcher). */
 export interface NotifiedProjections {

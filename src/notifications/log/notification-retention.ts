@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { NotificationRepository } from '../store/notification-repository.port';
-import { WebhookRepository } from '../store/webhook-repository.port';
+import { NotificationRepository } from '../../store/notification-repository.port';
+import { WebhookRepository } from '../../store/webhook-repository.port';
 
 /** Delivered webhook rows are kept this long for the deliveries listing. */
 const DELIVERED_KEEP_MS = 86_400_000;

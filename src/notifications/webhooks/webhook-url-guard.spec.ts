@@ -1,4 +1,4 @@
-import { DomainError } from '../common/domain-error';
+import { DomainError } from '../../common/domain-error';
 import { isPublicAddress, WebhookUrlGuard } from './webhook-url-guard';
 
 const fakeDns = (answers: Record<string, string[]>) => async (host: string) => {

@@ -1,8 +1,8 @@
-import { notFound } from '../common/domain-error';
-import { WebhookDelivery } from '../store/webhook-repository.port';
-import { DeliveryFilter } from './notification-page';
-import { parseSettings } from './notification-settings';
-import { ProjectionLookup } from './projection-lookup';
+import { notFound } from '../../common/domain-error';
+import { WebhookDelivery } from '../../store/webhook-repository.port';
+import { DeliveryFilter } from '../log/notification-page';
+import { parseSettings } from '../log/notification-settings';
+import { ProjectionLookup } from '../log/projection-lookup';
 import { WebhookStatusView } from './webhook-endpoints';
 
 export interface DeliveryListing {

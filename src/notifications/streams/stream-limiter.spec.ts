@@ -1,4 +1,4 @@
-import { DomainError } from '../common/domain-error';
+import { DomainError } from '../../common/domain-error';
 import { StreamLimiter } from './stream-limiter';
 
 function refusal(fn: () => unknown): DomainError {

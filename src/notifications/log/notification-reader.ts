@@ -1,5 +1,5 @@
-import { DomainError } from '../common/domain-error';
-import { NotificationRepository } from '../store/notification-repository.port';
+import { DomainError } from '../../common/domain-error';
+import { NotificationRepository } from '../../store/notification-repository.port';
 import { Notification } from './notification';
 
 /** Reads the log by cursor; a cursor that retention has passed is an error, never a silent skip. */

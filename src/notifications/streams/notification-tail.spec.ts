@@ -1,4 +1,4 @@
-import { Notification } from './notification';
+import { Notification } from '../log/notification';
 import { NotificationTail } from './notification-tail';
 
 const n = (sequence: number): Notification => ({

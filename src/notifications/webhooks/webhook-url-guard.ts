@@ -1,6 +1,6 @@
 import { promises as dns } from 'node:dns';
 import { isIP } from 'node:net';
-import { DomainError } from '../common/domain-error';
+import { DomainError } from '../../common/domain-error';
 
 /**
  * Keeps tenant-supplied webhook URLs from reaching the service's own network (SSRF): loopback,

@@ -1,9 +1,9 @@
-import { ProjectionRepository } from '../store/projection-repository.port';
-import { TenantDirectory } from '../tenancy/tenant-directory';
-import { Notification, StreamSource } from './notification';
-import { NotificationFeed } from './notification-feed';
-import { NotificationReader } from './notification-reader';
-import { parseSettings } from './notification-settings';
+import { ProjectionRepository } from '../../store/projection-repository.port';
+import { TenantDirectory } from '../../tenancy/tenant-directory';
+import { Notification, StreamSource } from '../log/notification';
+import { NotificationFeed } from '../log/notification-feed';
+import { NotificationReader } from '../log/notification-reader';
+import { parseSettings } from '../log/notification-settings';
 import { NotificationTail } from './notification-tail';
 
 /** The stream transports' view of the service: keys, projections, the log and the live feed. */

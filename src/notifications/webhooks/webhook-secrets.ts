@@ -1,4 +1,4 @@
-import { TENANT_SCOPE, WebhookRepository, WebhookSecretRecord } from '../store/webhook-repository.port';
+import { TENANT_SCOPE, WebhookRepository, WebhookSecretRecord } from '../../store/webhook-repository.port';
 import { SecretCipher } from './secret-cipher';
 import { generateWebhookSecret } from './webhook-signer';
 

@@ -1,5 +1,5 @@
-import { notFound } from '../common/domain-error';
-import { ProjectionRecord, ProjectionRepository } from '../store/projection-repository.port';
+import { notFound } from '../../common/domain-error';
+import { ProjectionRecord, ProjectionRepository } from '../../store/projection-repository.port';
 
 /** The tenant's projection by id; throws NOT_FOUND (`projection '<id>' not found`) when it has none. */
 export interface ProjectionLookup {

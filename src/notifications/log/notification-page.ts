@@ -1,9 +1,9 @@
 import { Inject, Injectable, PipeTransform } from '@nestjs/common';
-import { validationFailed } from '../common/domain-error';
-import { parseIntParam } from '../common/int-param';
-import { AppConfig } from '../config/app-config';
-import { APP_CONFIG } from '../config/config.module';
-import { DeliveryStatus } from '../store/webhook-repository.port';
+import { validationFailed } from '../../common/domain-error';
+import { parseIntParam } from '../../common/int-param';
+import { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/config.module';
+import { DeliveryStatus } from '../../store/webhook-repository.port';
 
 /** A page of a projection's log (or of its deliveries): after a sequence, at most `limit`. */
 export interface NotificationPage {

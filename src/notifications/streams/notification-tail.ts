@@ -1,5 +1,5 @@
-import { LruMap } from '../common/lru-map';
-import { Notification } from './notification';
+import { LruMap } from '../../common/lru-map';
+import { Notification } from '../log/notification';
 
 type Read = (tenantId: string, projectionId: string, afterSequence: number, limit: number) => Promise<Notification[]>;
 

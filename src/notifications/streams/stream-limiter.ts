@@ -1,4 +1,4 @@
-import { DomainError } from '../common/domain-error';
+import { DomainError } from '../../common/domain-error';
 
 export interface StreamLimits {
   /** Streams (WebSocket and SSE together) one API key may hold open at once. */

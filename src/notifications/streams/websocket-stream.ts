@@ -1,10 +1,10 @@
 import { IncomingMessage, Server, STATUS_CODES } from 'http';
 import { Duplex } from 'stream';
 import { RawData, WebSocket, WebSocketServer } from 'ws';
-import { DomainError, validationFailed } from '../common/domain-error';
-import { errorHeaders, statusOf, toErrorBody } from '../common/error-http-mapping';
-import { requestTargetProblem } from '../common/url-params';
-import { Notification, StreamSource, streamText } from './notification';
+import { DomainError, validationFailed } from '../../common/domain-error';
+import { errorHeaders, statusOf, toErrorBody } from '../../common/error-http-mapping';
+import { requestTargetProblem } from '../../common/url-params';
+import { Notification, StreamSource, streamText } from '../log/notification';
 import { NotificationCursor, parseSequence } from './notification-cursor';
 import { NO_TENANT_STREAM_QUOTA, StreamLimiter, TenantStreamQuota } from './stream-limiter';
 

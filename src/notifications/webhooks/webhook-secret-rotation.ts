@@ -1,7 +1,7 @@
-import { DomainError } from '../common/domain-error';
-import { TENANT_SCOPE } from '../store/webhook-repository.port';
-import { parseSettings } from './notification-settings';
-import { ProjectionLookup } from './projection-lookup';
+import { DomainError } from '../../common/domain-error';
+import { TENANT_SCOPE } from '../../store/webhook-repository.port';
+import { parseSettings } from '../log/notification-settings';
+import { ProjectionLookup } from '../log/projection-lookup';
 
 export interface SecretRotator {
   /** A new secret for the scope (a projection id, or the tenant's shared scope); the previous one still verifies for the overlap. */

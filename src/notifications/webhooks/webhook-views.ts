@@ -1,5 +1,5 @@
-import { isoTime } from '../common/iso-time';
-import { WebhookDelivery } from '../store/webhook-repository.port';
+import { isoTime } from '../../common/iso-time';
+import { WebhookDelivery } from '../../store/webhook-repository.port';
 
 export function deliveryView(d: WebhookDelivery) {
   return {

@@ -1,6 +1,7 @@
 import { validationFailed } from '../../common/domain-error';
 import { parseIntParam } from '../../common/int-param';
-import { Notification, StreamSource } from '../log/notification';
+import { Notification } from '../log/notification';
+import { StreamSource } from './stream-source';
 
 export interface NotificationCursorOptions {
   /** Notifications read from the source at a time: the most a connection holds beyond its transport buffer. */

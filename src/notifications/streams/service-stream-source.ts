@@ -1,10 +1,11 @@
 import { ProjectionRepository } from '../../store/projection-repository.port';
 import { TenantDirectory } from '../../tenancy/tenant-directory';
-import { Notification, StreamSource } from '../log/notification';
+import { Notification } from '../log/notification';
 import { NotificationFeed } from '../log/notification-feed';
 import { NotificationReader } from '../log/notification-reader';
 import { parseSettings } from '../log/notification-settings';
 import { NotificationTail } from './notification-tail';
+import { StreamSource } from './stream-source';
 
 /** The stream transports' view of the service: keys, projections, the log and the live feed. */
 export class ServiceStreamSource implements StreamSource {

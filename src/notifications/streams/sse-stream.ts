@@ -2,9 +2,10 @@ import { IncomingMessage, ServerResponse } from 'http';
 import { Logger } from '@nestjs/common';
 import { DomainError, notFound } from '../../common/domain-error';
 import { writeErrorAnswer } from '../../common/error-http-mapping';
-import { Notification, StreamSource, streamText } from '../log/notification';
+import { Notification, streamText } from '../log/notification';
 import { NotificationCursor, parseSequence } from './notification-cursor';
 import { NO_TENANT_STREAM_QUOTA, StreamLimiter, TenantStreamQuota } from './stream-limiter';
+import { StreamSource } from './stream-source';
 
 /** Who opens a stream: the tenant, and the API key's hash (per-key caps). */
 export interface StreamOwner {

@@ -4,10 +4,11 @@ import { Socket } from 'net';
 import { ClientOptions, WebSocket } from 'ws';
 import { DomainError } from '../../common/domain-error';
 import { statusOf, toErrorBody } from '../../common/error-http-mapping';
-import { Notification, StreamSource } from '../log/notification';
+import { Notification } from '../log/notification';
 import { NotificationCursor } from './notification-cursor';
 import { SseStream, SseStreamOptions } from './sse-stream';
 import { StreamLimiter, StreamLimits } from './stream-limiter';
+import { StreamSource } from './stream-source';
 import { STREAM_PROTOCOL, WebSocketStreamOptions, WebSocketStreamServer } from './websocket-stream';
 
 const API_KEY = 'key-a';

@@ -4,9 +4,10 @@ import { RawData, WebSocket, WebSocketServer } from 'ws';
 import { DomainError, validationFailed } from '../../common/domain-error';
 import { errorHeaders, statusOf, toErrorBody } from '../../common/error-http-mapping';
 import { requestTargetProblem } from '../../common/url-params';
-import { Notification, StreamSource, streamText } from '../log/notification';
+import { Notification, streamText } from '../log/notification';
 import { NotificationCursor, parseSequence } from './notification-cursor';
 import { NO_TENANT_STREAM_QUOTA, StreamLimiter, TenantStreamQuota } from './stream-limiter';
+import { StreamSource } from './stream-source';
 
 export interface WebSocketStreamOptions {
   /** Interval of `{"type":"ping"}`; a client without a pong by the next ping is closed. */

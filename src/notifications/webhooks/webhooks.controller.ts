@@ -1,57 +1,21 @@
-import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError } from '../../common/domain-error';
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { DtoValidationPipe } from '../../common/dto-validation.pipe';
 import { isoTime } from '../../common/iso-time';
-import { LongLived } from '../../common/route-options';
 import { TenantRecord } from '../../store/tenant-repository.port';
-import { CurrentTenant, TenantRequest } from '../../tenancy/current-tenant.decorator';
-import { KeyInQuery } from '../../tenancy/public.decorator';
-import { notificationView } from '../log/notification';
-import { NotificationLog } from '../log/notification-log';
-import { DeliveryFilter, DeliveryFilterPipe, NotificationPage, NotificationPagePipe } from '../log/notification-page';
+import { CurrentTenant } from '../../tenancy/current-tenant.decorator';
+import { DeliveryFilter, DeliveryFilterPipe } from '../log/notification-page';
 import { ReplayDeliveriesDto } from './replay-deliveries.dto';
 import { ResumeWebhookDto } from './resume-webhook.dto';
-import { SseStream } from '../streams/sse-stream';
 import { WebhookDeliveries } from './webhook-deliveries';
 import { WebhookSecretRotation } from './webhook-secret-rotation';
 import { deliveryView } from './webhook-views';
 
 @Controller('projections')
-export class NotificationsController {
+export class ProjectionWebhookController {
   constructor(
-    private readonly log: NotificationLog,
-    private readonly sse: SseStream,
     private readonly rotation: WebhookSecretRotation,
     private readonly deliveries: WebhookDeliveries,
   ) {}
-
-  @Get(':id/notifications')
-  async notifications(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string, @Query(NotificationPagePipe) page: NotificationPage) {
-    return { notifications: (await this.log.page(tenant.tenantId, id, page)).map(notificationView) };
-  }
-
-  /** A plain GET of the stream path (no WebSocket upgrade): server-sent events, if asked for and enabled. */
-  @Get(':id/stream')
-  @KeyInQuery()
-  @LongLived()
-  async stream(
-    @CurrentTenant() tenant: TenantRecord,
-    @Param('id') id: string,
-    @Query('afterSequence') afterSequence: string | undefined,
-    @Headers('accept') accept: string | undefined,
-    @Headers('last-event-id') lastEventId: string | undefined,
-    @Req() req: FastifyRequest,
-    @Res() reply: FastifyReply,
-  ): Promise<void> {
-    if (!(accept ?? '').includes('text/event-stream')) {
-      throw new DomainError('NOT_ACCEPTABLE', 'the stream is a WebSocket upgrade, or server-sent events with Accept: text/event-stream');
-    }
-    // The stream writes to the raw response from here on, its refusals included.
-    reply.hijack();
-    const keyHash = (req as TenantRequest).apiKeyHash!;
-    await this.sse.serve(req.raw, reply.raw, { tenantId: tenant.tenantId, keyHash }, id, { afterSequence }, lastEventId);
-  }
 
   @Post(':id/webhook/rotate')
   @HttpCode(200)

@@ -50,7 +50,7 @@ export class WebhookDispatcher {
   private readonly logger = new Logger('WebhookDispatcher');
   private timer?: NodeJS.Timeout;
   private readonly inFlight = new Set<string>();
-  private readonly targets = new LruMap<string, { value: { url: string; secrets: string[] } | null; until: number }>(1_000);
+  private readonly targets = new LruMap<string, { value: { url: string; secrets: string[] } | null; until: number; secretsGeneration: number }>(1_000);
   /** Projections with a webhook notified since their last enqueue (or with more left to enqueue). */
   private readonly backlog = new Map<string, { tenantId: string; projectionId: string }>();
   /** Projections at their pendingDeliveries limit with a receiver that is not failing: enqueued again when one of their deliveries ends. */
@@ -72,9 +72,7 @@ export class WebhookDispatcher {
     private readonly sender: WebhookSender,
     private readonly options: WebhookDispatcherOptions,
     private readonly tenantQuota: TenantWebhookQuota = NO_TENANT_WEBHOOK_QUOTA,
-  ) {
-    secrets.onChange(() => this.targets.clear());
-  }
+  ) {}
 
   start(): void {
     this.timer = setInterval(() => {
@@ -215,17 +213,20 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Where a projection's deliveries go and what signs them, cached for a second: a rotation or
-   * redeploy shows within that (the previous secret keeps signing for the overlap anyway).
+   * Where a projection's deliveries go and what signs them, cached for a second: a redeploy shows
+   * within that. A rotation or a new isolated secret (on this instance) shows at once: an entry
+   * read before the secrets' generation moved is not used (the previous secret keeps signing for
+   * the overlap anyway).
    */
   private async target(tenantId: string, projectionId: string): Promise<{ url: string; secrets: string[] } | null> {
     const id = `${tenantId}\u0000${projectionId}`;
+    const secretsGeneration = this.secrets.generation;
     const hit = this.targets.get(id);
-    if (hit && hit.until > Date.now()) return hit.value;
+    if (hit && hit.until > Date.now() && hit.secretsGeneration === secretsGeneration) return hit.value;
     const p = await this.projections.get(tenantId, projectionId);
     const settings = parseSettings(p?.notifyConfig ?? null);
     const value = p && settings.webhookUrl ? { url: settings.webhookUrl, secrets: await this.secrets.signing(tenantId, projectionId, settings.isolated) } : null;
-    this.targets.set(id, { value, until: Date.now() + TARGET_CACHE_MS });
+    this.targets.set(id, { value, until: Date.now() + TARGET_CACHE_MS, secretsGeneration });
     return value;
   }
 

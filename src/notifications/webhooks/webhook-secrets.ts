@@ -15,11 +15,15 @@ export class WebhookSecrets {
     private readonly overlapMs: number,
   ) {}
 
-  private readonly changed: (() => void)[] = [];
+  private changes = 0;
 
-  /** After a rotation or a new isolated secret (signers' caches drop what they hold). */
-  onChange(l: () => void): void {
-    this.changed.push(l);
+  /**
+   * Counts the rotations and new isolated secrets so far. A signer that caches secrets (the
+   * dispatcher's targets) keeps an entry only while this is what it was when read, so the next
+   * delivery after a rotation is signed with the new secret.
+   */
+  get generation(): number {
+    return this.changes;
   }
 
   async tenantSecret(tenantId: string): Promise<string> {
@@ -46,7 +50,7 @@ export class WebhookSecrets {
     const current = await this.repo.getSecret(tenantId, projectionId);
     if (current && this.cipher.decrypt(current.secret) === this.cipher.decrypt(sealed)) return;
     await this.repo.replaceSecret(tenantId, projectionId, sealed, now, now + this.overlapMs);
-    for (const l of this.changed) l();
+    this.changes++;
   }
 
   /** `scope`: TENANT_SCOPE or a projectionId with an isolated secret. */
@@ -54,7 +58,7 @@ export class WebhookSecrets {
     const plain = generateWebhookSecret();
     const now = Date.now();
     const r = await this.repo.replaceSecret(tenantId, scope, this.cipher.encrypt(plain), now, now + this.overlapMs);
-    for (const l of this.changed) l();
+    this.changes++;
     return { secret: plain, rotatedAt: r.rotatedAt };
   }
 

@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { isMainThread, parentPort, Worker } from 'node:worker_threads';
 import WebSocket from 'ws';
-import { WebhookSigner } from '../src/notifications/webhook-signer';
+import { WebhookSigner } from '../src/notifications/webhooks/webhook-signer';
 import { exampleSources } from '../test/support/runtime-harness';
 import { zipSources } from '../test/support/zip-writer';
 import { fmt, startChild, stopChild } from './bench-util';

@@ -9,36 +9,40 @@ import { TenantQuotas } from '../quotas/tenant-quotas';
 import { STORE, Store } from '../store/store.port';
 import { TenancyModule } from '../tenancy/tenancy.module';
 import { TenantDirectory } from '../tenancy/tenant-directory';
-import { NotificationFeed } from './notification-feed';
-import { NotificationLog } from './notification-log';
-import { ProjectionLookup, StoredProjectionLookup } from './projection-lookup';
-import { NotificationReader } from './notification-reader';
-import { NotificationRetention } from './notification-retention';
-import { NotificationSetup } from './notification-setup';
-import { NotificationsController, WebhooksController } from './notifications.controller';
-import { SecretCipher } from './secret-cipher';
-import { ServiceStreamSource } from './service-stream-source';
-import { SseStream } from './sse-stream';
-import { StreamLimiter } from './stream-limiter';
-import { WebhookDispatcher } from './webhook-dispatcher';
-import { WebhookDeliveries } from './webhook-deliveries';
-import { WebhookEndpoints } from './webhook-endpoints';
-import { WebhookSecretRotation } from './webhook-secret-rotation';
-import { WebhookSecrets } from './webhook-secrets';
-import { WebhookSender } from './webhook-sender';
-import { WebhookUrlGuard } from './webhook-url-guard';
-import { WebSocketStreamServer } from './websocket-stream';
+import { NotificationFeed } from './log/notification-feed';
+import { NotificationLog } from './log/notification-log';
+import { NotificationLogController } from './log/notification-log.controller';
+import { NotificationReader } from './log/notification-reader';
+import { NotificationRetention } from './log/notification-retention';
+import { ProjectionLookup, StoredProjectionLookup } from './log/projection-lookup';
+import { ServiceStreamSource } from './streams/service-stream-source';
+import { SseStream } from './streams/sse-stream';
+import { SseStreamController } from './streams/sse-stream.controller';
+import { StreamLimiter } from './streams/stream-limiter';
+import { WebSocketStreamServer } from './streams/websocket-stream';
+import { NotificationSetup } from './webhooks/notification-setup';
+import { SecretCipher } from './webhooks/secret-cipher';
+import { WebhookDeliveries } from './webhooks/webhook-deliveries';
+import { WebhookDispatcher } from './webhooks/webhook-dispatcher';
+import { WebhookEndpoints } from './webhooks/webhook-endpoints';
+import { WebhookSecretRotation } from './webhooks/webhook-secret-rotation';
+import { WebhookSecrets } from './webhooks/webhook-secrets';
+import { WebhookSender } from './webhooks/webhook-sender';
+import { WebhookUrlGuard } from './webhooks/webhook-url-guard';
+import { ProjectionWebhookController, WebhooksController } from './webhooks/webhooks.controller';
 
 /** Notifications a stream connection reads (and writes to its socket) at a time. */
 const STREAM_PAGE = 200;
 
 /**
- * The notification log's readers and pushers. Binds LANE_APPLIED (lanes) to NotificationFeed and
+ * The notification log (log/) and what pushes it out: the streams (streams/: WebSocket, SSE) and
+ * the webhooks (webhooks/). One module, as the three share the feed and the store; the folders
+ * depend on log/ and not on each other. Binds LANE_APPLIED (lanes) to NotificationFeed and
  * PROJECTION_NOTIFICATION_SETUP (the projection catalog) to NotificationSetup; imports neither.
  */
 @Module({
   imports: [TenancyModule, QuotasModule],
-  controllers: [NotificationsController, WebhooksController],
+  controllers: [NotificationLogController, SseStreamController, ProjectionWebhookController, WebhooksController],
   providers: [
     {
       provide: NotificationFeed,

@@ -3,7 +3,7 @@ import WebSocket from 'ws';
 import { ADMIN_TOKEN, Client, clientFor, newTenant, request, startService } from '../support/service-harness';
 import { exampleSources } from '../support/runtime-harness';
 import { RawHttp } from '../support/raw-http';
-import { StreamLimiter } from '../../src/notifications/stream-limiter';
+import { StreamLimiter } from '../../src/notifications/streams/stream-limiter';
 import { zipSources } from '../support/zip-writer';
 
 jest.setTimeout(120_000);

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { Client, clientFor, newTenant, request, RunningService, ServiceProcess, startService } from '../support/service-harness';
 import { envFor, schedulerEnv, STORE_BACKENDS, stopBackends } from '../support/store-backends';
 import { exampleSources } from '../support/runtime-harness';
-import { isPublicAddress } from '../../src/notifications/webhook-url-guard';
+import { isPublicAddress } from '../../src/notifications/webhooks/webhook-url-guard';
 import { SseCollector, WsCollector } from '../support/stream-clients';
 import { WebhookReceiver } from '../support/webhook-receiver';
 import { zipSources } from '../support/zip-writer';

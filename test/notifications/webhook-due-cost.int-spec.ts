@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { toStoredSettings } from '../../src/notifications/notification-settings';
+import { toStoredSettings } from '../../src/notifications/log/notification-settings';
 import { PostgresSqlRunner } from '../../src/store/postgres/postgres-sql-runner';
 import { PostgresStore } from '../../src/store/postgres/postgres-store';
 import { SqlRunner } from '../../src/store/sql-runner';

@@ -1,4 +1,4 @@
-import { toStoredSettings } from '../../src/notifications/notification-settings';
+import { toStoredSettings } from '../../src/notifications/log/notification-settings';
 import { AppendRequest } from '../../src/store/event-log.port';
 import { Store } from '../../src/store/store.port';
 

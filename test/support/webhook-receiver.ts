@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import * as http from 'node:http';
 import { AddressInfo } from 'node:net';
-import { WebhookSigner } from '../../src/notifications/webhook-signer';
+import { WebhookSigner } from '../../src/notifications/webhooks/webhook-signer';
 
 export interface ReceivedWebhook {
   sequence: number;

@@ -1,0 +1,34 @@
+import { isoTime } from '../../common/iso-time';
+import { RawJson, stringifyJson } from '../../common/raw-json';
+import type { Notification } from '../../store/notification-repository.port';
+
+// The log's row type belongs to the store (which depends on nothing above it); re-exported for the
+// channels that carry it.
+export type { Notification };
+
+/** The wire shape (polling element; the stream message adds `type`). */
+export function notificationView(n: Notification) {
+  return {
+    sequence: n.sequence,
+    projectionId: n.projectionId,
+    aggregateId: n.aggregateId,
+    aggregateType: n.aggregateType,
+    stateKey: n.stateKey,
+    version: n.version,
+    state: new RawJson(n.state),
+    timestamp: isoTime(n.timestamp),
+  };
+}
+
+export function streamMessage(n: Notification) {
+  return { type: 'state_changed' as const, ...notificationView(n) };
+}
+
+const texts = new WeakMap<Notification, string>();
+
+/** `streamMessage` as JSON text, made once per notification however many clients get it. */
+export function streamText(n: Notification): string {
+  let t = texts.get(n);
+  if (t === undefined) texts.set(n, (t = stringifyJson(streamMessage(n))));
+  return t;
+}

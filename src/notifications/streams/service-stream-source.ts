@@ -1,0 +1,44 @@
+import { ProjectionRepository } from '../../store/projection-repository.port';
+import { TenantDirectory } from '../../tenancy/tenant-directory';
+import { Notification } from '../log/notification';
+import { NotificationFeed } from '../log/notification-feed';
+import { NotificationReader } from '../log/notification-reader';
+import { parseSettings } from '../log/notification-settings';
+import { NotificationTail } from './notification-tail';
+import { StreamSource } from './stream-source';
+
+/** The stream transports' view of the service: keys, projections, the log and the live feed. */
+export class ServiceStreamSource implements StreamSource {
+  private readonly tail: NotificationTail;
+
+  constructor(
+    private readonly tenants: TenantDirectory,
+    private readonly projections: ProjectionRepository,
+    private readonly reader: NotificationReader,
+    private readonly feed: NotificationFeed,
+  ) {
+    this.tail = new NotificationTail((t, p, after, limit) => this.reader.read(t, p, after, limit));
+  }
+
+  async authenticate(apiKey: string | undefined) {
+    const found = await this.tenants.resolve(apiKey);
+    return found ? { tenantId: found.tenant.tenantId, keyHash: found.keyHash } : null;
+  }
+
+  async projection(tenantId: string, projectionId: string) {
+    const p = await this.projections.get(tenantId, projectionId);
+    return p ? { sse: parseSettings(p.notifyConfig).sse } : null;
+  }
+
+  headSequence(tenantId: string, projectionId: string): Promise<number> {
+    return this.reader.headSequence(tenantId, projectionId);
+  }
+
+  read(tenantId: string, projectionId: string, afterSequence: number, limit: number): Promise<Notification[]> {
+    return this.tail.read(tenantId, projectionId, afterSequence, limit);
+  }
+
+  subscribe(tenantId: string, projectionId: string, wake: () => void): () => void {
+    return this.feed.subscribe(tenantId, projectionId, wake);
+  }
+}

@@ -1,0 +1,64 @@
+import { DomainError } from '../../common/domain-error';
+
+export interface StreamLimits {
+  /** Streams (WebSocket and SSE together) one API key may hold open at once. */
+  perKey: number;
+  /** Streams this instance holds open at once, all keys together. */
+  perInstance: number;
+}
+
+/** Gives a stream's slot back; calling it again does nothing. */
+export type StreamSlot = () => void;
+
+/**
+ * The tenant-wide stream quota (src/quotas: all keys of a tenant together, across instances with
+ * Redis); throws TOO_MANY_STREAMS with scope `tenant` when it is used up.
+ */
+export interface TenantStreamQuota {
+  acquireStream(tenantId: string): Promise<StreamSlot>;
+}
+
+export const NO_TENANT_STREAM_QUOTA: TenantStreamQuota = { acquireStream: async () => () => undefined };
+
+/**
+ * Counts open streams per API key (by its hash: two keys of one tenant count apart) and per
+ * instance, across both transports. A stream takes its slot before its handshake or first byte and
+ * gives it back when its socket closes, whatever closed it.
+ */
+export class StreamLimiter {
+  private total = 0;
+  private readonly byKey = new Map<string, number>();
+
+  constructor(private readonly limits: StreamLimits) {}
+
+  /** Takes a slot for a stream of this key, or throws TOO_MANY_STREAMS (`limit`, `scope`). */
+  acquire(keyHash: string): StreamSlot {
+    const held = this.byKey.get(keyHash) ?? 0;
+    if (held >= this.limits.perKey) {
+      throw tooMany('key', this.limits.perKey, `this API key already has ${held} streams open, the most allowed (STREAM_MAX_PER_KEY); close one first`);
+    }
+    if (this.total >= this.limits.perInstance) {
+      throw tooMany('instance', this.limits.perInstance, `this instance already holds ${this.total} streams, the most allowed (STREAM_MAX_PER_INSTANCE); retry later`);
+    }
+    this.total++;
+    this.byKey.set(keyHash, held + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.total--;
+      const left = (this.byKey.get(keyHash) ?? 1) - 1;
+      if (left === 0) this.byKey.delete(keyHash);
+      else this.byKey.set(keyHash, left);
+    };
+  }
+
+  /** Open streams of one key, or of the whole instance. */
+  count(keyHash?: string): number {
+    return keyHash === undefined ? this.total : (this.byKey.get(keyHash) ?? 0);
+  }
+}
+
+function tooMany(scope: 'key' | 'instance', limit: number, message: string): DomainError {
+  return new DomainError('TOO_MANY_STREAMS', message, { limit, scope });
+}

@@ -1,0 +1,55 @@
+import { notFound } from '../../common/domain-error';
+import { WebhookDelivery } from '../../store/webhook-repository.port';
+import { DeliveryFilter } from '../log/notification-page';
+import { parseSettings } from '../log/notification-settings';
+import { ProjectionLookup } from '../log/projection-lookup';
+import { WebhookStatusView } from './webhook-endpoints';
+
+export interface DeliveryListing {
+  list(tenantId: string, projectionId: string, filter: DeliveryFilter): Promise<WebhookDelivery[]>;
+}
+
+/** The operations on an endpoint (WebhookEndpoints). */
+export interface EndpointOperations {
+  status(tenantId: string, projectionId: string): Promise<WebhookStatusView>;
+  resume(tenantId: string, projectionId: string, afterSequence: number | undefined): Promise<{ afterSequence: number; skipped: number }>;
+  replay(tenantId: string, projectionId: string, sequence: number | null, now: number): Promise<{ replayed: number; expired?: number; oldestSequence?: number }>;
+}
+
+/**
+ * A projection's webhook as the operator sees it: its deliveries, dead ones replayed, the
+ * endpoint's state and its resumption. Every call is about an existing projection (NOT_FOUND otherwise).
+ */
+export class WebhookDeliveries {
+  constructor(
+    private readonly projections: ProjectionLookup,
+    private readonly deliveries: DeliveryListing,
+    private readonly endpoints: EndpointOperations,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async list(tenantId: string, projectionId: string, filter: DeliveryFilter): Promise<WebhookDelivery[]> {
+    await this.projections.projection(tenantId, projectionId);
+    return this.deliveries.list(tenantId, projectionId, filter);
+  }
+
+  /** Dead-lettered deliveries back to pending: one (`sequence`) or all of the projection's (null). */
+  async replay(tenantId: string, projectionId: string, sequence: number | null) {
+    await this.projections.projection(tenantId, projectionId);
+    return this.endpoints.replay(tenantId, projectionId, sequence, this.now());
+  }
+
+  /** The endpoint's state; NOT_FOUND for a projection without a webhook. */
+  async status(tenantId: string, projectionId: string): Promise<WebhookStatusView> {
+    const p = await this.projections.projection(tenantId, projectionId);
+    if (!parseSettings(p.notifyConfig).webhookUrl) throw notFound(`webhook of projection '${projectionId}'`);
+    return this.endpoints.status(tenantId, projectionId);
+  }
+
+  /** A suspended endpoint delivers again: from the oldest undelivered notification, or after `afterSequence`. */
+  async resume(tenantId: string, projectionId: string, afterSequence: number | undefined): Promise<{ afterSequence: number; skipped: number; resumedAt: number }> {
+    await this.projections.projection(tenantId, projectionId);
+    const r = await this.endpoints.resume(tenantId, projectionId, afterSequence);
+    return { ...r, resumedAt: this.now() };
+  }
+}

@@ -1,0 +1,303 @@
+import { randomBytes } from 'node:crypto';
+import { Notification, NotificationHead, NotificationRepository } from '../../store/notification-repository.port';
+import { ProjectionRecord, ProjectionRepository } from '../../store/projection-repository.port';
+import { TENANT_SCOPE, WebhookDelivery, WebhookRepository, WebhookSecretRecord, WebhookSuspension } from '../../store/webhook-repository.port';
+import { toStoredSettings } from '../log/notification-settings';
+import { SecretCipher } from './secret-cipher';
+import { TenantWebhookQuota, WebhookDispatcher, WebhookDispatcherOptions } from './webhook-dispatcher';
+import { WebhookSecrets } from './webhook-secrets';
+import { SendResult, WebhookSender } from './webhook-sender';
+import { WebhookSigner } from './webhook-signer';
+
+/**
+ * The store's side of webhooks, in memory, as the port describes it: deliveries made from the log
+ * after the webhook cursor, a key's next delivery due only once no earlier one of the key is
+ * pending (the SQL keeps those 'waiting'; here they are pending rows the due query skips), claims
+ * that count the attempt and push the next try past its deadline.
+ */
+class FakeWebhookStore {
+  readonly log = new Map<string, Notification[]>();
+  readonly cursor = new Map<string, number>();
+  readonly rows: WebhookDelivery[] = [];
+  readonly suspensions = new Map<string, WebhookSuspension>();
+  readonly secretRecords = new Map<string, WebhookSecretRecord>();
+  readonly projections = new Map<string, ProjectionRecord>();
+
+  addProjection(tenantId: string, projectionId: string, url: string): void {
+    const { notifyConfig } = toStoredSettings({ webhookUrl: url, isolated: false, sse: false });
+    this.projections.set(id(tenantId, projectionId), { tenantId, projectionId, name: projectionId, activeVersion: 'v1', pendingVersion: null, createdAt: 0, notifyConfig });
+  }
+
+  /** A state change of `stateKey` logged: the next sequence of the projection. */
+  logChange(tenantId: string, projectionId: string, stateKey: string): number {
+    const list = this.log.get(id(tenantId, projectionId)) ?? [];
+    this.log.set(id(tenantId, projectionId), list);
+    const sequence = list.length + 1;
+    list.push({ sequence, projectionId, aggregateId: stateKey, aggregateType: 'order', stateKey, version: 1, position: sequence, state: '{}', timestamp: 0 });
+    return sequence;
+  }
+
+  row(tenantId: string, sequence: number): WebhookDelivery | undefined {
+    return this.rows.find((r) => r.tenantId === tenantId && r.sequence === sequence);
+  }
+
+  private isHead(d: WebhookDelivery): boolean {
+    return !this.rows.some((e) => e.tenantId === d.tenantId && e.projectionId === d.projectionId && e.stateKey === d.stateKey && e.status === 'pending' && e.sequence < d.sequence);
+  }
+
+  private due(now: number): WebhookDelivery[] {
+    return this.rows.filter((r) => r.status === 'pending' && r.nextAttemptAt <= now && this.isHead(r)).sort((a, b) => a.nextAttemptAt - b.nextAttemptAt);
+  }
+
+  readonly webhooks: Partial<WebhookRepository> = {
+    getSecret: async (t, scope) => this.secretRecords.get(id(t, scope)) ?? null,
+    ensureSecret: async (t, scope, secret, now) => {
+      if (!this.secretRecords.has(id(t, scope))) this.secretRecords.set(id(t, scope), { secret, previousSecret: null, previousUntil: null, rotatedAt: now });
+      return this.secretRecords.get(id(t, scope))!;
+    },
+    replaceSecret: async (t, scope, secret, now, overlapUntil) => {
+      const before = this.secretRecords.get(id(t, scope));
+      const r = { secret, previousSecret: before?.secret ?? null, previousUntil: before ? overlapUntil : null, rotatedAt: now };
+      this.secretRecords.set(id(t, scope), r);
+      return r;
+    },
+    backlogged: async (limit) =>
+      [...this.projections.values()]
+        .filter((p) => {
+          const k = id(p.tenantId, p.projectionId);
+          return !this.suspensions.has(k) && (this.log.get(k)?.length ?? 0) > (this.cursor.get(k) ?? 0);
+        })
+        .slice(0, limit)
+        .map(({ tenantId, projectionId }) => ({ tenantId, projectionId })),
+    enqueue: async (t, p, limit, now) => {
+      const after = this.cursor.get(id(t, p)) ?? 0;
+      const fresh = (this.log.get(id(t, p)) ?? []).filter((n) => n.sequence > after).slice(0, limit);
+      for (const n of fresh) {
+        this.rows.push({ tenantId: t, projectionId: p, sequence: n.sequence, stateKey: n.stateKey, status: 'pending', attempts: 0, nextAttemptAt: now, lastError: null, createdAt: now, updatedAt: now });
+      }
+      if (fresh.length) this.cursor.set(id(t, p), fresh[fresh.length - 1].sequence);
+      return fresh.length;
+    },
+    tenantsWithDue: async (now, after, limit) => {
+      const tenants = [...new Set(this.due(now).map((d) => d.tenantId))].sort();
+      return [...tenants.filter((t) => t > after), ...tenants.filter((t) => t <= after)].slice(0, limit);
+    },
+    dueOfTenants: async (tenantIds, now, perTenant) => tenantIds.flatMap((t) => this.due(now).filter((d) => d.tenantId === t).slice(0, perTenant).map((d) => ({ ...d }))),
+    claim: async (d, until) => {
+      const r = this.rows.find((e) => same(e, d));
+      if (!r || r.status !== 'pending' || r.attempts !== d.attempts) return false;
+      r.attempts++;
+      r.nextAttemptAt = until;
+      return true;
+    },
+    // A row a suspension dropped meanwhile is not there any more: nothing to update (as in SQL).
+    delivered: async (d, now) => {
+      const r = this.rows.find((e) => same(e, d));
+      if (r) Object.assign(r, { status: 'delivered', updatedAt: now });
+    },
+    attemptFailed: async (d, error, retryAt, now) => {
+      const r = this.rows.find((e) => same(e, d));
+      if (r) Object.assign(r, retryAt === null ? { status: 'dead', lastError: error, updatedAt: now } : { nextAttemptAt: retryAt, lastError: error, updatedAt: now });
+    },
+    suspension: async (t, p) => this.suspensions.get(id(t, p)) ?? null,
+    pendingCount: async (t, p, cap) => Math.min(cap, this.rows.filter((r) => r.tenantId === t && r.projectionId === p && r.status === 'pending').length),
+    pendingFailing: async (t, p) => this.rows.some((r) => r.tenantId === t && r.projectionId === p && r.status === 'pending' && r.lastError !== null),
+    suspend: async (t, p, reason, now) => {
+      const pending = this.rows.filter((r) => r.tenantId === t && r.projectionId === p && r.status === 'pending');
+      const s = { resumeSequence: Math.min(...pending.map((r) => r.sequence)), reason, suspendedAt: now };
+      for (const r of pending) this.rows.splice(this.rows.indexOf(r), 1);
+      this.suspensions.set(id(t, p), s);
+      return s;
+    },
+  };
+
+  readonly notifications: Partial<NotificationRepository> = {
+    read: async (t, p, after, limit) => (this.log.get(id(t, p)) ?? []).filter((n) => n.sequence > after).slice(0, limit),
+    head: async (t, p): Promise<NotificationHead | null> => ({ lastSequence: this.log.get(id(t, p))?.length ?? 0, prunedSequence: 0, webhookSequence: this.cursor.get(id(t, p)) ?? 0 }),
+  };
+
+  readonly projectionRepo: Partial<ProjectionRepository> = { get: async (t, p) => this.projections.get(id(t, p)) ?? null };
+}
+
+const id = (a: string, b: string) => `${a}\u0000${b}`;
+const same = (a: WebhookDelivery, b: WebhookDelivery) => a.tenantId === b.tenantId && a.projectionId === b.projectionId && a.sequence === b.sequence;
+
+interface Sent {
+  tenantId: string;
+  sequence: number;
+  stateKey: string;
+  headers: Record<string, string>;
+  body: string;
+  at: number;
+}
+
+/** A receiver per tenant (`https://<tenant>.example/hook`): records each attempt and answers with `answer` (by default at once, 204). */
+class FakeSender {
+  readonly sent: Sent[] = [];
+  answer: (s: Sent) => Promise<SendResult> = async () => ({ ok: true, status: 204 });
+  async send(url: string, headers: Record<string, string>, body: string): Promise<SendResult> {
+    const { stateKey } = JSON.parse(body) as { stateKey: string };
+    const s = { tenantId: new URL(url).hostname.split('.')[0], sequence: Number(headers['webhook-sequence']), stateKey, headers, body, at: Date.now() };
+    this.sent.push(s);
+    return this.answer(s);
+  }
+  of(tenantId: string, sequence: number): Sent[] {
+    return this.sent.filter((s) => s.tenantId === tenantId && s.sequence === sequence);
+  }
+}
+
+function deferred(): { promise: Promise<SendResult>; resolve: (r: SendResult) => void } {
+  let resolve!: (r: SendResult) => void;
+  return { promise: new Promise<SendResult>((r) => (resolve = r)), resolve };
+}
+
+async function until(cond: () => boolean, what: string, timeoutMs = 3_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('WebhookDispatcher', () => {
+  let store: FakeWebhookStore;
+  let sender: FakeSender;
+  let secrets: WebhookSecrets;
+  let dispatcher: WebhookDispatcher | undefined;
+
+  beforeEach(() => {
+    store = new FakeWebhookStore();
+    sender = new FakeSender();
+    secrets = new WebhookSecrets(store.webhooks as WebhookRepository, new SecretCipher(randomBytes(32)), 60_000);
+  });
+  afterEach(async () => {
+    await dispatcher?.close();
+    dispatcher = undefined;
+  });
+
+  function start(options: Partial<WebhookDispatcherOptions> = {}, quota?: TenantWebhookQuota): WebhookDispatcher {
+    dispatcher = new WebhookDispatcher(
+      store.webhooks as WebhookRepository,
+      store.notifications as NotificationRepository,
+      store.projectionRepo as ProjectionRepository,
+      secrets,
+      sender as unknown as WebhookSender,
+      { backoffMs: [1_000], timeoutMs: 1_000, pollMs: 10, concurrency: 8, ...options },
+      quota,
+    );
+    dispatcher.start();
+    return dispatcher;
+  }
+
+  function projection(tenantId: string, keys: string[]): void {
+    store.addProjection(tenantId, 'p1', `https://${tenantId}.example/hook`);
+    for (const k of keys) store.logChange(tenantId, 'p1', k);
+  }
+
+  it("holds a key's next delivery until its head is delivered, not other keys' deliveries", async () => {
+    projection('t1', ['a', 'a', 'b']);
+    const head = deferred();
+    sender.answer = async (s) => (s.sequence === 1 ? head.promise : { ok: true, status: 204 });
+    start();
+
+    await until(() => sender.of('t1', 3).length === 1, "key b's delivery");
+    await pause(50); // several polls
+    expect(sender.of('t1', 2)).toHaveLength(0);
+
+    head.resolve({ ok: true, status: 204 });
+    await until(() => sender.of('t1', 2).length === 1, "key a's second delivery");
+    expect(sender.sent.filter((s) => s.stateKey === 'a').map((s) => s.sequence)).toEqual([1, 2]);
+    expect(store.row('t1', 2)?.status).toBe('delivered');
+  });
+
+  it("retries a failing head on the backoff schedule, dead-letters it after the last step, and only then sends the key's next", async () => {
+    projection('t1', ['a', 'a']);
+    sender.answer = async (s) => (s.sequence === 1 ? { ok: false, error: 'HTTP 500' } : { ok: true, status: 204 });
+    start({ backoffMs: [40, 80] });
+
+    await until(() => sender.of('t1', 2).length === 1, "key a's second delivery");
+    const attempts = sender.of('t1', 1);
+    expect(attempts).toHaveLength(3); // the first try and one per backoff step
+    // Not before each step's delay (Date.now() has whole milliseconds: 1 ms of slack).
+    expect(attempts[1].at - attempts[0].at).toBeGreaterThanOrEqual(39);
+    expect(attempts[2].at - attempts[1].at).toBeGreaterThanOrEqual(79);
+    expect(sender.of('t1', 2)[0].at).toBeGreaterThanOrEqual(attempts[2].at);
+    expect(store.row('t1', 1)).toMatchObject({ status: 'dead', attempts: 3, lastError: 'HTTP 500' });
+
+    await pause(150);
+    expect(sender.of('t1', 1)).toHaveLength(3);
+  });
+
+  it('sends nothing to a suspended endpoint, however many notifications wait', async () => {
+    projection('t1', ['a', 'b', 'c']);
+    store.suspensions.set(id('t1', 'p1'), { resumeSequence: 1, reason: 'PENDING_LIMIT', suspendedAt: 0 });
+    start({}, { acquireWebhookSlot: async () => () => undefined, pendingDeliveries: async () => 10 });
+
+    dispatcher!.notified('t1', 'p1');
+    await pause(80);
+    expect(sender.sent).toHaveLength(0);
+    expect(store.rows).toHaveLength(0);
+  });
+
+  it('suspends an endpoint at its pendingDeliveries limit whose receiver is failing, and sends it nothing more', async () => {
+    projection('t1', ['a', 'b', 'c', 'd', 'e']);
+    sender.answer = async () => ({ ok: false, error: 'HTTP 503' });
+    start({ backoffMs: [20, 20, 20] }, { acquireWebhookSlot: async () => () => undefined, pendingDeliveries: async () => 2 });
+
+    await until(() => store.suspensions.has(id('t1', 'p1')), 'the suspension');
+    expect(store.suspensions.get(id('t1', 'p1'))).toMatchObject({ resumeSequence: 1, reason: expect.stringContaining('PENDING_LIMIT') });
+    await pause(30); // an attempt claimed before the suspension may still be sent
+    const sent = sender.sent.length;
+
+    store.logChange('t1', 'p1', 'f');
+    dispatcher!.notified('t1', 'p1');
+    await pause(100);
+    expect(sender.sent).toHaveLength(sent);
+    expect(new Set(sender.sent.map((s) => s.sequence))).toEqual(new Set([1, 2])); // never past the limit
+    expect(store.rows).toHaveLength(0);
+  });
+
+  it('keeps a busy (not failing) endpoint at its limit waiting, and makes its next deliveries when one ends', async () => {
+    projection('t1', ['a', 'b', 'c']);
+    const [first, second] = [deferred(), deferred()];
+    sender.answer = async (s) => (s.sequence === 1 ? first.promise : s.sequence === 2 ? second.promise : { ok: true, status: 204 });
+    // No poll in this test: only the end of a delivery can bring the endpoint its next one.
+    start({ pollMs: 60_000 }, { acquireWebhookSlot: async () => () => undefined, pendingDeliveries: async () => 2 });
+
+    await until(() => sender.of('t1', 2).length === 1, 'the second delivery');
+    await pause(50);
+    expect(store.rows.map((r) => r.sequence)).toEqual([1, 2]); // 3 waits in the log: the limit is 2
+
+    first.resolve({ ok: true, status: 204 });
+    second.resolve({ ok: true, status: 204 });
+    await until(() => sender.of('t1', 3).length === 1, 'the third delivery');
+    expect(store.suspensions.size).toBe(0);
+  });
+
+  it('serves tenants in turn: one delivery each before a tenant with a backlog gets its second', async () => {
+    projection('ta', ['k1', 'k2', 'k3', 'k4', 'k5', 'k6']);
+    projection('tb', ['k1']);
+    projection('tc', ['k1']);
+    start({ concurrency: 1 });
+
+    await until(() => sender.sent.length === 8, 'every delivery');
+    expect(sender.sent.slice(0, 3).map((s) => s.tenantId)).toEqual(['ta', 'tb', 'tc']);
+  });
+
+  it('signs the first delivery after a rotation with the new secret, the previous one still overlapping', async () => {
+    projection('t1', ['a']);
+    start();
+    await until(() => sender.sent.length === 1, 'the first delivery');
+    const before = await secrets.tenantSecret('t1');
+    expect(WebhookSigner.verify(before, sender.sent[0].headers, sender.sent[0].body)).toBe(true);
+
+    const { secret: after } = await secrets.rotate('t1', TENANT_SCOPE);
+    store.logChange('t1', 'p1', 'a');
+    dispatcher!.notified('t1', 'p1');
+    await until(() => sender.sent.length === 2, 'the delivery after the rotation');
+    expect(WebhookSigner.verify(after, sender.sent[1].headers, sender.sent[1].body)).toBe(true);
+    expect(WebhookSigner.verify(before, sender.sent[1].headers, sender.sent[1].body)).toBe(true);
+  });
+});

@@ -1,0 +1,68 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { DtoValidationPipe } from '../../common/dto-validation.pipe';
+import { isoTime } from '../../common/iso-time';
+import { TenantRecord } from '../../store/tenant-repository.port';
+import { CurrentTenant } from '../../tenancy/current-tenant.decorator';
+import { DeliveryFilter, DeliveryFilterPipe } from '../log/notification-page';
+import { ReplayDeliveriesDto } from './replay-deliveries.dto';
+import { ResumeWebhookDto } from './resume-webhook.dto';
+import { WebhookDeliveries } from './webhook-deliveries';
+import { WebhookSecretRotation } from './webhook-secret-rotation';
+import { deliveryView } from './webhook-views';
+
+@Controller('projections')
+export class ProjectionWebhookController {
+  constructor(
+    private readonly rotation: WebhookSecretRotation,
+    private readonly deliveries: WebhookDeliveries,
+  ) {}
+
+  @Post(':id/webhook/rotate')
+  @HttpCode(200)
+  async rotate(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string) {
+    const r = await this.rotation.rotateProjection(tenant.tenantId, id);
+    return { projectionId: id, webhook: { secret: r.secret, isolated: true }, rotatedAt: isoTime(r.rotatedAt) };
+  }
+
+  @Get(':id/webhook/deliveries')
+  async listDeliveries(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string, @Query(DeliveryFilterPipe) filter: DeliveryFilter) {
+    return { deliveries: (await this.deliveries.list(tenant.tenantId, id, filter)).map(deliveryView) };
+  }
+
+  /** Dead-lettered deliveries back to pending: one (`{sequence}`) or all of the projection's (`{}`). */
+  @Post(':id/webhook/deliveries/replay')
+  @HttpCode(200)
+  async replay(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string, @Body(new DtoValidationPipe(ReplayDeliveriesDto)) body: ReplayDeliveriesDto) {
+    return { projectionId: id, ...(await this.deliveries.replay(tenant.tenantId, id, body.sequence ?? null)) };
+  }
+
+  /** The endpoint's state: active or suspended (at its pendingDeliveries limit), its backlog and dead letters. */
+  @Get(':id/webhook')
+  async webhook(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string) {
+    return { projectionId: id, webhook: await this.deliveries.status(tenant.tenantId, id) };
+  }
+
+  /**
+   * A suspended endpoint delivers again: `{}` from the oldest undelivered notification, or
+   * `{afterSequence}` from a later one (to accept a gap CURSOR_EXPIRED reported).
+   */
+  @Post(':id/webhook/resume')
+  @HttpCode(200)
+  async resume(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string, @Body(new DtoValidationPipe(ResumeWebhookDto)) body: ResumeWebhookDto) {
+    const r = await this.deliveries.resume(tenant.tenantId, id, body.afterSequence);
+    return { projectionId: id, webhook: { status: 'active' }, afterSequence: r.afterSequence, skipped: r.skipped, resumedAt: isoTime(r.resumedAt) };
+  }
+}
+
+@Controller('webhooks')
+export class WebhooksController {
+  constructor(private readonly rotation: WebhookSecretRotation) {}
+
+  /** The tenant's shared secret (every projection without an isolated one). */
+  @Post('rotate')
+  @HttpCode(200)
+  async rotate(@CurrentTenant() tenant: TenantRecord) {
+    const r = await this.rotation.rotateTenant(tenant.tenantId);
+    return { webhook: { secret: r.secret }, rotatedAt: isoTime(r.rotatedAt) };
+  }
+}

@@ -57,6 +57,10 @@ export default tseslint.config(
             { target: under('reducers'), from: under('lanes', 'projections', 'notifications', 'health'), except: PORT_OR_MODULE, message: 'reducers/ reaches later hops only through a module or a port' },
             { target: under('lanes'), from: under('projections', 'notifications', 'health'), except: PORT_OR_MODULE, message: 'lanes/ reaches notifications only through its module or a port' },
             { target: under('notifications'), from: under('events', 'reducers', 'lanes', 'projections', 'health'), except: [abs('src/**/*.port.ts')], message: 'notifications/ sees the rest only through port files' },
+            // Inside notifications: streams/ and webhooks/ read the log/ and never each other; the log knows neither.
+            { target: under('notifications/log'), from: under('notifications/streams', 'notifications/webhooks'), message: 'the log knows neither streams nor webhooks' },
+            { target: under('notifications/streams'), from: under('notifications/webhooks'), message: 'streams and webhooks share only the log' },
+            { target: under('notifications/webhooks'), from: under('notifications/streams'), message: 'streams and webhooks share only the log' },
             // Nothing imports the app's composition root; the service never imports tests or benches.
             { target: abs('src/*/**'), from: [abs('src/app.module.ts'), abs('src/app.factory.ts'), abs('src/main.ts')], message: 'the composition root is imported by nobody' },
             { target: abs('src/**'), from: [abs('test/**'), abs('bench/**')], message: 'the service does not import tests or benches' },

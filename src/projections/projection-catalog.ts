@@ -82,9 +82,7 @@ export class ProjectionCatalog {
     private readonly engine: LaneEngine,
     private readonly quota: ProjectionQuota = NO_PROJECTION_QUOTA,
     private readonly notifications?: ProjectionNotificationSetup,
-  ) {
-    queue.onCompiled((u) => this.deploy(u));
-  }
+  ) {}
 
   async upload(
     tenantId: string,
@@ -148,7 +146,8 @@ export class ProjectionCatalog {
     return version ? this.repo.get(tenantId, version.projectionId) : null;
   }
 
-  private async deploy(u: UploadRecord): Promise<void> {
+  /** After a projection upload compiled (CompileWorker): creates the projection, or makes this its pending version. */
+  async deploy(u: UploadRecord): Promise<void> {
     if (u.kind !== 'projection' || u.status !== 'compiled') return;
     const found = (u.discovered ?? []).find((d) => d.kind === 'projection');
     if (!found) {

@@ -15,9 +15,7 @@ export class ReducerCatalog {
     private readonly uploads: UploadRepository,
     private readonly queue: CompileQueue,
     private readonly binder: AggregateBinder,
-  ) {
-    queue.onCompiled((u) => this.autoBind(u));
-  }
+  ) {}
 
   async upload(tenantId: string, zip: Buffer | undefined, reducerId?: string): Promise<UploadRecord> {
     if (!zip) throw validationFailed('file', 'a multipart part named "file" holding a zip archive is required');
@@ -40,7 +38,8 @@ export class ReducerCatalog {
     return u;
   }
 
-  private async autoBind(u: UploadRecord): Promise<void> {
+  /** After a reducer upload compiled (CompileWorker): each reducer it holds is bound to its aggregate type. */
+  async autoBind(u: UploadRecord): Promise<void> {
     if (u.kind !== 'reducer' || u.status !== 'compiled') return;
     for (const d of u.discovered ?? []) {
       if (d.kind === 'reducer' && d.aggregateType) await this.binder.bind(u.tenantId, d.aggregateType, u.uploadId, d.className);

@@ -14,7 +14,7 @@ import { ReducerRunner } from './reducer-runner';
 import { AggregateTypesController, ReducersController } from './reducers.controller';
 import { StateCatchUp } from './state-catch-up';
 
-/** Reducers and aggregate state. Binds the events module's STATEFUL_APPEND to AggregateStateKeeper. */
+/** Reducers and aggregate state. Binds the events module's STATEFUL_APPEND to AggregateStateKeeper; exports ReducerCatalog (CompilationModule auto-binds through it). */
 @Module({
   imports: [AppendBatcherModule],
   controllers: [ReducersController, AggregateTypesController],
@@ -48,7 +48,7 @@ import { StateCatchUp } from './state-catch-up';
     },
     { provide: STATEFUL_APPEND, useExisting: AggregateStateKeeper },
   ],
-  exports: [STATEFUL_APPEND],
+  exports: [STATEFUL_APPEND, ReducerCatalog],
 })
 export class ReducersModule implements OnApplicationShutdown {
   constructor(private readonly catchUp: StateCatchUp) {}

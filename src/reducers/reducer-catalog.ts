@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DomainError, notFound, validationFailed } from '../common/domain-error';
 import { AGGREGATE_ID_PATTERN } from '../events/event-limits';
+import { MultipartUpload } from '../common/multipart-upload';
 import { readSourceArchive } from '../runtime/archive-reader';
 import { CompileQueue } from '../runtime/compile-queue';
 import { UploadRecord, UploadRepository } from '../store/upload-repository.port';
@@ -16,6 +17,12 @@ export class ReducerCatalog {
     private readonly queue: CompileQueue,
     private readonly binder: AggregateBinder,
   ) {}
+
+  /** POST /reducers/upload: the form's `file` (zip) and optional `reducerId`; the 202 answer. */
+  async acceptUpload(tenantId: string, form: MultipartUpload): Promise<{ reducerId: string; status: 'pending_compilation' }> {
+    const u = await this.upload(tenantId, form.file, form.fields.reducerId || undefined);
+    return { reducerId: u.uploadId, status: 'pending_compilation' };
+  }
 
   async upload(tenantId: string, zip: Buffer | undefined, reducerId?: string): Promise<UploadRecord> {
     if (!zip) throw validationFailed('file', 'a multipart part named "file" holding a zip archive is required');

@@ -9,6 +9,7 @@ import { RuntimePool } from '../runtime/runtime-pool';
 import { STORE, Store } from '../store/store.port';
 import { AggregateBinder, BindingLookup } from './aggregate-binder';
 import { AggregateStateKeeper } from './aggregate-state-keeper';
+import { BindingStatus } from './binding-status';
 import { ReducerCatalog } from './reducer-catalog';
 import { ReducerRunner } from './reducer-runner';
 import { AggregateTypesController, ReducersController } from './reducers.controller';
@@ -45,6 +46,11 @@ import { StateCatchUp } from './state-catch-up';
       provide: ReducerCatalog,
       inject: [STORE, CompileQueue, AggregateBinder],
       useFactory: (s: Store, q: CompileQueue, binder: AggregateBinder) => new ReducerCatalog(s.uploads, q, binder),
+    },
+    {
+      provide: BindingStatus,
+      inject: [BindingLookup, StateCatchUp],
+      useFactory: (lookup: BindingLookup, catchUp: StateCatchUp) => new BindingStatus(lookup, catchUp),
     },
     { provide: STATEFUL_APPEND, useExisting: AggregateStateKeeper },
   ],

@@ -61,6 +61,8 @@ export default tseslint.config(
             { target: under('notifications/log'), from: under('notifications/streams', 'notifications/webhooks'), message: 'the log knows neither streams nor webhooks' },
             { target: under('notifications/streams'), from: under('notifications/webhooks'), message: 'streams and webhooks share only the log' },
             { target: under('notifications/webhooks'), from: under('notifications/streams'), message: 'streams and webhooks share only the log' },
+            // compilation/ hands compiled uploads to the catalogs: above them, imported by AppModule only.
+            { target: under('common', 'config', 'store', 'runtime', 'tenancy', 'quotas', ...FEATURES), from: under('compilation'), message: 'only AppModule imports compilation/' },
             // Nothing imports the app's composition root; the service never imports tests or benches.
             { target: abs('src/*/**'), from: [abs('src/app.module.ts'), abs('src/app.factory.ts'), abs('src/main.ts')], message: 'the composition root is imported by nobody' },
             { target: abs('src/**'), from: [abs('test/**'), abs('bench/**')], message: 'the service does not import tests or benches' },

@@ -1,4 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { CompilationModule } from './compilation/compilation.module';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { EventsModule } from './events/events.module';
@@ -17,7 +18,7 @@ export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(config), StoreModule, RuntimeModule, TenancyModule, QuotasModule, EventsModule, ReducersModule, LanesModule, ProjectionsModule, NotificationsModule, HealthModule],
+      imports: [ConfigModule.forRoot(config), StoreModule, RuntimeModule, TenancyModule, QuotasModule, EventsModule, ReducersModule, LanesModule, ProjectionsModule, CompilationModule, NotificationsModule, HealthModule],
     };
   }
 }

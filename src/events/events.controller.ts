@@ -1,10 +1,13 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { DtoValidationPipe } from '../common/dto-validation.pipe';
+import { IntQueryPipe } from '../common/int-query.pipe';
 import { ExactPayloads, Quota } from '../common/route-options';
 import { TenantRecord } from '../store/tenant-repository.port';
 import { CurrentTenant } from '../tenancy/current-tenant.decorator';
+import { AggregateIdPipe } from './aggregate-id.pipe';
 import { EventAppender } from './event-appender';
 import { AppendBatchDto, AppendEventDto } from './event-input.dto';
+import { LIMITS } from './event-limits';
 import { EventReader } from './event-reader';
 import { appendedView, batchAppendedView, storedEventView } from './event-views';
 
@@ -37,10 +40,11 @@ export class EventsController {
   @Get(':aggregateId')
   async read(
     @CurrentTenant() tenant: TenantRecord,
-    @Param('aggregateId') aggregateId: string,
-    @Query() query: { fromVersion?: string; limit?: string },
+    @Param('aggregateId', AggregateIdPipe) aggregateId: string,
+    @Query('fromVersion', new IntQueryPipe('fromVersion', 1, 1)) fromVersion: number,
+    @Query('limit', new IntQueryPipe('limit', LIMITS.readPageDefault, 1, LIMITS.readPageMax)) limit: number,
   ) {
-    const page = await this.reader.readStream(tenant.tenantId, aggregateId, query);
+    const page = await this.reader.readStream(tenant.tenantId, aggregateId, { fromVersion, limit });
     return {
       events: page.events.map(storedEventView),
       ...(page.nextFromVersion !== undefined ? { nextFromVersion: page.nextFromVersion } : {}),

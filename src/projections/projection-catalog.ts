@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DomainError, notFound, validationFailed } from '../common/domain-error';
+import { MultipartUpload } from '../common/multipart-upload';
 import { LaneEngine } from '../lanes/lane-engine';
 import { readSourceArchive } from '../runtime/archive-reader';
 import { CompileQueue } from '../runtime/compile-queue';
@@ -34,6 +35,11 @@ export function parseProjectionConfig(raw: string | undefined, field: string): P
   };
 }
 
+/** The 202 answer to an upload: the earlier shape, or the current one. */
+export type ProjectionUploadAnswer =
+  | { projectionId: string; uploadId: string; status: 'pending_compilation' }
+  | { success: true; uploadId: string; projectionId: null; status: 'compiling'; message: string; notifications?: UploadNotificationsView };
+
 /** The tenant's `projections` limit (src/quotas): throws QUOTA_EXCEEDED when one more would pass it. */
 export interface ProjectionQuota {
   admitProjection(tenantId: string, existing: number): Promise<void>;
@@ -54,8 +60,26 @@ export class ProjectionCatalog {
     private readonly engine: LaneEngine,
     private readonly quota: ProjectionQuota = NO_PROJECTION_QUOTA,
     private readonly notifications?: ProjectionNotificationSetup,
-  ) {
-    queue.onCompiled((u) => this.deploy(u));
+  ) {}
+
+  /**
+   * POST /projections/upload, in either of the contract's shapes: the earlier one sends
+   * `notificationConfig` (direct settings) and gets the earlier answer; the current one sends `config`.
+   */
+  async acceptUpload(tenantId: string, form: MultipartUpload): Promise<ProjectionUploadAnswer> {
+    const { file, fields } = form;
+    const earlier = fields.notificationConfig !== undefined && fields.config === undefined;
+    const config = earlier ? parseProjectionConfig(fields.notificationConfig, 'notificationConfig') : parseProjectionConfig(fields.config, 'config');
+    const { upload: u, notifications } = await this.upload(tenantId, file, config);
+    if (earlier) return { projectionId: u.uploadId, uploadId: u.uploadId, status: 'pending_compilation' };
+    return {
+      success: true,
+      uploadId: u.uploadId,
+      projectionId: null,
+      status: 'compiling',
+      message: `compiling; poll GET /projections/${u.uploadId}/status until status is 'compiled' or type is 'runtime'`,
+      ...(config && notifications ? { notifications } : {}),
+    };
   }
 
   async upload(
@@ -120,7 +144,8 @@ export class ProjectionCatalog {
     return version ? this.repo.get(tenantId, version.projectionId) : null;
   }
 
-  private async deploy(u: UploadRecord): Promise<void> {
+  /** After a projection upload compiled (CompileWorker): creates the projection, or makes this its pending version. */
+  async deploy(u: UploadRecord): Promise<void> {
     if (u.kind !== 'projection' || u.status !== 'compiled') return;
     const found = (u.discovered ?? []).find((d) => d.kind === 'projection');
     if (!found) {

@@ -6,7 +6,7 @@ import { Quota } from '../common/route-options';
 import { TenantRecord } from '../store/tenant-repository.port';
 import { CurrentTenant } from '../tenancy/current-tenant.decorator';
 import { LaneOperations } from './lane-operations';
-import { parseProjectionConfig, ProjectionCatalog } from './projection-catalog';
+import { ProjectionCatalog } from './projection-catalog';
 import { ProjectionReader } from './projection-reader';
 import { ProjectionStatus } from './projection-status';
 import { keysPageView, laneView, projectionListView, stateAnswer } from './projection-views';
@@ -27,20 +27,7 @@ export class ProjectionsController {
   @HttpCode(202)
   @Quota('upload')
   async upload(@CurrentTenant() tenant: TenantRecord, @Req() req: FastifyRequest) {
-    const { file, fields } = await readMultipart(req);
-    // The earlier shape sends `notificationConfig` (direct settings) and expects the earlier answer.
-    const earlier = fields.notificationConfig !== undefined && fields.config === undefined;
-    const config = earlier ? parseProjectionConfig(fields.notificationConfig, 'notificationConfig') : parseProjectionConfig(fields.config, 'config');
-    const { upload: u, notifications } = await this.catalog.upload(tenant.tenantId, file, config);
-    if (earlier) return { projectionId: u.uploadId, uploadId: u.uploadId, status: 'pending_compilation' };
-    return {
-      success: true,
-      uploadId: u.uploadId,
-      projectionId: null,
-      status: 'compiling',
-      message: `compiling; poll GET /projections/${u.uploadId}/status until status is 'compiled' or type is 'runtime'`,
-      ...(config && notifications ? { notifications } : {}),
-    };
+    return this.catalog.acceptUpload(tenant.tenantId, await readMultipart(req));
   }
 
   @Get()

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DomainError, notFound, validationFailed } from '../common/domain-error';
 import { AGGREGATE_ID_PATTERN } from '../events/event-limits';
+import { MultipartUpload } from '../common/multipart-upload';
 import { readSourceArchive } from '../runtime/archive-reader';
 import { CompileQueue } from '../runtime/compile-queue';
 import { UploadRecord, UploadRepository } from '../store/upload-repository.port';
@@ -15,8 +16,12 @@ export class ReducerCatalog {
     private readonly uploads: UploadRepository,
     private readonly queue: CompileQueue,
     private readonly binder: AggregateBinder,
-  ) {
-    queue.onCompiled((u) => this.autoBind(u));
+  ) {}
+
+  /** POST /reducers/upload: the form's `file` (zip) and optional `reducerId`; the 202 answer. */
+  async acceptUpload(tenantId: string, form: MultipartUpload): Promise<{ reducerId: string; status: 'pending_compilation' }> {
+    const u = await this.upload(tenantId, form.file, form.fields.reducerId || undefined);
+    return { reducerId: u.uploadId, status: 'pending_compilation' };
   }
 
   async upload(tenantId: string, zip: Buffer | undefined, reducerId?: string): Promise<UploadRecord> {
@@ -40,7 +45,8 @@ export class ReducerCatalog {
     return u;
   }
 
-  private async autoBind(u: UploadRecord): Promise<void> {
+  /** After a reducer upload compiled (CompileWorker): each reducer it holds is bound to its aggregate type. */
+  async autoBind(u: UploadRecord): Promise<void> {
     if (u.kind !== 'reducer' || u.status !== 'compiled') return;
     for (const d of u.discovered ?? []) {
       if (d.kind === 'reducer' && d.aggregateType) await this.binder.bind(u.tenantId, d.aggregateType, u.uploadId, d.className);

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { notFound, validationFailed } from '../common/domain-error';
+import { validationFailed } from '../common/domain-error';
 import { DtoValidationPipe } from '../common/dto-validation.pipe';
 import { readMultipart } from '../common/multipart-upload';
 import { Quota } from '../common/route-options';
@@ -9,10 +9,10 @@ import { TenantRecord } from '../store/tenant-repository.port';
 import { CurrentTenant } from '../tenancy/current-tenant.decorator';
 import { AggregateBinder } from './aggregate-binder';
 import { AggregateStateKeeper } from './aggregate-state-keeper';
+import { BindingStatus } from './binding-status';
 import { ReducerCatalog } from './reducer-catalog';
 import { bindingView, reducerRecordView, stateView } from './reducer-views';
 import { BindAggregateTypeDto } from './bind-aggregate-type.dto';
-import { StateCatchUp } from './state-catch-up';
 
 function checkType(type: string): string {
   if (type.length > 100 || !AGGREGATE_TYPE_PATTERN.test(type)) throw validationFailed('type', 'is not a valid aggregate type');
@@ -27,9 +27,7 @@ export class ReducersController {
   @HttpCode(202)
   @Quota('upload')
   async upload(@CurrentTenant() tenant: TenantRecord, @Req() req: FastifyRequest) {
-    const { file, fields } = await readMultipart(req);
-    const u = await this.catalog.upload(tenant.tenantId, file, fields.reducerId || undefined);
-    return { reducerId: u.uploadId, status: 'pending_compilation' };
+    return this.catalog.acceptUpload(tenant.tenantId, await readMultipart(req));
   }
 
   @Get(':id/status')
@@ -43,7 +41,7 @@ export class AggregateTypesController {
   constructor(
     private readonly binder: AggregateBinder,
     private readonly keeper: AggregateStateKeeper,
-    private readonly catchUp: StateCatchUp,
+    private readonly bindingStatus: BindingStatus,
   ) {}
 
   @Put(':type')
@@ -58,9 +56,8 @@ export class AggregateTypesController {
 
   @Get(':type')
   async get(@CurrentTenant() tenant: TenantRecord, @Param('type') type: string) {
-    const b = await this.binder.current(tenant.tenantId, checkType(type));
-    if (!b) throw notFound(`binding of aggregate type '${type}'`);
-    return bindingView(b, this.catchUp.status(tenant.tenantId, type));
+    const { binding, catchUp } = await this.bindingStatus.read(tenant.tenantId, checkType(type));
+    return bindingView(binding, catchUp);
   }
 
   @Get(':type/:id/state')

@@ -9,12 +9,13 @@ import { RuntimePool } from '../runtime/runtime-pool';
 import { STORE, Store } from '../store/store.port';
 import { AggregateBinder, BindingLookup } from './aggregate-binder';
 import { AggregateStateKeeper } from './aggregate-state-keeper';
+import { BindingStatus } from './binding-status';
 import { ReducerCatalog } from './reducer-catalog';
 import { ReducerRunner } from './reducer-runner';
 import { AggregateTypesController, ReducersController } from './reducers.controller';
 import { StateCatchUp } from './state-catch-up';
 
-/** Reducers and aggregate state. Binds the events module's STATEFUL_APPEND to AggregateStateKeeper. */
+/** Reducers and aggregate state. Binds the events module's STATEFUL_APPEND to AggregateStateKeeper; exports ReducerCatalog (CompilationModule auto-binds through it). */
 @Module({
   imports: [AppendBatcherModule],
   controllers: [ReducersController, AggregateTypesController],
@@ -46,9 +47,14 @@ import { StateCatchUp } from './state-catch-up';
       inject: [STORE, CompileQueue, AggregateBinder],
       useFactory: (s: Store, q: CompileQueue, binder: AggregateBinder) => new ReducerCatalog(s.uploads, q, binder),
     },
+    {
+      provide: BindingStatus,
+      inject: [BindingLookup, StateCatchUp],
+      useFactory: (lookup: BindingLookup, catchUp: StateCatchUp) => new BindingStatus(lookup, catchUp),
+    },
     { provide: STATEFUL_APPEND, useExisting: AggregateStateKeeper },
   ],
-  exports: [STATEFUL_APPEND],
+  exports: [STATEFUL_APPEND, ReducerCatalog],
 })
 export class ReducersModule implements OnApplicationShutdown {
   constructor(private readonly catchUp: StateCatchUp) {}

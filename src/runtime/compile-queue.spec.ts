@@ -1,7 +1,9 @@
 import { DomainError } from '../common/domain-error';
 import { SqliteStore } from '../store/sqlite/sqlite-store';
+import { Compiler, CompileWorker } from '../compilation/compile-worker';
+import { UploadRecord, UploadRepository } from '../store/upload-repository.port';
 import { HostCallError } from './host-process';
-import { CompileQueue, CompileQueueOptions, Compiler } from './compile-queue';
+import { CompileQueue, CompileQueueOptions } from './compile-queue';
 import { CompileResult } from './runtime-protocol';
 
 const ok: CompileResult = {
@@ -54,17 +56,27 @@ async function memoryStore() {
 /** An upload whose single file is named `path`; its content names the tenant (for the compiler's bookkeeping). */
 const upload = (tenantId: string, path: string) => ({ tenantId, kind: 'reducer' as const, sources: [{ path, content: tenantId }], uploadId: path });
 
+/**
+ * The queue with the worker that takes from it (compilation/compile-worker.ts), as the service runs
+ * them; `handedOver` lists the compiled uploads the worker gave to their owner's catalog.
+ */
+function startCompiles(uploads: UploadRepository, compiler: Compiler, options: Partial<CompileQueueOptions> = {}) {
+  const q = new CompileQueue(uploads, options);
+  const handedOver: string[] = [];
+  const owner = { autoBind: async (u: UploadRecord) => void handedOver.push(`${u.uploadId}:${u.status}`), deploy: async (u: UploadRecord) => void handedOver.push(`${u.uploadId}:${u.status}`) };
+  new CompileWorker(q, compiler, uploads, owner, owner).start();
+  return { q, handedOver };
+}
+
 async function setup(compiler: ScriptedCompiler, options: Partial<CompileQueueOptions> = {}) {
   const store = await memoryStore();
-  const q = new CompileQueue(store.uploads, compiler, { concurrency: 1, maxPendingPerTenant: 100, ...options });
-  return { store, q };
+  const { q, handedOver } = startCompiles(store.uploads, compiler, { concurrency: 1, maxPendingPerTenant: 100, ...options });
+  return { store, q, handedOver };
 }
 
 describe('CompileQueue', () => {
   it('answers at once with a pending record, then records the compile and tells listeners', async () => {
-    const { store, q } = await setup(new ScriptedCompiler());
-    const seen: string[] = [];
-    q.onCompiled((u) => void seen.push(`${u.uploadId}:${u.status}`));
+    const { store, q, handedOver: seen } = await setup(new ScriptedCompiler());
     const rec = await q.submit(upload('t', 'u1'));
     expect(rec.status).toBe('pending');
     await q.idle();
@@ -84,8 +96,7 @@ describe('CompileQueue', () => {
     const store = await memoryStore();
     await store.uploads.create({ uploadId: 'left', tenantId: 't', kind: 'reducer', sources: [{ path: 'L.cs', content: 't' }], meta: {}, createdAt: 1 });
     const compiler = new ScriptedCompiler();
-    const q = new CompileQueue(store.uploads, compiler);
-    q.start();
+    const { q } = startCompiles(store.uploads, compiler);
     await q.idle();
     expect(compiler.calls).toEqual(['L.cs']);
     expect((await store.uploads.get('t', 'left'))?.status).toBe('compiled');
@@ -98,8 +109,7 @@ describe('CompileQueue', () => {
       await store.uploads.create({ uploadId: id, tenantId: t, kind: 'reducer', sources: [{ path: id, content: t }], meta: {}, createdAt: i + 1 });
     }
     const compiler = new ScriptedCompiler();
-    const q = new CompileQueue(store.uploads, compiler, { concurrency: 1 });
-    q.start();
+    const { q } = startCompiles(store.uploads, compiler, { concurrency: 1 });
     await q.idle();
     expect(compiler.calls).toEqual(['A1', 'B1', 'C1', 'A2', 'B2', 'A3', 'A4']);
   });

@@ -3,14 +3,6 @@ import { Logger } from '@nestjs/common';
 import { DomainError } from '../common/domain-error';
 import { KeyedMutex } from '../common/keyed-mutex';
 import { UploadKind, UploadRecord, UploadRepository } from '../store/upload-repository.port';
-import { HostCallError } from './host-process';
-import { CompileResult } from './runtime-protocol';
-
-export type CompiledListener = (upload: UploadRecord) => Promise<void> | void;
-
-export interface Compiler {
-  compile(files: { path: string; content: string }[], kind?: UploadKind): Promise<CompileResult>;
-}
 
 export interface CompileQueueOptions {
   /** Compiles run at once: one per compiler host. */
@@ -19,54 +11,61 @@ export interface CompileQueueOptions {
   maxPendingPerTenant: number;
   /** The compiler's deadline, named in the failure of a compile that outlived it and in Retry-After. */
   deadlineMs: number;
-  /** How long dispatching pauses when no compiler can be started or the store cannot record a compile. */
+  /** How long handing out compiles pauses when no compiler can be started or the store cannot record a compile. */
   unavailableRetryMs: number;
 }
 
 export const DEFAULT_QUEUE_OPTIONS: CompileQueueOptions = { concurrency: 2, maxPendingPerTenant: 10, deadlineMs: 15_000, unavailableRetryMs: 5_000 };
 
-/** A compile that crashed the compiler or failed inside it (out of memory, killed) is tried once more, then failed. */
-const MAX_CRASHES = 2;
-
 /**
- * Uploads answer 202 at once; compiling happens here, in the background. The status lives in the
- * store (pending → compiled | failed), so a restart finishes what was pending instead of forgetting it.
+ * Uploads answer 202 at once; they are compiled in the background, in the order this queue hands
+ * them out (`take`) to the compile worker (compilation/compile-worker.ts), which compiles each,
+ * records the outcome and gives it to its owner, then `release`s the tenant's turn. The status lives
+ * in the store (pending → compiled | failed), so a restart finishes what was pending instead of
+ * forgetting it: the store is the queue, this class keeps the turns.
  *
  * Fair across tenants: tenants with pending uploads take turns (round robin: a tenant goes to the back
  * of the ring when its compile ends), each tenant has at most one compile running (so one tenant never
- * holds more than one compiler), and each may have at most `maxPendingPerTenant` uploads waiting.
- * A compile that outlives the deadline is failed, never retried (it would only hold a compiler
- * again); one that crashes the compiler or fails inside it is retried once, on the tenant's next turn.
- *
- * Listeners run after a compile is recorded (auto-binding reducers, activating projections).
+ * holds more than one compiler), at most `concurrency` run in all, and each tenant may have at most
+ * `maxPendingPerTenant` uploads waiting.
  */
 export class CompileQueue {
   private readonly logger = new Logger('CompileQueue');
-  private readonly listeners: CompiledListener[] = [];
-  private readonly crashes = new Map<string, number>();
   private readonly submitting = new KeyedMutex();
   /** Tenants with (possibly) pending uploads, in turn order. */
   private ring: string[] = [];
-  /** Tenant → the compile it has running. */
-  private readonly running = new Map<string, Promise<void>>();
+  /** Tenant → the end of the compile it has running (resolved by `release`). */
+  private readonly running = new Map<string, { ended: Promise<void>; end: () => void }>();
+  /** The worker's waiting `take` calls. */
+  private readonly takers: ((upload: UploadRecord | undefined) => void)[] = [];
   private pumping?: Promise<void>;
   private again = false;
   private pauseTimer?: NodeJS.Timeout;
   private idleWaiters: (() => void)[] = [];
-  private closed = false;
+  private stopped = false;
   private readonly options: CompileQueueOptions;
 
   constructor(
     private readonly uploads: UploadRepository,
-    private readonly compiler: Compiler,
     options: Partial<CompileQueueOptions> = {},
     private readonly now: () => number = Date.now,
   ) {
     this.options = { ...DEFAULT_QUEUE_OPTIONS, ...options };
   }
 
-  onCompiled(listener: CompiledListener): void {
-    this.listeners.push(listener);
+  /** The compiler's deadline (the worker names it in the failure of a compile that outlived it). */
+  get deadlineMs(): number {
+    return this.options.deadlineMs;
+  }
+
+  /** How long a `pause` lasts. */
+  get retryMs(): number {
+    return this.options.unavailableRetryMs;
+  }
+
+  /** Closed for shutdown: a compile killed now is not the archive's fault. */
+  get closed(): boolean {
+    return this.stopped;
   }
 
   /** Refuses (429) when the tenant already has as many uploads waiting as allowed: call before storing anything of an upload. */
@@ -106,9 +105,39 @@ export class CompileQueue {
     return { ...record, status: 'pending', discovered: null, compilationError: null, assemblySha256: null, compiledAt: null };
   }
 
-  /** Picks up what a previous run left pending. */
-  start(): void {
+  /**
+   * The next upload to compile: the next tenant in turn with no compile running, its oldest pending
+   * upload, once a compiler is free. Waits until there is one; undefined once the queue is closed.
+   * The first call picks up what a previous run left pending. The caller compiles it, then `release`s it.
+   */
+  take(): Promise<UploadRecord | undefined> {
+    if (this.stopped) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      this.takers.push(resolve);
+      this.kick();
+    });
+  }
+
+  /** The tenant's compile has ended (recorded, or left pending): its turn goes to the back of the ring. */
+  release(upload: UploadRecord): void {
+    const tenantId = upload.tenantId;
+    // Served: to the back of the ring, behind every tenant that waited meanwhile.
+    this.ring = [...this.ring.filter((t) => t !== tenantId), tenantId];
+    this.running.get(tenantId)?.end();
+    this.running.delete(tenantId);
     this.kick();
+    this.settle();
+  }
+
+  /** Hands out nothing for `unavailableRetryMs` (no compiler could be started, or the store could not record a compile). */
+  pause(): void {
+    clearTimeout(this.pauseTimer);
+    this.pauseTimer = setTimeout(() => {
+      this.pauseTimer = undefined;
+      this.kick();
+      this.settle();
+    }, this.options.unavailableRetryMs);
+    this.pauseTimer.unref?.();
   }
 
   /** Resolves when no compile is running and none can be started (tests, shutdown). */
@@ -117,17 +146,18 @@ export class CompileQueue {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  /** Stops dispatching and waits for the compiles running (each ends by its deadline). */
+  /** Stops handing out compiles (waiting takers get undefined) and waits for the compiles running (each ends by its deadline). */
   async close(): Promise<void> {
-    this.closed = true;
+    this.stopped = true;
     clearTimeout(this.pauseTimer);
+    for (const t of this.takers.splice(0)) t(undefined);
     await this.pumping;
-    await Promise.all(this.running.values());
+    await Promise.all([...this.running.values()].map((r) => r.ended));
     this.settle();
   }
 
   private isIdle(): boolean {
-    return this.closed || (!this.pumping && this.running.size === 0 && this.pauseTimer === undefined);
+    return this.stopped || (!this.pumping && this.running.size === 0 && this.pauseTimer === undefined);
   }
 
   private settle(): void {
@@ -136,7 +166,7 @@ export class CompileQueue {
   }
 
   private kick(): void {
-    if (this.closed) return;
+    if (this.stopped) return;
     if (this.pumping) {
       this.again = true;
       return;
@@ -145,16 +175,16 @@ export class CompileQueue {
       do {
         this.again = false;
         await this.dispatch().catch((e) => this.logger.error(`cannot read pending uploads: ${e instanceof Error ? e.stack : e}`));
-      } while (this.again && !this.closed);
+      } while (this.again && !this.stopped);
     })().finally(() => {
       this.pumping = undefined;
       this.settle();
     });
   }
 
-  /** Starts compiles while a compiler is free: the next tenant in turn without one running, its oldest upload. */
+  /** Hands out uploads while a compiler is free and the worker waits: the next tenant in turn without one running, its oldest upload. */
   private async dispatch(): Promise<void> {
-    if (this.pauseTimer) return; // the timer kicks again
+    if (this.pauseTimer || this.takers.length === 0) return; // the timer, or the next take, kicks again
     // The store is the queue: merge what it holds (a restart, another instance's uploads) into the ring, keeping its order.
     const pending = await this.uploads.pendingTenants();
     const inStore = new Set(pending);
@@ -162,7 +192,7 @@ export class CompileQueue {
     this.ring = this.ring.filter((t) => this.running.has(t) || inStore.has(t));
     for (const t of pending) if (!inRing.has(t)) this.ring.push(t);
 
-    while (!this.closed && this.running.size < this.options.concurrency) {
+    while (!this.stopped && this.running.size < this.options.concurrency && this.takers.length > 0) {
       const at = this.ring.findIndex((t) => !this.running.has(t));
       if (at < 0) return;
       const tenantId = this.ring[at];
@@ -171,91 +201,11 @@ export class CompileQueue {
         this.ring = this.ring.filter((t) => t !== tenantId);
         continue;
       }
-      const run = this.compileOne(upload)
-        .catch((e) => {
-          // The store failed to record a result: the upload stays pending for a later turn, after a pause.
-          this.logger.error(`cannot record compile of ${upload.uploadId}: ${e instanceof Error ? e.stack : e}`);
-          this.pause();
-        })
-        .finally(() => {
-          // Served: to the back of the ring, behind every tenant that waited meanwhile.
-          this.ring = [...this.ring.filter((t) => t !== tenantId), tenantId];
-          this.running.delete(tenantId);
-          this.kick();
-          this.settle();
-        });
-      this.running.set(tenantId, run);
+      if (this.stopped) return;
+      let end!: () => void;
+      const ended = new Promise<void>((r) => (end = r));
+      this.running.set(tenantId, { ended, end });
+      this.takers.shift()!(upload);
     }
-  }
-
-  private async compileOne(upload: UploadRecord): Promise<void> {
-    const started = this.now();
-    let result: CompileResult;
-    try {
-      result = await this.compiler.compile(upload.sources, upload.kind);
-    } catch (e) {
-      const failed = this.failureOf(upload, e, this.now() - started);
-      if (!failed) return; // left pending: tried again on a later turn
-      result = failed;
-    }
-    this.crashes.delete(upload.uploadId);
-    const at = this.now();
-    let done: UploadRecord;
-    if (result.ok) {
-      const discovered = result.discovered.map((d) => ({ ...d, kind: d.kind }));
-      const assembly = Buffer.from(result.assembly, 'base64');
-      await this.uploads.markCompiled(upload.tenantId, upload.uploadId, { discovered, assembly, assemblySha256: result.assemblySha256, at });
-      done = { ...upload, status: 'compiled', discovered, assemblySha256: result.assemblySha256, compiledAt: at };
-    } else {
-      await this.uploads.markFailed(upload.tenantId, upload.uploadId, { compilationError: result.compilationError, at });
-      done = { ...upload, status: 'failed', compilationError: result.compilationError, compiledAt: at };
-    }
-    for (const l of this.listeners) {
-      try {
-        await l(done);
-      } catch (e) {
-        this.logger.error(`listener failed for upload ${upload.uploadId}: ${e instanceof Error ? e.stack : e}`);
-      }
-    }
-  }
-
-  /** What a compile that threw means: a failure to record, or undefined to leave the upload pending. */
-  private failureOf(upload: UploadRecord, e: unknown, tookMs: number): CompileResult | undefined {
-    const failure = e instanceof HostCallError ? e.failure : 'INTERNAL';
-    const why = e instanceof HostCallError ? `${e.failure}: ${e.message}` : String(e);
-    const failed = (compilationError: string): CompileResult => ({ ok: false, compilationError, diagnostics: [], warnings: [] });
-    // Shutdown killed the compiler: not the archive's fault; the next run compiles it.
-    if (this.closed) return undefined;
-    if (failure === 'UNAVAILABLE') {
-      // No compiler could be started: not the archive's fault. Nothing is counted; dispatching pauses.
-      this.logger.error(`no compiler available (${why}); compiles resume in ${this.options.unavailableRetryMs} ms`);
-      this.pause();
-      return undefined;
-    }
-    if (failure === 'TIMEOUT') {
-      this.logger.warn(`compile of ${upload.uploadId} (tenant ${upload.tenantId}) exceeded the ${this.options.deadlineMs} ms deadline`);
-      return failed(
-        `compilation exceeded the ${this.options.deadlineMs} ms deadline and was stopped; it is not retried. ` +
-          `Code that is very costly to compile (e.g. lambdas nested deep inside calls to overloaded methods, very deep nesting) cannot be accepted.`,
-      );
-    }
-    const crashes = (this.crashes.get(upload.uploadId) ?? 0) + 1;
-    this.crashes.set(upload.uploadId, crashes);
-    if (crashes < MAX_CRASHES) {
-      this.logger.warn(`compile of ${upload.uploadId} (tenant ${upload.tenantId}) failed in the compiler after ${tookMs} ms (${why}); it is tried once more`);
-      return undefined;
-    }
-    this.logger.warn(`compile of ${upload.uploadId} (tenant ${upload.tenantId}) failed in the compiler again (${why}); failed`);
-    return failed(`the compiler failed on this archive ${crashes} times (${why.slice(0, 500)}), e.g. out of memory or stack; it is not retried again`);
-  }
-
-  private pause(): void {
-    clearTimeout(this.pauseTimer);
-    this.pauseTimer = setTimeout(() => {
-      this.pauseTimer = undefined;
-      this.kick();
-      this.settle();
-    }, this.options.unavailableRetryMs);
-    this.pauseTimer.unref?.();
   }
 }

@@ -69,7 +69,7 @@ export function createRuntimePool(config: AppConfig, store: Store, launcher: Hos
       provide: CompileQueue,
       inject: [STORE, RuntimePool, APP_CONFIG],
       useFactory: (store: Store, pool: RuntimePool, config: AppConfig) =>
-        new CompileQueue(store.uploads, pool, {
+        new CompileQueue(store.uploads, {
           concurrency: pool.compileSlots,
           maxPendingPerTenant: config.runtime.uploadPendingMaxPerTenant,
           deadlineMs: pool.compileDeadlineMs,
@@ -86,15 +86,15 @@ export class RuntimeModule implements OnApplicationBootstrap, OnApplicationShutd
   ) {}
 
   onApplicationBootstrap(): void {
-    // Listeners (reducers, projections) are registered during module init, so pending compiles
-    // left by a previous run are resumed only now.
+    // Before CompilationModule's (a global module's hooks run first), whose CompileWorker then takes
+    // the compiles a previous run left pending.
     this.pool.startCompilers();
     // Readiness waits for these: the first appends after a restart find their executor running.
     void this.pool.startExecutors();
-    this.queue.start();
   }
 
   async onApplicationShutdown(): Promise<void> {
+    // The compiles running end first (whichever module's hook runs first), then the compilers are stopped.
     await this.queue.close();
     await this.pool.close();
   }

@@ -178,6 +178,7 @@ describe('compile queue over the real compiler', () => {
   it('finishes, after a restart, the compiles a previous run left pending', async () => {
     const { SqliteStore } = await import('../../src/store/sqlite/sqlite-store');
     const { CompileQueue } = await import('../../src/runtime/compile-queue');
+    const { CompileWorker } = await import('../../src/compilation/compile-worker');
     const os = await import('node:os');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'es-cq-'));
     const file = path.join(dir, 'events.sqlite');
@@ -190,8 +191,9 @@ describe('compile queue over the real compiler', () => {
     // "After the restart": a new queue on the same store picks both up.
     const after = new SqliteStore({ file });
     await after.migrate();
-    const queue = new CompileQueue(after.uploads, pool);
-    queue.start();
+    const queue = new CompileQueue(after.uploads);
+    const nothing = async () => undefined;
+    new CompileWorker(queue, pool, after.uploads, { autoBind: nothing }, { deploy: nothing }).start();
     await queue.idle();
     expect(await after.uploads.get('t1', 'u-pending')).toMatchObject({ status: 'compiled', discovered: [expect.objectContaining({ aggregateType: 'account' })] });
     expect(await after.uploads.get('t1', 'u-broken')).toMatchObject({ status: 'failed', compilationError: expect.stringMatching(/Bad\.cs\(\d+,\d+\): error CS/) });

@@ -1,10 +1,9 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { validationFailed } from '../common/domain-error';
 import { DtoValidationPipe } from '../common/dto-validation.pipe';
 import { readMultipart } from '../common/multipart-upload';
 import { Quota } from '../common/route-options';
-import { AGGREGATE_TYPE_PATTERN } from '../events/event-limits';
+import { AggregateTypePipe } from '../events/aggregate-type.pipe';
 import { TenantRecord } from '../store/tenant-repository.port';
 import { CurrentTenant } from '../tenancy/current-tenant.decorator';
 import { AggregateBinder } from './aggregate-binder';
@@ -13,11 +12,6 @@ import { BindingStatus } from './binding-status';
 import { ReducerCatalog } from './reducer-catalog';
 import { bindingView, reducerRecordView, stateView } from './reducer-views';
 import { BindAggregateTypeDto } from './bind-aggregate-type.dto';
-
-function checkType(type: string): string {
-  if (type.length > 100 || !AGGREGATE_TYPE_PATTERN.test(type)) throw validationFailed('type', 'is not a valid aggregate type');
-  return type;
-}
 
 @Controller('reducers')
 export class ReducersController {
@@ -47,21 +41,22 @@ export class AggregateTypesController {
   @Put(':type')
   async bind(
     @CurrentTenant() tenant: TenantRecord,
-    @Param('type') type: string,
+    // Pipes run in parameter order: the body is checked before the type, as it was before this pipe.
     @Body(new DtoValidationPipe(BindAggregateTypeDto, { nonObjectAsEmpty: true })) body: BindAggregateTypeDto,
+    @Param('type', AggregateTypePipe) type: string,
   ) {
-    const b = await this.binder.bind(tenant.tenantId, checkType(type), body.reducerId, body.className);
+    const b = await this.binder.bind(tenant.tenantId, type, body.reducerId, body.className);
     return { ...bindingView(b), message: `bound; aggregate state catch-up is in progress for type '${type}'` };
   }
 
   @Get(':type')
-  async get(@CurrentTenant() tenant: TenantRecord, @Param('type') type: string) {
-    const { binding, catchUp } = await this.bindingStatus.read(tenant.tenantId, checkType(type));
+  async get(@CurrentTenant() tenant: TenantRecord, @Param('type', AggregateTypePipe) type: string) {
+    const { binding, catchUp } = await this.bindingStatus.read(tenant.tenantId, type);
     return bindingView(binding, catchUp);
   }
 
   @Get(':type/:id/state')
-  async state(@CurrentTenant() tenant: TenantRecord, @Param('type') type: string, @Param('id') id: string) {
-    return stateView(await this.keeper.read(tenant.tenantId, checkType(type), id));
+  async state(@CurrentTenant() tenant: TenantRecord, @Param('type', AggregateTypePipe) type: string, @Param('id') id: string) {
+    return stateView(await this.keeper.read(tenant.tenantId, type, id));
   }
 }

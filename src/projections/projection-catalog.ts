@@ -4,7 +4,7 @@ import { LaneEngine } from '../lanes/lane-engine';
 import { readSourceArchive } from '../runtime/archive-reader';
 import { CompileQueue } from '../runtime/compile-queue';
 import { EventLog } from '../store/event-log.port';
-import { ProjectionRecord, ProjectionRepository, StoredNotifySettings } from '../store/projection-repository.port';
+import { ProjectionCatalogRepository, ProjectionRecord, StoredNotifySettings } from '../store/projection-catalog.port';
 import { UploadRecord, UploadRepository } from '../store/upload-repository.port';
 
 /** What an upload's `config` (either form) asks for; stored with the upload. */
@@ -76,7 +76,7 @@ const NO_PROJECTION_QUOTA: ProjectionQuota = { admitProjection: async () => unde
 export class ProjectionCatalog {
   constructor(
     private readonly uploads: UploadRepository,
-    private readonly repo: ProjectionRepository,
+    private readonly repo: ProjectionCatalogRepository,
     private readonly log: EventLog,
     private readonly queue: CompileQueue,
     private readonly engine: LaneEngine,

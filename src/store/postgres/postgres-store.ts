@@ -1,6 +1,7 @@
 import { Pool, types } from 'pg';
 import { SqlNotificationRepository } from '../sql-notification-repository';
-import { SqlProjectionRepository } from '../sql-projection-repository';
+import { SqlLaneStore } from '../sql-lane-store';
+import { SqlProjectionCatalogRepository } from '../sql-projection-catalog-repository';
 import { SqlWebhookRepository } from '../sql-webhook-repository';
 import { Store } from '../store.port';
 import { PostgresSqlRunner } from './postgres-sql-runner';
@@ -48,7 +49,8 @@ export class PostgresStore implements Store {
   readonly uploads: PostgresUploadRepository;
   readonly bindings: PostgresBindingRepository;
   readonly snapshots: PostgresSnapshotRepository;
-  readonly projections: SqlProjectionRepository;
+  readonly projections: SqlProjectionCatalogRepository;
+  readonly lanes: SqlLaneStore;
   readonly notifications: SqlNotificationRepository;
   readonly webhooks: SqlWebhookRepository;
   private readonly inflight = new InflightWrites();
@@ -70,7 +72,8 @@ export class PostgresStore implements Store {
     this.bindings = new PostgresBindingRepository(this.pool);
     this.snapshots = new PostgresSnapshotRepository(this.pool);
     const sql = new PostgresSqlRunner(this.pool);
-    this.projections = new SqlProjectionRepository(sql);
+    this.projections = new SqlProjectionCatalogRepository(sql);
+    this.lanes = new SqlLaneStore(sql);
     this.notifications = new SqlNotificationRepository(sql);
     this.webhooks = new SqlWebhookRepository(sql);
   }

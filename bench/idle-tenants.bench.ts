@@ -66,10 +66,10 @@ async function idleTenant(store: Store, run: string, i: number): Promise<void> {
   const version = { tenantId, versionId: `${tenantId}-v`, projectionId: `${tenantId}-p`, className: 'C', targetPosition: 1, createdAt: 1 };
   const notifyConfig = JSON.stringify({ webhookUrl: 'https://receiver.example/hook', isolated: false, sse: false });
   await store.projections.deploy({ tenantId, projectionId: version.projectionId, name: 'p', version, notifyConfig });
-  await store.projections.route(tenantId, version.versionId, [{ key: 'k', position: 1 }], 1);
-  await store.projections.laneWork(tenantId, version.versionId, 'k', 10);
+  await store.lanes.route(tenantId, version.versionId, [{ key: 'k', position: 1 }], 1);
+  await store.lanes.laneWork(tenantId, version.versionId, 'k', 10);
   const change = { position: 1, aggregateId: 'order-1', aggregateType: 'order', version: 1, timestamp: 1, state: '{}' };
-  await store.projections.applied(tenantId, version.versionId, 'k', { state: '{}', fromPosition: 0, appliedPosition: 1, updatedAt: 1, notify: { projectionId: version.projectionId, changes: [{ ...change, position: 2 }] } });
+  await store.lanes.applied(tenantId, version.versionId, 'k', { state: '{}', fromPosition: 0, appliedPosition: 1, updatedAt: 1, notify: { projectionId: version.projectionId, changes: [{ ...change, position: 2 }] } });
   await store.projections.markCaughtUp(tenantId, version.versionId, 1);
   await store.webhooks.startDeliveriesNow(tenantId, version.projectionId);
 }
@@ -81,6 +81,7 @@ async function measure(n: number): Promise<string> {
   const calls = new Map<string, number>();
   const ms = new Map<string, number>();
   const projections = counted('projections', store.projections, calls, ms);
+  const lanes = counted('lanes', store.lanes, calls, ms);
   const events = counted('events', store.events, calls, ms);
   const webhooks = counted('webhooks', store.webhooks, calls, ms);
   const notifications = counted('notifications', store.notifications, calls, ms);
@@ -89,7 +90,7 @@ async function measure(n: number): Promise<string> {
     apply: async () => Promise.reject(new Error('an idle tenant called the runtime')),
     unload: async () => undefined,
   };
-  const engine = new LaneEngine(events, projections, runtime, new InProcessLaneScheduler({ concurrency: 32 }), { sweepMs: 2000 });
+  const engine = new LaneEngine(events, projections, lanes, runtime, new InProcessLaneScheduler({ concurrency: 32 }), { sweepMs: 2000 });
   const secrets = new WebhookSecrets(webhooks, new SecretCipher(randomBytes(32)), 0);
   const sender = new WebhookSender(new WebhookUrlGuard({ allowPrivate: false }), 10_000);
   const dispatcher = new WebhookDispatcher(webhooks, notifications, projections, secrets, sender, { backoffMs: [1000], timeoutMs: 10_000, pollMs: 1000, concurrency: 64 });

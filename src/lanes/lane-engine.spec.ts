@@ -1,6 +1,7 @@
 import { RawJson } from '../common/raw-json';
 import { EventLog } from '../store/event-log.port';
-import { ProjectionRepository, ProjectionVersion } from '../store/projection-repository.port';
+import { LaneStore } from '../store/lane-store.port';
+import { ProjectionCatalogRepository, ProjectionVersion } from '../store/projection-catalog.port';
 import { SqliteStore } from '../store/sqlite/sqlite-store';
 import { InProcessLaneScheduler } from './in-process-lane-scheduler';
 import { LaneEngine } from './lane-engine';
@@ -27,14 +28,14 @@ describe('LaneEngine', () => {
       unload: async () => undefined,
     };
     const scheduler = new InProcessLaneScheduler({ concurrency: 4 });
-    const engine = new LaneEngine(store.events, store.projections, runtime, scheduler, { sweepMs: 50, runner: { batch: 100, backoffMs: [10] } });
+    const engine = new LaneEngine(store.events, store.projections, store.lanes, runtime, scheduler, { sweepMs: 50, runner: { batch: 100, backoffMs: [10] } });
     await store.projections.deploy({ tenantId: 't', projectionId: 'p', name: 'n', version: { tenantId: 't', versionId: 'v1', projectionId: 'p', className: 'C', targetPosition: 4, createdAt: 1 } });
     await engine.start();
     const until = async (ok: () => Promise<boolean>) => {
       for (let i = 0; i < 200 && !(await ok()); i++) await new Promise((r) => setTimeout(r, 10));
     };
     await until(async () => (await store.projections.getVersion('t', 'v1'))?.caughtUpAt != null);
-    expect((await store.projections.getLane('t', 'v1', 'k0'))?.state).toBe('{"n":2}');
+    expect((await store.lanes.getLane('t', 'v1', 'k0'))?.state).toBe('{"n":2}');
 
     await store.projections.deploy({ tenantId: 't', projectionId: 'p', name: 'n', version: { tenantId: 't', versionId: 'v2', projectionId: 'p', className: 'C', targetPosition: 4, createdAt: 2 } });
     engine.track((await store.projections.getVersion('t', 'v2'))!);
@@ -46,7 +47,7 @@ describe('LaneEngine', () => {
     // The old version is dropped right after the promotion, not in the same write.
     await until(async () => (await store.projections.getVersion('t', 'v1')) === null);
     expect(await store.projections.getVersion('t', 'v1')).toBeNull();
-    expect((await store.projections.getLane('t', 'v2', 'k1'))?.state).toBe('{"n":2}');
+    expect((await store.lanes.getLane('t', 'v2', 'k1'))?.state).toBe('{"n":2}');
     await engine.close();
     await store.close();
   });
@@ -81,7 +82,7 @@ describe('LaneEngine dropping a version during catch-up', () => {
       unload: async () => undefined,
     };
     const scheduler = new InProcessLaneScheduler({ concurrency: 4 });
-    const engine = new LaneEngine(store.events, store.projections, runtime, scheduler, { sweepMs: 10, droppedGraceMs, runner: { batch: 100, backoffMs: [10] } });
+    const engine = new LaneEngine(store.events, store.projections, store.lanes, runtime, scheduler, { sweepMs: 10, droppedGraceMs, runner: { batch: 100, backoffMs: [10] } });
     const runner = engine.runner;
     await store.projections.deploy({ tenantId: 't', projectionId: 'p', name: 'n', version: { tenantId: 't', versionId: 'v1', projectionId: 'p', className: 'C', targetPosition: 1200, createdAt: 1 } });
     await engine.start();
@@ -111,13 +112,13 @@ describe('LaneEngine dropping a version during catch-up', () => {
     await removing;
     expect(engine.routedVersionCount).toBe(0);
     expect(calls.resolve).toBe(1); // stopped after the batch in flight: its keys were not written
-    expect(await store.projections.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
+    expect(await store.lanes.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
     await append(10);
     engine.appended('t');
     await new Promise((r) => setTimeout(r, 100));
     expect(engine.routedVersionCount).toBe(0);
     expect(calls.resolve).toBe(1); // nothing routes the dropped version again, from 0 or elsewhere
-    expect(await store.projections.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
+    expect(await store.lanes.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
     await engine.close();
     await store.close();
   });
@@ -132,11 +133,11 @@ describe('LaneEngine dropping a version during catch-up', () => {
     gates.apply = null;
     open();
     await new Promise((r) => setTimeout(r, 200));
-    expect(await store.projections.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
+    expect(await store.lanes.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
     expect(calls.apply).toBe(applies); // the runs in flight stored nothing and found the version gone
     // A late job of the lane (BullMQ, another instance): it finds the version gone, creates nothing.
     expect(await runner.run({ tenantId: 't', versionId: 'v1', key: 'k0' })).toEqual({ status: 'idle' });
-    expect(await store.projections.getLane('t', 'v1', 'k0')).toBeNull();
+    expect(await store.lanes.getLane('t', 'v1', 'k0')).toBeNull();
     expect(engine.routedVersionCount).toBe(0);
     await engine.close();
     await store.close();
@@ -149,18 +150,18 @@ describe('LaneEngine dropping a version during catch-up', () => {
     const { store, engine, until, remove, gates } = await setup(grace);
     let open!: () => void;
     gates.apply = new Promise((r) => (open = r)); // lanes do not finish: the inbox stays full
-    await until(async () => (await store.projections.lag('t', 'v1')).inboxDepth > 0);
+    await until(async () => (await store.lanes.lag('t', 'v1')).inboxDepth > 0);
     await remove();
     // A write that began before the drop and committed after its purge (PostgreSQL, another instance).
     await store.events.appendMany([{ tenantId: 't', aggregateId: 'late', inferredType: 'o', events: [{ eventType: 'E', data: '{}' }] }]);
     const db = store.db;
     db.prepare("INSERT INTO lanes (tenant_id, version_id, state_key) VALUES ('t', 'v1', 'late')").run();
     db.prepare("INSERT INTO lane_inbox (tenant_id, version_id, state_key, position) VALUES ('t', 'v1', 'late', 1201)").run();
-    expect((await store.projections.orphanRows()).lanes).toBe(1);
-    await until(async () => (await store.projections.orphanRows()).lanes === 0);
-    expect(await store.projections.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
+    expect((await store.lanes.orphanRows()).lanes).toBe(1);
+    await until(async () => (await store.lanes.orphanRows()).lanes === 0);
+    expect(await store.lanes.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
     await new Promise((r) => setTimeout(r, 500));
-    expect((await store.projections.sweepCandidates()).dropped).toHaveLength(tombstones);
+    expect((await store.lanes.sweepCandidates()).dropped).toHaveLength(tombstones);
     gates.apply = null;
     open();
     await engine.close();
@@ -190,10 +191,10 @@ describe('LaneEngine with many tenants', () => {
       sweepCandidates: async () => (count('sweepCandidates'), { live: [], dropped: [] }),
       lanesWithWork: async () => (count('lanesWithWork'), []),
       dropVersion: async () => (count('dropVersion'), undefined),
-    } as unknown as ProjectionRepository;
+    } as unknown as ProjectionCatalogRepository & LaneStore;
     const log = { readAll: async () => (count('readAll'), []) } as unknown as EventLog;
     const runtime = { resolveKeys: async () => [], apply: async () => [], unload: async () => undefined };
-    const engine = new LaneEngine(log, repo, runtime, new InProcessLaneScheduler({ concurrency: 4 }), { sweepMs: 50 });
+    const engine = new LaneEngine(log, repo, repo, runtime, new InProcessLaneScheduler({ concurrency: 4 }), { sweepMs: 50 });
     return { engine, calls, total: () => [...calls.values()].reduce((a, b) => a + b, 0) };
   }
   const settle = () => new Promise((r) => setTimeout(r, 100));

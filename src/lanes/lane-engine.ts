@@ -3,7 +3,8 @@ import { LruMap } from '../common/lru-map';
 import { AppendCommitted } from '../events/append-committed.port';
 import { RuntimePool } from '../runtime/runtime-pool';
 import { EventLog } from '../store/event-log.port';
-import { ProjectionRepository, ProjectionVersion } from '../store/projection-repository.port';
+import { LaneStore } from '../store/lane-store.port';
+import { ProjectionCatalogRepository, ProjectionVersion } from '../store/projection-catalog.port';
 import { AppliedSignal } from './applied-signal';
 import { LaneApplied, NO_LANE_APPLIED } from './lane-applied.port';
 import { LaneKeyCap } from './lane-key-cap';
@@ -59,14 +60,15 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
 
   constructor(
     private readonly log: EventLog,
-    private readonly repo: ProjectionRepository,
+    private readonly catalog: ProjectionCatalogRepository,
+    private readonly lanes: LaneStore,
     private readonly runtime: Pick<RuntimePool, 'resolveKeys' | 'apply' | 'unload'>,
     private readonly scheduler: LaneScheduler,
     private readonly options: LaneEngineOptions = { sweepMs: 2000 },
     /** What else happens when a lane applied (notifications); nothing in unit setups. */
     private readonly appliedElsewhere: LaneApplied = NO_LANE_APPLIED,
   ) {
-    this.runner = new LaneRunner(repo, runtime, options.runner ?? DEFAULT_LANE_OPTIONS, this, scheduler, options.keyCap);
+    this.runner = new LaneRunner(lanes, catalog, runtime, options.runner ?? DEFAULT_LANE_OPTIONS, this, scheduler, options.keyCap);
   }
 
   /**
@@ -81,7 +83,7 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
 
   async start(): Promise<void> {
     await this.scheduler.start(this.runner.run);
-    for (const v of await this.repo.liveVersions()) this.track(v);
+    for (const v of await this.catalog.liveVersions()) this.track(v);
     this.sweeper = setInterval(() => void this.sweep(), this.options.sweepMs);
     this.sweeper.unref();
   }
@@ -94,7 +96,7 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
     if (v.caughtUpAt === null) this.catchingUp.set(v.versionId, v.tenantId);
     if (!router) {
       const tenantId = v.tenantId;
-      router = new TenantRouter(tenantId, this.log, this.repo, this.runtime, this.scheduler, {
+      router = new TenantRouter(tenantId, this.log, this.lanes, this.catalog, this.runtime, this.scheduler, {
         routed: () => this.scheduleCatchUpCheck(),
         gone: (versionId) => this.retired(tenantId, versionId),
       }, this.options.keyCap);
@@ -111,7 +113,7 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
    */
   async retire(tenantId: string, versionId: string): Promise<void> {
     await this.untrack(tenantId, versionId);
-    await this.repo.dropVersion(tenantId, versionId);
+    await this.lanes.dropVersion(tenantId, versionId);
   }
 
   /**
@@ -185,7 +187,7 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
    */
   private async sweep(): Promise<void> {
     try {
-      const { live, dropped } = await this.repo.sweepCandidates();
+      const { live, dropped } = await this.lanes.sweepCandidates();
       for (const c of live) {
         const router = this.track(c.version);
         if (!router) continue; // dropped since the statement read it
@@ -195,7 +197,7 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
         // One version's read at a time, the event loop free between them: a tenant with 200 busy
         // projections must not hold requests behind 200 reads in a row.
         await new Promise((r) => setImmediate(r));
-        const keys = await this.repo.lanesWithWork(tenantId, versionId, 1000);
+        const keys = await this.lanes.lanesWithWork(tenantId, versionId, 1000);
         if (keys.length) await this.scheduler.wakeMany(keys.map((key) => ({ tenantId, versionId, key })));
       }
       await this.purge(dropped);
@@ -214,8 +216,8 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
     const grace = this.options.droppedGraceMs ?? DEFAULT_DROPPED_GRACE_MS;
     for (const d of dropped) {
       if (this.routers.get(d.tenantId)?.has(d.versionId) || !this.dropped.get(versionKey(d.tenantId, d.versionId))) await this.untrack(d.tenantId, d.versionId);
-      await this.repo.dropVersion(d.tenantId, d.versionId);
-      if (Date.now() - d.droppedAt > grace) await this.repo.forgetDropped(d.tenantId, d.versionId);
+      await this.lanes.dropVersion(d.tenantId, d.versionId);
+      if (Date.now() - d.droppedAt > grace) await this.catalog.forgetDropped(d.tenantId, d.versionId);
     }
   }
 
@@ -225,18 +227,18 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
     try {
       // Only versions still catching up (the sweep tracks new ones): no scan of every live version.
       for (const [versionId, tenantId] of [...this.catchingUp]) {
-        const v = await this.repo.getVersion(tenantId, versionId);
+        const v = await this.catalog.getVersion(tenantId, versionId);
         if (!v || v.caughtUpAt !== null) {
           this.catchingUp.delete(versionId);
           continue;
         }
         if (v.routedPosition < v.targetPosition) continue;
-        if (await this.repo.hasUnappliedUpTo(v.tenantId, v.versionId, v.targetPosition)) continue;
-        await this.repo.markCaughtUp(v.tenantId, v.versionId, Date.now());
+        if (await this.lanes.hasUnappliedUpTo(v.tenantId, v.versionId, v.targetPosition)) continue;
+        await this.catalog.markCaughtUp(v.tenantId, v.versionId, Date.now());
         this.catchingUp.delete(v.versionId);
-        const p = await this.repo.get(v.tenantId, v.projectionId);
+        const p = await this.catalog.get(v.tenantId, v.projectionId);
         if (p?.pendingVersion === v.versionId) {
-          const retired = await this.repo.promote(v.tenantId, v.projectionId, v.versionId);
+          const retired = await this.catalog.promote(v.tenantId, v.projectionId, v.versionId);
           // The old version was dropped with the promotion, in its transaction.
           if (retired) await this.retire(v.tenantId, retired);
         }

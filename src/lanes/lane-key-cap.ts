@@ -1,5 +1,5 @@
 import { LruMap } from '../common/lru-map';
-import { InboxItem, ProjectionRepository } from '../store/projection-repository.port';
+import { InboxItem, LaneStore } from '../store/lane-store.port';
 // Where a key past the limit goes: the version's held lane of unresolvable events.
 import { UNRESOLVED_KEY } from './state-key-rule';
 
@@ -30,7 +30,7 @@ export class LaneKeyCap {
   private readonly counts = new LruMap<string, { count: number; at: number }>(10_000);
 
   constructor(
-    private readonly repo: Pick<ProjectionRepository, 'existingKeys' | 'keyCount'>,
+    private readonly repo: Pick<LaneStore, 'existingKeys' | 'keyCount'>,
     private readonly limits: KeyLimitSource,
     private readonly now: () => number = Date.now,
   ) {}

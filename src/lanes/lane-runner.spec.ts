@@ -1,5 +1,5 @@
 import { RawJson } from '../common/raw-json';
-import { ProjectionRepository } from '../store/projection-repository.port';
+import { LaneStore } from '../store/lane-store.port';
 import { SqliteStore } from '../store/sqlite/sqlite-store';
 import { LaneRunner } from './lane-runner';
 
@@ -17,7 +17,7 @@ describe('LaneRunner, two runs of one lane at once', () => {
     await store.tenants.createTenant({ tenantId: 't', name: 't', createdAt: 1 });
     await store.events.appendMany([1, 2, 3].map((i) => ({ tenantId: 't', aggregateId: `o-${i}`, inferredType: 'o', events: [{ eventType: 'E', data: '{}' }] })));
     await store.projections.deploy({ tenantId: 't', projectionId: 'p', name: 'n', version: { tenantId: 't', versionId: 'v', projectionId: 'p', className: 'C', targetPosition: 0, createdAt: 1 } });
-    await store.projections.route('t', 'v', [1, 2].map((position) => ({ key: 'k', position })), 2);
+    await store.lanes.route('t', 'v', [1, 2].map((position) => ({ key: 'k', position })), 2);
 
     // The state counts the events applied to it.
     const runtime = {
@@ -26,21 +26,21 @@ describe('LaneRunner, two runs of one lane at once', () => {
         groups.map((g) => ({ ok: true as const, states: g.events.map((_, i) => JSON.stringify({ n: (g.state ? JSON.parse(g.state.text).n : 0) + i + 1 })) })),
     };
     const lane = { tenantId: 't', versionId: 'v', key: 'k' };
-    const staleRow = (await store.projections.getLane('t', 'v', 'k'))!; // the second run's read of the row: checkpoint 0
-    const first = new LaneRunner(store.projections, runtime, { batch: 100, backoffMs: [10] });
+    const staleRow = (await store.lanes.getLane('t', 'v', 'k'))!; // the second run's read of the row: checkpoint 0
+    const first = new LaneRunner(store.lanes, store.projections, runtime, { batch: 100, backoffMs: [10] });
     expect(await first.run(lane)).toEqual({ status: 'idle' });
-    expect(await store.projections.getLane('t', 'v', 'k')).toMatchObject({ state: '{"n":2}', appliedPosition: 2 });
+    expect(await store.lanes.getLane('t', 'v', 'k')).toMatchObject({ state: '{"n":2}', appliedPosition: 2 });
 
-    await store.projections.route('t', 'v', [{ key: 'k', position: 3 }], 3);
-    const staleRepo: ProjectionRepository = Object.create(store.projections);
-    staleRepo.laneWork = async (t, v, k, limit) => ({ lane: staleRow, events: (await store.projections.laneWork(t, v, k, limit))!.events });
-    const second = new LaneRunner(staleRepo, runtime, { batch: 100, backoffMs: [10] });
+    await store.lanes.route('t', 'v', [{ key: 'k', position: 3 }], 3);
+    const staleRepo: LaneStore = Object.create(store.lanes);
+    staleRepo.laneWork = async (t, v, k, limit) => ({ lane: staleRow, events: (await store.lanes.laneWork(t, v, k, limit))!.events });
+    const second = new LaneRunner(staleRepo, store.projections, runtime, { batch: 100, backoffMs: [10] });
     // It applied event 3 to the empty state (n = 1): storing that would lose events 1 and 2.
     expect(await second.run(lane)).toEqual({ status: 'more' });
-    expect(await store.projections.getLane('t', 'v', 'k')).toMatchObject({ state: '{"n":2}', appliedPosition: 2 });
+    expect(await store.lanes.getLane('t', 'v', 'k')).toMatchObject({ state: '{"n":2}', appliedPosition: 2 });
     // Its next run reads the lane as it is.
     expect(await first.run(lane)).toEqual({ status: 'idle' });
-    expect(await store.projections.getLane('t', 'v', 'k')).toMatchObject({ state: '{"n":3}', appliedPosition: 3 });
+    expect(await store.lanes.getLane('t', 'v', 'k')).toMatchObject({ state: '{"n":3}', appliedPosition: 3 });
     await store.close();
   });
 });

@@ -6,7 +6,8 @@ import { HostCallError } from '../runtime/host-process';
 import { CoalescingApplier } from '../runtime/coalescing-applier';
 import { RuntimePool } from '../runtime/runtime-pool';
 import { StoredEvent } from '../store/event-log.port';
-import { ProjectionRepository, ProjectionVersion } from '../store/projection-repository.port';
+import { LaneStore } from '../store/lane-store.port';
+import { ProjectionCatalogRepository, ProjectionVersion } from '../store/projection-catalog.port';
 import { LaneApplied, NO_LANE_APPLIED } from './lane-applied.port';
 import { LaneKeyCap } from './lane-key-cap';
 import { LaneRef, LaneRunOutcome, LaneScheduler } from './lane-scheduler.port';
@@ -44,7 +45,9 @@ export class LaneRunner {
   private readonly applier: CoalescingApplier;
 
   constructor(
-    private readonly repo: ProjectionRepository,
+    private readonly lanes: LaneStore,
+    /** Whether the lane's version still exists (a dropped one's run stops). */
+    private readonly catalog: Pick<ProjectionCatalogRepository, 'getVersion'>,
     private readonly runtime: Pick<RuntimePool, 'apply' | 'resolveKeys'>,
     private readonly options: LaneRunnerOptions = DEFAULT_LANE_OPTIONS,
     /** Told after each stored run (the engine: readers, catch-up, notifications). */
@@ -64,9 +67,9 @@ export class LaneRunner {
     // A late job of a retired version stops here, before the lease (which would write its lane row).
     if (!(await this.version(lane.tenantId, lane.versionId))) return { status: 'idle' };
     const now = Date.now();
-    if (!(await this.repo.acquireLease(lane.tenantId, lane.versionId, lane.key, lease.owner, now, now + lease.ttlMs))) {
+    if (!(await this.lanes.acquireLease(lane.tenantId, lane.versionId, lane.key, lease.owner, now, now + lease.ttlMs))) {
       // No lease for a dropped version (its lane row is never made again): stop, do not retry.
-      if (!(await this.repo.getVersion(lane.tenantId, lane.versionId))) return this.gone(lane);
+      if (!(await this.catalog.getVersion(lane.tenantId, lane.versionId))) return this.gone(lane);
       return { status: 'retry', afterMs: 100 }; // another instance runs it now
     }
     try {
@@ -74,14 +77,14 @@ export class LaneRunner {
     } finally {
       // Not awaited: the run's result does not depend on it, and this instance may take the lane
       // again meanwhile (it owns the lease); another instance waits at most until it commits.
-      void this.repo.releaseLease(lane.tenantId, lane.versionId, lane.key, lease.owner).catch(() => undefined);
+      void this.lanes.releaseLease(lane.tenantId, lane.versionId, lane.key, lease.owner).catch(() => undefined);
     }
   };
 
   private async runOnce(lane: LaneRef): Promise<LaneRunOutcome> {
     const version = await this.version(lane.tenantId, lane.versionId);
     if (!version) return { status: 'idle' }; // retired meanwhile
-    const work = await this.repo.laneWork(lane.tenantId, lane.versionId, lane.key, this.options.batch);
+    const work = await this.lanes.laneWork(lane.tenantId, lane.versionId, lane.key, this.options.batch);
     // Dropped (deleted, retired, replaced) since it was cached, maybe by another instance.
     if (!work) return this.gone(lane);
     const { lane: rec, events } = work;
@@ -138,7 +141,7 @@ export class LaneRunner {
           ]
         : [],
     );
-    const kept = await this.repo.applied(lane.tenantId, lane.versionId, lane.key, {
+    const kept = await this.lanes.applied(lane.tenantId, lane.versionId, lane.key, {
       state: lastState,
       fromPosition,
       appliedPosition: last.position,
@@ -175,8 +178,8 @@ export class LaneRunner {
       }
     }
     const through = capped ? events.findIndex((e) => e.position === capped!.position) : good;
-    if (items.length && !(await this.repo.route(lane.tenantId, lane.versionId, items, 0))) return this.gone(lane);
-    if (through > 0) await this.repo.consume(lane.tenantId, lane.versionId, lane.key, events[through - 1].position);
+    if (items.length && !(await this.lanes.route(lane.tenantId, lane.versionId, items, 0))) return this.gone(lane);
+    if (through > 0) await this.lanes.consume(lane.tenantId, lane.versionId, lane.key, events[through - 1].position);
     for (const it of items) void this.scheduler?.wake({ tenantId: lane.tenantId, versionId: lane.versionId, key: it.key }).catch(() => undefined);
     if (capped) return this.hold(lane, capped.position, capped.error);
     if (bad !== -1) {
@@ -189,7 +192,7 @@ export class LaneRunner {
 
   /** Held at once: a limit, unlike a failure, will not pass on a retry. */
   private async hold(lane: LaneRef, position: number, error: string): Promise<LaneRunOutcome> {
-    await this.repo.failed(lane.tenantId, lane.versionId, lane.key, { position, error, hold: true });
+    await this.lanes.failed(lane.tenantId, lane.versionId, lane.key, { position, error, hold: true });
     this.logger.warn(`lane ${lane.key} of ${lane.versionId} held at position ${position}: ${error}`);
     return { status: 'held' };
   }
@@ -197,7 +200,7 @@ export class LaneRunner {
   private async fail(lane: LaneRef, position: number, error: string): Promise<LaneRunOutcome> {
     // One retry per backoff step; the failure after the last step holds the lane.
     const holdAfterAttempts = this.options.backoffMs.length + 1;
-    const attempts = await this.repo.failed(lane.tenantId, lane.versionId, lane.key, { position, error, holdAfterAttempts });
+    const attempts = await this.lanes.failed(lane.tenantId, lane.versionId, lane.key, { position, error, holdAfterAttempts });
     if (attempts >= holdAfterAttempts) {
       this.logger.warn(`lane ${lane.key} of ${lane.versionId} held at position ${position}: ${error}`);
       return { status: 'held' };
@@ -222,7 +225,7 @@ export class LaneRunner {
     if (this.dropped.get(key)) return null;
     const hit = this.versions.get(key);
     if (hit) return hit;
-    const v = await this.repo.getVersion(tenantId, versionId);
+    const v = await this.catalog.getVersion(tenantId, versionId);
     // Forgotten while this read was under way: the store answered from before the drop.
     if (v && !this.dropped.get(key)) this.versions.set(key, v);
     return this.dropped.get(key) ? null : v;

@@ -39,11 +39,12 @@ function createEngine(s: Store, pool: RuntimePool, scheduler: LaneScheduler, c: 
   return new LaneEngine(
     s.events,
     s.projections,
+    s.lanes,
     pool,
     scheduler,
     {
       sweepMs: c.lanes.sweepMs,
-      keyCap: new LaneKeyCap(s.projections, quotas),
+      keyCap: new LaneKeyCap(s.lanes, quotas),
       runner: { ...DEFAULT_LANE_OPTIONS, backoffMs: c.lanes.backoffMs, lease },
       appliedSignal: signal,
     },

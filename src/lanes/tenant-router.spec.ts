@@ -1,6 +1,6 @@
 import { RawJson } from '../common/raw-json';
 import { EventLog } from '../store/event-log.port';
-import { ProjectionVersion } from '../store/projection-repository.port';
+import { ProjectionVersion } from '../store/projection-catalog.port';
 import { SqliteStore } from '../store/sqlite/sqlite-store';
 import { LaneRef, LaneScheduler } from './lane-scheduler.port';
 import { TenantRouter } from './tenant-router';
@@ -47,7 +47,7 @@ describe('TenantRouter', () => {
     const woken: LaneRef[] = [];
     const scheduler = { wakeMany: async (lanes: LaneRef[]) => void woken.push(...lanes) } as unknown as LaneScheduler;
     const gone: string[] = [];
-    const router = new TenantRouter('t', log, store.projections, runtime, scheduler, { routed: () => undefined, gone: (id) => void gone.push(id) });
+    const router = new TenantRouter('t', log, store.lanes, store.projections, runtime, scheduler, { routed: () => undefined, gone: (id) => void gone.push(id) });
     const version = async (id: string) => (await store.projections.getVersion('t', id)) as ProjectionVersion;
     const routed = async (id: string) => (await version(id)).routedPosition;
     const until = async (ok: () => boolean | Promise<boolean>) => {
@@ -93,7 +93,7 @@ describe('TenantRouter', () => {
     await removing;
     expect(router.has('v2')).toBe(false);
     expect(await routed('v2')).toBe(0);
-    expect(await store.projections.lanesWithWork('t', 'v2', 100)).toEqual([]);
+    expect(await store.lanes.lanesWithWork('t', 'v2', 100)).toEqual([]);
     expect(woken.filter((l) => l.versionId === 'v2')).toEqual([]);
     await until(async () => (await routed('v1')) === 10);
     await router.stop();
@@ -102,7 +102,7 @@ describe('TenantRouter', () => {
 
   it('reports a version gone from the store and never routes it from 0', async () => {
     const { store, router, reads, resolved, gone, version, routed, until } = await setup(10, ['v1']);
-    await store.projections.route('t', 'v1', [], 10); // v1 has routed everything
+    await store.lanes.route('t', 'v1', [], 10); // v1 has routed everything
     router.add(await version('v1'));
     // Dropped elsewhere: this instance still holds the version as it was, at position 0.
     router.add({ tenantId: 't', versionId: 'ghost', projectionId: 'px', className: 'C', targetPosition: 0, routedPosition: 0, caughtUpAt: null, createdAt: 1 });
@@ -119,7 +119,7 @@ describe('TenantRouter', () => {
 
   it('routes the caught-up versions between the batches of one catching up', async () => {
     const { store, router, append, held, waiting, release, version, routed, until } = await setup(1200, ['live', 'new']);
-    await store.projections.route('t', 'live', [], 1200); // caught up at the head
+    await store.lanes.route('t', 'live', [], 1200); // caught up at the head
     held.add('new'); // the new version's ResolveKey answers one batch at a time
     router.add(await version('live'));
     router.add(await version('new'));

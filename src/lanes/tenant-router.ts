@@ -6,7 +6,8 @@ import { HostCallError } from '../runtime/host-process';
 import { RuntimePool } from '../runtime/runtime-pool';
 import { ResolvedKey, WireEvent } from '../runtime/runtime-protocol';
 import { EventLog, StoredEvent } from '../store/event-log.port';
-import { InboxItem, ProjectionRepository, ProjectionVersion, VersionRoute } from '../store/projection-repository.port';
+import { ProjectionCatalogRepository, ProjectionVersion } from '../store/projection-catalog.port';
+import { InboxItem, LaneStore, VersionRoute } from '../store/lane-store.port';
 import { LaneKeyCap } from './lane-key-cap';
 import { LaneScheduler } from './lane-scheduler.port';
 import { keyProblem, keyProblemText, UNRESOLVED_KEY } from './state-key-rule';
@@ -54,7 +55,9 @@ export class TenantRouter {
   constructor(
     readonly tenantId: string,
     private readonly log: EventLog,
-    private readonly repo: ProjectionRepository,
+    private readonly lanes: LaneStore,
+    /** The stored positions of the versions routed here (and which of them still exist). */
+    private readonly catalog: Pick<ProjectionCatalogRepository, 'versionsOf'>,
     private readonly runtime: Pick<RuntimePool, 'resolveKeys'>,
     private readonly scheduler: LaneScheduler,
     private readonly events: TenantRouterEvents,
@@ -105,7 +108,7 @@ export class TenantRouter {
       for (const id of positions.keys()) if (!this.versions.has(id)) positions.delete(id);
       const unread = [...this.versions.keys()].filter((id) => !positions.has(id));
       if (unread.length) {
-        const stored = await this.repo.versionsOf(this.tenantId, unread);
+        const stored = await this.catalog.versionsOf(this.tenantId, unread);
         const found = new Set(stored.map((v) => v.versionId));
         for (const id of unread) if (!found.has(id)) this.gone(id);
         for (const v of stored) if (this.versions.has(v.versionId)) positions.set(v.versionId, v.routedPosition);
@@ -115,7 +118,7 @@ export class TenantRouter {
       if (this.runner.stopped) return;
       const live = routes.filter((r) => this.versions.has(r.versionId));
       if (live.length === 0) return;
-      const gone = new Set(await this.repo.routeMany(this.tenantId, live));
+      const gone = new Set(await this.lanes.routeMany(this.tenantId, live));
       for (const id of gone) {
         positions.delete(id);
         this.gone(id);
@@ -127,7 +130,7 @@ export class TenantRouter {
         // The unresolved lane is held (the route made its row), never woken: an operator's retry wakes it.
         const unresolved = r.items.find((i) => i.key === UNRESOLVED_KEY);
         if (unresolved) {
-          await this.repo.failed(this.tenantId, r.versionId, UNRESOLVED_KEY, { position: unresolved.position, error: this.resolveErrors.get(r.versionId) ?? '', hold: true });
+          await this.lanes.failed(this.tenantId, r.versionId, UNRESOLVED_KEY, { position: unresolved.position, error: this.resolveErrors.get(r.versionId) ?? '', hold: true });
         }
         for (const key of new Set(r.items.map((i) => i.key))) if (key !== UNRESOLVED_KEY) lanes.push({ tenantId: this.tenantId, versionId: r.versionId, key });
       }

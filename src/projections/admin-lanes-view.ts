@@ -1,4 +1,4 @@
-import { ProjectionVersion } from '../store/projection-repository.port';
+import { ProjectionVersion } from '../store/projection-catalog.port';
 
 type VersionRef = { tenantId: string; versionId: string };
 

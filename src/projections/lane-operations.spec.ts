@@ -1,4 +1,5 @@
-import { LaneRecord, ProjectionRecord } from '../store/projection-repository.port';
+import { ProjectionRecord } from '../store/projection-catalog.port';
+import { LaneRecord } from '../store/lane-store.port';
 import { LaneOperations } from './lane-operations';
 
 const lane = (key: string, heldPosition: number | null): LaneRecord => ({

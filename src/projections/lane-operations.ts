@@ -1,9 +1,10 @@
 import { DomainError, notFound } from '../common/domain-error';
-import { LaneRecord, ProjectionRecord } from '../store/projection-repository.port';
+import { ProjectionRecord } from '../store/projection-catalog.port';
+import { LaneRecord } from '../store/lane-store.port';
 
 export type LaneOperation = 'retry' | 'skip';
 
-/** What the operations read and change of a lane: a narrow view of the projection store. */
+/** What the operations read and change of a lane: a narrow view of the lane store. */
 export interface HeldLaneStore {
   getLane(tenantId: string, versionId: string, key: string): Promise<LaneRecord | null>;
   /** Releases a held lane to try its held event again; false when it was not held (any more). */

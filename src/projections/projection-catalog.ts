@@ -5,7 +5,7 @@ import { LaneEngine } from '../lanes/lane-engine';
 import { readSourceArchive } from '../runtime/archive-reader';
 import { CompileQueue } from '../runtime/compile-queue';
 import { EventLog } from '../store/event-log.port';
-import { ProjectionRecord, ProjectionRepository } from '../store/projection-repository.port';
+import { ProjectionCatalogRepository, ProjectionRecord } from '../store/projection-catalog.port';
 import { UploadRecord, UploadRepository } from '../store/upload-repository.port';
 import { ProjectionConfig, ProjectionNotificationSetup, UploadNotificationsView } from './projection-notification-setup.port';
 
@@ -54,7 +54,7 @@ const NO_PROJECTION_QUOTA: ProjectionQuota = { admitProjection: async () => unde
 export class ProjectionCatalog {
   constructor(
     private readonly uploads: UploadRepository,
-    private readonly repo: ProjectionRepository,
+    private readonly repo: ProjectionCatalogRepository,
     private readonly log: EventLog,
     private readonly queue: CompileQueue,
     private readonly engine: LaneEngine,

@@ -1,4 +1,4 @@
-import { ProjectionRecord, StoredNotifySettings } from '../store/projection-repository.port';
+import { ProjectionRecord, StoredNotifySettings } from '../store/projection-catalog.port';
 
 // The port the projection catalog calls for its notifications part; NotificationsModule binds it
 // (the caller owns its port: notifications import this file, not the catalog).

@@ -12,15 +12,15 @@ async function setup() {
   await store.events.appendMany([1, 2, 3].map((i) => ({ tenantId: 't', aggregateId: `o-${i}`, inferredType: 'o', events: [{ eventType: 'E', data: '{}' }] })));
   await store.projections.deploy({ tenantId: 't', projectionId: 'p', name: 'n', version: { tenantId: 't', versionId: 'v', projectionId: 'p', className: 'C', targetPosition: 3, createdAt: 1 } });
   const signal = new AppliedSignal();
-  return { store, signal, reader: new ProjectionReader(store.projections, store.events, 300, signal) };
+  return { store, signal, reader: new ProjectionReader(store.projections, store.lanes, store.events, 300, signal) };
 }
 
 describe('ProjectionReader', () => {
   it('answers 202 catching_up until the active version has caught up, then the state', async () => {
     const { store, reader } = await setup();
-    await store.projections.route('t', 'v', [{ key: 'k', position: 1 }], 3);
-    await store.projections.laneWork('t', 'v', 'k', 1);
-    await store.projections.applied('t', 'v', 'k', { state: '{"n":1}', fromPosition: 0, appliedPosition: 1, updatedAt: 5 });
+    await store.lanes.route('t', 'v', [{ key: 'k', position: 1 }], 3);
+    await store.lanes.laneWork('t', 'v', 'k', 1);
+    await store.lanes.applied('t', 'v', 'k', { state: '{"n":1}', fromPosition: 0, appliedPosition: 1, updatedAt: 5 });
     expect(stateAnswer(await reader.state('t', 'p', 'k'))).toMatchObject({ status: 202, body: { projectionId: 'p', status: 'catching_up' } });
     await store.projections.markCaughtUp('t', 'v', 10);
     expect(stateAnswer(await reader.state('t', 'p', 'k'))).toMatchObject({ status: 200, body: { stateKey: 'k', state: new RawJson('{"n":1}'), appliedPosition: 1 } });
@@ -31,19 +31,19 @@ describe('ProjectionReader', () => {
   it('answers from the new version when a promotion drops the one it read in the middle of the read', async () => {
     const { store, reader } = await setup();
     const stateOf = async (versionId: string, n: number) => {
-      await store.projections.route('t', versionId, [{ key: 'k', position: 1 }], 3);
-      await store.projections.laneWork('t', versionId, 'k', 1);
-      await store.projections.applied('t', versionId, 'k', { state: `{"n":${n}}`, fromPosition: 0, appliedPosition: 1, updatedAt: 5 });
+      await store.lanes.route('t', versionId, [{ key: 'k', position: 1 }], 3);
+      await store.lanes.laneWork('t', versionId, 'k', 1);
+      await store.lanes.applied('t', versionId, 'k', { state: `{"n":${n}}`, fromPosition: 0, appliedPosition: 1, updatedAt: 5 });
       await store.projections.markCaughtUp('t', versionId, 10);
     };
     await stateOf('v', 1);
     await store.projections.deploy({ tenantId: 't', projectionId: 'p', name: 'n', version: { tenantId: 't', versionId: 'v2', projectionId: 'p', className: 'C', targetPosition: 3, createdAt: 2 } });
     await stateOf('v2', 10);
     // The promotion lands between the reader's read of the projection and its read of the lane.
-    const getLane = store.projections.getLane.bind(store.projections);
-    jest.spyOn(store.projections, 'getLane').mockImplementationOnce(async (t, versionId, key) => {
+    const getLane = store.lanes.getLane.bind(store.lanes);
+    jest.spyOn(store.lanes, 'getLane').mockImplementationOnce(async (t, versionId, key) => {
       expect(await store.projections.promote('t', 'p', 'v2')).toBe('v');
-      await store.projections.dropVersion('t', 'v');
+      await store.lanes.dropVersion('t', 'v');
       return getLane(t, versionId, key);
     });
     expect(stateAnswer(await reader.state('t', 'p', 'k'))).toMatchObject({ status: 200, body: { state: new RawJson('{"n":10}') } });
@@ -52,14 +52,14 @@ describe('ProjectionReader', () => {
   it('waits for minPosition, wakes on the applied signal, and gives up with 202 after its bound', async () => {
     const { store, reader, signal } = await setup();
     await store.projections.markCaughtUp('t', 'v', 10);
-    await store.projections.route('t', 'v', [{ key: 'k', position: 2 }], 3);
-    await store.projections.laneWork('t', 'v', 'k', 1);
+    await store.lanes.route('t', 'v', [{ key: 'k', position: 2 }], 3);
+    await store.lanes.laneWork('t', 'v', 'k', 1);
     const t0 = Date.now();
     expect(stateAnswer(await reader.state('t', 'p', 'k', 2))).toMatchObject({ status: 202, body: { minPosition: 2 } });
     expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
     const waiting = reader.state('t', 'p', 'k', 2);
     setTimeout(() => {
-      void store.projections.applied('t', 'v', 'k', { state: '{"n":2}', fromPosition: 0, appliedPosition: 2, updatedAt: 6 }).then(() => signal.notify('v', 'k'));
+      void store.lanes.applied('t', 'v', 'k', { state: '{"n":2}', fromPosition: 0, appliedPosition: 2, updatedAt: 6 }).then(() => signal.notify('v', 'k'));
     }, 30);
     expect(stateAnswer(await waiting)).toMatchObject({ status: 200, body: { state: new RawJson('{"n":2}') } });
   });
@@ -67,10 +67,10 @@ describe('ProjectionReader', () => {
   it('never answers a minPosition read with a lane row read before the lane applied the event (it emptied the inbox meanwhile)', async () => {
     const { store, reader } = await setup();
     await store.projections.markCaughtUp('t', 'v', 10);
-    await store.projections.route('t', 'v', [{ key: 'k', position: 2 }], 3);
-    await store.projections.laneWork('t', 'v', 'k', 1);
+    await store.lanes.route('t', 'v', [{ key: 'k', position: 2 }], 3);
+    await store.lanes.laneWork('t', 'v', 'k', 1);
     // The lane stores position 2 between the reader's read of its row and its look at the inbox.
-    const repo = store.projections;
+    const repo = store.lanes;
     const nextInboxPosition = repo.nextInboxPosition.bind(repo);
     jest.spyOn(repo, 'nextInboxPosition').mockImplementationOnce(async (...args) => {
       await repo.applied('t', 'v', 'k', { state: '{"n":2}', fromPosition: 0, appliedPosition: 2, updatedAt: 6 });
@@ -81,9 +81,9 @@ describe('ProjectionReader', () => {
 
   it('reports lag from head and applied positions, counting held lanes as not applied', async () => {
     const { store, reader } = await setup();
-    await store.projections.route('t', 'v', [{ key: 'a', position: 1 }, { key: 'b', position: 2 }], 3);
-    await store.projections.laneWork('t', 'v', 'a', 1);
-    await store.projections.failed('t', 'v', 'a', { position: 1, error: 'x', hold: true });
+    await store.lanes.route('t', 'v', [{ key: 'a', position: 1 }, { key: 'b', position: 2 }], 3);
+    await store.lanes.laneWork('t', 'v', 'a', 1);
+    await store.lanes.failed('t', 'v', 'a', { position: 1, error: 'x', hold: true });
     await new Promise((r) => setTimeout(r, 25)); // the oldest unapplied event is now at least 25 ms old
     const lag = await reader.lag('t', 'v');
     expect(lag).toMatchObject({ totalInboxDepth: 2, heldLanes: 1, headPosition: 3, appliedPosition: 0, lagEvents: 3 });

@@ -2,7 +2,8 @@ import { DomainError, notFound } from '../common/domain-error';
 import { RawJson } from '../common/raw-json';
 import { EventLog } from '../store/event-log.port';
 import { AppliedSignal } from '../lanes/applied-signal';
-import { LaneRecord, ProjectionRepository } from '../store/projection-repository.port';
+import { LaneRecord, LaneStore } from '../store/lane-store.port';
+import { ProjectionCatalogRepository } from '../store/projection-catalog.port';
 
 export interface ApplyLag {
   totalInboxDepth: number;
@@ -33,7 +34,8 @@ const LAG_TIMEOUT_MS = 500;
 /** Reads of projection state and lag: never from a version that has not caught up, never waiting unboundedly. */
 export class ProjectionReader {
   constructor(
-    private readonly repo: ProjectionRepository,
+    private readonly catalog: ProjectionCatalogRepository,
+    private readonly laneStore: LaneStore,
     private readonly log: EventLog,
     private readonly maxWaitMs: number,
     private readonly applied: AppliedSignal = new AppliedSignal(),
@@ -41,7 +43,7 @@ export class ProjectionReader {
 
   /** `minPosition`: wait (up to the configured bound) until everything of `key` up to it is applied. */
   async state(tenantId: string, projectionId: string, key: string, minPosition?: number): Promise<StateRead> {
-    let p = await this.repo.get(tenantId, projectionId);
+    let p = await this.catalog.get(tenantId, projectionId);
     if (!p || !p.activeVersion) throw notFound(`projection '${projectionId}'`);
     const deadline = Date.now() + (minPosition !== undefined ? this.maxWaitMs : 0);
     /**
@@ -50,20 +52,20 @@ export class ProjectionReader {
      * Without this, a read during a redeploy could answer 404 for a key that has a state.
      */
     const promotedMeanwhile = async (): Promise<boolean> => {
-      const now = await this.repo.get(tenantId, projectionId);
+      const now = await this.catalog.get(tenantId, projectionId);
       if (!now?.activeVersion || now.activeVersion === p!.activeVersion) return false;
       p = now;
       return true;
     };
     for (let promotions = 0; ; ) {
-      const v = await this.repo.getVersion(tenantId, p.activeVersion!);
+      const v = await this.catalog.getVersion(tenantId, p.activeVersion!);
       if (!v) {
         if (promotions++ < 3 && (await promotedMeanwhile())) continue;
         throw notFound(`projection '${projectionId}'`);
       }
       const reached = v.caughtUpAt === null ? false : minPosition === undefined ? true : await this.keyReached(tenantId, v.versionId, key, minPosition, v.routedPosition);
       if (reached !== false) {
-        const lane = reached === true ? await this.repo.getLane(tenantId, v.versionId, key) : reached;
+        const lane = reached === true ? await this.laneStore.getLane(tenantId, v.versionId, key) : reached;
         if ((!lane || lane.state === null) && promotions++ < 3 && (await promotedMeanwhile())) continue;
         if (!lane || lane.state === null) throw notFound(`state '${key}' of projection '${projectionId}'`);
         return { kind: 'ready', projectionId, stateKey: key, state: new RawJson(lane.state), updatedAt: lane.updatedAt ?? 0, appliedPosition: lane.appliedPosition };
@@ -79,9 +81,9 @@ export class ProjectionReader {
   /** The lag summary of a version, or undefined when it cannot be had quickly (the status read must not block on it). */
   async lag(tenantId: string, versionId: string): Promise<ApplyLag | undefined> {
     const work = (async (): Promise<ApplyLag> => {
-      const v = await this.repo.getVersion(tenantId, versionId);
+      const v = await this.catalog.getVersion(tenantId, versionId);
       if (!v) throw new DomainError('NOT_FOUND', 'version gone');
-      const [l, head] = await Promise.all([this.repo.lag(tenantId, versionId), this.log.headPosition(tenantId)]);
+      const [l, head] = await Promise.all([this.laneStore.lag(tenantId, versionId), this.log.headPosition(tenantId)]);
       const applied = l.oldestUnapplied !== null ? Math.min(l.oldestUnapplied - 1, v.routedPosition) : v.routedPosition;
       let age = 0;
       if (applied < head) {
@@ -104,14 +106,14 @@ export class ProjectionReader {
 
   /** Lanes of the projection's active version (none before it has one); NOT_FOUND for an unknown projection. */
   async lanes(tenantId: string, projectionId: string, page: LanePage): Promise<LaneRecord[]> {
-    const p = await this.repo.get(tenantId, projectionId);
+    const p = await this.catalog.get(tenantId, projectionId);
     if (!p) throw notFound(`projection '${projectionId}'`);
     if (!p.activeVersion) return [];
-    return this.repo.listLanes(tenantId, p.activeVersion, page);
+    return this.laneStore.listLanes(tenantId, p.activeVersion, page);
   }
 
   private async appliedPosition(tenantId: string, versionId: string, routed: number): Promise<number> {
-    const l = await this.repo.lag(tenantId, versionId);
+    const l = await this.laneStore.lag(tenantId, versionId);
     return l.oldestUnapplied !== null ? Math.min(l.oldestUnapplied - 1, routed) : routed;
   }
 
@@ -123,9 +125,9 @@ export class ProjectionReader {
    */
   private async keyReached(tenantId: string, versionId: string, key: string, position: number, routed: number): Promise<LaneRecord | boolean> {
     if (routed < position) return false;
-    const lane = await this.repo.getLane(tenantId, versionId, key);
+    const lane = await this.laneStore.getLane(tenantId, versionId, key);
     if (lane && lane.appliedPosition >= position) return lane;
-    const next = await this.repo.nextInboxPosition(tenantId, versionId, key, lane?.appliedPosition ?? 0);
+    const next = await this.laneStore.nextInboxPosition(tenantId, versionId, key, lane?.appliedPosition ?? 0);
     return next === null || next > position;
   }
 }

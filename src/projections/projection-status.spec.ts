@@ -1,4 +1,4 @@
-import { ProjectionRecord } from '../store/projection-repository.port';
+import { ProjectionRecord } from '../store/projection-catalog.port';
 import { UploadRecord } from '../store/upload-repository.port';
 import { ApplyLag } from './projection-reader';
 import { ProjectionStatus } from './projection-status';

@@ -1,5 +1,6 @@
 import { isoTime } from '../common/iso-time';
-import { LaneRecord, ProjectionRecord } from '../store/projection-repository.port';
+import { ProjectionRecord } from '../store/projection-catalog.port';
+import { LaneRecord } from '../store/lane-store.port';
 import { UploadRecord } from '../store/upload-repository.port';
 import { ApplyLag, StateRead } from './projection-reader';
 

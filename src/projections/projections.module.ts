@@ -26,7 +26,7 @@ import { ProjectionsController } from './projections.controller';
     {
       provide: ProjectionReader,
       inject: [STORE, APP_CONFIG, AppliedSignal],
-      useFactory: (s: Store, c: AppConfig, signal: AppliedSignal) => new ProjectionReader(s.projections, s.events, c.lanes.readWaitMs, signal),
+      useFactory: (s: Store, c: AppConfig, signal: AppliedSignal) => new ProjectionReader(s.projections, s.lanes, s.events, c.lanes.readWaitMs, signal),
     },
     {
       provide: ProjectionCatalog,
@@ -44,13 +44,13 @@ import { ProjectionsController } from './projections.controller';
       provide: LaneOperations,
       inject: [STORE, ProjectionCatalog, LaneEngine],
       useFactory: (s: Store, catalog: ProjectionCatalog, engine: LaneEngine) =>
-        new LaneOperations({ projection: (t, id) => catalog.projection(t, id), lanes: s.projections, wakeLane: (lane) => engine.wakeLane(lane) }),
+        new LaneOperations({ projection: (t, id) => catalog.projection(t, id), lanes: s.lanes, wakeLane: (lane) => engine.wakeLane(lane) }),
     },
     {
       provide: AdminLanesView,
       inject: [STORE, LaneEngine],
       useFactory: (s: Store, engine: LaneEngine) =>
-        new AdminLanesView({ liveVersions: () => s.projections.liveVersions(), orphanRows: () => s.projections.orphanRows(), routedVersions: () => engine.routedVersions() }),
+        new AdminLanesView({ liveVersions: () => s.projections.liveVersions(), orphanRows: () => s.lanes.orphanRows(), routedVersions: () => engine.routedVersions() }),
     },
   ],
   exports: [ProjectionCatalog],

@@ -19,7 +19,7 @@ export interface Notification {
   timestamp: number;
 }
 
-/** A projection's state change, handed to `ProjectionRepository.applied` to be logged with it. */
+/** A projection's state change, handed to `LaneStore.applied` to be logged with it. */
 export interface StateChange {
   position: number;
   aggregateId: string;
@@ -45,7 +45,7 @@ export interface RetentionPolicy {
   removeBefore: number;
 }
 
-/** The notification log (written by `ProjectionRepository.applied`), read by every channel. */
+/** The notification log (written by `LaneStore.applied`), read by every channel. */
 export interface NotificationRepository {
   /** Ascending, after `afterSequence`. */
   read(tenantId: string, projectionId: string, afterSequence: number, limit: number): Promise<Notification[]>;

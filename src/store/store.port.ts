@@ -1,7 +1,8 @@
 import { EventLog } from './event-log.port';
 import { TenantRepository } from './tenant-repository.port';
 import { NotificationRepository } from './notification-repository.port';
-import { ProjectionRepository } from './projection-repository.port';
+import { LaneStore } from './lane-store.port';
+import { ProjectionCatalogRepository } from './projection-catalog.port';
 import { WebhookRepository } from './webhook-repository.port';
 import { BindingRepository, SnapshotRepository } from './reducer-state.port';
 import { UploadRepository } from './upload-repository.port';
@@ -18,7 +19,10 @@ export interface Store {
   readonly uploads: UploadRepository;
   readonly bindings: BindingRepository;
   readonly snapshots: SnapshotRepository;
-  readonly projections: ProjectionRepository;
+  /** Projections, their versions and the tombstones of dropped ones. */
+  readonly projections: ProjectionCatalogRepository;
+  /** The versions' per-key lanes: inbox, state, checkpoint, holds, leases. */
+  readonly lanes: LaneStore;
   readonly notifications: NotificationRepository;
   readonly webhooks: WebhookRepository;
   /** Runs pending schema migrations; safe to call from several instances at once. */

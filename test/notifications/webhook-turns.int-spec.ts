@@ -78,13 +78,13 @@ async function stateChanges(store: Store, tenantId: string, webhookUrl: string, 
   }
   const ids = Array.from({ length: keys }, (_, i) => from + i);
   await store.events.appendMany(ids.map((i) => ({ tenantId, aggregateId: `order-${i}`, inferredType: 'order', events: [{ eventType: 'Placed', data: '{}' }] })));
-  await store.projections.route(tenantId, 'v1', ids.map((i) => ({ key: `k${i}`, position: i + 1 })), from + keys);
+  await store.lanes.route(tenantId, 'v1', ids.map((i) => ({ key: `k${i}`, position: i + 1 })), from + keys);
   for (let c = 0; c < ids.length; c += 200) {
     await Promise.all(
       ids.slice(c, c + 200).map(async (i) => {
-        await store.projections.laneWork(tenantId, 'v1', `k${i}`, 1);
+        await store.lanes.laneWork(tenantId, 'v1', `k${i}`, 1);
         const change = { position: i + 1, aggregateId: `order-${i}`, aggregateType: 'order', version: 1, timestamp: 1, state: `{"i":${i}}` };
-        await store.projections.applied(tenantId, 'v1', `k${i}`, { state: change.state, fromPosition: 0, appliedPosition: i + 1, updatedAt: 1, notify: { projectionId: 'p1', changes: [change] } });
+        await store.lanes.applied(tenantId, 'v1', `k${i}`, { state: change.state, fromPosition: 0, appliedPosition: i + 1, updatedAt: 1, notify: { projectionId: 'p1', changes: [change] } });
       }),
     );
   }

@@ -1,6 +1,7 @@
 import { toStoredSettings } from '../../src/notifications/log/notification-settings';
-import { AppendRequest } from '../../src/store/event-log.port';
 import { Store } from '../../src/store/store.port';
+import { describeProjectionStore } from './projection-store.conformance';
+import { req, tenant } from './store-fixtures';
 
 export interface StoreHarness {
   /** A migrated store on fresh, empty storage. */
@@ -9,19 +10,6 @@ export interface StoreHarness {
   sameStorage(of: Store, options?: { beforeCommit?: (tenantIds: string[]) => Promise<void> }): Promise<Store>;
   /** Whether two instances can append concurrently (PostgreSQL); SQLite serialises writers in one process. */
   concurrentInstances: boolean;
-}
-
-const req = (tenantId: string, aggregateId: string, over: Partial<AppendRequest> = {}): AppendRequest => ({
-  tenantId,
-  aggregateId,
-  inferredType: aggregateId.split('-')[0],
-  events: [{ eventType: 'Happened', data: '{"n":1}' }],
-  ...over,
-});
-
-async function tenant(store: Store, id: string): Promise<string> {
-  await store.tenants.createTenant({ tenantId: id, name: `tenant ${id}`, createdAt: Date.now() });
-  return id;
 }
 
 /** One suite, every adapter: what the event log promises, tested against the real engine. */
@@ -249,164 +237,7 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect(await store.snapshots.listAggregates(t, 'acct', 'acct-2', 10)).toEqual([{ aggregateId: 'acct-3', version: 1 }]);
     });
 
-    it('keeps projection lanes: inbox order, checkpoint, holds, and redeploys', async () => {
-      const t = await tenant(store, 't1');
-      await store.events.appendMany([1, 2, 3, 4].map((i) => req(t, `order-${i}`)));
-      const v1 = { versionId: 'v1', projectionId: 'p1', tenantId: t, className: 'C', targetPosition: 4, createdAt: 1 };
-      const p = await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'totals', version: v1 });
-      expect(p).toMatchObject({ projectionId: 'p1', activeVersion: 'v1', pendingVersion: null });
-      await store.projections.route(t, 'v1', [{ key: 'a', position: 1 }, { key: 'b', position: 2 }, { key: 'a', position: 3 }], 3);
-      await store.projections.route(t, 'v1', [{ key: 'a', position: 3 }], 2); // duplicate and older: ignored
-      expect((await store.projections.getVersion(t, 'v1'))?.routedPosition).toBe(3);
-      const work = (await store.projections.laneWork(t, 'v1', 'a', 10))!;
-      expect(work.lane).toMatchObject({ key: 'a', state: null, appliedPosition: 0 });
-      expect(work.events.map((e) => e.position)).toEqual([1, 3]);
-      expect(await store.projections.hasUnappliedUpTo(t, 'v1', 4)).toBe(true);
-      expect(await store.projections.applied(t, 'v1', 'a', { state: '{"n":2}', fromPosition: 0, appliedPosition: 3, updatedAt: 9 })).toBe(true);
-      // Another run of the lane read the same checkpoint (0): whatever it applied, it keeps nothing, neither a
-      // checkpoint going back nor one going further with a state that lacks the events the first run consumed.
-      expect(await store.projections.applied(t, 'v1', 'a', { state: '{"n":1}', fromPosition: 0, appliedPosition: 1, updatedAt: 9 })).toBe(false);
-      expect(await store.projections.applied(t, 'v1', 'a', { state: '{"n":1}', fromPosition: 0, appliedPosition: 4, updatedAt: 9 })).toBe(false);
-      expect(await store.projections.getLane(t, 'v1', 'a')).toMatchObject({ state: '{"n":2}', appliedPosition: 3 });
-      expect((await store.projections.laneWork(t, 'v1', 'a', 10))!.events).toEqual([]);
-
-      // Lane b fails: counted, then held on its event; only b is held.
-      await store.projections.laneWork(t, 'v1', 'b', 10);
-      expect(await store.projections.failed(t, 'v1', 'b', { position: 2, error: 'boom', holdAfterAttempts: 3 })).toBe(1);
-      expect((await store.projections.getLane(t, 'v1', 'b'))?.heldPosition).toBeNull();
-      expect(await store.projections.failed(t, 'v1', 'b', { position: 2, error: 'boom', hold: true })).toBe(2);
-      expect(await store.projections.getLane(t, 'v1', 'b')).toMatchObject({ heldPosition: 2, heldError: 'boom' });
-      expect(await store.projections.hasUnappliedUpTo(t, 'v1', 4)).toBe(false); // held lanes do not count
-      expect(await store.projections.lanesWithWork(t, 'v1', 10)).toEqual([]);
-      expect(await store.projections.lag(t, 'v1')).toEqual({ inboxDepth: 1, heldLanes: 1, laneCount: 2, oldestUnapplied: 2 });
-      expect((await store.projections.listLanes(t, 'v1', { afterKey: '', limit: 10, heldOnly: true })).map((l) => l.key)).toEqual(['b']);
-      expect(await store.projections.skip(t, 'v1', 'b')).toBe(true);
-      expect(await store.projections.getLane(t, 'v1', 'b')).toMatchObject({ heldPosition: null, appliedPosition: 2, attempts: 0 });
-      expect((await store.projections.lag(t, 'v1')).inboxDepth).toBe(0);
-
-      // Redeploy: the new version is pending beside the active one, then promoted atomically.
-      const p2 = await store.projections.deploy({ tenantId: t, projectionId: 'ignored', name: 'totals', version: { ...v1, versionId: 'v2' } });
-      expect(p2).toMatchObject({ projectionId: 'p1', activeVersion: 'v1', pendingVersion: 'v2' });
-      expect((await store.projections.liveVersions()).map((v) => v.versionId).sort()).toEqual(['v1', 'v2']);
-      expect(await store.projections.promote(t, 'p1', 'v2')).toBe('v1');
-      expect(await store.projections.get(t, 'p1')).toMatchObject({ activeVersion: 'v2', pendingVersion: null });
-      // The promotion dropped v1 in its own transaction: no row, a tombstone; its lanes until the purge.
-      expect(await store.projections.getVersion(t, 'v1')).toBeNull();
-      expect((await store.projections.sweepCandidates()).dropped.map((d) => d.versionId)).toEqual(['v1']);
-      expect((await store.projections.orphanRows()).versions).toEqual([{ tenantId: t, versionId: 'v1' }]);
-      await store.projections.dropVersion(t, 'v1');
-      expect(await store.projections.getLane(t, 'v1', 'a')).toBeNull();
-      expect(await store.projections.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
-      expect(await store.projections.get('other', 'p1')).toBeNull();
-      expect(await store.projections.delete('other', 'p1')).toBeNull();
-      expect(await store.projections.delete(t, 'p1')).toEqual(['v2']);
-      expect(await store.projections.list(t)).toEqual([]);
-      expect(await store.projections.delete(t, 'p1')).toBeNull();
-    });
-
-    it('refuses every write of a dropped version: no router, lane run or lease makes a row for it again', async () => {
-      const t = await tenant(store, 't1');
-      await store.events.appendMany([1, 2, 3, 4].map((i) => req(t, `order-${i}`)));
-      const version = (versionId: string) => ({ versionId, projectionId: 'p1', tenantId: t, className: 'C', targetPosition: 4, createdAt: 1 });
-      await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'n', version: version('v1') });
-      expect(await store.projections.route(t, 'v1', [{ key: 'a', position: 1 }], 1)).toBe(true);
-      const work = (await store.projections.laneWork(t, 'v1', 'a', 10))!;
-      // A redeploy, replaced by another before it caught up: the replaced one is dropped by the deploy.
-      await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'n', version: version('v2') });
-      expect(await store.projections.route(t, 'v2', [{ key: 'b', position: 2 }], 2)).toBe(true);
-      await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'n', version: version('v3') });
-      expect(await store.projections.get(t, 'p1')).toMatchObject({ activeVersion: 'v1', pendingVersion: 'v3' });
-      expect(await store.projections.getVersion(t, 'v2')).toBeNull();
-      expect(await store.projections.route(t, 'v2', [{ key: 'c', position: 3 }], 3)).toBe(false);
-      expect(await store.projections.laneWork(t, 'v2', 'c', 10)).toBeNull();
-      expect(await store.projections.getLane(t, 'v2', 'c')).toBeNull();
-
-      // The projection deleted while v1's lane run is under way: written first, whole.
-      expect((await store.projections.delete(t, 'p1'))!.sort()).toEqual(['v1', 'v3']);
-      expect(await store.projections.getVersion(t, 'v1')).toBeNull();
-      expect(await store.projections.route(t, 'v1', [{ key: 'a', position: 4 }], 4)).toBe(false);
-      expect(await store.projections.applied(t, 'v1', 'a', { state: '{}', fromPosition: work.lane.appliedPosition, appliedPosition: 1, updatedAt: 1 })).toBe(false);
-      expect(await store.projections.laneWork(t, 'v1', 'a', 10)).toBeNull();
-      expect(await store.projections.laneWork(t, 'v1', 'new', 10)).toBeNull();
-      expect(await store.projections.acquireLease(t, 'v1', 'new', 'me', 1, 2)).toBe(false);
-      expect(await store.projections.getLane(t, 'v1', 'new')).toBeNull();
-      const { live, dropped } = await store.projections.sweepCandidates();
-      expect(live).toEqual([]);
-      expect(dropped.map((d) => d.versionId).sort()).toEqual(['v1', 'v2', 'v3']);
-      // What the rows routed before the drop left: lanes and inbox of dead versions, until the purge.
-      expect((await store.projections.orphanRows()).versions.map((v) => v.versionId).sort()).toEqual(['v1', 'v2']);
-      for (const d of dropped) await store.projections.dropVersion(t, d.versionId);
-      expect(await store.projections.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
-      await store.projections.forgetDropped(t, 'v1');
-      expect((await store.projections.sweepCandidates()).dropped.map((d) => d.versionId).sort()).toEqual(['v2', 'v3']);
-
-      // A deleted name deploys afresh.
-      await store.projections.deploy({ tenantId: t, projectionId: 'p2', name: 'm', version: { ...version('v4'), projectionId: 'p2' } });
-      await store.projections.delete(t, 'p2');
-      const again = await store.projections.deploy({ tenantId: t, projectionId: 'p2', name: 'm', version: { ...version('v5'), projectionId: 'p2' } });
-      expect(again).toMatchObject({ activeVersion: 'v5', pendingVersion: null });
-    });
-
-    it('routes several versions of a tenant in one call, refusing only a dropped one', async () => {
-      const t = await tenant(store, 't1');
-      await store.events.appendMany([1, 2, 3].map((i) => req(t, `order-${i}`)));
-      const version = (versionId: string, projectionId: string) => ({ versionId, projectionId, tenantId: t, className: 'C', targetPosition: 3, createdAt: 1 });
-      for (const [v, p] of [['va', 'pa'], ['vb', 'pb'], ['vc', 'pc']]) await store.projections.deploy({ tenantId: t, projectionId: p, name: p, version: version(v, p) });
-      expect((await store.projections.versionsOf(t, ['va', 'vb', 'nope'])).map((v) => v.versionId).sort()).toEqual(['va', 'vb']);
-      expect(await store.projections.versionsOf('other', ['va'])).toEqual([]);
-      // All live: one transaction.
-      expect(
-        await store.projections.routeMany(t, [
-          { versionId: 'va', items: [{ key: 'a', position: 1 }], routedPosition: 1 },
-          { versionId: 'vb', items: [{ key: 'b', position: 1 }], routedPosition: 1 },
-        ]),
-      ).toEqual([]);
-      // vb deleted meanwhile: refused alone, va and vc written.
-      await store.projections.delete(t, 'pb');
-      expect(
-        await store.projections.routeMany(t, [
-          { versionId: 'va', items: [{ key: 'a', position: 2 }], routedPosition: 3 },
-          { versionId: 'vb', items: [{ key: 'b', position: 2 }], routedPosition: 3 },
-          { versionId: 'vc', items: [{ key: 'c', position: 3 }], routedPosition: 3 },
-        ]),
-      ).toEqual(['vb']);
-      const positions = new Map((await store.projections.versionsOf(t, ['va', 'vb', 'vc'])).map((v) => [v.versionId, v.routedPosition]));
-      expect(Object.fromEntries(positions)).toEqual({ va: 3, vc: 3 });
-      expect((await store.projections.laneWork(t, 'va', 'a', 10))!.events.map((e) => e.position)).toEqual([1, 2]);
-      expect((await store.projections.laneWork(t, 'vc', 'c', 10))!.events.map((e) => e.position)).toEqual([3]);
-      expect(await store.projections.laneWork(t, 'vb', 'b', 10)).toBeNull();
-    });
-
-    it('names to the sweep only the versions with work: behind the head, an inbox, or not caught up', async () => {
-      const busy = await tenant(store, 't1');
-      const idle = await tenant(store, 't2');
-      await store.events.appendMany([req(busy, 'order-1'), req(busy, 'order-2'), req(idle, 'order-1')]);
-      const version = (tenantId: string, versionId: string, projectionId: string) => ({ versionId, projectionId, tenantId, className: 'C', targetPosition: 0, createdAt: 1 });
-      await store.projections.deploy({ tenantId: busy, projectionId: 'p1', name: 'busy', version: version(busy, 'v1', 'p1') });
-      await store.projections.deploy({ tenantId: idle, projectionId: 'p2', name: 'idle', version: version(idle, 'v2', 'p2') });
-      const named = async () => (await store.projections.sweepCandidates()).live.map((c) => ({ v: c.version.versionId, tenant: c.version.tenantId, behindHead: c.behindHead, hasInbox: c.hasInbox }));
-      expect((await named()).sort((a, b) => a.v.localeCompare(b.v))).toEqual([
-        { v: 'v1', tenant: busy, behindHead: true, hasInbox: false },
-        { v: 'v2', tenant: idle, behindHead: true, hasInbox: false },
-      ]);
-      await store.projections.route(idle, 'v2', [], 1);
-      await store.projections.markCaughtUp(idle, 'v2', 5);
-      await store.projections.markCaughtUp(busy, 'v1', 5);
-      expect(await named()).toEqual([{ v: 'v1', tenant: busy, behindHead: true, hasInbox: false }]);
-      await store.projections.route(busy, 'v1', [{ key: 'a', position: 1 }], 2);
-      expect(await named()).toEqual([{ v: 'v1', tenant: busy, behindHead: false, hasInbox: true }]);
-      await store.projections.laneWork(busy, 'v1', 'a', 10);
-      await store.projections.applied(busy, 'v1', 'a', { state: '{}', fromPosition: 0, appliedPosition: 1, updatedAt: 1 });
-      expect(await named()).toEqual([]);
-      // A redeploy not caught up yet is named even with nothing to route; the retired version never is.
-      await store.projections.deploy({ tenantId: idle, projectionId: 'p2', name: 'idle', version: { ...version(idle, 'v3', 'p2'), targetPosition: 1 } });
-      await store.projections.route(idle, 'v3', [], 1);
-      expect(await named()).toEqual([{ v: 'v3', tenant: idle, behindHead: false, hasInbox: false }]);
-      await store.projections.promote(idle, 'p2', 'v3');
-      await store.projections.markCaughtUp(idle, 'v3', 6);
-      await store.events.appendMany([req(idle, 'order-2')]);
-      expect(await named()).toEqual([{ v: 'v3', tenant: idle, behindHead: true, hasInbox: false }]);
-    });
+    describeProjectionStore(() => store);
 
     it('logs state changes gap-free, exactly once, only for the versions that speak for the projection', async () => {
       const t = await tenant(store, 't1');
@@ -416,11 +247,11 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'totals', version: v1, ...notify });
       expect((await store.projections.get(t, 'p1'))?.notifyConfig).toContain('x.example');
       const change = (position: number) => ({ position, aggregateId: `order-${position}`, aggregateType: 'order', version: 1, timestamp: 100 + position, state: `{"n":${position}}` });
-      await store.projections.route(t, 'v1', [1, 2, 3, 4, 5, 6].map((position) => ({ key: position % 2 ? 'odd' : 'even', position })), 6);
-      await store.projections.laneWork(t, 'v1', 'odd', 10);
-      await store.projections.laneWork(t, 'v1', 'even', 10);
+      await store.lanes.route(t, 'v1', [1, 2, 3, 4, 5, 6].map((position) => ({ key: position % 2 ? 'odd' : 'even', position })), 6);
+      await store.lanes.laneWork(t, 'v1', 'odd', 10);
+      await store.lanes.laneWork(t, 'v1', 'even', 10);
       const applied = (key: string, positions: number[], versionId = 'v1', fromPosition = 0) =>
-        store.projections.applied(t, versionId, key, {
+        store.lanes.applied(t, versionId, key, {
           state: '{}',
           fromPosition,
           appliedPosition: positions[positions.length - 1],
@@ -441,9 +272,9 @@ export function testEventStore(name: string, harness: StoreHarness): void {
 
       // A redeploy (v2, target 4): v1 speaks up to 4, v2 after it: each change is logged once.
       await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'totals', version: { ...v1, versionId: 'v2', targetPosition: 4 }, ...notify });
-      await store.projections.route(t, 'v2', [5, 6].map((position) => ({ key: position % 2 ? 'odd' : 'even', position })), 6);
-      await store.projections.laneWork(t, 'v2', 'odd', 10);
-      await store.projections.laneWork(t, 'v2', 'even', 10);
+      await store.lanes.route(t, 'v2', [5, 6].map((position) => ({ key: position % 2 ? 'odd' : 'even', position })), 6);
+      await store.lanes.laneWork(t, 'v2', 'odd', 10);
+      await store.lanes.laneWork(t, 'v2', 'even', 10);
       await applied('even', [4, 6], 'v1', 2); // v1: only 4 is its to tell
       await applied('odd', [5], 'v2'); // v2 tells 5
       expect((await store.notifications.read(t, 'p1', 3, 100)).map((n) => [n.sequence, n.position])).toEqual([
@@ -500,10 +331,10 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       const notify = toStoredSettings({ webhookUrl: 'https://x.example/hook', isolated: false, sse: false });
       const v1 = { tenantId: t, versionId: 's1', projectionId: 'ps', className: 'C', targetPosition: 0, createdAt: 1 };
       await store.projections.deploy({ tenantId: t, projectionId: 'ps', name: 'suspended', version: v1, ...notify });
-      await store.projections.route(t, 's1', [1, 2, 3, 4, 5, 6].map((position) => ({ key: 'k', position })), 6);
-      await store.projections.laneWork(t, 's1', 'k', 10);
+      await store.lanes.route(t, 's1', [1, 2, 3, 4, 5, 6].map((position) => ({ key: 'k', position })), 6);
+      await store.lanes.laneWork(t, 's1', 'k', 10);
       const change = (position: number) => ({ position, aggregateId: `o-${position}`, aggregateType: 'order', version: 1, timestamp: position, state: '{}' });
-      await store.projections.applied(t, 's1', 'k', { state: '{}', fromPosition: 0, appliedPosition: 6, updatedAt: 1, notify: { projectionId: 'ps', changes: [1, 2, 3, 4, 5, 6].map(change) } });
+      await store.lanes.applied(t, 's1', 'k', { state: '{}', fromPosition: 0, appliedPosition: 6, updatedAt: 1, notify: { projectionId: 'ps', changes: [1, 2, 3, 4, 5, 6].map(change) } });
       expect(await store.webhooks.enqueue(t, 'ps', 4, 1000)).toBe(4);
       expect(await store.webhooks.pendingCount(t, 'ps', 10)).toBe(4);
       expect(await store.webhooks.pendingCount(t, 'ps', 2)).toBe(2); // counted up to the cap only
@@ -552,11 +383,11 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       const notifyConfig = JSON.stringify({ webhookUrl: 'https://x.example/hook', isolated: false, sse: false });
       const v1 = { tenantId: t, versionId: 'st1', projectionId: 'pst', className: 'C', targetPosition: 0, createdAt: 1 };
       await store.projections.deploy({ tenantId: t, projectionId: 'pst', name: 'stale', version: v1, notifyConfig });
-      await store.projections.route(t, 'st1', [1, 2].map((position) => ({ key: `k${position}`, position })), 2);
+      await store.lanes.route(t, 'st1', [1, 2].map((position) => ({ key: `k${position}`, position })), 2);
       for (const key of ['k1', 'k2']) {
         const position = Number(key.slice(1));
-        await store.projections.laneWork(t, 'st1', key, 10);
-        await store.projections.applied(t, 'st1', key, {
+        await store.lanes.laneWork(t, 'st1', key, 10);
+        await store.lanes.applied(t, 'st1', key, {
           state: '{}', fromPosition: 0, appliedPosition: position, updatedAt: 1,
           notify: { projectionId: 'pst', changes: [{ position, aggregateId: `o-${position}`, aggregateType: 'order', version: 1, timestamp: position, state: '{}' }] },
         });
@@ -593,11 +424,11 @@ export function testEventStore(name: string, harness: StoreHarness): void {
         await store.events.appendMany(Array.from({ length: keys }, (_, i) => req(tenantId, `order-${i}`)));
         const version = { versionId: 'v1', projectionId: 'p1', tenantId, className: 'C', targetPosition: 0, createdAt: 1 };
         await store.projections.deploy({ tenantId, projectionId: 'p1', name: 'n', version, ...notify });
-        await store.projections.route(tenantId, 'v1', Array.from({ length: keys }, (_, i) => ({ key: `k${i}`, position: i + 1 })), keys);
+        await store.lanes.route(tenantId, 'v1', Array.from({ length: keys }, (_, i) => ({ key: `k${i}`, position: i + 1 })), keys);
         for (let i = 0; i < keys; i++) {
-          await store.projections.laneWork(tenantId, 'v1', `k${i}`, 1);
+          await store.lanes.laneWork(tenantId, 'v1', `k${i}`, 1);
           const change = { position: i + 1, aggregateId: `order-${i}`, aggregateType: 'order', version: 1, timestamp: 1, state: '{}' };
-          await store.projections.applied(tenantId, 'v1', `k${i}`, { state: '{}', fromPosition: 0, appliedPosition: i + 1, updatedAt: 1, notify: { projectionId: 'p1', changes: [change] } });
+          await store.lanes.applied(tenantId, 'v1', `k${i}`, { state: '{}', fromPosition: 0, appliedPosition: i + 1, updatedAt: 1, notify: { projectionId: 'p1', changes: [change] } });
         }
         expect(await store.webhooks.enqueue(tenantId, 'p1', 100, 1000)).toBe(keys);
       };
@@ -620,20 +451,6 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       for (const d of await store.webhooks.dueOfTenants(['tb'], 1000, 10)) await store.webhooks.attemptFailed(d, 'HTTP 500', 5000, 1000);
       expect(await store.webhooks.tenantsWithDue(1000, '', 10)).toEqual(['ta', 'tc']);
       expect(await store.webhooks.tenantsWithDue(5000, 'tc', 10)).toEqual(['ta', 'tb', 'tc']);
-    });
-
-    it('leases a lane to one instance at a time', async () => {
-      const t = await tenant(store, 't1');
-      await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'n', version: { versionId: 'v1', projectionId: 'p1', tenantId: t, className: 'C', targetPosition: 0, createdAt: 1 } });
-      const lease = (owner: string, now: number) => store.projections.acquireLease(t, 'v1', 'k', owner, now, now + 1000);
-      expect(await lease('a', 0)).toBe(true);
-      expect(await lease('b', 500)).toBe(false);
-      expect(await lease('a', 600)).toBe(true); // the holder renews
-      expect(await lease('b', 1700)).toBe(true); // expired: taken over
-      await store.projections.releaseLease(t, 'v1', 'k', 'a'); // not a's any more: no effect
-      expect(await lease('a', 1800)).toBe(false);
-      await store.projections.releaseLease(t, 'v1', 'k', 'b');
-      expect(await lease('a', 1900)).toBe(true);
     });
 
     if (harness.concurrentInstances) {

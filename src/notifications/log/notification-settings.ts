@@ -1,5 +1,5 @@
 import type { ProjectionConfig } from '../../projections/projection-notification-setup.port';
-import type { StoredNotifySettings } from '../../store/projection-repository.port';
+import type { StoredNotifySettings } from '../../store/projection-catalog.port';
 
 /**
  * What a projection's notifications do, stored with the projection. This file is their one owner:

@@ -1,5 +1,5 @@
 import { notFound } from '../../common/domain-error';
-import { ProjectionRecord, ProjectionRepository } from '../../store/projection-repository.port';
+import { ProjectionCatalogRepository, ProjectionRecord } from '../../store/projection-catalog.port';
 
 /** The tenant's projection by id; throws NOT_FOUND (`projection '<id>' not found`) when it has none. */
 export interface ProjectionLookup {
@@ -11,7 +11,7 @@ export interface ProjectionLookup {
  * module binds it without importing the projections module, which imports this one.
  */
 export class StoredProjectionLookup implements ProjectionLookup {
-  constructor(private readonly repo: Pick<ProjectionRepository, 'get'>) {}
+  constructor(private readonly repo: Pick<ProjectionCatalogRepository, 'get'>) {}
 
   async projection(tenantId: string, projectionId: string): Promise<ProjectionRecord> {
     const p = await this.repo.get(tenantId, projectionId);

@@ -1,4 +1,4 @@
-import { ProjectionRepository } from '../../store/projection-repository.port';
+import { ProjectionCatalogRepository } from '../../store/projection-catalog.port';
 import { TenantDirectory } from '../../tenancy/tenant-directory';
 import { Notification } from '../log/notification';
 import { NotificationFeed } from '../log/notification-feed';
@@ -13,7 +13,7 @@ export class ServiceStreamSource implements StreamSource {
 
   constructor(
     private readonly tenants: TenantDirectory,
-    private readonly projections: ProjectionRepository,
+    private readonly projections: ProjectionCatalogRepository,
     private readonly reader: NotificationReader,
     private readonly feed: NotificationFeed,
   ) {

@@ -1,5 +1,5 @@
 import { ProjectionConfig, ProjectionNotificationSetup, UploadNotificationsView } from '../../projections/projection-notification-setup.port';
-import { ProjectionRecord, StoredNotifySettings } from '../../store/projection-repository.port';
+import { ProjectionRecord, StoredNotifySettings } from '../../store/projection-catalog.port';
 import { WebhookRepository } from '../../store/webhook-repository.port';
 import { parseSettings, settingsFromConfig, toStoredSettings } from '../log/notification-settings';
 import { WebhookEndpoints, WebhookStatusView } from './webhook-endpoints';

@@ -1,5 +1,5 @@
 import { notFound } from '../../common/domain-error';
-import { ProjectionRecord } from '../../store/projection-repository.port';
+import { ProjectionRecord } from '../../store/projection-catalog.port';
 import { WebhookDeliveries } from './webhook-deliveries';
 
 const projection = (notifyConfig: string | null): ProjectionRecord => ({

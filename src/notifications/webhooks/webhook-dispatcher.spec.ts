@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Notification, NotificationHead, NotificationRepository } from '../../store/notification-repository.port';
-import { ProjectionRecord, ProjectionRepository } from '../../store/projection-repository.port';
+import { ProjectionCatalogRepository, ProjectionRecord } from '../../store/projection-catalog.port';
 import { TENANT_SCOPE, WebhookDelivery, WebhookRepository, WebhookSecretRecord, WebhookSuspension } from '../../store/webhook-repository.port';
 import { toStoredSettings } from '../log/notification-settings';
 import { SecretCipher } from './secret-cipher';
@@ -116,7 +116,7 @@ class FakeWebhookStore {
     head: async (t, p): Promise<NotificationHead | null> => ({ lastSequence: this.log.get(id(t, p))?.length ?? 0, prunedSequence: 0, webhookSequence: this.cursor.get(id(t, p)) ?? 0 }),
   };
 
-  readonly projectionRepo: Partial<ProjectionRepository> = { get: async (t, p) => this.projections.get(id(t, p)) ?? null };
+  readonly projectionRepo: Partial<ProjectionCatalogRepository> = { get: async (t, p) => this.projections.get(id(t, p)) ?? null };
 }
 
 const id = (a: string, b: string) => `${a}\u0000${b}`;
@@ -181,7 +181,7 @@ describe('WebhookDispatcher', () => {
     dispatcher = new WebhookDispatcher(
       store.webhooks as WebhookRepository,
       store.notifications as NotificationRepository,
-      store.projectionRepo as ProjectionRepository,
+      store.projectionRepo as ProjectionCatalogRepository,
       secrets,
       sender as unknown as WebhookSender,
       { backoffMs: [1_000], timeoutMs: 1_000, pollMs: 10, concurrency: 8, ...options },

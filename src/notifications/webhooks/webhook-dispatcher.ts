@@ -3,7 +3,7 @@ import { LruMap } from '../../common/lru-map';
 import { SerialRunner } from '../../common/serial-runner';
 import { takeTurns } from '../../common/take-turns';
 import { NotificationRepository } from '../../store/notification-repository.port';
-import { ProjectionRepository } from '../../store/projection-repository.port';
+import { ProjectionCatalogRepository } from '../../store/projection-catalog.port';
 import { WebhookDelivery, WebhookRepository } from '../../store/webhook-repository.port';
 import { streamText } from '../log/notification';
 import { parseSettings } from '../log/notification-settings';
@@ -67,7 +67,7 @@ export class WebhookDispatcher {
   constructor(
     private readonly deliveries: WebhookRepository,
     private readonly notifications: NotificationRepository,
-    private readonly projections: ProjectionRepository,
+    private readonly projections: ProjectionCatalogRepository,
     private readonly secrets: WebhookSecrets,
     private readonly sender: WebhookSender,
     private readonly options: WebhookDispatcherOptions,

@@ -1,5 +1,5 @@
 import { notFound } from '../../common/domain-error';
-import { ProjectionRecord } from '../../store/projection-repository.port';
+import { ProjectionRecord } from '../../store/projection-catalog.port';
 import { TENANT_SCOPE } from '../../store/webhook-repository.port';
 import { WebhookSecretRotation } from './webhook-secret-rotation';
 

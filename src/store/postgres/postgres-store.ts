@@ -1,6 +1,7 @@
 import { Pool, types } from 'pg';
 import { SqlNotificationRepository } from '../sql-notification-repository';
-import { SqlProjectionRepository } from '../sql-projection-repository';
+import { SqlLaneStore } from '../sql-lane-store';
+import { SqlProjectionCatalogRepository } from '../sql-projection-catalog-repository';
 import { SqlBindingRepository, SqlSnapshotRepository } from '../sql-reducer-state';
 import { SqlTenantRepository } from '../sql-tenant-repository';
 import { SqlUploadRepository } from '../sql-upload-repository';
@@ -48,7 +49,8 @@ export class PostgresStore implements Store {
   readonly uploads: SqlUploadRepository;
   readonly bindings: SqlBindingRepository;
   readonly snapshots: SqlSnapshotRepository;
-  readonly projections: SqlProjectionRepository;
+  readonly projections: SqlProjectionCatalogRepository;
+  readonly lanes: SqlLaneStore;
   readonly notifications: SqlNotificationRepository;
   readonly webhooks: SqlWebhookRepository;
   private readonly inflight = new InflightWrites();
@@ -70,7 +72,8 @@ export class PostgresStore implements Store {
     this.uploads = new SqlUploadRepository(sql);
     this.bindings = new SqlBindingRepository(sql);
     this.snapshots = new SqlSnapshotRepository(sql);
-    this.projections = new SqlProjectionRepository(sql);
+    this.projections = new SqlProjectionCatalogRepository(sql);
+    this.lanes = new SqlLaneStore(sql);
     this.notifications = new SqlNotificationRepository(sql);
     this.webhooks = new SqlWebhookRepository(sql);
   }

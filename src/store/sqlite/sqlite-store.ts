@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3';
 import * as path from 'node:path';
 import { SqlNotificationRepository } from '../sql-notification-repository';
-import { SqlProjectionRepository } from '../sql-projection-repository';
+import { SqlLaneStore } from '../sql-lane-store';
+import { SqlProjectionCatalogRepository } from '../sql-projection-catalog-repository';
 import { SqlBindingRepository, SqlSnapshotRepository } from '../sql-reducer-state';
 import { SqlTenantRepository } from '../sql-tenant-repository';
 import { SqlUploadRepository } from '../sql-upload-repository';
@@ -39,7 +40,8 @@ export class SqliteStore implements Store {
   readonly snapshots: SqlSnapshotRepository;
   /** The SQL the shared repositories run through (tests record it). */
   readonly sqlRunner: SqliteSqlRunner;
-  readonly projections: SqlProjectionRepository;
+  readonly projections: SqlProjectionCatalogRepository;
+  readonly lanes: SqlLaneStore;
   readonly notifications: SqlNotificationRepository;
   readonly webhooks: SqlWebhookRepository;
 
@@ -66,7 +68,8 @@ export class SqliteStore implements Store {
     this.bindings = new SqlBindingRepository(direct);
     this.snapshots = new SqlSnapshotRepository(direct);
     const sql = (this.sqlRunner = new SqliteSqlRunner(this.db, commitWrites));
-    this.projections = new SqlProjectionRepository(sql);
+    this.projections = new SqlProjectionCatalogRepository(sql);
+    this.lanes = new SqlLaneStore(sql);
     this.notifications = new SqlNotificationRepository(sql);
     this.webhooks = new SqlWebhookRepository(sql);
   }

@@ -1,33 +1,6 @@
 import { StoredEvent } from './event-log.port';
 import { StateChange } from './notification-repository.port';
-
-export interface ProjectionRecord {
-  tenantId: string;
-  projectionId: string;
-  name: string;
-  activeVersion: string | null;
-  pendingVersion: string | null;
-  createdAt: number;
-  /** JSON text of the projection's NotificationSettings (webhook, sse), set by its latest deploy. */
-  notifyConfig: string | null;
-}
-
-/**
- * A projection's notification settings as the store keeps them. notifications/ owns them (makes
- * and parses the text); the store never reads inside the text: what its own queries need (is there
- * a webhook?) is a column of its own.
- */
-export interface StoredNotifySettings {
-  notifyConfig: string | null;
-  webhookUrl: string | null;
-}
-
-export interface DeployRequest extends Partial<StoredNotifySettings> {
-  tenantId: string;
-  projectionId: string;
-  name: string;
-  version: Omit<ProjectionVersion, 'routedPosition' | 'caughtUpAt'>;
-}
+import { DroppedVersion, ProjectionVersion } from './projection-catalog.port';
 
 export interface AppliedChange {
   /** JSON text of the state after the last event. */
@@ -43,20 +16,6 @@ export interface AppliedChange {
   updatedAt: number;
   /** State changes to log as notifications in the same transaction (one per event, ascending). */
   notify?: { projectionId: string; changes: StateChange[] };
-}
-
-/** One deploy of a projection (its uploadId), reading the log from the start on its own lanes. */
-export interface ProjectionVersion {
-  tenantId: string;
-  versionId: string;
-  projectionId: string;
-  className: string;
-  /** The tenant's head position when the version started: it has caught up once it applied up to here. */
-  targetPosition: number;
-  /** Every event up to here has been given to its lane's inbox (or found not to be the projection's). */
-  routedPosition: number;
-  caughtUpAt: number | null;
-  createdAt: number;
 }
 
 export interface LaneRecord {
@@ -99,13 +58,6 @@ export interface SweepCandidate {
   hasInbox: boolean;
 }
 
-/** A dropped version's tombstone: its lanes and inbox rows are purged by the sweep while it lasts. */
-export interface DroppedVersion {
-  tenantId: string;
-  versionId: string;
-  droppedAt: number;
-}
-
 /** What a router hands to one version's lanes after reading the log up to `routedPosition`. */
 export interface VersionRoute {
   versionId: string;
@@ -113,31 +65,15 @@ export interface VersionRoute {
   routedPosition: number;
 }
 
-/** Projections, their versions, and the per-key lanes (inbox + state + checkpoint): the truth that schedulers only wake. */
-export interface ProjectionRepository {
-  getByName(tenantId: string, name: string): Promise<ProjectionRecord | null>;
-  get(tenantId: string, projectionId: string): Promise<ProjectionRecord | null>;
-  list(tenantId: string): Promise<ProjectionRecord[]>;
+/**
+ * The per-key lanes of projection versions (inbox + state + checkpoint + hold + lease): the truth
+ * that schedulers only wake. Every write is refused for a version the catalog no longer has (the
+ * version row is read or guarded in the write's own transaction).
+ */
+export interface LaneStore {
   /**
-   * Creates the projection with `version` active, or makes `version` the pending version of the
-   * existing one; a pending version it replaces is dropped in the same transaction (its row gone,
-   * a tombstone written). Returns the projection.
-   */
-  deploy(p: DeployRequest): Promise<ProjectionRecord>;
-  getVersion(tenantId: string, versionId: string): Promise<ProjectionVersion | null>;
-  /** Those of these versions of one tenant that still exist, in one read (a tenant's router, whatever its number of projections). */
-  versionsOf(tenantId: string, versionIds: string[]): Promise<ProjectionVersion[]>;
-  /** Versions that are active or pending (what routers and sweepers work on), all tenants. */
-  liveVersions(): Promise<ProjectionVersion[]>;
-  /**
-   * The live versions, all tenants, that are behind their tenant's head, have inbox rows, or have
-   * not caught up yet, and the tombstones of dropped versions; in one statement, so an idle
-   * version costs an index probe, not a round trip.
-   */
-  sweepCandidates(): Promise<{ live: SweepCandidate[]; dropped: DroppedVersion[] }>;
-  /**
-   * Adds inbox rows and advances the routed position, atomically; never moves it back. False, and
-   * nothing written, when the version is gone (its router must stop).
+   * Adds inbox rows and advances the version's routed position, atomically; never moves it back.
+   * False, and nothing written, when the version is gone (its router must stop).
    */
   route(tenantId: string, versionId: string, items: InboxItem[], routedPosition: number): Promise<boolean>;
   /**
@@ -179,30 +115,26 @@ export interface ProjectionRepository {
   lanesWithWork(tenantId: string, versionId: string, limit: number): Promise<string[]>;
   /** Whether any inbox row at or below `position` is waiting on a lane that is not held. */
   hasUnappliedUpTo(tenantId: string, versionId: string, position: number): Promise<boolean>;
-  markCaughtUp(tenantId: string, versionId: string, at: number): Promise<void>;
-  /**
-   * The pending version becomes active and the old active version is dropped (row gone, tombstone
-   * written), atomically; the old one is returned for its lanes to be purged.
-   */
-  promote(tenantId: string, projectionId: string, versionId: string): Promise<string | null>;
   lag(tenantId: string, versionId: string): Promise<VersionLag>;
+  /** Which of `keys` already have a lane in the version (the key limit counts only new ones). */
+  existingKeys(tenantId: string, versionId: string, keys: string[]): Promise<Set<string>>;
+  /** The version's lanes, `!unresolved` not counted: what the `keysPerProjection` limit counts. */
+  keyCount(tenantId: string, versionId: string): Promise<number>;
+  /**
+   * The live versions, all tenants, that are behind their tenant's head, have inbox rows, or have
+   * not caught up yet, and the tombstones of dropped versions; in one statement, so an idle
+   * version costs an index probe, not a round trip.
+   */
+  sweepCandidates(): Promise<{ live: SweepCandidate[]; dropped: DroppedVersion[] }>;
+  /**
+   * Purges a dropped version: its lanes, inbox rows and row, in one transaction (idempotent; the
+   * tombstone stays until the catalog forgets it). The version row is normally gone already, with
+   * the drop that wrote the tombstone.
+   */
+  dropVersion(tenantId: string, versionId: string): Promise<void>;
   /**
    * Lane and inbox rows of versions that are neither active nor pending in any projection, all
    * tenants (an operator's check; it scans both tables, so it is not on any hot path).
    */
   orphanRows(): Promise<{ lanes: number; inboxRows: number; versions: { tenantId: string; versionId: string }[] }>;
-  /** Purges a dropped version: its lanes, inbox rows and row (idempotent; the tombstone stays). */
-  dropVersion(tenantId: string, versionId: string): Promise<void>;
-  /** Forgets a tombstone (its version's rows were purged after every late writer had finished). */
-  forgetDropped(tenantId: string, versionId: string): Promise<void>;
-  /**
-   * Deletes the projection with its versions (rows gone, tombstones written), notifications,
-   * deliveries and secret, in one transaction: the versions dropped, for their lanes to be purged;
-   * null when there is no such projection.
-   */
-  delete(tenantId: string, projectionId: string): Promise<string[] | null>;
-  /** Which of `keys` already have a lane in the version (the key limit counts only new ones). */
-  existingKeys(tenantId: string, versionId: string, keys: string[]): Promise<Set<string>>;
-  /** The version's lanes, `!unresolved` not counted: what the `keysPerProjection` limit counts. */
-  keyCount(tenantId: string, versionId: string): Promise<number>;
 }

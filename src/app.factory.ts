@@ -50,12 +50,28 @@ function fastifyLogger(level: LogLevel): FastifyServerOptions['logger'] {
   return {
     level: 'trace',
     serializers: {
-      req: (req: { method?: string; url?: string; host?: string; ip?: string }) => ({ method: req.method, url: redactUrl(req.url), host: req.host, remoteAddress: req.ip }),
+      req: (req: { method?: string; url?: string; host?: string; ip?: string }) => ({
+        method: req.method,
+        url: redactUrl(req.url),
+        host: req.host,
+        remoteAddress: req.ip,
+      }),
       // Never a parse error's rawPacket (the request's bytes, headers and all).
-      err: (e: Error & { code?: string }) => ({ type: e?.name, code: e?.code, message: redactSecrets(String(e?.message)), stack: redactSecrets(String(e?.stack)) }),
+      err: (e: Error & { code?: string }) => ({
+        type: e?.name,
+        code: e?.code,
+        message: redactSecrets(String(e?.message)),
+        stack: redactSecrets(String(e?.stack)),
+      }),
     },
     redact: {
-      paths: ['req.headers["x-api-key"]', 'req.headers.authorization', '*.headers["x-api-key"]', '*.headers.authorization', '*.headers["sec-websocket-protocol"]'],
+      paths: [
+        'req.headers["x-api-key"]',
+        'req.headers.authorization',
+        '*.headers["x-api-key"]',
+        '*.headers.authorization',
+        '*.headers["sec-websocket-protocol"]',
+      ],
       censor: '[REDACTED]',
     },
     stream: { write: (line: string) => process.stdout.write(redactSecrets(line)) },

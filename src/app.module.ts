@@ -18,7 +18,20 @@ export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(config), StoreModule, RuntimeModule, TenancyModule, QuotasModule, EventsModule, ReducersModule, LanesModule, ProjectionsModule, CompilationModule, NotificationsModule, HealthModule],
+      imports: [
+        ConfigModule.forRoot(config),
+        StoreModule,
+        RuntimeModule,
+        TenancyModule,
+        QuotasModule,
+        EventsModule,
+        ReducersModule,
+        LanesModule,
+        ProjectionsModule,
+        CompilationModule,
+        NotificationsModule,
+        HealthModule,
+      ],
     };
   }
 }

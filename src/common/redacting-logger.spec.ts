@@ -9,7 +9,10 @@ describe('RedactingLogger', () => {
       written.push(String(chunk));
       return true;
     };
-    spies = [jest.spyOn(process.stdout, 'write').mockImplementation(capture), jest.spyOn(process.stderr, 'write').mockImplementation(capture)];
+    spies = [
+      jest.spyOn(process.stdout, 'write').mockImplementation(capture),
+      jest.spyOn(process.stderr, 'write').mockImplementation(capture),
+    ];
   });
   afterEach(() => spies.forEach((s) => s.mockRestore()));
 

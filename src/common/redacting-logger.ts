@@ -3,7 +3,14 @@ import { redactSecrets } from './redact';
 
 /** Nest's console logger with every line and stack passed through redactSecrets (see redact.ts). */
 export class RedactingLogger extends ConsoleLogger {
-  protected override formatMessage(logLevel: LogLevel, message: unknown, pidMessage: string, formattedLogLevel: string, contextMessage: string, timestampDiff: string): string {
+  protected override formatMessage(
+    logLevel: LogLevel,
+    message: unknown,
+    pidMessage: string,
+    formattedLogLevel: string,
+    contextMessage: string,
+    timestampDiff: string,
+  ): string {
     return redactSecrets(super.formatMessage(logLevel, message, pidMessage, formattedLogLevel, contextMessage, timestampDiff));
   }
 

@@ -24,7 +24,8 @@ async function setup(owners: { autoBind?: (u: UploadRecord) => Promise<void>; de
   const reducers = { autoBind: owners.autoBind ?? (async (u: UploadRecord) => void calls.push(`autoBind ${u.uploadId} ${u.status}`)) };
   const projections = { deploy: owners.deploy ?? (async (u: UploadRecord) => void calls.push(`deploy ${u.uploadId} ${u.status}`)) };
   const worker = new CompileWorker(queue, compiler, store.uploads, reducers, projections);
-  const submit = (kind: UploadKind, id: string) => queue.submit({ tenantId: 't', kind, sources: [{ path: id, content: '' }], uploadId: id });
+  const submit = (kind: UploadKind, id: string) =>
+    queue.submit({ tenantId: 't', kind, sources: [{ path: id, content: '' }], uploadId: id });
   return { store, queue, worker, calls, submit };
 }
 

@@ -97,7 +97,9 @@ export class CompileWorker {
       if (compiled.kind === 'reducer') await this.reducers.autoBind(compiled);
       else await this.projections.deploy(compiled);
     } catch (e) {
-      this.logger.error(`${compiled.kind === 'reducer' ? 'auto-bind' : 'deploy'} failed for upload ${compiled.uploadId}: ${e instanceof Error ? e.stack : e}`);
+      this.logger.error(
+        `${compiled.kind === 'reducer' ? 'auto-bind' : 'deploy'} failed for upload ${compiled.uploadId}: ${e instanceof Error ? e.stack : e}`,
+      );
     }
   }
 
@@ -124,10 +126,14 @@ export class CompileWorker {
     const crashes = (this.crashes.get(upload.uploadId) ?? 0) + 1;
     this.crashes.set(upload.uploadId, crashes);
     if (crashes < MAX_CRASHES) {
-      this.logger.warn(`compile of ${upload.uploadId} (tenant ${upload.tenantId}) failed in the compiler after ${tookMs} ms (${why}); it is tried once more`);
+      this.logger.warn(
+        `compile of ${upload.uploadId} (tenant ${upload.tenantId}) failed in the compiler after ${tookMs} ms (${why}); it is tried once more`,
+      );
       return undefined;
     }
     this.logger.warn(`compile of ${upload.uploadId} (tenant ${upload.tenantId}) failed in the compiler again (${why}); failed`);
-    return failed(`the compiler failed on this archive ${crashes} times (${why.slice(0, 500)}), e.g. out of memory or stack; it is not retried again`);
+    return failed(
+      `the compiler failed on this archive ${crashes} times (${why.slice(0, 500)}), e.g. out of memory or stack; it is not retried again`,
+    );
   }
 }

@@ -37,7 +37,10 @@ export class ProjectionsController {
 
   @Get(':id/status')
   async status(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string, @Query('include') include?: string) {
-    const withLag = (include ?? '').split(',').map((s) => s.trim()).includes('lag');
+    const withLag = (include ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .includes('lag');
     return this.statusView.read(tenant.tenantId, id, { withLag });
   }
 
@@ -71,7 +74,12 @@ export class ProjectionsController {
   }
 
   @Get(':id/lanes')
-  async lanes(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string, @Query('held') held?: string, @Query('after') after?: string) {
+  async lanes(
+    @CurrentTenant() tenant: TenantRecord,
+    @Param('id') id: string,
+    @Query('held') held?: string,
+    @Query('after') after?: string,
+  ) {
     const lanes = await this.reader.lanes(tenant.tenantId, id, { afterKey: after ?? '', limit: LANE_PAGE, heldOnly: held === 'true' });
     return { lanes: lanes.map(laneView) };
   }

@@ -26,7 +26,8 @@ import { ProjectionsController } from './projections.controller';
     {
       provide: ProjectionReader,
       inject: [STORE, APP_CONFIG, AppliedSignal],
-      useFactory: (s: Store, c: AppConfig, signal: AppliedSignal) => new ProjectionReader(s.projections, s.lanes, s.events, c.lanes.readWaitMs, signal),
+      useFactory: (s: Store, c: AppConfig, signal: AppliedSignal) =>
+        new ProjectionReader(s.projections, s.lanes, s.events, c.lanes.readWaitMs, signal),
     },
     {
       provide: ProjectionCatalog,
@@ -38,7 +39,11 @@ import { ProjectionsController } from './projections.controller';
       provide: ProjectionStatus,
       inject: [ProjectionCatalog, ProjectionReader],
       useFactory: (catalog: ProjectionCatalog, reader: ProjectionReader) =>
-        new ProjectionStatus({ find: (t, id) => catalog.find(t, id), lag: (t, v) => reader.lag(t, v), webhookStatus: (t, p) => catalog.webhookStatus(t, p) }),
+        new ProjectionStatus({
+          find: (t, id) => catalog.find(t, id),
+          lag: (t, v) => reader.lag(t, v),
+          webhookStatus: (t, p) => catalog.webhookStatus(t, p),
+        }),
     },
     {
       provide: LaneOperations,
@@ -50,7 +55,11 @@ import { ProjectionsController } from './projections.controller';
       provide: AdminLanesView,
       inject: [STORE, LaneEngine],
       useFactory: (s: Store, engine: LaneEngine) =>
-        new AdminLanesView({ liveVersions: () => s.projections.liveVersions(), orphanRows: () => s.lanes.orphanRows(), routedVersions: () => engine.routedVersions() }),
+        new AdminLanesView({
+          liveVersions: () => s.projections.liveVersions(),
+          orphanRows: () => s.lanes.orphanRows(),
+          routedVersions: () => engine.routedVersions(),
+        }),
     },
   ],
   exports: [ProjectionCatalog],

@@ -25,7 +25,14 @@ class World {
   private position = 0;
 
   bind(aggregateType: string): Binding {
-    const b: Binding = { tenantId: 't', aggregateType, reducerId: `r-${aggregateType}`, className: 'R', bindingId: `b-${aggregateType}-${this.bindings.size}`, boundAt: 1 };
+    const b: Binding = {
+      tenantId: 't',
+      aggregateType,
+      reducerId: `r-${aggregateType}`,
+      className: 'R',
+      bindingId: `b-${aggregateType}-${this.bindings.size}`,
+      boundAt: 1,
+    };
     this.bindings.set(aggregateType, b);
     return b;
   }
@@ -64,7 +71,12 @@ class World {
       await this.foldGate;
       let n = input.state === null ? 0 : (JSON.parse(input.state) as { n: number }).n;
       for (const e of input.events) {
-        if (e.eventType === 'Boom') return { state: JSON.stringify({ n }), failedVersion: e.version, error: this.tooLarge ? 'STATE_TOO_LARGE: 2 MB' : 'REDUCER_FAILED: boom' };
+        if (e.eventType === 'Boom')
+          return {
+            state: JSON.stringify({ n }),
+            failedVersion: e.version,
+            error: this.tooLarge ? 'STATE_TOO_LARGE: 2 MB' : 'REDUCER_FAILED: boom',
+          };
         n++;
       }
       return { state: JSON.stringify({ n }) };
@@ -102,7 +114,14 @@ class World {
     return new AggregateStateKeeper(this.log, this.snapshotRepo, this.lookup, this.runner, this.batcher, 100, () => 1_000);
   }
 
-  private stored(aggregateId: string, aggregateType: string, eventType: string, version: number, data: string, timestamp: number): StoredEvent {
+  private stored(
+    aggregateId: string,
+    aggregateType: string,
+    eventType: string,
+    version: number,
+    data: string,
+    timestamp: number,
+  ): StoredEvent {
     return {
       position: ++this.position,
       eventId: `e${this.position}`,

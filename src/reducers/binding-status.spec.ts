@@ -8,7 +8,9 @@ const binding: Binding = { tenantId: 't', aggregateType: 'account', reducerId: '
 const progress: CatchUpProgress = { bindingId: 'b1', status: 'running', aggregates: 3, events: 10, startedAt: 1 };
 
 function statusOf(bound: Binding[], catchUps: Record<string, CatchUpProgress> = {}) {
-  const bindings = { get: async (t: string, type: string) => bound.find((b) => b.tenantId === t && b.aggregateType === type) ?? null } as unknown as BindingRepository;
+  const bindings = {
+    get: async (t: string, type: string) => bound.find((b) => b.tenantId === t && b.aggregateType === type) ?? null,
+  } as unknown as BindingRepository;
   return new BindingStatus(new BindingLookup(bindings), { status: (t, type) => catchUps[`${t}/${type}`] });
 }
 
@@ -25,6 +27,9 @@ describe('BindingStatus', () => {
   it('answers NOT_FOUND for a type nothing is bound to, also one bound in another tenant', async () => {
     const read = statusOf([binding]).read('other', 'account');
     await expect(read).rejects.toBeInstanceOf(DomainError);
-    await expect(read).rejects.toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining("binding of aggregate type 'account'") });
+    await expect(read).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+      message: expect.stringContaining("binding of aggregate type 'account'"),
+    });
   });
 });

@@ -6,7 +6,9 @@ import { IN_CHUNK, nullableNumber, toVersion } from './projection-rows';
 import { logStateChanges } from './sql-notification-repository';
 import { SqlRunner, SqlStatement } from './sql-runner';
 
-const E_COLUMNS = EVENT_COLUMNS.split(',').map((c) => `e.${c.trim()}`).join(', ');
+const E_COLUMNS = EVENT_COLUMNS.split(',')
+  .map((c) => `e.${c.trim()}`)
+  .join(', ');
 const LANE_COLUMNS = 'state_key, state, applied_position, updated_at, held_position, held_error, attempts';
 
 function toLane(r: any): LaneRecord {
@@ -24,7 +26,8 @@ function toLane(r: any): LaneRecord {
 /** A lane row for a version that still exists (a lane of a dropped version is never made again). */
 const INSERT_LIVE_LANE = `INSERT INTO lanes (tenant_id, version_id, state_key)
   SELECT tenant_id, version_id, CAST(? AS TEXT) FROM projection_versions WHERE tenant_id = ? AND version_id = ? ON CONFLICT DO NOTHING`;
-const VERSION_EXISTS = 'EXISTS (SELECT 1 FROM projection_versions v WHERE v.tenant_id = lanes.tenant_id AND v.version_id = lanes.version_id)';
+const VERSION_EXISTS =
+  'EXISTS (SELECT 1 FROM projection_versions v WHERE v.tenant_id = lanes.tenant_id AND v.version_id = lanes.version_id)';
 
 /**
  * The lane store over SqlRunner, one implementation for both stores (see sql-runner.ts). Its
@@ -94,7 +97,9 @@ export class SqlLaneStore implements LaneStore {
   async laneWork(tenantId: string, versionId: string, key: string, limit: number): Promise<LaneWork | null> {
     // The version and the lane in one read: a run of a dropped version stops here.
     const [r] = await this.db.all<any>(
-      `SELECT v.version_id AS live, ${LANE_COLUMNS.split(', ').map((c) => `l.${c}`).join(', ')} FROM projection_versions v
+      `SELECT v.version_id AS live, ${LANE_COLUMNS.split(', ')
+        .map((c) => `l.${c}`)
+        .join(', ')} FROM projection_versions v
        LEFT JOIN lanes l ON l.tenant_id = v.tenant_id AND l.version_id = v.version_id AND l.state_key = ?
        WHERE v.tenant_id = ? AND v.version_id = ?`,
       [key, tenantId, versionId],
@@ -153,11 +158,19 @@ export class SqlLaneStore implements LaneStore {
               WHERE tenant_id = ? AND version_id = ? AND state_key = ?`,
         params: [position, position, tenantId, versionId, key],
       },
-      { sql: 'DELETE FROM lane_inbox WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND position <= ?', params: [tenantId, versionId, key, position] },
+      {
+        sql: 'DELETE FROM lane_inbox WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND position <= ?',
+        params: [tenantId, versionId, key, position],
+      },
     ]);
   }
 
-  async failed(tenantId: string, versionId: string, key: string, r: { position: number; error: string; hold?: boolean; holdAfterAttempts?: number }) {
+  async failed(
+    tenantId: string,
+    versionId: string,
+    key: string,
+    r: { position: number; error: string; hold?: boolean; holdAfterAttempts?: number },
+  ) {
     const hold = r.hold ? 1 : 0;
     const after = r.holdAfterAttempts ?? Number.MAX_SAFE_INTEGER;
     // In SET, `attempts` is the value before this update, on both engines.
@@ -183,7 +196,10 @@ export class SqlLaneStore implements LaneStore {
     const lane = await this.getLane(tenantId, versionId, key);
     if (!lane || lane.heldPosition === null) return false;
     await this.db.batch([
-      { sql: 'DELETE FROM lane_inbox WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND position = ?', params: [tenantId, versionId, key, lane.heldPosition] },
+      {
+        sql: 'DELETE FROM lane_inbox WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND position = ?',
+        params: [tenantId, versionId, key, lane.heldPosition],
+      },
       {
         sql: `UPDATE lanes SET held_position = NULL, held_error = NULL, attempts = 0,
                 applied_position = CASE WHEN applied_position > ? THEN applied_position ELSE ? END
@@ -195,7 +211,11 @@ export class SqlLaneStore implements LaneStore {
   }
 
   async getLane(tenantId: string, versionId: string, key: string) {
-    const [r] = await this.db.all(`SELECT ${LANE_COLUMNS} FROM lanes WHERE tenant_id = ? AND version_id = ? AND state_key = ?`, [tenantId, versionId, key]);
+    const [r] = await this.db.all(`SELECT ${LANE_COLUMNS} FROM lanes WHERE tenant_id = ? AND version_id = ? AND state_key = ?`, [
+      tenantId,
+      versionId,
+      key,
+    ]);
     return r ? toLane(r) : null;
   }
 
@@ -269,7 +289,12 @@ export class SqlLaneStore implements LaneStore {
       'SELECT count(*) AS lanes, count(held_position) AS held FROM lanes WHERE tenant_id = ? AND version_id = ? AND (state IS NOT NULL OR held_position IS NOT NULL)',
       [tenantId, versionId],
     );
-    return { inboxDepth: Number(inbox.depth), heldLanes: Number(lanes.held), laneCount: Number(lanes.lanes), oldestUnapplied: nullableNumber(inbox.oldest) };
+    return {
+      inboxDepth: Number(inbox.depth),
+      heldLanes: Number(lanes.held),
+      laneCount: Number(lanes.lanes),
+      oldestUnapplied: nullableNumber(inbox.oldest),
+    };
   }
 
   async existingKeys(tenantId: string, versionId: string, keys: string[]) {
@@ -286,7 +311,10 @@ export class SqlLaneStore implements LaneStore {
   }
 
   async keyCount(tenantId: string, versionId: string) {
-    const [r] = await this.db.all<{ n: number }>("SELECT count(*) AS n FROM lanes WHERE tenant_id = ? AND version_id = ? AND state_key <> '!unresolved'", [tenantId, versionId]);
+    const [r] = await this.db.all<{ n: number }>(
+      "SELECT count(*) AS n FROM lanes WHERE tenant_id = ? AND version_id = ? AND state_key <> '!unresolved'",
+      [tenantId, versionId],
+    );
     return Number(r?.n ?? 0);
   }
 
@@ -307,8 +335,14 @@ export class SqlLaneStore implements LaneStore {
     );
     const live = rows.filter((r) => r.kind === 'live');
     return {
-      live: live.map((r) => ({ version: toVersion(r), behindHead: Number(r.routed_position) < Number(r.head_position), hasInbox: Number(r.has_inbox) === 1 })),
-      dropped: rows.filter((r) => r.kind === 'dropped').map((r) => ({ tenantId: r.tenant_id, versionId: r.version_id, droppedAt: Number(r.created_at) })),
+      live: live.map((r) => ({
+        version: toVersion(r),
+        behindHead: Number(r.routed_position) < Number(r.head_position),
+        hasInbox: Number(r.has_inbox) === 1,
+      })),
+      dropped: rows
+        .filter((r) => r.kind === 'dropped')
+        .map((r) => ({ tenantId: r.tenant_id, versionId: r.version_id, droppedAt: Number(r.created_at) })),
     };
   }
 

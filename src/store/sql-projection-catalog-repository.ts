@@ -67,8 +67,16 @@ export class SqlProjectionCatalogRepository implements ProjectionCatalogReposito
       const kept = await this.db.batch([
         // First: the projection still exists (else this is a first deploy again), and its row is
         // locked (PostgreSQL), so the pending version dropped below is the one being replaced.
-        { sql: 'UPDATE projections SET pending_version = pending_version WHERE tenant_id = ? AND projection_id = ?', params: scope, mustChange: true },
-        ...dropVersionRows('tenant_id = ? AND version_id = (SELECT pending_version FROM projections WHERE tenant_id = ? AND projection_id = ?)', [p.tenantId, ...scope], Date.now()),
+        {
+          sql: 'UPDATE projections SET pending_version = pending_version WHERE tenant_id = ? AND projection_id = ?',
+          params: scope,
+          mustChange: true,
+        },
+        ...dropVersionRows(
+          'tenant_id = ? AND version_id = (SELECT pending_version FROM projections WHERE tenant_id = ? AND projection_id = ?)',
+          [p.tenantId, ...scope],
+          Date.now(),
+        ),
         insertVersion,
         {
           sql: 'UPDATE projections SET pending_version = ?, notify_config = ?, webhook_url = ? WHERE tenant_id = ? AND projection_id = ?',
@@ -84,7 +92,10 @@ export class SqlProjectionCatalogRepository implements ProjectionCatalogReposito
                 VALUES (?, ?, ?, ?, NULL, ?, ?, ?)`,
           params: [p.tenantId, p.projectionId, p.name, v.versionId, v.createdAt, config, webhookUrl],
         },
-        { sql: 'INSERT INTO notification_heads (tenant_id, projection_id) VALUES (?, ?) ON CONFLICT DO NOTHING', params: [p.tenantId, p.projectionId] },
+        {
+          sql: 'INSERT INTO notification_heads (tenant_id, projection_id) VALUES (?, ?) ON CONFLICT DO NOTHING',
+          params: [p.tenantId, p.projectionId],
+        },
       ]);
     }
     return (await this.getByName(p.tenantId, p.name))!;
@@ -99,7 +110,10 @@ export class SqlProjectionCatalogRepository implements ProjectionCatalogReposito
     const out: ProjectionVersion[] = [];
     for (let i = 0; i < versionIds.length; i += IN_CHUNK) {
       const chunk = versionIds.slice(i, i + IN_CHUNK);
-      const rows = await this.db.all(`SELECT * FROM projection_versions WHERE tenant_id = ? AND version_id IN (${chunk.map(() => '?').join(', ')})`, [tenantId, ...chunk]);
+      const rows = await this.db.all(
+        `SELECT * FROM projection_versions WHERE tenant_id = ? AND version_id IN (${chunk.map(() => '?').join(', ')})`,
+        [tenantId, ...chunk],
+      );
       out.push(...rows.map(toVersion));
     }
     return out;
@@ -115,7 +129,11 @@ export class SqlProjectionCatalogRepository implements ProjectionCatalogReposito
   }
 
   async markCaughtUp(tenantId: string, versionId: string, at: number) {
-    await this.db.run('UPDATE projection_versions SET caught_up_at = ? WHERE tenant_id = ? AND version_id = ? AND caught_up_at IS NULL', [at, tenantId, versionId]);
+    await this.db.run('UPDATE projection_versions SET caught_up_at = ? WHERE tenant_id = ? AND version_id = ? AND caught_up_at IS NULL', [
+      at,
+      tenantId,
+      versionId,
+    ]);
   }
 
   async promote(tenantId: string, projectionId: string, versionId: string) {
@@ -137,19 +155,33 @@ export class SqlProjectionCatalogRepository implements ProjectionCatalogReposito
     const p = await this.get(tenantId, projectionId);
     if (!p) return null;
     const scope = 'tenant_id = ? AND projection_id = ?';
-    const versions = await this.db.all<{ version_id: string }>(`SELECT version_id FROM projection_versions WHERE ${scope}`, [tenantId, projectionId]);
-    const states = await this.db.all<{ state_id: number }>(`SELECT DISTINCT state_id FROM notifications WHERE ${scope}`, [tenantId, projectionId]);
+    const versions = await this.db.all<{ version_id: string }>(`SELECT version_id FROM projection_versions WHERE ${scope}`, [
+      tenantId,
+      projectionId,
+    ]);
+    const states = await this.db.all<{ state_id: number }>(`SELECT DISTINCT state_id FROM notifications WHERE ${scope}`, [
+      tenantId,
+      projectionId,
+    ]);
     // The deletion is written first, whole: routers and lanes of every instance then find it.
     const kept = await this.db.batch([
       { sql: `DELETE FROM projections WHERE ${scope}`, params: [tenantId, projectionId], mustChange: true },
       ...dropVersionRows(scope, [tenantId, projectionId], Date.now()),
-      ...['notification_heads', 'notifications', 'webhook_deliveries', 'webhook_suspensions'].map((t) => ({ sql: `DELETE FROM ${t} WHERE ${scope}`, params: [tenantId, projectionId] })),
+      ...['notification_heads', 'notifications', 'webhook_deliveries', 'webhook_suspensions'].map((t) => ({
+        sql: `DELETE FROM ${t} WHERE ${scope}`,
+        params: [tenantId, projectionId],
+      })),
       { sql: 'DELETE FROM webhook_secrets WHERE tenant_id = ? AND scope = ?', params: [tenantId, projectionId] },
     ]);
     if (!kept) return null; // deleted by another request meanwhile
     // State texts no notification refers to any more (a text may be shared with another projection's log).
-    await forgetUnreferencedStates(this.db, states.map((r) => Number(r.state_id)));
-    return [...new Set([...versions.map((v) => v.version_id), ...[p.activeVersion, p.pendingVersion].filter((v): v is string => v !== null)])];
+    await forgetUnreferencedStates(
+      this.db,
+      states.map((r) => Number(r.state_id)),
+    );
+    return [
+      ...new Set([...versions.map((v) => v.version_id), ...[p.activeVersion, p.pendingVersion].filter((v): v is string => v !== null)]),
+    ];
   }
 
   async forgetDropped(tenantId: string, versionId: string) {

@@ -41,7 +41,9 @@ export class SqlTenantRepository implements TenantRepository {
   }
 
   async listTenants(): Promise<TenantRecord[]> {
-    return (await this.db.all<TenantDbRow>('SELECT tenant_id, name, created_at FROM tenants ORDER BY created_at, tenant_id', [])).map(toTenant);
+    return (await this.db.all<TenantDbRow>('SELECT tenant_id, name, created_at FROM tenants ORDER BY created_at, tenant_id', [])).map(
+      toTenant,
+    );
   }
 
   async addKey(k: Omit<ApiKeyRecord, 'revokedAt'>): Promise<void> {
@@ -54,7 +56,10 @@ export class SqlTenantRepository implements TenantRepository {
   }
 
   async findKeyByHash(keyHash: string): Promise<ApiKeyRecord | null> {
-    const [r] = await this.db.all<ApiKeyDbRow>('SELECT key_id, tenant_id, key_hash, created_at, revoked_at FROM api_keys WHERE key_hash = ?', [keyHash]);
+    const [r] = await this.db.all<ApiKeyDbRow>(
+      'SELECT key_id, tenant_id, key_hash, created_at, revoked_at FROM api_keys WHERE key_hash = ?',
+      [keyHash],
+    );
     return r
       ? { keyId: r.key_id, tenantId: r.tenant_id, keyHash: r.key_hash, createdAt: epochMs(r.created_at), revokedAt: epochMs(r.revoked_at) }
       : null;
@@ -70,7 +75,9 @@ export class SqlTenantRepository implements TenantRepository {
   }
 
   async getLimits(tenantId: string): Promise<TenantLimitsRecord | null> {
-    const [r] = await this.db.all<TenantLimitsDbRow>('SELECT tenant_id, limits, updated_at FROM tenant_limits WHERE tenant_id = ?', [tenantId]);
+    const [r] = await this.db.all<TenantLimitsDbRow>('SELECT tenant_id, limits, updated_at FROM tenant_limits WHERE tenant_id = ?', [
+      tenantId,
+    ]);
     return r ? { tenantId: r.tenant_id, limits: r.limits, updatedAt: epochMs(r.updated_at) } : null;
   }
 

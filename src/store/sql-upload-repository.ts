@@ -48,7 +48,10 @@ export class SqlUploadRepository implements UploadRepository {
   }
 
   async get(tenantId: string, uploadId: string): Promise<UploadRecord | null> {
-    const [row] = await this.db.all<UploadDbRow>(`SELECT ${UPLOAD_COLUMNS} FROM uploads WHERE tenant_id = ? AND upload_id = ?`, [tenantId, uploadId]);
+    const [row] = await this.db.all<UploadDbRow>(`SELECT ${UPLOAD_COLUMNS} FROM uploads WHERE tenant_id = ? AND upload_id = ?`, [
+      tenantId,
+      uploadId,
+    ]);
     return row ? toUploadRecord(row) : null;
   }
 
@@ -69,7 +72,10 @@ export class SqlUploadRepository implements UploadRepository {
   }
 
   async countPending(tenantId: string): Promise<number> {
-    const [row] = await this.db.all<{ n: number | string }>(`SELECT COUNT(*) AS n FROM uploads WHERE status = 'pending' AND tenant_id = ?`, [tenantId]);
+    const [row] = await this.db.all<{ n: number | string }>(
+      `SELECT COUNT(*) AS n FROM uploads WHERE status = 'pending' AND tenant_id = ?`,
+      [tenantId],
+    );
     return Number(row.n);
   }
 
@@ -85,12 +91,10 @@ export class SqlUploadRepository implements UploadRepository {
   }
 
   async markFailed(tenantId: string, uploadId: string, r: { compilationError: string; at: number }): Promise<void> {
-    await this.db.run(`UPDATE uploads SET status = 'failed', compilation_error = ?, compiled_at = ? WHERE tenant_id = ? AND upload_id = ?`, [
-      r.compilationError,
-      sqlTime(r.at),
-      tenantId,
-      uploadId,
-    ]);
+    await this.db.run(
+      `UPDATE uploads SET status = 'failed', compilation_error = ?, compiled_at = ? WHERE tenant_id = ? AND upload_id = ?`,
+      [r.compilationError, sqlTime(r.at), tenantId, uploadId],
+    );
   }
 
   /** The DLL's bytes exactly as stored (a Buffer from BLOB and BYTEA alike). */

@@ -30,7 +30,9 @@ function declaration(name: string): string | null {
 
 describe('ARCHITECTURE.md names what exists', () => {
   const refs = [...new Set(doc.match(/\b[A-Z][A-Za-z0-9]+\.[a-z][A-Za-z0-9]*\b/g) ?? [])].filter((r) => !NOT_OURS.has(r));
-  const paths = [...new Set(doc.match(/\b(?:src\/|test\/)?[a-z0-9_-]+(?:\/[a-z0-9_.-]+)*\.(?:ts|mjs|json)\b/g) ?? [])].filter((p) => p.includes('/'));
+  const paths = [...new Set(doc.match(/\b(?:src\/|test\/)?[a-z0-9_-]+(?:\/[a-z0-9_.-]+)*\.(?:ts|mjs|json)\b/g) ?? [])].filter((p) =>
+    p.includes('/'),
+  );
 
   it('finds names and paths to check', () => {
     expect(refs.length).toBeGreaterThan(20);
@@ -41,7 +43,10 @@ describe('ARCHITECTURE.md names what exists', () => {
     const [type, member] = ref.split('.');
     const body = declaration(type);
     expect({ ref, declared: body !== null }).toEqual({ ref, declared: true });
-    expect({ ref, member: new RegExp(`^\\s+(?:(?:private|protected|public|readonly|static|async|get)\\s+)*${member}\\b\\??\\s*[(:<=]`, 'm').test(body!) }).toEqual({
+    expect({
+      ref,
+      member: new RegExp(`^\\s+(?:(?:private|protected|public|readonly|static|async|get)\\s+)*${member}\\b\\??\\s*[(:<=]`, 'm').test(body!),
+    }).toEqual({
       ref,
       member: true,
     });

@@ -42,7 +42,13 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       const out = await store.events.appendMany([
         req(t, 'a-1', { expectedVersion: 0 }),
         req(t, 'b-1', { expectedVersion: 3 }),
-        req(t, 'a-1', { expectedVersion: 1, events: [{ eventType: 'X', data: '{}' }, { eventType: 'Y', data: '{}' }] }),
+        req(t, 'a-1', {
+          expectedVersion: 1,
+          events: [
+            { eventType: 'X', data: '{}' },
+            { eventType: 'Y', data: '{}' },
+          ],
+        }),
         req(t, 'a-1', { aggregateType: 'other' }),
       ]);
       expect(out.map((o) => o.ok)).toEqual([true, false, true, false]);
@@ -72,9 +78,7 @@ export function testEventStore(name: string, harness: StoreHarness): void {
 
     it('keeps correlation, causation and metadata', async () => {
       const t = await tenant(store, 't1');
-      await store.events.appendMany([
-        req(t, 'x-1', { correlationId: 'corr', causationId: 'cause', metadata: '{"user":"u1"}' }),
-      ]);
+      await store.events.appendMany([req(t, 'x-1', { correlationId: 'corr', causationId: 'cause', metadata: '{"user":"u1"}' })]);
       const [e] = await store.events.readStream(t, 'x-1', 1, 10);
       expect(e).toMatchObject({ correlationId: 'corr', causationId: 'cause', metadata: '{"user":"u1"}' });
       expect(Math.abs(e.timestamp - Date.now())).toBeLessThan(60_000);
@@ -167,8 +171,14 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       const other = await tenant(store, 't2');
       expect(await store.tenants.getLimits(t)).toBeNull();
       expect(await store.tenants.putLimits({ tenantId: t, limits: '{"streams":5}', updatedAt: 1_000 })).toBe(true);
-      expect(await store.tenants.putLimits({ tenantId: t, limits: '{"appendRequests":{"quota":10,"windowSeconds":1}}', updatedAt: 2_000 })).toBe(true);
-      expect(await store.tenants.getLimits(t)).toEqual({ tenantId: t, limits: '{"appendRequests":{"quota":10,"windowSeconds":1}}', updatedAt: 2_000 });
+      expect(
+        await store.tenants.putLimits({ tenantId: t, limits: '{"appendRequests":{"quota":10,"windowSeconds":1}}', updatedAt: 2_000 }),
+      ).toBe(true);
+      expect(await store.tenants.getLimits(t)).toEqual({
+        tenantId: t,
+        limits: '{"appendRequests":{"quota":10,"windowSeconds":1}}',
+        updatedAt: 2_000,
+      });
       expect(await store.tenants.getLimits(other)).toBeNull();
       expect(await store.tenants.putLimits({ tenantId: 'nobody', limits: '{}', updatedAt: 3_000 })).toBe(false);
       expect(await store.tenants.getLimits('nobody')).toBeNull();
@@ -189,8 +199,19 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       const discovered = [{ className: 'A', stateTypeName: 'S', kind: 'reducer' as const, aggregateType: 'a' }];
       await store.uploads.markCompiled(t, 'u1', { discovered, assembly: dll, assemblySha256: 'abc', at: 3000 });
       await store.uploads.markFailed(t, 'u2', { compilationError: 'A.cs(1,1): error CS0001: x', at: 4000 });
-      expect(await store.uploads.get(t, 'u1')).toMatchObject({ status: 'compiled', discovered, sources, meta: { x: 1 }, compiledAt: 3000, createdAt: 1000 });
-      expect(await store.uploads.get(t, 'u2')).toMatchObject({ status: 'failed', compilationError: 'A.cs(1,1): error CS0001: x', discovered: null });
+      expect(await store.uploads.get(t, 'u1')).toMatchObject({
+        status: 'compiled',
+        discovered,
+        sources,
+        meta: { x: 1 },
+        compiledAt: 3000,
+        createdAt: 1000,
+      });
+      expect(await store.uploads.get(t, 'u2')).toMatchObject({
+        status: 'failed',
+        compilationError: 'A.cs(1,1): error CS0001: x',
+        discovered: null,
+      });
       expect(await store.uploads.getAssembly(t, 'u1')).toEqual(dll);
       expect(await store.uploads.getAssembly('other', 'u1')).toBeNull();
       expect(await store.uploads.getAssembly(t, 'u2')).toBeNull();
@@ -205,13 +226,25 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       const snap = (baseVersion: number, state: string) => ({ bindingId: 'b1', baseVersion, state });
       const [first] = await store.events.appendMany([req(t, 'acct-1', { snapshot: snap(0, '{"n":1}') })]);
       expect(first.ok).toBe(true);
-      expect(await store.snapshots.get(t, 'acct-1')).toMatchObject({ bindingId: 'b1', version: 1, state: '{"n":1}', failedVersion: null, aggregateType: 'acct' });
+      expect(await store.snapshots.get(t, 'acct-1')).toMatchObject({
+        bindingId: 'b1',
+        version: 1,
+        state: '{"n":1}',
+        failedVersion: null,
+        aggregateType: 'acct',
+      });
       // Computed on version 0, but the aggregate is at 1: refused, nothing stored.
       const [stale] = await store.events.appendMany([req(t, 'acct-1', { snapshot: snap(0, '{"n":99}') })]);
       expect(!stale.ok && stale.error.code).toBe('STATE_STALE');
       expect(await store.events.streamInfo(t, 'acct-1')).toEqual({ aggregateType: 'acct', version: 1 });
       const [two] = await store.events.appendMany([
-        req(t, 'acct-1', { events: [{ eventType: 'A', data: '{}' }, { eventType: 'B', data: '{}' }], snapshot: { ...snap(1, '{"n":2}'), failedVersion: 3, error: 'boom' } }),
+        req(t, 'acct-1', {
+          events: [
+            { eventType: 'A', data: '{}' },
+            { eventType: 'B', data: '{}' },
+          ],
+          snapshot: { ...snap(1, '{"n":2}'), failedVersion: 3, error: 'boom' },
+        }),
       ]);
       expect(two.ok).toBe(true);
       expect(await store.snapshots.get(t, 'acct-1')).toMatchObject({ version: 3, state: '{"n":2}', failedVersion: 3, error: 'boom' });
@@ -222,7 +255,14 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       const t = await tenant(store, 't1');
       await store.bindings.put({ tenantId: t, aggregateType: 'acct', reducerId: 'r1', className: 'A', bindingId: 'b1', boundAt: 1000 });
       await store.bindings.put({ tenantId: t, aggregateType: 'acct', reducerId: 'r2', className: 'B', bindingId: 'b2', boundAt: 2000 });
-      expect(await store.bindings.get(t, 'acct')).toEqual({ tenantId: t, aggregateType: 'acct', reducerId: 'r2', className: 'B', bindingId: 'b2', boundAt: 2000 });
+      expect(await store.bindings.get(t, 'acct')).toEqual({
+        tenantId: t,
+        aggregateType: 'acct',
+        reducerId: 'r2',
+        className: 'B',
+        bindingId: 'b2',
+        boundAt: 2000,
+      });
       expect(await store.bindings.get('other', 'acct')).toBeNull();
 
       const base = { aggregateId: 'acct-1', aggregateType: 'acct', failedVersion: null, error: null, updatedAt: 5 };
@@ -246,8 +286,20 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       const notify = toStoredSettings({ webhookUrl: 'http://x.example/h', isolated: false, sse: true });
       await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'totals', version: v1, ...notify });
       expect((await store.projections.get(t, 'p1'))?.notifyConfig).toContain('x.example');
-      const change = (position: number) => ({ position, aggregateId: `order-${position}`, aggregateType: 'order', version: 1, timestamp: 100 + position, state: `{"n":${position}}` });
-      await store.lanes.route(t, 'v1', [1, 2, 3, 4, 5, 6].map((position) => ({ key: position % 2 ? 'odd' : 'even', position })), 6);
+      const change = (position: number) => ({
+        position,
+        aggregateId: `order-${position}`,
+        aggregateType: 'order',
+        version: 1,
+        timestamp: 100 + position,
+        state: `{"n":${position}}`,
+      });
+      await store.lanes.route(
+        t,
+        'v1',
+        [1, 2, 3, 4, 5, 6].map((position) => ({ key: position % 2 ? 'odd' : 'even', position })),
+        6,
+      );
       await store.lanes.laneWork(t, 'v1', 'odd', 10);
       await store.lanes.laneWork(t, 'v1', 'even', 10);
       const applied = (key: string, positions: number[], versionId = 'v1', fromPosition = 0) =>
@@ -265,14 +317,35 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect(log.map((n) => n.sequence)).toEqual([1, 2, 3]);
       expect(log.map((n) => n.position).sort()).toEqual([1, 2, 3]);
       const first = log.find((n) => n.position === 1)!;
-      expect(first).toEqual({ sequence: first.sequence, projectionId: 'p1', aggregateId: 'order-1', aggregateType: 'order', stateKey: 'odd', version: 1, position: 1, state: '{"n":1}', timestamp: 101 });
+      expect(first).toEqual({
+        sequence: first.sequence,
+        projectionId: 'p1',
+        aggregateId: 'order-1',
+        aggregateType: 'order',
+        stateKey: 'odd',
+        version: 1,
+        position: 1,
+        state: '{"n":1}',
+        timestamp: 101,
+      });
       expect(await store.notifications.head(t, 'p1')).toEqual({ lastSequence: 3, prunedSequence: 0, webhookSequence: 0 });
       expect(await store.notifications.read(t, 'p1', 2, 100)).toHaveLength(1);
       expect(await store.notifications.read('other', 'p1', 0, 100)).toEqual([]);
 
       // A redeploy (v2, target 4): v1 speaks up to 4, v2 after it: each change is logged once.
-      await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'totals', version: { ...v1, versionId: 'v2', targetPosition: 4 }, ...notify });
-      await store.lanes.route(t, 'v2', [5, 6].map((position) => ({ key: position % 2 ? 'odd' : 'even', position })), 6);
+      await store.projections.deploy({
+        tenantId: t,
+        projectionId: 'p1',
+        name: 'totals',
+        version: { ...v1, versionId: 'v2', targetPosition: 4 },
+        ...notify,
+      });
+      await store.lanes.route(
+        t,
+        'v2',
+        [5, 6].map((position) => ({ key: position % 2 ? 'odd' : 'even', position })),
+        6,
+      );
       await store.lanes.laneWork(t, 'v2', 'odd', 10);
       await store.lanes.laneWork(t, 'v2', 'even', 10);
       await applied('even', [4, 6], 'v1', 2); // v1: only 4 is its to tell
@@ -297,7 +370,13 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect(await store.webhooks.claim(d0, 5000)).toBe(true);
       expect(await store.webhooks.claim(d0, 5000)).toBe(false); // another instance lost the race
       await store.webhooks.attemptFailed({ ...d0, attempts: 1 }, 'HTTP 500', null, 1100); // dead-lettered
-      expect((await store.webhooks.list(t, 'p1', { status: 'dead', afterSequence: 0, limit: 10 })).map((d) => [d.sequence, d.attempts, d.lastError])).toEqual([[d0.sequence, 1, 'HTTP 500']]);
+      expect(
+        (await store.webhooks.list(t, 'p1', { status: 'dead', afterSequence: 0, limit: 10 })).map((d) => [
+          d.sequence,
+          d.attempts,
+          d.lastError,
+        ]),
+      ).toEqual([[d0.sequence, 1, 'HTTP 500']]);
       expect(await store.webhooks.replay(t, 'p1', null, 1200)).toBe(1);
       const again = (await store.webhooks.dueOfTenants([t], 1200, 10)).find((d) => d.sequence === d0.sequence)!;
       expect(again).toMatchObject({ status: 'pending', attempts: 0 });
@@ -310,7 +389,8 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect(await store.notifications.headsToPrune({ keepCount: 4, removeBefore: aged })).toEqual([{ tenantId: t, projectionId: 'p1' }]);
       expect(await store.notifications.prune(t, 'p1', { keepCount: 1, removeBefore: 0 })).toBe(0);
       expect(await store.notifications.prune(t, 'p1', { keepCount: 1, removeBefore: aged })).toBeLessThan(4);
-      for (const d of await store.webhooks.list(t, 'p1', { status: 'pending', afterSequence: 0, limit: 10 })) await store.webhooks.delivered(d, 1400);
+      for (const d of await store.webhooks.list(t, 'p1', { status: 'pending', afterSequence: 0, limit: 10 }))
+        await store.webhooks.delivered(d, 1400);
       expect(await store.notifications.prune(t, 'p1', { keepCount: 1, removeBefore: aged })).toBe(4);
       expect((await store.notifications.read(t, 'p1', 0, 10)).map((n) => n.sequence)).toEqual([5]);
       expect(await store.notifications.head(t, 'p1')).toMatchObject({ lastSequence: 5, prunedSequence: 4 });
@@ -320,7 +400,12 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       // Secrets: stored as given (sealed by the caller), the replaced one kept for the overlap.
       expect(await store.webhooks.ensureSecret(t, '', 'sealed-1', 10)).toMatchObject({ secret: 'sealed-1', previousSecret: null });
       expect(await store.webhooks.ensureSecret(t, '', 'sealed-x', 11)).toMatchObject({ secret: 'sealed-1' });
-      expect(await store.webhooks.replaceSecret(t, '', 'sealed-2', 20, 99)).toEqual({ secret: 'sealed-2', previousSecret: 'sealed-1', previousUntil: 99, rotatedAt: 20 });
+      expect(await store.webhooks.replaceSecret(t, '', 'sealed-2', 20, 99)).toEqual({
+        secret: 'sealed-2',
+        previousSecret: 'sealed-1',
+        previousUntil: 99,
+        rotatedAt: 20,
+      });
       await store.projections.delete(t, 'p1');
       expect(await store.notifications.head(t, 'p1')).toBeNull();
       expect(await store.notifications.read(t, 'p1', 0, 10)).toEqual([]);
@@ -331,10 +416,28 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       const notify = toStoredSettings({ webhookUrl: 'https://x.example/hook', isolated: false, sse: false });
       const v1 = { tenantId: t, versionId: 's1', projectionId: 'ps', className: 'C', targetPosition: 0, createdAt: 1 };
       await store.projections.deploy({ tenantId: t, projectionId: 'ps', name: 'suspended', version: v1, ...notify });
-      await store.lanes.route(t, 's1', [1, 2, 3, 4, 5, 6].map((position) => ({ key: 'k', position })), 6);
+      await store.lanes.route(
+        t,
+        's1',
+        [1, 2, 3, 4, 5, 6].map((position) => ({ key: 'k', position })),
+        6,
+      );
       await store.lanes.laneWork(t, 's1', 'k', 10);
-      const change = (position: number) => ({ position, aggregateId: `o-${position}`, aggregateType: 'order', version: 1, timestamp: position, state: '{}' });
-      await store.lanes.applied(t, 's1', 'k', { state: '{}', fromPosition: 0, appliedPosition: 6, updatedAt: 1, notify: { projectionId: 'ps', changes: [1, 2, 3, 4, 5, 6].map(change) } });
+      const change = (position: number) => ({
+        position,
+        aggregateId: `o-${position}`,
+        aggregateType: 'order',
+        version: 1,
+        timestamp: position,
+        state: '{}',
+      });
+      await store.lanes.applied(t, 's1', 'k', {
+        state: '{}',
+        fromPosition: 0,
+        appliedPosition: 6,
+        updatedAt: 1,
+        notify: { projectionId: 'ps', changes: [1, 2, 3, 4, 5, 6].map(change) },
+      });
       expect(await store.webhooks.enqueue(t, 'ps', 4, 1000)).toBe(4);
       expect(await store.webhooks.pendingCount(t, 'ps', 10)).toBe(4);
       expect(await store.webhooks.pendingCount(t, 'ps', 2)).toBe(2); // counted up to the cap only
@@ -347,7 +450,11 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect(await store.notifications.prune(t, 'ps', { keepCount: 2, removeBefore: aged })).toBe(1); // sequence 2 is pending
 
       expect(await store.webhooks.suspension(t, 'ps')).toBeNull();
-      expect(await store.webhooks.suspend(t, 'ps', 'PENDING_LIMIT: test', 1200)).toEqual({ resumeSequence: 2, reason: 'PENDING_LIMIT: test', suspendedAt: 1200 });
+      expect(await store.webhooks.suspend(t, 'ps', 'PENDING_LIMIT: test', 1200)).toEqual({
+        resumeSequence: 2,
+        reason: 'PENDING_LIMIT: test',
+        suspendedAt: 1200,
+      });
       expect(await store.webhooks.suspend(t, 'ps', 'again', 1300)).toMatchObject({ resumeSequence: 2, suspendedAt: 1200 }); // stays as it was
       expect(await store.webhooks.pendingCount(t, 'ps', 10)).toBe(0);
       expect(await store.webhooks.backlogged(100)).not.toContainEqual({ tenantId: t, projectionId: 'ps' });
@@ -361,8 +468,12 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect(await store.webhooks.suspension(t, 'ps')).toBeNull();
       expect(await store.notifications.head(t, 'ps')).toMatchObject({ webhookSequence: 4 });
       expect(await store.webhooks.enqueue(t, 'ps', 10, 1400)).toBe(2);
-      expect((await store.webhooks.list(t, 'ps', { status: 'pending', afterSequence: 0, limit: 10 })).map((d) => d.sequence)).toEqual([5, 6]);
-      expect((await store.webhooks.list(t, 'ps', { status: 'delivered', afterSequence: 0, limit: 10 })).map((d) => d.sequence)).toEqual([1]);
+      expect((await store.webhooks.list(t, 'ps', { status: 'pending', afterSequence: 0, limit: 10 })).map((d) => d.sequence)).toEqual([
+        5, 6,
+      ]);
+      expect((await store.webhooks.list(t, 'ps', { status: 'delivered', afterSequence: 0, limit: 10 })).map((d) => d.sequence)).toEqual([
+        1,
+      ]);
 
       // Dead deliveries: counted at or below a sequence, replayed only above one, expired by age.
       const [d5, d6] = await store.webhooks.list(t, 'ps', { status: 'pending', afterSequence: 0, limit: 10 });
@@ -383,13 +494,24 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       const notifyConfig = JSON.stringify({ webhookUrl: 'https://x.example/hook', isolated: false, sse: false });
       const v1 = { tenantId: t, versionId: 'st1', projectionId: 'pst', className: 'C', targetPosition: 0, createdAt: 1 };
       await store.projections.deploy({ tenantId: t, projectionId: 'pst', name: 'stale', version: v1, notifyConfig });
-      await store.lanes.route(t, 'st1', [1, 2].map((position) => ({ key: `k${position}`, position })), 2);
+      await store.lanes.route(
+        t,
+        'st1',
+        [1, 2].map((position) => ({ key: `k${position}`, position })),
+        2,
+      );
       for (const key of ['k1', 'k2']) {
         const position = Number(key.slice(1));
         await store.lanes.laneWork(t, 'st1', key, 10);
         await store.lanes.applied(t, 'st1', key, {
-          state: '{}', fromPosition: 0, appliedPosition: position, updatedAt: 1,
-          notify: { projectionId: 'pst', changes: [{ position, aggregateId: `o-${position}`, aggregateType: 'order', version: 1, timestamp: position, state: '{}' }] },
+          state: '{}',
+          fromPosition: 0,
+          appliedPosition: position,
+          updatedAt: 1,
+          notify: {
+            projectionId: 'pst',
+            changes: [{ position, aggregateId: `o-${position}`, aggregateType: 'order', version: 1, timestamp: position, state: '{}' }],
+          },
         });
       }
       expect(await store.webhooks.enqueue(t, 'pst', 10, 1000)).toBe(2);
@@ -411,7 +533,9 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       // The new rows' own outcomes are written.
       await store.webhooks.delivered(fresh[0], 1400);
       await store.webhooks.attemptFailed(fresh[1], 'HTTP 500', 5000, 1400);
-      expect((await store.webhooks.list(t, 'pst', { status: 'delivered', afterSequence: 0, limit: 10 })).map((d) => d.sequence)).toEqual([1]);
+      expect((await store.webhooks.list(t, 'pst', { status: 'delivered', afterSequence: 0, limit: 10 })).map((d) => d.sequence)).toEqual([
+        1,
+      ]);
       expect(await store.webhooks.pendingFailing(t, 'pst')).toBe(true);
       await store.projections.delete(t, 'pst');
     });
@@ -424,11 +548,22 @@ export function testEventStore(name: string, harness: StoreHarness): void {
         await store.events.appendMany(Array.from({ length: keys }, (_, i) => req(tenantId, `order-${i}`)));
         const version = { versionId: 'v1', projectionId: 'p1', tenantId, className: 'C', targetPosition: 0, createdAt: 1 };
         await store.projections.deploy({ tenantId, projectionId: 'p1', name: 'n', version, ...notify });
-        await store.lanes.route(tenantId, 'v1', Array.from({ length: keys }, (_, i) => ({ key: `k${i}`, position: i + 1 })), keys);
+        await store.lanes.route(
+          tenantId,
+          'v1',
+          Array.from({ length: keys }, (_, i) => ({ key: `k${i}`, position: i + 1 })),
+          keys,
+        );
         for (let i = 0; i < keys; i++) {
           await store.lanes.laneWork(tenantId, 'v1', `k${i}`, 1);
           const change = { position: i + 1, aggregateId: `order-${i}`, aggregateType: 'order', version: 1, timestamp: 1, state: '{}' };
-          await store.lanes.applied(tenantId, 'v1', `k${i}`, { state: '{}', fromPosition: 0, appliedPosition: i + 1, updatedAt: 1, notify: { projectionId: 'p1', changes: [change] } });
+          await store.lanes.applied(tenantId, 'v1', `k${i}`, {
+            state: '{}',
+            fromPosition: 0,
+            appliedPosition: i + 1,
+            updatedAt: 1,
+            notify: { projectionId: 'p1', changes: [change] },
+          });
         }
         expect(await store.webhooks.enqueue(tenantId, 'p1', 100, 1000)).toBe(keys);
       };

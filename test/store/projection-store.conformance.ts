@@ -18,7 +18,16 @@ export function describeProjectionStore(current: () => Store): void {
       const v1 = { versionId: 'v1', projectionId: 'p1', tenantId: t, className: 'C', targetPosition: 4, createdAt: 1 };
       const p = await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'totals', version: v1 });
       expect(p).toMatchObject({ projectionId: 'p1', activeVersion: 'v1', pendingVersion: null });
-      await store.lanes.route(t, 'v1', [{ key: 'a', position: 1 }, { key: 'b', position: 2 }, { key: 'a', position: 3 }], 3);
+      await store.lanes.route(
+        t,
+        'v1',
+        [
+          { key: 'a', position: 1 },
+          { key: 'b', position: 2 },
+          { key: 'a', position: 3 },
+        ],
+        3,
+      );
       await store.lanes.route(t, 'v1', [{ key: 'a', position: 3 }], 2); // duplicate and older: ignored
       expect((await store.projections.getVersion(t, 'v1'))?.routedPosition).toBe(3);
       const work = (await store.lanes.laneWork(t, 'v1', 'a', 10))!;
@@ -48,7 +57,12 @@ export function describeProjectionStore(current: () => Store): void {
       expect((await store.lanes.lag(t, 'v1')).inboxDepth).toBe(0);
 
       // Redeploy: the new version is pending beside the active one, then promoted atomically.
-      const p2 = await store.projections.deploy({ tenantId: t, projectionId: 'ignored', name: 'totals', version: { ...v1, versionId: 'v2' } });
+      const p2 = await store.projections.deploy({
+        tenantId: t,
+        projectionId: 'ignored',
+        name: 'totals',
+        version: { ...v1, versionId: 'v2' },
+      });
       expect(p2).toMatchObject({ projectionId: 'p1', activeVersion: 'v1', pendingVersion: 'v2' });
       expect((await store.projections.liveVersions()).map((v) => v.versionId).sort()).toEqual(['v1', 'v2']);
       expect(await store.projections.promote(t, 'p1', 'v2')).toBe('v1');
@@ -70,7 +84,14 @@ export function describeProjectionStore(current: () => Store): void {
     it('refuses every write of a dropped version: no router, lane run or lease makes a row for it again', async () => {
       const t = await tenant(store, 't1');
       await store.events.appendMany([1, 2, 3, 4].map((i) => req(t, `order-${i}`)));
-      const version = (versionId: string) => ({ versionId, projectionId: 'p1', tenantId: t, className: 'C', targetPosition: 4, createdAt: 1 });
+      const version = (versionId: string) => ({
+        versionId,
+        projectionId: 'p1',
+        tenantId: t,
+        className: 'C',
+        targetPosition: 4,
+        createdAt: 1,
+      });
       await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'n', version: version('v1') });
       expect(await store.lanes.route(t, 'v1', [{ key: 'a', position: 1 }], 1)).toBe(true);
       const work = (await store.lanes.laneWork(t, 'v1', 'a', 10))!;
@@ -88,7 +109,9 @@ export function describeProjectionStore(current: () => Store): void {
       expect((await store.projections.delete(t, 'p1'))!.sort()).toEqual(['v1', 'v3']);
       expect(await store.projections.getVersion(t, 'v1')).toBeNull();
       expect(await store.lanes.route(t, 'v1', [{ key: 'a', position: 4 }], 4)).toBe(false);
-      expect(await store.lanes.applied(t, 'v1', 'a', { state: '{}', fromPosition: work.lane.appliedPosition, appliedPosition: 1, updatedAt: 1 })).toBe(false);
+      expect(
+        await store.lanes.applied(t, 'v1', 'a', { state: '{}', fromPosition: work.lane.appliedPosition, appliedPosition: 1, updatedAt: 1 }),
+      ).toBe(false);
       expect(await store.lanes.laneWork(t, 'v1', 'a', 10)).toBeNull();
       expect(await store.lanes.laneWork(t, 'v1', 'new', 10)).toBeNull();
       expect(await store.lanes.acquireLease(t, 'v1', 'new', 'me', 1, 2)).toBe(false);
@@ -106,7 +129,12 @@ export function describeProjectionStore(current: () => Store): void {
       // A deleted name deploys afresh.
       await store.projections.deploy({ tenantId: t, projectionId: 'p2', name: 'm', version: { ...version('v4'), projectionId: 'p2' } });
       await store.projections.delete(t, 'p2');
-      const again = await store.projections.deploy({ tenantId: t, projectionId: 'p2', name: 'm', version: { ...version('v5'), projectionId: 'p2' } });
+      const again = await store.projections.deploy({
+        tenantId: t,
+        projectionId: 'p2',
+        name: 'm',
+        version: { ...version('v5'), projectionId: 'p2' },
+      });
       expect(again).toMatchObject({ activeVersion: 'v5', pendingVersion: null });
     });
   });
@@ -115,8 +143,20 @@ export function describeProjectionStore(current: () => Store): void {
     it('routes several versions of a tenant in one call, refusing only a dropped one', async () => {
       const t = await tenant(store, 't1');
       await store.events.appendMany([1, 2, 3].map((i) => req(t, `order-${i}`)));
-      const version = (versionId: string, projectionId: string) => ({ versionId, projectionId, tenantId: t, className: 'C', targetPosition: 3, createdAt: 1 });
-      for (const [v, p] of [['va', 'pa'], ['vb', 'pb'], ['vc', 'pc']]) await store.projections.deploy({ tenantId: t, projectionId: p, name: p, version: version(v, p) });
+      const version = (versionId: string, projectionId: string) => ({
+        versionId,
+        projectionId,
+        tenantId: t,
+        className: 'C',
+        targetPosition: 3,
+        createdAt: 1,
+      });
+      for (const [v, p] of [
+        ['va', 'pa'],
+        ['vb', 'pb'],
+        ['vc', 'pc'],
+      ])
+        await store.projections.deploy({ tenantId: t, projectionId: p, name: p, version: version(v, p) });
       expect((await store.projections.versionsOf(t, ['va', 'vb', 'nope'])).map((v) => v.versionId).sort()).toEqual(['va', 'vb']);
       expect(await store.projections.versionsOf('other', ['va'])).toEqual([]);
       // All live: one transaction.
@@ -146,10 +186,23 @@ export function describeProjectionStore(current: () => Store): void {
       const busy = await tenant(store, 't1');
       const idle = await tenant(store, 't2');
       await store.events.appendMany([req(busy, 'order-1'), req(busy, 'order-2'), req(idle, 'order-1')]);
-      const version = (tenantId: string, versionId: string, projectionId: string) => ({ versionId, projectionId, tenantId, className: 'C', targetPosition: 0, createdAt: 1 });
+      const version = (tenantId: string, versionId: string, projectionId: string) => ({
+        versionId,
+        projectionId,
+        tenantId,
+        className: 'C',
+        targetPosition: 0,
+        createdAt: 1,
+      });
       await store.projections.deploy({ tenantId: busy, projectionId: 'p1', name: 'busy', version: version(busy, 'v1', 'p1') });
       await store.projections.deploy({ tenantId: idle, projectionId: 'p2', name: 'idle', version: version(idle, 'v2', 'p2') });
-      const named = async () => (await store.lanes.sweepCandidates()).live.map((c) => ({ v: c.version.versionId, tenant: c.version.tenantId, behindHead: c.behindHead, hasInbox: c.hasInbox }));
+      const named = async () =>
+        (await store.lanes.sweepCandidates()).live.map((c) => ({
+          v: c.version.versionId,
+          tenant: c.version.tenantId,
+          behindHead: c.behindHead,
+          hasInbox: c.hasInbox,
+        }));
       expect((await named()).sort((a, b) => a.v.localeCompare(b.v))).toEqual([
         { v: 'v1', tenant: busy, behindHead: true, hasInbox: false },
         { v: 'v2', tenant: idle, behindHead: true, hasInbox: false },
@@ -164,7 +217,12 @@ export function describeProjectionStore(current: () => Store): void {
       await store.lanes.applied(busy, 'v1', 'a', { state: '{}', fromPosition: 0, appliedPosition: 1, updatedAt: 1 });
       expect(await named()).toEqual([]);
       // A redeploy not caught up yet is named even with nothing to route; the retired version never is.
-      await store.projections.deploy({ tenantId: idle, projectionId: 'p2', name: 'idle', version: { ...version(idle, 'v3', 'p2'), targetPosition: 1 } });
+      await store.projections.deploy({
+        tenantId: idle,
+        projectionId: 'p2',
+        name: 'idle',
+        version: { ...version(idle, 'v3', 'p2'), targetPosition: 1 },
+      });
       await store.lanes.route(idle, 'v3', [], 1);
       expect(await named()).toEqual([{ v: 'v3', tenant: idle, behindHead: false, hasInbox: false }]);
       await store.projections.promote(idle, 'p2', 'v3');
@@ -175,7 +233,12 @@ export function describeProjectionStore(current: () => Store): void {
 
     it('leases a lane to one instance at a time', async () => {
       const t = await tenant(store, 't1');
-      await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'n', version: { versionId: 'v1', projectionId: 'p1', tenantId: t, className: 'C', targetPosition: 0, createdAt: 1 } });
+      await store.projections.deploy({
+        tenantId: t,
+        projectionId: 'p1',
+        name: 'n',
+        version: { versionId: 'v1', projectionId: 'p1', tenantId: t, className: 'C', targetPosition: 0, createdAt: 1 },
+      });
       const lease = (owner: string, now: number) => store.lanes.acquireLease(t, 'v1', 'k', owner, now, now + 1000);
       expect(await lease('a', 0)).toBe(true);
       expect(await lease('b', 500)).toBe(false);

@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { Notification, NotificationHead, NotificationRepository } from '../../store/notification-repository.port';
 import { ProjectionCatalogRepository, ProjectionRecord } from '../../store/projection-catalog.port';
-import { TENANT_SCOPE, WebhookDelivery, WebhookRepository, WebhookSecretRecord, WebhookSuspension } from '../../store/webhook-repository.port';
+import {
+  TENANT_SCOPE,
+  WebhookDelivery,
+  WebhookRepository,
+  WebhookSecretRecord,
+  WebhookSuspension,
+} from '../../store/webhook-repository.port';
 import { toStoredSettings } from '../log/notification-settings';
 import { SecretCipher } from './secret-cipher';
 import { TenantWebhookQuota, WebhookDispatcher, WebhookDispatcherOptions } from './webhook-dispatcher';
@@ -25,7 +31,15 @@ class FakeWebhookStore {
 
   addProjection(tenantId: string, projectionId: string, url: string): void {
     const { notifyConfig } = toStoredSettings({ webhookUrl: url, isolated: false, sse: false });
-    this.projections.set(id(tenantId, projectionId), { tenantId, projectionId, name: projectionId, activeVersion: 'v1', pendingVersion: null, createdAt: 0, notifyConfig });
+    this.projections.set(id(tenantId, projectionId), {
+      tenantId,
+      projectionId,
+      name: projectionId,
+      activeVersion: 'v1',
+      pendingVersion: null,
+      createdAt: 0,
+      notifyConfig,
+    });
   }
 
   /** A state change of `stateKey` logged: the next sequence of the projection. */
@@ -33,7 +47,17 @@ class FakeWebhookStore {
     const list = this.log.get(id(tenantId, projectionId)) ?? [];
     this.log.set(id(tenantId, projectionId), list);
     const sequence = list.length + 1;
-    list.push({ sequence, projectionId, aggregateId: stateKey, aggregateType: 'order', stateKey, version: 1, position: sequence, state: '{}', timestamp: 0 });
+    list.push({
+      sequence,
+      projectionId,
+      aggregateId: stateKey,
+      aggregateType: 'order',
+      stateKey,
+      version: 1,
+      position: sequence,
+      state: '{}',
+      timestamp: 0,
+    });
     return sequence;
   }
 
@@ -42,17 +66,27 @@ class FakeWebhookStore {
   }
 
   private isHead(d: WebhookDelivery): boolean {
-    return !this.rows.some((e) => e.tenantId === d.tenantId && e.projectionId === d.projectionId && e.stateKey === d.stateKey && e.status === 'pending' && e.sequence < d.sequence);
+    return !this.rows.some(
+      (e) =>
+        e.tenantId === d.tenantId &&
+        e.projectionId === d.projectionId &&
+        e.stateKey === d.stateKey &&
+        e.status === 'pending' &&
+        e.sequence < d.sequence,
+    );
   }
 
   private due(now: number): WebhookDelivery[] {
-    return this.rows.filter((r) => r.status === 'pending' && r.nextAttemptAt <= now && this.isHead(r)).sort((a, b) => a.nextAttemptAt - b.nextAttemptAt);
+    return this.rows
+      .filter((r) => r.status === 'pending' && r.nextAttemptAt <= now && this.isHead(r))
+      .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt);
   }
 
   readonly webhooks: Partial<WebhookRepository> = {
     getSecret: async (t, scope) => this.secretRecords.get(id(t, scope)) ?? null,
     ensureSecret: async (t, scope, secret, now) => {
-      if (!this.secretRecords.has(id(t, scope))) this.secretRecords.set(id(t, scope), { secret, previousSecret: null, previousUntil: null, rotatedAt: now });
+      if (!this.secretRecords.has(id(t, scope)))
+        this.secretRecords.set(id(t, scope), { secret, previousSecret: null, previousUntil: null, rotatedAt: now });
       return this.secretRecords.get(id(t, scope))!;
     },
     replaceSecret: async (t, scope, secret, now, overlapUntil) => {
@@ -73,7 +107,18 @@ class FakeWebhookStore {
       const after = this.cursor.get(id(t, p)) ?? 0;
       const fresh = (this.log.get(id(t, p)) ?? []).filter((n) => n.sequence > after).slice(0, limit);
       for (const n of fresh) {
-        this.rows.push({ tenantId: t, projectionId: p, sequence: n.sequence, stateKey: n.stateKey, status: 'pending', attempts: 0, nextAttemptAt: now, lastError: null, createdAt: now, updatedAt: now });
+        this.rows.push({
+          tenantId: t,
+          projectionId: p,
+          sequence: n.sequence,
+          stateKey: n.stateKey,
+          status: 'pending',
+          attempts: 0,
+          nextAttemptAt: now,
+          lastError: null,
+          createdAt: now,
+          updatedAt: now,
+        });
       }
       if (fresh.length) this.cursor.set(id(t, p), fresh[fresh.length - 1].sequence);
       return fresh.length;
@@ -82,7 +127,13 @@ class FakeWebhookStore {
       const tenants = [...new Set(this.due(now).map((d) => d.tenantId))].sort();
       return [...tenants.filter((t) => t > after), ...tenants.filter((t) => t <= after)].slice(0, limit);
     },
-    dueOfTenants: async (tenantIds, now, perTenant) => tenantIds.flatMap((t) => this.due(now).filter((d) => d.tenantId === t).slice(0, perTenant).map((d) => ({ ...d }))),
+    dueOfTenants: async (tenantIds, now, perTenant) =>
+      tenantIds.flatMap((t) =>
+        this.due(now)
+          .filter((d) => d.tenantId === t)
+          .slice(0, perTenant)
+          .map((d) => ({ ...d })),
+      ),
     claim: async (d, until) => {
       const r = this.rows.find((e) => same(e, d));
       if (!r || r.status !== 'pending' || r.attempts !== d.attempts) return false;
@@ -97,11 +148,19 @@ class FakeWebhookStore {
     },
     attemptFailed: async (d, error, retryAt, now) => {
       const r = this.rows.find((e) => same(e, d));
-      if (r) Object.assign(r, retryAt === null ? { status: 'dead', lastError: error, updatedAt: now } : { nextAttemptAt: retryAt, lastError: error, updatedAt: now });
+      if (r)
+        Object.assign(
+          r,
+          retryAt === null
+            ? { status: 'dead', lastError: error, updatedAt: now }
+            : { nextAttemptAt: retryAt, lastError: error, updatedAt: now },
+        );
     },
     suspension: async (t, p) => this.suspensions.get(id(t, p)) ?? null,
-    pendingCount: async (t, p, cap) => Math.min(cap, this.rows.filter((r) => r.tenantId === t && r.projectionId === p && r.status === 'pending').length),
-    pendingFailing: async (t, p) => this.rows.some((r) => r.tenantId === t && r.projectionId === p && r.status === 'pending' && r.lastError !== null),
+    pendingCount: async (t, p, cap) =>
+      Math.min(cap, this.rows.filter((r) => r.tenantId === t && r.projectionId === p && r.status === 'pending').length),
+    pendingFailing: async (t, p) =>
+      this.rows.some((r) => r.tenantId === t && r.projectionId === p && r.status === 'pending' && r.lastError !== null),
     suspend: async (t, p, reason, now) => {
       const pending = this.rows.filter((r) => r.tenantId === t && r.projectionId === p && r.status === 'pending');
       const s = { resumeSequence: Math.min(...pending.map((r) => r.sequence)), reason, suspendedAt: now };
@@ -113,14 +172,19 @@ class FakeWebhookStore {
 
   readonly notifications: Partial<NotificationRepository> = {
     read: async (t, p, after, limit) => (this.log.get(id(t, p)) ?? []).filter((n) => n.sequence > after).slice(0, limit),
-    head: async (t, p): Promise<NotificationHead | null> => ({ lastSequence: this.log.get(id(t, p))?.length ?? 0, prunedSequence: 0, webhookSequence: this.cursor.get(id(t, p)) ?? 0 }),
+    head: async (t, p): Promise<NotificationHead | null> => ({
+      lastSequence: this.log.get(id(t, p))?.length ?? 0,
+      prunedSequence: 0,
+      webhookSequence: this.cursor.get(id(t, p)) ?? 0,
+    }),
   };
 
   readonly projectionRepo: Partial<ProjectionCatalogRepository> = { get: async (t, p) => this.projections.get(id(t, p)) ?? null };
 }
 
 const id = (a: string, b: string) => `${a}\u0000${b}`;
-const same = (a: WebhookDelivery, b: WebhookDelivery) => a.tenantId === b.tenantId && a.projectionId === b.projectionId && a.sequence === b.sequence;
+const same = (a: WebhookDelivery, b: WebhookDelivery) =>
+  a.tenantId === b.tenantId && a.projectionId === b.projectionId && a.sequence === b.sequence;
 
 interface Sent {
   tenantId: string;
@@ -137,7 +201,14 @@ class FakeSender {
   answer: (s: Sent) => Promise<SendResult> = async () => ({ ok: true, status: 204 });
   async send(url: string, headers: Record<string, string>, body: string): Promise<SendResult> {
     const { stateKey } = JSON.parse(body) as { stateKey: string };
-    const s = { tenantId: new URL(url).hostname.split('.')[0], sequence: Number(headers['webhook-sequence']), stateKey, headers, body, at: Date.now() };
+    const s = {
+      tenantId: new URL(url).hostname.split('.')[0],
+      sequence: Number(headers['webhook-sequence']),
+      stateKey,
+      headers,
+      body,
+      at: Date.now(),
+    };
     this.sent.push(s);
     return this.answer(s);
   }

@@ -50,7 +50,10 @@ export class WebhookDispatcher {
   private readonly logger = new Logger('WebhookDispatcher');
   private timer?: NodeJS.Timeout;
   private readonly inFlight = new Set<string>();
-  private readonly targets = new LruMap<string, { value: { url: string; secrets: string[] } | null; until: number; secretsGeneration: number }>(1_000);
+  private readonly targets = new LruMap<
+    string,
+    { value: { url: string; secrets: string[] } | null; until: number; secretsGeneration: number }
+  >(1_000);
   /** Projections with a webhook notified since their last enqueue (or with more left to enqueue). */
   private readonly backlog = new Map<string, { tenantId: string; projectionId: string }>();
   /** Projections at their pendingDeliveries limit with a receiver that is not failing: enqueued again when one of their deliveries ends. */
@@ -117,7 +120,9 @@ export class WebhookDispatcher {
     const slots = await Promise.all(due.map((d) => this.tenantQuota.acquireWebhookSlot(d.tenantId)));
     // Claimed together (on SQLite one group commit for all of them). The claim pushes the next try past this
     // attempt's deadline, so no one else sends it meanwhile.
-    const claimed = await Promise.all(due.map((d, i) => (slots[i] ? this.deliveries.claim(d, now + this.options.timeoutMs + 5_000) : false)));
+    const claimed = await Promise.all(
+      due.map((d, i) => (slots[i] ? this.deliveries.claim(d, now + this.options.timeoutMs + 5_000) : false)),
+    );
     due.forEach((d, i) => {
       const release = slots[i];
       if (!release) return;
@@ -187,7 +192,9 @@ export class WebhookDispatcher {
         now,
       );
       this.atLimit.delete(key);
-      this.logger.warn(`webhook of projection ${projectionId} (tenant ${tenantId}) suspended at ${limit} pending deliveries; resume from sequence ${s.resumeSequence}`);
+      this.logger.warn(
+        `webhook of projection ${projectionId} (tenant ${tenantId}) suspended at ${limit} pending deliveries; resume from sequence ${s.resumeSequence}`,
+      );
     } else {
       this.atLimit.add(key);
     }
@@ -225,15 +232,26 @@ export class WebhookDispatcher {
     if (hit && hit.until > Date.now() && hit.secretsGeneration === secretsGeneration) return hit.value;
     const p = await this.projections.get(tenantId, projectionId);
     const settings = parseSettings(p?.notifyConfig ?? null);
-    const value = p && settings.webhookUrl ? { url: settings.webhookUrl, secrets: await this.secrets.signing(tenantId, projectionId, settings.isolated) } : null;
+    const value =
+      p && settings.webhookUrl
+        ? { url: settings.webhookUrl, secrets: await this.secrets.signing(tenantId, projectionId, settings.isolated) }
+        : null;
     this.targets.set(id, { value, until: Date.now() + TARGET_CACHE_MS, secretsGeneration });
     return value;
   }
 
   private async attempt(d: WebhookDelivery): Promise<void> {
-    const [[n], target] = await Promise.all([this.notifications.read(d.tenantId, d.projectionId, d.sequence - 1, 1), this.target(d.tenantId, d.projectionId)]);
+    const [[n], target] = await Promise.all([
+      this.notifications.read(d.tenantId, d.projectionId, d.sequence - 1, 1),
+      this.target(d.tenantId, d.projectionId),
+    ]);
     if (!n || n.sequence !== d.sequence || !target) {
-      await this.deliveries.attemptFailed(d, !target ? 'webhook no longer configured' : 'NOTIFICATION_EXPIRED: removed by retention', null, Date.now());
+      await this.deliveries.attemptFailed(
+        d,
+        !target ? 'webhook no longer configured' : 'NOTIFICATION_EXPIRED: removed by retention',
+        null,
+        Date.now(),
+      );
       return;
     }
     const { url, secrets } = target;

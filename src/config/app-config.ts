@@ -121,7 +121,10 @@ export interface AppConfig {
     defaults: TenantLimits;
     /** How long a tenant's overrides are cached: a change made elsewhere (CLI, another instance) shows within this. */
     overridesCacheMs: number;
-    /** A rate refusal is answered after this pause (never past its Retry-After), so a client hammering past its quota waits instead of spinning. */
+    /**
+     * A rate refusal is answered after this pause (never past its Retry-After), so a client hammering
+     * past its quota waits instead of spinning.
+     */
     refusalDelayMs: number;
   };
 }

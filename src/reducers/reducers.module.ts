@@ -15,7 +15,10 @@ import { ReducerRunner } from './reducer-runner';
 import { AggregateTypesController, ReducersController } from './reducers.controller';
 import { StateCatchUp } from './state-catch-up';
 
-/** Reducers and aggregate state. Binds the events module's STATEFUL_APPEND to AggregateStateKeeper; exports ReducerCatalog (CompilationModule auto-binds through it). */
+/**
+ * Reducers and aggregate state. Binds the events module's STATEFUL_APPEND to AggregateStateKeeper;
+ * exports ReducerCatalog (CompilationModule auto-binds through it).
+ */
 @Module({
   imports: [AppendBatcherModule],
   controllers: [ReducersController, AggregateTypesController],

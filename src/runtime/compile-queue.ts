@@ -15,7 +15,12 @@ export interface CompileQueueOptions {
   unavailableRetryMs: number;
 }
 
-export const DEFAULT_QUEUE_OPTIONS: CompileQueueOptions = { concurrency: 2, maxPendingPerTenant: 10, deadlineMs: 15_000, unavailableRetryMs: 5_000 };
+export const DEFAULT_QUEUE_OPTIONS: CompileQueueOptions = {
+  concurrency: 2,
+  maxPendingPerTenant: 10,
+  deadlineMs: 15_000,
+  unavailableRetryMs: 5_000,
+};
 
 /**
  * Uploads answer 202 at once; they are compiled in the background, in the order this queue hands

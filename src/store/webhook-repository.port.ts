@@ -89,6 +89,9 @@ export interface WebhookRepository {
    * deliveries (the log still has them; a resume makes them again). A suspended one stays as it is.
    */
   suspend(tenantId: string, projectionId: string, reason: string, now: number): Promise<WebhookSuspension>;
-  /** Lifts the suspension and moves the webhook cursor to `afterSequence`: deliveries are made again from the next. False if not suspended. */
+  /**
+   * Lifts the suspension and moves the webhook cursor to `afterSequence`: deliveries are made again
+   * from the next. False if not suspended.
+   */
   resume(tenantId: string, projectionId: string, afterSequence: number): Promise<boolean>;
 }

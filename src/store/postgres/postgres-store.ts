@@ -2,7 +2,7 @@ import { Pool, types } from 'pg';
 import { SqlNotificationRepository } from '../sql-notification-repository';
 import { SqlProjectionRepository } from '../sql-projection-repository';
 import { SqlWebhookRepository } from '../sql-webhook-repository';
-import { Store } from '../store.port';
+import { Store, WRITE_PROBE_SQL } from '../store.port';
 import { PostgresSqlRunner } from './postgres-sql-runner';
 import { PostgresEventLog } from './postgres-event-log';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations';
@@ -101,6 +101,11 @@ export class PostgresStore implements Store {
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
       client.release();
     }
+  }
+
+  /** A committed write on a pooled connection: the server is reachable and accepts writes (not a read-only standby). */
+  async probeWrite(): Promise<void> {
+    await this.pool.query(WRITE_PROBE_SQL);
   }
 
   async close(): Promise<void> {

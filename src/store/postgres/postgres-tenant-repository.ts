@@ -2,6 +2,9 @@ import { Pool } from 'pg';
 import { ApiKeyRecord, TenantLimitsRecord, TenantRecord, TenantRepository } from '../tenant-repository.port';
 import { withTransaction } from './with-transaction';
 
+// Arbitrary constant: serialises first-run tenant creation when several instances start together.
+const FIRST_TENANT_LOCK = 72_601_144;
+
 const ms = (d: Date | null): number | null => (d === null ? null : d.getTime());
 
 export class PostgresTenantRepository implements TenantRepository {
@@ -11,6 +14,18 @@ export class PostgresTenantRepository implements TenantRepository {
     await withTransaction(this.pool, async (client) => {
       await client.query('INSERT INTO tenants (tenant_id, name, created_at) VALUES ($1, $2, $3)', [t.tenantId, t.name, new Date(t.createdAt)]);
       await client.query('INSERT INTO tenant_heads (tenant_id, position) VALUES ($1, 0)', [t.tenantId]);
+    });
+  }
+
+  async createFirstTenant(t: TenantRecord, k: Omit<ApiKeyRecord, 'revokedAt'>): Promise<boolean> {
+    return withTransaction(this.pool, async (client) => {
+      // Held to the transaction's end: the next instance checks only after this one has committed.
+      await client.query('SELECT pg_advisory_xact_lock($1)', [FIRST_TENANT_LOCK]);
+      if ((await client.query('SELECT 1 FROM tenants LIMIT 1')).rowCount) return false;
+      await client.query('INSERT INTO tenants (tenant_id, name, created_at) VALUES ($1, $2, $3)', [t.tenantId, t.name, new Date(t.createdAt)]);
+      await client.query('INSERT INTO tenant_heads (tenant_id, position) VALUES ($1, 0)', [t.tenantId]);
+      await client.query('INSERT INTO api_keys (key_id, tenant_id, key_hash, created_at) VALUES ($1, $2, $3, $4)', [k.keyId, k.tenantId, k.keyHash, new Date(k.createdAt)]);
+      return true;
     });
   }
 

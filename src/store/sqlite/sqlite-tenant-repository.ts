@@ -15,6 +15,7 @@ export class SqliteTenantRepository implements TenantRepository {
     return {
       insertTenant: db.prepare('INSERT INTO tenants (tenant_id, name, created_at) VALUES (?, ?, ?)'),
       insertHead: db.prepare('INSERT INTO tenant_heads (tenant_id, position) VALUES (?, 0)'),
+      anyTenant: db.prepare('SELECT 1 FROM tenants LIMIT 1'),
       getTenant: db.prepare('SELECT tenant_id, name, created_at FROM tenants WHERE tenant_id = ?'),
       listTenants: db.prepare('SELECT tenant_id, name, created_at FROM tenants ORDER BY created_at, tenant_id'),
       insertKey: db.prepare('INSERT INTO api_keys (key_id, tenant_id, key_hash, created_at) VALUES (?, ?, ?, ?)'),
@@ -36,6 +37,19 @@ export class SqliteTenantRepository implements TenantRepository {
       this.stmts.insertTenant.run(t.tenantId, t.name, t.createdAt);
       this.stmts.insertHead.run(t.tenantId);
     })();
+  }
+
+  async createFirstTenant(t: TenantRecord, k: Omit<ApiKeyRecord, 'revokedAt'>): Promise<boolean> {
+    // IMMEDIATE: the write lock is taken before the check, so instances sharing the file go one at a time.
+    return this.db
+      .transaction(() => {
+        if (this.stmts.anyTenant.get()) return false;
+        this.stmts.insertTenant.run(t.tenantId, t.name, t.createdAt);
+        this.stmts.insertHead.run(t.tenantId);
+        this.stmts.insertKey.run(k.keyId, k.tenantId, k.keyHash, k.createdAt);
+        return true;
+      })
+      .immediate();
   }
 
   async getTenant(tenantId: string): Promise<TenantRecord | null> {

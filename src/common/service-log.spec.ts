@@ -1,6 +1,6 @@
 import Fastify from 'fastify';
 import { prettyLogLine } from './pretty-log-line';
-import { installRequestIdHeader, requestIdOf, ServiceLogController, serviceLoggerOptions } from './service-log';
+import { installRequestIdHeader, requestIdOf, ServiceLogController, serviceLoggerOptions, tickBufferedStdout } from './service-log';
 
 /** A Fastify instance logging the service's way into `lines`. */
 function app(format: 'json' | 'pretty' = 'json', level: 'info' | 'trace' | 'warn' = 'info') {
@@ -92,5 +92,19 @@ describe('prettyLogLine', () => {
       prettyLogLine('{"level":"error","time":"2026-01-02T03:04:05.678Z","context":"Errors","msg":"boom","stack":"Error: boom\\n    at x"}'),
     ).toBe('03:04:05.678 ERROR [Errors] boom\nError: boom\n    at x\n');
     expect(prettyLogLine('not json\n')).toBe('not json\n');
+  });
+});
+
+describe('tickBufferedStdout', () => {
+  it('writes the lines of one turn of the event loop in one write, in order', async () => {
+    const writes: string[] = [];
+    const out = tickBufferedStdout((t) => void writes.push(t));
+    out('a\n');
+    out('b\n');
+    expect(writes).toEqual([]);
+    await new Promise((r) => setImmediate(r));
+    out('c\n');
+    await new Promise((r) => setImmediate(r));
+    expect(writes).toEqual(['a\nb\n', 'c\n']);
   });
 });

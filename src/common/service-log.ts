@@ -14,7 +14,7 @@ import { redactSecrets, redactUrl } from './redact';
 export function serviceLoggerOptions(
   level: string,
   format: 'json' | 'pretty',
-  out: (text: string) => void = (t) => process.stdout.write(t),
+  out: (text: string) => void = bufferedStdout(),
 ): FastifyServerOptions['logger'] {
   const write =
     format === 'pretty' ? (line: string) => out(prettyLogLine(redactSecrets(line))) : (line: string) => out(redactSecrets(line));
@@ -49,6 +49,39 @@ export function serviceLoggerOptions(
     },
     stream: { write },
   };
+}
+
+/**
+ * Lines written during one turn of the event loop go to stdout in one write at its end: a write(2)
+ * per request line would cost about as much as the line itself (bench/request-log.bench.ts).
+ * Whatever is pending is written when the process exits (process.exit, a crash); only a SIGKILL
+ * loses the current turn's lines.
+ */
+export function tickBufferedStdout(write: (text: string) => void = (t) => void process.stdout.write(t)): (text: string) => void {
+  let pending: string[] = [];
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (pending.length === 0) return;
+    const text = pending.length === 1 ? pending[0] : pending.join('');
+    pending = [];
+    write(text);
+  };
+  process.on('exit', flush);
+  return (text) => {
+    pending.push(text);
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  };
+}
+
+let stdoutLines: ((text: string) => void) | undefined;
+
+/** The one buffer of the process's stdout (several apps in one process, as in tests, share it). */
+function bufferedStdout(): (text: string) => void {
+  return (stdoutLines ??= tickBufferedStdout());
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -49,7 +49,8 @@ async function main(): Promise<void> {
   // After listen, so that the command it shows works the moment it is read.
   const firstRun = app.get(FirstRun).created;
   // In a later turn than the log lines above, which go out together at the end of this one.
-  if (firstRun) setImmediate(() => process.stdout.write(firstRunNotice(firstRun, url.replace('[::1]', 'localhost').replace('127.0.0.1', 'localhost'))));
+  if (firstRun)
+    setImmediate(() => process.stdout.write(firstRunNotice(firstRun, url.replace('[::1]', 'localhost').replace('127.0.0.1', 'localhost'))));
 }
 
 main().catch((e) => {

@@ -3,22 +3,25 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { clientFor, ServiceProcess } from '../support/service-harness';
+import { ThrowawayPostgres } from '../support/throwaway-postgres';
 
 // First run (README, docs/operations.md): `npm start` on an empty store, with neither ADMIN_TOKEN nor
 // BOOTSTRAP_API_KEY, creates a tenant named `default`, prints its key once and a curl that works.
 
 const cli = path.join(__dirname, '..', '..', 'dist', 'src', 'tenancy', 'admin-cli.js');
-const tenantNames = (dataDir: string) =>
-  execFileSync(process.execPath, [cli, 'list-tenants'], { env: { ...process.env, DATA_DIR: dataDir }, encoding: 'utf8' })
+const tenantNames = (dataDir: string, env: Record<string, string> = {}) =>
+  execFileSync(process.execPath, [cli, 'list-tenants'], { env: { ...process.env, DATA_DIR: dataDir, ...env }, encoding: 'utf8' })
     .split('\n')
     .filter(Boolean)
     .map((line) => line.split('\t')[1]);
 
 const dirs: string[] = [];
 const running: ServiceProcess[] = [];
+let postgres: ThrowawayPostgres | undefined;
 afterAll(async () => {
   for (const s of running) if (s.child.exitCode === null && s.child.signalCode === null) await s.kill('SIGTERM');
   for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  await postgres?.stop();
 }, 60_000);
 
 function emptyDataDir(): string {
@@ -82,4 +85,19 @@ it('creates nothing while ADMIN_TOKEN is set (tenants come from the admin API th
   expect(s.stdout).not.toMatch(/First run|esk_/);
   await s.kill('SIGTERM');
   expect(tenantNames(dataDir)).toEqual([]);
+});
+
+it('creates one tenant and prints one key when two instances start together on one empty PostgreSQL database', async () => {
+  postgres = await ThrowawayPostgres.start();
+  const databaseUrl = await postgres.createDatabase('first_run');
+  const [a, b] = await Promise.all([
+    start(emptyDataDir(), { DATABASE_URL: databaseUrl }),
+    start(emptyDataDir(), { DATABASE_URL: databaseUrl }),
+  ]);
+  const printed = [a, b].map((s) => /^ {2}(esk_\S+)$/m.exec(s.stdout)?.[1]).filter((k) => k !== undefined);
+  expect(printed).toHaveLength(1);
+  // Either instance accepts the key: one tenant, in the one store.
+  for (const s of [a, b]) expect((await clientFor(s.url, printed[0]!).get('/auth/whoami')).body).toMatchObject({ name: 'default' });
+  await Promise.all([a.kill('SIGTERM'), b.kill('SIGTERM')]);
+  expect(tenantNames(emptyDataDir(), { DATABASE_URL: databaseUrl })).toEqual(['default']);
 });

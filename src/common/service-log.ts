@@ -96,13 +96,17 @@ export function requestIdOf(req: IncomingMessage): string {
   return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
 }
 
+/** Levels at which the request line is not written. */
+const ABOVE_INFO = new Set(['warn', 'error', 'fatal', 'silent']);
+
 /**
  * One line per request when it has been answered: request id, method, route as a template
  * (`/events/:aggregateId`, never the URL with its ids and query), status, duration, and the tenant
  * when the request authenticated (only its id: the key that named it is never kept on the request);
  * at `error` level with the error when the response itself failed (a stream cut), else at `info`
- * whatever the status (a handler's error is logged once, where it is handled: ErrorFilter). Fastify's own two lines per request
- * (with the URL, redacted) and its "route not found" (with the URL) come only at `trace`.
+ * whatever the status (a handler's error is logged once, where it is handled: ErrorFilter).
+ * Fastify's own two lines per request (with the URL, redacted) and its "route not found" (with the
+ * URL) come only at `trace`.
  */
 export class ServiceLogController extends LogController {
   constructor(private readonly fastifyLines: boolean) {
@@ -124,6 +128,8 @@ export class ServiceLogController extends LogController {
     metadata?: Record<string, unknown>,
   ): void {
     if (this.fastifyLines) super.requestCompleted(error, request, reply, metadata);
+    // At warn and above nothing is built for the line at all.
+    if (!error && ABOVE_INFO.has(request.log.level)) return;
     const line = {
       tenantId: (request as { tenant?: { tenantId: string } }).tenant?.tenantId,
       method: request.method,

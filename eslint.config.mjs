@@ -41,24 +41,69 @@ export default tseslint.config(
         {
           zones: [
             // Foundation: common and config sit under everything.
-            { target: abs('src/common/**'), from: abs('src/**'), except: [abs('src/common/**')], message: 'common/ imports nothing of the features' },
+            {
+              target: abs('src/common/**'),
+              from: abs('src/**'),
+              except: [abs('src/common/**')],
+              message: 'common/ imports nothing of the features',
+            },
             {
               target: abs('src/config/**'),
               from: abs('src/**'),
-              except: [abs('src/config/**'), abs('src/common/**'), file('src/quotas/quota-policy.ts'), file('src/runtime/isolation.ts'), file('src/runtime/sandbox.ts')],
+              except: [
+                abs('src/config/**'),
+                abs('src/common/**'),
+                file('src/quotas/quota-policy.ts'),
+                file('src/runtime/isolation.ts'),
+                file('src/runtime/sandbox.ts'),
+              ],
               message: 'config/ parses settings: it may use value types of quotas and runtime, nothing else',
             },
             // The store depends on nothing above it.
-            { target: abs('src/store/**'), from: abs('src/**'), except: [abs('src/store/**'), abs('src/common/**'), abs('src/config/**')], message: 'the store depends on nothing above it' },
+            {
+              target: abs('src/store/**'),
+              from: abs('src/**'),
+              except: [abs('src/store/**'), abs('src/common/**'), abs('src/config/**')],
+              message: 'the store depends on nothing above it',
+            },
             // Services over the store: no feature.
-            { target: under('runtime', 'tenancy', 'quotas'), from: under(...FEATURES), except: [file('src/events/event-limits.ts')], message: 'runtime, tenancy and quotas sit under the features' },
+            {
+              target: under('runtime', 'tenancy', 'quotas'),
+              from: under(...FEATURES),
+              except: [file('src/events/event-limits.ts')],
+              message: 'runtime, tenancy and quotas sit under the features',
+            },
             // The features along an event's path: upward only a module (composition) or a port file (the caller owns its port).
-            { target: under('events'), from: under('reducers', 'lanes', 'projections', 'notifications', 'health'), except: PORT_OR_MODULE, message: 'events/ reaches later hops only through their module or a port' },
-            { target: under('reducers'), from: under('lanes', 'projections', 'notifications', 'health'), except: PORT_OR_MODULE, message: 'reducers/ reaches later hops only through a module or a port' },
-            { target: under('lanes'), from: under('projections', 'notifications', 'health'), except: PORT_OR_MODULE, message: 'lanes/ reaches notifications only through its module or a port' },
-            { target: under('notifications'), from: under('events', 'reducers', 'lanes', 'projections', 'health'), except: [abs('src/**/*.port.ts')], message: 'notifications/ sees the rest only through port files' },
+            {
+              target: under('events'),
+              from: under('reducers', 'lanes', 'projections', 'notifications', 'health'),
+              except: PORT_OR_MODULE,
+              message: 'events/ reaches later hops only through their module or a port',
+            },
+            {
+              target: under('reducers'),
+              from: under('lanes', 'projections', 'notifications', 'health'),
+              except: PORT_OR_MODULE,
+              message: 'reducers/ reaches later hops only through a module or a port',
+            },
+            {
+              target: under('lanes'),
+              from: under('projections', 'notifications', 'health'),
+              except: PORT_OR_MODULE,
+              message: 'lanes/ reaches notifications only through its module or a port',
+            },
+            {
+              target: under('notifications'),
+              from: under('events', 'reducers', 'lanes', 'projections', 'health'),
+              except: [abs('src/**/*.port.ts')],
+              message: 'notifications/ sees the rest only through port files',
+            },
             // Nothing imports the app's composition root; the service never imports tests or benches.
-            { target: abs('src/*/**'), from: [abs('src/app.module.ts'), abs('src/app.factory.ts'), abs('src/main.ts')], message: 'the composition root is imported by nobody' },
+            {
+              target: abs('src/*/**'),
+              from: [abs('src/app.module.ts'), abs('src/app.factory.ts'), abs('src/main.ts')],
+              message: 'the composition root is imported by nobody',
+            },
             { target: abs('src/**'), from: [abs('test/**'), abs('bench/**')], message: 'the service does not import tests or benches' },
           ],
         },
@@ -74,7 +119,14 @@ export default tseslint.config(
     files: ['scripts/**/*.js', 'jest.config.js'],
     languageOptions: {
       sourceType: 'commonjs',
-      globals: { require: 'readonly', module: 'writable', process: 'readonly', console: 'readonly', __dirname: 'readonly', Buffer: 'readonly' },
+      globals: {
+        require: 'readonly',
+        module: 'writable',
+        process: 'readonly',
+        console: 'readonly',
+        __dirname: 'readonly',
+        Buffer: 'readonly',
+      },
     },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },

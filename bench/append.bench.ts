@@ -104,8 +104,12 @@ async function main(): Promise<void> {
     console.log(row('POST /events/batch ×100, SQLite (events/s)', sqlite.batch, 100));
     console.log(row('POST /events/batch ×100, PostgreSQL (events/s)', postgres.batch, 100));
     console.log('');
-    console.log(`single appends vs bare Fastify: SQLite ${fmt((100 * sqlite.single.reqPerSec) / echo.reqPerSec)}%, PostgreSQL ${fmt((100 * postgres.single.reqPerSec) / echo.reqPerSec)}% (target ≥ 50%)`);
-    console.log(`batches: SQLite ${fmt(sqlite.batch.reqPerSec * 100)} events/s (target ≥ 50,000), PostgreSQL ${fmt(postgres.batch.reqPerSec * 100)} events/s (target ≥ 30,000)`);
+    console.log(
+      `single appends vs bare Fastify: SQLite ${fmt((100 * sqlite.single.reqPerSec) / echo.reqPerSec)}%, PostgreSQL ${fmt((100 * postgres.single.reqPerSec) / echo.reqPerSec)}% (target ≥ 50%)`,
+    );
+    console.log(
+      `batches: SQLite ${fmt(sqlite.batch.reqPerSec * 100)} events/s (target ≥ 50,000), PostgreSQL ${fmt(postgres.batch.reqPerSec * 100)} events/s (target ≥ 30,000)`,
+    );
     console.log(
       `store level, ${CONNECTIONS} concurrent single-event appends on PostgreSQL: ours ${fmt(store.ours)}/s, emmett-postgresql appendToStream ${fmt(store.emmett)}/s, ratio ${fmt(store.ours / store.emmett, 1)}× (target ≥ 10×)`,
     );
@@ -124,21 +128,28 @@ async function beforeAfter(baselineMain: string): Promise<void> {
   const runs: Record<'before' | 'after', ServiceFigures[]> = { before: [], after: [] };
   for (let r = 0; r < rounds; r++) {
     // Alternate who goes first, so that a machine getting busier or quieter favours neither.
-    const order = [['before', baselineMain], ['after', 'src/main.js']] as const;
+    const order = [
+      ['before', baselineMain],
+      ['after', 'src/main.js'],
+    ] as const;
     for (const [which, main] of r % 2 === 0 ? order : [...order].reverse()) {
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'es-bench-'));
       runs[which].push(await serviceFigures({ DATA_DIR: dataDir }, main));
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
   }
-  const list = (fs_: ServiceFigures[], pick: (f: ServiceFigures) => HttpFigures, perReq = 1) => fs_.map((f) => fmt(pick(f).reqPerSec * perReq)).join(' / ');
-  const cpu = (fs_: ServiceFigures[], pick: (f: ServiceFigures) => HttpFigures, perReq = 1) => fs_.map((f) => fmt((pick(f).serverCpuUs ?? 0) / perReq, 1)).join(' / ');
+  const list = (fs_: ServiceFigures[], pick: (f: ServiceFigures) => HttpFigures, perReq = 1) =>
+    fs_.map((f) => fmt(pick(f).reqPerSec * perReq)).join(' / ');
+  const cpu = (fs_: ServiceFigures[], pick: (f: ServiceFigures) => HttpFigures, perReq = 1) =>
+    fs_.map((f) => fmt((pick(f).serverCpuUs ?? 0) / perReq, 1)).join(' / ');
   console.log(`\n# before (${baselineMain}) vs after (this checkout), SQLite, ${rounds} alternating rounds\n`);
   console.log('| figure | before | after |');
   console.log('|---|---|---|');
   console.log(`| POST /events (appends/s) | ${list(runs.before, (f) => f.single)} | ${list(runs.after, (f) => f.single)} |`);
   console.log(`| POST /events exact decimals (appends/s) | ${list(runs.before, (f) => f.exact)} | ${list(runs.after, (f) => f.exact)} |`);
-  console.log(`| POST /events/batch ×100 (events/s) | ${list(runs.before, (f) => f.batch, 100)} | ${list(runs.after, (f) => f.batch, 100)} |`);
+  console.log(
+    `| POST /events/batch ×100 (events/s) | ${list(runs.before, (f) => f.batch, 100)} | ${list(runs.after, (f) => f.batch, 100)} |`,
+  );
   console.log(`| server CPU per single append (µs) | ${cpu(runs.before, (f) => f.single)} | ${cpu(runs.after, (f) => f.single)} |`);
   console.log(`| server CPU per exact-decimals append (µs) | ${cpu(runs.before, (f) => f.exact)} | ${cpu(runs.after, (f) => f.exact)} |`);
   console.log(`| server CPU per batched event (µs) | ${cpu(runs.before, (f) => f.batch, 100)} | ${cpu(runs.after, (f) => f.batch, 100)} |`);

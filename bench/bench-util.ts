@@ -133,27 +133,32 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 export function call(url: string, method: string, key: string, body?: unknown): Promise<{ status: number; body: any }> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, agent, headers: { 'x-api-key': key, ...(payload ? { 'content-type': 'application/json' } : {}) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString();
-        let parsed: unknown = text;
-        try {
-          parsed = JSON.parse(text || 'null');
-        } catch {
-          /* not JSON */
-        }
-        resolve({ status: res.statusCode ?? 0, body: parsed });
-      });
-    });
+    const req = http.request(
+      url,
+      { method, agent, headers: { 'x-api-key': key, ...(payload ? { 'content-type': 'application/json' } : {}) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          let parsed: unknown = text;
+          try {
+            parsed = JSON.parse(text || 'null');
+          } catch {
+            /* not JSON */
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed });
+        });
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
 }
 
 /** The p-th percentile of `xs` (NaN when empty). */
-export const pct = (xs: number[], p: number): number => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN);
+export const pct = (xs: number[], p: number): number =>
+  xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN;
 
 /** The median of `xs`. */
 export const median = (xs: number[]): number => pct(xs, 50);
@@ -179,7 +184,11 @@ export const BENCH_ADMIN_TOKEN = 'bench-admin-token-0123456789';
 
 /** A POST of the admin API (tenants, limits); throws on anything but 2xx. */
 export async function adminPost(url: string, p: string, body: unknown): Promise<any> {
-  const r = await fetch(`${url}${p}`, { method: 'POST', headers: { authorization: `Bearer ${BENCH_ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const r = await fetch(`${url}${p}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${BENCH_ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   if (r.status >= 300) throw new Error(`${p}: ${r.status} ${await r.text()}`);
   return r.json();
 }

@@ -44,7 +44,14 @@ function poolOn(compileDeadlineMs: number, compilerHosts = 1): RuntimePool {
 async function timeCompile(pool: RuntimePool, files: { path: string; content: string }[]): Promise<{ ms: number; outcome: string }> {
   const t0 = performance.now();
   const outcome = await pool.compile(files).then(
-    (r) => (r.ok ? 'compiled' : `error: ${r.compilationError.split('\n').slice(-1)[0].replace(/^.*?error /, '').slice(0, 90)}`),
+    (r) =>
+      r.ok
+        ? 'compiled'
+        : `error: ${r.compilationError
+            .split('\n')
+            .slice(-1)[0]
+            .replace(/^.*?error /, '')
+            .slice(0, 90)}`,
     (e: HostCallError) => `${e.failure}: ${e.message.slice(0, 90)}`,
   );
   return { ms: performance.now() - t0, outcome: outcome.replace(/\|/g, '/') };
@@ -76,12 +83,17 @@ async function ordinaryCompiles(): Promise<void> {
   const times: number[] = [];
   for (const f of corpus) times.push((await timeCompile(pool, [{ path: f, content: fs.readFileSync(path.join(dir, f), 'utf8') }])).ms);
   await pool.close();
-  console.log(`| runtime/escape-corpus (${corpus.length} files, warm, each) | | median ${fmt(median(times))}, max ${fmt(Math.max(...times))} |`);
+  console.log(
+    `| runtime/escape-corpus (${corpus.length} files, warm, each) | | median ${fmt(median(times))}, max ${fmt(Math.max(...times))} |`,
+  );
   console.log();
 }
 
 function hostileSet(): PathologicalSource[] {
-  const padded = (s: PathologicalSource) => ({ ...s, files: s.files.map((f) => ({ ...f, content: `${f.content}\n// ${randomBytes(4096).toString('base64')}\n` })) });
+  const padded = (s: PathologicalSource) => ({
+    ...s,
+    files: s.files.map((f) => ({ ...f, content: `${f.content}\n// ${randomBytes(4096).toString('base64')}\n` })),
+  });
   return [...pathologicalFixtures(), padded(deepParentheses(100_000))];
 }
 
@@ -148,7 +160,12 @@ async function fairnessRun(env: Record<string, string>, withHostile: boolean): P
       for (;;) {
         const st = await status(url, a, `a-${i}`);
         if (st.status !== 'pending_compilation') {
-          aOutcomes.push(`${hostile[i].name}: ${st.status} (${String(st.compilationError ?? '').split('\n').slice(-1)[0].slice(0, 70)})`);
+          aOutcomes.push(
+            `${hostile[i].name}: ${st.status} (${String(st.compilationError ?? '')
+              .split('\n')
+              .slice(-1)[0]
+              .slice(0, 70)})`,
+          );
           break;
         }
         await sleep(200);
@@ -162,13 +179,16 @@ async function fairnessRun(env: Record<string, string>, withHostile: boolean): P
 }
 
 async function fairness(): Promise<void> {
-  console.log(`## 3. Tenant B's ordinary compile (examples/bank-account) while tenant A's ${hostileSet().length} pathological uploads are queued (${serviceDir})\n`);
+  console.log(
+    `## 3. Tenant B's ordinary compile (examples/bank-account) while tenant A's ${hostileSet().length} pathological uploads are queued (${serviceDir})\n`,
+  );
   const env: Record<string, string> = {};
-  for (const k of ['RUNTIME_COMPILE_DEADLINE_MS', 'RUNTIME_COMPILER_HOSTS', 'UPLOAD_PENDING_MAX_PER_TENANT']) if (process.env[k]) env[k] = process.env[k]!;
+  for (const k of ['RUNTIME_COMPILE_DEADLINE_MS', 'RUNTIME_COMPILER_HOSTS', 'UPLOAD_PENDING_MAX_PER_TENANT'])
+    if (process.env[k]) env[k] = process.env[k]!;
   console.log(`configuration: ${JSON.stringify(env)} (unset: the service's defaults)\n`);
   const alone = await fairnessRun(env, false);
   console.log(`B alone: ${fmt(alone.bMs)} ms\n`);
-  console.log('| run | B upload → compiled, ms | A\'s uploads all finished after, s |');
+  console.log("| run | B upload → compiled, ms | A's uploads all finished after, s |");
   console.log('|---:|---:|---:|');
   const bs: number[] = [];
   let outcomes: string[] = [];
@@ -184,7 +204,12 @@ async function fairness(): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  console.log(`# compile fairness benchmark — ${new Date().toISOString()}, ${os.cpus().length} cores, load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}, node ${process.version}\n`);
+  console.log(
+    `# compile fairness benchmark — ${new Date().toISOString()}, ${os.cpus().length} cores, load ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}, node ${process.version}\n`,
+  );
   if (parts.has('1')) await ordinaryCompiles();
   if (parts.has('2')) await pathologicalCompiles();
   if (parts.has('3')) await fairness();

@@ -39,7 +39,8 @@ function counted<T extends object>(name: string, target: T, calls: Map<string, n
         calls.set(k, (calls.get(k) ?? 0) + 1);
         const started = performance.now();
         const result = v.apply(t, args);
-        if (result instanceof Promise) void result.finally(() => ms.set(k, (ms.get(k) ?? 0) + performance.now() - started)).catch(() => undefined);
+        if (result instanceof Promise)
+          void result.finally(() => ms.set(k, (ms.get(k) ?? 0) + performance.now() - started)).catch(() => undefined);
         return result;
       };
     },
@@ -62,14 +63,22 @@ async function openStore(): Promise<{ store: Store; cleanup: () => void }> {
 async function idleTenant(store: Store, run: string, i: number): Promise<void> {
   const tenantId = `${run}-t${i}`;
   await store.tenants.createTenant({ tenantId, name: tenantId, createdAt: 1 });
-  await store.events.appendMany([{ tenantId, aggregateId: 'order-1', inferredType: 'order', events: [{ eventType: 'Placed', data: '{}' }] }]);
+  await store.events.appendMany([
+    { tenantId, aggregateId: 'order-1', inferredType: 'order', events: [{ eventType: 'Placed', data: '{}' }] },
+  ]);
   const version = { tenantId, versionId: `${tenantId}-v`, projectionId: `${tenantId}-p`, className: 'C', targetPosition: 1, createdAt: 1 };
   const notifyConfig = JSON.stringify({ webhookUrl: 'https://receiver.example/hook', isolated: false, sse: false });
   await store.projections.deploy({ tenantId, projectionId: version.projectionId, name: 'p', version, notifyConfig });
   await store.projections.route(tenantId, version.versionId, [{ key: 'k', position: 1 }], 1);
   await store.projections.laneWork(tenantId, version.versionId, 'k', 10);
   const change = { position: 1, aggregateId: 'order-1', aggregateType: 'order', version: 1, timestamp: 1, state: '{}' };
-  await store.projections.applied(tenantId, version.versionId, 'k', { state: '{}', fromPosition: 0, appliedPosition: 1, updatedAt: 1, notify: { projectionId: version.projectionId, changes: [{ ...change, position: 2 }] } });
+  await store.projections.applied(tenantId, version.versionId, 'k', {
+    state: '{}',
+    fromPosition: 0,
+    appliedPosition: 1,
+    updatedAt: 1,
+    notify: { projectionId: version.projectionId, changes: [{ ...change, position: 2 }] },
+  });
   await store.projections.markCaughtUp(tenantId, version.versionId, 1);
   await store.webhooks.startDeliveriesNow(tenantId, version.projectionId);
 }
@@ -92,8 +101,18 @@ async function measure(n: number): Promise<string> {
   const engine = new LaneEngine(events, projections, runtime, new InProcessLaneScheduler({ concurrency: 32 }), { sweepMs: 2000 });
   const secrets = new WebhookSecrets(webhooks, new SecretCipher(randomBytes(32)), 0);
   const sender = new WebhookSender(new WebhookUrlGuard({ allowPrivate: false }), 10_000);
-  const dispatcher = new WebhookDispatcher(webhooks, notifications, projections, secrets, sender, { backoffMs: [1000], timeoutMs: 10_000, pollMs: 1000, concurrency: 64 });
-  const retention = new NotificationRetention(notifications, webhooks, { keepCount: 100_000, keepMs: 7 * 86_400_000, sweepMs: 60_000, deadKeepMs: 86_400_000 });
+  const dispatcher = new WebhookDispatcher(webhooks, notifications, projections, secrets, sender, {
+    backoffMs: [1000],
+    timeoutMs: 10_000,
+    pollMs: 1000,
+    concurrency: 64,
+  });
+  const retention = new NotificationRetention(notifications, webhooks, {
+    keepCount: 100_000,
+    keepMs: 7 * 86_400_000,
+    sweepMs: 60_000,
+    deadKeepMs: 86_400_000,
+  });
   await engine.start();
   dispatcher.start();
   await new Promise((r) => setTimeout(r, 3000)); // start-up (every router's first look) is not idle cost
@@ -124,7 +143,9 @@ async function measure(n: number): Promise<string> {
 }
 
 async function main(): Promise<void> {
-  console.log(`# idle tenants — ${new Date().toISOString()}, ${os.cpus().length} cores, ${process.env.DATABASE_URL ? 'PostgreSQL' : 'SQLite'}, ${SECONDS} s each`);
+  console.log(
+    `# idle tenants — ${new Date().toISOString()}, ${os.cpus().length} cores, ${process.env.DATABASE_URL ? 'PostgreSQL' : 'SQLite'}, ${SECONDS} s each`,
+  );
   for (const n of COUNTS) console.log(await measure(n));
 }
 

@@ -85,7 +85,17 @@ async function storeSize(c: Checkout): Promise<{ mb: number; seconds: number }> 
               fromPosition: from === 0 ? 0 : changes[from - 1].position,
               appliedPosition: last.position,
               updatedAt: 1,
-              notify: { projectionId, changes: run.map((r) => ({ position: r.position, aggregateId: `order-${r.position - 1}`, aggregateType: 'order', version: 1, timestamp: 1, state: r.state })) },
+              notify: {
+                projectionId,
+                changes: run.map((r) => ({
+                  position: r.position,
+                  aggregateId: `order-${r.position - 1}`,
+                  aggregateType: 'order',
+                  version: 1,
+                  timestamp: 1,
+                  state: r.state,
+                })),
+              },
             });
             if (!ok) throw new Error('lane guard missed');
           }
@@ -95,7 +105,9 @@ async function storeSize(c: Checkout): Promise<{ mb: number; seconds: number }> 
     const seconds = (Date.now() - started) / 1000;
     await store.close();
     const db = new Database(path.join(dataDir, 'events.sqlite'), { readonly: true });
-    const { b } = db.prepare("SELECT SUM(pgsize) AS b FROM dbstat WHERE name LIKE 'notification%' OR name LIKE 'sqlite_autoindex_notification%'").get() as { b: number };
+    const { b } = db
+      .prepare("SELECT SUM(pgsize) AS b FROM dbstat WHERE name LIKE 'notification%' OR name LIKE 'sqlite_autoindex_notification%'")
+      .get() as { b: number };
     db.close();
     return { mb: b / 1e6, seconds };
   } finally {
@@ -120,7 +132,13 @@ async function backlogIdle(c: Checkout, receiverUrl: string): Promise<{ cpuPct: 
             return { position, aggregateId: `a-${position}`, aggregateType: 'a', version: 1, timestamp: 1, state: `{"n":${position}}` };
           });
           const prev = from === 0 ? 0 : k * BACKLOG_PER_KEY + from;
-          await store.projections.applied('t', 'v-p', key, { state: '{}', fromPosition: prev, appliedPosition: changes[n - 1].position, updatedAt: 1, notify: { projectionId: 'p', changes } });
+          await store.projections.applied('t', 'v-p', key, {
+            state: '{}',
+            fromPosition: prev,
+            appliedPosition: changes[n - 1].position,
+            updatedAt: 1,
+            notify: { projectionId: 'p', changes },
+          });
         }
       }),
     );
@@ -170,12 +188,16 @@ async function main() {
       if (parts.includes('size')) {
         const s = await storeSize(c);
         sizes.get(c.label)!.push(s.mb);
-        console.log(`run ${run} ${c.label}: ${PROJECTIONS} projections × ${EVENTS} events: notification log ${fmt(s.mb, 1)} MB (written in ${fmt(s.seconds, 0)} s)`);
+        console.log(
+          `run ${run} ${c.label}: ${PROJECTIONS} projections × ${EVENTS} events: notification log ${fmt(s.mb, 1)} MB (written in ${fmt(s.seconds, 0)} s)`,
+        );
       }
       if (parts.includes('backlog')) {
         const r = await backlogIdle(c, receiverUrl);
         idle.get(c.label)!.push(r);
-        console.log(`run ${run} ${c.label}: ${BACKLOG_KEYS * BACKLOG_PER_KEY} pending behind a failing receiver: CPU ${fmt(r.cpuPct, 1)} %, /health p50 ${fmt(r.p50, 2)} ms p99 ${fmt(r.p99, 2)} ms`);
+        console.log(
+          `run ${run} ${c.label}: ${BACKLOG_KEYS * BACKLOG_PER_KEY} pending behind a failing receiver: CPU ${fmt(r.cpuPct, 1)} %, /health p50 ${fmt(r.p50, 2)} ms p99 ${fmt(r.p99, 2)} ms`,
+        );
       }
     }
   }
@@ -183,7 +205,16 @@ async function main() {
   for (const c of checkouts) {
     if (parts.includes('size')) console.log(`${c.label}: notification log ${spread(sizes.get(c.label)!)} MB`);
     const i = idle.get(c.label)!;
-    if (i.length) console.log(`${c.label}: idle CPU ${spread(i.map((x) => x.cpuPct))} %, /health p50 ${spread(i.map((x) => x.p50), 2)} ms, p99 ${spread(i.map((x) => x.p99), 2)} ms`);
+    if (i.length)
+      console.log(
+        `${c.label}: idle CPU ${spread(i.map((x) => x.cpuPct))} %, /health p50 ${spread(
+          i.map((x) => x.p50),
+          2,
+        )} ms, p99 ${spread(
+          i.map((x) => x.p99),
+          2,
+        )} ms`,
+      );
   }
   receiver.closeAllConnections();
   receiver.close();

@@ -108,14 +108,30 @@ function workerMain(): void {
   let hookT: number[] = [];
   let hookLastAt = 0;
 
-  function open(base: string, projectionId: string, key: string, after: number | null, capacity: number, record: boolean): Promise<ClientState> {
+  function open(
+    base: string,
+    projectionId: string,
+    key: string,
+    after: number | null,
+    capacity: number,
+    record: boolean,
+  ): Promise<ClientState> {
     const q = after === null ? '' : `?afterSequence=${after}`;
     const socket = new WebSocket(`${base.replace(/^http/, 'ws')}/projections/${encodeURIComponent(projectionId)}/stream${q}`, {
       headers: { 'x-api-key': key },
       perMessageDeflate: false,
       handshakeTimeout: 15_000,
     });
-    const c: ClientState = { socket, after: after ?? 0, seen: new Uint8Array(record ? capacity : 0), beyond: 0, regressions: 0, maxSeq: after ?? 0, received: 0, closeCode: null };
+    const c: ClientState = {
+      socket,
+      after: after ?? 0,
+      seen: new Uint8Array(record ? capacity : 0),
+      beyond: 0,
+      regressions: 0,
+      maxSeq: after ?? 0,
+      received: 0,
+      closeCode: null,
+    };
     socket.on('message', (raw) => {
       const t = now();
       const data = raw as Buffer;
@@ -154,7 +170,15 @@ function workerMain(): void {
   }
 
   const handlers: Record<string, (a: any) => Promise<unknown>> = {
-    async wsOpen(a: { base: string; projectionId: string; key: string; after: number | null; count: number; capacity: number; record: boolean }) {
+    async wsOpen(a: {
+      base: string;
+      projectionId: string;
+      key: string;
+      after: number | null;
+      count: number;
+      capacity: number;
+      record: boolean;
+    }) {
       const t0 = now();
       let failed = 0;
       let firstError = '';
@@ -266,7 +290,15 @@ function workerMain(): void {
         if (n === 0) missing++;
         else duplicates += n - 1;
       }
-      const r = { missing, duplicates, rejected: hookRejected, distinct: hookCounts.size, lastAt: hookLastAt, idx: Int32Array.from(hookIdx), t: Float64Array.from(hookT) };
+      const r = {
+        missing,
+        duplicates,
+        rejected: hookRejected,
+        distinct: hookCounts.size,
+        lastAt: hookLastAt,
+        idx: Int32Array.from(hookIdx),
+        t: Float64Array.from(hookT),
+      };
       hookIdx = [];
       hookT = [];
       return r;
@@ -283,7 +315,12 @@ function workerMain(): void {
   port.on('message', (m: { id: number; cmd: string; args: unknown }) => {
     handlers[m.cmd](m.args).then(
       (result) => {
-        const transfer = result && typeof result === 'object' ? Object.values(result).filter((v): v is ArrayBufferView => ArrayBuffer.isView(v)).map((v) => v.buffer as ArrayBuffer) : [];
+        const transfer =
+          result && typeof result === 'object'
+            ? Object.values(result)
+                .filter((v): v is ArrayBufferView => ArrayBuffer.isView(v))
+                .map((v) => v.buffer as ArrayBuffer)
+            : [];
         port.postMessage({ id: m.id, ok: true, result }, transfer);
       },
       (e: unknown) => port.postMessage({ id: m.id, ok: false, error: e instanceof Error ? e.message : String(e) }),
@@ -342,12 +379,16 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 function request(url: string, method: string, key: string, body?: unknown, timeoutMs = 15_000): Promise<{ status: number; text: string }> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, agent, headers: { 'x-api-key': key, ...(payload ? { 'content-type': 'application/json' } : {}) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
-      res.on('error', reject);
-    });
+    const req = http.request(
+      url,
+      { method, agent, headers: { 'x-api-key': key, ...(payload ? { 'content-type': 'application/json' } : {}) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
+        res.on('error', reject);
+      },
+    );
     req.setTimeout(timeoutMs, () => req.destroy(new Error(`${method} ${url} timed out`)));
     req.on('error', reject);
     req.end(payload);
@@ -360,7 +401,11 @@ async function call(url: string, method: string, key: string, body?: unknown): P
 }
 
 async function tenant(url: string, name: string): Promise<string> {
-  const r = await fetch(`${url}/admin/tenants`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name }) });
+  const r = await fetch(`${url}/admin/tenants`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name }),
+  });
   if (!r.ok) throw new Error(`tenant: ${r.status} ${await r.text()}`);
   return ((await r.json()) as { apiKey: string }).apiKey;
 }
@@ -376,7 +421,8 @@ async function deploy(url: string, key: string, config?: unknown): Promise<{ pro
   while (Date.now() < deadline) {
     const st = await call(`${url}/projections/${up.uploadId}/status`, 'GET', key);
     if (st.body?.status === 'failed') throw new Error(`compile failed: ${JSON.stringify(st.body)}`);
-    if (st.body?.status === 'compiled' && st.body.projectionId) return { projectionId: st.body.projectionId, secret: up.notifications?.webhook?.secret ?? null };
+    if (st.body?.status === 'compiled' && st.body.projectionId)
+      return { projectionId: st.body.projectionId, secret: up.notifications?.webhook?.secret ?? null };
     await sleep(100);
   }
   throw new Error('projection did not deploy within 120 s');
@@ -458,7 +504,8 @@ async function paced(url: string, key: string, tag: string, rate: number, second
 function sortedOf(xs: ArrayLike<number>): Float64Array {
   return Float64Array.from(xs).sort();
 }
-const pct = (sorted: Float64Array, p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN);
+const pct = (sorted: Float64Array, p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
 const ms = (x: number) => (Number.isFinite(x) ? fmt(x, 1) : 'n/a');
 
 function ackLatencies(p: Paced): Float64Array {
@@ -498,7 +545,8 @@ function deliveryLatencies(
 /** Append send → ack, p50/p99 per second of the run. */
 function ackTimeline(p: Paced): string {
   const bySecond: number[][] = [];
-  for (let i = 0; i < p.sendAt.length; i++) if (!Number.isNaN(p.ackAt[i])) (bySecond[Math.floor((p.sendAt[i] - p.sendAt[0]) / 1000)] ??= []).push(p.ackAt[i] - p.sendAt[i]);
+  for (let i = 0; i < p.sendAt.length; i++)
+    if (!Number.isNaN(p.ackAt[i])) (bySecond[Math.floor((p.sendAt[i] - p.sendAt[0]) / 1000)] ??= []).push(p.ackAt[i] - p.sendAt[i]);
   return Array.from(bySecond, (xs) => {
     const sorted = sortedOf(xs ?? []);
     return `${ms(pct(sorted, 50))}/${ms(pct(sorted, 99))}`;
@@ -590,7 +638,10 @@ interface ReadFigures {
 }
 
 /** `READERS` loops for `seconds`, each paging with `page(cursor)` and starting over at the end. */
-async function readLoop(seconds: number, page: (cursor: number) => Promise<{ items: number; next: number | null; bytes: number; ok: boolean }>): Promise<ReadFigures> {
+async function readLoop(
+  seconds: number,
+  page: (cursor: number) => Promise<{ items: number; next: number | null; bytes: number; ok: boolean }>,
+): Promise<ReadFigures> {
   const lat: number[] = [];
   let items = 0;
   let pages = 0;
@@ -619,7 +670,14 @@ async function readLoop(seconds: number, page: (cursor: number) => Promise<{ ite
   );
   const secs = (performance.now() - start) / 1000;
   const s = sortedOf(lat);
-  return { itemsPerSec: items / secs, pagesPerSec: pages / secs, p50: pct(s, 50), p99: pct(s, 99), bytesPerItem: items ? bytes / items : NaN, errors };
+  return {
+    itemsPerSec: items / secs,
+    pagesPerSec: pages / secs,
+    p50: pct(s, 50),
+    p99: pct(s, 99),
+    bytesPerItem: items ? bytes / items : NaN,
+    errors,
+  };
 }
 
 // ── main ──
@@ -630,8 +688,12 @@ async function main(): Promise<void> {
   const started = Date.now();
   const cmd = 'npm run bench:notifications';
   console.log(`# notifications benchmark — ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}`);
-  console.log(`# SQLite store, in-process lanes, customer-totals example, service = child process; clients + webhook receiver in a worker thread of the bench`);
-  console.log(`# ${fmt(RATE)} appends/s × ${SECONDS} s, ${CUSTOMERS} customers (state keys), ${WS_CLIENTS} WebSocket clients; ${IDLE_CLIENTS} idle clients for memory; command: \`${cmd}\`\n`);
+  console.log(
+    `# SQLite store, in-process lanes, customer-totals example, service = child process; clients + webhook receiver in a worker thread of the bench`,
+  );
+  console.log(
+    `# ${fmt(RATE)} appends/s × ${SECONDS} s, ${CUSTOMERS} customers (state keys), ${WS_CLIENTS} WebSocket clients; ${IDLE_CLIENTS} idle clients for memory; command: \`${cmd}\`\n`,
+  );
 
   const clients = new ClientThread();
   const hookUrl = await clients.call<string>('hookStart');
@@ -651,7 +713,9 @@ async function main(): Promise<void> {
     const b = await deploy(url, keyB, { notifications: { webhook: { url: hookUrl } } });
     if (!b.secret) throw new Error('the upload response carried no notifications.webhook.secret');
     await clients.call('hookSecret', { secret: b.secret });
-    console.log(`deployed: ws projection ${a.projectionId}, webhook projection ${b.projectionId} (${fmt((Date.now() - started) / 1000, 1)} s since start)`);
+    console.log(
+      `deployed: ws projection ${a.projectionId}, webhook projection ${b.projectionId} (${fmt((Date.now() - started) / 1000, 1)} s since start)`,
+    );
 
     // Baseline data for phase 3 (tenant C has no projection): one aggregate of BASELINE_EVENTS events.
     for (let v = 0; v < BASELINE_EVENTS; v += 100) {
@@ -674,7 +738,15 @@ async function main(): Promise<void> {
       await sleep(3000);
       const rss0 = rssKiB(pid);
       const fd0 = fdCount(pid);
-      const o = await clients.call('wsOpen', { base: url, projectionId: a.projectionId, key: keyA, after: null, count: IDLE_CLIENTS, capacity: 0, record: false });
+      const o = await clients.call('wsOpen', {
+        base: url,
+        projectionId: a.projectionId,
+        key: keyA,
+        after: null,
+        count: IDLE_CLIENTS,
+        capacity: 0,
+        record: false,
+      });
       await sleep(5000);
       const rss1 = rssKiB(pid);
       const fd1 = fdCount(pid);
@@ -687,7 +759,13 @@ async function main(): Promise<void> {
         `[memory] ${o.opened} idle clients opened in ${fmt(o.ms)} ms (${o.failed} failed${o.firstError ? `: ${o.firstError}` : ''}); service RSS ${fmt(rss0 / 1024, 1)} → ${fmt(rss1 / 1024, 1)} MiB (${fmt(perConn, 1)} KiB per connection); fds ${fd0} → ${fd1}; 2 s after closing: RSS ${fmt(rss2 / 1024, 1)} MiB, fds ${fd2}`,
       );
       row('4. service RSS, no stream clients (baseline)', `${fmt(rss0 / 1024, 1)} MiB (${fd0} fds)`, '—', '—', '—');
-      row(`4. service RSS, ${fmt(o.opened)} idle WebSocket clients (5 s settled)`, `${fmt(rss1 / 1024, 1)} MiB (${fd1} fds)`, `+${fmt((rss1 - rss0) / 1024, 1)} MiB`, '—', '—');
+      row(
+        `4. service RSS, ${fmt(o.opened)} idle WebSocket clients (5 s settled)`,
+        `${fmt(rss1 / 1024, 1)} MiB (${fd1} fds)`,
+        `+${fmt((rss1 - rss0) / 1024, 1)} MiB`,
+        '—',
+        '—',
+      );
       row('4. per idle connection', `${fmt(perConn, 1)} KiB`, '—', '—', '—');
       if (o.failed) notes.push(`${o.failed} of ${IDLE_CLIENTS} idle connections failed: ${o.firstError}`);
     }
@@ -696,7 +774,15 @@ async function main(): Promise<void> {
     if (PHASES.has('ws')) {
       const s0 = headA;
       const expected = Math.round(WARM_RATE * WARM_SECONDS + RATE * SECONDS);
-      const o = await clients.call('wsOpen', { base: url, projectionId: a.projectionId, key: keyA, after: s0, count: WS_CLIENTS, capacity: expected + 100, record: true });
+      const o = await clients.call('wsOpen', {
+        base: url,
+        projectionId: a.projectionId,
+        key: keyA,
+        after: s0,
+        count: WS_CLIENTS,
+        capacity: expected + 100,
+        record: true,
+      });
       if (o.failed) throw new Error(`${o.failed} WebSocket clients failed to connect: ${o.firstError}`);
       await clients.call('record', { on: true });
       const w1 = await paced(url, keyA, 'l', WARM_RATE, WARM_SECONDS);
@@ -711,7 +797,14 @@ async function main(): Promise<void> {
       const col = await clients.call('wsCollect', { target });
       await clients.call('wsClose');
       headA = await head(url, keyA, a.projectionId, s0);
-      const per = col.per as { received: number; missing: number; duplicates: number; regressions: number; beyond: number; closeCode: number | null }[];
+      const per = col.per as {
+        received: number;
+        missing: number;
+        duplicates: number;
+        regressions: number;
+        beyond: number;
+        closeCode: number | null;
+      }[];
       const sum = (f: (x: (typeof per)[number]) => number) => per.reduce((n, x) => n + f(x), 0);
       const missing = sum((x) => x.missing);
       const dups = sum((x) => x.duplicates);
@@ -730,11 +823,21 @@ async function main(): Promise<void> {
         `[websocket] ${fmt(d.fromAck.length)} latency samples (expected ${fmt(m.ok * per.length)}); ${fmt(d.beforeAck)} messages arrived before their own ack; per client: missing ${missing}, duplicates ${dups}, out of order ${regress}, beyond range ${beyond}, closed early ${closed}`,
       );
       console.log(`[websocket] ${cpuText}`);
-      console.log(`[websocket] at ${fmt(RATE)}/s, p50/p99 ms by second of the run — ack → message: ${d.timeline}; send → ack: ${ackTimeline(m)}`);
-      console.log(`[websocket] at ${WARM_RATE}/s (warm-up before the measured run) — ack → message p50 ${ms(pct(low.fromAck, 50))} / p99 ${ms(pct(low.fromAck, 99))} ms, send → ack p50 ${ms(pct(lowAck, 50))} / p99 ${ms(pct(lowAck, 99))} ms`);
+      console.log(
+        `[websocket] at ${fmt(RATE)}/s, p50/p99 ms by second of the run — ack → message: ${d.timeline}; send → ack: ${ackTimeline(m)}`,
+      );
+      console.log(
+        `[websocket] at ${WARM_RATE}/s (warm-up before the measured run) — ack → message p50 ${ms(pct(low.fromAck, 50))} / p99 ${ms(pct(low.fromAck, 99))} ms, send → ack p50 ${ms(pct(lowAck, 50))} / p99 ${ms(pct(lowAck, 99))} ms`,
+      );
       const met = (x: number) => (x <= TARGET_P99_MS ? 'yes' : '**no**');
       row(`1. append send → 201 ack (baseline), ${fmt(RATE)}/s`, `p50 ${ms(pct(ack, 50))} / p99 ${ms(pct(ack, 99))} ms`, '—', '—', '—');
-      row(`1. append ack → WebSocket message, ${WS_CLIENTS} clients`, `p50 ${ms(pct(d.fromAck, 50))} / p99 ${ms(pct(d.fromAck, 99))} ms`, `ack p99 ${ms(pct(ack, 99))} ms`, `p99 ≤ ${TARGET_P99_MS} ms`, met(pct(d.fromAck, 99)));
+      row(
+        `1. append ack → WebSocket message, ${WS_CLIENTS} clients`,
+        `p50 ${ms(pct(d.fromAck, 50))} / p99 ${ms(pct(d.fromAck, 99))} ms`,
+        `ack p99 ${ms(pct(ack, 99))} ms`,
+        `p99 ≤ ${TARGET_P99_MS} ms`,
+        met(pct(d.fromAck, 99)),
+      );
       row(
         `1. cold: the ${WARM_SECONDS} s warm-up at ${WARM_RATE}/s before it: ack → message`,
         `p50 ${ms(pct(low.fromAck, 50))} / p99 ${ms(pct(low.fromAck, 99))} ms`,
@@ -742,7 +845,13 @@ async function main(): Promise<void> {
         '—',
         '—',
       );
-      row(`1. append send → WebSocket message`, `p50 ${ms(pct(d.fromSend, 50))} / p99 ${ms(pct(d.fromSend, 99))} ms`, `ack p99 ${ms(pct(ack, 99))} ms`, `p99 ≤ ${TARGET_P99_MS} ms`, met(pct(d.fromSend, 99)));
+      row(
+        `1. append send → WebSocket message`,
+        `p50 ${ms(pct(d.fromSend, 50))} / p99 ${ms(pct(d.fromSend, 99))} ms`,
+        `ack p99 ${ms(pct(ack, 99))} ms`,
+        `p99 ≤ ${TARGET_P99_MS} ms`,
+        met(pct(d.fromSend, 99)),
+      );
       const complete = missing + dups + regress + beyond === 0 && waited.reached === per.length && d.fromAck.length === m.ok * per.length;
       row(
         '1. every client every sequence once, in order',
@@ -778,12 +887,30 @@ async function main(): Promise<void> {
       console.log(
         `[webhook] sent at ${fmt(m.rate)}/s, ${fmt(m.ok)} acked, ${m.failed} failed; delivered ${fmt(done.distinct)} of ${fmt(total)} sequences (${fmt(deliveredAtLastAck)} by the last ack); ${drained ? `last delivery ${fmt((col.lastAt - lastAck) / 1000, 1)} s after the last ack` : 'NOT drained within 45 s'}; missing ${col.missing}, duplicates ${col.duplicates}, bad signatures ${col.rejected}`,
       );
-      console.log(`[webhook] ${fmt(d.fromAck.length)} latency samples; ${fmt(d.beforeAck)} deliveries arrived before their own ack; ${cpuText}`);
-      console.log(`[webhook] at ${fmt(RATE)}/s, p50/p99 ms by second of the run — ack → received: ${d.timeline}; send → ack: ${ackTimeline(m)}`);
-      console.log(`[webhook] at ${WARM_RATE}/s (warm-up before the measured run) — ack → received p50 ${ms(pct(low.fromAck, 50))} / p99 ${ms(pct(low.fromAck, 99))} ms`);
+      console.log(
+        `[webhook] ${fmt(d.fromAck.length)} latency samples; ${fmt(d.beforeAck)} deliveries arrived before their own ack; ${cpuText}`,
+      );
+      console.log(
+        `[webhook] at ${fmt(RATE)}/s, p50/p99 ms by second of the run — ack → received: ${d.timeline}; send → ack: ${ackTimeline(m)}`,
+      );
+      console.log(
+        `[webhook] at ${WARM_RATE}/s (warm-up before the measured run) — ack → received p50 ${ms(pct(low.fromAck, 50))} / p99 ${ms(pct(low.fromAck, 99))} ms`,
+      );
       row(`2. append send → 201 ack (baseline), ${fmt(RATE)}/s`, `p50 ${ms(pct(ack, 50))} / p99 ${ms(pct(ack, 99))} ms`, '—', '—', '—');
-      row('2. append ack → webhook received (signature verified)', `p50 ${ms(pct(d.fromAck, 50))} / p99 ${ms(pct(d.fromAck, 99))} ms`, `ack p99 ${ms(pct(ack, 99))} ms`, '—', '—');
-      row(`2. cold: the ${WARM_SECONDS} s warm-up at ${WARM_RATE}/s before it: ack → webhook received`, `p50 ${ms(pct(low.fromAck, 50))} / p99 ${ms(pct(low.fromAck, 99))} ms`, '—', '—', '—');
+      row(
+        '2. append ack → webhook received (signature verified)',
+        `p50 ${ms(pct(d.fromAck, 50))} / p99 ${ms(pct(d.fromAck, 99))} ms`,
+        `ack p99 ${ms(pct(ack, 99))} ms`,
+        '—',
+        '—',
+      );
+      row(
+        `2. cold: the ${WARM_SECONDS} s warm-up at ${WARM_RATE}/s before it: ack → webhook received`,
+        `p50 ${ms(pct(low.fromAck, 50))} / p99 ${ms(pct(low.fromAck, 99))} ms`,
+        '—',
+        '—',
+        '—',
+      );
       row('2. append send → webhook received', `p50 ${ms(pct(d.fromSend, 50))} / p99 ${ms(pct(d.fromSend, 99))} ms`, '—', '—', '—');
       row(
         '2. webhook deliveries',
@@ -814,7 +941,9 @@ async function main(): Promise<void> {
         ['notifications', poll],
         ['events', events],
       ] as const) {
-        console.log(`[polling] ${label}: ${fmt(f.itemsPerSec)} items/s, ${fmt(f.pagesPerSec)} pages/s, page p50 ${ms(f.p50)} / p99 ${ms(f.p99)} ms, ${fmt(f.bytesPerItem)} bytes per item, ${f.errors} errors`);
+        console.log(
+          `[polling] ${label}: ${fmt(f.itemsPerSec)} items/s, ${fmt(f.pagesPerSec)} pages/s, page p50 ${ms(f.p50)} / p99 ${ms(f.p99)} ms, ${fmt(f.bytesPerItem)} bytes per item, ${f.errors} errors`,
+        );
       }
       row(
         `3. GET /events/{aggregateId}?fromVersion&limit=${PAGE}, ${fmt(BASELINE_EVENTS)}-event aggregate, ${READERS} readers (baseline)`,

@@ -15,7 +15,19 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { zipSources } from '../test/support/zip-writer';
-import { adminPost, BENCH_ADMIN_TOKEN, call, Checkout, checkoutsUnderTest, cpuMsOf, fmt, median, pct, startChild, stopChild } from './bench-util';
+import {
+  adminPost,
+  BENCH_ADMIN_TOKEN,
+  call,
+  Checkout,
+  checkoutsUnderTest,
+  cpuMsOf,
+  fmt,
+  median,
+  pct,
+  startChild,
+  stopChild,
+} from './bench-util';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const KEYS = Number(process.env.KEYS ?? 100_000);
@@ -120,7 +132,9 @@ async function once(c: Checkout): Promise<RunFigures> {
 }
 
 async function main() {
-  console.log(`# projection catch-up — ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}; A catches up ${fmt(KEYS)} keys, B appends ${B_RATE}/s`);
+  console.log(
+    `# projection catch-up — ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}; A catches up ${fmt(KEYS)} keys, B appends ${B_RATE}/s`,
+  );
   const all = new Map<string, RunFigures[]>(checkouts.map((c) => [c.label, []]));
   for (let run = 1; run <= RUNS; run++) {
     for (const c of checkouts) {
@@ -136,7 +150,10 @@ async function main() {
   console.log('\n| checkout | A caught up, s | B ack → readable p50 | p99 | max (ms) |');
   console.log('|---|---:|---:|---:|---:|');
   for (const [label, rs] of all) {
-    for (const f of rs) console.log(`| ${label} | ${fmt(f.catchUpS, 1)} | ${fmt(median(f.lat), 0)} | ${fmt(pct(f.lat, 99), 0)} | ${fmt(Math.max(...f.lat), 0)} |`);
+    for (const f of rs)
+      console.log(
+        `| ${label} | ${fmt(f.catchUpS, 1)} | ${fmt(median(f.lat), 0)} | ${fmt(pct(f.lat, 99), 0)} | ${fmt(Math.max(...f.lat), 0)} |`,
+      );
   }
 }
 

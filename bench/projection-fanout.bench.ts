@@ -22,7 +22,19 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { exampleSources } from '../test/support/runtime-harness';
 import { zipSources } from '../test/support/zip-writer';
-import { adminPost, BENCH_ADMIN_TOKEN, call, Checkout, checkoutsUnderTest, cpuMsOf, fmt, median, pct, startChild, stopChild } from './bench-util';
+import {
+  adminPost,
+  BENCH_ADMIN_TOKEN,
+  call,
+  Checkout,
+  checkoutsUnderTest,
+  cpuMsOf,
+  fmt,
+  median,
+  pct,
+  startChild,
+  stopChild,
+} from './bench-util';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -66,16 +78,23 @@ async function compiled(url: string, key: string, kind: 'reducers' | 'projection
   for (;;) {
     const st = await call(`${url}/${kind}/${id}/status`, 'GET', key);
     if (st.body?.status === 'failed') throw new Error(`${kind} ${id}: ${JSON.stringify(st.body)}`);
-    if (kind === 'reducers' ? st.body?.status === 'compiled' || st.body?.status === 'active' : st.body?.projectionId && st.body?.status !== 'compiling' && st.body?.status !== 'pending_compilation') return st.body;
+    if (
+      kind === 'reducers'
+        ? st.body?.status === 'compiled' || st.body?.status === 'active'
+        : st.body?.projectionId && st.body?.status !== 'compiling' && st.body?.status !== 'pending_compilation'
+    )
+      return st.body;
     await new Promise((r) => setTimeout(r, 200));
   }
 }
 
 async function each<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    for (let i = next++; i < items.length; i = next++) await work(items[i]);
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < items.length; i = next++) await work(items[i]);
+    }),
+  );
 }
 
 const deposit = (tag: string, n: number) => ({ aggregateId: `${tag}-${n % ACCOUNTS}`, eventType: 'MoneyDeposited', data: { amount: 1 } });
@@ -109,7 +128,8 @@ async function drained(url: string, key: string, projectionIds: string[], append
         const r = await call(`${url}/projections/${id}/state/A-${a}`, 'GET', key);
         const count = Number(r.body?.state?.count ?? r.body?.state?.Count ?? -1);
         if (r.status === 200 && count === expected(a)) break;
-        if (Date.now() - started > 600_000) throw new Error(`projection ${id} did not catch up in 10 min (A-${a}: ${JSON.stringify(r.body)})`);
+        if (Date.now() - started > 600_000)
+          throw new Error(`projection ${id} did not catch up in 10 min (A-${a}: ${JSON.stringify(r.body)})`);
         await new Promise((r) => setTimeout(r, 100));
       }
     }
@@ -188,7 +208,9 @@ async function measure(c: Checkout, projections: number): Promise<RunFigures[]> 
 const spread = (xs: number[], d = 1) => `${fmt(median(xs), d)} (${fmt(Math.min(...xs), d)}–${fmt(Math.max(...xs), d)})`;
 
 async function main() {
-  console.log(`# projection fan-out — ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}; ${RUNS} runs × ${SECONDS} s, sequential appends of A and B at once${RATE ? `, each at most ${RATE}/s` : ', each as fast as it goes'}`);
+  console.log(
+    `# projection fan-out — ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}; ${RUNS} runs × ${SECONDS} s, sequential appends of A and B at once${RATE ? `, each at most ${RATE}/s` : ', each as fast as it goes'}`,
+  );
   const results = new Map<string, RunFigures[]>();
   for (const c of checkouts) {
     for (const n of [1, PROJECTIONS]) {
@@ -197,11 +219,16 @@ async function main() {
     }
   }
   console.log('\nmedian (min–max) over runs, ms');
-  console.log('| checkout | A\'s projections | A p50 | A p99 | B p50 | B p99 | A appends/s | drain s |');
+  console.log("| checkout | A's projections | A p50 | A p99 | B p50 | B p99 | A appends/s | drain s |");
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
   for (const [label, rs] of results) {
     const [c, n] = label.split(' ');
-    console.log(`| ${c} | ${n} | ${spread(rs.map((r) => r.a.p50))} | ${spread(rs.map((r) => r.a.p99))} | ${spread(rs.map((r) => r.b.p50))} | ${spread(rs.map((r) => r.b.p99))} | ${spread(rs.map((r) => r.a.count / SECONDS), 0)} | ${spread(rs.map((r) => r.drainS))} |`);
+    console.log(
+      `| ${c} | ${n} | ${spread(rs.map((r) => r.a.p50))} | ${spread(rs.map((r) => r.a.p99))} | ${spread(rs.map((r) => r.b.p50))} | ${spread(rs.map((r) => r.b.p99))} | ${spread(
+        rs.map((r) => r.a.count / SECONDS),
+        0,
+      )} | ${spread(rs.map((r) => r.drainS))} |`,
+    );
   }
 }
 

@@ -11,10 +11,12 @@ const ADMIN = 'bench-admin-token-0123456789';
 const KEYS = Number(process.env.PROJ_KEYS ?? 10_000);
 const PER_KEY = Number(process.env.PROJ_PER_KEY ?? 100);
 
-
-
 async function tenant(url: string): Promise<string> {
-  const r = await fetch(`${url}/admin/tenants`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: '{"name":"bench"}' });
+  const r = await fetch(`${url}/admin/tenants`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+    body: '{"name":"bench"}',
+  });
   return ((await r.json()) as { apiKey: string }).apiKey;
 }
 
@@ -25,9 +27,14 @@ async function loadHistory(url: string, key: string): Promise<void> {
     Array.from({ length: 8 }, async () => {
       for (let k = next++; k < KEYS; k = next++) {
         const events = [{ eventType: 'OrderPlaced', data: { customerId: `c-${k}`, lines: [{ sku: 'a', qty: 1, price: 1 }] } }];
-        for (let i = 1; i < PER_KEY; i++) events.push({ eventType: 'ItemAdded', data: { sku: 'b', qty: 1, price: 1, customerId: `c-${k}` } as any });
+        for (let i = 1; i < PER_KEY; i++)
+          events.push({ eventType: 'ItemAdded', data: { sku: 'b', qty: 1, price: 1, customerId: `c-${k}` } as any });
         for (let i = 0; i < events.length; i += 100) {
-          const r = await call(`${url}/events/batch`, 'POST', key, { aggregateId: `order-${k}`, aggregateType: 'order', events: events.slice(i, i + 100) });
+          const r = await call(`${url}/events/batch`, 'POST', key, {
+            aggregateId: `order-${k}`,
+            aggregateType: 'order',
+            events: events.slice(i, i + 100),
+          });
           if (r.status !== 201) throw new Error(JSON.stringify(r.body));
         }
       }
@@ -39,7 +46,9 @@ async function deploy(url: string, key: string): Promise<{ projectionId: string;
   const t0 = performance.now();
   const form = new FormData();
   form.append('file', new Blob([zipSources(exampleSources('customer-totals'))]), 'p.zip');
-  const up = (await (await fetch(`${url}/projections/upload`, { method: 'POST', headers: { 'x-api-key': key }, body: form })).json()) as any;
+  const up = (await (
+    await fetch(`${url}/projections/upload`, { method: 'POST', headers: { 'x-api-key': key }, body: form })
+  ).json()) as any;
   let projectionId: string;
   for (;;) {
     const st = await call(`${url}/projections/${up.uploadId}/status?include=lag`, 'GET', key);
@@ -67,7 +76,11 @@ async function liveLatency(url: string, key: string, projectionId: string, rate:
     inflight.push(
       (async () => {
         const c = `c-${i % KEYS}`;
-        const r = await call(`${url}/events`, 'POST', key, { aggregateId: `order-live-${i}`, eventType: 'OrderPlaced', data: { customerId: c, lines: [{ sku: 'x', qty: 1, price: 1 }] } });
+        const r = await call(`${url}/events`, 'POST', key, {
+          aggregateId: `order-live-${i}`,
+          eventType: 'OrderPlaced',
+          data: { customerId: c, lines: [{ sku: 'x', qty: 1, price: 1 }] },
+        });
         const acked = performance.now();
         const s = await call(`${url}/projections/${projectionId}/state/${c}?minPosition=${r.body.position}`, 'GET', key);
         if (s.status === 200) lat.push(performance.now() - acked);
@@ -91,11 +104,17 @@ async function run(label: string, env: Record<string, string>, redis?: Throwaway
     await loadHistory(url, key);
     console.log(`[${label}] loaded ${fmt(KEYS * PER_KEY)} events for ${fmt(KEYS)} keys in ${fmt((performance.now() - t0) / 1000, 1)} s`);
     const d = await deploy(url, key);
-    console.log(`[${label}] catch-up (compile included): ${fmt(d.seconds, 1)} s = ${fmt((KEYS * PER_KEY) / d.seconds)} events/s, ${fmt(KEYS / d.seconds)} keys/s`);
+    console.log(
+      `[${label}] catch-up (compile included): ${fmt(d.seconds, 1)} s = ${fmt((KEYS * PER_KEY) / d.seconds)} events/s, ${fmt(KEYS / d.seconds)} keys/s`,
+    );
     await liveLatency(url, key, d.projectionId, 200, 2); // warm
     const lat = await liveLatency(url, key, d.projectionId, 1000, 10);
-    console.log(`[${label}] live, 1,000 appends/s for 10 s: append acknowledged → state readable p50 ${fmt(pct(lat, 50), 1)} ms, p99 ${fmt(pct(lat, 99), 1)} ms (${fmt(lat.length)} samples)`);
-    console.log(`[${label}] service RSS with ${fmt(KEYS)} keys: ${fmt(rssMb(child.pid!))} MiB${redis ? `; Redis clients: ${await redis.clientCount()}` : ''}`);
+    console.log(
+      `[${label}] live, 1,000 appends/s for 10 s: append acknowledged → state readable p50 ${fmt(pct(lat, 50), 1)} ms, p99 ${fmt(pct(lat, 99), 1)} ms (${fmt(lat.length)} samples)`,
+    );
+    console.log(
+      `[${label}] service RSS with ${fmt(KEYS)} keys: ${fmt(rssMb(child.pid!))} MiB${redis ? `; Redis clients: ${await redis.clientCount()}` : ''}`,
+    );
   } finally {
     await stopChild(child);
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -103,7 +122,9 @@ async function run(label: string, env: Record<string, string>, redis?: Throwaway
 }
 
 async function main(): Promise<void> {
-  console.log(`# projections benchmark — ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}, SQLite store, customer-totals example\n`);
+  console.log(
+    `# projections benchmark — ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}, SQLite store, customer-totals example\n`,
+  );
   await run('in-process', {});
   const redis = await ThrowawayRedis.start();
   try {

@@ -90,14 +90,18 @@ async function steadyAppends(url: string, key: string, seconds: number): Promise
   const one = (i: number) =>
     new Promise<void>((resolve) => {
       const started = performance.now();
-      const req = http.request(`${url}/events`, { method: 'POST', agent, headers: { 'x-api-key': key, 'content-type': 'application/json' } }, (res) => {
-        res.resume();
-        res.on('end', () => {
-          if (res.statusCode === 201) latencies.push(performance.now() - started);
-          else failed++;
-          resolve();
-        });
-      });
+      const req = http.request(
+        `${url}/events`,
+        { method: 'POST', agent, headers: { 'x-api-key': key, 'content-type': 'application/json' } },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            if (res.statusCode === 201) latencies.push(performance.now() - started);
+            else failed++;
+            resolve();
+          });
+        },
+      );
       req.on('error', () => {
         failed++;
         resolve();
@@ -136,50 +140,54 @@ interface NeighbourFigures {
 async function noisyNeighbour(env: Record<string, string>): Promise<NeighbourFigures> {
   const phases = 4;
   const phaseS = DURATION_S;
-  return withService(env, async (url, pid) => {
-    const keyA = await tenant(url, 'noisy-a');
-    const keyB = await tenant(url, 'steady-b');
-    await hammer(`${url}/events`, { 'x-api-key': keyA }, single, 2); // warm-up
-    const alone: number[] = [];
-    const beside: number[] = [];
-    let failedAlone = 0;
-    let failedBeside = 0;
-    let ok = 0;
-    let refused = 0;
-    let other = 0;
-    let cpuMs = 0;
-    for (let p = 0; p < phases; p++) {
-      const quiet = await steadyAppends(url, keyB, phaseS);
-      alone.push(...quiet.latencies);
-      failedAlone += quiet.failed;
-      const cpuBefore = cpuMsOf(pid);
-      let i = 0;
-      const [noisy, a] = await Promise.all([
-        steadyAppends(url, keyB, phaseS),
-        autocannon({
-          url: `${url}/events`,
-          method: 'POST',
-          connections: 32,
-          duration: phaseS,
-          headers: { 'content-type': 'application/json', 'x-api-key': keyA },
-          requests: [{ setupRequest: (req: any) => ({ ...req, body: JSON.stringify(single(i++)) }) }],
-        } as autocannon.Options),
-      ]);
-      cpuMs += cpuMsOf(pid) - cpuBefore;
-      beside.push(...noisy.latencies);
-      failedBeside += noisy.failed;
-      const codes = a.statusCodeStats as unknown as Record<string, { count: number }>;
-      ok += codes['201']?.count ?? 0;
-      refused += codes['429']?.count ?? 0;
-      other += a.requests.total - (codes['201']?.count ?? 0) - (codes['429']?.count ?? 0);
-    }
-    return {
-      alone: { p50: percentile(alone, 50), p95: percentile(alone, 95), p99: percentile(alone, 99), failed: failedAlone },
-      noisy: { p50: percentile(beside, 50), p95: percentile(beside, 95), p99: percentile(beside, 99), failed: failedBeside },
-      a: { ok, refused, other, perSecond: ok / (phases * phaseS) },
-      serverCpuPct: (cpuMs / (phases * phaseS * 1000)) * 100,
-    };
-  }, NEIGHBOUR_DIR);
+  return withService(
+    env,
+    async (url, pid) => {
+      const keyA = await tenant(url, 'noisy-a');
+      const keyB = await tenant(url, 'steady-b');
+      await hammer(`${url}/events`, { 'x-api-key': keyA }, single, 2); // warm-up
+      const alone: number[] = [];
+      const beside: number[] = [];
+      let failedAlone = 0;
+      let failedBeside = 0;
+      let ok = 0;
+      let refused = 0;
+      let other = 0;
+      let cpuMs = 0;
+      for (let p = 0; p < phases; p++) {
+        const quiet = await steadyAppends(url, keyB, phaseS);
+        alone.push(...quiet.latencies);
+        failedAlone += quiet.failed;
+        const cpuBefore = cpuMsOf(pid);
+        let i = 0;
+        const [noisy, a] = await Promise.all([
+          steadyAppends(url, keyB, phaseS),
+          autocannon({
+            url: `${url}/events`,
+            method: 'POST',
+            connections: 32,
+            duration: phaseS,
+            headers: { 'content-type': 'application/json', 'x-api-key': keyA },
+            requests: [{ setupRequest: (req: any) => ({ ...req, body: JSON.stringify(single(i++)) }) }],
+          } as autocannon.Options),
+        ]);
+        cpuMs += cpuMsOf(pid) - cpuBefore;
+        beside.push(...noisy.latencies);
+        failedBeside += noisy.failed;
+        const codes = a.statusCodeStats as unknown as Record<string, { count: number }>;
+        ok += codes['201']?.count ?? 0;
+        refused += codes['429']?.count ?? 0;
+        other += a.requests.total - (codes['201']?.count ?? 0) - (codes['429']?.count ?? 0);
+      }
+      return {
+        alone: { p50: percentile(alone, 50), p95: percentile(alone, 95), p99: percentile(alone, 99), failed: failedAlone },
+        noisy: { p50: percentile(beside, 50), p95: percentile(beside, 95), p99: percentile(beside, 99), failed: failedBeside },
+        a: { ok, refused, other, perSecond: ok / (phases * phaseS) },
+        serverCpuPct: (cpuMs / (phases * phaseS * 1000)) * 100,
+      };
+    },
+    NEIGHBOUR_DIR,
+  );
 }
 
 /**
@@ -190,7 +198,12 @@ async function pairedCpu(configs: [string, Record<string, string>][], rounds: nu
   const services: { name: string; svc: Awaited<ReturnType<typeof startService>>; key: string }[] = [];
   for (const [name, env] of configs) {
     const svc = await startService({ ...env, LOG_LEVEL: 'error' });
-    const res = await svc.app.inject({ method: 'POST', url: '/admin/tenants', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: { name: 'bench' } });
+    const res = await svc.app.inject({
+      method: 'POST',
+      url: '/admin/tenants',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      payload: { name: 'bench' },
+    });
     services.push({ name, svc, key: (JSON.parse(res.body) as { apiKey: string }).apiKey });
   }
   const perAppend = new Map<string, number[]>(configs.map(([name]) => [name, []]));
@@ -199,7 +212,12 @@ async function pairedCpu(configs: [string, Record<string, string>][], rounds: nu
     for (let i = 0; i < batch; i += 32) {
       await Promise.all(
         Array.from({ length: 32 }, () =>
-          s.svc.app.inject({ method: 'POST', url: '/events', headers: { 'x-api-key': s.key, 'content-type': 'application/json' }, payload: JSON.stringify(single(n++)) }),
+          s.svc.app.inject({
+            method: 'POST',
+            url: '/events',
+            headers: { 'x-api-key': s.key, 'content-type': 'application/json' },
+            payload: JSON.stringify(single(n++)),
+          }),
         ),
       );
     }
@@ -235,8 +253,17 @@ async function checkCost(rates: RateLimiter, calls: number): Promise<number> {
     keysPerProjection: 0,
     pendingDeliveries: 0,
   };
-  const catalog = new TenantLimitsCatalog({ getTenant: async () => null, getLimits: async () => null, putLimits: async () => false }, limits, 60_000);
-  const quotas = new TenantQuotas(catalog, rates, new InProcessConcurrencyLimiter(), new StoredEventsGauge({ headPosition: async () => 0 }));
+  const catalog = new TenantLimitsCatalog(
+    { getTenant: async () => null, getLimits: async () => null, putLimits: async () => false },
+    limits,
+    60_000,
+  );
+  const quotas = new TenantQuotas(
+    catalog,
+    rates,
+    new InProcessConcurrencyLimiter(),
+    new StoredEventsGauge({ headPosition: async () => 0 }),
+  );
   for (let i = 0; i < 10_000; i++) await quotas.admitAppendEvents(`t${i % 100}`, 1); // warm-up
   const started = process.hrtime.bigint();
   for (let i = 0; i < calls; i++) {
@@ -247,14 +274,18 @@ async function checkCost(rates: RateLimiter, calls: number): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  console.log(`# quota benchmark — ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}, ${DURATION_S} s per figure\n`);
+  console.log(
+    `# quota benchmark — ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}, ${DURATION_S} s per figure\n`,
+  );
   const redis = await ThrowawayRedis.start();
   try {
     const quotaRedis = await connectQuotaRedis(redis.url);
     const redisRates = new RedisRateLimiter(quotaRedis.redis, { circuit: quotaRedis.circuit });
-    console.log('## 0. an append\'s quota checks (request + 1 event), in process, 100 tenants\n');
+    console.log("## 0. an append's quota checks (request + 1 event), in process, 100 tenants\n");
     console.log(`- in-process buckets: ${fmt(await checkCost(new InProcessRateLimiter(), 500_000), 2)} µs`);
-    console.log(`- Redis buckets, spent from local leases: ${fmt(await checkCost(redisRates, 200_000), 2)} µs (${redisRates.roundTrips} Redis round trips in all)\n`);
+    console.log(
+      `- Redis buckets, spent from local leases: ${fmt(await checkCost(redisRates, 200_000), 2)} µs (${redisRates.roundTrips} Redis round trips in all)\n`,
+    );
     await quotaRedis.redis.quit();
     if (process.env.BENCH_ONLY === 'neighbour') return await neighbours(redis);
     const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -273,8 +304,11 @@ async function main(): Promise<void> {
       return;
     }
     console.log(`## 1. one tenant's POST /events\n`);
-    console.log(`Server CPU per append, the three configurations in one process taking turns (${paired.get('quotas off')!.length} batches of 1,024 each, 32 at a time, median):\n`);
-    for (const [name, xs] of paired) console.log(`- ${name}: ${fmt(median(xs), 1)} µs (${fmt(median(xs) - median(paired.get('quotas off')!), 1)} µs against quotas off)`);
+    console.log(
+      `Server CPU per append, the three configurations in one process taking turns (${paired.get('quotas off')!.length} batches of 1,024 each, 32 at a time, median):\n`,
+    );
+    for (const [name, xs] of paired)
+      console.log(`- ${name}: ${fmt(median(xs), 1)} µs (${fmt(median(xs) - median(paired.get('quotas off')!), 1)} µs against quotas off)`);
     console.log(`\nOver HTTP, each its own server process, 32 connections, ${rounds} alternating rounds:\n`);
     console.log('| quotas | appends/s | server CPU per append (µs) | p99 ms | failed |');
     console.log('|---|---|---|---|---:|');
@@ -292,8 +326,12 @@ async function main(): Promise<void> {
 
 async function neighbours(redis: ThrowawayRedis): Promise<void> {
   {
-    console.log(`\n## 2. noisy neighbour: B appends ${B_RATE}/s; A appends as fast as 32 connections go; phases of B alone and B beside A alternate\n`);
-    console.log('| quotas | B alone p50 / p95 / p99 ms | B beside A p50 / p95 / p99 ms | B p99 ratio | A admitted/s | A refused (429) | server CPU % |');
+    console.log(
+      `\n## 2. noisy neighbour: B appends ${B_RATE}/s; A appends as fast as 32 connections go; phases of B alone and B beside A alternate\n`,
+    );
+    console.log(
+      '| quotas | B alone p50 / p95 / p99 ms | B beside A p50 / p95 / p99 ms | B p99 ratio | A admitted/s | A refused (429) | server CPU % |',
+    );
     console.log('|---|---|---|---:|---:|---:|---:|');
     for (const [name, env] of [
       [`on (${A_QUOTA}), in-process`, { QUOTA_APPEND_REQUESTS: A_QUOTA }],
@@ -306,7 +344,8 @@ async function neighbours(redis: ThrowawayRedis): Promise<void> {
       console.log(
         `| ${name} | ${fmt(f.alone.p50, 1)} / ${fmt(f.alone.p95, 1)} / ${fmt(f.alone.p99, 1)} | ${fmt(f.noisy.p50, 1)} / ${fmt(f.noisy.p95, 1)} / ${fmt(f.noisy.p99, 1)} | ${fmt(f.noisy.p99 / f.alone.p99, 2)}× | ${fmt(f.a.perSecond)} | ${fmt(f.a.refused)} | ${fmt(f.serverCpuPct)} |`,
       );
-      if (f.alone.failed + f.noisy.failed + f.a.other > 0) console.log(`  (failures: B alone ${f.alone.failed}, B beside A ${f.noisy.failed}, A other than 201/429 ${f.a.other})`);
+      if (f.alone.failed + f.noisy.failed + f.a.other > 0)
+        console.log(`  (failures: B alone ${f.alone.failed}, B beside A ${f.noisy.failed}, A other than 201/429 ${f.a.other})`);
     }
   }
 }

@@ -65,13 +65,20 @@ async function main(): Promise<void> {
     const withReducer = await hammer(`${url}/events`, headers, stateful);
     console.log('| POST /events, 32 connections | appends/s | p50 ms | p99 ms | failed |');
     console.log('|---|---:|---:|---:|---:|');
-    console.log(`| no reducer bound (type note) | ${fmt(without.reqPerSec)} | ${without.p50} | ${without.p99} | ${without.non2xx + without.errors} |`);
-    console.log(`| bank-account reducer bound (type account) | ${fmt(withReducer.reqPerSec)} | ${withReducer.p50} | ${withReducer.p99} | ${withReducer.non2xx + withReducer.errors} |`);
+    console.log(
+      `| no reducer bound (type note) | ${fmt(without.reqPerSec)} | ${without.p50} | ${without.p99} | ${without.non2xx + without.errors} |`,
+    );
+    console.log(
+      `| bank-account reducer bound (type account) | ${fmt(withReducer.reqPerSec)} | ${withReducer.p50} | ${withReducer.p99} | ${withReducer.non2xx + withReducer.errors} |`,
+    );
     console.log(`\nwith reducer / without: ${fmt((100 * withReducer.reqPerSec) / without.reqPerSec)}% (target ≥ 80%)\n`);
 
     // An aggregate with 10,000 events vs fresh aggregates: one client, sequential appends.
     for (let b = 0; b < 100; b++) {
-      await json(`${url}/events/batch`, 'POST', key, { aggregateId: 'account-big', events: Array.from({ length: 100 }, () => ({ eventType: 'MoneyDeposited', data: { amount: 1 } })) });
+      await json(`${url}/events/batch`, 'POST', key, {
+        aggregateId: 'account-big',
+        events: Array.from({ length: 100 }, () => ({ eventType: 'MoneyDeposited', data: { amount: 1 } })),
+      });
     }
     await sequentialLatency(url, key, 200, () => 'account-big');
     const big = await sequentialLatency(url, key, 2000, () => 'account-big');
@@ -80,7 +87,9 @@ async function main(): Promise<void> {
     console.log('|---|---:|---:|');
     console.log(`| to an aggregate with 10,000+ events | ${fmt(pct(big, 50), 2)} | ${fmt(pct(big, 99), 2)} |`);
     console.log(`| to a fresh aggregate (its first event) | ${fmt(pct(fresh, 50), 2)} | ${fmt(pct(fresh, 99), 2)} |`);
-    console.log(`\nratio 10k-event / fresh: p50 ${fmt(pct(big, 50) / pct(fresh, 50), 2)}×, p99 ${fmt(pct(big, 99) / pct(fresh, 99), 2)}× (target within 1.2×)\n`);
+    console.log(
+      `\nratio 10k-event / fresh: p50 ${fmt(pct(big, 50) / pct(fresh, 50), 2)}×, p99 ${fmt(pct(big, 99) / pct(fresh, 99), 2)}× (target within 1.2×)\n`,
+    );
 
     // Catch-up: 1M events in 10k aggregates written with no reducer bound, then the reducer arrives.
     const key2 = await tenant(url, 'catchup');

@@ -12,7 +12,13 @@ async function coldStart(launcher: HostLauncher): Promise<number> {
   const times: number[] = [];
   for (let i = 0; i < 5; i++) {
     const t0 = performance.now();
-    const h = await HostProcess.start({ mode: 'exec', label: 'bench', launch: launcher.launch('exec'), readyTimeoutMs: 30_000, maxLineBytes: 64 * MB });
+    const h = await HostProcess.start({
+      mode: 'exec',
+      label: 'bench',
+      launch: launcher.launch('exec'),
+      readyTimeoutMs: 30_000,
+      maxLineBytes: 64 * MB,
+    });
     times.push(performance.now() - t0);
     await h.close();
   }
@@ -21,7 +27,10 @@ async function coldStart(launcher: HostLauncher): Promise<number> {
 
 async function main(): Promise<void> {
   console.log(`# runtime benchmark — ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}\n`);
-  const launcher = new HostLauncher(findRuntimeDll(), { exec: { gcHeapBytes: 512 * MB, dataBytes: 3 * 1024 * MB }, compile: { gcHeapBytes: 1024 * MB, dataBytes: 5 * 1024 * MB } });
+  const launcher = new HostLauncher(findRuntimeDll(), {
+    exec: { gcHeapBytes: 512 * MB, dataBytes: 3 * 1024 * MB },
+    compile: { gcHeapBytes: 1024 * MB, dataBytes: 5 * 1024 * MB },
+  });
   const assemblies = new Map<string, Buffer>();
   const pool = new RuntimePool(launcher, async (_t, id) => assemblies.get(id)!, { ...DEFAULT_POOL_OPTIONS, callDeadlineMs: 60_000 });
 
@@ -61,7 +70,9 @@ async function main(): Promise<void> {
       Array.from({ length: inflight }, async () => {
         while (Date.now() < end) {
           const t = performance.now();
-          const [r] = await pool.apply('bench', 'bank-account', cls, [{ state: new RawJson('{"owner":"x","balance":0,"transactions":0}'), events }]);
+          const [r] = await pool.apply('bench', 'bank-account', cls, [
+            { state: new RawJson('{"owner":"x","balance":0,"transactions":0}'), events },
+          ]);
           if (!r.ok) throw new Error(r.error.message);
           lat.push(performance.now() - t);
           done += batch;
@@ -85,7 +96,9 @@ async function main(): Promise<void> {
   console.log('\n| executor memory | loaded uploads | GC heap MiB | working set MiB |');
   console.log('|---|---:|---:|---:|');
   if (base) console.log(`| before | ${base.loadedAssemblies} | ${mb(base.gcHeapBytes)} | ${mb(base.workingSetBytes)} |`);
-  console.log(`| 100 uploads loaded and run once | ${loaded.loadedAssemblies} | ${mb(loaded.gcHeapBytes)} | ${mb(loaded.workingSetBytes)} |`);
+  console.log(
+    `| 100 uploads loaded and run once | ${loaded.loadedAssemblies} | ${mb(loaded.gcHeapBytes)} | ${mb(loaded.workingSetBytes)} |`,
+  );
   console.log(`| after unloading them (full GC) | ${after.loadedAssemblies} | ${mb(after.gcHeapBytes)} | ${mb(after.workingSetBytes)} |`);
   await pool.close();
 }

@@ -84,7 +84,9 @@ const row = (name: string, lat: number[]) =>
   `| ${name} | ${lat.length} | ${fmt(pct(lat, 50), 1)} | ${fmt(pct(lat, 99), 1)} | ${fmt(Math.max(...lat), 1)} |`;
 
 async function main(): Promise<void> {
-  console.log(`# noisy neighbour: ${BIG_MB} MB reducer states — ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}, SQLite\n`);
+  console.log(
+    `# noisy neighbour: ${BIG_MB} MB reducer states — ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}, SQLite\n`,
+  );
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'es-bench-state-'));
   const { url, child } = await startChild('src/main.js', { ADMIN_TOKEN: ADMIN, DATA_DIR: dataDir });
   try {
@@ -100,7 +102,9 @@ async function main(): Promise<void> {
     console.log(row('tenant A idle', idle));
     console.log(row(`tenant A: ${BIG_APPENDS} appends asking for ${BIG_MB} MB states`, busy));
     const codes = [...new Set(big.codes)].map((c) => `${c} ×${big.codes.filter((x) => x === c).length}`).join(', ');
-    console.log(`\ntenant A's appends: ${codes}; response bytes max ${fmt(Math.max(...big.sizes))}; latency p50 ${fmt(pct(big.ms, 50))} ms, max ${fmt(Math.max(...big.ms))} ms`);
+    console.log(
+      `\ntenant A's appends: ${codes}; response bytes max ${fmt(Math.max(...big.sizes))}; latency p50 ${fmt(pct(big.ms, 50))} ms, max ${fmt(Math.max(...big.ms))} ms`,
+    );
   } finally {
     await stopChild(child);
     fs.rmSync(dataDir, { recursive: true, force: true });

@@ -69,13 +69,24 @@ async function roundRobin(url: string, keys: string[], seconds: number): Promise
         setupRequest: (req: any) => {
           const n = i++;
           req.headers = { ...req.headers, 'x-api-key': keys[n % keys.length] };
-          req.body = JSON.stringify({ aggregateId: `account-${Math.floor(n / keys.length) % AGGREGATES_PER_TENANT}`, eventType: 'MoneyDeposited', data: { amount: 1 } });
+          req.body = JSON.stringify({
+            aggregateId: `account-${Math.floor(n / keys.length) % AGGREGATES_PER_TENANT}`,
+            eventType: 'MoneyDeposited',
+            data: { amount: 1 },
+          });
           return req;
         },
       },
     ],
   } as autocannon.Options);
-  return { reqPerSec: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors, total: result.requests.total };
+  return {
+    reqPerSec: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    total: result.requests.total,
+  };
 }
 
 /** CPU (ms) of the service and every process below it (executors, compilers) so far. */
@@ -110,11 +121,14 @@ function rssMiB(pid: number): number {
   return kb / 1024;
 }
 
-const row = (name: string, f: HttpFigures) => `| ${name} | ${fmt(f.reqPerSec)} | ${f.p50} | ${f.p99} | ${f.non2xx + f.errors} | ${fmt(f.serverCpuUs ?? 0)} |`;
+const row = (name: string, f: HttpFigures) =>
+  `| ${name} | ${fmt(f.reqPerSec)} | ${f.p50} | ${f.p99} | ${f.non2xx + f.errors} | ${fmt(f.serverCpuUs ?? 0)} |`;
 
 async function main(): Promise<void> {
   const passed = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('RUNTIME_')));
-  console.log(`# tenants benchmark — ${new Date().toISOString()}, ${os.cpus().length} cores, ${TENANTS} tenants, ${JSON.stringify(passed)}\n`);
+  console.log(
+    `# tenants benchmark — ${new Date().toISOString()}, ${os.cpus().length} cores, ${TENANTS} tenants, ${JSON.stringify(passed)}\n`,
+  );
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'es-bench-ten-'));
   const { url, child } = await startChild(process.env.BENCH_MAIN ?? 'src/main.js', { ADMIN_TOKEN: ADMIN, DATA_DIR: dataDir });
   try {
@@ -141,7 +155,11 @@ async function main(): Promise<void> {
       const hostileAnswers: string[] = [];
       const loop = (async () => {
         for (let i = 0; !stop; i++) {
-          const r = await fetch(`${url}/events`, { method: 'POST', headers: { 'x-api-key': hostile, 'content-type': 'application/json' }, body: JSON.stringify({ aggregateId: `spin-${i}`, eventType: 'Go', data: {} }) });
+          const r = await fetch(`${url}/events`, {
+            method: 'POST',
+            headers: { 'x-api-key': hostile, 'content-type': 'application/json' },
+            body: JSON.stringify({ aggregateId: `spin-${i}`, eventType: 'Go', data: {} }),
+          });
           const body = (await r.json()) as any;
           hostileAnswers.push(`${r.status} ${body.stateError?.code ?? body.error ?? 'ok'}`);
         }
@@ -154,7 +172,9 @@ async function main(): Promise<void> {
       console.log(row('without the hostile tenant', spread));
       console.log(row('while a hostile tenant spins on every call', withHostile));
       const counts = hostileAnswers.reduce<Record<string, number>>((m, a) => ((m[a] = (m[a] ?? 0) + 1), m), {});
-      console.log(`\nthe hostile tenant's appends: ${JSON.stringify(counts)}; p99 with / without: ${fmt(withHostile.p99 / spread.p99, 2)}×`);
+      console.log(
+        `\nthe hostile tenant's appends: ${JSON.stringify(counts)}; p99 with / without: ${fmt(withHostile.p99 / spread.p99, 2)}×`,
+      );
     }
     console.log(`RSS of the service and every host below it: ${fmt(rssMiB(child.pid!))} MiB`);
   } finally {

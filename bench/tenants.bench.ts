@@ -54,7 +54,6 @@ namespace Spin
     }
 }`;
 
-
 /** Readiness, as a load balancer would wait for it (a service without the check answers 200 at once). */
 async function waitReady(url: string): Promise<void> {
   for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
@@ -64,7 +63,11 @@ async function waitReady(url: string): Promise<void> {
 }
 
 async function newTenantRecord(url: string, name: string): Promise<{ tenantId: string; apiKey: string }> {
-  const r = await fetch(`${url}/admin/tenants`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name }) });
+  const r = await fetch(`${url}/admin/tenants`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name }),
+  });
   if (r.status !== 201 && r.status !== 200) throw new Error(`tenant: ${r.status} ${await r.text()}`);
   return (await r.json()) as { tenantId: string; apiKey: string };
 }
@@ -92,7 +95,12 @@ async function waitCompiled(url: string, key: string, kind: 'reducers' | 'projec
   for (;;) {
     const st = await call(`${url}/${kind}/${id}/status`, 'GET', key);
     const s = st.body?.status;
-    if (s === 'compiled' || s === 'active' || (kind === 'projections' && st.body?.projectionId && s !== 'compiling' && s !== 'pending_compilation')) return st.body;
+    if (
+      s === 'compiled' ||
+      s === 'active' ||
+      (kind === 'projections' && st.body?.projectionId && s !== 'compiling' && s !== 'pending_compilation')
+    )
+      return st.body;
     if (s === 'failed') throw new Error(`${kind} ${id} failed: ${JSON.stringify(st.body)}`);
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -101,13 +109,22 @@ async function waitCompiled(url: string, key: string, kind: 'reducers' | 'projec
 /** Runs `work` over `items` with `concurrency` workers. */
 async function each<T>(items: T[], concurrency: number, work: (item: T, i: number) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    for (let i = next++; i < items.length; i = next++) await work(items[i], i);
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < items.length; i = next++) await work(items[i], i);
+    }),
+  );
 }
 
 /** POST /events at full speed, each request with the key of `keys[i % keys.length]`. */
-async function hammerKeys(url: string, keys: string[], body: (i: number) => unknown, connections = CONNECTIONS, duration = DURATION_S, slow?: { overMs: number; at: number[] }): Promise<HttpFigures> {
+async function hammerKeys(
+  url: string,
+  keys: string[],
+  body: (i: number) => unknown,
+  connections = CONNECTIONS,
+  duration = DURATION_S,
+  slow?: { overMs: number; at: number[] },
+): Promise<HttpFigures> {
   let i = 0;
   const start = performance.now();
   const instance = autocannon({
@@ -127,15 +144,32 @@ async function hammerKeys(url: string, keys: string[], body: (i: number) => unkn
     ],
   } as autocannon.Options) as unknown as Promise<autocannon.Result> & { on(event: 'response', listener: (...args: any[]) => void): void };
   // Responses slower than `slow.overMs`: when they were answered (s into the run), to see whether a tail is one stall or spread.
-  if (slow) instance.on('response', (_c: unknown, _status: number, _bytes: number, ms: number) => ms > slow.overMs && slow.at.push((performance.now() - start) / 1000));
+  if (slow)
+    instance.on(
+      'response',
+      (_c: unknown, _status: number, _bytes: number, ms: number) => ms > slow.overMs && slow.at.push((performance.now() - start) / 1000),
+    );
   const result = await instance;
-  return { reqPerSec: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors, total: result.requests.total };
+  return {
+    reqPerSec: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    total: result.requests.total,
+  };
 }
 
 const deposit = (n: number) => ({ aggregateId: `account-${n % 200}`, eventType: 'MoneyDeposited', data: { amount: 1 } });
 
 /** Appends at `rate`/s for `seconds` with one key; latencies of the 2xx answers and the count of others. */
-async function paced(url: string, key: string, rate: number, seconds: number, body: (i: number) => unknown): Promise<{ lat: number[]; failed: number; statuses: Record<number, number> }> {
+async function paced(
+  url: string,
+  key: string,
+  rate: number,
+  seconds: number,
+  body: (i: number) => unknown,
+): Promise<{ lat: number[]; failed: number; statuses: Record<number, number> }> {
   const lat: number[] = [];
   const statuses: Record<number, number> = {};
   let failed = 0;
@@ -181,7 +215,11 @@ function treeRssMb(pid: number): { total: number; processes: number; hosts: numb
 
 /** CPU ms (user + system) so far of a process and every live descendant: the service's own threads, `executors` the runtime hosts. */
 function treeCpuMs(pid: number): { service: number; executors: number } {
-  const rows = execSync('ps -eo pid=,ppid=').toString().trim().split('\n').map((l) => l.trim().split(/\s+/).map(Number));
+  const rows = execSync('ps -eo pid=,ppid=')
+    .toString()
+    .trim()
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/).map(Number));
   const children = new Map<number, number[]>();
   for (const [p, pp] of rows) children.set(pp, [...(children.get(pp) ?? []), p]);
   const tree = new Set<number>([pid]);
@@ -199,7 +237,9 @@ function treeCpuMs(pid: number): { service: number; executors: number } {
 }
 
 async function main(): Promise<void> {
-  console.log(`# tenants benchmark — ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}, SQLite, ${TENANTS} tenants (${PROJECTION_TENANTS} with a projection), service ${serviceMain}`);
+  console.log(
+    `# tenants benchmark — ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}, SQLite, ${TENANTS} tenants (${PROJECTION_TENANTS} with a projection), service ${serviceMain}`,
+  );
   if (Object.keys(serviceEnv).length) console.log(`# service env: ${JSON.stringify(serviceEnv)}`);
   console.log(`# appends: autocannon, ${CONNECTIONS} connections, ${DURATION_S} s per figure\n`);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'es-bench-tenants-'));
@@ -215,9 +255,14 @@ async function main(): Promise<void> {
     const projectionIds: string[] = [];
     await each(keys, 8, async (key, i) => {
       await waitCompiled(svc.url, key, 'reducers', await upload(svc.url, key, 'reducers', bank));
-      if (i < PROJECTION_TENANTS) projectionIds[i] = (await waitCompiled(svc.url, key, 'projections', await upload(svc.url, key, 'projections', totals))).projectionId;
+      if (i < PROJECTION_TENANTS)
+        projectionIds[i] = (
+          await waitCompiled(svc.url, key, 'projections', await upload(svc.url, key, 'projections', totals))
+        ).projectionId;
     });
-    console.log(`setup: ${TENANTS} tenants, reducers compiled and bound, ${PROJECTION_TENANTS} projections active, in ${fmt((performance.now() - t0) / 1000, 1)} s`);
+    console.log(
+      `setup: ${TENANTS} tenants, reducers compiled and bound, ${PROJECTION_TENANTS} projections active, in ${fmt((performance.now() - t0) / 1000, 1)} s`,
+    );
 
     // 1. One tenant vs every tenant (its executor warmed first, as in the issue).
     if (PARTS.has('spread')) {
@@ -225,7 +270,8 @@ async function main(): Promise<void> {
       const one = await hammerKeys(svc.url, [keys[0]], deposit);
       await hammerKeys(svc.url, keys, deposit, CONNECTIONS, 5); // every tenant's first appends (loads)
       const all = await hammerKeys(svc.url, keys, deposit);
-      const row = (name: string, f: HttpFigures) => `| ${name} | ${fmt(f.reqPerSec)} | ${fmt(f.p50, 1)} | ${fmt(f.p99, 1)} | ${f.non2xx + f.errors} |`;
+      const row = (name: string, f: HttpFigures) =>
+        `| ${name} | ${fmt(f.reqPerSec)} | ${fmt(f.p50, 1)} | ${fmt(f.p99, 1)} | ${f.non2xx + f.errors} |`;
       console.log('\n| appends with the bank-account reducer | appends/s | p50 ms | p99 ms | failed |');
       console.log('|---|---:|---:|---:|---:|');
       console.log(row('1 tenant', one));
@@ -246,7 +292,12 @@ async function main(): Promise<void> {
       let noisyKey = keys[2];
       if (process.env.NOISY_A_PER_S) {
         const a = await newTenantRecord(svc.url, 'noisy-a');
-        await waitCompiled(svc.url, a.apiKey, 'reducers', await upload(svc.url, a.apiKey, 'reducers', zipSources(exampleSources('bank-account'))));
+        await waitCompiled(
+          svc.url,
+          a.apiKey,
+          'reducers',
+          await upload(svc.url, a.apiKey, 'reducers', zipSources(exampleSources('bank-account'))),
+        );
         const perS = Number(process.env.NOISY_A_PER_S);
         const put = await fetch(`${svc.url}/admin/tenants/${a.tenantId}/limits`, {
           method: 'PUT',
@@ -259,7 +310,10 @@ async function main(): Promise<void> {
       }
       await paced(svc.url, keys[1], 50, 2, deposit); // B's assembly loaded: its first calls are not the figure
       const bAlone = await paced(svc.url, keys[1], 50, DURATION_S, deposit);
-      const [aBusy, bBusy] = await Promise.all([hammerKeys(svc.url, [noisyKey], deposit), paced(svc.url, keys[1], 50, DURATION_S, deposit)]);
+      const [aBusy, bBusy] = await Promise.all([
+        hammerKeys(svc.url, [noisyKey], deposit),
+        paced(svc.url, keys[1], 50, DURATION_S, deposit),
+      ]);
       console.log(
         `noisy neighbour: B at 50/s alone p99 ${fmt(pct(bAlone.lat, 99), 1)} ms, with A flooding p99 ${fmt(pct(bBusy.lat, 99), 1)} ms (${fmt(pct(bBusy.lat, 99) / pct(bAlone.lat, 99), 2)}×, target ≤ 2×), B failed ${bBusy.failed}; A: ${fmt(aBusy.total)} answered, ${fmt(aBusy.non2xx)} non-2xx (429 expected once over its limit)`,
       );
@@ -268,7 +322,12 @@ async function main(): Promise<void> {
     // 5. Hostile neighbour: a spinning reducer in tenant H while 99 tenants append.
     if (PARTS.has('hostile')) {
       const hostile = await newTenant(svc.url, 'hostile');
-      await waitCompiled(svc.url, hostile, 'reducers', await upload(svc.url, hostile, 'reducers', zipSources([{ path: 'Spin.cs', content: SPIN_REDUCER }])));
+      await waitCompiled(
+        svc.url,
+        hostile,
+        'reducers',
+        await upload(svc.url, hostile, 'reducers', zipSources([{ path: 'Spin.cs', content: SPIN_REDUCER }])),
+      );
       const innocents = keys.slice(0, 99);
       // Every innocent tenant's assembly loaded first, so that the calm run measures no loads.
       await hammerKeys(svc.url, innocents, deposit, 16, 2);
@@ -278,13 +337,17 @@ async function main(): Promise<void> {
       let hostileCalls = 0;
       let hostileHangUps = 0;
       const spinner = (async () => {
-        await Promise.all(Array.from({ length: 4 }, async (_, w) => {
-          for (let i = 0; spinning; i++) {
-            // Its own answers may be a hang-up: at nice 19 on a busy machine its calls can outlast REQUEST_TIMEOUT_MS.
-            await call(`${svc.url}/events`, 'POST', hostile, { aggregateId: `spin-${w}-${i}`, eventType: 'Tick', data: {} }).catch(() => hostileHangUps++);
-            hostileCalls++;
-          }
-        }));
+        await Promise.all(
+          Array.from({ length: 4 }, async (_, w) => {
+            for (let i = 0; spinning; i++) {
+              // Its own answers may be a hang-up: at nice 19 on a busy machine its calls can outlast REQUEST_TIMEOUT_MS.
+              await call(`${svc.url}/events`, 'POST', hostile, { aggregateId: `spin-${w}-${i}`, eventType: 'Tick', data: {} }).catch(
+                () => hostileHangUps++,
+              );
+              hostileCalls++;
+            }
+          }),
+        );
       })();
       const underSlow = { overMs: 100, at: [] as number[] };
       const under = await hammerKeys(svc.url, innocents, deposit, 16, DURATION_S, underSlow);
@@ -293,8 +356,11 @@ async function main(): Promise<void> {
       console.log(
         `hostile neighbour (reducer spinning to its deadline, ${hostileCalls} calls, ${hostileHangUps} hung up): ${innocents.length} tenants p99 ${fmt(calm.p99, 1)} ms calm → ${fmt(under.p99, 1)} ms (${fmt(under.p99 / calm.p99, 2)}×, target ≤ 2×), errors ${under.non2xx + under.errors} (target 0)`,
       );
-      const bySecond = (at: number[]) => Array.from({ length: DURATION_S }, (_, s) => at.filter((t) => t >= s && t < s + 1).length).join(' ');
-      console.log(`  answers over 100 ms per second of the run: calm [${bySecond(calmSlow.at)}] of ${fmt(calm.total)}; A spinning [${bySecond(underSlow.at)}] of ${fmt(under.total)}; appends/s ${fmt(calm.reqPerSec)} → ${fmt(under.reqPerSec)}`);
+      const bySecond = (at: number[]) =>
+        Array.from({ length: DURATION_S }, (_, s) => at.filter((t) => t >= s && t < s + 1).length).join(' ');
+      console.log(
+        `  answers over 100 ms per second of the run: calm [${bySecond(calmSlow.at)}] of ${fmt(calm.total)}; A spinning [${bySecond(underSlow.at)}] of ${fmt(under.total)}; appends/s ${fmt(calm.reqPerSec)} → ${fmt(under.reqPerSec)}`,
+      );
     }
 
     // 6. Projections: 1,000 appends/s over the projection tenants, ack → state readable.
@@ -310,10 +376,18 @@ async function main(): Promise<void> {
           inflight.push(
             (async () => {
               const customer = `c-${i % 50}`;
-              const r = await call(`${svc.url}/events`, 'POST', keys[t], { aggregateId: `order-${i}`, eventType: 'OrderPlaced', data: { customerId: customer, lines: [{ sku: 'x', qty: 1, price: 1.5 }] } });
+              const r = await call(`${svc.url}/events`, 'POST', keys[t], {
+                aggregateId: `order-${i}`,
+                eventType: 'OrderPlaced',
+                data: { customerId: customer, lines: [{ sku: 'x', qty: 1, price: 1.5 }] },
+              });
               if (r.status !== 201) return;
               const acked = performance.now();
-              const s = await call(`${svc.url}/projections/${projectionIds[t]}/state/${customer}?minPosition=${r.body.position}`, 'GET', keys[t]);
+              const s = await call(
+                `${svc.url}/projections/${projectionIds[t]}/state/${customer}?minPosition=${r.body.position}`,
+                'GET',
+                keys[t],
+              );
               if (record && s.status === 200) lat.push(performance.now() - acked);
             })(),
           );
@@ -340,15 +414,23 @@ async function main(): Promise<void> {
       svc = await startChild(serviceMain, env);
       const live = performance.now();
       await waitReady(svc.url);
-      console.log(`restart: /health answers after ${fmt(live - restarted)} ms, /health/ready after ${fmt(performance.now() - restarted)} ms`);
+      console.log(
+        `restart: /health answers after ${fmt(live - restarted)} ms, /health/ready after ${fmt(performance.now() - restarted)} ms`,
+      );
       const first: number[] = [];
       const sample = keys.slice(PROJECTION_TENANTS, PROJECTION_TENANTS + 200);
       await each(sample, 4, async (key) => {
         const t = performance.now();
-        const r = await call(`${svc.url}/events`, 'POST', key, { aggregateId: 'account-cold', eventType: 'MoneyDeposited', data: { amount: 1 } });
+        const r = await call(`${svc.url}/events`, 'POST', key, {
+          aggregateId: 'account-cold',
+          eventType: 'MoneyDeposited',
+          data: { amount: 1 },
+        });
         if (r.status === 201) first.push(performance.now() - t);
       });
-      console.log(`first append of a tenant loaded nowhere (${first.length} tenants after a restart, 4 at a time): p50 ${fmt(pct(first, 50), 1)} ms, p99 ${fmt(pct(first, 99), 1)} ms (target p99 ≤ 250)`);
+      console.log(
+        `first append of a tenant loaded nowhere (${first.length} tenants after a restart, 4 at a time): p50 ${fmt(pct(first, 50), 1)} ms, p99 ${fmt(pct(first, 99), 1)} ms (target p99 ≤ 250)`,
+      );
     }
   } finally {
     await stopChild(svc.child);

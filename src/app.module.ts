@@ -17,7 +17,19 @@ export class AppModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(config), StoreModule, RuntimeModule, TenancyModule, QuotasModule, EventsModule, ReducersModule, LanesModule, ProjectionsModule, NotificationsModule, HealthModule],
+      imports: [
+        ConfigModule.forRoot(config),
+        StoreModule,
+        RuntimeModule,
+        TenancyModule,
+        QuotasModule,
+        EventsModule,
+        ReducersModule,
+        LanesModule,
+        ProjectionsModule,
+        NotificationsModule,
+        HealthModule,
+      ],
     };
   }
 }

@@ -22,7 +22,8 @@ export function bodyTimedOut(raw: IncomingMessage | undefined): boolean {
 export function installBodyDeadline(fastify: FastifyInstance, ms: number): void {
   fastify.addHook('onRequest', (req, reply, done) => {
     const { headers } = req;
-    if (headers['transfer-encoding'] === undefined && (headers['content-length'] === undefined || headers['content-length'] === '0')) return done();
+    if (headers['transfer-encoding'] === undefined && (headers['content-length'] === undefined || headers['content-length'] === '0'))
+      return done();
     // Nothing on the socket: a keep-alive socket would collect one listener per request. A timer
     // that outlives its socket finds it destroyed and does nothing. It looks again after the next
     // poll phase: on a loaded event loop the timer can fire before a body that did arrive in time
@@ -43,7 +44,9 @@ function expire(req: FastifyRequest, reply: FastifyReply, ms: number): void {
   expired.add(raw);
   // The socket goes once the answer is out, whatever the client keeps sending.
   reply.raw.once('finish', () => raw.socket?.destroy());
-  const err = Object.assign(new DomainError('REQUEST_TIMEOUT', `the request body did not fully arrive within ${ms} ms`), { statusCode: 408 });
+  const err = Object.assign(new DomainError('REQUEST_TIMEOUT', `the request body did not fully arrive within ${ms} ms`), {
+    statusCode: 408,
+  });
   if (raw.listenerCount('data') > 0 && raw.listenerCount('error') > 0) {
     // Fastify's body parser is reading it: failing its stream goes the way of every body error
     // (the error filter answers, with Connection: close), and the parser does not answer twice.

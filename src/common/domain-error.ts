@@ -60,15 +60,13 @@ export const validationFailed = (field: string, message: string): DomainError =>
 export const notFound = (what: string): DomainError => new DomainError('NOT_FOUND', `${what} not found`);
 
 export const versionConflict = (expectedVersion: number, actualVersion: number): DomainError =>
-  new DomainError(
-    'VERSION_CONFLICT',
-    `expected version ${expectedVersion} but the aggregate is at version ${actualVersion}`,
-    { expectedVersion, actualVersion },
-  );
+  new DomainError('VERSION_CONFLICT', `expected version ${expectedVersion} but the aggregate is at version ${actualVersion}`, {
+    expectedVersion,
+    actualVersion,
+  });
 
 export const aggregateTypeMismatch = (given: string, actual: string): DomainError =>
-  new DomainError(
-    'AGGREGATE_TYPE_MISMATCH',
-    `aggregate has type '${actual}' (fixed by its first event); '${given}' was given`,
-    { aggregateType: given, actualAggregateType: actual },
-  );
+  new DomainError('AGGREGATE_TYPE_MISMATCH', `aggregate has type '${actual}' (fixed by its first event); '${given}' was given`, {
+    aggregateType: given,
+    actualAggregateType: actual,
+  });

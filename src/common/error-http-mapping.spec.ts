@@ -13,7 +13,9 @@ describe('error mapping', () => {
   it('gives the framework’s own errors stable codes', () => {
     expect(fromFrameworkError(new HttpException('Unsupported Media Type', 415)).code).toBe('UNSUPPORTED_MEDIA_TYPE');
     expect(fromFrameworkError(new HttpException('Request body is too large', 413)).code).toBe('PAYLOAD_TOO_LARGE');
-    expect(fromFrameworkError(new BadRequestException("Body is not valid JSON but content-type is set to 'application/json'")).code).toBe('MALFORMED_JSON');
+    expect(fromFrameworkError(new BadRequestException("Body is not valid JSON but content-type is set to 'application/json'")).code).toBe(
+      'MALFORMED_JSON',
+    );
     expect(fromFrameworkError(new NotFoundException()).code).toBe('NOT_FOUND');
     expect(fromFrameworkError({ code: 'FST_ERR_CTP_BODY_TOO_LARGE' }).code).toBe('PAYLOAD_TOO_LARGE');
   });

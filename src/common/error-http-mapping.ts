@@ -86,7 +86,10 @@ export function errorHeaders(err: DomainError): Record<string, string> {
   }
   switch (err.code) {
     case 'TOO_MANY_STREAMS':
-      return { 'retry-after': String(STREAM_RETRY_AFTER_S), ...(quota ? rateLimitHeaders([{ ...quota, resetSeconds: STREAM_RETRY_AFTER_S }]) : {}) };
+      return {
+        'retry-after': String(STREAM_RETRY_AFTER_S),
+        ...(quota ? rateLimitHeaders([{ ...quota, resetSeconds: STREAM_RETRY_AFTER_S }]) : {}),
+      };
     case 'REQUEST_TIMEOUT':
       return { connection: 'close' };
     default:
@@ -126,7 +129,10 @@ export function fromFrameworkError(err: unknown): DomainError {
     case 'FST_ERR_BAD_URL':
       return new DomainError('VALIDATION_FAILED', 'path: is not valid percent-encoded UTF-8', { field: 'path' });
     case 'FST_ERR_MAX_PARAM_LENGTH':
-      return new DomainError('URI_TOO_LONG', `a path parameter is at most ${MAX_PATH_PARAM_BYTES} bytes of UTF-8 once decoded`, { field: 'path', limit: MAX_PATH_PARAM_BYTES });
+      return new DomainError('URI_TOO_LONG', `a path parameter is at most ${MAX_PATH_PARAM_BYTES} bytes of UTF-8 once decoded`, {
+        field: 'path',
+        limit: MAX_PATH_PARAM_BYTES,
+      });
   }
   if (e instanceof SyntaxError) return new DomainError('MALFORMED_JSON', 'request body is not valid JSON');
   // Nest re-throws Fastify's parser errors as HttpException(message, status), dropping the code.

@@ -16,7 +16,8 @@ export class ErrorFilter implements ExceptionFilter {
     const err = bodyTimedOut(http.getRequest<{ raw?: IncomingMessage }>()?.raw)
       ? new DomainError('REQUEST_TIMEOUT', 'the request body did not fully arrive in time')
       : fromFrameworkError(exception);
-    if (err.code === 'INTERNAL') this.logger.error(redactSecrets(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception)));
+    if (err.code === 'INTERNAL')
+      this.logger.error(redactSecrets(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception)));
     const reply = http.getResponse();
     reply.status(statusOf(err.code)).headers(errorHeaders(err)).send(toErrorBody(err));
   }

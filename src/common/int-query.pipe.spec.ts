@@ -21,8 +21,16 @@ describe('IntQueryPipe', () => {
   });
 
   it('refuses anything else with VALIDATION_FAILED naming the parameter', () => {
-    expect(refusal(() => new IntQueryPipe('minPosition', undefined).transform('x'))).toMatchObject({ code: 'VALIDATION_FAILED', details: { field: 'minPosition' } });
-    expect(refusal(() => new IntQueryPipe('limit', 100, 1, 1000).transform('0'))).toMatchObject({ code: 'VALIDATION_FAILED', message: 'limit: must be between 1 and 1000' });
-    expect(refusal(() => new IntQueryPipe('limit', 100, 1, 1000).transform('1e3'))).toMatchObject({ message: 'limit: must be a non-negative integer' });
+    expect(refusal(() => new IntQueryPipe('minPosition', undefined).transform('x'))).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      details: { field: 'minPosition' },
+    });
+    expect(refusal(() => new IntQueryPipe('limit', 100, 1, 1000).transform('0'))).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      message: 'limit: must be between 1 and 1000',
+    });
+    expect(refusal(() => new IntQueryPipe('limit', 100, 1, 1000).transform('1e3'))).toMatchObject({
+      message: 'limit: must be a non-negative integer',
+    });
   });
 });

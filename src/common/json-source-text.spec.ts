@@ -16,13 +16,17 @@ describe('the source text of append payloads', () => {
   });
 
   it('keeps digits, exponents, -0, integer-like key order and escapes; drops whitespace between tokens only', () => {
-    const body = recorded('{ "metadata" : { "b" : 1.10 , "2" : -0 } ,\n "data": {"z": 1E+2, "10": [ 1e400, -0.0 ], "s": "a \\" b\\u00e9 "}}');
+    const body = recorded(
+      '{ "metadata" : { "b" : 1.10 , "2" : -0 } ,\n "data": {"z": 1E+2, "10": [ 1e400, -0.0 ], "s": "a \\" b\\u00e9 "}}',
+    );
     expect(sourceTextOf(body.data)).toBe('{"z":1E+2,"10":[1e400,-0.0],"s":"a \\" b\\u00e9 "}');
     expect(sourceTextOf(body.metadata)).toBe('{"b":1.10,"2":-0}');
   });
 
   it('finds each batch element’s data, and the last of a repeated key as JSON.parse does', () => {
-    const body = recorded('{"data":{"n":1.0},"events":[{"data":{"n":2.50},"eventType":"A"},{"eventType":"B","data":{"n":3.0},"data":{"n":4.00}},7,{"x":[{"data":0}]}],"data":{"n":5.0}}');
+    const body = recorded(
+      '{"data":{"n":1.0},"events":[{"data":{"n":2.50},"eventType":"A"},{"eventType":"B","data":{"n":3.0},"data":{"n":4.00}},7,{"x":[{"data":0}]}],"data":{"n":5.0}}',
+    );
     expect(sourceTextOf(body.data)).toBe('{"n":5.0}');
     expect(body.events.slice(0, 2).map((e: { data: unknown }) => sourceTextOf(e.data))).toEqual(['{"n":2.50}', '{"n":4.00}']);
   });
@@ -65,7 +69,10 @@ describe('the source text of append payloads', () => {
     })).value;
     const write = (v: unknown, pad: () => string): string => {
       if (Array.isArray(v)) return `[${pad()}${v.map((x) => write(x, pad)).join(`${pad()},${pad()}`)}${pad()}]`;
-      if (v !== null && typeof v === 'object') return `{${pad()}${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}${pad()}:${pad()}${write(x, pad)}`).join(`${pad()},${pad()}`)}${pad()}}`;
+      if (v !== null && typeof v === 'object')
+        return `{${pad()}${Object.entries(v)
+          .map(([k, x]) => `${JSON.stringify(k)}${pad()}:${pad()}${write(x, pad)}`)
+          .join(`${pad()},${pad()}`)}${pad()}}`;
       return JSON.stringify(v);
     };
     fc.assert(

@@ -177,7 +177,11 @@ class JsonScanner {
     if (c !== 0x7b && c !== 0x5b) {
       // number, true, false, null: up to the next delimiter
       let j = i + 1;
-      for (let d = s.charCodeAt(j); j < s.length && d !== 0x2c && d !== 0x7d && d !== 0x5d && d !== 0x20 && d !== 0x09 && d !== 0x0a && d !== 0x0d; d = s.charCodeAt(++j));
+      for (
+        let d = s.charCodeAt(j);
+        j < s.length && d !== 0x2c && d !== 0x7d && d !== 0x5d && d !== 0x20 && d !== 0x09 && d !== 0x0a && d !== 0x0d;
+        d = s.charCodeAt(++j)
+      );
       return j;
     }
     let depth = 0;

@@ -4,11 +4,12 @@ describe('KeyedMutex', () => {
   it('serialises one key in arrival order and lets other keys through', async () => {
     const m = new KeyedMutex();
     const log: string[] = [];
-    const step = (k: string, ms: number) => m.run(k, async () => {
-      log.push(`start ${k}${ms}`);
-      await new Promise((r) => setTimeout(r, ms));
-      log.push(`end ${k}${ms}`);
-    });
+    const step = (k: string, ms: number) =>
+      m.run(k, async () => {
+        log.push(`start ${k}${ms}`);
+        await new Promise((r) => setTimeout(r, ms));
+        log.push(`end ${k}${ms}`);
+      });
     await Promise.all([step('a', 30), step('a', 1), step('b', 5)]);
     expect(log.indexOf('end a30')).toBeLessThan(log.indexOf('start a1'));
     expect(log.indexOf('end b5')).toBeLessThan(log.indexOf('end a30'));
@@ -16,7 +17,11 @@ describe('KeyedMutex', () => {
 
   it('goes on after a failure', async () => {
     const m = new KeyedMutex();
-    await expect(m.run('a', async () => { throw new Error('x'); })).rejects.toThrow('x');
+    await expect(
+      m.run('a', async () => {
+        throw new Error('x');
+      }),
+    ).rejects.toThrow('x');
     await expect(m.run('a', async () => 7)).resolves.toBe(7);
   });
 });

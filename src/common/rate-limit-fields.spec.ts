@@ -23,10 +23,30 @@ describe('RateLimit fields (draft-ietf-httpapi-ratelimit-headers)', () => {
   });
 
   it('goes with a quota refusal wherever it is answered, t no earlier than Retry-After', () => {
-    const err = new DomainError('RATE_LIMITED', 'slow down', { policy: 'uploads', limit: 60, windowSeconds: 3600, remaining: 0, retryAfterSeconds: 60 });
-    expect(errorHeaders(err)).toEqual({ 'retry-after': '60', 'ratelimit-policy': '"uploads";q=60;w=3600', ratelimit: '"uploads";r=0;t=60' });
-    const streams = new DomainError('TOO_MANY_STREAMS', 'close one', { limit: 2, scope: 'tenant', policy: 'streams', unit: 'concurrent-requests', remaining: 0 });
-    expect(errorHeaders(streams)).toEqual({ 'retry-after': '5', 'ratelimit-policy': '"streams";q=2;qu="concurrent-requests"', ratelimit: '"streams";r=0;t=5' });
+    const err = new DomainError('RATE_LIMITED', 'slow down', {
+      policy: 'uploads',
+      limit: 60,
+      windowSeconds: 3600,
+      remaining: 0,
+      retryAfterSeconds: 60,
+    });
+    expect(errorHeaders(err)).toEqual({
+      'retry-after': '60',
+      'ratelimit-policy': '"uploads";q=60;w=3600',
+      ratelimit: '"uploads";r=0;t=60',
+    });
+    const streams = new DomainError('TOO_MANY_STREAMS', 'close one', {
+      limit: 2,
+      scope: 'tenant',
+      policy: 'streams',
+      unit: 'concurrent-requests',
+      remaining: 0,
+    });
+    expect(errorHeaders(streams)).toEqual({
+      'retry-after': '5',
+      'ratelimit-policy': '"streams";q=2;qu="concurrent-requests"',
+      ratelimit: '"streams";r=0;t=5',
+    });
     expect(errorHeaders(new DomainError('QUOTA_EXCEEDED', 'full', { quota: 'storedEvents', limit: 5, stored: 5 }))).toEqual({});
   });
 });

@@ -5,13 +5,17 @@ const PLAIN = 'bootstrap-key-without-prefix-123';
 
 describe('redactSecrets', () => {
   it('removes a key from the query of a URL and keeps the rest', () => {
-    expect(redactUrl(`/projections/p1/stream?afterSequence=3&apiKey=${PLAIN}&x=1`)).toBe('/projections/p1/stream?afterSequence=3&apiKey=[REDACTED]&x=1');
+    expect(redactUrl(`/projections/p1/stream?afterSequence=3&apiKey=${PLAIN}&x=1`)).toBe(
+      '/projections/p1/stream?afterSequence=3&apiKey=[REDACTED]&x=1',
+    );
     expect(redactUrl(`/p?apikey=${PLAIN}`)).toBe('/p?apikey=[REDACTED]');
     expect(redactUrl(`/p?api_key=${PLAIN}#frag`)).toBe('/p?api_key=[REDACTED]#frag');
   });
 
   it('removes header values from JSON log lines and header dumps', () => {
-    const line = JSON.stringify({ headers: { 'x-api-key': PLAIN, authorization: `Bearer ${PLAIN}`, 'sec-websocket-protocol': `eventstore.v1, apikey.${PLAIN}` } });
+    const line = JSON.stringify({
+      headers: { 'x-api-key': PLAIN, authorization: `Bearer ${PLAIN}`, 'sec-websocket-protocol': `eventstore.v1, apikey.${PLAIN}` },
+    });
     const out = redactSecrets(line);
     expect(out).not.toContain(PLAIN);
     expect(JSON.parse(out).headers['x-api-key']).toBe('[REDACTED]');
@@ -26,7 +30,9 @@ describe('redactSecrets', () => {
 
   it('removes webhook secrets and a password in a connection URL', () => {
     expect(redactSecrets('secret whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw+/0= rotated')).toBe('secret whsec_[REDACTED] rotated');
-    expect(redactSecrets('connect to postgres://events:s3cret@db:5432/events failed')).toBe('connect to postgres://events:[REDACTED]@db:5432/events failed');
+    expect(redactSecrets('connect to postgres://events:s3cret@db:5432/events failed')).toBe(
+      'connect to postgres://events:[REDACTED]@db:5432/events failed',
+    );
     expect(redactSecrets('redis://:pw@redis:6379')).toBe('redis://:[REDACTED]@redis:6379');
   });
 

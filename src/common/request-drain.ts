@@ -3,7 +3,8 @@ import { DomainError } from './domain-error';
 import { errorHeaders, statusOf, toErrorBody } from './error-http-mapping';
 
 /** The refusal of a request that arrives while the instance drains: its status and body come from the one mapping. */
-export const shuttingDown = (): DomainError => new DomainError('SERVICE_UNAVAILABLE', 'the service is shutting down; retry on another instance');
+export const shuttingDown = (): DomainError =>
+  new DomainError('SERVICE_UNAVAILABLE', 'the service is shutting down; retry on another instance');
 
 /**
  * Graceful shutdown that does not depend on clients closing keep-alive sockets: once closing,

@@ -20,10 +20,14 @@ function decoded(text: string, plusIsSpace: boolean): string | null {
 }
 
 function tooLong(bytes: number): DomainError {
-  return new DomainError('URI_TOO_LONG', `a path parameter is at most ${MAX_PATH_PARAM_BYTES} bytes of UTF-8 once decoded (this one is ${bytes})`, {
-    field: 'path',
-    limit: MAX_PATH_PARAM_BYTES,
-  });
+  return new DomainError(
+    'URI_TOO_LONG',
+    `a path parameter is at most ${MAX_PATH_PARAM_BYTES} bytes of UTF-8 once decoded (this one is ${bytes})`,
+    {
+      field: 'path',
+      limit: MAX_PATH_PARAM_BYTES,
+    },
+  );
 }
 
 /**

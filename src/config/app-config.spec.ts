@@ -13,7 +13,9 @@ describe('loadConfig', () => {
     expect(loadConfig({}).runtime).toMatchObject({ compileDeadlineMs: 15_000, compilerHosts: 2, uploadPendingMaxPerTenant: 10 });
     const c = loadConfig({ RUNTIME_COMPILE_DEADLINE_MS: '4000', RUNTIME_COMPILER_HOSTS: '3', UPLOAD_PENDING_MAX_PER_TENANT: '1' });
     expect(c.runtime).toMatchObject({ compileDeadlineMs: 4000, compilerHosts: 3, uploadPendingMaxPerTenant: 1 });
-    expect(() => loadConfig({ RUNTIME_COMPILER_HOSTS: '0', UPLOAD_PENDING_MAX_PER_TENANT: 'many' })).toThrow(/RUNTIME_COMPILER_HOSTS[\s\S]*UPLOAD_PENDING_MAX_PER_TENANT/);
+    expect(() => loadConfig({ RUNTIME_COMPILER_HOSTS: '0', UPLOAD_PENDING_MAX_PER_TENANT: 'many' })).toThrow(
+      /RUNTIME_COMPILER_HOSTS[\s\S]*UPLOAD_PENDING_MAX_PER_TENANT/,
+    );
   });
 
   it('reads per-tenant quota defaults as rates and counts, 0 meaning no limit, and reports bad ones together', () => {
@@ -33,7 +35,12 @@ describe('loadConfig', () => {
       refusalDelayMs: 500,
     });
     const c = loadConfig({ QUOTA_APPEND_REQUESTS: '100/1s', QUOTA_UPLOADS: '0', QUOTA_STREAMS: '0', QUOTA_STORED_EVENTS: '1000000' });
-    expect(c.quotas.defaults).toMatchObject({ appendRequests: { quota: 100, windowSeconds: 1 }, uploads: { quota: 0 }, streams: 0, storedEvents: 1_000_000 });
+    expect(c.quotas.defaults).toMatchObject({
+      appendRequests: { quota: 100, windowSeconds: 1 },
+      uploads: { quota: 0 },
+      streams: 0,
+      storedEvents: 1_000_000,
+    });
     expect(() => loadConfig({ QUOTA_APPEND_EVENTS: 'lots', QUOTA_UPLOADS: '5/2y', QUOTA_WEBHOOKS_IN_FLIGHT: '-1' })).toThrow(
       /QUOTA_APPEND_EVENTS[\s\S]*QUOTA_UPLOADS[\s\S]*QUOTA_WEBHOOKS_IN_FLIGHT|QUOTA_WEBHOOKS_IN_FLIGHT[\s\S]*QUOTA_APPEND_EVENTS[\s\S]*QUOTA_UPLOADS/,
     );
@@ -49,7 +56,9 @@ describe('loadConfig', () => {
   it('writes JSON log lines unless LOG_FORMAT=pretty, and refuses another format with the other errors', () => {
     expect(loadConfig({}).logFormat).toBe('json');
     expect(loadConfig({ LOG_FORMAT: 'pretty' }).logFormat).toBe('pretty');
-    expect(() => loadConfig({ LOG_FORMAT: 'xml', LOG_LEVEL: 'loud' })).toThrow(/LOG_LEVEL[\s\S]*LOG_FORMAT must be one of json, pretty \(got 'xml'\)/);
+    expect(() => loadConfig({ LOG_FORMAT: 'xml', LOG_LEVEL: 'loud' })).toThrow(
+      /LOG_LEVEL[\s\S]*LOG_FORMAT must be one of json, pretty \(got 'xml'\)/,
+    );
   });
 
   it('creates a first-run tenant unless FIRST_RUN_TENANT=false', () => {
@@ -76,9 +85,14 @@ describe('loadConfig', () => {
   });
 
   it('fences the runtime strictly by default, as uid/gid 61000, and refuses a sandbox mode it does not know', () => {
-    expect(loadConfig({}).runtime).toMatchObject({ compileHeapMb: 1024, sandbox: { mode: 'strict', uid: 61000, gid: 61000, bwrap: 'bwrap' } });
+    expect(loadConfig({}).runtime).toMatchObject({
+      compileHeapMb: 1024,
+      sandbox: { mode: 'strict', uid: 61000, gid: 61000, bwrap: 'bwrap' },
+    });
     expect(loadConfig({ RUNTIME_SANDBOX: 'weak', RUNTIME_SANDBOX_UID: '5000' }).runtime.sandbox).toMatchObject({ mode: 'weak', uid: 5000 });
-    expect(() => loadConfig({ RUNTIME_SANDBOX: 'off', RUNTIME_SANDBOX_UID: '0' })).toThrow(/RUNTIME_SANDBOX must be strict or weak[\s\S]*RUNTIME_SANDBOX_UID/);
+    expect(() => loadConfig({ RUNTIME_SANDBOX: 'off', RUNTIME_SANDBOX_UID: '0' })).toThrow(
+      /RUNTIME_SANDBOX must be strict or weak[\s\S]*RUNTIME_SANDBOX_UID/,
+    );
   });
 
   it('shares a fixed pool of executors between tenants by default, one per core, and knows both isolations', () => {
@@ -108,7 +122,15 @@ describe('loadConfig', () => {
   });
 
   it('refuses deadlines that Node would pre-empt and a per-key cap above the instance cap', () => {
-    expect(() => loadConfig({ REQUEST_TIMEOUT_MS: '5000', BODY_READ_TIMEOUT_MS: '6000', HEADERS_TIMEOUT_MS: '7000', STREAM_MAX_PER_KEY: '11', STREAM_MAX_PER_INSTANCE: '10' })).toThrow(
+    expect(() =>
+      loadConfig({
+        REQUEST_TIMEOUT_MS: '5000',
+        BODY_READ_TIMEOUT_MS: '6000',
+        HEADERS_TIMEOUT_MS: '7000',
+        STREAM_MAX_PER_KEY: '11',
+        STREAM_MAX_PER_INSTANCE: '10',
+      }),
+    ).toThrow(
       expect.objectContaining({
         problems: [
           'HEADERS_TIMEOUT_MS (7000) must not exceed REQUEST_TIMEOUT_MS (5000)',

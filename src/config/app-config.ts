@@ -306,10 +306,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   };
   // Node answers a request past REQUEST_TIMEOUT_MS itself (a bare 408), so the finer deadlines must come first.
   const { requestTimeoutMs, headersTimeoutMs, bodyReadTimeoutMs } = config.http;
-  if (headersTimeoutMs > requestTimeoutMs) problems.push(`HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
-  if (bodyReadTimeoutMs > requestTimeoutMs) problems.push(`BODY_READ_TIMEOUT_MS (${bodyReadTimeoutMs}) must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
+  if (headersTimeoutMs > requestTimeoutMs)
+    problems.push(`HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
+  if (bodyReadTimeoutMs > requestTimeoutMs)
+    problems.push(`BODY_READ_TIMEOUT_MS (${bodyReadTimeoutMs}) must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
   if (config.runtime.quarantineMaxMs < config.runtime.quarantineMs) {
-    problems.push(`RUNTIME_QUARANTINE_MAX_MS (${config.runtime.quarantineMaxMs}) must not be less than RUNTIME_QUARANTINE_MS (${config.runtime.quarantineMs})`);
+    problems.push(
+      `RUNTIME_QUARANTINE_MAX_MS (${config.runtime.quarantineMaxMs}) must not be less than RUNTIME_QUARANTINE_MS (${config.runtime.quarantineMs})`,
+    );
   }
   if (config.notifications.maxStreamsPerKey > config.notifications.maxStreamsPerInstance) {
     problems.push('STREAM_MAX_PER_KEY must not exceed STREAM_MAX_PER_INSTANCE');

@@ -9,7 +9,11 @@ import { AppendBatcher } from './append-batcher';
  */
 @Module({
   providers: [
-    { provide: AppendBatcher, inject: [STORE], useFactory: (store: Store) => new AppendBatcher(store.events, { maxConcurrentCommits: store.kind === 'postgres' ? 2 : 1 }) },
+    {
+      provide: AppendBatcher,
+      inject: [STORE],
+      useFactory: (store: Store) => new AppendBatcher(store.events, { maxConcurrentCommits: store.kind === 'postgres' ? 2 : 1 }),
+    },
   ],
   exports: [AppendBatcher],
 })

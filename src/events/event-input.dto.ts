@@ -1,16 +1,5 @@
 import { applyDecorators } from '@nestjs/common';
-import {
-  IsArray,
-  IsDefined,
-  IsInt,
-  IsObject,
-  IsOptional,
-  IsString,
-  Length,
-  Matches,
-  Max,
-  Min,
-} from 'class-validator';
+import { IsArray, IsDefined, IsInt, IsObject, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
 import { AGGREGATE_ID_PATTERN, AGGREGATE_TYPE_PATTERN, EVENT_TYPE_PATTERN, LIMITS, TRACE_ID_PATTERN } from './event-limits';
 
 const idMessage = 'must start with a letter or digit and hold only letters, digits and . _ : @ + = ~ -';

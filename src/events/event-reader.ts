@@ -12,11 +12,7 @@ export interface StreamPage {
 export class EventReader {
   constructor(private readonly log: EventLog) {}
 
-  async readStream(
-    tenantId: string,
-    aggregateId: string,
-    query: { fromVersion?: string; limit?: string },
-  ): Promise<StreamPage> {
+  async readStream(tenantId: string, aggregateId: string, query: { fromVersion?: string; limit?: string }): Promise<StreamPage> {
     if (aggregateId.length > LIMITS.aggregateIdMax || !AGGREGATE_ID_PATTERN.test(aggregateId)) {
       throw validationFailed('aggregateId', 'is not a valid aggregate id');
     }

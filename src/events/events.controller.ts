@@ -27,10 +27,7 @@ export class EventsController {
   @HttpCode(201)
   @ExactPayloads()
   @Quota('append-batch')
-  async appendBatch(
-    @CurrentTenant() tenant: TenantRecord,
-    @Body(new DtoValidationPipe(AppendBatchDto)) body: AppendBatchDto,
-  ) {
+  async appendBatch(@CurrentTenant() tenant: TenantRecord, @Body(new DtoValidationPipe(AppendBatchDto)) body: AppendBatchDto) {
     return batchAppendedView(await this.appender.appendBatch(tenant.tenantId, body));
   }
 

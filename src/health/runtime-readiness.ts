@@ -14,7 +14,10 @@ export function runtimeReadiness(pool: RuntimePool): ReadinessCheck {
     check: () => {
       if (pool.isolation !== 'shared') return { ready: true, detail: { isolation: pool.isolation } };
       const s = pool.executorsState;
-      return { ready: s.state === 'started', detail: { isolation: pool.isolation, executors: s.state, count: s.executors, ...(s.error ? { error: s.error } : {}) } };
+      return {
+        ready: s.state === 'started',
+        detail: { isolation: pool.isolation, executors: s.state, count: s.executors, ...(s.error ? { error: s.error } : {}) },
+      };
     },
   };
 }

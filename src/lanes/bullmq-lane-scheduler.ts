@@ -146,14 +146,19 @@ export class BullmqLaneScheduler implements LaneScheduler {
     this.feeder.wake();
     const again = [...inRedis.values()];
     for (let i = 0; i < again.length && !this.closed; i += WAKE_CHUNK) {
-      await this.queue.addBulk(again.slice(i, i + WAKE_CHUNK).map((lane) => ({ name: JOB_NAME, data: laneData(lane), opts: jobOptions(lane, 0) })));
+      await this.queue.addBulk(
+        again.slice(i, i + WAKE_CHUNK).map((lane) => ({ name: JOB_NAME, data: laneData(lane), opts: jobOptions(lane, 0) })),
+      );
     }
   }
 
   async start(handler: LaneHandler): Promise<void> {
     if (this.worker) throw new Error('lane scheduler already started');
     if (this.closed) throw new Error('lane scheduler is closed');
-    this.workerConnection = new Redis(this.options.redisUrl, { connectionName: `${this.connectionTag}:worker`, maxRetriesPerRequest: null });
+    this.workerConnection = new Redis(this.options.redisUrl, {
+      connectionName: `${this.connectionTag}:worker`,
+      maxRetriesPerRequest: null,
+    });
     this.worker = new Worker<LaneRef>(this.queue.name, (job) => this.runJob(handler, job), {
       connection: this.workerConnection,
       concurrency: this.concurrency,
@@ -218,7 +223,7 @@ export class BullmqLaneScheduler implements LaneScheduler {
   private async feed(): Promise<void> {
     while (this.worker && !this.closed) {
       const batch: LaneRef[] = [];
-      for (let next; batch.length < WAKE_CHUNK && (next = this.waiting.take()); ) {
+      for (let next; batch.length < WAKE_CHUNK && (next = this.waiting.take());) {
         if (this.fed.has(next.id)) {
           this.waiting.release(next.lane.tenantId); // holds a slot already (never expected: every push checks `fed`)
           continue;

@@ -11,7 +11,7 @@ function fill(q: FairLaneQueue, lanes: LaneRef[]): void {
 /** Takes up to n lanes, releasing each at once (as if it ran instantly). */
 function order(q: FairLaneQueue, n = Infinity): string[] {
   const out: string[] = [];
-  for (let t; out.length < n && (t = q.take()); ) {
+  for (let t; out.length < n && (t = q.take());) {
     out.push(t.id);
     q.release(t.lane.tenantId);
   }
@@ -21,14 +21,20 @@ function order(q: FairLaneQueue, n = Infinity): string[] {
 describe('FairLaneQueue', () => {
   it('serves tenants in turn, one lane each, whatever their backlogs', () => {
     const q = new FairLaneQueue(100);
-    fill(q, Array.from({ length: 1000 }, (_, i) => lane('a', `k${i}`)));
+    fill(
+      q,
+      Array.from({ length: 1000 }, (_, i) => lane('a', `k${i}`)),
+    );
     fill(q, [lane('b', 'only'), lane('c', 'x'), lane('c', 'y')]);
     expect(order(q, 7)).toEqual(['a/v1/k0', 'b/v1/only', 'c/v1/x', 'a/v1/k1', 'c/v1/y', 'a/v1/k2', 'a/v1/k3']);
   });
 
   it('gives a tenant that arrives behind a 100,000-lane backlog the next turn', () => {
     const q = new FairLaneQueue(8);
-    fill(q, Array.from({ length: 100_000 }, (_, i) => lane('big', `k${i}`)));
+    fill(
+      q,
+      Array.from({ length: 100_000 }, (_, i) => lane('big', `k${i}`)),
+    );
     const started = Array.from({ length: 8 }, () => q.take()!);
     q.push('small', lane('small', 'one'));
     q.release('big');

@@ -113,7 +113,11 @@ export class InProcessLaneScheduler implements LaneScheduler {
     const id = laneId(lane);
     const entry = this.entries.get(id);
     if (!entry) {
-      const fresh: LaneEntry = { lane: { tenantId: lane.tenantId, versionId: lane.versionId, key: lane.key }, phase: 'queued', dirty: false };
+      const fresh: LaneEntry = {
+        lane: { tenantId: lane.tenantId, versionId: lane.versionId, key: lane.key },
+        phase: 'queued',
+        dirty: false,
+      };
       this.entries.set(id, fresh);
       this.queue.push(id, fresh.lane);
     } else if (entry.phase === 'running') {
@@ -182,10 +186,13 @@ export class InProcessLaneScheduler implements LaneScheduler {
         // A wake that comes after the run (during the delay) does cut the delay short.
         entry.phase = 'backoff';
         entry.dirty = false;
-        entry.timer = setTimeout(() => {
-          this.enqueue(id, entry);
-          this.pump();
-        }, Math.max(0, outcome.afterMs));
+        entry.timer = setTimeout(
+          () => {
+            this.enqueue(id, entry);
+            this.pump();
+          },
+          Math.max(0, outcome.afterMs),
+        );
         return;
       case 'held':
       case 'idle':

@@ -15,20 +15,39 @@ describe('LaneEngine', () => {
     const store = new SqliteStore({ file: ':memory:' });
     await store.migrate();
     await store.tenants.createTenant({ tenantId: 't', name: 't', createdAt: 1 });
-    await store.events.appendMany([1, 2, 3, 4].map((i) => ({ tenantId: 't', aggregateId: `o-${i}`, inferredType: 'o', events: [{ eventType: 'E', data: `{"k":"k${i % 2}"}` }] })));
+    await store.events.appendMany(
+      [1, 2, 3, 4].map((i) => ({
+        tenantId: 't',
+        aggregateId: `o-${i}`,
+        inferredType: 'o',
+        events: [{ eventType: 'E', data: `{"k":"k${i % 2}"}` }],
+      })),
+    );
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const runtime = {
-      resolveKeys: async (_t: string, _v: string, _c: string, events: { data: RawJson }[]) => events.map((e) => JSON.parse(e.data.text).k as string),
+      resolveKeys: async (_t: string, _v: string, _c: string, events: { data: RawJson }[]) =>
+        events.map((e) => JSON.parse(e.data.text).k as string),
       apply: async (_t: string, versionId: string, _c: string, groups: { state: RawJson | null; events: unknown[] }[]) => {
         if (versionId === 'v2') await gate; // the new version is slow to apply
-        return groups.map((g) => ({ ok: true as const, states: g.events.map((_, i) => JSON.stringify({ n: (g.state ? JSON.parse(g.state.text).n : 0) + i + 1 })) }));
+        return groups.map((g) => ({
+          ok: true as const,
+          states: g.events.map((_, i) => JSON.stringify({ n: (g.state ? JSON.parse(g.state.text).n : 0) + i + 1 })),
+        }));
       },
       unload: async () => undefined,
     };
     const scheduler = new InProcessLaneScheduler({ concurrency: 4 });
-    const engine = new LaneEngine(store.events, store.projections, runtime, scheduler, { sweepMs: 50, runner: { batch: 100, backoffMs: [10] } });
-    await store.projections.deploy({ tenantId: 't', projectionId: 'p', name: 'n', version: { tenantId: 't', versionId: 'v1', projectionId: 'p', className: 'C', targetPosition: 4, createdAt: 1 } });
+    const engine = new LaneEngine(store.events, store.projections, runtime, scheduler, {
+      sweepMs: 50,
+      runner: { batch: 100, backoffMs: [10] },
+    });
+    await store.projections.deploy({
+      tenantId: 't',
+      projectionId: 'p',
+      name: 'n',
+      version: { tenantId: 't', versionId: 'v1', projectionId: 'p', className: 'C', targetPosition: 4, createdAt: 1 },
+    });
     await engine.start();
     const until = async (ok: () => Promise<boolean>) => {
       for (let i = 0; i < 200 && !(await ok()); i++) await new Promise((r) => setTimeout(r, 10));
@@ -36,7 +55,12 @@ describe('LaneEngine', () => {
     await until(async () => (await store.projections.getVersion('t', 'v1'))?.caughtUpAt != null);
     expect((await store.projections.getLane('t', 'v1', 'k0'))?.state).toBe('{"n":2}');
 
-    await store.projections.deploy({ tenantId: 't', projectionId: 'p', name: 'n', version: { tenantId: 't', versionId: 'v2', projectionId: 'p', className: 'C', targetPosition: 4, createdAt: 2 } });
+    await store.projections.deploy({
+      tenantId: 't',
+      projectionId: 'p',
+      name: 'n',
+      version: { tenantId: 't', versionId: 'v2', projectionId: 'p', className: 'C', targetPosition: 4, createdAt: 2 },
+    });
     engine.track((await store.projections.getVersion('t', 'v2'))!);
     await new Promise((r) => setTimeout(r, 200));
     expect(await store.projections.get('t', 'p')).toMatchObject({ activeVersion: 'v1', pendingVersion: 'v2' });
@@ -63,7 +87,14 @@ describe('LaneEngine dropping a version during catch-up', () => {
     await store.migrate();
     await store.tenants.createTenant({ tenantId: 't', name: 't', createdAt: 1 });
     const append = (n: number) =>
-      store.events.appendMany(Array.from({ length: n }, (_, i) => ({ tenantId: 't', aggregateId: `o-${i}`, inferredType: 'o', events: [{ eventType: 'E', data: `{"k":"k${i % 4}"}` }] })));
+      store.events.appendMany(
+        Array.from({ length: n }, (_, i) => ({
+          tenantId: 't',
+          aggregateId: `o-${i}`,
+          inferredType: 'o',
+          events: [{ eventType: 'E', data: `{"k":"k${i % 4}"}` }],
+        })),
+      );
     await append(1200); // three routing batches
     const gates = { resolve: null as Promise<void> | null, apply: null as Promise<void> | null };
     const calls = { resolve: 0, apply: 0 };
@@ -76,14 +107,26 @@ describe('LaneEngine dropping a version during catch-up', () => {
       apply: async (_t: string, _v: string, _c: string, groups: { state: RawJson | null; events: unknown[] }[]) => {
         calls.apply++;
         if (gates.apply) await gates.apply;
-        return groups.map((g) => ({ ok: true as const, states: g.events.map((_, i) => JSON.stringify({ n: (g.state ? JSON.parse(g.state.text).n : 0) + i + 1 })) }));
+        return groups.map((g) => ({
+          ok: true as const,
+          states: g.events.map((_, i) => JSON.stringify({ n: (g.state ? JSON.parse(g.state.text).n : 0) + i + 1 })),
+        }));
       },
       unload: async () => undefined,
     };
     const scheduler = new InProcessLaneScheduler({ concurrency: 4 });
-    const engine = new LaneEngine(store.events, store.projections, runtime, scheduler, { sweepMs: 10, droppedGraceMs, runner: { batch: 100, backoffMs: [10] } });
+    const engine = new LaneEngine(store.events, store.projections, runtime, scheduler, {
+      sweepMs: 10,
+      droppedGraceMs,
+      runner: { batch: 100, backoffMs: [10] },
+    });
     const runner = engine.runner;
-    await store.projections.deploy({ tenantId: 't', projectionId: 'p', name: 'n', version: { tenantId: 't', versionId: 'v1', projectionId: 'p', className: 'C', targetPosition: 1200, createdAt: 1 } });
+    await store.projections.deploy({
+      tenantId: 't',
+      projectionId: 'p',
+      name: 'n',
+      version: { tenantId: 't', versionId: 'v1', projectionId: 'p', className: 'C', targetPosition: 1200, createdAt: 1 },
+    });
     await engine.start();
     const until = async (ok: () => boolean | Promise<boolean>) => {
       for (let i = 0; i < 500 && !(await ok()); i++) await new Promise((r) => setTimeout(r, 10));
@@ -177,7 +220,16 @@ describe('LaneEngine with many tenants', () => {
     const versions: ProjectionVersion[] = [];
     for (let t = 0; t < tenants; t++) {
       for (let v = 0; v < versionsPerTenant; v++) {
-        versions.push({ tenantId: `t${t}`, versionId: `t${t}-v${v}`, projectionId: `p${t}-${v}`, className: 'C', targetPosition: 0, routedPosition: 0, caughtUpAt: 1, createdAt: 1 });
+        versions.push({
+          tenantId: `t${t}`,
+          versionId: `t${t}-v${v}`,
+          projectionId: `p${t}-${v}`,
+          className: 'C',
+          targetPosition: 0,
+          routedPosition: 0,
+          caughtUpAt: 1,
+          createdAt: 1,
+        });
       }
     }
     const byId = new Map(versions.map((v) => [v.versionId, v]));
@@ -243,7 +295,16 @@ describe('LaneEngine with many tenants', () => {
     const { engine, calls } = idleStore(3);
     await engine.start();
     await settle();
-    engine.track({ tenantId: 't1', versionId: 'retired-elsewhere', projectionId: 'p', className: 'C', targetPosition: 0, routedPosition: 0, caughtUpAt: 1, createdAt: 1 });
+    engine.track({
+      tenantId: 't1',
+      versionId: 'retired-elsewhere',
+      projectionId: 'p',
+      className: 'C',
+      targetPosition: 0,
+      routedPosition: 0,
+      caughtUpAt: 1,
+      createdAt: 1,
+    });
     await settle();
     expect(engine.routedVersionCount).toBe(3);
     calls.clear();

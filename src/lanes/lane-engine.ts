@@ -94,10 +94,18 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
     if (v.caughtUpAt === null) this.catchingUp.set(v.versionId, v.tenantId);
     if (!router) {
       const tenantId = v.tenantId;
-      router = new TenantRouter(tenantId, this.log, this.repo, this.runtime, this.scheduler, {
-        routed: () => this.scheduleCatchUpCheck(),
-        gone: (versionId) => this.retired(tenantId, versionId),
-      }, this.options.keyCap);
+      router = new TenantRouter(
+        tenantId,
+        this.log,
+        this.repo,
+        this.runtime,
+        this.scheduler,
+        {
+          routed: () => this.scheduleCatchUpCheck(),
+          gone: (versionId) => this.retired(tenantId, versionId),
+        },
+        this.options.keyCap,
+      );
       this.routers.set(tenantId, router);
     }
     router.add(v);
@@ -176,7 +184,12 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
    * the router's pass has returned (untrack waits for the pass, which is the caller).
    */
   private retired(tenantId: string, versionId: string): void {
-    setImmediate(() => void this.retire(tenantId, versionId).catch((e) => this.logger.warn(`retiring ${versionId} failed: ${e instanceof Error ? e.message : e}`)));
+    setImmediate(
+      () =>
+        void this.retire(tenantId, versionId).catch((e) =>
+          this.logger.warn(`retiring ${versionId} failed: ${e instanceof Error ? e.message : e}`),
+        ),
+    );
   }
 
   /**
@@ -213,7 +226,8 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
   private async purge(dropped: { tenantId: string; versionId: string; droppedAt: number }[]): Promise<void> {
     const grace = this.options.droppedGraceMs ?? DEFAULT_DROPPED_GRACE_MS;
     for (const d of dropped) {
-      if (this.routers.get(d.tenantId)?.has(d.versionId) || !this.dropped.get(versionKey(d.tenantId, d.versionId))) await this.untrack(d.tenantId, d.versionId);
+      if (this.routers.get(d.tenantId)?.has(d.versionId) || !this.dropped.get(versionKey(d.tenantId, d.versionId)))
+        await this.untrack(d.tenantId, d.versionId);
       await this.repo.dropVersion(d.tenantId, d.versionId);
       if (Date.now() - d.droppedAt > grace) await this.repo.forgetDropped(d.tenantId, d.versionId);
     }

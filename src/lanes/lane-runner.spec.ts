@@ -15,15 +15,30 @@ describe('LaneRunner, two runs of one lane at once', () => {
     const store = new SqliteStore({ file: ':memory:' });
     await store.migrate();
     await store.tenants.createTenant({ tenantId: 't', name: 't', createdAt: 1 });
-    await store.events.appendMany([1, 2, 3].map((i) => ({ tenantId: 't', aggregateId: `o-${i}`, inferredType: 'o', events: [{ eventType: 'E', data: '{}' }] })));
-    await store.projections.deploy({ tenantId: 't', projectionId: 'p', name: 'n', version: { tenantId: 't', versionId: 'v', projectionId: 'p', className: 'C', targetPosition: 0, createdAt: 1 } });
-    await store.projections.route('t', 'v', [1, 2].map((position) => ({ key: 'k', position })), 2);
+    await store.events.appendMany(
+      [1, 2, 3].map((i) => ({ tenantId: 't', aggregateId: `o-${i}`, inferredType: 'o', events: [{ eventType: 'E', data: '{}' }] })),
+    );
+    await store.projections.deploy({
+      tenantId: 't',
+      projectionId: 'p',
+      name: 'n',
+      version: { tenantId: 't', versionId: 'v', projectionId: 'p', className: 'C', targetPosition: 0, createdAt: 1 },
+    });
+    await store.projections.route(
+      't',
+      'v',
+      [1, 2].map((position) => ({ key: 'k', position })),
+      2,
+    );
 
     // The state counts the events applied to it.
     const runtime = {
       resolveKeys: async () => [],
       apply: async (_t: string, _v: string, _c: string, groups: { state: RawJson | null; events: unknown[] }[]) =>
-        groups.map((g) => ({ ok: true as const, states: g.events.map((_, i) => JSON.stringify({ n: (g.state ? JSON.parse(g.state.text).n : 0) + i + 1 })) })),
+        groups.map((g) => ({
+          ok: true as const,
+          states: g.events.map((_, i) => JSON.stringify({ n: (g.state ? JSON.parse(g.state.text).n : 0) + i + 1 })),
+        })),
     };
     const lane = { tenantId: 't', versionId: 'v', key: 'k' };
     const staleRow = (await store.projections.getLane('t', 'v', 'k'))!; // the second run's read of the row: checkpoint 0

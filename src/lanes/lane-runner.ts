@@ -111,7 +111,8 @@ export class LaneRunner {
     }
     // Keep what was applied before the failing event, then count the failure.
     const k = result.failedIndex;
-    if (k > 0 && !(await this.store(lane, version, rec.appliedPosition, events.slice(0, k), result.states.slice(0, k)))) return { status: 'more' };
+    if (k > 0 && !(await this.store(lane, version, rec.appliedPosition, events.slice(0, k), result.states.slice(0, k))))
+      return { status: 'more' };
     return this.fail(lane, events[k].position, `${result.error.code}: ${result.error.message}`);
   }
 
@@ -120,7 +121,13 @@ export class LaneRunner {
    * version's target, so history a deploy catches up on is readable state, not a flood of
    * notifications (see docs/notifications.md).
    */
-  private async store(lane: LaneRef, version: ProjectionVersion, fromPosition: number, events: StoredEvent[], states: string[]): Promise<boolean> {
+  private async store(
+    lane: LaneRef,
+    version: ProjectionVersion,
+    fromPosition: number,
+    events: StoredEvent[],
+    states: string[],
+  ): Promise<boolean> {
     const last = events[events.length - 1];
     const lastState = states[states.length - 1];
     // States stay the JSON text the host wrote; only notified events carry theirs (a catch-up has none).
@@ -164,7 +171,9 @@ export class LaneRunner {
     // The same rules as routing: a thrown ResolveKey, or a key no lane can hold.
     const bad = keys.findIndex((k) => k !== null && (typeof k === 'object' || keyProblem(k) !== null));
     const good = bad === -1 ? events.length : bad;
-    let items = events.slice(0, good).flatMap((e, i) => (typeof keys[i] === 'string' ? [{ key: keys[i] as string, position: e.position }] : []));
+    let items = events
+      .slice(0, good)
+      .flatMap((e, i) => (typeof keys[i] === 'string' ? [{ key: keys[i] as string, position: e.position }] : []));
     // The key limit as in routing: the events up to the first key past it go on; it and the rest stay held here.
     let capped: { error: string; position: number } | null = null;
     if (this.keyCap && items.length) {
@@ -177,7 +186,8 @@ export class LaneRunner {
     const through = capped ? events.findIndex((e) => e.position === capped!.position) : good;
     if (items.length && !(await this.repo.route(lane.tenantId, lane.versionId, items, 0))) return this.gone(lane);
     if (through > 0) await this.repo.consume(lane.tenantId, lane.versionId, lane.key, events[through - 1].position);
-    for (const it of items) void this.scheduler?.wake({ tenantId: lane.tenantId, versionId: lane.versionId, key: it.key }).catch(() => undefined);
+    for (const it of items)
+      void this.scheduler?.wake({ tenantId: lane.tenantId, versionId: lane.versionId, key: it.key }).catch(() => undefined);
     if (capped) return this.hold(lane, capped.position, capped.error);
     if (bad !== -1) {
       const k = keys[bad];

@@ -34,8 +34,19 @@ async function createScheduler(config: AppConfig): Promise<LaneScheduler> {
   return new BullmqLaneScheduler({ redisUrl: config.redisUrl, concurrency, maxInFlightPerTenant });
 }
 
-function createEngine(s: Store, pool: RuntimePool, scheduler: LaneScheduler, c: AppConfig, signal: AppliedSignal, quotas: TenantQuotas, notifications: LaneApplied): LaneEngine {
-  const lease = scheduler.kind === 'bullmq' ? { owner: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, ttlMs: laneLeaseMs(c) } : undefined;
+function createEngine(
+  s: Store,
+  pool: RuntimePool,
+  scheduler: LaneScheduler,
+  c: AppConfig,
+  signal: AppliedSignal,
+  quotas: TenantQuotas,
+  notifications: LaneApplied,
+): LaneEngine {
+  const lease =
+    scheduler.kind === 'bullmq'
+      ? { owner: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, ttlMs: laneLeaseMs(c) }
+      : undefined;
   return new LaneEngine(
     s.events,
     s.projections,
@@ -61,7 +72,11 @@ function createEngine(s: Store, pool: RuntimePool, scheduler: LaneScheduler, c: 
   providers: [
     { provide: LANE_SCHEDULER, inject: [APP_CONFIG], useFactory: createScheduler },
     { provide: AppliedSignal, useValue: new AppliedSignal() },
-    { provide: LaneEngine, inject: [STORE, RuntimePool, LANE_SCHEDULER, APP_CONFIG, AppliedSignal, TenantQuotas, LANE_APPLIED], useFactory: createEngine },
+    {
+      provide: LaneEngine,
+      inject: [STORE, RuntimePool, LANE_SCHEDULER, APP_CONFIG, AppliedSignal, TenantQuotas, LANE_APPLIED],
+      useFactory: createEngine,
+    },
     { provide: APPEND_COMMITTED, useExisting: LaneEngine },
   ],
   exports: [LANE_SCHEDULER, AppliedSignal, LaneEngine, APPEND_COMMITTED],

@@ -11,7 +11,10 @@ describe('keyProblem (the state-key rule)', () => {
 
   it('refuses keys over 1,024 bytes with KEY_TOO_LONG, naming the size', () => {
     expect(keyProblem('a'.repeat(1025))).toEqual({ code: 'KEY_TOO_LONG', message: expect.stringContaining('this one is 1025') });
-    expect(keyProblem('漢'.repeat(1000))).toEqual({ code: 'KEY_TOO_LONG', message: expect.stringContaining('this one is 3000 (1000 UTF-16 units)') });
+    expect(keyProblem('漢'.repeat(1000))).toEqual({
+      code: 'KEY_TOO_LONG',
+      message: expect.stringContaining('this one is 3000 (1000 UTF-16 units)'),
+    });
     expect(keyProblem('😀'.repeat(257))?.code).toBe('KEY_TOO_LONG');
   });
 

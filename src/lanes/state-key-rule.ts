@@ -36,7 +36,10 @@ export function keyProblem(key: string): KeyProblem | null {
   if (key.length * 3 > MAX_STATE_KEY_BYTES) {
     const bytes = Buffer.byteLength(key, 'utf8');
     if (bytes > MAX_STATE_KEY_BYTES) {
-      return { code: 'KEY_TOO_LONG', message: `a state key is at most ${MAX_STATE_KEY_BYTES} bytes of UTF-8; this one is ${bytes} (${key.length} UTF-16 units)` };
+      return {
+        code: 'KEY_TOO_LONG',
+        message: `a state key is at most ${MAX_STATE_KEY_BYTES} bytes of UTF-8; this one is ${bytes} (${key.length} UTF-16 units)`,
+      };
     }
   }
   if (CONTROL.test(key)) return { code: 'INVALID_KEY', message: 'a state key must not contain control characters' };

@@ -17,7 +17,12 @@ describe('TenantRouter', () => {
     const append = async (n: number) => {
       if (n > 0) {
         await store.events.appendMany(
-          Array.from({ length: n }, (_, i) => ({ tenantId: 't', aggregateId: `o-${i}`, inferredType: 'o', events: [{ eventType: 'E', data: `{"k":"k${i % 3}"}` }] })),
+          Array.from({ length: n }, (_, i) => ({
+            tenantId: 't',
+            aggregateId: `o-${i}`,
+            inferredType: 'o',
+            events: [{ eventType: 'E', data: `{"k":"k${i % 3}"}` }],
+          })),
         );
       }
     };
@@ -47,7 +52,10 @@ describe('TenantRouter', () => {
     const woken: LaneRef[] = [];
     const scheduler = { wakeMany: async (lanes: LaneRef[]) => void woken.push(...lanes) } as unknown as LaneScheduler;
     const gone: string[] = [];
-    const router = new TenantRouter('t', log, store.projections, runtime, scheduler, { routed: () => undefined, gone: (id) => void gone.push(id) });
+    const router = new TenantRouter('t', log, store.projections, runtime, scheduler, {
+      routed: () => undefined,
+      gone: (id) => void gone.push(id),
+    });
     const version = async (id: string) => (await store.projections.getVersion('t', id)) as ProjectionVersion;
     const routed = async (id: string) => (await version(id)).routedPosition;
     const until = async (ok: () => boolean | Promise<boolean>) => {
@@ -105,7 +113,16 @@ describe('TenantRouter', () => {
     await store.projections.route('t', 'v1', [], 10); // v1 has routed everything
     router.add(await version('v1'));
     // Dropped elsewhere: this instance still holds the version as it was, at position 0.
-    router.add({ tenantId: 't', versionId: 'ghost', projectionId: 'px', className: 'C', targetPosition: 0, routedPosition: 0, caughtUpAt: null, createdAt: 1 });
+    router.add({
+      tenantId: 't',
+      versionId: 'ghost',
+      projectionId: 'px',
+      className: 'C',
+      targetPosition: 0,
+      routedPosition: 0,
+      caughtUpAt: null,
+      createdAt: 1,
+    });
     await until(() => gone.includes('ghost'));
     expect(router.has('ghost')).toBe(false);
     await new Promise((r) => setTimeout(r, 50));

@@ -127,9 +127,14 @@ export class TenantRouter {
         // The unresolved lane is held (the route made its row), never woken: an operator's retry wakes it.
         const unresolved = r.items.find((i) => i.key === UNRESOLVED_KEY);
         if (unresolved) {
-          await this.repo.failed(this.tenantId, r.versionId, UNRESOLVED_KEY, { position: unresolved.position, error: this.resolveErrors.get(r.versionId) ?? '', hold: true });
+          await this.repo.failed(this.tenantId, r.versionId, UNRESOLVED_KEY, {
+            position: unresolved.position,
+            error: this.resolveErrors.get(r.versionId) ?? '',
+            hold: true,
+          });
         }
-        for (const key of new Set(r.items.map((i) => i.key))) if (key !== UNRESOLVED_KEY) lanes.push({ tenantId: this.tenantId, versionId: r.versionId, key });
+        for (const key of new Set(r.items.map((i) => i.key)))
+          if (key !== UNRESOLVED_KEY) lanes.push({ tenantId: this.tenantId, versionId: r.versionId, key });
       }
       await this.scheduler.wakeMany(lanes);
       this.events.routed();
@@ -146,7 +151,9 @@ export class TenantRouter {
    */
   private async routeOnce(positions: Map<string, number>): Promise<{ routes: VersionRoute[]; fullBatch: boolean }> {
     const byPosition = groupBy(positions.keys(), (id) => positions.get(id)!);
-    const reads = await Promise.all([...byPosition].map(async ([from, ids]) => ({ ids, events: await this.log.readAll(this.tenantId, from, ROUTE_BATCH) })));
+    const reads = await Promise.all(
+      [...byPosition].map(async ([from, ids]) => ({ ids, events: await this.log.readAll(this.tenantId, from, ROUTE_BATCH) })),
+    );
     const routes: VersionRoute[] = [];
     await Promise.all(
       reads
@@ -171,7 +178,8 @@ export class TenantRouter {
   private async capKeys(versionId: string, items: InboxItem[]): Promise<InboxItem[]> {
     const capped = await this.keyCap!.admit(this.tenantId, versionId, items);
     const firstUnresolved = items.find((i) => i.key === UNRESOLVED_KEY);
-    if (capped.refused && (!firstUnresolved || capped.refused.position < firstUnresolved.position)) this.resolveErrors.set(versionId, capped.refused.error);
+    if (capped.refused && (!firstUnresolved || capped.refused.position < firstUnresolved.position))
+      this.resolveErrors.set(versionId, capped.refused.error);
     return capped.items;
   }
 

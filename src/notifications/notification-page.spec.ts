@@ -18,7 +18,10 @@ describe('notification page parameters', () => {
   });
 
   it('refuses a bad cursor before a bad limit', () => {
-    expect(refusal(() => parseNotificationPage({ afterSequence: '-1', limit: '0' }, limits))).toMatchObject({ code: 'VALIDATION_FAILED', details: { field: 'afterSequence' } });
+    expect(refusal(() => parseNotificationPage({ afterSequence: '-1', limit: '0' }, limits))).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      details: { field: 'afterSequence' },
+    });
     expect(refusal(() => parseNotificationPage({ limit: '1001' }, limits))).toMatchObject({ message: 'limit: must be between 1 and 1000' });
   });
 

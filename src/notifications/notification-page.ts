@@ -35,7 +35,8 @@ export function parseNotificationPage(q: RawQuery, limits: PageLimits): Notifica
 /** The delivery listing's query: `status` (checked first), then the page. */
 export function parseDeliveryFilter(q: RawQuery, limits: PageLimits): DeliveryFilter {
   const status = q?.status;
-  if (status !== undefined && !STATUSES.includes(status as DeliveryStatus)) throw validationFailed('status', `must be one of ${STATUSES.join(', ')}`);
+  if (status !== undefined && !STATUSES.includes(status as DeliveryStatus))
+    throw validationFailed('status', `must be one of ${STATUSES.join(', ')}`);
   return { ...(status !== undefined ? { status: status as DeliveryStatus } : {}), ...parseNotificationPage(q, limits) };
 }
 

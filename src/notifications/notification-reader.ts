@@ -12,10 +12,14 @@ export class NotificationReader {
     if (rows.length && rows[0].sequence === afterSequence + 1) return rows;
     const head = await this.repo.head(tenantId, projectionId);
     if (head && afterSequence < head.prunedSequence) {
-      throw new DomainError('CURSOR_EXPIRED', `notifications after ${afterSequence} were removed by retention; resume from oldestSequence`, {
-        afterSequence,
-        oldestSequence: head.prunedSequence + 1,
-      });
+      throw new DomainError(
+        'CURSOR_EXPIRED',
+        `notifications after ${afterSequence} were removed by retention; resume from oldestSequence`,
+        {
+          afterSequence,
+          oldestSequence: head.prunedSequence + 1,
+        },
+      );
     }
     return rows;
   }

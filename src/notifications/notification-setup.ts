@@ -21,7 +21,10 @@ export class NotificationSetup implements ProjectionNotificationSetup {
     return this.endpoints.status(tenantId, p.projectionId);
   }
 
-  async prepare(tenantId: string, config: ProjectionConfig | undefined): Promise<{ meta: Record<string, unknown>; response?: UploadNotificationsView }> {
+  async prepare(
+    tenantId: string,
+    config: ProjectionConfig | undefined,
+  ): Promise<{ meta: Record<string, unknown>; response?: UploadNotificationsView }> {
     const s = settingsFromConfig(config);
     // Refused now rather than at the first delivery: after DNS, so a name pointing inside is caught too.
     if (!s.webhookUrl) return { meta: {}, response: { webhook: { enabled: false, secret: null, isolated: false }, sse: s.sse } };
@@ -30,7 +33,10 @@ export class NotificationSetup implements ProjectionNotificationSetup {
       const { plain, sealed } = this.secrets.newIsolated();
       return { meta: { webhookSecret: sealed }, response: { webhook: { enabled: true, secret: plain, isolated: true }, sse: s.sse } };
     }
-    return { meta: {}, response: { webhook: { enabled: true, secret: await this.secrets.tenantSecret(tenantId), isolated: false }, sse: s.sse } };
+    return {
+      meta: {},
+      response: { webhook: { enabled: true, secret: await this.secrets.tenantSecret(tenantId), isolated: false }, sse: s.sse },
+    };
   }
 
   storedSettings(config: ProjectionConfig | null | undefined): StoredNotifySettings {

@@ -68,7 +68,11 @@ export class NotificationsController {
   /** Dead-lettered deliveries back to pending: one (`{sequence}`) or all of the projection's (`{}`). */
   @Post(':id/webhook/deliveries/replay')
   @HttpCode(200)
-  async replay(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string, @Body(new DtoValidationPipe(ReplayDeliveriesDto)) body: ReplayDeliveriesDto) {
+  async replay(
+    @CurrentTenant() tenant: TenantRecord,
+    @Param('id') id: string,
+    @Body(new DtoValidationPipe(ReplayDeliveriesDto)) body: ReplayDeliveriesDto,
+  ) {
     return { projectionId: id, ...(await this.deliveries.replay(tenant.tenantId, id, body.sequence ?? null)) };
   }
 
@@ -84,9 +88,19 @@ export class NotificationsController {
    */
   @Post(':id/webhook/resume')
   @HttpCode(200)
-  async resume(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string, @Body(new DtoValidationPipe(ResumeWebhookDto)) body: ResumeWebhookDto) {
+  async resume(
+    @CurrentTenant() tenant: TenantRecord,
+    @Param('id') id: string,
+    @Body(new DtoValidationPipe(ResumeWebhookDto)) body: ResumeWebhookDto,
+  ) {
     const r = await this.deliveries.resume(tenant.tenantId, id, body.afterSequence);
-    return { projectionId: id, webhook: { status: 'active' }, afterSequence: r.afterSequence, skipped: r.skipped, resumedAt: isoTime(r.resumedAt) };
+    return {
+      projectionId: id,
+      webhook: { status: 'active' },
+      afterSequence: r.afterSequence,
+      skipped: r.skipped,
+      resumedAt: isoTime(r.resumedAt),
+    };
   }
 }
 

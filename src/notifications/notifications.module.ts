@@ -49,43 +49,71 @@ const STREAM_PAGE = 200;
         return feed;
       },
     },
-    { provide: WebhookUrlGuard, inject: [APP_CONFIG], useFactory: (c: AppConfig) => new WebhookUrlGuard({ allowPrivate: c.webhooks.allowPrivate }) },
+    {
+      provide: WebhookUrlGuard,
+      inject: [APP_CONFIG],
+      useFactory: (c: AppConfig) => new WebhookUrlGuard({ allowPrivate: c.webhooks.allowPrivate }),
+    },
     {
       provide: WebhookSecrets,
       inject: [STORE, APP_CONFIG],
       useFactory: (s: Store, c: AppConfig) =>
-        new WebhookSecrets(s.webhooks, SecretCipher.fromConfig({ keyBase64: c.webhooks.secretsKey, dataDir: c.dataDir }), c.webhooks.secretOverlapMs),
+        new WebhookSecrets(
+          s.webhooks,
+          SecretCipher.fromConfig({ keyBase64: c.webhooks.secretsKey, dataDir: c.dataDir }),
+          c.webhooks.secretOverlapMs,
+        ),
     },
     { provide: NotificationReader, inject: [STORE], useFactory: (s: Store) => new NotificationReader(s.notifications) },
     {
       provide: ServiceStreamSource,
       inject: [TenantDirectory, STORE, NotificationReader, NotificationFeed],
-      useFactory: (t: TenantDirectory, s: Store, r: NotificationReader, f: NotificationFeed) => new ServiceStreamSource(t, s.projections, r, f),
+      useFactory: (t: TenantDirectory, s: Store, r: NotificationReader, f: NotificationFeed) =>
+        new ServiceStreamSource(t, s.projections, r, f),
     },
     // One count for both transports: a key's WebSockets and SSE streams share its cap.
     {
       provide: StreamLimiter,
       inject: [APP_CONFIG],
-      useFactory: (c: AppConfig) => new StreamLimiter({ perKey: c.notifications.maxStreamsPerKey, perInstance: c.notifications.maxStreamsPerInstance }),
+      useFactory: (c: AppConfig) =>
+        new StreamLimiter({ perKey: c.notifications.maxStreamsPerKey, perInstance: c.notifications.maxStreamsPerInstance }),
     },
     // The tenant's stream quota (all its keys, across instances with Redis) on top of the per-key and per-instance caps.
     {
       provide: WebSocketStreamServer,
       inject: [ServiceStreamSource, APP_CONFIG, StreamLimiter, TenantQuotas],
       useFactory: (src: ServiceStreamSource, c: AppConfig, limiter: StreamLimiter, quotas: TenantQuotas) =>
-        new WebSocketStreamServer(src, { pingIntervalMs: c.notifications.pingMs, maxBufferedBytes: c.notifications.maxBufferedBytes, pageSize: STREAM_PAGE }, limiter, quotas),
+        new WebSocketStreamServer(
+          src,
+          { pingIntervalMs: c.notifications.pingMs, maxBufferedBytes: c.notifications.maxBufferedBytes, pageSize: STREAM_PAGE },
+          limiter,
+          quotas,
+        ),
     },
     {
       provide: SseStream,
       inject: [ServiceStreamSource, APP_CONFIG, StreamLimiter, TenantQuotas],
       useFactory: (src: ServiceStreamSource, c: AppConfig, limiter: StreamLimiter, quotas: TenantQuotas) =>
-        new SseStream(src, { heartbeatMs: c.notifications.sseHeartbeatMs, maxBufferedBytes: c.notifications.maxBufferedBytes, pageSize: STREAM_PAGE }, limiter, quotas),
+        new SseStream(
+          src,
+          { heartbeatMs: c.notifications.sseHeartbeatMs, maxBufferedBytes: c.notifications.maxBufferedBytes, pageSize: STREAM_PAGE },
+          limiter,
+          quotas,
+        ),
     },
     {
       provide: WebhookDispatcher,
       inject: [STORE, WebhookSecrets, WebhookUrlGuard, APP_CONFIG, TenantQuotas],
       useFactory: (s: Store, secrets: WebhookSecrets, guard: WebhookUrlGuard, c: AppConfig, quotas: TenantQuotas) =>
-        new WebhookDispatcher(s.webhooks, s.notifications, s.projections, secrets, new WebhookSender(guard, c.webhooks.timeoutMs), c.webhooks, quotas),
+        new WebhookDispatcher(
+          s.webhooks,
+          s.notifications,
+          s.projections,
+          secrets,
+          new WebhookSender(guard, c.webhooks.timeoutMs),
+          c.webhooks,
+          quotas,
+        ),
     },
     {
       provide: NotificationRetention,
@@ -106,13 +134,22 @@ const STREAM_PAGE = 200;
     {
       provide: NotificationSetup,
       inject: [WebhookSecrets, STORE, WebhookUrlGuard, WebhookEndpoints],
-      useFactory: (secrets: WebhookSecrets, s: Store, guard: WebhookUrlGuard, endpoints: WebhookEndpoints) => new NotificationSetup(secrets, s.webhooks, guard, endpoints),
+      useFactory: (secrets: WebhookSecrets, s: Store, guard: WebhookUrlGuard, endpoints: WebhookEndpoints) =>
+        new NotificationSetup(secrets, s.webhooks, guard, endpoints),
     },
     { provide: LANE_APPLIED, useExisting: NotificationFeed },
     { provide: PROJECTION_NOTIFICATION_SETUP, useExisting: NotificationSetup },
     { provide: StoredProjectionLookup, inject: [STORE], useFactory: (s: Store) => new StoredProjectionLookup(s.projections) },
-    { provide: NotificationLog, inject: [StoredProjectionLookup, NotificationReader], useFactory: (c: ProjectionLookup, r: NotificationReader) => new NotificationLog(c, r) },
-    { provide: WebhookSecretRotation, inject: [StoredProjectionLookup, WebhookSecrets], useFactory: (c: ProjectionLookup, secrets: WebhookSecrets) => new WebhookSecretRotation(c, secrets) },
+    {
+      provide: NotificationLog,
+      inject: [StoredProjectionLookup, NotificationReader],
+      useFactory: (c: ProjectionLookup, r: NotificationReader) => new NotificationLog(c, r),
+    },
+    {
+      provide: WebhookSecretRotation,
+      inject: [StoredProjectionLookup, WebhookSecrets],
+      useFactory: (c: ProjectionLookup, secrets: WebhookSecrets) => new WebhookSecretRotation(c, secrets),
+    },
     {
       provide: WebhookDeliveries,
       inject: [StoredProjectionLookup, STORE, WebhookEndpoints],

@@ -84,7 +84,11 @@ export class SseStream {
           : null;
     const projection = await this.source.projection(tenantId, projectionId);
     if (!projection) throw notFound(`projection '${projectionId}'`);
-    if (!projection.sse) throw new DomainError('SSE_DISABLED', `server-sent events are not enabled for projection '${projectionId}' (upload config "sse": true)`);
+    if (!projection.sse)
+      throw new DomainError(
+        'SSE_DISABLED',
+        `server-sent events are not enabled for projection '${projectionId}' (upload config "sse": true)`,
+      );
     const afterSequence = explicitAfter ?? (await this.source.headSequence(tenantId, projectionId));
     if (res.destroyed || req.destroyed) return;
 

@@ -35,10 +35,18 @@ export class StreamLimiter {
   acquire(keyHash: string): StreamSlot {
     const held = this.byKey.get(keyHash) ?? 0;
     if (held >= this.limits.perKey) {
-      throw tooMany('key', this.limits.perKey, `this API key already has ${held} streams open, the most allowed (STREAM_MAX_PER_KEY); close one first`);
+      throw tooMany(
+        'key',
+        this.limits.perKey,
+        `this API key already has ${held} streams open, the most allowed (STREAM_MAX_PER_KEY); close one first`,
+      );
     }
     if (this.total >= this.limits.perInstance) {
-      throw tooMany('instance', this.limits.perInstance, `this instance already holds ${this.total} streams, the most allowed (STREAM_MAX_PER_INSTANCE); retry later`);
+      throw tooMany(
+        'instance',
+        this.limits.perInstance,
+        `this instance already holds ${this.total} streams, the most allowed (STREAM_MAX_PER_INSTANCE); retry later`,
+      );
     }
     this.total++;
     this.byKey.set(keyHash, held + 1);

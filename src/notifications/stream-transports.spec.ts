@@ -276,7 +276,11 @@ describe('stream transports', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  function connect(query = '', options: ClientOptions & { protocols?: string[] } = { headers: { 'x-api-key': API_KEY } }, path = STREAM_PATH) {
+  function connect(
+    query = '',
+    options: ClientOptions & { protocols?: string[] } = { headers: { 'x-api-key': API_KEY } },
+    path = STREAM_PATH,
+  ) {
     const { protocols, ...rest } = options;
     const ws = new WebSocket(`ws://127.0.0.1:${port}${path}${query}`, protocols ?? [], rest);
     clients.push(ws);

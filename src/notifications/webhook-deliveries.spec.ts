@@ -15,7 +15,15 @@ const projection = (notifyConfig: string | null): ProjectionRecord => ({
 function setup(p: ProjectionRecord | null) {
   const listing = { list: jest.fn(async () => []) };
   const endpoints = {
-    status: jest.fn(async () => ({ status: 'active' as const, pendingDeliveries: 0, pendingDeliveriesLimit: 0, deadDeliveries: 0, suspendedAt: null, suspendedReason: null, resumeFromSequence: null })),
+    status: jest.fn(async () => ({
+      status: 'active' as const,
+      pendingDeliveries: 0,
+      pendingDeliveriesLimit: 0,
+      deadDeliveries: 0,
+      suspendedAt: null,
+      suspendedReason: null,
+      resumeFromSequence: null,
+    })),
     resume: jest.fn(async () => ({ afterSequence: 4, skipped: 1 })),
     replay: jest.fn(async () => ({ replayed: 2 })),
   };
@@ -49,7 +57,10 @@ describe('WebhookDeliveries', () => {
   });
 
   it('answers the endpoint status only for a projection with a webhook', async () => {
-    await expect(setup(projection('{"sse":true}')).deliveries.status('t', 'p')).rejects.toMatchObject({ code: 'NOT_FOUND', message: "webhook of projection 'p' not found" });
+    await expect(setup(projection('{"sse":true}')).deliveries.status('t', 'p')).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+      message: "webhook of projection 'p' not found",
+    });
     expect(await setup(projection('{"webhookUrl":"https://x.test"}')).deliveries.status('t', 'p')).toMatchObject({ status: 'active' });
   });
 });

@@ -13,7 +13,12 @@ export interface DeliveryListing {
 export interface EndpointOperations {
   status(tenantId: string, projectionId: string): Promise<WebhookStatusView>;
   resume(tenantId: string, projectionId: string, afterSequence: number | undefined): Promise<{ afterSequence: number; skipped: number }>;
-  replay(tenantId: string, projectionId: string, sequence: number | null, now: number): Promise<{ replayed: number; expired?: number; oldestSequence?: number }>;
+  replay(
+    tenantId: string,
+    projectionId: string,
+    sequence: number | null,
+    now: number,
+  ): Promise<{ replayed: number; expired?: number; oldestSequence?: number }>;
 }
 
 /**
@@ -47,7 +52,11 @@ export class WebhookDeliveries {
   }
 
   /** A suspended endpoint delivers again: from the oldest undelivered notification, or after `afterSequence`. */
-  async resume(tenantId: string, projectionId: string, afterSequence: number | undefined): Promise<{ afterSequence: number; skipped: number; resumedAt: number }> {
+  async resume(
+    tenantId: string,
+    projectionId: string,
+    afterSequence: number | undefined,
+  ): Promise<{ afterSequence: number; skipped: number; resumedAt: number }> {
     await this.projections.projection(tenantId, projectionId);
     const r = await this.endpoints.resume(tenantId, projectionId, afterSequence);
     return { ...r, resumedAt: this.now() };

@@ -119,7 +119,9 @@ export class WebhookDispatcher {
     const slots = await Promise.all(due.map((d) => this.tenantQuota.acquireWebhookSlot(d.tenantId)));
     // Claimed together (on SQLite one group commit for all of them). The claim pushes the next try past this
     // attempt's deadline, so no one else sends it meanwhile.
-    const claimed = await Promise.all(due.map((d, i) => (slots[i] ? this.deliveries.claim(d, now + this.options.timeoutMs + 5_000) : false)));
+    const claimed = await Promise.all(
+      due.map((d, i) => (slots[i] ? this.deliveries.claim(d, now + this.options.timeoutMs + 5_000) : false)),
+    );
     due.forEach((d, i) => {
       const release = slots[i];
       if (!release) return;
@@ -189,7 +191,9 @@ export class WebhookDispatcher {
         now,
       );
       this.atLimit.delete(key);
-      this.logger.warn(`webhook of projection ${projectionId} (tenant ${tenantId}) suspended at ${limit} pending deliveries; resume from sequence ${s.resumeSequence}`);
+      this.logger.warn(
+        `webhook of projection ${projectionId} (tenant ${tenantId}) suspended at ${limit} pending deliveries; resume from sequence ${s.resumeSequence}`,
+      );
     } else {
       this.atLimit.add(key);
     }
@@ -224,15 +228,26 @@ export class WebhookDispatcher {
     if (hit && hit.until > Date.now()) return hit.value;
     const p = await this.projections.get(tenantId, projectionId);
     const settings = parseSettings(p?.notifyConfig ?? null);
-    const value = p && settings.webhookUrl ? { url: settings.webhookUrl, secrets: await this.secrets.signing(tenantId, projectionId, settings.isolated) } : null;
+    const value =
+      p && settings.webhookUrl
+        ? { url: settings.webhookUrl, secrets: await this.secrets.signing(tenantId, projectionId, settings.isolated) }
+        : null;
     this.targets.set(id, { value, until: Date.now() + TARGET_CACHE_MS });
     return value;
   }
 
   private async attempt(d: WebhookDelivery): Promise<void> {
-    const [[n], target] = await Promise.all([this.notifications.read(d.tenantId, d.projectionId, d.sequence - 1, 1), this.target(d.tenantId, d.projectionId)]);
+    const [[n], target] = await Promise.all([
+      this.notifications.read(d.tenantId, d.projectionId, d.sequence - 1, 1),
+      this.target(d.tenantId, d.projectionId),
+    ]);
     if (!n || n.sequence !== d.sequence || !target) {
-      await this.deliveries.attemptFailed(d, !target ? 'webhook no longer configured' : 'NOTIFICATION_EXPIRED: removed by retention', null, Date.now());
+      await this.deliveries.attemptFailed(
+        d,
+        !target ? 'webhook no longer configured' : 'NOTIFICATION_EXPIRED: removed by retention',
+        null,
+        Date.now(),
+      );
       return;
     }
     const { url, secrets } = target;

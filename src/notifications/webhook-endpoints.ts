@@ -63,7 +63,11 @@ export class WebhookEndpoints {
    * If retention has removed notifications from there, 410 CURSOR_EXPIRED with the oldest kept,
    * and the endpoint stays suspended: the caller sees the gap and resumes after it explicitly.
    */
-  async resume(tenantId: string, projectionId: string, afterSequence: number | undefined): Promise<{ afterSequence: number; skipped: number }> {
+  async resume(
+    tenantId: string,
+    projectionId: string,
+    afterSequence: number | undefined,
+  ): Promise<{ afterSequence: number; skipped: number }> {
     const suspension = await this.deliveries.suspension(tenantId, projectionId);
     if (!suspension) throw new DomainError('WEBHOOK_NOT_SUSPENDED', `the webhook of projection '${projectionId}' is not suspended`);
     const head = await this.notifications.head(tenantId, projectionId);
@@ -90,17 +94,29 @@ export class WebhookEndpoints {
    * Dead deliveries back to pending. One whose notification retention removed cannot be sent:
    * NOTIFICATION_EXPIRED for `{sequence}`; counted as `expired` in a replay of all.
    */
-  async replay(tenantId: string, projectionId: string, sequence: number | null, now: number): Promise<{ replayed: number; expired?: number; oldestSequence?: number }> {
+  async replay(
+    tenantId: string,
+    projectionId: string,
+    sequence: number | null,
+    now: number,
+  ): Promise<{ replayed: number; expired?: number; oldestSequence?: number }> {
     if (await this.deliveries.suspension(tenantId, projectionId)) {
-      throw new DomainError('WEBHOOK_SUSPENDED', `the webhook of projection '${projectionId}' is suspended: resume it first (POST /projections/${projectionId}/webhook/resume)`);
+      throw new DomainError(
+        'WEBHOOK_SUSPENDED',
+        `the webhook of projection '${projectionId}' is suspended: resume it first (POST /projections/${projectionId}/webhook/resume)`,
+      );
     }
     const pruned = (await this.notifications.head(tenantId, projectionId))?.prunedSequence ?? 0;
     if (sequence !== null) {
       if (sequence <= pruned) {
-        throw new DomainError('NOTIFICATION_EXPIRED', `notification ${sequence} was removed by retention and cannot be delivered again (oldest kept: ${pruned + 1})`, {
-          sequence,
-          oldestSequence: pruned + 1,
-        });
+        throw new DomainError(
+          'NOTIFICATION_EXPIRED',
+          `notification ${sequence} was removed by retention and cannot be delivered again (oldest kept: ${pruned + 1})`,
+          {
+            sequence,
+            oldestSequence: pruned + 1,
+          },
+        );
       }
       return { replayed: await this.deliveries.replay(tenantId, projectionId, sequence, now) };
     }

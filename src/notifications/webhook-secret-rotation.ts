@@ -19,7 +19,10 @@ export class WebhookSecretRotation {
   async rotateProjection(tenantId: string, projectionId: string): Promise<{ secret: string; rotatedAt: number }> {
     const p = await this.projections.projection(tenantId, projectionId);
     if (!parseSettings(p.notifyConfig).isolated) {
-      throw new DomainError('WEBHOOK_SECRET_SHARED', `projection '${projectionId}' signs with the tenant's shared secret: rotate it with POST /webhooks/rotate`);
+      throw new DomainError(
+        'WEBHOOK_SECRET_SHARED',
+        `projection '${projectionId}' signs with the tenant's shared secret: rotate it with POST /webhooks/rotate`,
+      );
     }
     return this.secrets.rotate(tenantId, projectionId);
   }

@@ -31,7 +31,12 @@ export class WebhookSender {
         u,
         {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'event-sourcing-service-webhooks/1', ...headers },
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            'user-agent': 'event-sourcing-service-webhooks/1',
+            ...headers,
+          },
           timeout: this.timeoutMs,
           lookup: (_host, opts, cb) => {
             if ((opts as { all?: boolean }).all) (cb as any)(null, [{ address, family }]);

@@ -9,7 +9,7 @@ const fakeDns = (answers: Record<string, string[]>) => async (host: string) => {
 const dns = fakeDns({
   'hooks.example.com': ['93.184.215.14'],
   'v6.example.com': ['2606:4700::6810:84e5', '93.184.215.14'],
-  'intranet': ['10.1.2.3'],
+  intranet: ['10.1.2.3'],
   'rebind.example.com': ['169.254.169.254'],
   'mixed.example.com': ['93.184.215.14', '192.168.1.10'],
   'mixed6.example.com': ['2606:4700::6810:84e5', 'fd00:ec2::254'],

@@ -23,8 +23,7 @@ export interface ResolvedWebhookUrl {
   family: 4 | 6;
 }
 
-const lookupAll = async (host: string): Promise<string[]> =>
-  (await dns.lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+const lookupAll = async (host: string): Promise<string[]> => (await dns.lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
 export class WebhookUrlGuard {
   private readonly allowPrivate: boolean;
@@ -137,7 +136,7 @@ const V4_NON_PUBLIC: Array<[string, number]> = [
 const V4_BLOCKS = V4_NON_PUBLIC.map(([base, bits]) => ({ base: ipv4ToInt(base), mask: (~0 << (32 - bits)) >>> 0 }));
 
 function isPublicIPv4(n: number): boolean {
-  return !V4_BLOCKS.some(({ base, mask }) => ((n & mask) >>> 0) === base);
+  return !V4_BLOCKS.some(({ base, mask }) => (n & mask) >>> 0 === base);
 }
 
 function isPublicIPv6(w: number[]): boolean {

@@ -252,7 +252,10 @@ class WebSocketStreamConnection {
 }
 
 function offeredProtocols(req: IncomingMessage): string[] {
-  return (req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim()).filter((p) => p !== '');
+  return (req.headers['sec-websocket-protocol'] ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
 }
 
 function apiKeyOf(req: IncomingMessage, query: URLSearchParams, offered: string[]): string | undefined {

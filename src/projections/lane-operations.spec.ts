@@ -12,7 +12,16 @@ const lane = (key: string, heldPosition: number | null): LaneRecord => ({
 });
 
 function setup(p: Partial<ProjectionRecord>, lanes: Record<string, LaneRecord>, changed = true) {
-  const projection: ProjectionRecord = { tenantId: 't', projectionId: 'p', name: 'n', activeVersion: 'v1', pendingVersion: null, createdAt: 1, notifyConfig: null, ...p };
+  const projection: ProjectionRecord = {
+    tenantId: 't',
+    projectionId: 'p',
+    name: 'n',
+    activeVersion: 'v1',
+    pendingVersion: null,
+    createdAt: 1,
+    notifyConfig: null,
+    ...p,
+  };
   const store = {
     getLane: jest.fn(async (_t: string, versionId: string, key: string) => lanes[`${versionId}/${key}`] ?? null),
     release: jest.fn(async () => changed),
@@ -48,12 +57,21 @@ describe('LaneOperations', () => {
     const free = setup({}, { 'v1/k': lane('k', null) });
     await expect(free.ops.operate('t', 'p', 'k', 'retry')).rejects.toMatchObject({ code: 'VALIDATION_FAILED', details: { field: 'key' } });
     const raced = setup({}, { 'v1/k': lane('k', 2) }, false);
-    await expect(raced.ops.operate('t', 'p', 'k', 'retry')).rejects.toMatchObject({ code: 'VALIDATION_FAILED', message: "lane 'k' is not held" });
+    await expect(raced.ops.operate('t', 'p', 'k', 'retry')).rejects.toMatchObject({
+      code: 'VALIDATION_FAILED',
+      message: "lane 'k' is not held",
+    });
     expect(raced.wakeLane).not.toHaveBeenCalled();
   });
 
   it('answers NOT_FOUND for an unknown lane and for a projection without a version', async () => {
-    await expect(setup({}, {}).ops.operate('t', 'p', 'k', 'retry')).rejects.toMatchObject({ code: 'NOT_FOUND', message: "lane 'k' not found" });
-    await expect(setup({ activeVersion: null }, {}).ops.operate('t', 'p', 'k', 'retry')).rejects.toMatchObject({ code: 'NOT_FOUND', message: "projection 'p' not found" });
+    await expect(setup({}, {}).ops.operate('t', 'p', 'k', 'retry')).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+      message: "lane 'k' not found",
+    });
+    await expect(setup({ activeVersion: null }, {}).ops.operate('t', 'p', 'k', 'retry')).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+      message: "projection 'p' not found",
+    });
   });
 });

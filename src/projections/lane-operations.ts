@@ -41,7 +41,8 @@ export class LaneOperations {
     const lane = await this.deps.lanes.getLane(tenantId, versionId, key);
     if (!lane) throw notFound(`lane '${key}'`);
     if (lane.heldPosition === null) throw notHeld(key);
-    const done = action === 'retry' ? await this.deps.lanes.release(tenantId, versionId, key) : await this.deps.lanes.skip(tenantId, versionId, key);
+    const done =
+      action === 'retry' ? await this.deps.lanes.release(tenantId, versionId, key) : await this.deps.lanes.skip(tenantId, versionId, key);
     // Released or skipped by someone else between the read and the change: it is no longer held.
     if (!done) throw notHeld(key);
     await this.deps.wakeLane({ tenantId, versionId, key });

@@ -20,7 +20,8 @@ export function parseProjectionConfig(raw: string | undefined, field: string): P
   if (v === null || typeof v !== 'object' || Array.isArray(v)) throw validationFailed(field, 'must be a JSON object');
   const n = v.notifications && typeof v.notifications === 'object' ? v.notifications : v;
   const url = n.webhook?.url;
-  if (url !== undefined && (typeof url !== 'string' || !/^https?:\/\//.test(url))) throw validationFailed(`${field}.webhook.url`, 'must be an http(s) URL');
+  if (url !== undefined && (typeof url !== 'string' || !/^https?:\/\//.test(url)))
+    throw validationFailed(`${field}.webhook.url`, 'must be an http(s) URL');
   const name = v.name;
   if (name !== undefined && (typeof name !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(name))) {
     throw validationFailed(`${field}.name`, 'must be 1–100 letters, digits or . _ -');
@@ -68,10 +69,17 @@ export class ProjectionCatalog {
     await this.queue.checkRoom(tenantId);
     // A name given in the config is known now: a new one past the limit is refused before anything is
     // stored. Without one, the name comes from the compile, and the deploy checks it (the upload fails).
-    if (config?.name && !(await this.repo.getByName(tenantId, config.name))) await this.quota.admitProjection(tenantId, (await this.repo.list(tenantId)).length);
+    if (config?.name && !(await this.repo.getByName(tenantId, config.name)))
+      await this.quota.admitProjection(tenantId, (await this.repo.list(tenantId)).length);
     const sources = await readSourceArchive(zip);
     const prepared = (await this.notifications?.prepare(tenantId, config)) ?? { meta: {} };
-    const upload = await this.queue.submit({ tenantId, kind: 'projection', sources, uploadId: randomUUID(), meta: { config: config ?? null, ...prepared.meta } });
+    const upload = await this.queue.submit({
+      tenantId,
+      kind: 'projection',
+      sources,
+      uploadId: randomUUID(),
+      meta: { config: config ?? null, ...prepared.meta },
+    });
     return { upload, notifications: prepared.response };
   }
 
@@ -124,7 +132,10 @@ export class ProjectionCatalog {
     if (u.kind !== 'projection' || u.status !== 'compiled') return;
     const found = (u.discovered ?? []).find((d) => d.kind === 'projection');
     if (!found) {
-      await this.uploads.markFailed(u.tenantId, u.uploadId, { compilationError: 'no implementation of IProjection<TState> found', at: Date.now() });
+      await this.uploads.markFailed(u.tenantId, u.uploadId, {
+        compilationError: 'no implementation of IProjection<TState> found',
+        at: Date.now(),
+      });
       return;
     }
     const meta = u.meta as Record<string, unknown> & { config?: ProjectionConfig | null };

@@ -16,7 +16,10 @@ export interface ProjectionConfig {
 /** The notifications capability's part in an upload and a deploy (NotificationsModule binds it; none in unit setups). */
 export interface ProjectionNotificationSetup {
   /** At upload: checks the settings (webhook URL), makes secrets; what to keep with the upload and what to answer. */
-  prepare(tenantId: string, config: ProjectionConfig | undefined): Promise<{ meta: Record<string, unknown>; response?: UploadNotificationsView }>;
+  prepare(
+    tenantId: string,
+    config: ProjectionConfig | undefined,
+  ): Promise<{ meta: Record<string, unknown>; response?: UploadNotificationsView }>;
   /** The settings as stored with the projection. */
   storedSettings(config: ProjectionConfig | null | undefined): StoredNotifySettings;
   /** After the deploy is stored: binds an isolated secret, starts webhook deliveries. */
@@ -31,4 +34,3 @@ export interface UploadNotificationsView {
   webhook: { enabled: boolean; secret: string | null; isolated: boolean };
   sse: boolean;
 }
-

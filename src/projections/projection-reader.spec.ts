@@ -9,8 +9,15 @@ async function setup() {
   const store = new SqliteStore({ file: ':memory:' });
   await store.migrate();
   await store.tenants.createTenant({ tenantId: 't', name: 't', createdAt: 1 });
-  await store.events.appendMany([1, 2, 3].map((i) => ({ tenantId: 't', aggregateId: `o-${i}`, inferredType: 'o', events: [{ eventType: 'E', data: '{}' }] })));
-  await store.projections.deploy({ tenantId: 't', projectionId: 'p', name: 'n', version: { tenantId: 't', versionId: 'v', projectionId: 'p', className: 'C', targetPosition: 3, createdAt: 1 } });
+  await store.events.appendMany(
+    [1, 2, 3].map((i) => ({ tenantId: 't', aggregateId: `o-${i}`, inferredType: 'o', events: [{ eventType: 'E', data: '{}' }] })),
+  );
+  await store.projections.deploy({
+    tenantId: 't',
+    projectionId: 'p',
+    name: 'n',
+    version: { tenantId: 't', versionId: 'v', projectionId: 'p', className: 'C', targetPosition: 3, createdAt: 1 },
+  });
   const signal = new AppliedSignal();
   return { store, signal, reader: new ProjectionReader(store.projections, store.events, 300, signal) };
 }
@@ -21,9 +28,15 @@ describe('ProjectionReader', () => {
     await store.projections.route('t', 'v', [{ key: 'k', position: 1 }], 3);
     await store.projections.laneWork('t', 'v', 'k', 1);
     await store.projections.applied('t', 'v', 'k', { state: '{"n":1}', fromPosition: 0, appliedPosition: 1, updatedAt: 5 });
-    expect(stateAnswer(await reader.state('t', 'p', 'k'))).toMatchObject({ status: 202, body: { projectionId: 'p', status: 'catching_up' } });
+    expect(stateAnswer(await reader.state('t', 'p', 'k'))).toMatchObject({
+      status: 202,
+      body: { projectionId: 'p', status: 'catching_up' },
+    });
     await store.projections.markCaughtUp('t', 'v', 10);
-    expect(stateAnswer(await reader.state('t', 'p', 'k'))).toMatchObject({ status: 200, body: { stateKey: 'k', state: new RawJson('{"n":1}'), appliedPosition: 1 } });
+    expect(stateAnswer(await reader.state('t', 'p', 'k'))).toMatchObject({
+      status: 200,
+      body: { stateKey: 'k', state: new RawJson('{"n":1}'), appliedPosition: 1 },
+    });
     await expect(reader.state('t', 'p', 'nope')).rejects.toMatchObject({ code: 'NOT_FOUND' });
     await expect(reader.state('t', 'missing', 'k')).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
@@ -37,7 +50,12 @@ describe('ProjectionReader', () => {
       await store.projections.markCaughtUp('t', versionId, 10);
     };
     await stateOf('v', 1);
-    await store.projections.deploy({ tenantId: 't', projectionId: 'p', name: 'n', version: { tenantId: 't', versionId: 'v2', projectionId: 'p', className: 'C', targetPosition: 3, createdAt: 2 } });
+    await store.projections.deploy({
+      tenantId: 't',
+      projectionId: 'p',
+      name: 'n',
+      version: { tenantId: 't', versionId: 'v2', projectionId: 'p', className: 'C', targetPosition: 3, createdAt: 2 },
+    });
     await stateOf('v2', 10);
     // The promotion lands between the reader's read of the projection and its read of the lane.
     const getLane = store.projections.getLane.bind(store.projections);
@@ -59,7 +77,9 @@ describe('ProjectionReader', () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
     const waiting = reader.state('t', 'p', 'k', 2);
     setTimeout(() => {
-      void store.projections.applied('t', 'v', 'k', { state: '{"n":2}', fromPosition: 0, appliedPosition: 2, updatedAt: 6 }).then(() => signal.notify('v', 'k'));
+      void store.projections
+        .applied('t', 'v', 'k', { state: '{"n":2}', fromPosition: 0, appliedPosition: 2, updatedAt: 6 })
+        .then(() => signal.notify('v', 'k'));
     }, 30);
     expect(stateAnswer(await waiting)).toMatchObject({ status: 200, body: { state: new RawJson('{"n":2}') } });
   });
@@ -76,12 +96,23 @@ describe('ProjectionReader', () => {
       await repo.applied('t', 'v', 'k', { state: '{"n":2}', fromPosition: 0, appliedPosition: 2, updatedAt: 6 });
       return nextInboxPosition(...args);
     });
-    expect(stateAnswer(await reader.state('t', 'p', 'k', 2))).toMatchObject({ status: 200, body: { state: new RawJson('{"n":2}'), appliedPosition: 2 } });
+    expect(stateAnswer(await reader.state('t', 'p', 'k', 2))).toMatchObject({
+      status: 200,
+      body: { state: new RawJson('{"n":2}'), appliedPosition: 2 },
+    });
   });
 
   it('reports lag from head and applied positions, counting held lanes as not applied', async () => {
     const { store, reader } = await setup();
-    await store.projections.route('t', 'v', [{ key: 'a', position: 1 }, { key: 'b', position: 2 }], 3);
+    await store.projections.route(
+      't',
+      'v',
+      [
+        { key: 'a', position: 1 },
+        { key: 'b', position: 2 },
+      ],
+      3,
+    );
     await store.projections.laneWork('t', 'v', 'a', 1);
     await store.projections.failed('t', 'v', 'a', { position: 1, error: 'x', hold: true });
     await new Promise((r) => setTimeout(r, 25)); // the oldest unapplied event is now at least 25 ms old

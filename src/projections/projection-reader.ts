@@ -55,18 +55,30 @@ export class ProjectionReader {
       p = now;
       return true;
     };
-    for (let promotions = 0; ; ) {
+    for (let promotions = 0; ;) {
       const v = await this.repo.getVersion(tenantId, p.activeVersion!);
       if (!v) {
         if (promotions++ < 3 && (await promotedMeanwhile())) continue;
         throw notFound(`projection '${projectionId}'`);
       }
-      const reached = v.caughtUpAt === null ? false : minPosition === undefined ? true : await this.keyReached(tenantId, v.versionId, key, minPosition, v.routedPosition);
+      const reached =
+        v.caughtUpAt === null
+          ? false
+          : minPosition === undefined
+            ? true
+            : await this.keyReached(tenantId, v.versionId, key, minPosition, v.routedPosition);
       if (reached !== false) {
         const lane = reached === true ? await this.repo.getLane(tenantId, v.versionId, key) : reached;
         if ((!lane || lane.state === null) && promotions++ < 3 && (await promotedMeanwhile())) continue;
         if (!lane || lane.state === null) throw notFound(`state '${key}' of projection '${projectionId}'`);
-        return { kind: 'ready', projectionId, stateKey: key, state: new RawJson(lane.state), updatedAt: lane.updatedAt ?? 0, appliedPosition: lane.appliedPosition };
+        return {
+          kind: 'ready',
+          projectionId,
+          stateKey: key,
+          state: new RawJson(lane.state),
+          updatedAt: lane.updatedAt ?? 0,
+          appliedPosition: lane.appliedPosition,
+        };
       }
       if (Date.now() >= deadline) {
         const applied = await this.appliedPosition(tenantId, v.versionId, v.routedPosition);
@@ -121,7 +133,13 @@ export class ProjectionReader {
    * with); true when only the inbox does (the lane may have applied since its row was read here,
    * emptying the inbox: the caller reads the row again, never answering with the older state).
    */
-  private async keyReached(tenantId: string, versionId: string, key: string, position: number, routed: number): Promise<LaneRecord | boolean> {
+  private async keyReached(
+    tenantId: string,
+    versionId: string,
+    key: string,
+    position: number,
+    routed: number,
+  ): Promise<LaneRecord | boolean> {
     if (routed < position) return false;
     const lane = await this.repo.getLane(tenantId, versionId, key);
     if (lane && lane.appliedPosition >= position) return lane;

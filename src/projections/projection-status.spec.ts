@@ -16,8 +16,24 @@ const upload: UploadRecord = {
   createdAt: 0,
   compiledAt: 1,
 };
-const projection: ProjectionRecord = { tenantId: 't', projectionId: 'p', name: 'n', activeVersion: 'u1', pendingVersion: 'u2', createdAt: 0, notifyConfig: null };
-const lagOf = (n: number): ApplyLag => ({ totalInboxDepth: n, heldLanes: 0, laneCount: 1, headPosition: n, appliedPosition: 0, lagEvents: n, oldestUnappliedAgeMs: 0 });
+const projection: ProjectionRecord = {
+  tenantId: 't',
+  projectionId: 'p',
+  name: 'n',
+  activeVersion: 'u1',
+  pendingVersion: 'u2',
+  createdAt: 0,
+  notifyConfig: null,
+};
+const lagOf = (n: number): ApplyLag => ({
+  totalInboxDepth: n,
+  heldLanes: 0,
+  laneCount: 1,
+  headPosition: n,
+  appliedPosition: 0,
+  lagEvents: n,
+  oldestUnappliedAgeMs: 0,
+});
 
 function setup(found: { upload: UploadRecord; projection: ProjectionRecord | null }, webhook: object | null = null) {
   const deps = {
@@ -40,7 +56,9 @@ describe('ProjectionStatus', () => {
   });
 
   it('adds the webhook only when the projection has one', async () => {
-    expect(await setup({ upload, projection }, { status: 'active' }).status.read('t', 'p', { withLag: false })).toMatchObject({ webhook: { status: 'active' } });
+    expect(await setup({ upload, projection }, { status: 'active' }).status.read('t', 'p', { withLag: false })).toMatchObject({
+      webhook: { status: 'active' },
+    });
     expect(await setup({ upload, projection }).status.read('t', 'p', { withLag: false })).not.toHaveProperty('webhook');
   });
 

@@ -10,11 +10,7 @@ const STATUS: Record<UploadRecord['status'], string> = { pending: 'compiling', c
  * `discovered`, `activeVersion`/`pendingVersion`) and earlier (`projectionId`, `compiledClassName`,
  * `compiledStateType`); `id` is the deprecated alias of `uploadId`.
  */
-export function projectionStatusView(
-  u: UploadRecord,
-  p: ProjectionRecord | null,
-  lag?: { active?: ApplyLag; pending?: ApplyLag },
-) {
+export function projectionStatusView(u: UploadRecord, p: ProjectionRecord | null, lag?: { active?: ApplyLag; pending?: ApplyLag }) {
   const projections = (u.discovered ?? []).filter((d) => d.kind === 'projection');
   const first = projections[0];
   // Compiled but not yet deployed (the moment between the two): still 'compiling', so that a client
@@ -72,12 +68,23 @@ export function stateAnswer(r: StateRead) {
   if (r.kind === 'ready') {
     return {
       status: 200 as const,
-      body: { projectionId: r.projectionId, stateKey: r.stateKey, state: r.state, updatedAt: isoTime(r.updatedAt), appliedPosition: r.appliedPosition },
+      body: {
+        projectionId: r.projectionId,
+        stateKey: r.stateKey,
+        state: r.state,
+        updatedAt: isoTime(r.updatedAt),
+        appliedPosition: r.appliedPosition,
+      },
     };
   }
   return {
     status: 202 as const,
-    body: { projectionId: r.projectionId, status: 'catching_up' as const, ...(r.minPosition !== undefined ? { minPosition: r.minPosition } : {}), appliedPosition: r.appliedPosition },
+    body: {
+      projectionId: r.projectionId,
+      status: 'catching_up' as const,
+      ...(r.minPosition !== undefined ? { minPosition: r.minPosition } : {}),
+      appliedPosition: r.appliedPosition,
+    },
   };
 }
 

@@ -30,7 +30,9 @@ export class ProjectionsController {
     const { file, fields } = await readMultipart(req);
     // The earlier shape sends `notificationConfig` (direct settings) and expects the earlier answer.
     const earlier = fields.notificationConfig !== undefined && fields.config === undefined;
-    const config = earlier ? parseProjectionConfig(fields.notificationConfig, 'notificationConfig') : parseProjectionConfig(fields.config, 'config');
+    const config = earlier
+      ? parseProjectionConfig(fields.notificationConfig, 'notificationConfig')
+      : parseProjectionConfig(fields.config, 'config');
     const { upload: u, notifications } = await this.catalog.upload(tenant.tenantId, file, config);
     if (earlier) return { projectionId: u.uploadId, uploadId: u.uploadId, status: 'pending_compilation' };
     return {
@@ -50,7 +52,10 @@ export class ProjectionsController {
 
   @Get(':id/status')
   async status(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string, @Query('include') include?: string) {
-    const withLag = (include ?? '').split(',').map((s) => s.trim()).includes('lag');
+    const withLag = (include ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .includes('lag');
     return this.statusView.read(tenant.tenantId, id, { withLag });
   }
 
@@ -84,7 +89,12 @@ export class ProjectionsController {
   }
 
   @Get(':id/lanes')
-  async lanes(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string, @Query('held') held?: string, @Query('after') after?: string) {
+  async lanes(
+    @CurrentTenant() tenant: TenantRecord,
+    @Param('id') id: string,
+    @Query('held') held?: string,
+    @Query('after') after?: string,
+  ) {
     const lanes = await this.reader.lanes(tenant.tenantId, id, { afterKey: after ?? '', limit: LANE_PAGE, heldOnly: held === 'true' });
     return { lanes: lanes.map(laneView) };
   }

@@ -26,7 +26,8 @@ import { ProjectionsController } from './projections.controller';
     {
       provide: ProjectionReader,
       inject: [STORE, APP_CONFIG, AppliedSignal],
-      useFactory: (s: Store, c: AppConfig, signal: AppliedSignal) => new ProjectionReader(s.projections, s.events, c.lanes.readWaitMs, signal),
+      useFactory: (s: Store, c: AppConfig, signal: AppliedSignal) =>
+        new ProjectionReader(s.projections, s.events, c.lanes.readWaitMs, signal),
     },
     {
       provide: ProjectionCatalog,
@@ -38,19 +39,31 @@ import { ProjectionsController } from './projections.controller';
       provide: ProjectionStatus,
       inject: [ProjectionCatalog, ProjectionReader],
       useFactory: (catalog: ProjectionCatalog, reader: ProjectionReader) =>
-        new ProjectionStatus({ find: (t, id) => catalog.find(t, id), lag: (t, v) => reader.lag(t, v), webhookStatus: (t, p) => catalog.webhookStatus(t, p) }),
+        new ProjectionStatus({
+          find: (t, id) => catalog.find(t, id),
+          lag: (t, v) => reader.lag(t, v),
+          webhookStatus: (t, p) => catalog.webhookStatus(t, p),
+        }),
     },
     {
       provide: LaneOperations,
       inject: [STORE, ProjectionCatalog, LaneEngine],
       useFactory: (s: Store, catalog: ProjectionCatalog, engine: LaneEngine) =>
-        new LaneOperations({ projection: (t, id) => catalog.projection(t, id), lanes: s.projections, wakeLane: (lane) => engine.wakeLane(lane) }),
+        new LaneOperations({
+          projection: (t, id) => catalog.projection(t, id),
+          lanes: s.projections,
+          wakeLane: (lane) => engine.wakeLane(lane),
+        }),
     },
     {
       provide: AdminLanesView,
       inject: [STORE, LaneEngine],
       useFactory: (s: Store, engine: LaneEngine) =>
-        new AdminLanesView({ liveVersions: () => s.projections.liveVersions(), orphanRows: () => s.projections.orphanRows(), routedVersions: () => engine.routedVersions() }),
+        new AdminLanesView({
+          liveVersions: () => s.projections.liveVersions(),
+          orphanRows: () => s.projections.orphanRows(),
+          routedVersions: () => engine.routedVersions(),
+        }),
     },
   ],
   exports: [ProjectionCatalog],

@@ -37,7 +37,10 @@ export class QuotaGate {
       const quota = routeOptionsOf(req).quota;
       if (!quota || !req.tenant) return;
       try {
-        const state = quota === 'upload' ? await this.quotas.admitUpload(req.tenant.tenantId) : await this.quotas.admitAppendRequest(req.tenant.tenantId);
+        const state =
+          quota === 'upload'
+            ? await this.quotas.admitUpload(req.tenant.tenantId)
+            : await this.quotas.admitAppendRequest(req.tenant.tenantId);
         if (state) {
           req.quotaStates = [state];
           reply.headers(rateLimitHeaders(req.quotaStates));

@@ -36,7 +36,14 @@ export type LimitName = keyof TenantLimits;
 export type LimitOverrides = Partial<TenantLimits>;
 
 export const RATE_LIMIT_NAMES = ['appendRequests', 'appendEvents', 'uploads'] as const;
-export const COUNT_LIMIT_NAMES = ['streams', 'webhooksInFlight', 'storedEvents', 'projections', 'keysPerProjection', 'pendingDeliveries'] as const;
+export const COUNT_LIMIT_NAMES = [
+  'streams',
+  'webhooksInFlight',
+  'storedEvents',
+  'projections',
+  'keysPerProjection',
+  'pendingDeliveries',
+] as const;
 export const LIMIT_NAMES: readonly LimitName[] = [...RATE_LIMIT_NAMES, ...COUNT_LIMIT_NAMES];
 
 const MAX_QUOTA = 1_000_000_000;
@@ -82,7 +89,8 @@ function checkRate(p: RatePolicy): string | undefined {
  * its default is exactly the mistake an operator must hear about.
  */
 export function parseOverrides(input: unknown): LimitOverrides {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw validationFailed('limits', 'must be an object of limit overrides');
+  if (typeof input !== 'object' || input === null || Array.isArray(input))
+    throw validationFailed('limits', 'must be an object of limit overrides');
   const out: LimitOverrides = {};
   for (const [name, value] of Object.entries(input as Record<string, unknown>)) {
     if ((RATE_LIMIT_NAMES as readonly string[]).includes(name)) {

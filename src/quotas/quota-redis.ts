@@ -13,7 +13,12 @@ const CONNECT_WAIT_MS = 5_000;
  */
 export async function connectQuotaRedis(url: string): Promise<{ redis: Redis; circuit: RedisCircuit }> {
   const logger = new Logger('Quotas');
-  const redis = new Redis(url, { connectionName: 'es:quotas', enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: COMMAND_TIMEOUT_MS });
+  const redis = new Redis(url, {
+    connectionName: 'es:quotas',
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: COMMAND_TIMEOUT_MS,
+  });
   redis.on('error', () => undefined); // RedisCircuit reports failures, throttled
   const ready = await new Promise<boolean>((resolve) => {
     const timer = setTimeout(() => resolve(false), CONNECT_WAIT_MS);

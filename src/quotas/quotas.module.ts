@@ -24,7 +24,11 @@ type QuotaRedis = { redis: Redis; circuit: RedisCircuit } | null;
   controllers: [TenantLimitsController],
   providers: [
     // Redis only when configured: then every instance shares one bucket and one slot count per tenant.
-    { provide: QUOTA_REDIS, inject: [APP_CONFIG], useFactory: (c: AppConfig): Promise<QuotaRedis> | null => (c.redisUrl ? connectQuotaRedis(c.redisUrl) : null) },
+    {
+      provide: QUOTA_REDIS,
+      inject: [APP_CONFIG],
+      useFactory: (c: AppConfig): Promise<QuotaRedis> | null => (c.redisUrl ? connectQuotaRedis(c.redisUrl) : null),
+    },
     {
       provide: RATE_LIMITER,
       inject: [QUOTA_REDIS],
@@ -33,7 +37,8 @@ type QuotaRedis = { redis: Redis; circuit: RedisCircuit } | null;
     {
       provide: CONCURRENCY_LIMITER,
       inject: [QUOTA_REDIS],
-      useFactory: (r: QuotaRedis): ConcurrencyLimiter => (r ? new RedisConcurrencyLimiter(r.redis, { circuit: r.circuit }) : new InProcessConcurrencyLimiter()),
+      useFactory: (r: QuotaRedis): ConcurrencyLimiter =>
+        r ? new RedisConcurrencyLimiter(r.redis, { circuit: r.circuit }) : new InProcessConcurrencyLimiter(),
     },
     {
       provide: TenantLimitsCatalog,
@@ -43,9 +48,14 @@ type QuotaRedis = { redis: Redis; circuit: RedisCircuit } | null;
     {
       provide: TenantQuotas,
       inject: [TenantLimitsCatalog, RATE_LIMITER, CONCURRENCY_LIMITER, STORE],
-      useFactory: (l: TenantLimitsCatalog, r: RateLimiter, c: ConcurrencyLimiter, s: Store) => new TenantQuotas(l, r, c, new StoredEventsGauge(s.events)),
+      useFactory: (l: TenantLimitsCatalog, r: RateLimiter, c: ConcurrencyLimiter, s: Store) =>
+        new TenantQuotas(l, r, c, new StoredEventsGauge(s.events)),
     },
-    { provide: QuotaGate, inject: [TenantQuotas, APP_CONFIG], useFactory: (q: TenantQuotas, c: AppConfig) => new QuotaGate(q, c.quotas.refusalDelayMs) },
+    {
+      provide: QuotaGate,
+      inject: [TenantQuotas, APP_CONFIG],
+      useFactory: (q: TenantQuotas, c: AppConfig) => new QuotaGate(q, c.quotas.refusalDelayMs),
+    },
   ],
   exports: [TenantQuotas, QuotaGate, TenantLimitsCatalog],
 })

@@ -26,7 +26,9 @@ export class RedisCircuit {
     // One line per 30 s: an outage must show in the logs without flooding them at thousands of requests a second.
     if (now - this.lastWarning >= 30_000) {
       this.lastWarning = now;
-      this.logger.warn(`redis unavailable for quotas (${err instanceof Error ? err.message : String(err)}): limits are counted per instance until it is back`);
+      this.logger.warn(
+        `redis unavailable for quotas (${err instanceof Error ? err.message : String(err)}): limits are counted per instance until it is back`,
+      );
     }
   }
 }

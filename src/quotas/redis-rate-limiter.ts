@@ -91,7 +91,8 @@ export class RedisRateLimiter implements RateLimiter {
     this.leaseSeconds = options.leaseSeconds ?? 0.05;
     this.leaseTtlMs = options.leaseTtlMs ?? 1_000;
     this.circuit = options.circuit ?? new RedisCircuit();
-    if (!(redis as unknown as Record<string, unknown>).esTakeTokens) redis.defineCommand('esTakeTokens', { numberOfKeys: 1, lua: TAKE_SCRIPT });
+    if (!(redis as unknown as Record<string, unknown>).esTakeTokens)
+      redis.defineCommand('esTakeTokens', { numberOfKeys: 1, lua: TAKE_SCRIPT });
     this.takeCommand = (redis as unknown as { esTakeTokens: TakeCommand }).esTakeTokens.bind(redis);
   }
 
@@ -157,7 +158,15 @@ export class RedisRateLimiter implements RateLimiter {
     let lease = this.leases.get(key);
     if (!lease || lease.quota !== policy.quota || lease.windowSeconds !== policy.windowSeconds) {
       // A new policy (an override changed): tokens leased under the old one are dropped.
-      lease = { quota: policy.quota, windowSeconds: policy.windowSeconds, tokens: 0, until: 0, shared: policy.quota, sharedAt: 0, queue: Promise.resolve() };
+      lease = {
+        quota: policy.quota,
+        windowSeconds: policy.windowSeconds,
+        tokens: 0,
+        until: 0,
+        shared: policy.quota,
+        sharedAt: 0,
+        queue: Promise.resolve(),
+      };
       this.leases.set(key, lease);
     }
     return lease;

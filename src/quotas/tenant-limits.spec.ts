@@ -90,7 +90,10 @@ describe('TenantLimitsCatalog', () => {
   it('refuses an unknown tenant and a bad override, changing nothing', async () => {
     await expect(catalog.replace('nobody', {})).rejects.toMatchObject({ code: 'NOT_FOUND' });
     await expect(catalog.view('nobody')).rejects.toMatchObject({ code: 'NOT_FOUND' });
-    await expect(catalog.replace('t1', { streams: 'many' })).rejects.toMatchObject({ code: 'VALIDATION_FAILED', details: { field: 'streams' } });
+    await expect(catalog.replace('t1', { streams: 'many' })).rejects.toMatchObject({
+      code: 'VALIDATION_FAILED',
+      details: { field: 'streams' },
+    });
     expect(repo.rows.size).toBe(0);
   });
 

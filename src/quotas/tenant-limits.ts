@@ -52,7 +52,9 @@ export class TenantLimitsCatalog {
         .catch((e) => {
           if (!hit) throw e;
           // The store is failing: the limits last read stand a while longer rather than failing every request.
-          this.logger.warn(`reading the limits of tenant ${tenantId} failed, keeping the cached ones: ${e instanceof Error ? e.message : e}`);
+          this.logger.warn(
+            `reading the limits of tenant ${tenantId} failed, keeping the cached ones: ${e instanceof Error ? e.message : e}`,
+          );
           hit.until = this.now() + this.cacheMs;
           return hit.limits;
         })
@@ -66,13 +68,20 @@ export class TenantLimitsCatalog {
     if (!(await this.repo.getTenant(tenantId))) throw notFound(`tenant '${tenantId}'`);
     const rec = await this.repo.getLimits(tenantId);
     const overrides = rec ? readStored(rec.limits) : {};
-    return { tenantId, limits: effectiveLimits(this.defaults, overrides), overrides, defaults: this.defaults, updatedAt: rec?.updatedAt ?? null };
+    return {
+      tenantId,
+      limits: effectiveLimits(this.defaults, overrides),
+      overrides,
+      defaults: this.defaults,
+      updatedAt: rec?.updatedAt ?? null,
+    };
   }
 
   /** Replaces the tenant's overrides (`{}` clears them); VALIDATION_FAILED for a bad one, NOT_FOUND for an unknown tenant. */
   async replace(tenantId: string, input: unknown): Promise<TenantLimitsView> {
     const overrides = parseOverrides(input);
-    if (!(await this.repo.putLimits({ tenantId, limits: JSON.stringify(overrides), updatedAt: this.now() }))) throw notFound(`tenant '${tenantId}'`);
+    if (!(await this.repo.putLimits({ tenantId, limits: JSON.stringify(overrides), updatedAt: this.now() })))
+      throw notFound(`tenant '${tenantId}'`);
     this.cache.delete(tenantId);
     return this.view(tenantId);
   }

@@ -33,15 +33,23 @@ describe('TenantQuotas', () => {
   let quotas: TenantQuotas;
   beforeEach(() => {
     heads = new Map();
-    const catalog = new TenantLimitsCatalog({ getTenant: async () => null, getLimits: async () => null, putLimits: async () => false }, LIMITS, 60_000);
+    const catalog = new TenantLimitsCatalog(
+      { getTenant: async () => null, getLimits: async () => null, putLimits: async () => false },
+      LIMITS,
+      60_000,
+    );
     const gauge = new StoredEventsGauge({ headPosition: async (t) => heads.get(t) ?? 0 }, 0);
     quotas = new TenantQuotas(catalog, new InProcessRateLimiter(), new InProcessConcurrencyLimiter(), gauge);
   });
 
   it('counts append requests per tenant and refuses past the quota with RATE_LIMITED and what the fields need', async () => {
-    for (let i = 0; i < 3; i++) expect(await quotas.admitAppendRequest('a')).toMatchObject({ policy: 'appends', limit: 3, windowSeconds: 60, remaining: 2 - i });
+    for (let i = 0; i < 3; i++)
+      expect(await quotas.admitAppendRequest('a')).toMatchObject({ policy: 'appends', limit: 3, windowSeconds: 60, remaining: 2 - i });
     const err = await refusal(quotas.admitAppendRequest('a'));
-    expect(err).toMatchObject({ code: 'RATE_LIMITED', details: { policy: 'appends', limit: 3, windowSeconds: 60, remaining: 0, retryAfterSeconds: 20 } });
+    expect(err).toMatchObject({
+      code: 'RATE_LIMITED',
+      details: { policy: 'appends', limit: 3, windowSeconds: 60, remaining: 0, retryAfterSeconds: 20 },
+    });
     expect(await quotas.admitAppendRequest('b')).toMatchObject({ remaining: 2 });
   });
 
@@ -66,7 +74,10 @@ describe('TenantQuotas', () => {
   it('holds streams per tenant until released, refusing past the quota with TOO_MANY_STREAMS scope tenant', async () => {
     const first = await quotas.acquireStream('a');
     await quotas.acquireStream('a');
-    expect(await refusal(quotas.acquireStream('a'))).toMatchObject({ code: 'TOO_MANY_STREAMS', details: { scope: 'tenant', limit: 2, policy: 'streams' } });
+    expect(await refusal(quotas.acquireStream('a'))).toMatchObject({
+      code: 'TOO_MANY_STREAMS',
+      details: { scope: 'tenant', limit: 2, policy: 'streams' },
+    });
     await quotas.acquireStream('b');
     first();
     first();

@@ -65,13 +65,17 @@ export class TenantQuotas {
     if (streams === 0) return NOTHING_HELD;
     const slot = await this.slots.acquire(`${tenantId}:streams`, streams);
     if (!slot.granted) {
-      throw new DomainError('TOO_MANY_STREAMS', `the tenant already has ${slot.held} streams open, the most its quota allows; close one first`, {
-        limit: streams,
-        scope: 'tenant',
-        policy: 'streams',
-        unit: 'concurrent-requests',
-        remaining: 0,
-      });
+      throw new DomainError(
+        'TOO_MANY_STREAMS',
+        `the tenant already has ${slot.held} streams open, the most its quota allows; close one first`,
+        {
+          limit: streams,
+          scope: 'tenant',
+          policy: 'streams',
+          unit: 'concurrent-requests',
+          remaining: 0,
+        },
+      );
     }
     return slot.release;
   }
@@ -125,7 +129,14 @@ export class TenantQuotas {
     throw new DomainError(
       'RATE_LIMITED',
       `over the tenant's quota of ${rate.quota} ${WHAT[policy]} per ${rate.windowSeconds} s${n > 1 ? ` (this request counts ${n})` : ''}; retry in ${retryAfterSeconds} s`,
-      { policy, limit: rate.quota, windowSeconds: rate.windowSeconds, ...(policy === 'events' ? { unit: 'events' } : {}), remaining: d.remaining, retryAfterSeconds },
+      {
+        policy,
+        limit: rate.quota,
+        windowSeconds: rate.windowSeconds,
+        ...(policy === 'events' ? { unit: 'events' } : {}),
+        remaining: d.remaining,
+        retryAfterSeconds,
+      },
     );
   }
 }

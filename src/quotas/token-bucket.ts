@@ -36,7 +36,12 @@ export function tokensAt(state: BucketState | undefined, p: RatePolicy, now: num
  * smaller events quota) goes through from a full bucket and leaves it in debt, so it is never
  * refused forever and the long-run rate still holds.
  */
-export function takeTokens(state: BucketState | undefined, p: RatePolicy, n: number, now: number): { state: BucketState; decision: RateDecision } {
+export function takeTokens(
+  state: BucketState | undefined,
+  p: RatePolicy,
+  n: number,
+  now: number,
+): { state: BucketState; decision: RateDecision } {
   const tokens = tokensAt(state, p, now);
   const need = Math.min(n, p.quota);
   if (tokens + EPSILON >= need) {

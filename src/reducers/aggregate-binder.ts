@@ -67,7 +67,9 @@ export class AggregateBinder {
       );
     }
     const reducers = (upload.discovered ?? []).filter((d) => d.kind === 'reducer');
-    const matches = className ? reducers.filter((d) => d.className === className) : reducers.filter((d) => d.aggregateType === aggregateType);
+    const matches = className
+      ? reducers.filter((d) => d.className === className)
+      : reducers.filter((d) => d.aggregateType === aggregateType);
     if (matches.length !== 1) {
       const known = reducers.map((d) => `${d.className} (${d.aggregateType})`).join(', ') || 'none';
       throw new DomainError(
@@ -78,7 +80,14 @@ export class AggregateBinder {
         { reducerId },
       );
     }
-    const binding: Binding = { tenantId, aggregateType, reducerId, className: matches[0].className, bindingId: uuidv7(), boundAt: this.now() };
+    const binding: Binding = {
+      tenantId,
+      aggregateType,
+      reducerId,
+      className: matches[0].className,
+      bindingId: uuidv7(),
+      boundAt: this.now(),
+    };
     await this.bindings.put(binding);
     this.lookup.remember(binding);
     this.rebound.rebound(binding);

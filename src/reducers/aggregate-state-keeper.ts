@@ -29,7 +29,6 @@ export function stateErrorCode(error: string | null | undefined): 'STATE_TOO_LAR
   return error?.startsWith('STATE_TOO_LARGE:') ? 'STATE_TOO_LARGE' : 'REDUCER_FAILED';
 }
 
-
 const REPLAY_PAGE = 1000;
 const MAX_STALE_RETRIES = 3;
 
@@ -110,7 +109,14 @@ export class AggregateStateKeeper implements StatefulAppend {
             updatedAt: last.timestamp,
           });
           return folded.failedVersion !== undefined
-            ? { result, stateError: { code: stateErrorCode(folded.error), message: folded.error ?? 'the reducer failed', failedVersion: folded.failedVersion } }
+            ? {
+                result,
+                stateError: {
+                  code: stateErrorCode(folded.error),
+                  message: folded.error ?? 'the reducer failed',
+                  failedVersion: folded.failedVersion,
+                },
+              }
             : { result, state: new RawJson(folded.state) };
         } catch (e) {
           if (e instanceof DomainError && e.code === 'STATE_STALE') {
@@ -183,7 +189,13 @@ export class AggregateStateKeeper implements StatefulAppend {
   }
 
   /** Applies the log after `from` (or the whole log) and returns the resulting snapshot. */
-  private async catchUpFrom(tenantId: string, aggregateId: string, aggregateType: string, binding: Binding, from: Snapshot | null): Promise<Snapshot> {
+  private async catchUpFrom(
+    tenantId: string,
+    aggregateId: string,
+    aggregateType: string,
+    binding: Binding,
+    from: Snapshot | null,
+  ): Promise<Snapshot> {
     let state: Base = from && from.bindingId === binding.bindingId ? from : { version: 0, state: null, failedVersion: null, error: null };
     let updatedAt = from?.updatedAt ?? 0;
     for (;;) {
@@ -199,10 +211,26 @@ export class AggregateStateKeeper implements StatefulAppend {
       }
       if (page.length < REPLAY_PAGE) break;
     }
-    return { aggregateId, aggregateType, bindingId: binding.bindingId, version: state.version, state: state.state ?? '{}', failedVersion: state.failedVersion, error: state.error, updatedAt };
+    return {
+      aggregateId,
+      aggregateType,
+      bindingId: binding.bindingId,
+      version: state.version,
+      state: state.state ?? '{}',
+      failedVersion: state.failedVersion,
+      error: state.error,
+      updatedAt,
+    };
   }
 
-  private async foldNew(req: AppendRequest, binding: Binding, base: Base, events: { eventType: string; data: string; eventId?: string }[], type: string, timestamp: number): Promise<Folded> {
+  private async foldNew(
+    req: AppendRequest,
+    binding: Binding,
+    base: Base,
+    events: { eventType: string; data: string; eventId?: string }[],
+    type: string,
+    timestamp: number,
+  ): Promise<Folded> {
     if (base.failedVersion !== null) {
       // Held on the failing event until a fixed reducer is bound: later events are not applied.
       return { state: base.state ?? '{}', failedVersion: base.failedVersion, error: base.error ?? 'the reducer failed' };

@@ -47,7 +47,11 @@ export class ReducerRunner {
     for (;;) {
       try {
         // Only the last state is used: asking for it alone keeps a catch-up page of big states small.
-        const r = await this.applier.apply(tenantId, binding.reducerId, binding.className, { state, events: input.events, lastStateOnly: true });
+        const r = await this.applier.apply(tenantId, binding.reducerId, binding.className, {
+          state,
+          events: input.events,
+          lastStateOnly: true,
+        });
         if (r.ok) {
           if (r.states.length === 0) return { state: input.state ?? '{}' };
           return { state: r.states[r.states.length - 1] };
@@ -57,7 +61,8 @@ export class ReducerRunner {
       } catch (e) {
         if (!(e instanceof HostCallError)) throw e;
         if (e.failure === 'UNAVAILABLE') {
-          if (Date.now() > deadline) throw new DomainError('RUNTIME_UNAVAILABLE', 'the C# runtime is not available; nothing was stored, retry later');
+          if (Date.now() > deadline)
+            throw new DomainError('RUNTIME_UNAVAILABLE', 'the C# runtime is not available; nothing was stored, retry later');
           await new Promise((r) => setTimeout(r, UNAVAILABLE_RETRY_MS));
           continue;
         }

@@ -22,7 +22,12 @@ export function reducerRecordView(u: UploadRecord) {
       ? { compilationError: u.compilationError }
       : u.status === 'compiled'
         ? {
-            discovered: reducers.map((d) => ({ className: d.className, stateTypeName: d.stateTypeName, kind: 'reducer', aggregateType: d.aggregateType })),
+            discovered: reducers.map((d) => ({
+              className: d.className,
+              stateTypeName: d.stateTypeName,
+              kind: 'reducer',
+              aggregateType: d.aggregateType,
+            })),
             compiledClassName: first?.className ?? null,
             compiledStateType: first?.stateTypeName ?? null,
           }
@@ -45,5 +50,11 @@ export function bindingView(b: Binding, catchUp?: CatchUpProgress) {
 }
 
 export function stateView(s: AggregateStateView) {
-  return { aggregateId: s.aggregateId, aggregateType: s.aggregateType, version: s.version, state: s.state, lastModified: isoTime(s.lastModified) };
+  return {
+    aggregateId: s.aggregateId,
+    aggregateType: s.aggregateType,
+    version: s.version,
+    state: s.state,
+    lastModified: isoTime(s.lastModified),
+  };
 }

@@ -29,7 +29,9 @@ async function inflatedLength(raw: Buffer): Promise<number> {
 
 async function refusal(promise: Promise<unknown>, code: ErrorCode): Promise<DomainError> {
   const err = await promise.then(
-    () => { throw new Error(`expected ${code}, but the archive was accepted`); },
+    () => {
+      throw new Error(`expected ${code}, but the archive was accepted`);
+    },
     (e: unknown) => e,
   );
   expect(err).toBeInstanceOf(DomainError);
@@ -43,7 +45,9 @@ const cs = (name: string, body = 'class C {}'): FakeEntry => ({ name, data: body
 
 describe('readSourceArchive', () => {
   let fromBufferSpy: jest.SpyInstance;
-  beforeEach(() => { fromBufferSpy = jest.spyOn(yauzlExports, 'fromBufferPromise'); });
+  beforeEach(() => {
+    fromBufferSpy = jest.spyOn(yauzlExports, 'fromBufferPromise');
+  });
   afterEach(() => fromBufferSpy.mockRestore());
   const lastZipfile = async (): Promise<Yauzl.ZipFile> => fromBufferSpy.mock.results.at(-1)!.value;
 
@@ -254,10 +258,15 @@ describe('readSourceArchive', () => {
         ['the per-entry cap', {}, 2 * MiB],
         ['the ratio cap', { maxEntryBytes: 1024 * MiB, maxTotalBytes: 1024 * MiB }, 100],
       ])('is stopped by %s, quickly and without ballooning memory', async (_what, limits, limit) => {
-        const used = (): number => { const m = process.memoryUsage(); return m.heapUsed + m.external; };
+        const used = (): number => {
+          const m = process.memoryUsage();
+          return m.heapUsed + m.external;
+        };
         const baseline = used();
         let peak = baseline;
-        const sampler = setInterval(() => { peak = Math.max(peak, used()); }, 1);
+        const sampler = setInterval(() => {
+          peak = Math.max(peak, used());
+        }, 1);
         const started = Date.now();
         try {
           const err = await refusal(readSourceArchive(bomb, limits), 'ARCHIVE_TOO_LARGE');

@@ -170,15 +170,23 @@ function readEntry(
         if (settled) return;
         produced += chunk.length;
         if (produced > caps.maxEntryBytes) {
-          return fail(tooLarge(`entry "${name}" inflates beyond the per-entry limit of ${caps.maxEntryBytes} bytes`, caps.maxEntryBytes, name));
+          return fail(
+            tooLarge(`entry "${name}" inflates beyond the per-entry limit of ${caps.maxEntryBytes} bytes`, caps.maxEntryBytes, name),
+          );
         }
         if (produced > ratioCap) {
-          return fail(tooLarge(
-            `entry "${name}" inflates to more than ${caps.maxRatio}× its ${entry.compressedSize} compressed bytes (likely a zip bomb)`,
-            caps.maxRatio, name));
+          return fail(
+            tooLarge(
+              `entry "${name}" inflates to more than ${caps.maxRatio}× its ${entry.compressedSize} compressed bytes (likely a zip bomb)`,
+              caps.maxRatio,
+              name,
+            ),
+          );
         }
         if (budget.total + produced > caps.maxTotalBytes) {
-          return fail(tooLarge(`archive inflates beyond the total limit of ${caps.maxTotalBytes} bytes at entry "${name}"`, caps.maxTotalBytes, name));
+          return fail(
+            tooLarge(`archive inflates beyond the total limit of ${caps.maxTotalBytes} bytes at entry "${name}"`, caps.maxTotalBytes, name),
+          );
         }
         crc = crc32(chunk, crc);
         chunks.push(chunk);
@@ -216,8 +224,7 @@ function messageOf(err: unknown): string {
 }
 
 /** zlib.crc32 arrived in Node 20.15; the table version keeps older 20.x working. */
-const crc32: (data: Uint8Array, value: number) => number =
-  typeof zlib.crc32 === 'function' ? zlib.crc32 : tableCrc32;
+const crc32: (data: Uint8Array, value: number) => number = typeof zlib.crc32 === 'function' ? zlib.crc32 : tableCrc32;
 
 let crcTable: Uint32Array | undefined;
 function tableCrc32(data: Uint8Array, value: number): number {

@@ -51,7 +51,14 @@ export class CoalescingApplier {
 
   private async run(tenantId: string, assemblyId: string, className: string, items: Waiting[]): Promise<void> {
     try {
-      const results = await this.runtime.apply(tenantId, assemblyId, className, items.map((w) => w.group), undefined, this.urgent);
+      const results = await this.runtime.apply(
+        tenantId,
+        assemblyId,
+        className,
+        items.map((w) => w.group),
+        undefined,
+        this.urgent,
+      );
       results.forEach((r, i) => items[i].resolve(r));
     } catch (e) {
       if (items.length > 1 && e instanceof HostCallError && e.failure !== 'UNAVAILABLE') {

@@ -27,7 +27,10 @@ class ScriptedCompiler implements Compiler {
     this.calls.push(path);
     this.running.set(tenant, (this.running.get(tenant) ?? 0) + 1);
     this.maxRunningPerTenant = Math.max(this.maxRunningPerTenant, this.running.get(tenant)!);
-    this.maxRunning = Math.max(this.maxRunning, [...this.running.values()].reduce((a, b) => a + b, 0));
+    this.maxRunning = Math.max(
+      this.maxRunning,
+      [...this.running.values()].reduce((a, b) => a + b, 0),
+    );
     try {
       await new Promise((r) => setImmediate(r));
       const a = await this.answer(path);
@@ -52,7 +55,12 @@ async function memoryStore() {
 }
 
 /** An upload whose single file is named `path`; its content names the tenant (for the compiler's bookkeeping). */
-const upload = (tenantId: string, path: string) => ({ tenantId, kind: 'reducer' as const, sources: [{ path, content: tenantId }], uploadId: path });
+const upload = (tenantId: string, path: string) => ({
+  tenantId,
+  kind: 'reducer' as const,
+  sources: [{ path, content: tenantId }],
+  uploadId: path,
+});
 
 async function setup(compiler: ScriptedCompiler, options: Partial<CompileQueueOptions> = {}) {
   const store = await memoryStore();
@@ -74,7 +82,9 @@ describe('CompileQueue', () => {
   });
 
   it('records a compilation error as failed', async () => {
-    const { store, q } = await setup(new ScriptedCompiler(() => ({ ok: false, compilationError: 'A.cs(1,1): error CS1002: ; expected', diagnostics: [], warnings: [] })));
+    const { store, q } = await setup(
+      new ScriptedCompiler(() => ({ ok: false, compilationError: 'A.cs(1,1): error CS1002: ; expected', diagnostics: [], warnings: [] })),
+    );
     await q.submit(upload('t', 'u1'));
     await q.idle();
     expect(await store.uploads.get('t', 'u1')).toMatchObject({ status: 'failed', compilationError: 'A.cs(1,1): error CS1002: ; expected' });
@@ -82,7 +92,14 @@ describe('CompileQueue', () => {
 
   it('finishes what a previous run left pending', async () => {
     const store = await memoryStore();
-    await store.uploads.create({ uploadId: 'left', tenantId: 't', kind: 'reducer', sources: [{ path: 'L.cs', content: 't' }], meta: {}, createdAt: 1 });
+    await store.uploads.create({
+      uploadId: 'left',
+      tenantId: 't',
+      kind: 'reducer',
+      sources: [{ path: 'L.cs', content: 't' }],
+      meta: {},
+      createdAt: 1,
+    });
     const compiler = new ScriptedCompiler();
     const q = new CompileQueue(store.uploads, compiler);
     q.start();
@@ -93,9 +110,24 @@ describe('CompileQueue', () => {
 
   it('serves tenants in turn, not in upload order, also for what a previous run left pending', async () => {
     const store = await memoryStore();
-    const pending: [string, string][] = [['a', 'A1'], ['a', 'A2'], ['a', 'A3'], ['a', 'A4'], ['b', 'B1'], ['b', 'B2'], ['c', 'C1']];
+    const pending: [string, string][] = [
+      ['a', 'A1'],
+      ['a', 'A2'],
+      ['a', 'A3'],
+      ['a', 'A4'],
+      ['b', 'B1'],
+      ['b', 'B2'],
+      ['c', 'C1'],
+    ];
     for (const [i, [t, id]] of pending.entries()) {
-      await store.uploads.create({ uploadId: id, tenantId: t, kind: 'reducer', sources: [{ path: id, content: t }], meta: {}, createdAt: i + 1 });
+      await store.uploads.create({
+        uploadId: id,
+        tenantId: t,
+        kind: 'reducer',
+        sources: [{ path: id, content: t }],
+        meta: {},
+        createdAt: i + 1,
+      });
     }
     const compiler = new ScriptedCompiler();
     const q = new CompileQueue(store.uploads, compiler, { concurrency: 1 });
@@ -118,7 +150,11 @@ describe('CompileQueue', () => {
   it('runs at most one compile of a tenant at a time, and other tenants’ beside it', async () => {
     const compiler = new ScriptedCompiler();
     const { q } = await setup(compiler, { concurrency: 3 });
-    await Promise.all([...['A1', 'A2', 'A3', 'A4'].map((id) => q.submit(upload('a', id))), q.submit(upload('b', 'B1')), q.submit(upload('c', 'C1'))]);
+    await Promise.all([
+      ...['A1', 'A2', 'A3', 'A4'].map((id) => q.submit(upload('a', id))),
+      q.submit(upload('b', 'B1')),
+      q.submit(upload('c', 'C1')),
+    ]);
     await q.idle();
     expect(compiler.calls.sort()).toEqual(['A1', 'A2', 'A3', 'A4', 'B1', 'C1']);
     expect(compiler.maxRunningPerTenant).toBe(1);
@@ -154,7 +190,9 @@ describe('CompileQueue', () => {
   });
 
   it('retries a compile that crashed the compiler once, on the tenant’s next turn, then fails it with a clear message', async () => {
-    const compiler = new ScriptedCompiler((p) => (p === 'Crash.cs' ? new HostCallError('CRASHED', 'compiler: host exited (code null, signal SIGABRT)') : ok));
+    const compiler = new ScriptedCompiler((p) =>
+      p === 'Crash.cs' ? new HostCallError('CRASHED', 'compiler: host exited (code null, signal SIGABRT)') : ok,
+    );
     const { store, q } = await setup(compiler);
     await q.submit(upload('a', 'Crash.cs'));
     await q.submit(upload('b', 'B1'));
@@ -215,7 +253,9 @@ describe('CompileQueue', () => {
     const { store, q } = await setup(new ScriptedCompiler(() => hang.promise), { maxPendingPerTenant: 3 });
     const results = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => q.submit(upload('a', `A${i}`))));
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
-    expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason.code)).toEqual(Array(5).fill('TOO_MANY_PENDING_UPLOADS'));
+    expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason.code)).toEqual(
+      Array(5).fill('TOO_MANY_PENDING_UPLOADS'),
+    );
     expect(await store.uploads.countPending('a')).toBe(3);
     hang.open(ok);
     await q.idle();

@@ -23,7 +23,12 @@ export interface CompileQueueOptions {
   unavailableRetryMs: number;
 }
 
-export const DEFAULT_QUEUE_OPTIONS: CompileQueueOptions = { concurrency: 2, maxPendingPerTenant: 10, deadlineMs: 15_000, unavailableRetryMs: 5_000 };
+export const DEFAULT_QUEUE_OPTIONS: CompileQueueOptions = {
+  concurrency: 2,
+  maxPendingPerTenant: 10,
+  deadlineMs: 15_000,
+  unavailableRetryMs: 5_000,
+};
 
 /** A compile that crashed the compiler or failed inside it (out of memory, killed) is tried once more, then failed. */
 const MAX_CRASHES = 2;
@@ -204,7 +209,12 @@ export class CompileQueue {
     if (result.ok) {
       const discovered = result.discovered.map((d) => ({ ...d, kind: d.kind }));
       const assembly = Buffer.from(result.assembly, 'base64');
-      await this.uploads.markCompiled(upload.tenantId, upload.uploadId, { discovered, assembly, assemblySha256: result.assemblySha256, at });
+      await this.uploads.markCompiled(upload.tenantId, upload.uploadId, {
+        discovered,
+        assembly,
+        assemblySha256: result.assemblySha256,
+        at,
+      });
       done = { ...upload, status: 'compiled', discovered, assemblySha256: result.assemblySha256, compiledAt: at };
     } else {
       await this.uploads.markFailed(upload.tenantId, upload.uploadId, { compilationError: result.compilationError, at });
@@ -242,11 +252,15 @@ export class CompileQueue {
     const crashes = (this.crashes.get(upload.uploadId) ?? 0) + 1;
     this.crashes.set(upload.uploadId, crashes);
     if (crashes < MAX_CRASHES) {
-      this.logger.warn(`compile of ${upload.uploadId} (tenant ${upload.tenantId}) failed in the compiler after ${tookMs} ms (${why}); it is tried once more`);
+      this.logger.warn(
+        `compile of ${upload.uploadId} (tenant ${upload.tenantId}) failed in the compiler after ${tookMs} ms (${why}); it is tried once more`,
+      );
       return undefined;
     }
     this.logger.warn(`compile of ${upload.uploadId} (tenant ${upload.tenantId}) failed in the compiler again (${why}); failed`);
-    return failed(`the compiler failed on this archive ${crashes} times (${why.slice(0, 500)}), e.g. out of memory or stack; it is not retried again`);
+    return failed(
+      `the compiler failed on this archive ${crashes} times (${why.slice(0, 500)}), e.g. out of memory or stack; it is not retried again`,
+    );
   }
 
   private pause(): void {

@@ -121,7 +121,8 @@ export class ExecutorAssemblies {
           a.loadedIn = undefined;
           this.budget.remove(a.key);
         }
-        if (e instanceof HostCallError && e.position.running && DEATHS.has(e.failure)) this.options.loadKilledHost(host, a.tenantId, e.failure);
+        if (e instanceof HostCallError && e.position.running && DEATHS.has(e.failure))
+          this.options.loadKilledHost(host, a.tenantId, e.failure);
         throw e;
       },
     );

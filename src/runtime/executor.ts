@@ -240,7 +240,9 @@ export class Executor {
     while (this.requests < this.options.requestsInFlight && this.queue.size > 0) {
       const host = this.host;
       if (!host?.alive) return this.start();
-      const calls = this.queue.take(this.options.itemsPerRequest, (c) => this.assemblies.ready(this.assemblies.get(c.tenantId, c.assemblyId)));
+      const calls = this.queue.take(this.options.itemsPerRequest, (c) =>
+        this.assemblies.ready(this.assemblies.get(c.tenantId, c.assemblyId)),
+      );
       if (!calls.length) return;
       this.send(host, calls);
     }
@@ -369,7 +371,12 @@ export class Executor {
     const loading = this.assemblies.get(call.tenantId, call.assemblyId)?.loading;
     if (item.error.code === 'ASSEMBLY_NOT_LOADED' && loading) {
       // Its load failed (e.g. VERIFY_FAILED): that is the error to report. Its answer is read after this line's.
-      this.finish(call, () => loading.then(() => call.reject(err), (e) => call.reject(e)));
+      this.finish(call, () =>
+        loading.then(
+          () => call.reject(err),
+          (e) => call.reject(e),
+        ),
+      );
     } else this.finish(call, () => call.reject(err));
   }
 

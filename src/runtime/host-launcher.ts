@@ -3,7 +3,18 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { HostLaunch } from './host-process';
 import { HostMode } from './runtime-protocol';
-import { Bind, bwrapArgs, DEFAULT_SANDBOX, detectTools, dropArgs, Fences, INSIDE, libraryBinds, SandboxOptions, SandboxTools } from './sandbox';
+import {
+  Bind,
+  bwrapArgs,
+  DEFAULT_SANDBOX,
+  detectTools,
+  dropArgs,
+  Fences,
+  INSIDE,
+  libraryBinds,
+  SandboxOptions,
+  SandboxTools,
+} from './sandbox';
 
 export interface HostLimits {
   /** Managed heap cap (DOTNET_GCHeapHardLimit). */
@@ -114,7 +125,10 @@ export class HostLauncher {
       const host = [`${INSIDE.dotnetRoot}/dotnet`, `${INSIDE.runtimeDir}/${path.basename(this.dll)}`, '--mode', mode];
       const command = this.plan.setpriv ? [INSIDE.setpriv, ...dropArgs(this.options.sandbox), '--', ...host] : host;
       const hostEnv = { ...this.env(mode, INSIDE.dotnetRoot), ...extra };
-      argv = [this.plan.bwrap, ...bwrapArgs({ root: this.tools.root, binds: this.binds(mode), symlinks: this.libraries.symlinks, env: hostEnv, command })];
+      argv = [
+        this.plan.bwrap,
+        ...bwrapArgs({ root: this.tools.root, binds: this.binds(mode), symlinks: this.libraries.symlinks, env: hostEnv, command }),
+      ];
       env = { PATH: '/usr/bin:/bin' };
     } else {
       env = { ...this.env(mode, path.dirname(this.dotnet)), ...extra };
@@ -158,7 +172,8 @@ export class HostLauncher {
     const parts = ['host/fxr', 'shared/Microsoft.NETCore.App'];
     if (mode !== 'exec') parts.push('packs/Microsoft.NETCore.App.Ref');
     const binds: Bind[] = [{ source: this.dotnet, dest: `${INSIDE.dotnetRoot}/dotnet` }];
-    for (const p of parts) if (fs.existsSync(path.join(root, p))) binds.push({ source: path.join(root, p), dest: `${INSIDE.dotnetRoot}/${p}` });
+    for (const p of parts)
+      if (fs.existsSync(path.join(root, p))) binds.push({ source: path.join(root, p), dest: `${INSIDE.dotnetRoot}/${p}` });
     binds.push({ source: path.dirname(this.dll), dest: INSIDE.runtimeDir });
     if (this.plan.setpriv) binds.push({ source: this.plan.setpriv, dest: INSIDE.setpriv });
     return [...this.libraries.binds, ...binds];

@@ -35,11 +35,22 @@ write({ id: 0, type: 'ready', payload: { pid: process.pid, mode: 'exec', protoco
 `;
 
 const start = () =>
-  HostProcess.start({ mode: 'exec', label: 'fake', launch: { command: process.execPath, args: ['-e', FAKE_HOST], env: {} }, readyTimeoutMs: 10_000, maxLineBytes: 1 << 20 });
+  HostProcess.start({
+    mode: 'exec',
+    label: 'fake',
+    launch: { command: process.execPath, args: ['-e', FAKE_HOST], env: {} },
+    readyTimeoutMs: 10_000,
+    maxLineBytes: 1 << 20,
+  });
 
 // The fake host's requests are not the protocol's types: typed loosely here.
-const sleep = (h: HostProcess, ms: number, deadlineMs: number) => (h as any).call('sleep', { ms }, deadlineMs) as Promise<{ slept: number }>;
-const failure = (p: Promise<unknown>) => p.then(() => undefined, (e: HostCallError) => e);
+const sleep = (h: HostProcess, ms: number, deadlineMs: number) =>
+  (h as any).call('sleep', { ms }, deadlineMs) as Promise<{ slept: number }>;
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: HostCallError) => e,
+  );
 
 describe('HostProcess deadlines and blame', () => {
   let host: HostProcess;
@@ -63,7 +74,9 @@ describe('HostProcess deadlines and blame', () => {
   it('answers a batch item by item, gives each item its own deadline, and names the item that hung', async () => {
     host = await start();
     const seen: HostItem<any>[] = [];
-    const batch = failure(host.callItems('batch', { items: [{ ms: 200 }, { ms: 200 }, { ms: 5_000 }] } as any, [300, 300, 300], (i) => seen.push(i)));
+    const batch = failure(
+      host.callItems('batch', { items: [{ ms: 200 }, { ms: 200 }, { ms: 5_000 }] } as any, [300, 300, 300], (i) => seen.push(i)),
+    );
     expect(await batch).toMatchObject({ failure: 'TIMEOUT', position: { running: true, itemIndex: 2 } });
     expect(seen).toEqual([
       { index: 0, result: { slept: 200 } },
@@ -80,7 +93,9 @@ describe('HostProcess deadlines and blame', () => {
   it('names the call and item a host was running when it died', async () => {
     host = await start();
     const seen: number[] = [];
-    const batch = failure(host.callItems('batch', { items: [{ ms: 10 }, { exit: true }, { ms: 10 }] } as any, [1_000, 1_000, 1_000], (i) => seen.push(i.index)));
+    const batch = failure(
+      host.callItems('batch', { items: [{ ms: 10 }, { exit: true }, { ms: 10 }] } as any, [1_000, 1_000, 1_000], (i) => seen.push(i.index)),
+    );
     const after = failure(sleep(host, 10, 1_000));
     expect(await batch).toMatchObject({ failure: 'CRASHED', position: { running: true, itemIndex: 1 } });
     expect(await after).toMatchObject({ failure: 'CRASHED', position: { running: false } });

@@ -266,7 +266,12 @@ export class HostProcess {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.kill('UNAVAILABLE', 'host did not become ready');
-        reject(new HostCallError('UNAVAILABLE', `${this.options.label}: no ready message within ${this.options.readyTimeoutMs} ms\n${this.stderrTail}`));
+        reject(
+          new HostCallError(
+            'UNAVAILABLE',
+            `${this.options.label}: no ready message within ${this.options.readyTimeoutMs} ms\n${this.stderrTail}`,
+          ),
+        );
       }, this.options.readyTimeoutMs);
       this.pending.set(0, {
         type: 'ready',
@@ -276,10 +281,17 @@ export class HostProcess {
           clearTimeout(timer);
           if (payload?.mode !== this.options.mode) {
             this.kill('PROTOCOL', 'wrong mode');
-            reject(new HostCallError('PROTOCOL', `${this.options.label}: host started in mode ${payload?.mode}, wanted ${this.options.mode}`));
+            reject(
+              new HostCallError('PROTOCOL', `${this.options.label}: host started in mode ${payload?.mode}, wanted ${this.options.mode}`),
+            );
           } else if (this.options.launch.requireSeccomp && payload.seccomp !== true) {
             this.kill('UNAVAILABLE', 'no seccomp filter');
-            reject(new HostCallError('UNAVAILABLE', `${this.options.label}: host did not install its seccomp filter (required by RUNTIME_SANDBOX=strict)`));
+            reject(
+              new HostCallError(
+                'UNAVAILABLE',
+                `${this.options.label}: host did not install its seccomp filter (required by RUNTIME_SANDBOX=strict)`,
+              ),
+            );
           } else {
             this.ready = payload;
             resolve();

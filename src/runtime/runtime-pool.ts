@@ -132,7 +132,8 @@ export class RuntimePool implements ExecutorListener {
     this.compilers = new CompilerPool(options.compilerHosts, () => this.spawn('compile', 'compiler'), options.compileDeadlineMs);
     this.quarantine = new QuarantineBook(options.quarantine);
     if (options.isolation === 'shared') {
-      for (let i = 0; i < Math.max(1, options.execHosts); i++) this.shared.push(this.executor(`executor[shared-${i}]`, { stallMs: options.stallMs }));
+      for (let i = 0; i < Math.max(1, options.execHosts); i++)
+        this.shared.push(this.executor(`executor[shared-${i}]`, { stallMs: options.stallMs }));
     }
     this.sweeper = setInterval(() => this.sweep(), Math.min(30_000, options.execIdleMs)).unref();
   }
@@ -162,15 +163,21 @@ export class RuntimePool implements ExecutorListener {
   startExecutors(): Promise<void> {
     if (this.options.isolation !== 'shared') return Promise.resolve();
     this.warmUp = { state: 'starting' };
-    return Promise.all(this.shared.map((ex) => ex.prestart()))
-      // A failed warm-up costs the first calls their JIT, nothing else: the executors are started.
-      .then(() => this.warmUpExecutors().catch((e) => this.logger.warn(`executor warm-up failed (first calls will be slower): ${e instanceof Error ? e.message : e}`)))
-      .then(
-      () => void (this.warmUp = { state: 'started' }),
-      (e) => {
-        this.warmUp = { state: 'failed', error: e instanceof Error ? e.message : String(e) };
-        this.logger.error(`executors did not start: ${this.warmUp.error}`);
-      },
+    return (
+      Promise.all(this.shared.map((ex) => ex.prestart()))
+        // A failed warm-up costs the first calls their JIT, nothing else: the executors are started.
+        .then(() =>
+          this.warmUpExecutors().catch((e) =>
+            this.logger.warn(`executor warm-up failed (first calls will be slower): ${e instanceof Error ? e.message : e}`),
+          ),
+        )
+        .then(
+          () => void (this.warmUp = { state: 'started' }),
+          (e) => {
+            this.warmUp = { state: 'failed', error: e instanceof Error ? e.message : String(e) };
+            this.logger.error(`executors did not start: ${this.warmUp.error}`);
+          },
+        )
     );
   }
 
@@ -182,11 +189,28 @@ export class RuntimePool implements ExecutorListener {
     const className = (suffix: string) => compiled.discovered.find((d) => d.className.endsWith(suffix))!.className;
     const [reducer, projection] = [className('WarmUpReducer'), className('WarmUpProjection')];
     const run = (ex: Executor, item: BatchItem) =>
-      new Promise((resolve, reject) => ex.submit({ tenantId: WARM_UP_TENANT, assemblyId: WARM_UP_ASSEMBLY, item, deadlineMs: this.options.callDeadlineMs, resolve, reject, reruns: 0 }));
+      new Promise((resolve, reject) =>
+        ex.submit({
+          tenantId: WARM_UP_TENANT,
+          assemblyId: WARM_UP_ASSEMBLY,
+          item,
+          deadlineMs: this.options.callDeadlineMs,
+          resolve,
+          reject,
+          reruns: 0,
+        }),
+      );
     const { maxStateBytes, maxResultBytes, maxKeyLength } = this.options;
     await Promise.all(
       this.shared.map(async (ex) => {
-        await run(ex, { op: 'apply', assemblyId: WARM_UP_ASSEMBLY, className: reducer, groups: [{ state: null, events: [warmUpEvent()] }], maxStateBytes, maxResultBytes });
+        await run(ex, {
+          op: 'apply',
+          assemblyId: WARM_UP_ASSEMBLY,
+          className: reducer,
+          groups: [{ state: null, events: [warmUpEvent()] }],
+          maxStateBytes,
+          maxResultBytes,
+        });
         await run(ex, { op: 'resolveKeys', assemblyId: WARM_UP_ASSEMBLY, className: projection, events: [warmUpEvent()], maxKeyLength });
         ex.forget(WARM_UP_TENANT, WARM_UP_ASSEMBLY);
       }),
@@ -213,14 +237,38 @@ export class RuntimePool implements ExecutorListener {
   }
 
   /** `urgent`: a request waits for it (see FairCallQueue). */
-  async apply(tenantId: string, assemblyId: string, className: string, groups: ApplyGroupPayload[], deadlineMs = this.options.callDeadlineMs, urgent = false): Promise<ApplyGroupResult[]> {
+  async apply(
+    tenantId: string,
+    assemblyId: string,
+    className: string,
+    groups: ApplyGroupPayload[],
+    deadlineMs = this.options.callDeadlineMs,
+    urgent = false,
+  ): Promise<ApplyGroupResult[]> {
     const { maxStateBytes, maxResultBytes } = this.options;
-    const r = await this.call(tenantId, assemblyId, { op: 'apply', assemblyId, className, groups, maxStateBytes, maxResultBytes }, deadlineMs, urgent);
+    const r = await this.call(
+      tenantId,
+      assemblyId,
+      { op: 'apply', assemblyId, className, groups, maxStateBytes, maxResultBytes },
+      deadlineMs,
+      urgent,
+    );
     return r.results;
   }
 
-  async resolveKeys(tenantId: string, assemblyId: string, className: string, events: WireEvent[], deadlineMs = this.options.callDeadlineMs): Promise<ResolvedKey[]> {
-    const r = await this.call(tenantId, assemblyId, { op: 'resolveKeys', assemblyId, className, events, maxKeyLength: this.options.maxKeyLength }, deadlineMs);
+  async resolveKeys(
+    tenantId: string,
+    assemblyId: string,
+    className: string,
+    events: WireEvent[],
+    deadlineMs = this.options.callDeadlineMs,
+  ): Promise<ResolvedKey[]> {
+    const r = await this.call(
+      tenantId,
+      assemblyId,
+      { op: 'resolveKeys', assemblyId, className, events, maxKeyLength: this.options.maxKeyLength },
+      deadlineMs,
+    );
     return r.keys;
   }
 
@@ -262,7 +310,14 @@ export class RuntimePool implements ExecutorListener {
       stalls: this.stalls,
       reruns: this.reruns,
       quarantined: [...this.own.keys()].filter((t) => this.quarantine.quarantinedUntil(t) !== undefined).length,
-      executors: this.executors().map((ex) => ({ label: ex.label, kind: kind(ex), pid: ex.pid, loaded: ex.loaded.length, ...ex.counters, ...ex.loadCounters })),
+      executors: this.executors().map((ex) => ({
+        label: ex.label,
+        kind: kind(ex),
+        pid: ex.pid,
+        loaded: ex.loaded.length,
+        ...ex.counters,
+        ...ex.loadCounters,
+      })),
     };
   }
 

@@ -88,8 +88,7 @@ export interface ApplyGroupPayload {
 
 export type ApplyGroupResult =
   /** truncated: the response reached maxResultBytes; only the first states.length events were applied. */
-  | { ok: true; states: string[]; truncated?: true }
-  | { ok: false; failedIndex: number; states: string[]; error: ItemError };
+  { ok: true; states: string[]; truncated?: true } | { ok: false; failedIndex: number; states: string[]; error: ItemError };
 
 export type ResolvedKey = string | null | { error: ItemError };
 

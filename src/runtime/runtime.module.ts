@@ -29,7 +29,8 @@ export async function createLauncher(config: AppConfig): Promise<SandboxedLaunch
   });
   const status = await verifySandbox(launcher);
   const log = new Logger('Runtime');
-  for (const [fence, why] of Object.entries(status.missing)) log.warn(`RUNTIME_SANDBOX=${status.mode}: runtime hosts run without the '${fence}' fence: ${why}`);
+  for (const [fence, why] of Object.entries(status.missing))
+    log.warn(`RUNTIME_SANDBOX=${status.mode}: runtime hosts run without the '${fence}' fence: ${why}`);
   if (status.runtimeError) log.error(`the runtime host does not start: ${status.runtimeError}`);
   return { launcher, status };
 }
@@ -64,7 +65,11 @@ export function createRuntimePool(config: AppConfig, store: Store, launcher: Hos
   providers: [
     { provide: SANDBOXED_LAUNCHER, inject: [APP_CONFIG], useFactory: createLauncher },
     { provide: SANDBOX_STATUS, inject: [SANDBOXED_LAUNCHER], useFactory: (s: SandboxedLauncher) => s.status },
-    { provide: RuntimePool, inject: [APP_CONFIG, STORE, SANDBOXED_LAUNCHER], useFactory: (c: AppConfig, st: Store, s: SandboxedLauncher) => createRuntimePool(c, st, s.launcher) },
+    {
+      provide: RuntimePool,
+      inject: [APP_CONFIG, STORE, SANDBOXED_LAUNCHER],
+      useFactory: (c: AppConfig, st: Store, s: SandboxedLauncher) => createRuntimePool(c, st, s.launcher),
+    },
     {
       provide: CompileQueue,
       inject: [STORE, RuntimePool, APP_CONFIG],

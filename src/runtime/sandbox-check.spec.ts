@@ -3,11 +3,18 @@ import { SandboxRefusedError, verifySandbox } from './sandbox-check';
 import { SandboxMode, SandboxTools } from './sandbox';
 
 /** Host stand-ins (real processes, sh): what a host writes at start, or how it fails. */
-const READY = (seccomp: boolean) => `printf '{"id":0,"type":"ready","payload":{"pid":2,"mode":"exec","protocolVersion":1,"seccomp":${seccomp}}}\\n'; cat >/dev/null`;
+const READY = (seccomp: boolean) =>
+  `printf '{"id":0,"type":"ready","payload":{"pid":2,"mode":"exec","protocolVersion":1,"seccomp":${seccomp}}}\\n'; cat >/dev/null`;
 const NO_SECCOMP = `echo "[runtime] sandbox required but the seccomp filter could not be installed: libseccomp.so.2 not found (install libseccomp2)" >&2; exit 4`;
 const BROKEN = `echo "realpath(/runtime/EventSourcing.Runtime.dll) failed: Permission denied" >&2; exit 155`;
 
-const ALL: SandboxTools = { root: true, bwrap: '/usr/bin/bwrap', setpriv: '/usr/bin/setpriv', prlimit: '/usr/bin/prlimit', unshare: '/usr/bin/unshare' };
+const ALL: SandboxTools = {
+  root: true,
+  bwrap: '/usr/bin/bwrap',
+  setpriv: '/usr/bin/setpriv',
+  prlimit: '/usr/bin/prlimit',
+  unshare: '/usr/bin/unshare',
+};
 let n = 0;
 
 function fake(mode: SandboxMode, tools: SandboxTools, sandboxed: string, bare: string) {
@@ -20,7 +27,12 @@ function fake(mode: SandboxMode, tools: SandboxTools, sandboxed: string, bare: s
     mode,
     get staticFences() {
       const bwrap = !!tools.bwrap && !degraded;
-      return { namespaces: bwrap, network: bwrap || !!tools.unshare, unprivilegedUser: !tools.root || (!!tools.setpriv && !degraded), rlimits: !!tools.prlimit };
+      return {
+        namespaces: bwrap,
+        network: bwrap || !!tools.unshare,
+        unprivilegedUser: !tools.root || (!!tools.setpriv && !degraded),
+        rlimits: !!tools.prlimit,
+      };
     },
     launch: () => sh(degraded ? bare : sandboxed),
     bareLaunch: () => sh(bare),
@@ -30,7 +42,10 @@ function fake(mode: SandboxMode, tools: SandboxTools, sandboxed: string, bare: s
 }
 
 const refusal = async (p: Promise<unknown>) => {
-  const e = await p.then(() => undefined, (err: unknown) => err);
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   expect(e).toBeInstanceOf(SandboxRefusedError);
   return e as SandboxRefusedError;
 };
@@ -38,7 +53,11 @@ const refusal = async (p: Promise<unknown>) => {
 describe('the sandbox check at start', () => {
   it('passes in strict mode when every fence is there and the host reports its filter', async () => {
     const status = await verifySandbox(fake('strict', ALL, READY(true), READY(true)));
-    expect(status).toEqual({ mode: 'strict', fences: { namespaces: true, network: true, unprivilegedUser: true, seccomp: true, rlimits: true }, missing: {} });
+    expect(status).toEqual({
+      mode: 'strict',
+      fences: { namespaces: true, network: true, unprivilegedUser: true, seccomp: true, rlimits: true },
+      missing: {},
+    });
   });
 
   it('strict: refuses (exit 2) when the host cannot install its filter, saying what to install', async () => {

@@ -65,7 +65,12 @@ async function probe(launcher: HostLauncher, readyTimeoutMs: number): Promise<Ou
 }
 
 function lastLine(text: string, containing: string): string {
-  return text.split('\n').find((l) => l.includes(containing))?.trim() ?? text.split('\n')[0];
+  return (
+    text
+      .split('\n')
+      .find((l) => l.includes(containing))
+      ?.trim() ?? text.split('\n')[0]
+  );
 }
 
 /**
@@ -90,10 +95,14 @@ export async function verifySandbox(launcher: HostLauncher, readyTimeoutMs = 30_
   const fences: Fences = { ...launcher.staticFences, seccomp: outcome.seccomp };
   const tools = launcher.tools;
   const absent: Record<Fence, string> = {
-    namespaces: tools.bwrap ? 'not used (hosts fell back to plain processes)' : `bubblewrap (${launcher.options.sandbox.bwrap}) is missing or cannot create namespaces here`,
+    namespaces: tools.bwrap
+      ? 'not used (hosts fell back to plain processes)'
+      : `bubblewrap (${launcher.options.sandbox.bwrap}) is missing or cannot create namespaces here`,
     network: 'no bubblewrap, and unshare -n is not permitted',
     unprivilegedUser: 'setpriv is missing or cannot switch to the sandbox uid/gid',
-    seccomp: outcome.seccompError ?? (outcome.runtimeError ? 'not verified: the runtime host does not start' : 'the host reported no seccomp filter'),
+    seccomp:
+      outcome.seccompError ??
+      (outcome.runtimeError ? 'not verified: the runtime host does not start' : 'the host reported no seccomp filter'),
     rlimits: 'prlimit is missing or not permitted',
   };
   for (const f of FENCES) if (!fences[f] && !missing[f]) missing[f] = absent[f];

@@ -50,6 +50,13 @@ describe('the sandbox command', () => {
   });
 
   it('drops to the uid/gid with no groups, no capabilities and no_new_privs', () => {
-    expect(dropArgs({ uid: 61000, gid: 61001 })).toEqual(['--reuid=61000', '--regid=61001', '--clear-groups', '--no-new-privs', '--inh-caps=-all', '--bounding-set=-all']);
+    expect(dropArgs({ uid: 61000, gid: 61001 })).toEqual([
+      '--reuid=61000',
+      '--regid=61001',
+      '--clear-groups',
+      '--no-new-privs',
+      '--inh-caps=-all',
+      '--bounding-set=-all',
+    ]);
   });
 });

@@ -91,7 +91,8 @@ export function detectTools(options: SandboxOptions): SandboxTools {
     if (setpriv && runs(setpriv, [...dropArgs(options), '--', truePath])) tools.setpriv = setpriv;
   }
   const bwrap = which(options.bwrap);
-  if (bwrap && runs(bwrap, [...unshareArgs(root), '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--', truePath])) tools.bwrap = bwrap;
+  if (bwrap && runs(bwrap, [...unshareArgs(root), '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--', truePath]))
+    tools.bwrap = bwrap;
   const unshare = which('unshare');
   if (unshare && runs(unshare, ['-n', truePath])) tools.unshare = unshare;
   return tools;

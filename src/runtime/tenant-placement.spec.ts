@@ -1,6 +1,7 @@
 import { QuarantineBook, rendezvousSlot } from './tenant-placement';
 
-const ids = (n: number) => Array.from({ length: n }, (_, i) => `0190f${i.toString(16).padStart(3, '0')}-7c1e-7000-8000-${String(i).padStart(12, '0')}`);
+const ids = (n: number) =>
+  Array.from({ length: n }, (_, i) => `0190f${i.toString(16).padStart(3, '0')}-7c1e-7000-8000-${String(i).padStart(12, '0')}`);
 
 describe('rendezvousSlot', () => {
   it('places a tenant on the same slot every time', () => {

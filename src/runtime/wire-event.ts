@@ -4,7 +4,21 @@ import { StoredEvent } from '../store/event-log.port';
 import { WireEvent } from './runtime-protocol';
 
 /** An event as the C# contract sees it (data and metadata as their stored JSON text, verbatim). */
-export function toWireEvent(e: Pick<StoredEvent, 'eventId' | 'aggregateId' | 'aggregateType' | 'eventType' | 'version' | 'timestamp' | 'data' | 'metadata' | 'correlationId' | 'causationId'>): WireEvent {
+export function toWireEvent(
+  e: Pick<
+    StoredEvent,
+    | 'eventId'
+    | 'aggregateId'
+    | 'aggregateType'
+    | 'eventType'
+    | 'version'
+    | 'timestamp'
+    | 'data'
+    | 'metadata'
+    | 'correlationId'
+    | 'causationId'
+  >,
+): WireEvent {
   return {
     eventId: e.eventId,
     aggregateId: e.aggregateId,

@@ -12,9 +12,21 @@ const req = (over: Partial<AppendRequest>): AppendRequest => ({
 describe('planAppends', () => {
   it('numbers versions per aggregate and positions per tenant, in arrival order', () => {
     const plan = planAppends(
-      [req({}), req({ tenantId: 't2' }), req({ events: [{ eventType: 'A', data: '{}' }, { eventType: 'B', data: '{}' }] })],
+      [
+        req({}),
+        req({ tenantId: 't2' }),
+        req({
+          events: [
+            { eventType: 'A', data: '{}' },
+            { eventType: 'B', data: '{}' },
+          ],
+        }),
+      ],
       new Map([[streamKey('t1', 'order-1'), { aggregateType: 'order', version: 3 }]]),
-      new Map([['t1', 10], ['t2', 0]]),
+      new Map([
+        ['t1', 10],
+        ['t2', 0],
+      ]),
       1000,
     );
     expect(plan.rows.map((r) => [r.tenantId, r.version, r.position])).toEqual([
@@ -23,7 +35,12 @@ describe('planAppends', () => {
       ['t1', 5, 12],
       ['t1', 6, 13],
     ]);
-    expect(plan.heads).toEqual(new Map([['t1', 13], ['t2', 1]]));
+    expect(plan.heads).toEqual(
+      new Map([
+        ['t1', 13],
+        ['t2', 1],
+      ]),
+    );
     expect(plan.streams.find((s) => s.tenantId === 't1')?.version).toBe(6);
   });
 

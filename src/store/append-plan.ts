@@ -36,8 +36,12 @@ export interface AppendPlan {
  * a stream's type is fixed by its first append, so the stored type holds; a new stream takes the
  * given type, else the one inferred from its id. A given type other than the stored one is refused.
  */
-export function decideAggregateType(req: Pick<AppendRequest, 'aggregateType' | 'inferredType'>, stored: string | undefined): string | DomainError {
-  if (stored !== undefined && req.aggregateType !== undefined && req.aggregateType !== stored) return aggregateTypeMismatch(req.aggregateType, stored);
+export function decideAggregateType(
+  req: Pick<AppendRequest, 'aggregateType' | 'inferredType'>,
+  stored: string | undefined,
+): string | DomainError {
+  if (stored !== undefined && req.aggregateType !== undefined && req.aggregateType !== stored)
+    return aggregateTypeMismatch(req.aggregateType, stored);
   return stored ?? req.aggregateType ?? req.inferredType;
 }
 
@@ -72,7 +76,10 @@ export function planAppends(
       continue;
     }
     if (req.snapshot && req.snapshot.baseVersion !== version) {
-      outcomes.push({ ok: false, error: new DomainError('STATE_STALE', 'the aggregate moved on while its state was computed', { actualVersion: version }) });
+      outcomes.push({
+        ok: false,
+        error: new DomainError('STATE_STALE', 'the aggregate moved on while its state was computed', { actualVersion: version }),
+      });
       continue;
     }
     let position = nextHeads.get(req.tenantId) ?? 0;

@@ -31,4 +31,3 @@ export const toStoredEvent = (r: EventDbRow): StoredEvent => ({
   correlationId: r.correlation_id,
   causationId: r.causation_id,
 });
-

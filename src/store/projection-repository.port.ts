@@ -163,7 +163,12 @@ export interface ProjectionRepository {
    * Counts a failed attempt and returns the count; with `hold`, or once the count reaches
    * `holdAfterAttempts`, the lane stops on `position` until retried or skipped.
    */
-  failed(tenantId: string, versionId: string, key: string, r: { position: number; error: string; hold?: boolean; holdAfterAttempts?: number }): Promise<number>;
+  failed(
+    tenantId: string,
+    versionId: string,
+    key: string,
+    r: { position: number; error: string; hold?: boolean; holdAfterAttempts?: number },
+  ): Promise<number>;
   /** Operator: clears the hold (and the attempt count) so the lane tries the event again. */
   release(tenantId: string, versionId: string, key: string): Promise<boolean>;
   /** Operator: drops the held event from the lane (its state is not changed by it) and clears the hold. */

@@ -12,7 +12,8 @@
 export function droppedVersionsMigration(int: 'INTEGER' | 'bigint'): string {
   const named = (t: string) =>
     `EXISTS (SELECT 1 FROM projections p WHERE p.tenant_id = ${t}.tenant_id AND (p.active_version = ${t}.version_id OR p.pending_version = ${t}.version_id))`;
-  const versionRow = (t: string) => `EXISTS (SELECT 1 FROM projection_versions v WHERE v.tenant_id = ${t}.tenant_id AND v.version_id = ${t}.version_id)`;
+  const versionRow = (t: string) =>
+    `EXISTS (SELECT 1 FROM projection_versions v WHERE v.tenant_id = ${t}.tenant_id AND v.version_id = ${t}.version_id)`;
   return `
   CREATE TABLE dropped_versions (
     tenant_id  TEXT NOT NULL,

@@ -25,5 +25,10 @@ export interface SnapshotRepository {
    */
   putIfNewer(tenantId: string, snapshot: Snapshot): Promise<void>;
   /** Aggregates of a type in id order, for catch-up to walk in pages. */
-  listAggregates(tenantId: string, aggregateType: string, afterAggregateId: string, limit: number): Promise<{ aggregateId: string; version: number }[]>;
+  listAggregates(
+    tenantId: string,
+    aggregateType: string,
+    afterAggregateId: string,
+    limit: number,
+  ): Promise<{ aggregateId: string; version: number }[]>;
 }

@@ -51,7 +51,9 @@ export function logStateChanges(
   const texts = new Map<string, string>();
   changes.forEach((c, i) => texts.set(digests[i], c.state));
   const distinct = [...texts.keys()].sort();
-  const values = changes.map(() => '(CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS BIGINT))').join(', ');
+  const values = changes
+    .map(() => '(CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS BIGINT))')
+    .join(', ');
   const valueParams = changes.flatMap((c, i) => [c.position, c.aggregateId, c.aggregateType, c.version, digests[i], c.timestamp]);
   const head = 'tenant_id = ? AND projection_id = ?';
   return [
@@ -91,8 +93,13 @@ export class SqlNotificationRepository implements NotificationRepository {
   }
 
   async head(tenantId: string, projectionId: string): Promise<NotificationHead | null> {
-    const [r] = await this.db.all<any>('SELECT * FROM notification_heads WHERE tenant_id = ? AND projection_id = ?', [tenantId, projectionId]);
-    return r ? { lastSequence: Number(r.last_sequence), prunedSequence: Number(r.pruned_sequence), webhookSequence: Number(r.webhook_sequence) } : null;
+    const [r] = await this.db.all<any>('SELECT * FROM notification_heads WHERE tenant_id = ? AND projection_id = ?', [
+      tenantId,
+      projectionId,
+    ]);
+    return r
+      ? { lastSequence: Number(r.last_sequence), prunedSequence: Number(r.pruned_sequence), webhookSequence: Number(r.webhook_sequence) }
+      : null;
   }
 
   async headsToPrune(policy: RetentionPolicy) {
@@ -137,13 +144,19 @@ export class SqlNotificationRepository implements NotificationRepository {
       [tenantId, projectionId, h.prunedSequence, bound],
     );
     await this.db.batch([
-      { sql: 'DELETE FROM notifications WHERE tenant_id = ? AND projection_id = ? AND sequence <= ?', params: [tenantId, projectionId, bound] },
+      {
+        sql: 'DELETE FROM notifications WHERE tenant_id = ? AND projection_id = ? AND sequence <= ?',
+        params: [tenantId, projectionId, bound],
+      },
       {
         sql: 'UPDATE notification_heads SET pruned_sequence = ? WHERE tenant_id = ? AND projection_id = ? AND pruned_sequence < ?',
         params: [bound, tenantId, projectionId, bound],
       },
     ]);
-    await forgetUnreferencedStates(this.db, states.map((r) => Number(r.state_id)));
+    await forgetUnreferencedStates(
+      this.db,
+      states.map((r) => Number(r.state_id)),
+    );
     return bound;
   }
 }

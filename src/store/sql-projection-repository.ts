@@ -1,4 +1,3 @@
-
 import { groupBy } from '../common/group-by';
 import { EVENT_COLUMNS, EventDbRow, toStoredEvent } from './event-row';
 import {
@@ -18,7 +17,9 @@ import {
 import { forgetUnreferencedStates, logStateChanges } from './sql-notification-repository';
 import { SqlRunner, SqlStatement } from './sql-runner';
 
-const E_COLUMNS = EVENT_COLUMNS.split(',').map((c) => `e.${c.trim()}`).join(', ');
+const E_COLUMNS = EVENT_COLUMNS.split(',')
+  .map((c) => `e.${c.trim()}`)
+  .join(', ');
 const LANE_COLUMNS = 'state_key, state, applied_position, updated_at, held_position, held_error, attempts';
 const INBOX_CHUNK = 500;
 
@@ -79,7 +80,8 @@ function dropVersionRows(where: string, params: unknown[], now: number): SqlStat
 /** A lane row for a version that still exists (a lane of a dropped version is never made again). */
 const INSERT_LIVE_LANE = `INSERT INTO lanes (tenant_id, version_id, state_key)
   SELECT tenant_id, version_id, CAST(? AS TEXT) FROM projection_versions WHERE tenant_id = ? AND version_id = ? ON CONFLICT DO NOTHING`;
-const VERSION_EXISTS = 'EXISTS (SELECT 1 FROM projection_versions v WHERE v.tenant_id = lanes.tenant_id AND v.version_id = lanes.version_id)';
+const VERSION_EXISTS =
+  'EXISTS (SELECT 1 FROM projection_versions v WHERE v.tenant_id = lanes.tenant_id AND v.version_id = lanes.version_id)';
 
 /** One implementation for both stores: the SQL is the same; the runner differs (see sql-runner.ts). */
 export class SqlProjectionRepository implements ProjectionRepository {
@@ -114,8 +116,16 @@ export class SqlProjectionRepository implements ProjectionRepository {
       const kept = await this.db.batch([
         // First: the projection still exists (else this is a first deploy again), and its row is
         // locked (PostgreSQL), so the pending version dropped below is the one being replaced.
-        { sql: 'UPDATE projections SET pending_version = pending_version WHERE tenant_id = ? AND projection_id = ?', params: scope, mustChange: true },
-        ...dropVersionRows('tenant_id = ? AND version_id = (SELECT pending_version FROM projections WHERE tenant_id = ? AND projection_id = ?)', [p.tenantId, ...scope], Date.now()),
+        {
+          sql: 'UPDATE projections SET pending_version = pending_version WHERE tenant_id = ? AND projection_id = ?',
+          params: scope,
+          mustChange: true,
+        },
+        ...dropVersionRows(
+          'tenant_id = ? AND version_id = (SELECT pending_version FROM projections WHERE tenant_id = ? AND projection_id = ?)',
+          [p.tenantId, ...scope],
+          Date.now(),
+        ),
         insertVersion,
         {
           sql: 'UPDATE projections SET pending_version = ?, notify_config = ?, webhook_url = ? WHERE tenant_id = ? AND projection_id = ?',
@@ -131,7 +141,10 @@ export class SqlProjectionRepository implements ProjectionRepository {
                 VALUES (?, ?, ?, ?, NULL, ?, ?, ?)`,
           params: [p.tenantId, p.projectionId, p.name, v.versionId, v.createdAt, config, webhookUrl],
         },
-        { sql: 'INSERT INTO notification_heads (tenant_id, projection_id) VALUES (?, ?) ON CONFLICT DO NOTHING', params: [p.tenantId, p.projectionId] },
+        {
+          sql: 'INSERT INTO notification_heads (tenant_id, projection_id) VALUES (?, ?) ON CONFLICT DO NOTHING',
+          params: [p.tenantId, p.projectionId],
+        },
       ]);
     }
     return (await this.getByName(p.tenantId, p.name))!;
@@ -146,7 +159,10 @@ export class SqlProjectionRepository implements ProjectionRepository {
     const out: ProjectionVersion[] = [];
     for (let i = 0; i < versionIds.length; i += INBOX_CHUNK) {
       const chunk = versionIds.slice(i, i + INBOX_CHUNK);
-      const rows = await this.db.all(`SELECT * FROM projection_versions WHERE tenant_id = ? AND version_id IN (${chunk.map(() => '?').join(', ')})`, [tenantId, ...chunk]);
+      const rows = await this.db.all(
+        `SELECT * FROM projection_versions WHERE tenant_id = ? AND version_id IN (${chunk.map(() => '?').join(', ')})`,
+        [tenantId, ...chunk],
+      );
       out.push(...rows.map(toVersion));
     }
     return out;
@@ -178,8 +194,14 @@ export class SqlProjectionRepository implements ProjectionRepository {
     );
     const live = rows.filter((r) => r.kind === 'live');
     return {
-      live: live.map((r) => ({ version: toVersion(r), behindHead: Number(r.routed_position) < Number(r.head_position), hasInbox: Number(r.has_inbox) === 1 })),
-      dropped: rows.filter((r) => r.kind === 'dropped').map((r) => ({ tenantId: r.tenant_id, versionId: r.version_id, droppedAt: Number(r.created_at) })),
+      live: live.map((r) => ({
+        version: toVersion(r),
+        behindHead: Number(r.routed_position) < Number(r.head_position),
+        hasInbox: Number(r.has_inbox) === 1,
+      })),
+      dropped: rows
+        .filter((r) => r.kind === 'dropped')
+        .map((r) => ({ tenantId: r.tenant_id, versionId: r.version_id, droppedAt: Number(r.created_at) })),
     };
   }
 
@@ -243,7 +265,9 @@ export class SqlProjectionRepository implements ProjectionRepository {
   async laneWork(tenantId: string, versionId: string, key: string, limit: number): Promise<LaneWork | null> {
     // The version and the lane in one read: a run of a dropped version stops here.
     const [r] = await this.db.all<any>(
-      `SELECT v.version_id AS live, ${LANE_COLUMNS.split(', ').map((c) => `l.${c}`).join(', ')} FROM projection_versions v
+      `SELECT v.version_id AS live, ${LANE_COLUMNS.split(', ')
+        .map((c) => `l.${c}`)
+        .join(', ')} FROM projection_versions v
        LEFT JOIN lanes l ON l.tenant_id = v.tenant_id AND l.version_id = v.version_id AND l.state_key = ?
        WHERE v.tenant_id = ? AND v.version_id = ?`,
       [key, tenantId, versionId],
@@ -302,11 +326,19 @@ export class SqlProjectionRepository implements ProjectionRepository {
               WHERE tenant_id = ? AND version_id = ? AND state_key = ?`,
         params: [position, position, tenantId, versionId, key],
       },
-      { sql: 'DELETE FROM lane_inbox WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND position <= ?', params: [tenantId, versionId, key, position] },
+      {
+        sql: 'DELETE FROM lane_inbox WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND position <= ?',
+        params: [tenantId, versionId, key, position],
+      },
     ]);
   }
 
-  async failed(tenantId: string, versionId: string, key: string, r: { position: number; error: string; hold?: boolean; holdAfterAttempts?: number }) {
+  async failed(
+    tenantId: string,
+    versionId: string,
+    key: string,
+    r: { position: number; error: string; hold?: boolean; holdAfterAttempts?: number },
+  ) {
     const hold = r.hold ? 1 : 0;
     const after = r.holdAfterAttempts ?? Number.MAX_SAFE_INTEGER;
     // In SET, `attempts` is the value before this update, on both engines.
@@ -332,7 +364,10 @@ export class SqlProjectionRepository implements ProjectionRepository {
     const lane = await this.getLane(tenantId, versionId, key);
     if (!lane || lane.heldPosition === null) return false;
     await this.db.batch([
-      { sql: 'DELETE FROM lane_inbox WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND position = ?', params: [tenantId, versionId, key, lane.heldPosition] },
+      {
+        sql: 'DELETE FROM lane_inbox WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND position = ?',
+        params: [tenantId, versionId, key, lane.heldPosition],
+      },
       {
         sql: `UPDATE lanes SET held_position = NULL, held_error = NULL, attempts = 0,
                 applied_position = CASE WHEN applied_position > ? THEN applied_position ELSE ? END
@@ -344,7 +379,11 @@ export class SqlProjectionRepository implements ProjectionRepository {
   }
 
   async getLane(tenantId: string, versionId: string, key: string) {
-    const [r] = await this.db.all(`SELECT ${LANE_COLUMNS} FROM lanes WHERE tenant_id = ? AND version_id = ? AND state_key = ?`, [tenantId, versionId, key]);
+    const [r] = await this.db.all(`SELECT ${LANE_COLUMNS} FROM lanes WHERE tenant_id = ? AND version_id = ? AND state_key = ?`, [
+      tenantId,
+      versionId,
+      key,
+    ]);
     return r ? toLane(r) : null;
   }
 
@@ -410,7 +449,11 @@ export class SqlProjectionRepository implements ProjectionRepository {
   }
 
   async markCaughtUp(tenantId: string, versionId: string, at: number) {
-    await this.db.run('UPDATE projection_versions SET caught_up_at = ? WHERE tenant_id = ? AND version_id = ? AND caught_up_at IS NULL', [at, tenantId, versionId]);
+    await this.db.run('UPDATE projection_versions SET caught_up_at = ? WHERE tenant_id = ? AND version_id = ? AND caught_up_at IS NULL', [
+      at,
+      tenantId,
+      versionId,
+    ]);
   }
 
   async promote(tenantId: string, projectionId: string, versionId: string) {
@@ -437,7 +480,12 @@ export class SqlProjectionRepository implements ProjectionRepository {
       'SELECT count(*) AS lanes, count(held_position) AS held FROM lanes WHERE tenant_id = ? AND version_id = ? AND (state IS NOT NULL OR held_position IS NOT NULL)',
       [tenantId, versionId],
     );
-    return { inboxDepth: Number(inbox.depth), heldLanes: Number(lanes.held), laneCount: Number(lanes.lanes), oldestUnapplied: n(inbox.oldest) };
+    return {
+      inboxDepth: Number(inbox.depth),
+      heldLanes: Number(lanes.held),
+      laneCount: Number(lanes.lanes),
+      oldestUnapplied: n(inbox.oldest),
+    };
   }
 
   async orphanRows() {
@@ -474,19 +522,33 @@ export class SqlProjectionRepository implements ProjectionRepository {
     const p = await this.get(tenantId, projectionId);
     if (!p) return null;
     const scope = 'tenant_id = ? AND projection_id = ?';
-    const versions = await this.db.all<{ version_id: string }>(`SELECT version_id FROM projection_versions WHERE ${scope}`, [tenantId, projectionId]);
-    const states = await this.db.all<{ state_id: number }>(`SELECT DISTINCT state_id FROM notifications WHERE ${scope}`, [tenantId, projectionId]);
+    const versions = await this.db.all<{ version_id: string }>(`SELECT version_id FROM projection_versions WHERE ${scope}`, [
+      tenantId,
+      projectionId,
+    ]);
+    const states = await this.db.all<{ state_id: number }>(`SELECT DISTINCT state_id FROM notifications WHERE ${scope}`, [
+      tenantId,
+      projectionId,
+    ]);
     // The deletion is written first, whole: routers and lanes of every instance then find it.
     const kept = await this.db.batch([
       { sql: `DELETE FROM projections WHERE ${scope}`, params: [tenantId, projectionId], mustChange: true },
       ...dropVersionRows(scope, [tenantId, projectionId], Date.now()),
-      ...['notification_heads', 'notifications', 'webhook_deliveries', 'webhook_suspensions'].map((t) => ({ sql: `DELETE FROM ${t} WHERE ${scope}`, params: [tenantId, projectionId] })),
+      ...['notification_heads', 'notifications', 'webhook_deliveries', 'webhook_suspensions'].map((t) => ({
+        sql: `DELETE FROM ${t} WHERE ${scope}`,
+        params: [tenantId, projectionId],
+      })),
       { sql: 'DELETE FROM webhook_secrets WHERE tenant_id = ? AND scope = ?', params: [tenantId, projectionId] },
     ]);
     if (!kept) return null; // deleted by another request meanwhile
     // State texts no notification refers to any more (a text may be shared with another projection's log).
-    await forgetUnreferencedStates(this.db, states.map((r) => Number(r.state_id)));
-    return [...new Set([...versions.map((v) => v.version_id), ...[p.activeVersion, p.pendingVersion].filter((v): v is string => v !== null)])];
+    await forgetUnreferencedStates(
+      this.db,
+      states.map((r) => Number(r.state_id)),
+    );
+    return [
+      ...new Set([...versions.map((v) => v.version_id), ...[p.activeVersion, p.pendingVersion].filter((v): v is string => v !== null)]),
+    ];
   }
 
   async existingKeys(tenantId: string, versionId: string, keys: string[]) {
@@ -503,7 +565,10 @@ export class SqlProjectionRepository implements ProjectionRepository {
   }
 
   async keyCount(tenantId: string, versionId: string) {
-    const [r] = await this.db.all<{ n: number }>("SELECT count(*) AS n FROM lanes WHERE tenant_id = ? AND version_id = ? AND state_key <> '!unresolved'", [tenantId, versionId]);
+    const [r] = await this.db.all<{ n: number }>(
+      "SELECT count(*) AS n FROM lanes WHERE tenant_id = ? AND version_id = ? AND state_key <> '!unresolved'",
+      [tenantId, versionId],
+    );
     return Number(r?.n ?? 0);
   }
 }

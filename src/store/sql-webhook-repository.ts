@@ -4,7 +4,12 @@ import { DeliveryStatus, WebhookDelivery, WebhookRepository, WebhookSecretRecord
 const n = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
 function toSecret(r: any): WebhookSecretRecord {
-  return { secret: r.secret, previousSecret: r.previous_secret ?? null, previousUntil: n(r.previous_until), rotatedAt: Number(r.rotated_at) };
+  return {
+    secret: r.secret,
+    previousSecret: r.previous_secret ?? null,
+    previousUntil: n(r.previous_until),
+    rotatedAt: Number(r.rotated_at),
+  };
 }
 
 function toDelivery(r: any): WebhookDelivery {
@@ -54,13 +59,21 @@ export class SqlWebhookRepository implements WebhookRepository {
   }
 
   async ensureSecret(tenantId: string, scope: string, secret: string, now: number) {
-    await this.db.run('INSERT INTO webhook_secrets (tenant_id, scope, secret, rotated_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING', [tenantId, scope, secret, now]);
+    await this.db.run('INSERT INTO webhook_secrets (tenant_id, scope, secret, rotated_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING', [
+      tenantId,
+      scope,
+      secret,
+      now,
+    ]);
     return (await this.getSecret(tenantId, scope))!;
   }
 
   async replaceSecret(tenantId: string, scope: string, secret: string, now: number, overlapUntil: number) {
     await this.db.batch([
-      { sql: 'INSERT INTO webhook_secrets (tenant_id, scope, secret, rotated_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING', params: [tenantId, scope, secret, now] },
+      {
+        sql: 'INSERT INTO webhook_secrets (tenant_id, scope, secret, rotated_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+        params: [tenantId, scope, secret, now],
+      },
       {
         sql: `UPDATE webhook_secrets SET previous_secret = secret, previous_until = ?, secret = ?, rotated_at = ?
               WHERE tenant_id = ? AND scope = ? AND secret <> ?`,
@@ -71,7 +84,10 @@ export class SqlWebhookRepository implements WebhookRepository {
   }
 
   async startDeliveriesNow(tenantId: string, projectionId: string) {
-    await this.db.run('UPDATE notification_heads SET webhook_sequence = last_sequence WHERE tenant_id = ? AND projection_id = ?', [tenantId, projectionId]);
+    await this.db.run('UPDATE notification_heads SET webhook_sequence = last_sequence WHERE tenant_id = ? AND projection_id = ?', [
+      tenantId,
+      projectionId,
+    ]);
   }
 
   async backlogged(limit: number) {
@@ -88,7 +104,10 @@ export class SqlWebhookRepository implements WebhookRepository {
 
   async enqueue(tenantId: string, projectionId: string, limit: number, now: number) {
     const head = 'tenant_id = ? AND projection_id = ?';
-    const before = await this.db.all<{ w: number }>(`SELECT webhook_sequence AS w FROM notification_heads WHERE ${head}`, [tenantId, projectionId]);
+    const before = await this.db.all<{ w: number }>(`SELECT webhook_sequence AS w FROM notification_heads WHERE ${head}`, [
+      tenantId,
+      projectionId,
+    ]);
     // The counter row is locked first: no notification commits meanwhile, so the cursor moves
     // exactly over the rows inserted (sequences are gap-free).
     await this.db.batch([
@@ -114,7 +133,10 @@ export class SqlWebhookRepository implements WebhookRepository {
         params: [tenantId, projectionId, Number(before[0]?.w ?? 0)],
       },
     ]);
-    const [after] = await this.db.all<{ w: number }>(`SELECT webhook_sequence AS w FROM notification_heads WHERE ${head}`, [tenantId, projectionId]);
+    const [after] = await this.db.all<{ w: number }>(`SELECT webhook_sequence AS w FROM notification_heads WHERE ${head}`, [
+      tenantId,
+      projectionId,
+    ]);
     return after ? Number(after.w) - Number(before[0]?.w ?? 0) : 0;
   }
 
@@ -211,8 +233,14 @@ export class SqlWebhookRepository implements WebhookRepository {
     // key waits for it), one later than it waits. Visits the projection's heads and waiting rows:
     // an operator's action, not a per-tick cost.
     await this.db.batch([
-      { sql: `UPDATE webhook_deliveries SET status = 'waiting' WHERE ${scope} AND status = 'pending' AND ${EARLIER_OF_KEY}`, params: [tenantId, projectionId] },
-      { sql: `UPDATE webhook_deliveries SET status = 'pending' WHERE ${scope} AND status = 'waiting' AND NOT ${EARLIER_OF_KEY}`, params: [tenantId, projectionId] },
+      {
+        sql: `UPDATE webhook_deliveries SET status = 'waiting' WHERE ${scope} AND status = 'pending' AND ${EARLIER_OF_KEY}`,
+        params: [tenantId, projectionId],
+      },
+      {
+        sql: `UPDATE webhook_deliveries SET status = 'pending' WHERE ${scope} AND status = 'waiting' AND NOT ${EARLIER_OF_KEY}`,
+        params: [tenantId, projectionId],
+      },
     ]);
     return replayed;
   }
@@ -251,7 +279,10 @@ export class SqlWebhookRepository implements WebhookRepository {
   }
 
   async suspension(tenantId: string, projectionId: string): Promise<WebhookSuspension | null> {
-    const [r] = await this.db.all<any>('SELECT * FROM webhook_suspensions WHERE tenant_id = ? AND projection_id = ?', [tenantId, projectionId]);
+    const [r] = await this.db.all<any>('SELECT * FROM webhook_suspensions WHERE tenant_id = ? AND projection_id = ?', [
+      tenantId,
+      projectionId,
+    ]);
     return r ? { resumeSequence: Number(r.resume_sequence), reason: r.reason, suspendedAt: Number(r.suspended_at) } : null;
   }
 

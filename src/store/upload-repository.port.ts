@@ -36,7 +36,11 @@ export interface UploadRepository {
   oldestPending(tenantId: string): Promise<UploadRecord | null>;
   /** How many of a tenant's uploads are still to compile (the per-tenant cap). */
   countPending(tenantId: string): Promise<number>;
-  markCompiled(tenantId: string, uploadId: string, r: { discovered: DiscoveredImplementation[]; assembly: Buffer; assemblySha256: string; at: number }): Promise<void>;
+  markCompiled(
+    tenantId: string,
+    uploadId: string,
+    r: { discovered: DiscoveredImplementation[]; assembly: Buffer; assemblySha256: string; at: number },
+  ): Promise<void>;
   markFailed(tenantId: string, uploadId: string, r: { compilationError: string; at: number }): Promise<void>;
   /** The compiled DLL, for executors to load. */
   getAssembly(tenantId: string, uploadId: string): Promise<Buffer | null>;

@@ -63,7 +63,11 @@ export interface WebhookRepository {
   delivered(d: WebhookDelivery, now: number): Promise<void>;
   /** After a failed attempt: retry at `retryAt`, or dead-letter when it is null. */
   attemptFailed(d: WebhookDelivery, error: string, retryAt: number | null, now: number): Promise<void>;
-  list(tenantId: string, projectionId: string, opts: { status?: DeliveryStatus; afterSequence: number; limit: number }): Promise<WebhookDelivery[]>;
+  list(
+    tenantId: string,
+    projectionId: string,
+    opts: { status?: DeliveryStatus; afterSequence: number; limit: number },
+  ): Promise<WebhookDelivery[]>;
   /**
    * Dead deliveries (one, or all of the projection's) go back to pending, due now; only those after
    * `afterSequence` (the ones whose notification retention still keeps). Returns how many.

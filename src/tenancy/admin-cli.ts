@@ -57,7 +57,8 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       case 'set-limits': {
         const [tenantId, ...settings] = args;
-        if (!tenantId || settings.length === 0) throw new DomainError('VALIDATION_FAILED', `set-limits needs a tenant and at least one <name>=<value>\n${USAGE}`);
+        if (!tenantId || settings.length === 0)
+          throw new DomainError('VALIDATION_FAILED', `set-limits needs a tenant and at least one <name>=<value>\n${USAGE}`);
         const overrides: LimitOverrides = { ...(await limits.view(tenantId)).overrides };
         for (const setting of settings) {
           const [name, value] = setting.split('=', 2);

@@ -19,7 +19,9 @@ export class ApiKeyGuard implements CanActivate {
 
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [ctx.getHandler(), ctx.getClass()])) return true;
-    const req = ctx.switchToHttp().getRequest<TenantRequest & { headers: Record<string, string | string[] | undefined>; query?: unknown }>();
+    const req = ctx
+      .switchToHttp()
+      .getRequest<TenantRequest & { headers: Record<string, string | string[] | undefined>; query?: unknown }>();
     if (req.tenant) return true;
     const keyInQuery = this.reflector.getAllAndOverride<boolean>(KEY_IN_QUERY, [ctx.getHandler(), ctx.getClass()]) ?? false;
     const refusal = await authenticateKey(this.directory, req, apiKeyOf(req, keyInQuery));

@@ -18,7 +18,11 @@ export function apiKeyOf(req: WithKey, keyInQuery: boolean): string | undefined 
 }
 
 /** Sets the request's tenant (and key hash) from its key; the refusal otherwise. */
-export async function authenticateKey(directory: TenantDirectory, req: TenantRequest, apiKey: string | undefined): Promise<DomainError | null> {
+export async function authenticateKey(
+  directory: TenantDirectory,
+  req: TenantRequest,
+  apiKey: string | undefined,
+): Promise<DomainError | null> {
   const found = await directory.resolve(apiKey);
   if (!found) return new DomainError('UNAUTHORIZED', apiKey ? 'invalid API key' : 'missing X-API-Key header');
   req.tenant = found.tenant;

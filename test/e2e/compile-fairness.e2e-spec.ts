@@ -11,7 +11,13 @@ jest.setTimeout(180_000);
 const DEADLINE_MS = 5000;
 const PENDING_CAP = 5;
 
-async function upload(client: Client, url: string, endpoint: 'reducers' | 'projections', files: { path: string; content: string }[], reducerId?: string) {
+async function upload(
+  client: Client,
+  url: string,
+  endpoint: 'reducers' | 'projections',
+  files: { path: string; content: string }[],
+  reducerId?: string,
+) {
   const form = new FormData();
   form.append('file', new Blob([zipSources(files)], { type: 'application/zip' }), 'archive.zip');
   if (reducerId) form.append('reducerId', reducerId);
@@ -66,12 +72,24 @@ describe('a tenant’s pathological sources do not hold up another tenant’s co
 
   it('compiles B’s example in under 5 s while A’s pathological uploads are queued, fails A’s by the rules, and caps A', async () => {
     const hostile: (PathologicalSource & { id: string; expect: RegExp })[] = [
-      { ...pathologicalFixture('compile-lambda-overloads-4x11'), id: 'a-lambda-4x11', expect: /exceeded the 5000 ms deadline and was stopped; it is not retried/ },
+      {
+        ...pathologicalFixture('compile-lambda-overloads-4x11'),
+        id: 'a-lambda-4x11',
+        expect: /exceeded the 5000 ms deadline and was stopped; it is not retried/,
+      },
       { ...pathologicalFixture('compile-nested-interpolation'), id: 'a-interpolation', expect: /exceeded the 5000 ms deadline/ },
       { ...pathologicalFixture('compile-lambda-overloads-2x18'), id: 'a-lambda-2x18', expect: /exceeded the 5000 ms deadline/ },
       // Fails inside the compiler (out of memory, a metadata limit) or dies where the heap is capped: a crash, retried once.
-      { ...pathologicalFixture('compile-doubling-consts'), id: 'a-doubling', expect: /compiler failed on this archive 2 times|exceeded the 5000 ms deadline/ },
-      { ...incompressible(deepParentheses(100_000)), id: 'a-parentheses', expect: /error CS8078: An expression is too long or complex to compile/ },
+      {
+        ...pathologicalFixture('compile-doubling-consts'),
+        id: 'a-doubling',
+        expect: /compiler failed on this archive 2 times|exceeded the 5000 ms deadline/,
+      },
+      {
+        ...incompressible(deepParentheses(100_000)),
+        id: 'a-parentheses',
+        expect: /error CS8078: An expression is too long or complex to compile/,
+      },
     ];
     const started = Date.now();
     for (const h of hostile) expect((await upload(a, svc.url, 'reducers', h.files, h.id)).status).toBe(202);

@@ -27,7 +27,11 @@ async function until<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, ms = 60
 
 /** An open WebSocket that answers pings, or the HTTP refusal of its upgrade. */
 function openWs(url: string, path: string, options: { key?: string; protocols?: string[] } = {}) {
-  const ws = new WebSocket(`${url.replace(/^http/, 'ws')}${path}`, options.protocols ?? [], options.key ? { headers: { 'x-api-key': options.key } } : {});
+  const ws = new WebSocket(
+    `${url.replace(/^http/, 'ws')}${path}`,
+    options.protocols ?? [],
+    options.key ? { headers: { 'x-api-key': options.key } } : {},
+  );
   const messages: any[] = [];
   ws.on('message', (d) => {
     const m = JSON.parse(String(d));
@@ -52,12 +56,26 @@ function openWs(url: string, path: string, options: { key?: string; protocols?: 
 
 /** A server-sent-events request: its status, and the events it delivers while open. */
 function openSse(url: string, path: string, key: string) {
-  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string; req: http.ClientRequest; res: http.IncomingMessage }>((resolve, reject) => {
+  return new Promise<{
+    status: number;
+    headers: http.IncomingHttpHeaders;
+    body: string;
+    req: http.ClientRequest;
+    res: http.IncomingMessage;
+  }>((resolve, reject) => {
     const req = http.get(`${url}${path}`, { headers: { 'x-api-key': key, accept: 'text/event-stream' } }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (c) => (body += c));
-      const result = { status: res.statusCode ?? 0, headers: res.headers, req, res, get body() { return body; } };
+      const result = {
+        status: res.statusCode ?? 0,
+        headers: res.headers,
+        req,
+        res,
+        get body() {
+          return body;
+        },
+      };
       if (res.statusCode === 200) resolve(result);
       else res.on('end', () => resolve(result));
     });
@@ -69,13 +87,22 @@ async function deployedProjection(c: Client, url: string): Promise<string> {
   const form = new FormData();
   form.append('file', new Blob([zipSources(exampleSources('customer-totals'))]), 'p.zip');
   form.append('config', JSON.stringify({ sse: true }));
-  const up = (await (await fetch(`${url}/projections/upload`, { method: 'POST', headers: { 'x-api-key': c.key }, body: form })).json()) as any;
-  const st = await until(() => c.get(`/projections/${up.uploadId}/status`), (r) => r.body?.status === 'compiled' && Boolean(r.body.projectionId));
+  const up = (await (
+    await fetch(`${url}/projections/upload`, { method: 'POST', headers: { 'x-api-key': c.key }, body: form })
+  ).json()) as any;
+  const st = await until(
+    () => c.get(`/projections/${up.uploadId}/status`),
+    (r) => r.body?.status === 'compiled' && Boolean(r.body.projectionId),
+  );
   return st.body.projectionId;
 }
 
 const placeOrder = (c: Client, n: number) =>
-  c.post('/events', { aggregateId: `order-${n}`, eventType: 'OrderPlaced', data: { customerId: 'cust-1', lines: [{ sku: 'x', qty: 1, price: 2 }] } });
+  c.post('/events', {
+    aggregateId: `order-${n}`,
+    eventType: 'OrderPlaced',
+    data: { customerId: 'cust-1', lines: [{ sku: 'x', qty: 1, price: 2 }] },
+  });
 
 describe('limits on connections over real HTTP', () => {
   let svc: Awaited<ReturnType<typeof startService>>;
@@ -122,7 +149,11 @@ describe('limits on connections over real HTTP', () => {
     it('cuts a multipart upload that trickles, too', async () => {
       const raw = new RawHttp(svc.url);
       const part = '--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.zip"\r\n\r\nPK';
-      raw.startPost('/reducers/upload', { 'x-api-key': t.key, 'content-type': 'multipart/form-data; boundary=xyz', 'content-length': '100000' }, part);
+      raw.startPost(
+        '/reducers/upload',
+        { 'x-api-key': t.key, 'content-type': 'multipart/form-data; boundary=xyz', 'content-length': '100000' },
+        part,
+      );
       const trickle = setInterval(() => raw.write('a'), 100);
       try {
         const res = await raw.response(10_000);
@@ -154,7 +185,11 @@ describe('limits on connections over real HTTP', () => {
     it('does not cut a body that arrived in time but was not read yet because the event loop was busy', async () => {
       const body = JSON.stringify({ aggregateId: 'lagged-1', eventType: 'Noted', data: {} });
       const raw = new RawHttp(svc.url);
-      raw.startPost('/events', { 'x-api-key': t.key, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) });
+      raw.startPost('/events', {
+        'x-api-key': t.key,
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+      });
       await sleep(100); // the headers are in: the deadline runs
       raw.write(body); // in the server's socket buffer at once...
       // ...but this process (the server's too) is blocked past the body deadline (not past the
@@ -168,7 +203,11 @@ describe('limits on connections over real HTTP', () => {
     it('does not stop a body that arrives in time, slowly', async () => {
       const body = JSON.stringify({ aggregateId: 'slow-1', eventType: 'Noted', data: { text: 'x'.repeat(200) } });
       const raw = new RawHttp(svc.url);
-      raw.startPost('/events', { 'x-api-key': t.key, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) });
+      raw.startPost('/events', {
+        'x-api-key': t.key,
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+      });
       for (let i = 0; i < body.length; i += 50) {
         raw.write(body.slice(i, i + 50));
         await sleep(40);
@@ -250,11 +289,21 @@ describe('limits on connections over real HTTP', () => {
       expect(sseClosed).toBe(false);
       expect((await placeOrder(t, 1)).status).toBe(201);
       if (!ws.ok) throw new Error('not open');
-      await until(() => ws.messages.length, (n) => n >= 1);
-      await until(() => sse.body, (b) => b.includes('event: state_changed'));
+      await until(
+        () => ws.messages.length,
+        (n) => n >= 1,
+      );
+      await until(
+        () => sse.body,
+        (b) => b.includes('event: state_changed'),
+      );
       ws.ws.close();
       sse.req.destroy();
-      await until(() => svc.app.get(StreamLimiter).count(), (n) => n === 0, 5000);
+      await until(
+        () => svc.app.get(StreamLimiter).count(),
+        (n) => n === 0,
+        5000,
+      );
     });
   });
 
@@ -271,18 +320,29 @@ describe('limits on connections over real HTTP', () => {
       if (ws4.ok) throw new Error('a fourth stream was admitted');
       expect(ws4.status).toBe(429);
       expect(ws4.headers['retry-after']).toBe('5');
-      expect(ws4.body).toEqual({ error: 'TOO_MANY_STREAMS', message: expect.stringContaining('STREAM_MAX_PER_KEY'), limit: PER_KEY, scope: 'key' });
+      expect(ws4.body).toEqual({
+        error: 'TOO_MANY_STREAMS',
+        message: expect.stringContaining('STREAM_MAX_PER_KEY'),
+        limit: PER_KEY,
+        scope: 'key',
+      });
       const sse4 = await openSse(svc.url, path(), t.key);
       expect(sse4.status).toBe(429);
       expect(sse4.headers['retry-after']).toBe('5');
       expect(JSON.parse(sse4.body)).toMatchObject({ error: 'TOO_MANY_STREAMS', limit: PER_KEY, scope: 'key' });
 
       if (a.ok) a.ws.close();
-      const again = await until(() => openSse(svc.url, path(), t.key), (r) => r.status === 200 || (r.req.destroy(), false), 5000);
+      const again = await until(
+        () => openSse(svc.url, path(), t.key),
+        (r) => r.status === 200 || (r.req.destroy(), false),
+        5000,
+      );
       expect(again.status).toBe(200);
 
       // A second key of the same tenant has a cap of its own; the instance cap (5) is shared.
-      const issued = await request(`${svc.url}/admin/tenants/${t.tenantId}/keys`, 'POST', undefined, { authorization: `Bearer ${ADMIN_TOKEN}` });
+      const issued = await request(`${svc.url}/admin/tenants/${t.tenantId}/keys`, 'POST', undefined, {
+        authorization: `Bearer ${ADMIN_TOKEN}`,
+      });
       const other = clientFor(svc.url, issued.body.apiKey, t.tenantId);
       const d = await openWs(svc.url, path(), { key: other.key });
       const e = await openWs(svc.url, path(), { key: other.key });
@@ -301,7 +361,11 @@ describe('limits on connections over real HTTP', () => {
         5000,
       );
       for (const r of reopened) if (r.ok) r.ws.close();
-      await until(() => svc.app.get(StreamLimiter).count(), (n) => n === 0, 5000);
+      await until(
+        () => svc.app.get(StreamLimiter).count(),
+        (n) => n === 0,
+        5000,
+      );
     });
   });
 
@@ -318,7 +382,11 @@ describe('limits on connections over real HTTP', () => {
       const res = await openWs(svc.url, `/projections/${projectionId}/stream`, { protocols: [`apikey.${t.key}`] });
       if (res.ok) throw new Error('admitted');
       expect(res.status).toBe(400);
-      expect(res.body).toMatchObject({ error: 'VALIDATION_FAILED', field: 'Sec-WebSocket-Protocol', message: expect.stringContaining("'eventstore.v1'") });
+      expect(res.body).toMatchObject({
+        error: 'VALIDATION_FAILED',
+        field: 'Sec-WebSocket-Protocol',
+        message: expect.stringContaining("'eventstore.v1'"),
+      });
       expect(JSON.stringify(res)).not.toContain(t.key);
     });
   });

@@ -42,7 +42,8 @@ async function expectAllAcknowledgedStored(client: Client, acks: Ack[], writers:
     expect(res.body.events.map((e: any) => e.version)).toEqual(res.body.events.map((_: unknown, i: number) => i + 1));
   }
   const byId = new Map(all.map((e) => [e.eventId, e]));
-  for (const ack of acks) expect(byId.get(ack.eventId)).toMatchObject({ aggregateId: ack.aggregateId, version: ack.version, position: ack.position });
+  for (const ack of acks)
+    expect(byId.get(ack.eventId)).toMatchObject({ aggregateId: ack.aggregateId, version: ack.version, position: ack.position });
   // Positions of the tenant: gap-free from 1.
   const positions = all.map((e) => e.position).sort((x, y) => x - y);
   expect(positions).toEqual(positions.map((_, i) => i + 1));
@@ -60,14 +61,18 @@ describe.each(STORE_BACKENDS)('durability on %s', (backend) => {
 
   /** Appends from 16 writers, stops the service with `signal` mid-load, restarts it and checks every acknowledged event. */
   /** Stops the service mid-load: after `afterMs` and once more than `minAcks` appends were acknowledged (a loaded machine is slower). */
-  async function stopMidLoad(signal: NodeJS.Signals, afterMs: number, minAcks: number): Promise<{ acks: Ack[]; code: number | null; output: string }> {
+  async function stopMidLoad(
+    signal: NodeJS.Signals,
+    afterMs: number,
+    minAcks: number,
+  ): Promise<{ acks: Ack[]; code: number | null; output: string }> {
     const svc = new ServiceProcess(env);
     await svc.start();
     const client = await newTenant(svc.url, signal);
     let stopped = false;
     const load = loadUntil(client, 16, () => stopped);
     await new Promise((r) => setTimeout(r, afterMs));
-    for (const end = Date.now() + 30_000; load.acks.length <= minAcks && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+    for (const end = Date.now() + 30_000; load.acks.length <= minAcks && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
     const code = await svc.kill(signal);
     stopped = true;
     const acks = await load.done;

@@ -65,7 +65,10 @@ describe.each(STORE_BACKENDS)('events API over HTTP on %s', (backend) => {
     const res = await a.post('/events/batch', {
       aggregateId: 'acct-9',
       expectedVersion: 0,
-      events: [{ eventType: 'X', data: {} }, { eventType: 'Y', data: {} }],
+      events: [
+        { eventType: 'X', data: {} },
+        { eventType: 'Y', data: {} },
+      ],
     });
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ error: 'VERSION_CONFLICT', expectedVersion: 0, actualVersion: 1 });
@@ -108,7 +111,13 @@ describe.each(STORE_BACKENDS)('events API over HTTP on %s', (backend) => {
       ['number as eventType', { aggregateId: 'bad-1', eventType: 7, data: {} }, 400, 'VALIDATION_FAILED', 'eventType'],
       ['array as data', { aggregateId: 'bad-1', eventType: 'X', data: [1] }, 400, 'VALIDATION_FAILED', 'data'],
       ['missing data', { aggregateId: 'bad-1', eventType: 'X' }, 400, 'VALIDATION_FAILED', 'data'],
-      ['negative expectedVersion', { aggregateId: 'bad-1', eventType: 'X', data: {}, expectedVersion: -1 }, 400, 'VALIDATION_FAILED', 'expectedVersion'],
+      [
+        'negative expectedVersion',
+        { aggregateId: 'bad-1', eventType: 'X', data: {}, expectedVersion: -1 },
+        400,
+        'VALIDATION_FAILED',
+        'expectedVersion',
+      ],
       ['id with a slash', { aggregateId: 'bad/1', eventType: 'X', data: {} }, 400, 'VALIDATION_FAILED', 'aggregateId'],
       ['id too long', { aggregateId: 'x'.repeat(201), eventType: 'X', data: {} }, 400, 'VALIDATION_FAILED', 'aggregateId'],
       ['array body', [1, 2], 400, 'VALIDATION_FAILED', 'body'],
@@ -142,7 +151,10 @@ describe.each(STORE_BACKENDS)('events API over HTTP on %s', (backend) => {
     });
 
     it('a body over the request limit', async () => {
-      const res = await a.post('/events/batch', { aggregateId: 'bad-1', events: [{ eventType: 'X', data: { s: 'x'.repeat(5 * 1024 * 1024) } }] });
+      const res = await a.post('/events/batch', {
+        aggregateId: 'bad-1',
+        events: [{ eventType: 'X', data: { s: 'x'.repeat(5 * 1024 * 1024) } }],
+      });
       expect(res).toMatchObject({ status: 413, body: { error: 'PAYLOAD_TOO_LARGE' } });
     });
 
@@ -153,7 +165,10 @@ describe.each(STORE_BACKENDS)('events API over HTTP on %s', (backend) => {
     });
 
     it('an empty batch, an oversized batch, a bad element', async () => {
-      expect((await a.post('/events/batch', { aggregateId: 'bad-1', events: [] })).body).toMatchObject({ error: 'VALIDATION_FAILED', field: 'events' });
+      expect((await a.post('/events/batch', { aggregateId: 'bad-1', events: [] })).body).toMatchObject({
+        error: 'VALIDATION_FAILED',
+        field: 'events',
+      });
       const many = Array.from({ length: 1001 }, () => ({ eventType: 'X', data: {} }));
       expect((await a.post('/events/batch', { aggregateId: 'bad-1', events: many })).body).toMatchObject({ field: 'events' });
       const bad = await a.post('/events/batch', { aggregateId: 'bad-1', events: [{ eventType: 'X', data: {} }, { eventType: 'Y' }] });

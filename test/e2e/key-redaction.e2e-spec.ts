@@ -76,7 +76,9 @@ describe('keys never logged nor echoed, at LOG_LEVEL=trace', () => {
       const form = new FormData();
       form.append('file', new Blob([zipSources(exampleSources('customer-totals'))]), 'p.zip');
       form.append('config', JSON.stringify({ sse: true, name: `totals-${keys.indexOf(key)}` }));
-      const up = (await (await fetch(`${svc.url}/projections/upload`, { method: 'POST', headers: { 'x-api-key': key }, body: form })).json()) as any;
+      const up = (await (
+        await fetch(`${svc.url}/projections/upload`, { method: 'POST', headers: { 'x-api-key': key }, body: form })
+      ).json()) as any;
       let projectionId: string | undefined;
       for (let i = 0; i < 600 && !projectionId; i++) {
         await sleep(100);

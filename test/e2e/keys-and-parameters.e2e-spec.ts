@@ -45,7 +45,13 @@ const enc = encodeURIComponent;
 function upgrade(url: string, path: string, key: string): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
     const req = http.request(`${url}${path}`, {
-      headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', 'x-api-key': key },
+      headers: {
+        connection: 'Upgrade',
+        upgrade: 'websocket',
+        'sec-websocket-version': '13',
+        'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+        'x-api-key': key,
+      },
     });
     req.on('response', (res) => {
       let text = '';
@@ -93,12 +99,21 @@ describe.each(STORE_BACKENDS)('keys and parameters on %s', (backend) => {
     const good = await call('GET', `/projections/${pid}/state/${enc(KEY_1024_EURO)}?minPosition=${euro.body.position}`);
     expect(good).toMatchObject({ status: 200, body: { stateKey: KEY_1024_EURO, state: { n: 1 } } });
     // The held one: listed with its exact key, read (no state yet), retried (held again), skipped.
-    const held = await until(() => call('GET', `/projections/${pid}/lanes?held=true`), (r) => r.body.lanes?.length === 1);
+    const held = await until(
+      () => call('GET', `/projections/${pid}/lanes?held=true`),
+      (r) => r.body.lanes?.length === 1,
+    );
     expect(held.body.lanes[0]).toMatchObject({ key: KEY_1024_RESERVED, held: { error: expect.stringContaining('poison event') } });
-    expect(await call('GET', `/projections/${pid}/state/${enc(KEY_1024_RESERVED)}`)).toMatchObject({ status: 404, body: { error: 'NOT_FOUND' } });
+    expect(await call('GET', `/projections/${pid}/state/${enc(KEY_1024_RESERVED)}`)).toMatchObject({
+      status: 404,
+      body: { error: 'NOT_FOUND' },
+    });
     const retry = await call('POST', `/projections/${pid}/lanes/${enc(KEY_1024_RESERVED)}/retry`, {});
     expect(retry).toMatchObject({ status: 200, body: { key: KEY_1024_RESERVED, action: 'retry' } });
-    await until(() => call('GET', `/projections/${pid}/lanes?held=true`), (r) => r.body.lanes?.length === 1);
+    await until(
+      () => call('GET', `/projections/${pid}/lanes?held=true`),
+      (r) => r.body.lanes?.length === 1,
+    );
     const skip = await call('POST', `/projections/${pid}/lanes/${enc(KEY_1024_RESERVED)}/skip`, {});
     expect(skip).toMatchObject({ status: 200, body: { key: KEY_1024_RESERVED, action: 'skip' } });
     const state = await call('GET', `/projections/${pid}/state/${enc(KEY_1024_RESERVED)}?minPosition=${after.body.position}`);
@@ -119,12 +134,21 @@ describe.each(STORE_BACKENDS)('keys and parameters on %s', (backend) => {
     expect(r).toMatchObject({ status: 200, body: { state: { n: 1 } } });
     const cjk = await call('GET', `/projections/${pid}/state/${enc(KEY_CJK_341)}?minPosition=${within.body.position}`);
     expect(cjk).toMatchObject({ status: 200, body: { stateKey: KEY_CJK_341, state: { n: 1 } } });
-    const held = await until(() => call('GET', `/projections/${pid}/lanes?held=true`), (x) => x.body.lanes?.length === 1);
-    expect(held.body.lanes[0]).toMatchObject({ key: '!unresolved', held: { error: expect.stringMatching(/^KEY_TOO_LONG: a state key is at most 1024 bytes of UTF-8; this one is 3000/) } });
+    const held = await until(
+      () => call('GET', `/projections/${pid}/lanes?held=true`),
+      (x) => x.body.lanes?.length === 1,
+    );
+    expect(held.body.lanes[0]).toMatchObject({
+      key: '!unresolved',
+      held: { error: expect.stringMatching(/^KEY_TOO_LONG: a state key is at most 1024 bytes of UTF-8; this one is 3000/) },
+    });
     const lag = await call('GET', `/projections/${pid}/status?include=lag`);
     expect(lag.body.activeVersion.applyLag).toMatchObject({ heldLanes: 1 });
     // The over-long key itself: refused in the error format, never 414 from the router outside it.
-    expect(await call('GET', `/projections/${pid}/state/${enc(KEY_CJK_1000)}`)).toMatchObject({ status: 414, body: { error: 'URI_TOO_LONG', limit: 1024 } });
+    expect(await call('GET', `/projections/${pid}/state/${enc(KEY_CJK_1000)}`)).toMatchObject({
+      status: 414,
+      body: { error: 'URI_TOO_LONG', limit: 1024 },
+    });
     // Skipped, the unresolved lane is clear; the routing never failed in the store (no stack trace).
     expect((await call('POST', `/projections/${pid}/lanes/${enc('!unresolved')}/skip`, {})).status).toBe(200);
     // A stack: raw text (stderr), or in a JSON log line a "stack" field or a message with escaped newlines.
@@ -139,11 +163,17 @@ describe.each(STORE_BACKENDS)('keys and parameters on %s', (backend) => {
         ['GET', `/events/${enc(key)}`],
       ]) {
         const r = await call(method, path, method === 'POST' ? {} : undefined);
-        expect({ path: path.slice(0, 40), ...r }).toMatchObject({ status: 414, body: { error: 'URI_TOO_LONG', field: 'path', limit: 1024, message: expect.any(String) } });
+        expect({ path: path.slice(0, 40), ...r }).toMatchObject({
+          status: 414,
+          body: { error: 'URI_TOO_LONG', field: 'path', limit: 1024, message: expect.any(String) },
+        });
       }
     }
     // Without a key as well: the target is checked before anything else.
-    expect(await request(`${svc.url}/projections/${pid}/state/${'a'.repeat(3073)}`, 'GET')).toMatchObject({ status: 414, body: { error: 'URI_TOO_LONG' } });
+    expect(await request(`${svc.url}/projections/${pid}/state/${'a'.repeat(3073)}`, 'GET')).toMatchObject({
+      status: 414,
+      body: { error: 'URI_TOO_LONG' },
+    });
   });
 
   it('answers NUL or non-UTF-8 in any path or query parameter 400 VALIDATION_FAILED, never 500', async () => {
@@ -181,11 +211,22 @@ describe.each(STORE_BACKENDS)('keys and parameters on %s', (backend) => {
       ];
       for (const [method, path, body, headers] of cases) {
         const r = await call(method, path, body, headers);
-        expect({ method, path, ...r }).toMatchObject({ method, path, status: 400, body: { error: 'VALIDATION_FAILED', message: expect.any(String) } });
+        expect({ method, path, ...r }).toMatchObject({
+          method,
+          path,
+          status: 400,
+          body: { error: 'VALIDATION_FAILED', message: expect.any(String) },
+        });
       }
       // The WebSocket upgrade (not routed by Fastify) follows the same rule.
-      expect({ b, ...(await upgrade(svc.url, `/projections/${b}/stream`, t.key)) }).toMatchObject({ status: 400, body: { error: 'VALIDATION_FAILED' } });
-      expect({ b, ...(await upgrade(svc.url, `/projections/${pid}/stream?afterSequence=0&x=${b}`, t.key)) }).toMatchObject({ status: 400, body: { error: 'VALIDATION_FAILED' } });
+      expect({ b, ...(await upgrade(svc.url, `/projections/${b}/stream`, t.key)) }).toMatchObject({
+        status: 400,
+        body: { error: 'VALIDATION_FAILED' },
+      });
+      expect({ b, ...(await upgrade(svc.url, `/projections/${pid}/stream?afterSequence=0&x=${b}`, t.key)) }).toMatchObject({
+        status: 400,
+        body: { error: 'VALIDATION_FAILED' },
+      });
     }
     // A well-formed upgrade still streams.
     expect((await upgrade(svc.url, `/projections/${pid}/stream?afterSequence=0`, t.key)).status).toBe(101);
@@ -205,13 +246,23 @@ describe.each(STORE_BACKENDS)('keys and parameters on %s', (backend) => {
       ]) {
         expect({ path, ...(await call('GET', path)) }).toMatchObject({ status: 400, body: { error: 'VALIDATION_FAILED' } });
       }
-      expect(await call('GET', `/projections/${pid}/stream`, undefined, { accept: 'text/event-stream', 'last-event-id': v })).toMatchObject({ status: 400, body: { error: 'VALIDATION_FAILED', field: 'Last-Event-ID' } });
-      expect(await upgrade(svc.url, `/projections/${pid}/stream?afterSequence=${v}`, t.key)).toMatchObject({ status: 400, body: { error: 'VALIDATION_FAILED', field: 'afterSequence' } });
+      expect(await call('GET', `/projections/${pid}/stream`, undefined, { accept: 'text/event-stream', 'last-event-id': v })).toMatchObject(
+        { status: 400, body: { error: 'VALIDATION_FAILED', field: 'Last-Event-ID' } },
+      );
+      expect(await upgrade(svc.url, `/projections/${pid}/stream?afterSequence=${v}`, t.key)).toMatchObject({
+        status: 400,
+        body: { error: 'VALIDATION_FAILED', field: 'afterSequence' },
+      });
     }
     // Refused, not waited on (the read wait is 5 s).
     expect(Date.now() - started).toBeLessThan(4000);
-    expect(await call('GET', `/projections/${pid}/state/after-cjk?minPosition=${huge}`)).toMatchObject({ body: { field: 'minPosition', message: expect.stringContaining('9007199254740991') } });
-    expect(await call('GET', `/projections/${pid}/keys?limit=1e2`)).toMatchObject({ status: 400, body: { error: 'VALIDATION_FAILED', field: 'limit' } });
+    expect(await call('GET', `/projections/${pid}/state/after-cjk?minPosition=${huge}`)).toMatchObject({
+      body: { field: 'minPosition', message: expect.stringContaining('9007199254740991') },
+    });
+    expect(await call('GET', `/projections/${pid}/keys?limit=1e2`)).toMatchObject({
+      status: 400,
+      body: { error: 'VALIDATION_FAILED', field: 'limit' },
+    });
     // The largest is accepted.
     expect((await call('GET', `/projections/${pid}/notifications?afterSequence=9007199254740991`)).status).toBe(200);
   });
@@ -219,12 +270,18 @@ describe.each(STORE_BACKENDS)('keys and parameters on %s', (backend) => {
   it('validates the replay body: only a JSON object, `sequence` a positive safe integer', async () => {
     const path = `/projections/${pid}/webhook/deliveries/replay`;
     for (const body of ['[1,2]', '"x"', 'null', '1', 'true']) {
-      expect({ sent: body, ...(await call('POST', path, body)) }).toMatchObject({ status: 400, body: { error: 'VALIDATION_FAILED', field: 'body' } });
+      expect({ sent: body, ...(await call('POST', path, body)) }).toMatchObject({
+        status: 400,
+        body: { error: 'VALIDATION_FAILED', field: 'body' },
+      });
     }
     // No body at all is not "replay all" either.
     expect(await call('POST', path)).toMatchObject({ status: 400, body: { error: 'VALIDATION_FAILED', field: 'body' } });
     for (const sequence of ['x', 0, -1, 1.5, null, 2 ** 53, [1]]) {
-      expect({ sequence, ...(await call('POST', path, { sequence })) }).toMatchObject({ status: 400, body: { error: 'VALIDATION_FAILED', field: 'sequence' } });
+      expect({ sequence, ...(await call('POST', path, { sequence })) }).toMatchObject({
+        status: 400,
+        body: { error: 'VALIDATION_FAILED', field: 'sequence' },
+      });
     }
     expect(await call('POST', path, {})).toMatchObject({ status: 200, body: { projectionId: pid, replayed: 0 } });
     expect(await call('POST', path, { sequence: 1 })).toMatchObject({ status: 200, body: { projectionId: pid, replayed: 0 } });

@@ -47,7 +47,10 @@ const PAY_2 = [
 /** Orders for examples/customer-totals: line totals 19.95 + 2 × 0.30 = 20.55 and 79.90 + 0.05 = 79.95, together 100.50. */
 const ORDER_1 = '{"customerId":"cust-a","lines":[{"sku":"x","qty":1,"price":19.95},{"sku":"y","qty":2,"price":0.30}]}';
 const ORDER_2 = '{"customerId":"cust-a","lines":[{"sku":"z","qty":1,"price":79.90},{"sku":"w","qty":1,"price":0.05}]}';
-const ORDER_3 = ['{"customerId":"cust-b","lines":[{"sku":"x","qty":1,"price":12345678901234567.89}]}', '{"sku":"v","qty":1,"price":0.11,"customerId":"cust-b"}'];
+const ORDER_3 = [
+  '{"customerId":"cust-b","lines":[{"sku":"x","qty":1,"price":12345678901234567.89}]}',
+  '{"sku":"v","qty":1,"price":0.11,"customerId":"cust-b"}',
+];
 const CUST_A = [
   '{"customerId":"cust-a","orderCount":1,"totalAmount":20.55,"orders":{"order-1":20.55}}',
   '{"customerId":"cust-a","orderCount":2,"totalAmount":100.50,"orders":{"order-1":20.55,"order-2":79.95}}',
@@ -104,16 +107,34 @@ describe.each(STORE_BACKENDS)('numbers kept exactly on %s', (backend) => {
       const id = await projectionActive(svc.url, t.key, up.uploadId);
       projections[name] = id;
       secrets.set(id, up.notifications.webhook.secret);
-      streams.push({ ws: await WsCollector.open(svc.url, id, t.key, 0), sse: await SseCollector.open(svc.url, id, t.key, {}, '?afterSequence=0') });
+      streams.push({
+        ws: await WsCollector.open(svc.url, id, t.key, 0),
+        sse: await SseCollector.open(svc.url, id, t.key, {}, '?afterSequence=0'),
+      });
     }
     receiver.secrets = [...secrets.values()];
 
     const appends: [string, string, string][] = [
       ['pay1', '/events', event('pay-1', 'Paid', ISSUE_DATA)],
-      ['pay2', '/events/batch', batch('pay-2', BATCH_DATA.map((d) => ['Paid', d]), `,"metadata":${METADATA}`)],
+      [
+        'pay2',
+        '/events/batch',
+        batch(
+          'pay-2',
+          BATCH_DATA.map((d) => ['Paid', d]),
+          `,"metadata":${METADATA}`,
+        ),
+      ],
       ['order1', '/events', event('order-1', 'OrderPlaced', ORDER_1)],
       ['order2', '/events', event('order-2', 'OrderPlaced', ORDER_2)],
-      ['order3', '/events/batch', batch('order-3', [['OrderPlaced', ORDER_3[0]], ['ItemAdded', ORDER_3[1]]])],
+      [
+        'order3',
+        '/events/batch',
+        batch('order-3', [
+          ['OrderPlaced', ORDER_3[0]],
+          ['ItemAdded', ORDER_3[1]],
+        ]),
+      ],
     ];
     for (const [name, path, body] of appends) {
       appended[name] = expectStatus(await c.post(path, body), 201, name);
@@ -191,7 +212,14 @@ describe.each(STORE_BACKENDS)('numbers kept exactly on %s', (backend) => {
       ['data a long decimal', '/events', event('bad-1', 'X', '12345678901234567.89')],
       ['data an array', '/events', event('bad-1', 'X', '[1.10]')],
       ['metadata a number', '/events', event('bad-1', 'X', '{}', ',"metadata":1.0')],
-      ['batch data a number', '/events/batch', batch('bad-1', [['X', '{}'], ['X', '2.50']])],
+      [
+        'batch data a number',
+        '/events/batch',
+        batch('bad-1', [
+          ['X', '{}'],
+          ['X', '2.50'],
+        ]),
+      ],
       ['data 33 levels deep', '/events', event('bad-1', 'X', nested(33))],
       ['metadata 33 levels deep', '/events', event('bad-1', 'X', '{}', `,"metadata":${nested(33)}`)],
       ['data too large', '/events', event('bad-1', 'X', large)],
@@ -221,14 +249,26 @@ describe.each(STORE_BACKENDS)('numbers kept exactly on %s', (backend) => {
 
   it('returns a decimal reducer state with its scale, 100.50 not 100.5, on every append and read', async () => {
     const seen: Record<string, string> = {};
-    for (const [i, [type, data]] of [['AccountOpened', '{"owner":"ada"}'], ['MoneyDeposited', '{"amount":100.25}'], ['MoneyDeposited', '{"amount":0.25}']].entries()) {
+    for (const [i, [type, data]] of [
+      ['AccountOpened', '{"owner":"ada"}'],
+      ['MoneyDeposited', '{"amount":100.25}'],
+      ['MoneyDeposited', '{"amount":0.25}'],
+    ].entries()) {
       seen[`single append ${i + 1}`] = stateOf(await c.post('/events', event('account-1', type, data)));
     }
     seen['read after single appends'] = stateOf(await c.get('/aggregate-types/account/account-1/state'));
-    const inOne = batch('account-2', [['AccountOpened', '{"owner":"bo"}'], ['MoneyDeposited', '{"amount":100.25}'], ['MoneyDeposited', '{"amount":0.25}'], ['MoneyWithdrawn', '{"amount":0.50}']]);
+    const inOne = batch('account-2', [
+      ['AccountOpened', '{"owner":"bo"}'],
+      ['MoneyDeposited', '{"amount":100.25}'],
+      ['MoneyDeposited', '{"amount":0.25}'],
+      ['MoneyWithdrawn', '{"amount":0.50}'],
+    ]);
     seen['batch append'] = stateOf(await c.post('/events/batch', inOne));
     seen['read after batch'] = stateOf(await c.get('/aggregate-types/account/account-2/state'));
-    const max = batch('account-3', [['AccountOpened', '{"owner":"cy"}'], ['MoneyDeposited', '{"amount":79228162514264337593543950335}']]);
+    const max = batch('account-3', [
+      ['AccountOpened', '{"owner":"cy"}'],
+      ['MoneyDeposited', '{"amount":79228162514264337593543950335}'],
+    ]);
     seen['decimal.MaxValue append'] = stateOf(await c.post('/events/batch', max));
     seen['decimal.MaxValue read'] = stateOf(await c.get('/aggregate-types/account/account-3/state'));
 
@@ -254,7 +294,8 @@ describe.each(STORE_BACKENDS)('numbers kept exactly on %s', (backend) => {
   });
 
   it('returns projection states exactly (customer totals of 100.50, the issue’s numbers)', async () => {
-    const state = async (projectionId: string, key: string) => stateOf(await c.get(`/projections/${projectionId}/state/${key}?minPosition=${lastPosition}`));
+    const state = async (projectionId: string, key: string) =>
+      stateOf(await c.get(`/projections/${projectionId}/state/${key}?minPosition=${lastPosition}`));
     expect({
       'cust-a': await state(projections.totals, 'cust-a'),
       'cust-b': await state(projections.totals, 'cust-b'),
@@ -277,7 +318,11 @@ describe.each(STORE_BACKENDS)('numbers kept exactly on %s', (backend) => {
   });
 
   it('streams every state exactly over WebSocket', async () => {
-    const texts = await settle(() => streams.flatMap((s) => s.ws.raw), (t) => t.length >= CHANGES, notifiedBy);
+    const texts = await settle(
+      () => streams.flatMap((s) => s.ws.raw),
+      (t) => t.length >= CHANGES,
+      notifiedBy,
+    );
     expect(statesByChange(texts)).toEqual(expectedChanges);
   });
 
@@ -287,7 +332,11 @@ describe.each(STORE_BACKENDS)('numbers kept exactly on %s', (backend) => {
   });
 
   it('delivers every state exactly in a webhook whose signature verifies over the bytes received', async () => {
-    await settle(() => receiver.accepted.length, (n) => n >= CHANGES, notifiedBy);
+    await settle(
+      () => receiver.accepted.length,
+      (n) => n >= CHANGES,
+      notifiedBy,
+    );
     for (const a of receiver.accepted) {
       const projectionId = String(exactParse(a.raw.toString('utf8')).projectionId);
       expect(signedOverBytes(secrets.get(projectionId)!, a.headers, a.raw)).toBe(true);

@@ -36,7 +36,9 @@ async function logBytes(backend: string, env: Record<string, string>, dataDir: s
   if (backend === 'sqlite') {
     const db = new Database(path.join(dataDir, 'events.sqlite'), { readonly: true });
     try {
-      const r = db.prepare("SELECT SUM(pgsize) AS b FROM dbstat WHERE name LIKE 'notification%' OR name LIKE 'sqlite_autoindex_notification%'").get() as { b: number };
+      const r = db
+        .prepare("SELECT SUM(pgsize) AS b FROM dbstat WHERE name LIKE 'notification%' OR name LIKE 'sqlite_autoindex_notification%'")
+        .get() as { b: number };
       return Number(r.b);
     } finally {
       db.close();
@@ -56,7 +58,7 @@ async function logBytes(backend: string, env: Record<string, string>, dataDir: s
 
 async function pollAll(c: Client, projectionId: string): Promise<any[]> {
   const all: any[] = [];
-  for (let after = 0; ; ) {
+  for (let after = 0; ;) {
     const r = await c.get(`/projections/${projectionId}/notifications?afterSequence=${after}&limit=1000`);
     if (r.body.notifications.length === 0) return all;
     all.push(...r.body.notifications);
@@ -90,12 +92,25 @@ describe.each(STORE_BACKENDS)('notification storage on %s', (backend) => {
     for (let i = 0; i < ORDERS; i += 20) {
       const batch = [];
       for (let j = i; j < i + 20; j++) {
-        batch.push(c.post('/events', { aggregateId: `order-${j}`, eventType: 'OrderPlaced', data: { customerId: `cust-${j % CUSTOMERS}`, lines: [{ sku: 'x', qty: 1, price: (j % 7) + 1 }] } }));
+        batch.push(
+          c.post('/events', {
+            aggregateId: `order-${j}`,
+            eventType: 'OrderPlaced',
+            data: { customerId: `cust-${j % CUSTOMERS}`, lines: [{ sku: 'x', qty: 1, price: (j % 7) + 1 }] },
+          }),
+        );
       }
       for (const r of await Promise.all(batch)) expect(r.status).toBe(201);
     }
     const logs: any[][] = [];
-    for (const id of ids) logs.push(await until(() => pollAll(c, id), (l) => l.length === ORDERS, 180_000));
+    for (const id of ids)
+      logs.push(
+        await until(
+          () => pollAll(c, id),
+          (l) => l.length === ORDERS,
+          180_000,
+        ),
+      );
 
     // Every projection logged the same changes, each with its whole state, exactly as applied.
     let stateBytes = 0;

@@ -22,7 +22,12 @@ const FAST = {
   SSE_HEARTBEAT_MS: '300',
 };
 
-export async function uploadProjection(c: Client, url: string, parts: Record<string, string> = {}, sources = exampleSources('customer-totals')) {
+export async function uploadProjection(
+  c: Client,
+  url: string,
+  parts: Record<string, string> = {},
+  sources = exampleSources('customer-totals'),
+) {
   const form = new FormData();
   form.append('file', new Blob([zipSources(sources)]), 'p.zip');
   for (const [k, v] of Object.entries(parts)) form.append(k, v);
@@ -52,7 +57,13 @@ async function placeOrders(c: Client, from: number, count: number, customers: nu
   for (let i = from; i < from + count; i += 20) {
     const batch = [];
     for (let j = i; j < Math.min(i + 20, from + count); j++) {
-      batch.push(c.post('/events', { aggregateId: `order-${j}`, eventType: 'OrderPlaced', data: { customerId: `cust-${j % customers}`, lines: [{ sku: 'x', qty: 1, price: (j % 7) + 1 }] } }));
+      batch.push(
+        c.post('/events', {
+          aggregateId: `order-${j}`,
+          eventType: 'OrderPlaced',
+          data: { customerId: `cust-${j % customers}`, lines: [{ sku: 'x', qty: 1, price: (j % 7) + 1 }] },
+        }),
+      );
     }
     for (const r of await Promise.all(batch)) if (r.status !== 201) throw new Error(`append failed: ${JSON.stringify(r)}`);
   }
@@ -86,9 +97,14 @@ describe.each(STORE_BACKENDS)('notifications on %s', (backend) => {
   });
 
   it('logs one notification per change and delivers it once, in order, on polling, WebSocket, SSE and a signed webhook', async () => {
-    const up = await uploadProjection(c, svc.url, { config: JSON.stringify({ notifications: { webhook: { url: receiver.url, isolateSecret: true }, sse: true } }) });
+    const up = await uploadProjection(c, svc.url, {
+      config: JSON.stringify({ notifications: { webhook: { url: receiver.url, isolateSecret: true }, sse: true } }),
+    });
     expect(up.status).toBe(202);
-    expect(up.body.notifications).toEqual({ webhook: { enabled: true, secret: expect.stringMatching(/^whsec_/), isolated: true }, sse: true });
+    expect(up.body.notifications).toEqual({
+      webhook: { enabled: true, secret: expect.stringMatching(/^whsec_/), isolated: true },
+      sse: true,
+    });
     receiver.secrets = [up.body.notifications.webhook.secret];
     const projectionId = await deployed(c, up.body.uploadId);
 
@@ -117,14 +133,23 @@ describe.each(STORE_BACKENDS)('notifications on %s', (backend) => {
     expect(page.body.notifications.map((n: any) => n.sequence)).toEqual(range(101, 105));
     expect((await c.get(`/projections/${projectionId}/notifications?afterSequence=${N}`)).body).toEqual({ notifications: [] });
 
-    await until(() => ws.messages.length, (n) => n >= N);
+    await until(
+      () => ws.messages.length,
+      (n) => n >= N,
+    );
     expect(ws.sequences()).toEqual(range(1, N));
     expect(ws.messages[0]).toEqual({ type: 'state_changed', ...all[0] });
-    await until(() => sse.sequences().length, (n) => n >= N);
+    await until(
+      () => sse.sequences().length,
+      (n) => n >= N,
+    );
     expect(sse.sequences()).toEqual(range(1, N));
     expect(sse.events[5].data).toEqual({ type: 'state_changed', ...all[5] });
 
-    await until(() => receiver.accepted.length, (n) => n >= N);
+    await until(
+      () => receiver.accepted.length,
+      (n) => n >= N,
+    );
     await new Promise((r) => setTimeout(r, 300)); // a duplicate would show up now
     expect([...receiver.sequences()].sort((a, b) => a - b)).toEqual(range(1, N));
     expect(receiver.attempts.get(3)).toBe(4);
@@ -146,7 +171,10 @@ describe.each(STORE_BACKENDS)('notifications on %s', (backend) => {
     const projectionId = await deployed(c, up.body.uploadId);
     const first = await WsCollector.open(svc.url, projectionId, c.key);
     await placeOrders(c, 1000, 30, 5);
-    await until(() => first.messages.length, (n) => n >= 30);
+    await until(
+      () => first.messages.length,
+      (n) => n >= 30,
+    );
     const cut = first.messages[17].sequence;
     await first.close();
 
@@ -155,15 +183,27 @@ describe.each(STORE_BACKENDS)('notifications on %s', (backend) => {
     const resumed = await WsCollector.open(svc.url, projectionId, c.key, cut);
     const sse = await SseCollector.open(svc.url, projectionId, c.key, { 'last-event-id': String(cut) }, '?afterSequence=0');
     await burst;
-    await until(() => resumed.messages.length, (n) => n >= 90 - cut);
-    await until(() => sse.sequences().length, (n) => n >= 90 - cut);
+    await until(
+      () => resumed.messages.length,
+      (n) => n >= 90 - cut,
+    );
+    await until(
+      () => sse.sequences().length,
+      (n) => n >= 90 - cut,
+    );
     await new Promise((r) => setTimeout(r, 200));
     expect(resumed.sequences()).toEqual(range(cut + 1, 90));
     expect(sse.sequences()).toEqual(range(cut + 1, 90)); // Last-Event-ID wins over afterSequence
-    await until(() => sse.comments, (n) => n > 0); // heartbeats (every 300 ms here)
+    await until(
+      () => sse.comments,
+      (n) => n > 0,
+    ); // heartbeats (every 300 ms here)
     // Browsers' EventSource cannot set headers: the key may ride in the query on this path (only).
     const browser = await SseCollector.open(svc.url, projectionId, '', {}, `?afterSequence=${cut}&apiKey=${c.key}`);
-    await until(() => browser.sequences().length, (n) => n >= 90 - cut);
+    await until(
+      () => browser.sequences().length,
+      (n) => n >= 90 - cut,
+    );
     expect(browser.sequences()).toEqual(range(cut + 1, 90));
     browser.close();
     expect((await request(`${svc.url}/projections/${projectionId}/notifications?apiKey=${c.key}`, 'GET')).status).toBe(401);
@@ -194,36 +234,53 @@ describe.each(STORE_BACKENDS)('notifications on %s', (backend) => {
     // Its own receiver: the first test's projection keeps delivering to the other one.
     const receiver = await new WebhookReceiver().start();
     try {
-    const shared = await uploadProjection(c, svc.url, { config: JSON.stringify({ name: 'shared-totals', webhook: { url: receiver.url } }) });
-    expect(shared.body.notifications.webhook).toEqual({ enabled: true, secret: expect.stringMatching(/^whsec_/), isolated: false });
-    const oldShared = shared.body.notifications.webhook.secret;
-    const isolated = await uploadProjection(c, svc.url, { config: JSON.stringify({ name: 'isolated-totals', webhook: { url: receiver.url, isolateSecret: true } }) });
-    const oldIsolated = isolated.body.notifications.webhook.secret;
-    const sharedId = await deployed(c, shared.body.uploadId);
-    const isolatedId = await deployed(c, isolated.body.uploadId);
-    receiver.accepted.length = 0;
-    receiver.secrets = [oldShared, oldIsolated]; // the receiver knows only the old secrets
+      const shared = await uploadProjection(c, svc.url, {
+        config: JSON.stringify({ name: 'shared-totals', webhook: { url: receiver.url } }),
+      });
+      expect(shared.body.notifications.webhook).toEqual({ enabled: true, secret: expect.stringMatching(/^whsec_/), isolated: false });
+      const oldShared = shared.body.notifications.webhook.secret;
+      const isolated = await uploadProjection(c, svc.url, {
+        config: JSON.stringify({ name: 'isolated-totals', webhook: { url: receiver.url, isolateSecret: true } }),
+      });
+      const oldIsolated = isolated.body.notifications.webhook.secret;
+      const sharedId = await deployed(c, shared.body.uploadId);
+      const isolatedId = await deployed(c, isolated.body.uploadId);
+      receiver.accepted.length = 0;
+      receiver.secrets = [oldShared, oldIsolated]; // the receiver knows only the old secrets
 
-    const rp = await c.post(`/projections/${isolatedId}/webhook/rotate`, {});
-    expect(rp.status).toBe(200);
-    expect(rp.body).toEqual({ projectionId: isolatedId, webhook: { secret: expect.stringMatching(/^whsec_/), isolated: true }, rotatedAt: expect.any(String) });
-    const rt = await c.post('/webhooks/rotate', {});
-    expect(rt.status).toBe(200);
-    expect(rt.body).toEqual({ webhook: { secret: expect.stringMatching(/^whsec_/) }, rotatedAt: expect.any(String) });
-    expect(rt.body.webhook.secret).not.toBe(oldShared);
+      const rp = await c.post(`/projections/${isolatedId}/webhook/rotate`, {});
+      expect(rp.status).toBe(200);
+      expect(rp.body).toEqual({
+        projectionId: isolatedId,
+        webhook: { secret: expect.stringMatching(/^whsec_/), isolated: true },
+        rotatedAt: expect.any(String),
+      });
+      const rt = await c.post('/webhooks/rotate', {});
+      expect(rt.status).toBe(200);
+      expect(rt.body).toEqual({ webhook: { secret: expect.stringMatching(/^whsec_/) }, rotatedAt: expect.any(String) });
+      expect(rt.body.webhook.secret).not.toBe(oldShared);
 
-    await placeOrders(c, 5000, 20, 3); // signed with old AND new: the old receiver accepts
-    await until(() => receiver.accepted.filter((a) => a.verifiedBy >= 0).length, (n) => n >= 40);
-    receiver.secrets = [rt.body.webhook.secret, rp.body.webhook.secret]; // receiver switches to the new secrets
-    await placeOrders(c, 6000, 20, 3);
-    await until(() => receiver.accepted.length, (n) => n >= 80);
-    expect(receiver.rejectedSignatures).toBe(0);
-    for (const id of [sharedId, isolatedId]) {
-      const got = receiver.accepted.filter((a) => a.body.projectionId === id).map((a) => a.sequence).sort((a, b) => a - b);
-      expect(got).toEqual(range(1, 40));
-    }
-    const sig = receiver.accepted[receiver.accepted.length - 1].headers['webhook-signature']!;
-    expect(sig.split(' ')).toHaveLength(2); // still inside the overlap window: both secrets sign
+      await placeOrders(c, 5000, 20, 3); // signed with old AND new: the old receiver accepts
+      await until(
+        () => receiver.accepted.filter((a) => a.verifiedBy >= 0).length,
+        (n) => n >= 40,
+      );
+      receiver.secrets = [rt.body.webhook.secret, rp.body.webhook.secret]; // receiver switches to the new secrets
+      await placeOrders(c, 6000, 20, 3);
+      await until(
+        () => receiver.accepted.length,
+        (n) => n >= 80,
+      );
+      expect(receiver.rejectedSignatures).toBe(0);
+      for (const id of [sharedId, isolatedId]) {
+        const got = receiver.accepted
+          .filter((a) => a.body.projectionId === id)
+          .map((a) => a.sequence)
+          .sort((a, b) => a - b);
+        expect(got).toEqual(range(1, 40));
+      }
+      const sig = receiver.accepted[receiver.accepted.length - 1].headers['webhook-signature']!;
+      expect(sig.split(' ')).toHaveLength(2); // still inside the overlap window: both secrets sign
     } finally {
       await receiver.stop();
     }
@@ -248,13 +305,18 @@ describe('webhook dead letters (SQLite)', () => {
   it('retries a delivery whose receiver does not answer in time', async () => {
     const hanging = await new WebhookReceiver().start();
     try {
-      const up = await uploadProjection(c, svc.url, { config: JSON.stringify({ name: 'hanging-receiver', webhook: { url: hanging.url } }) });
+      const up = await uploadProjection(c, svc.url, {
+        config: JSON.stringify({ name: 'hanging-receiver', webhook: { url: hanging.url } }),
+      });
       hanging.secrets = [up.body.notifications.webhook.secret];
       const projectionId = await deployed(c, up.body.uploadId);
       hanging.hangFirst.add(1);
       const t0 = Date.now();
       await placeOrders(c, 100, 1, 1);
-      await until(() => hanging.accepted.length, (n) => n >= 1);
+      await until(
+        () => hanging.accepted.length,
+        (n) => n >= 1,
+      );
       expect(hanging.attempts.get(1)).toBeGreaterThanOrEqual(2);
       expect(Date.now() - t0).toBeGreaterThanOrEqual(1000); // the first attempt ran into the 1 s timeout
       // The receiver has answered; the service records it when its attempt returns.
@@ -277,21 +339,38 @@ describe('webhook dead letters (SQLite)', () => {
     const projectionId = await deployed(c, up.body.uploadId);
     receiver.failFirst.set(2, 1_000); // sequence 2 always fails
     await placeOrders(c, 0, 10, 1); // one key: every delivery is in that key's order
-    await until(() => receiver.accepted.length, (n) => n >= 9);
+    await until(
+      () => receiver.accepted.length,
+      (n) => n >= 9,
+    );
     expect(receiver.sequences()).toEqual([1, 3, 4, 5, 6, 7, 8, 9, 10]);
     expect(receiver.attempts.get(2)).toBe(4); // 1 + 3 retries
     const dead = await c.get(`/projections/${projectionId}/webhook/deliveries?status=dead`);
     expect(dead.body.deliveries).toEqual([
-      { sequence: 2, stateKey: 'cust-0', status: 'dead', attempts: 4, nextAttemptAt: null, lastError: 'HTTP 500', createdAt: expect.any(String), updatedAt: expect.any(String) },
+      {
+        sequence: 2,
+        stateKey: 'cust-0',
+        status: 'dead',
+        attempts: 4,
+        nextAttemptAt: null,
+        lastError: 'HTTP 500',
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
+      },
     ]);
-    expect((await c.get(`/projections/${projectionId}/webhook/deliveries?status=delivered&limit=3`)).body.deliveries.map((d: any) => d.sequence)).toEqual([1, 3, 4]);
+    expect(
+      (await c.get(`/projections/${projectionId}/webhook/deliveries?status=delivered&limit=3`)).body.deliveries.map((d: any) => d.sequence),
+    ).toEqual([1, 3, 4]);
     expect((await c.get(`/projections/${projectionId}/webhook/deliveries?status=lost`)).body.error).toBe('VALIDATION_FAILED');
     expect((await c.post(`/projections/${projectionId}/webhook/deliveries/replay`, { sequence: 0 })).body.error).toBe('VALIDATION_FAILED');
 
     receiver.failFirst.clear();
     const replay = await c.post(`/projections/${projectionId}/webhook/deliveries/replay`, { sequence: 2 });
     expect(replay).toEqual({ status: 200, body: { projectionId, replayed: 1 } });
-    await until(() => receiver.accepted.length, (n) => n >= 10);
+    await until(
+      () => receiver.accepted.length,
+      (n) => n >= 10,
+    );
     expect(receiver.accepted[9].sequence).toBe(2);
     expect((await c.get(`/projections/${projectionId}/webhook/deliveries?status=dead`)).body.deliveries).toEqual([]);
     expect((await c.post(`/projections/${projectionId}/webhook/deliveries/replay`, {})).body.replayed).toBe(0);
@@ -303,7 +382,12 @@ describe('notification guards (SQLite, private webhook URLs not allowed, small r
   let c: Client;
   beforeAll(async () => {
     // Both bounds must be passed for a row to go (the newest 5 always stay): an age of 0 lets the count decide.
-    svc = await startService({ LANE_SWEEP_MS: '200', NOTIFICATIONS_KEEP_COUNT: '5', NOTIFICATIONS_KEEP_MS: '0', NOTIFICATIONS_RETENTION_SWEEP_MS: '100' });
+    svc = await startService({
+      LANE_SWEEP_MS: '200',
+      NOTIFICATIONS_KEEP_COUNT: '5',
+      NOTIFICATIONS_KEEP_MS: '0',
+      NOTIFICATIONS_RETENTION_SWEEP_MS: '100',
+    });
     c = await newTenant(svc.url, 'guards');
   });
   afterAll(() => svc?.close());
@@ -326,7 +410,8 @@ describe('notification guards (SQLite, private webhook URLs not allowed, small r
     // A name no rule refuses by itself: the machine's own, which /etc/hosts maps to loopback or a private address.
     const name = os.hostname();
     const addresses = (await dns.promises.lookup(name, { all: true })).map((a) => a.address);
-    if (addresses.some((a) => isPublicAddress(a))) throw new Error(`${name} resolves to a public address here (${addresses}); pick another name for this test`);
+    if (addresses.some((a) => isPublicAddress(a)))
+      throw new Error(`${name} resolves to a public address here (${addresses}); pick another name for this test`);
     const r = await uploadProjection(c, svc.url, { config: JSON.stringify({ webhook: { url: `http://${name}:8080/hook` } }) });
     expect(r.status).toBe(400);
     expect(r.body).toMatchObject({ error: 'WEBHOOK_URL_REFUSED', message: expect.stringContaining('resolves to') });
@@ -336,14 +421,23 @@ describe('notification guards (SQLite, private webhook URLs not allowed, small r
     const up = await uploadProjection(c, svc.url, { config: JSON.stringify({ name: 'kept-totals' }) });
     const projectionId = await deployed(c, up.body.uploadId);
     await placeOrders(c, 0, 12, 3);
-    await until(async () => (await c.get(`/projections/${projectionId}/notifications?afterSequence=11`)).body.notifications?.length, (n) => n === 1);
+    await until(
+      async () => (await c.get(`/projections/${projectionId}/notifications?afterSequence=11`)).body.notifications?.length,
+      (n) => n === 1,
+    );
     // Retention runs every 100 ms: wait for the sweep after the last change (an earlier one kept more).
-    const r = await until(() => c.get(`/projections/${projectionId}/notifications?afterSequence=0`), (x) => x.status === 410 && x.body.oldestSequence === 8);
+    const r = await until(
+      () => c.get(`/projections/${projectionId}/notifications?afterSequence=0`),
+      (x) => x.status === 410 && x.body.oldestSequence === 8,
+    );
     expect(r.body).toMatchObject({ error: 'CURSOR_EXPIRED', oldestSequence: 8, afterSequence: 0 });
     const kept = await c.get(`/projections/${projectionId}/notifications?afterSequence=7`);
     expect(kept.body.notifications.map((n: any) => n.sequence)).toEqual(range(8, 12));
     const ws = await WsCollector.open(svc.url, projectionId, c.key, 2);
-    await until(() => ws.closeCode, (code) => code !== null);
+    await until(
+      () => ws.closeCode,
+      (code) => code !== null,
+    );
     expect(ws.closeCode).toBe(4010);
     expect(JSON.parse(ws.closeReason)).toEqual({ code: 'CURSOR_EXPIRED', oldestSequence: 8 });
   });
@@ -383,15 +477,24 @@ describe('two instances on PostgreSQL + Redis, and a restart mid-delivery', () =
     await placeOrders(c, 0, 50, 9);
     await placeOrders(cb, 50, 50, 9);
     for (const ws of [onA, onB]) {
-      await until(() => ws.messages.length, (n) => n >= 100);
+      await until(
+        () => ws.messages.length,
+        (n) => n >= 100,
+      );
       expect(ws.sequences()).toEqual(range(1, 100));
     }
-    await until(() => new Set(receiver.sequences()).size, (n) => n >= 100);
+    await until(
+      () => new Set(receiver.sequences()).size,
+      (n) => n >= 100,
+    );
 
     // The receiver goes down; both instances are killed with deliveries pending.
     receiver.down = true;
     await placeOrders(c, 100, 20, 9);
-    await until(() => [...receiver.attempts.keys()].filter((s) => s > 100).length, (n) => n >= 1);
+    await until(
+      () => [...receiver.attempts.keys()].filter((s) => s > 100).length,
+      (n) => n >= 1,
+    );
     await Promise.all([a.kill('SIGKILL'), b.kill('SIGKILL')]);
     receiver.down = false;
 
@@ -400,7 +503,11 @@ describe('two instances on PostgreSQL + Redis, and a restart mid-delivery', () =
     await again.start();
     const ca = clientFor(again.url, c.key);
     try {
-      await until(() => new Set(receiver.sequences()).size, (n) => n >= 120, 60_000);
+      await until(
+        () => new Set(receiver.sequences()).size,
+        (n) => n >= 120,
+        60_000,
+      );
     } catch (e) {
       // What the store says about the missing ones makes a failure here readable.
       const [pending, dead, log] = await Promise.all([
@@ -437,11 +544,17 @@ describe('shutdown with streams open', () => {
     const ws = await WsCollector.open(svc.url, projectionId, c.key, 0);
     const sse = await SseCollector.open(svc.url, projectionId, c.key);
     await placeOrders(c, 0, 3, 2);
-    await until(() => ws.messages.length + sse.sequences().length, (n) => n >= 6);
+    await until(
+      () => ws.messages.length + sse.sequences().length,
+      (n) => n >= 6,
+    );
     const t0 = Date.now();
     expect(await svc.kill('SIGTERM')).toBe(0);
     expect(Date.now() - t0).toBeLessThan(10_000);
-    await until(() => ws.closeCode, (code) => code !== null);
+    await until(
+      () => ws.closeCode,
+      (code) => code !== null,
+    );
     expect(ws.closeCode).toBe(1001);
     sse.close();
   });

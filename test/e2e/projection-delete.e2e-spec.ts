@@ -73,7 +73,7 @@ describe.each(STORE_BACKENDS.flatMap((store) => SCHEDULER_BACKENDS.map((schedule
     /** `count` events spread over the keys, 50 per batch request; returns the last position. */
     const append = async (count: number): Promise<number> => {
       let last = 0;
-      for (let done = 0; done < count; ) {
+      for (let done = 0; done < count;) {
         const k = `k${(appended + done) % KEYS}`;
         const n = Math.min(50, count - done);
         const events = Array.from({ length: n }, (_, i) => ({ eventType: 'Item', data: { K: k, V: ((appended + done + i) % 7) + 1 } }));
@@ -103,7 +103,12 @@ describe.each(STORE_BACKENDS.flatMap((store) => SCHEDULER_BACKENDS.map((schedule
 
     /** Waits until the upload runs and its router has handed out a first batch (catch-up under way). */
     const runningAndRouting = async (uploadId: string): Promise<string> => {
-      const st = await until('runtime', () => t.get(`/projections/${uploadId}/status`), (r) => r.body?.type === 'runtime', 60_000);
+      const st = await until(
+        'runtime',
+        () => t.get(`/projections/${uploadId}/status`),
+        (r) => r.body?.type === 'runtime',
+        60_000,
+      );
       await until(
         'routing started',
         () => t.get(`/projections/${uploadId}/status?include=lag`),
@@ -165,7 +170,11 @@ describe.each(STORE_BACKENDS.flatMap((store) => SCHEDULER_BACKENDS.map((schedule
         if (round % 2 === 1) {
           // A redeploy during catch-up: the projection has an active and a pending version to delete.
           const second = await upload();
-          await until('redeploy pending', () => t.get(`/projections/${projectionId}/status`), (r) => r.body?.pendingVersion?.uploadId === second);
+          await until(
+            'redeploy pending',
+            () => t.get(`/projections/${projectionId}/status`),
+            (r) => r.body?.pendingVersion?.uploadId === second,
+          );
         }
         await sleep(100 + round * 250);
         const del = await request(`${svc.url}/projections/${projectionId}`, 'DELETE', undefined, { 'x-api-key': t.key });
@@ -179,17 +188,39 @@ describe.each(STORE_BACKENDS.flatMap((store) => SCHEDULER_BACKENDS.map((schedule
       const v1 = await upload();
       const projectionId = await runningAndRouting(v1);
       const v2 = await upload();
-      await until('v2 pending', () => t.get(`/projections/${projectionId}/status`), (r) => r.body?.pendingVersion?.uploadId === v2);
+      await until(
+        'v2 pending',
+        () => t.get(`/projections/${projectionId}/status`),
+        (r) => r.body?.pendingVersion?.uploadId === v2,
+      );
       await sleep(500);
       // Replaces the pending v2 before it caught up.
       const v3 = await upload();
-      await until('v3 pending', () => t.get(`/projections/${projectionId}/status`), (r) => r.body?.pendingVersion?.uploadId === v3);
+      await until(
+        'v3 pending',
+        () => t.get(`/projections/${projectionId}/status`),
+        (r) => r.body?.pendingVersion?.uploadId === v3,
+      );
       const last = await append(64);
-      await until('v3 promoted', () => t.get(`/projections/${projectionId}/status`), (r) => r.body?.activeVersion?.uploadId === v3 && !r.body?.pendingVersion, 180_000);
-      const held = await until('lag', () => t.get(`/projections/${projectionId}/status?include=lag`), (r) => r.body?.activeVersion?.applyLag !== undefined);
+      await until(
+        'v3 promoted',
+        () => t.get(`/projections/${projectionId}/status`),
+        (r) => r.body?.activeVersion?.uploadId === v3 && !r.body?.pendingVersion,
+        180_000,
+      );
+      const held = await until(
+        'lag',
+        () => t.get(`/projections/${projectionId}/status?include=lag`),
+        (r) => r.body?.activeVersion?.applyLag !== undefined,
+      );
       expect(held.body.activeVersion.applyLag.heldLanes).toBe(0);
       for (const [key, want] of expected) {
-        const r = await until(`state of ${key}`, () => t.get(`/projections/${projectionId}/state/${key}?minPosition=${last}`), (s) => s.status === 200, 60_000);
+        const r = await until(
+          `state of ${key}`,
+          () => t.get(`/projections/${projectionId}/state/${key}?minPosition=${last}`),
+          (s) => s.status === 200,
+          60_000,
+        );
         expect({ key, n: r.body.state.n, sum: r.body.state.sum }).toEqual({ key, n: want.n, sum: want.sum });
       }
       await expectNothingOfDeadVersions();
@@ -198,7 +229,12 @@ describe.each(STORE_BACKENDS.flatMap((store) => SCHEDULER_BACKENDS.map((schedule
       // The appends of the check reached the live version exactly once too.
       const last2 = await append(KEYS);
       for (const [key, want] of expected) {
-        const r = await until(`state of ${key}`, () => t.get(`/projections/${projectionId}/state/${key}?minPosition=${last2}`), (s) => s.status === 200, 60_000);
+        const r = await until(
+          `state of ${key}`,
+          () => t.get(`/projections/${projectionId}/state/${key}?minPosition=${last2}`),
+          (s) => s.status === 200,
+          60_000,
+        );
         expect({ key, n: r.body.state.n, sum: r.body.state.sum }).toEqual({ key, n: want.n, sum: want.sum });
       }
     });

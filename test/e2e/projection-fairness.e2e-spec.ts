@@ -48,7 +48,12 @@ const COMBOS = STORE_BACKENDS.flatMap((store) => SCHEDULER_BACKENDS.map((schedul
 describe.each(COMBOS)('a tenant catching up on %s with %s lanes', (backend, scheduler) => {
   let svc: RunningService;
   beforeAll(async () => {
-    svc = await startService({ ...(await envFor(backend)), ...(await schedulerEnv(scheduler)), LANE_SWEEP_MS: '500', PROJECTION_READ_WAIT_MS: '20000' });
+    svc = await startService({
+      ...(await envFor(backend)),
+      ...(await schedulerEnv(scheduler)),
+      LANE_SWEEP_MS: '500',
+      PROJECTION_READ_WAIT_MS: '20000',
+    });
   }, 120_000);
   afterAll(() => svc?.close());
 
@@ -58,22 +63,38 @@ describe.each(COMBOS)('a tenant catching up on %s with %s lanes', (backend, sche
     const small = await newTenant(svc.url, 'small');
     // The big tenant's history: one order per customer, 1,000 events per request.
     for (let from = 0; from < backlog; from += 1000) {
-      const events = Array.from({ length: 1000 }, (_, i) => ({ eventType: 'OrderPlaced', data: { customerId: `c-${from + i}`, lines: [{ sku: 'a', qty: 1, price: 1 }] } }));
+      const events = Array.from({ length: 1000 }, (_, i) => ({
+        eventType: 'OrderPlaced',
+        data: { customerId: `c-${from + i}`, lines: [{ sku: 'a', qty: 1, price: 1 }] },
+      }));
       const r = await big.post('/events/batch', { aggregateId: `order-history-${from}`, events });
       expect(r.status).toBe(201);
     }
     // The small tenant's projection first, live and caught up (nothing to catch up on).
     const smallUpload = await deployCustomerTotals(small, svc.url);
-    await until('the small tenant’s projection', () => lagOf(small, smallUpload.uploadId), (l) => l?.lagEvents === 0);
+    await until(
+      'the small tenant’s projection',
+      () => lagOf(small, smallUpload.uploadId),
+      (l) => l?.lagEvents === 0,
+    );
     const smallProjection = (await small.get(`/projections/${smallUpload.uploadId}/status`)).body.projectionId;
-    const liveOrder = (i: number) => ({ aggregateId: `order-live-${i}`, eventType: 'OrderPlaced', data: { customerId: 'live-customer', lines: [{ sku: 'b', qty: 1, price: 2 }] } });
+    const liveOrder = (i: number) => ({
+      aggregateId: `order-live-${i}`,
+      eventType: 'OrderPlaced',
+      data: { customerId: 'live-customer', lines: [{ sku: 'b', qty: 1, price: 2 }] },
+    });
     // One change before the measured ones: its executor's first Apply is a cold start (JIT), not a wait.
     const warm = await small.post('/events', liveOrder(0));
     expect((await small.get(`/projections/${smallProjection}/state/live-customer?minPosition=${warm.body.position}`)).status).toBe(200);
 
     const deployedAt = Date.now();
     const bigUpload = await deployCustomerTotals(big, svc.url);
-    await until('the big tenant’s catch-up to be under way', () => lagOf(big, bigUpload.uploadId), (l) => l?.appliedPosition > 0 && l.lagEvents > backlog / 2, 60_000);
+    await until(
+      'the big tenant’s catch-up to be under way',
+      () => lagOf(big, bigUpload.uploadId),
+      (l) => l?.appliedPosition > 0 && l.lagEvents > backlog / 2,
+      60_000,
+    );
 
     // Live appends of the small tenant while the big one catches up: ack → state readable.
     const latencies: number[] = [];
@@ -87,7 +108,12 @@ describe.each(COMBOS)('a tenant catching up on %s with %s lanes', (backend, sche
       await new Promise((r) => setTimeout(r, 100));
     }
     const lagAfter = await lagOf(big, bigUpload.uploadId);
-    const caughtUp = await until('the big tenant’s catch-up', () => lagOf(big, bigUpload.uploadId), (l) => l?.lagEvents === 0 && l.totalInboxDepth === 0, 180_000);
+    const caughtUp = await until(
+      'the big tenant’s catch-up',
+      () => lagOf(big, bigUpload.uploadId),
+      (l) => l?.lagEvents === 0 && l.totalInboxDepth === 0,
+      180_000,
+    );
     const catchUpMs = Date.now() - deployedAt;
     const worst = Math.max(...latencies);
     console.log(

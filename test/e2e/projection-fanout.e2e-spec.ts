@@ -42,7 +42,10 @@ async function deploy(url: string, c: Client, n: number): Promise<string> {
   form.append('file', new Blob([zipSources([{ path: `Fan${n}.cs`, content: tally(n) }])]), 'p.zip');
   const res = await fetch(`${url}/projections/upload`, { method: 'POST', headers: { 'x-api-key': c.key }, body: form });
   const { uploadId } = (await res.json()) as { uploadId: string };
-  const st = await until(() => c.get(`/projections/${uploadId}/status`), (r) => r.body?.status === 'compiled' || r.body?.status === 'failed');
+  const st = await until(
+    () => c.get(`/projections/${uploadId}/status`),
+    (r) => r.body?.status === 'compiled' || r.body?.status === 'failed',
+  );
   if (!st.body.projectionId) throw new Error(`not deployed: ${JSON.stringify(st.body)}`);
   return st.body.projectionId;
 }
@@ -62,7 +65,15 @@ describe.each(STORE_BACKENDS)('routing a tenant with many projections on %s', (b
     const c = await newTenant(svc.url, `fanout-${projections}-${backend}`);
     const ids: string[] = [];
     for (let n = 0; n < projections; n++) ids.push(await deploy(svc.url, c, n));
-    const counted = (count: number) => Promise.all(ids.map((id) => until(() => c.get(`/projections/${id}/state/acct`), (r) => r.status === 200 && (r.body.state.count ?? r.body.state.Count) === count)));
+    const counted = (count: number) =>
+      Promise.all(
+        ids.map((id) =>
+          until(
+            () => c.get(`/projections/${id}/state/acct`),
+            (r) => r.status === 200 && (r.body.state.count ?? r.body.state.Count) === count,
+          ),
+        ),
+      );
     expect((await c.post('/events', { aggregateId: 'acct', eventType: 'Deposited', data: {} })).status).toBe(201);
     await counted(1);
 
@@ -70,7 +81,8 @@ describe.each(STORE_BACKENDS)('routing a tenant with many projections on %s', (b
     const routes = jest.spyOn(store.projections, 'routeMany');
     const singleRoutes = jest.spyOn(store.projections, 'route');
     try {
-      for (let i = 0; i < appends; i++) expect((await c.post('/events', { aggregateId: 'acct', eventType: 'Deposited', data: {} })).status).toBe(201);
+      for (let i = 0; i < appends; i++)
+        expect((await c.post('/events', { aggregateId: 'acct', eventType: 'Deposited', data: {} })).status).toBe(201);
       await counted(1 + appends);
       const mine = (spy: jest.SpyInstance) => spy.mock.calls.filter((args) => args[0] === c.tenantId).length;
       return { reads: mine(reads), transactions: mine(routes) + mine(singleRoutes) };

@@ -74,7 +74,11 @@ async function placeOrders(c: Client, from: number, count: number, customers: nu
     Array.from({ length: 64 }, async () => {
       for (let k = next++; k < orders.length; k = next++) {
         const o = orders[k];
-        results[k] = await c.post('/events', { aggregateId: o.id, eventType: 'OrderPlaced', data: { customerId: o.customer, lines: [{ sku: 'x', qty: 1, price: o.amount }] } });
+        results[k] = await c.post('/events', {
+          aggregateId: o.id,
+          eventType: 'OrderPlaced',
+          data: { customerId: o.customer, lines: [{ sku: 'x', qty: 1, price: o.amount }] },
+        });
       }
     }),
   );
@@ -103,9 +107,17 @@ describe.each(COMBOS)('projections over HTTP on %s with %s lanes', (backend, sch
       config: JSON.stringify({ notifications: { webhook: { url: 'https://example.com/hook' }, sse: true } }),
     });
     expect(up.status).toBe(202);
-    expect(up.body).toMatchObject({ success: true, projectionId: null, status: 'compiling', notifications: { webhook: { enabled: true, isolated: false }, sse: true } });
+    expect(up.body).toMatchObject({
+      success: true,
+      projectionId: null,
+      status: 'compiling',
+      notifications: { webhook: { enabled: true, isolated: false }, sse: true },
+    });
     const uploadId = up.body.uploadId;
-    const st = await until(() => t.get(`/projections/${uploadId}/status`), (r) => r.body.type === 'runtime');
+    const st = await until(
+      () => t.get(`/projections/${uploadId}/status`),
+      (r) => r.body.type === 'runtime',
+    );
     expect(st.body).toMatchObject({
       type: 'runtime',
       uploadId,
@@ -125,9 +137,17 @@ describe.each(COMBOS)('projections over HTTP on %s with %s lanes', (backend, sch
     const first = await t.get(`/projections/${projectionId}/state/cust-3`);
     expect([200, 202]).toContain(first.status);
     if (first.status === 202) expect(first.body).toMatchObject({ projectionId, status: 'catching_up' });
-    const read = await until(() => t.get(`/projections/${projectionId}/state/cust-3`), (r) => r.status === 200);
+    const read = await until(
+      () => t.get(`/projections/${projectionId}/state/cust-3`),
+      (r) => r.status === 200,
+    );
     const want = expectedTotals(orders).get('cust-3')!;
-    expect(read.body).toMatchObject({ projectionId, stateKey: 'cust-3', state: { orderCount: want.orderCount, totalAmount: want.totalAmount }, updatedAt: expect.stringMatching(/Z$/) });
+    expect(read.body).toMatchObject({
+      projectionId,
+      stateKey: 'cust-3',
+      state: { orderCount: want.orderCount, totalAmount: want.totalAmount },
+      updatedAt: expect.stringMatching(/Z$/),
+    });
     for (const [customer, w] of expectedTotals(orders)) {
       const r = await t.get(`/projections/${projectionId}/state/${customer}`);
       expect(r.body.state).toMatchObject({ orderCount: w.orderCount, totalAmount: w.totalAmount });
@@ -135,15 +155,19 @@ describe.each(COMBOS)('projections over HTTP on %s with %s lanes', (backend, sch
   });
 
   it('reads its own writes with minPosition, and reports lag that cannot lie', async () => {
-    const res = await t.post('/events', { aggregateId: 'order-live-1', eventType: 'OrderPlaced', data: { customerId: 'cust-new', lines: [{ sku: 'y', qty: 2, price: 5 }] } });
+    const res = await t.post('/events', {
+      aggregateId: 'order-live-1',
+      eventType: 'OrderPlaced',
+      data: { customerId: 'cust-new', lines: [{ sku: 'y', qty: 2, price: 5 }] },
+    });
     const read = await t.get(`/projections/${projectionId}/state/cust-new?minPosition=${res.body.position}`);
     expect(read).toMatchObject({ status: 200, body: { state: { orderCount: 1, totalAmount: 10 } } });
     const st = await t.get(`/projections/${projectionId}/status?include=lag`);
     expect(st.body.activeVersion.applyLag).toMatchObject({ totalInboxDepth: 0, heldLanes: 0, laneCount: 13, lagEvents: 0 });
     expect(st.body.activeVersion.applyLag.headPosition).toBeGreaterThanOrEqual(res.body.position);
     expect((await t.get(`/projections/${projectionId}/status`)).body.activeVersion.applyLag).toBeUndefined();
-    expect((await t.get(`/projections/${projectionId}/state/nobody`))).toMatchObject({ status: 404, body: { error: 'NOT_FOUND' } });
-    expect((await t.get(`/projections/nope/state/cust-1`))).toMatchObject({ status: 404, body: { error: 'NOT_FOUND' } });
+    expect(await t.get(`/projections/${projectionId}/state/nobody`)).toMatchObject({ status: 404, body: { error: 'NOT_FOUND' } });
+    expect(await t.get(`/projections/nope/state/cust-1`)).toMatchObject({ status: 404, body: { error: 'NOT_FOUND' } });
   });
 
   it('lists projections and keys', async () => {
@@ -156,7 +180,10 @@ describe.each(COMBOS)('projections over HTTP on %s with %s lanes', (backend, sch
   });
 
   it('redeploys a changed version beside the active one with no failed read in between', async () => {
-    const changed = exampleSources('customer-totals').map((f) => ({ path: f.path, content: f.content.replace('state.OrderCount++;', 'state.OrderCount += 10;') }));
+    const changed = exampleSources('customer-totals').map((f) => ({
+      path: f.path,
+      content: f.content.replace('state.OrderCount++;', 'state.OrderCount += 10;'),
+    }));
     const up = await uploadProjection(t, svc.url, zipSources(changed));
     const uploadId = up.body.uploadId;
     const seen = new Set<number>();
@@ -168,9 +195,15 @@ describe.each(COMBOS)('projections over HTTP on %s with %s lanes', (backend, sch
         await new Promise((res) => setTimeout(res, 5));
       }
     })();
-    const pending = await until(() => t.get(`/projections/${uploadId}/status`), (r) => r.body.type === 'runtime');
+    const pending = await until(
+      () => t.get(`/projections/${uploadId}/status`),
+      (r) => r.body.type === 'runtime',
+    );
     expect(pending.body.projectionId).toBe(projectionId);
-    const done = await until(() => t.get(`/projections/${projectionId}/status`), (r) => r.body.activeVersion?.uploadId === uploadId && !r.body.pendingVersion);
+    const done = await until(
+      () => t.get(`/projections/${projectionId}/status`),
+      (r) => r.body.activeVersion?.uploadId === uploadId && !r.body.pendingVersion,
+    );
     promoted = true;
     await reader;
     expect(done.body.activeVersion.uploadId).toBe(uploadId);
@@ -181,16 +214,25 @@ describe.each(COMBOS)('projections over HTTP on %s with %s lanes', (backend, sch
 
   it('holds only the failing key’s lane, shows it, and goes on when it is skipped', async () => {
     const up = await uploadProjection(t, svc.url, zipSources([{ path: 'Poison.cs', content: POISON }]));
-    const st = await until(() => t.get(`/projections/${up.body.uploadId}/status`), (r) => r.body.type === 'runtime' || r.body.status === 'failed');
+    const st = await until(
+      () => t.get(`/projections/${up.body.uploadId}/status`),
+      (r) => r.body.type === 'runtime' || r.body.status === 'failed',
+    );
     expect(st.body.status).toBe('compiled');
     const pid = st.body.projectionId;
     await t.post('/events', { aggregateId: 'tick-1', eventType: 'Tick', data: { key: 'bad', poison: true } });
     await t.post('/events', { aggregateId: 'tick-2', eventType: 'Tick', data: { key: 'good', poison: false } });
     const after = await t.post('/events', { aggregateId: 'tick-3', eventType: 'Tick', data: { key: 'bad', poison: false } });
     await t.post('/events', { aggregateId: 'tick-4', eventType: 'Tick', data: { key: 'good', poison: false } });
-    const good = await until(() => t.get(`/projections/${pid}/state/good`), (r) => r.status === 200 && r.body.state.n === 2);
+    const good = await until(
+      () => t.get(`/projections/${pid}/state/good`),
+      (r) => r.status === 200 && r.body.state.n === 2,
+    );
     expect(good.body.state.n).toBe(2);
-    const held = await until(() => t.get(`/projections/${pid}/lanes?held=true`), (r) => r.body.lanes.length === 1);
+    const held = await until(
+      () => t.get(`/projections/${pid}/lanes?held=true`),
+      (r) => r.body.lanes.length === 1,
+    );
     expect(held.body.lanes[0]).toMatchObject({ key: 'bad', held: { error: expect.stringContaining('poison event'), attempts: 3 } });
     const lag = await t.get(`/projections/${pid}/status?include=lag`);
     expect(lag.body.activeVersion.applyLag).toMatchObject({ heldLanes: 1 });
@@ -198,17 +240,26 @@ describe.each(COMBOS)('projections over HTTP on %s with %s lanes', (backend, sch
     expect((await t.post(`/projections/${pid}/lanes/good/skip`, {})).status).toBe(400);
     const skip = await t.post(`/projections/${pid}/lanes/bad/skip`, {});
     expect(skip).toMatchObject({ status: 200, body: { key: 'bad', action: 'skip' } });
-    const bad = await until(() => t.get(`/projections/${pid}/state/bad?minPosition=${after.body.position}`), (r) => r.status === 200);
+    const bad = await until(
+      () => t.get(`/projections/${pid}/state/bad?minPosition=${after.body.position}`),
+      (r) => r.status === 200,
+    );
     expect(bad.body.state).toMatchObject({ n: 1 });
     expect((await t.get(`/projections/${pid}/status?include=lag`)).body.activeVersion.applyLag.heldLanes).toBe(0);
     // An event whose ResolveKey throws goes to a held lane of its own; skipping it lets that lane go on.
     await t.post('/events', { aggregateId: 'tick-5', eventType: 'Tick', data: { key: 'boom', poison: false } });
-    const unresolved = await until(() => t.get(`/projections/${pid}/lanes?held=true`), (r) => r.body.lanes.length === 1);
+    const unresolved = await until(
+      () => t.get(`/projections/${pid}/lanes?held=true`),
+      (r) => r.body.lanes.length === 1,
+    );
     expect(unresolved.body.lanes[0]).toMatchObject({ key: '!unresolved', held: { error: expect.stringContaining('cannot resolve') } });
     const tick6 = await t.post('/events', { aggregateId: 'tick-6', eventType: 'Tick', data: { key: 'good', poison: false } });
     expect((await t.get(`/projections/${pid}/state/good?minPosition=${tick6.body.position}`)).body.state.n).toBe(3);
     expect((await t.post(`/projections/${pid}/lanes/${encodeURIComponent('!unresolved')}/skip`, {})).status).toBe(200);
-    await until(() => t.get(`/projections/${pid}/lanes?held=true`), (r) => r.body.lanes.length === 0);
+    await until(
+      () => t.get(`/projections/${pid}/lanes?held=true`),
+      (r) => r.body.lanes.length === 0,
+    );
     expect((await t.get(`/projections/${pid}/keys`)).body.keys).toEqual(['bad', 'good']);
     expect((await fetch(`${svc.url}/projections/${pid}`, { method: 'DELETE', headers: { 'x-api-key': t.key } })).status).toBe(204);
     expect((await t.get(`/projections/${pid}/state/good`)).status).toBe(404);
@@ -230,7 +281,10 @@ describe.each(COMBOS)('a crash mid catch-up on %s with %s lanes', (backend, sche
     const t = await newTenant(svc.url, 'crash');
     const orders = await placeOrders(t, 0, 6000, 300);
     const up = await uploadProjection(t, svc.url, zipSources(exampleSources('customer-totals')));
-    const st = await until(() => t.get(`/projections/${up.body.uploadId}/status?include=lag`), (r) => r.body.type === 'runtime');
+    const st = await until(
+      () => t.get(`/projections/${up.body.uploadId}/status?include=lag`),
+      (r) => r.body.type === 'runtime',
+    );
     // Mid catch-up, a state read answers 202 (not a partial state).
     const during = await t.get(`/projections/${st.body.projectionId}/state/cust-0`);
     await svc.kill('SIGKILL');
@@ -243,7 +297,10 @@ describe.each(COMBOS)('a crash mid catch-up on %s with %s lanes', (backend, sche
     try {
       const c = clientFor(again.url, t.key);
       const pid = (await c.get(`/projections/${up.body.uploadId}/status`)).body.projectionId;
-      await until(() => c.get(`/projections/${pid}/state/cust-0`), (r) => r.status === 200);
+      await until(
+        () => c.get(`/projections/${pid}/state/cust-0`),
+        (r) => r.status === 200,
+      );
       for (const [customer, w] of expectedTotals(orders)) {
         const r = await c.get(`/projections/${pid}/state/${customer}`);
         expect(r.body.state).toMatchObject({ orderCount: w.orderCount, totalAmount: w.totalAmount });
@@ -268,7 +325,10 @@ describe('two service instances sharing PostgreSQL and Redis', () => {
       const ta = await newTenant(a.url, 'shared');
       const tb = clientFor(b.url, ta.key);
       const up = await uploadProjection(ta, a.url, zipSources(exampleSources('customer-totals')));
-      const st = await until(() => ta.get(`/projections/${up.body.uploadId}/status`), (r) => r.body.type === 'runtime');
+      const st = await until(
+        () => ta.get(`/projections/${up.body.uploadId}/status`),
+        (r) => r.body.type === 'runtime',
+      );
       const pid = st.body.projectionId;
       const orders = [...(await placeOrders(ta, 0, 400, 40)), ...(await placeOrders(tb, 400, 400, 40))];
       await redis.flushAll(); // Redis holds no truth: this costs latency, not events
@@ -278,14 +338,32 @@ describe('two service instances sharing PostgreSQL and Redis', () => {
       pg.crash();
       pg.restart();
       // Appends work again once the pools have reconnected (a probe event of another type).
-      await until(() => ta.post('/events', { aggregateId: 'probe-1', eventType: 'Probe', data: {} }).catch((e) => ({ status: 0, error: String(e), out: a.output.slice(-1500) })), (r: any) => r.status === 201, 30_000);
+      await until(
+        () =>
+          ta
+            .post('/events', { aggregateId: 'probe-1', eventType: 'Probe', data: {} })
+            .catch((e) => ({ status: 0, error: String(e), out: a.output.slice(-1500) })),
+        (r: any) => r.status === 201,
+        30_000,
+      );
       orders.push(...(await placeOrders(ta, 1000, 200, 40)));
-      const last = await ta.post('/events', { aggregateId: 'order-last', eventType: 'OrderPlaced', data: { customerId: 'cust-0', lines: [{ sku: 'z', qty: 1, price: 1 }] } });
+      const last = await ta.post('/events', {
+        aggregateId: 'order-last',
+        eventType: 'OrderPlaced',
+        data: { customerId: 'cust-0', lines: [{ sku: 'z', qty: 1, price: 1 }] },
+      });
       orders.push({ id: 'order-last', customer: 'cust-0', amount: 1 });
-      await until(() => tb.get(`/projections/${pid}/state/cust-0?minPosition=${last.body.position}`), (r) => r.status === 200, 60_000);
+      await until(
+        () => tb.get(`/projections/${pid}/state/cust-0?minPosition=${last.body.position}`),
+        (r) => r.status === 200,
+        60_000,
+      );
       for (const [customer, w] of expectedTotals(orders)) {
         for (const c of [ta, tb]) {
-          const r = await until(() => c.get(`/projections/${pid}/state/${customer}?minPosition=${last.body.position}`), (x) => x.status === 200);
+          const r = await until(
+            () => c.get(`/projections/${pid}/state/${customer}?minPosition=${last.body.position}`),
+            (x) => x.status === 200,
+          );
           expect(r.body.state).toMatchObject({ orderCount: w.orderCount, totalAmount: w.totalAmount });
         }
       }

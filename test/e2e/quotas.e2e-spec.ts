@@ -52,7 +52,13 @@ async function setLimits(url: string, tenantId: string, overrides: unknown) {
   return res.body;
 }
 
-async function upload(c: Client, url: string, kind: 'reducers' | 'projections', zip: Buffer, parts: Record<string, string> = {}): Promise<Answer> {
+async function upload(
+  c: Client,
+  url: string,
+  kind: 'reducers' | 'projections',
+  zip: Buffer,
+  parts: Record<string, string> = {},
+): Promise<Answer> {
   const form = new FormData();
   form.append('file', new Blob([zip]), 'u.zip');
   for (const [k, v] of Object.entries(parts)) form.append(k, v);
@@ -82,7 +88,11 @@ async function deployProjection(c: Client, url: string, config: unknown): Promis
 }
 
 /** A WebSocket upgrade expected to be refused: its HTTP answer. */
-function refusedUpgrade(url: string, projectionId: string, key: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }> {
+function refusedUpgrade(
+  url: string,
+  projectionId: string,
+  key: string,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/projections/${projectionId}/stream`, { headers: { 'x-api-key': key } });
     ws.once('open', () => {
@@ -124,11 +134,23 @@ describe.each(STORE_BACKENDS)('quotas on %s', (backend) => {
     }
     for (const path of ['/events', '/events/batch']) {
       const started = Date.now();
-      const refused = await call(`${svc.url}${path}`, 'POST', a.key, { aggregateId: 'acct-1', eventType: 'Deposited', data: {}, events: [{ eventType: 'Deposited', data: {} }] });
+      const refused = await call(`${svc.url}${path}`, 'POST', a.key, {
+        aggregateId: 'acct-1',
+        eventType: 'Deposited',
+        data: {},
+        events: [{ eventType: 'Deposited', data: {} }],
+      });
       // Answered after QUOTA_REFUSAL_DELAY_MS: a client that keeps hammering waits instead of spinning.
       expect(Date.now() - started).toBeGreaterThanOrEqual(95);
       expect(refused.status).toBe(429);
-      expect(refused.body).toMatchObject({ error: 'RATE_LIMITED', policy: 'appends', limit: 3, windowSeconds: 60, remaining: 0, message: expect.stringContaining('retry in') });
+      expect(refused.body).toMatchObject({
+        error: 'RATE_LIMITED',
+        policy: 'appends',
+        limit: 3,
+        windowSeconds: 60,
+        remaining: 0,
+        message: expect.stringContaining('retry in'),
+      });
       const retryAfter = Number(refused.headers.get('retry-after'));
       expect(retryAfter).toBeGreaterThanOrEqual(1);
       expect(retryAfter).toBeLessThanOrEqual(20);
@@ -138,7 +160,11 @@ describe.each(STORE_BACKENDS)('quotas on %s', (backend) => {
     }
     // Refused before its body is read: one announced and never sent is answered at once; a large one closes the connection.
     const raw = new RawHttp(svc.url);
-    raw.startPost('/events', { 'x-api-key': a.key, 'content-type': 'application/json', 'content-length': String(200 * 1024) }, '{"aggregateId":');
+    raw.startPost(
+      '/events',
+      { 'x-api-key': a.key, 'content-type': 'application/json', 'content-length': String(200 * 1024) },
+      '{"aggregateId":',
+    );
     const early = await raw.response(5_000);
     expect(early.status).toBe(429);
     expect(early.headers['connection']).toBe('close');
@@ -146,13 +172,17 @@ describe.each(STORE_BACKENDS)('quotas on %s', (backend) => {
     await raw.closed;
     // Nothing of the refused requests was stored; the other tenant is not touched by A's quota.
     expect((await a.get('/events/acct-1')).body.events).toHaveLength(3);
-    for (let i = 0; i < 10; i++) expect((await b.post('/events', { aggregateId: 'acct-1', eventType: 'Deposited', data: { i } })).status).toBe(201);
+    for (let i = 0; i < 10; i++)
+      expect((await b.post('/events', { aggregateId: 'acct-1', eventType: 'Deposited', data: { i } })).status).toBe(201);
   });
 
   it('counts every event of a batch against the events quota and refuses, storing nothing, a batch it cannot cover', async () => {
     const t = await newTenant(svc.url, 'batcher');
     await setLimits(svc.url, t.tenantId, { appendEvents: { quota: 10, windowSeconds: 600 } });
-    const batch = (n: number) => ({ aggregateId: 'log-1', events: Array.from({ length: n }, (_, i) => ({ eventType: 'Line', data: { i } })) });
+    const batch = (n: number) => ({
+      aggregateId: 'log-1',
+      events: Array.from({ length: n }, (_, i) => ({ eventType: 'Line', data: { i } })),
+    });
     const first = await call(`${svc.url}/events/batch`, 'POST', t.key, batch(8));
     expect(first.status).toBe(201);
     expect(first.headers.get('ratelimit')).toMatch(/"events";r=2;t=\d+$/);
@@ -169,7 +199,10 @@ describe.each(STORE_BACKENDS)('quotas on %s', (backend) => {
     expect((await t.post('/events', { aggregateId: 'log-1', eventType: 'Line', data: {} })).status).toBe(201);
     expect((await t.post('/events/batch', batch(1001))).status).toBe(400);
     expect((await t.post('/events', { aggregateId: 'log-1', eventType: 'Line', data: {} })).status).toBe(201);
-    expect((await t.post('/events', { aggregateId: 'log-1', eventType: 'Line', data: {} })).body).toMatchObject({ error: 'RATE_LIMITED', policy: 'events' });
+    expect((await t.post('/events', { aggregateId: 'log-1', eventType: 'Line', data: {} })).body).toMatchObject({
+      error: 'RATE_LIMITED',
+      policy: 'events',
+    });
   });
 
   it('counts reducer and projection uploads together against the uploads quota, refusing before the archive is read', async () => {
@@ -182,7 +215,11 @@ describe.each(STORE_BACKENDS)('quotas on %s', (backend) => {
     expect((await upload(t, svc.url, 'projections', Buffer.from('not a zip'))).status).toBe(400);
     // Over the quota, an upload is answered before its archive is read (this one never sends it).
     const raw = new RawHttp(svc.url);
-    raw.startPost('/reducers/upload', { 'x-api-key': t.key, 'content-type': 'multipart/form-data; boundary=x', 'content-length': String(4 * 1024 * 1024) });
+    raw.startPost('/reducers/upload', {
+      'x-api-key': t.key,
+      'content-type': 'multipart/form-data; boundary=x',
+      'content-length': String(4 * 1024 * 1024),
+    });
     expect((await raw.response(5_000)).status).toBe(429);
     await raw.closed;
     for (const kind of ['reducers', 'projections'] as const) {
@@ -199,14 +236,25 @@ describe.each(STORE_BACKENDS)('quotas on %s', (backend) => {
   it('refuses appends past the stored-events quota with 403 QUOTA_EXCEEDED, storing nothing', async () => {
     const t = await newTenant(svc.url, 'hoarder');
     await setLimits(svc.url, t.tenantId, { storedEvents: 5 });
-    expect((await t.post('/events/batch', { aggregateId: 'box-1', events: [1, 2, 3].map((i) => ({ eventType: 'Put', data: { i } })) })).status).toBe(201);
+    expect(
+      (await t.post('/events/batch', { aggregateId: 'box-1', events: [1, 2, 3].map((i) => ({ eventType: 'Put', data: { i } })) })).status,
+    ).toBe(201);
     expect((await t.post('/events', { aggregateId: 'box-1', eventType: 'Put', data: {} })).status).toBe(201);
-    const over = await call(`${svc.url}/events/batch`, 'POST', t.key, { aggregateId: 'box-1', events: [{ eventType: 'Put', data: {} }, { eventType: 'Put', data: {} }] });
+    const over = await call(`${svc.url}/events/batch`, 'POST', t.key, {
+      aggregateId: 'box-1',
+      events: [
+        { eventType: 'Put', data: {} },
+        { eventType: 'Put', data: {} },
+      ],
+    });
     expect(over.status).toBe(403);
     expect(over.body).toMatchObject({ error: 'QUOTA_EXCEEDED', quota: 'storedEvents', limit: 5, stored: 4 });
     expect(over.headers.get('retry-after')).toBeNull();
     expect((await t.post('/events', { aggregateId: 'box-1', eventType: 'Put', data: {} })).status).toBe(201);
-    expect((await t.post('/events', { aggregateId: 'box-2', eventType: 'Put', data: {} })).body).toMatchObject({ error: 'QUOTA_EXCEEDED', stored: 5 });
+    expect((await t.post('/events', { aggregateId: 'box-2', eventType: 'Put', data: {} })).body).toMatchObject({
+      error: 'QUOTA_EXCEEDED',
+      stored: 5,
+    });
     expect((await t.get('/events/box-1')).body.events).toHaveLength(5);
   });
 
@@ -225,7 +273,10 @@ describe.each(STORE_BACKENDS)('quotas on %s', (backend) => {
       expect(refused.headers['retry-after']).toBe('5');
       expect(refused.headers['ratelimit-policy']).toBe('"streams";q=2;qu="concurrent-requests"');
       expect(refused.headers['ratelimit']).toBe('"streams";r=0;t=5');
-      await expect(SseCollector.open(svc.url, projectionId, secondKey)).rejects.toMatchObject({ status: 429, body: { error: 'TOO_MANY_STREAMS', scope: 'tenant' } });
+      await expect(SseCollector.open(svc.url, projectionId, secondKey)).rejects.toMatchObject({
+        status: 429,
+        body: { error: 'TOO_MANY_STREAMS', scope: 'tenant' },
+      });
       // Another tenant's streams are its own.
       const bProjection = await deployProjection(b, svc.url, {});
       const other = await WsCollector.open(svc.url, bProjection, b.key);
@@ -250,7 +301,10 @@ describe.each(STORE_BACKENDS)('quotas on %s', (backend) => {
     const receivers = { a: await new WebhookReceiver().start(), b: await new WebhookReceiver().start() };
     try {
       await setLimits(svc.url, a.tenantId, { webhooksInFlight: 2 });
-      for (const [t, r] of [[a, receivers.a], [b, receivers.b]] as const) {
+      for (const [t, r] of [
+        [a, receivers.a],
+        [b, receivers.b],
+      ] as const) {
         r.delayMs = 300;
         const secret = (await t.post('/webhooks/rotate', {})).body.webhook.secret;
         r.secrets = [secret];
@@ -258,7 +312,10 @@ describe.each(STORE_BACKENDS)('quotas on %s', (backend) => {
       }
       // Twelve customers: twelve state keys, whose deliveries may run side by side.
       await Promise.all([a, b].flatMap((t) => Array.from({ length: 12 }, (_, i) => t.post('/events', order(i)))));
-      await until(() => receivers.a.accepted.length + receivers.b.accepted.length, (n) => n >= 24);
+      await until(
+        () => receivers.a.accepted.length + receivers.b.accepted.length,
+        (n) => n >= 24,
+      );
       expect(receivers.a.maxInFlight).toBeLessThanOrEqual(2);
       expect(receivers.a.maxInFlight).toBeGreaterThanOrEqual(1);
       expect(receivers.b.maxInFlight).toBeGreaterThan(2);
@@ -292,7 +349,10 @@ describe.each(STORE_BACKENDS)('quotas on %s', (backend) => {
     });
     const put = await request(url, 'PUT', { appendRequests: { quota: 1, windowSeconds: 600 }, streams: 3 }, admin);
     expect(put.status).toBe(200);
-    expect(put.body).toMatchObject({ limits: { appendRequests: { quota: 1, windowSeconds: 600 }, streams: 3, webhooksInFlight: 16 }, overrides: { streams: 3 } });
+    expect(put.body).toMatchObject({
+      limits: { appendRequests: { quota: 1, windowSeconds: 600 }, streams: 3, webhooksInFlight: 16 },
+      overrides: { streams: 3 },
+    });
     expect(new Date(put.body.updatedAt).toISOString()).toBe(put.body.updatedAt);
     expect((await t.post('/events', { aggregateId: 'm-1', eventType: 'E', data: {} })).status).toBe(201);
     expect((await t.post('/events', { aggregateId: 'm-1', eventType: 'E', data: {} })).status).toBe(429);
@@ -300,9 +360,18 @@ describe.each(STORE_BACKENDS)('quotas on %s', (backend) => {
     expect((await request(url, 'PUT', {}, admin)).body.overrides).toEqual({});
     expect((await t.post('/events', { aggregateId: 'm-1', eventType: 'E', data: {} })).status).toBe(201);
 
-    expect(await request(url, 'PUT', { appendRequestz: 5 }, admin)).toMatchObject({ status: 400, body: { error: 'VALIDATION_FAILED', field: 'appendRequestz' } });
-    expect(await request(url, 'PUT', { uploads: { quota: 5, windowSeconds: 0 } }, admin)).toMatchObject({ status: 400, body: { field: 'uploads' } });
-    expect(await request(`${svc.url}/admin/tenants/nobody/limits`, 'PUT', {}, admin)).toMatchObject({ status: 404, body: { error: 'NOT_FOUND' } });
+    expect(await request(url, 'PUT', { appendRequestz: 5 }, admin)).toMatchObject({
+      status: 400,
+      body: { error: 'VALIDATION_FAILED', field: 'appendRequestz' },
+    });
+    expect(await request(url, 'PUT', { uploads: { quota: 5, windowSeconds: 0 } }, admin)).toMatchObject({
+      status: 400,
+      body: { field: 'uploads' },
+    });
+    expect(await request(`${svc.url}/admin/tenants/nobody/limits`, 'PUT', {}, admin)).toMatchObject({
+      status: 404,
+      body: { error: 'NOT_FOUND' },
+    });
     expect(await request(`${svc.url}/admin/tenants/nobody/limits`, 'GET', undefined, admin)).toMatchObject({ status: 404 });
     expect((await request(url, 'GET', undefined, { authorization: 'Bearer wrong-token-0123456789' })).status).toBe(401);
     expect((await request(url, 'GET', undefined, { 'x-api-key': t.key })).status).toBe(401);
@@ -365,7 +434,10 @@ describe('quotas across two instances sharing PostgreSQL and Redis', () => {
     await setLimits(one.url, t.tenantId, { streams: 1 });
     const ws = await WsCollector.open(one.url, projectionId, t.key);
     try {
-      expect(await refusedUpgrade(two.url, projectionId, t.key)).toMatchObject({ status: 429, body: { error: 'TOO_MANY_STREAMS', scope: 'tenant' } });
+      expect(await refusedUpgrade(two.url, projectionId, t.key)).toMatchObject({
+        status: 429,
+        body: { error: 'TOO_MANY_STREAMS', scope: 'tenant' },
+      });
     } finally {
       await ws.close();
     }

@@ -56,7 +56,14 @@ describe.each(STORE_BACKENDS)('reducers over HTTP on %s', (backend) => {
       reducerId: 'bank-v1',
       status: 'compiled',
       kind: 'reducer',
-      discovered: [{ className: 'BankAccount.AccountReducer', stateTypeName: expect.stringContaining('AccountState'), kind: 'reducer', aggregateType: 'account' }],
+      discovered: [
+        {
+          className: 'BankAccount.AccountReducer',
+          stateTypeName: expect.stringContaining('AccountState'),
+          kind: 'reducer',
+          aggregateType: 'account',
+        },
+      ],
       compiledClassName: 'BankAccount.AccountReducer',
       compiledStateType: expect.stringContaining('AccountState'),
       createdAt: expect.stringMatching(/Z$/),
@@ -83,13 +90,21 @@ describe.each(STORE_BACKENDS)('reducers over HTTP on %s', (backend) => {
     const read = await t.get('/aggregate-types/account/account-1/state');
     expect(read).toEqual({
       status: 200,
-      body: { aggregateId: 'account-1', aggregateType: 'account', version: 4, state: { owner: 'ada', balance: 120, transactions: 3 }, lastModified: expect.stringMatching(/Z$/) },
+      body: {
+        aggregateId: 'account-1',
+        aggregateType: 'account',
+        version: 4,
+        state: { owner: 'ada', balance: 120, transactions: 3 },
+        lastModified: expect.stringMatching(/Z$/),
+      },
     });
   });
 
   it('keeps state correct for concurrent appends to one aggregate', async () => {
     await t.post('/events', { aggregateId: 'account-c', eventType: 'AccountOpened', data: { owner: 'c' } });
-    const results = await Promise.all(Array.from({ length: 20 }, () => t.post('/events', { aggregateId: 'account-c', eventType: 'MoneyDeposited', data: { amount: 1 } })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => t.post('/events', { aggregateId: 'account-c', eventType: 'MoneyDeposited', data: { amount: 1 } })),
+    );
     expect(results.every((r) => r.status === 201)).toBe(true);
     const byVersion = new Map(results.map((r) => [r.body.version, r.body.state.balance]));
     for (let v = 2; v <= 21; v++) expect(byVersion.get(v)).toBe(v - 1);
@@ -101,7 +116,11 @@ describe.each(STORE_BACKENDS)('reducers over HTTP on %s', (backend) => {
     const bad = await t.post('/events', { aggregateId: 'account-2', eventType: 'MoneyWithdrawn', data: { amount: 500 } });
     expect(bad.status).toBe(201);
     expect(bad.body.state).toBeUndefined();
-    expect(bad.body.stateError).toMatchObject({ code: 'REDUCER_FAILED', failedVersion: 2, message: expect.stringContaining('APPLY_FAILED') });
+    expect(bad.body.stateError).toMatchObject({
+      code: 'REDUCER_FAILED',
+      failedVersion: 2,
+      message: expect.stringContaining('APPLY_FAILED'),
+    });
     const after = await t.post('/events', { aggregateId: 'account-2', eventType: 'MoneyDeposited', data: { amount: 5 } });
     expect(after.body.stateError).toMatchObject({ failedVersion: 2 });
     expect((await t.get('/events/account-2')).body.events).toHaveLength(3);
@@ -113,7 +132,12 @@ describe.each(STORE_BACKENDS)('reducers over HTTP on %s', (backend) => {
     // Compiling auto-binds; an explicit PUT in the earlier shape (reducerId only) works too.
     const put = await request(`${svc.url}/aggregate-types/account`, 'PUT', { reducerId: 'bank-v2' }, { 'x-api-key': t.key });
     expect(put.status).toBe(200);
-    expect(put.body).toMatchObject({ aggregateType: 'account', reducerId: 'bank-v2', boundAt: expect.any(String), message: expect.stringMatching(/catch-up/) });
+    expect(put.body).toMatchObject({
+      aggregateType: 'account',
+      reducerId: 'bank-v2',
+      boundAt: expect.any(String),
+      message: expect.stringMatching(/catch-up/),
+    });
     // The bind starts a background catch-up over every aggregate of the type; its progress is visible.
     let binding: any;
     for (let i = 0; i < 100; i++) {
@@ -141,10 +165,19 @@ describe.each(STORE_BACKENDS)('reducers over HTTP on %s', (backend) => {
   });
 
   it('reports compile failures and refuses to bind what did not compile', async () => {
-    const broken = await upload(t, svc.url, zipSources([{ path: 'Broken.cs', content: 'using EventSourcing; public class X { int a = ; }' }]), 'broken-1');
+    const broken = await upload(
+      t,
+      svc.url,
+      zipSources([{ path: 'Broken.cs', content: 'using EventSourcing; public class X { int a = ; }' }]),
+      'broken-1',
+    );
     expect(broken.status).toBe(202);
     const st = await compiled(t, 'broken-1');
-    expect(st.body).toMatchObject({ id: 'broken-1', status: 'failed', compilationError: expect.stringMatching(/Broken\.cs\(1,\d+\): error CS/) });
+    expect(st.body).toMatchObject({
+      id: 'broken-1',
+      status: 'failed',
+      compilationError: expect.stringMatching(/Broken\.cs\(1,\d+\): error CS/),
+    });
     expect(st.body.discovered).toBeUndefined();
     const none = await upload(t, svc.url, zipSources([{ path: 'Plain.cs', content: 'public class Nothing {}' }]), 'none-1');
     expect(none.status).toBe(202);
@@ -153,8 +186,13 @@ describe.each(STORE_BACKENDS)('reducers over HTTP on %s', (backend) => {
     const put = (body: unknown) => request(`${svc.url}/aggregate-types/account`, 'PUT', body, { 'x-api-key': t.key });
     expect(await put({ reducerId: 'broken-1' })).toMatchObject({ status: 409, body: { error: 'REDUCER_NOT_COMPILED' } });
     expect(await put({ reducerId: 'missing' })).toMatchObject({ status: 404, body: { error: 'NOT_FOUND' } });
-    expect(await put({ reducerId: 'bank-v2', className: 'No.Such' })).toMatchObject({ status: 400, body: { error: 'NO_MATCHING_REDUCER' } });
-    expect((await request(`${svc.url}/aggregate-types/order`, 'PUT', { reducerId: 'bank-v2' }, { 'x-api-key': t.key })).body.error).toBe('NO_MATCHING_REDUCER');
+    expect(await put({ reducerId: 'bank-v2', className: 'No.Such' })).toMatchObject({
+      status: 400,
+      body: { error: 'NO_MATCHING_REDUCER' },
+    });
+    expect((await request(`${svc.url}/aggregate-types/order`, 'PUT', { reducerId: 'bank-v2' }, { 'x-api-key': t.key })).body.error).toBe(
+      'NO_MATCHING_REDUCER',
+    );
     expect(await put({})).toMatchObject({ status: 400, body: { error: 'VALIDATION_FAILED', field: 'reducerId' } });
   });
 

@@ -75,20 +75,27 @@ describe('limits on results, with the real C# runtime', () => {
 
   it('refuses a 40 MB reducer state in the host: the events are stored, the append answers STATE_TOO_LARGE, the aggregate is held', async () => {
     await upload(t, svc.url, 'reducers', BIG_REDUCER, 'big');
-    await until(() => t.get('/reducers/big/status'), (r) => r.body.status === 'compiled');
+    await until(
+      () => t.get('/reducers/big/status'),
+      (r) => r.body.status === 'compiled',
+    );
     const first = await t.post('/events', { aggregateId: 'big-1', eventType: 'Grow', data: { mb: 0 } });
     expect(first.body.state).toEqual({ blob: '', count: 1 });
     const pool = svc.app.get(RuntimePool);
     const pid = await pool.executorPid(t.tenantId);
     expect(pid).toEqual(expect.any(Number));
 
-    const { result: big, longest } = await longestParsed(() => t.post('/events', { aggregateId: 'big-1', eventType: 'Grow', data: { mb: 40 } }));
+    const { result: big, longest } = await longestParsed(() =>
+      t.post('/events', { aggregateId: 'big-1', eventType: 'Grow', data: { mb: 40 } }),
+    );
     expect(big.status).toBe(201);
     expect(big.body.version).toBe(2);
     expect(big.body.state).toBeUndefined();
     expect(big.body.stateError).toEqual({
       code: 'STATE_TOO_LARGE',
-      message: expect.stringMatching(/^STATE_TOO_LARGE: the state after this event is at least 41,9\d\d,\d\d\d bytes of JSON; the limit is 1,048,576 bytes$/),
+      message: expect.stringMatching(
+        /^STATE_TOO_LARGE: the state after this event is at least 41,9\d\d,\d\d\d bytes of JSON; the limit is 1,048,576 bytes$/,
+      ),
       failedVersion: 2,
     });
     // Nothing near 40 MB crossed the service's event loop: the host stopped before writing it.
@@ -98,7 +105,11 @@ describe('limits on results, with the real C# runtime', () => {
 
     const read = await t.get('/aggregate-types/big/big-1/state');
     expect(read.status).toBe(422);
-    expect(read.body).toMatchObject({ error: 'STATE_TOO_LARGE', failedVersion: 2, reducerError: expect.stringContaining('STATE_TOO_LARGE') });
+    expect(read.body).toMatchObject({
+      error: 'STATE_TOO_LARGE',
+      failedVersion: 2,
+      reducerError: expect.stringContaining('STATE_TOO_LARGE'),
+    });
 
     // Held, as for REDUCER_FAILED: a later (small) event is stored and answered with the same error.
     const later = await t.post('/events', { aggregateId: 'big-1', eventType: 'Grow', data: { mb: 0 } });
@@ -115,13 +126,23 @@ describe('limits on results, with the real C# runtime', () => {
   it('holds a projection lane whose state grows over the limit after its retries, and only that lane', async () => {
     const t2 = await newTenant(svc.url, 'projection-state');
     const up = await upload(t2, svc.url, 'projections', KEYS_PROJECTION);
-    const st = await until(() => t2.get(`/projections/${up.uploadId}/status`), (r) => Boolean(r.body.projectionId) && r.body.status === 'compiled');
+    const st = await until(
+      () => t2.get(`/projections/${up.uploadId}/status`),
+      (r) => Boolean(r.body.projectionId) && r.body.status === 'compiled',
+    );
     const id = st.body.projectionId;
-    for (let i = 0; i < 3; i++) expect((await t2.post('/events', { aggregateId: `p-${i}`, eventType: 'Noted', data: {} })).status).toBe(201);
+    for (let i = 0; i < 3; i++)
+      expect((await t2.post('/events', { aggregateId: `p-${i}`, eventType: 'Noted', data: {} })).status).toBe(201);
     expect((await t2.post('/events', { aggregateId: 'p-1', eventType: 'Grow', data: { kb: 2048 } })).status).toBe(201);
     const after = await t2.post('/events', { aggregateId: 'p-2', eventType: 'Noted', data: {} });
-    const held = await until(() => t2.get(`/projections/${id}/lanes?held=true`), (r) => r.body.lanes?.length === 1);
-    expect(held.body.lanes[0]).toMatchObject({ key: 'p-1', held: { attempts: 3, error: expect.stringMatching(/^STATE_TOO_LARGE: .*limit is 1,048,576 bytes/) } });
+    const held = await until(
+      () => t2.get(`/projections/${id}/lanes?held=true`),
+      (r) => r.body.lanes?.length === 1,
+    );
+    expect(held.body.lanes[0]).toMatchObject({
+      key: 'p-1',
+      held: { attempts: 3, error: expect.stringMatching(/^STATE_TOO_LARGE: .*limit is 1,048,576 bytes/) },
+    });
     const p2 = await t2.get(`/projections/${id}/state/p-2?minPosition=${after.body.position}`);
     expect(p2.body.state).toEqual({ n: 2, blob: '' });
     expect((await t2.get(`/projections/${id}/state/p-1`)).body.state).toEqual({ n: 1, blob: '' });
@@ -131,14 +152,23 @@ describe('limits on results, with the real C# runtime', () => {
   it('applies a lane run of states under the cap that together pass the response budget in several runs, none held', async () => {
     const t4 = await newTenant(svc.url, 'many-big-states');
     const up = await upload(t4, svc.url, 'projections', KEYS_PROJECTION);
-    const st = await until(() => t4.get(`/projections/${up.uploadId}/status`), (r) => Boolean(r.body.projectionId) && r.body.status === 'compiled');
+    const st = await until(
+      () => t4.get(`/projections/${up.uploadId}/status`),
+      (r) => Boolean(r.body.projectionId) && r.body.status === 'compiled',
+    );
     const id = st.body.projectionId;
     // 80 states of 0.9 MiB in one lane run would be a 72 MiB response: over the 64 MiB a host may
     // write on a line (the executor would be killed and the lane held) and 72 MiB for the event loop.
     const { result: appended, longest } = await longestParsed(async () => {
-      const r = await t4.post('/events/batch', { aggregateId: 'g-1', events: Array.from({ length: 80 }, () => ({ eventType: 'Grow', data: { kb: 900 } })) });
+      const r = await t4.post('/events/batch', {
+        aggregateId: 'g-1',
+        events: Array.from({ length: 80 }, () => ({ eventType: 'Grow', data: { kb: 900 } })),
+      });
       expect(r.status).toBe(201);
-      await until(() => t4.get(`/projections/${id}/lanes`), (l) => l.body.lanes?.some((x: any) => x.key === 'g-1' && x.appliedPosition === r.body.endPosition));
+      await until(
+        () => t4.get(`/projections/${id}/lanes`),
+        (l) => l.body.lanes?.some((x: any) => x.key === 'g-1' && x.appliedPosition === r.body.endPosition),
+      );
       return r;
     });
     expect(longest).toBeLessThan(9 * 1024 * 1024);
@@ -154,20 +184,30 @@ describe('limits on results, with the real C# runtime', () => {
     // One resolve batch: everything is in the log before the projection is deployed.
     for (let i = 0; i < 20; i++) {
       expect((await t3.post('/events', { aggregateId: `n-${i}`, eventType: 'Noted', data: {} })).status).toBe(201);
-      if (i % 2 === 1 && i < 17) expect((await t3.post('/events', { aggregateId: `h-${i}`, eventType: 'Huge', data: { mb: 10 } })).status).toBe(201);
+      if (i % 2 === 1 && i < 17)
+        expect((await t3.post('/events', { aggregateId: `h-${i}`, eventType: 'Huge', data: { mb: 10 } })).status).toBe(201);
     }
     const { result: id, longest } = await longestParsed(async () => {
       const up = await upload(t3, svc.url, 'projections', KEYS_PROJECTION);
-      const st = await until(() => t3.get(`/projections/${up.uploadId}/status`), (r) => Boolean(r.body.projectionId) && r.body.status === 'compiled');
+      const st = await until(
+        () => t3.get(`/projections/${up.uploadId}/status`),
+        (r) => Boolean(r.body.projectionId) && r.body.status === 'compiled',
+      );
       const projectionId = st.body.projectionId as string;
-      await until(() => t3.get(`/projections/${projectionId}/state/n-19`), (r) => r.status === 200);
+      await until(
+        () => t3.get(`/projections/${projectionId}/state/n-19`),
+        (r) => r.status === 200,
+      );
       return projectionId;
     });
     expect(longest).toBeLessThan(1024 * 1024);
     for (let i = 0; i < 20; i++) expect((await t3.get(`/projections/${id}/state/n-${i}`)).body.state).toEqual({ n: 1, blob: '' });
     const held = await t3.get(`/projections/${id}/lanes?held=true`);
     expect(held.body.lanes).toEqual([
-      expect.objectContaining({ key: '!unresolved', held: expect.objectContaining({ error: 'KEY_TOO_LONG: ResolveKey returned a key of 10,485,760 characters; the limit is 1,024' }) }),
+      expect.objectContaining({
+        key: '!unresolved',
+        held: expect.objectContaining({ error: 'KEY_TOO_LONG: ResolveKey returned a key of 10,485,760 characters; the limit is 1,024' }),
+      }),
     ]);
     const lag = await t3.get(`/projections/${id}/status?include=lag`);
     expect(lag.body.activeVersion.applyLag).toMatchObject({ heldLanes: 1, totalInboxDepth: 8 });
@@ -176,4 +216,3 @@ describe('limits on results, with the real C# runtime', () => {
     expect(await svc.app.get(RuntimePool).executorPid(t3.tenantId)).toEqual(expect.any(Number));
   });
 });
-

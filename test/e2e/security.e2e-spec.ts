@@ -78,7 +78,16 @@ afterAll(() => svc?.close());
 it('covers the issue-10 attempts: the exploit, every variant, the red-team findings', () => {
   const files = attempts.map((a) => a.file);
   expect(files).toContain('unsafe-as-exploit.cs');
-  for (const api of ['unsafe-as', 'unsafe-asref', 'unsafe-add', 'memory-marshal', 'thread-id', 'type-handle-value', 'create-span', 'initialize-array']) {
+  for (const api of [
+    'unsafe-as',
+    'unsafe-asref',
+    'unsafe-add',
+    'memory-marshal',
+    'thread-id',
+    'type-handle-value',
+    'create-span',
+    'initialize-array',
+  ]) {
     for (const shape of ['lambda', 'capturing-lambda', 'iterator', 'local-function']) expect(files).toContain(`${api}-${shape}.cs`);
   }
   expect(files.filter((f) => f.startsWith('rt-')).length).toBeGreaterThanOrEqual(9);

@@ -84,7 +84,12 @@ describe('executors at service start', () => {
       const t = await newTenant(svc.url, 'first');
       await upload(t, svc.url, exampleSources('bank-account'), 'bank');
       expect((await t.post('/events', { aggregateId: 'account-1', eventType: 'AccountOpened', data: { owner: 'o' } })).status).toBe(201);
-      expect(pool.stats().executors.filter((e) => e.kind === 'shared').map((e) => e.starts)).toEqual([1, 1]);
+      expect(
+        pool
+          .stats()
+          .executors.filter((e) => e.kind === 'shared')
+          .map((e) => e.starts),
+      ).toEqual([1, 1]);
     } finally {
       await svc.close();
     }
@@ -98,7 +103,12 @@ describe.each(STORE_BACKENDS)('a hostile tenant on a shared executor, over HTTP 
   let pool: RuntimePool;
 
   beforeAll(async () => {
-    svc = await startService({ ...(await envFor(backend)), RUNTIME_EXEC_HOSTS: '1', RUNTIME_CALL_DEADLINE_MS: '1500', RUNTIME_QUARANTINE_MS: '120000' });
+    svc = await startService({
+      ...(await envFor(backend)),
+      RUNTIME_EXEC_HOSTS: '1',
+      RUNTIME_CALL_DEADLINE_MS: '1500',
+      RUNTIME_QUARANTINE_MS: '120000',
+    });
     pool = svc.app.get(RuntimePool);
     innocents = [];
     for (let i = 0; i < 4; i++) innocents.push(await newTenant(svc.url, `innocent-${i}`));
@@ -106,7 +116,9 @@ describe.each(STORE_BACKENDS)('a hostile tenant on a shared executor, over HTTP 
     for (const t of innocents) await upload(t, svc.url, exampleSources('bank-account'), 'bank');
     await upload(offender, svc.url, [{ path: 'Spin.cs', content: SPIN }], 'spin');
     for (const [i, t] of innocents.entries()) {
-      expect((await t.post('/events', { aggregateId: `account-${i}-0`, eventType: 'AccountOpened', data: { owner: `o${i}` } })).body.state).toBeDefined();
+      expect(
+        (await t.post('/events', { aggregateId: `account-${i}-0`, eventType: 'AccountOpened', data: { owner: `o${i}` } })).body.state,
+      ).toBeDefined();
     }
   }, 180_000);
   afterAll(() => svc?.close());

@@ -7,7 +7,15 @@ import { envFor, STORE_BACKENDS, stopBackends } from '../support/store-backends'
 import { Case, REDUCERS, ReducerUnderTest, runCases } from '../support/lossless-arbitraries';
 import { exactParse, expectStatus, hasRaw, jsonText, RawClient, rawClient, RawResult, stateOf } from '../support/raw-json';
 import { ModelEvent } from '../support/reducer-models';
-import { bindAndCatchUp, deployReducer, exampleSources, fixtureSources, projectionActive, settle, uploadProjection } from '../support/tenant-code';
+import {
+  bindAndCatchUp,
+  deployReducer,
+  exampleSources,
+  fixtureSources,
+  projectionActive,
+  settle,
+  uploadProjection,
+} from '../support/tenant-code';
 
 /**
  * Issue 11: the state after N events is the same JSON, byte for byte, however the events arrived —
@@ -42,7 +50,10 @@ interface Seen {
 function appendBody(aggregateId: string, events: ModelEvent[], single: boolean, aggregateType?: string): [string, string] {
   const head = `"aggregateId":${JSON.stringify(aggregateId)}${aggregateType ? `,"aggregateType":"${aggregateType}"` : ''}`;
   if (single) return ['/events', `{${head},"eventType":"${events[0].eventType}","data":${jsonText(events[0].data)}}`];
-  return ['/events/batch', `{${head},"events":[${events.map((e) => `{"eventType":"${e.eventType}","data":${jsonText(e.data)}}`).join(',')}]}`];
+  return [
+    '/events/batch',
+    `{${head},"events":[${events.map((e) => `{"eventType":"${e.eventType}","data":${jsonText(e.data)}}`).join(',')}]}`,
+  ];
 }
 
 /** [start, end) of each batch, and of the part before / after the restart point cut at it too. */
@@ -121,7 +132,8 @@ describe.each(STORE_BACKENDS)('the same state on every path on %s', (backend) =>
     return res;
   }
 
-  const stateRead = async (r: ReducerUnderTest, aggregateId: string, type = r.type) => stateOf(await c.get(`/aggregate-types/${type}/${aggregateId}/state`));
+  const stateRead = async (r: ReducerUnderTest, aggregateId: string, type = r.type) =>
+    stateOf(await c.get(`/aggregate-types/${type}/${aggregateId}/state`));
 
   /** Every path's appends and reads before the restart (and the restart path's first part). */
   async function beforeRestart(r: ReducerUnderTest, k: Case, tag: string, seen: Seen[]): Promise<void> {
@@ -134,11 +146,16 @@ describe.each(STORE_BACKENDS)('the same state on every path on %s', (backend) =>
     see('one batch: final', await stateRead(r, id('batch')), n - 1);
 
     const split = `batches ${k.batches.join('+')}`;
-    for (const [a, b] of chunks(k.batches)) see(`${split}: response after ${b}`, stateOf(await append(id('split'), k.events.slice(a, b), b - a === 1)), b - 1);
+    for (const [a, b] of chunks(k.batches))
+      see(`${split}: response after ${b}`, stateOf(await append(id('split'), k.events.slice(a, b), b - a === 1)), b - 1);
     see(`${split}: final`, await stateRead(r, id('split')), n - 1);
 
     for (const [a, b] of chunks(k.batches, 0, k.beforeRestart)) {
-      see(`restart after ${k.beforeRestart}: response after ${b}`, stateOf(await append(id('restart'), k.events.slice(a, b), b - a === 1)), b - 1);
+      see(
+        `restart after ${k.beforeRestart}: response after ${b}`,
+        stateOf(await append(id('restart'), k.events.slice(a, b), b - a === 1)),
+        b - 1,
+      );
     }
 
     // Appended while no reducer is bound to the type, then bound: the catch-up computes the state.
@@ -154,7 +171,8 @@ describe.each(STORE_BACKENDS)('the same state on every path on %s', (backend) =>
   async function afterRestart(r: ReducerUnderTest, k: Case, tag: string, seen: Seen[]): Promise<void> {
     const { n, see, id } = recorder(r, k, tag, seen);
     const restart = `restart after ${k.beforeRestart}`;
-    for (const [a, b] of chunks(k.batches, k.beforeRestart)) see(`${restart}: response after ${b}`, stateOf(await append(id('restart'), k.events.slice(a, b), b - a === 1)), b - 1);
+    for (const [a, b] of chunks(k.batches, k.beforeRestart))
+      see(`${restart}: response after ${b}`, stateOf(await append(id('restart'), k.events.slice(a, b), b - a === 1)), b - 1);
     see(`${restart}: final`, await stateRead(r, id('restart')), n - 1);
     // Snapshots written before the restart, read back from the store.
     see('one-per-append, read after the restart: final', await stateRead(r, id('one')), n - 1);
@@ -186,7 +204,10 @@ describe.each(STORE_BACKENDS)('the same state on every path on %s', (backend) =>
     } catch (e) {
       // fast-check keeps the property's own error (the report of wrong states) as the cause.
       const cause = (e as { cause?: Error }).cause;
-      throw new Error(`replay with STATE_EQUIVALENCE_SEED=${SEED} (STATE_EQUIVALENCE_SHRINK=1 to shrink)\n${cause?.message ?? ''}\n${(e as Error).message}`, { cause: e });
+      throw new Error(
+        `replay with STATE_EQUIVALENCE_SEED=${SEED} (STATE_EQUIVALENCE_SHRINK=1 to shrink)\n${cause?.message ?? ''}\n${(e as Error).message}`,
+        { cause: e },
+      );
     }
   });
 
@@ -204,6 +225,10 @@ describe.each(STORE_BACKENDS)('the same state on every path on %s', (backend) =>
     const st = await settle(status, (b) => b.activeVersion?.uploadId === up.uploadId && !b.pendingVersion, Date.now() + 90_000);
     const rebuilt = await read();
     const model = Object.fromEntries(ledgerKeys);
-    expect({ live, rebuilt, promoted: st.activeVersion?.uploadId === up.uploadId }).toEqual({ live: model, rebuilt: model, promoted: true });
+    expect({ live, rebuilt, promoted: st.activeVersion?.uploadId === up.uploadId }).toEqual({
+      live: model,
+      rebuilt: model,
+      promoted: true,
+    });
   });
 });

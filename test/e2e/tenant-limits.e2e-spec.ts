@@ -42,7 +42,12 @@ async function until<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, ms = 60
 }
 
 async function compiled(c: Client, uploadId: string) {
-  return (await until(() => c.get(`/projections/${uploadId}/status`), (r) => r.body?.status === 'compiled' || r.body?.status === 'failed')).body;
+  return (
+    await until(
+      () => c.get(`/projections/${uploadId}/status`),
+      (r) => r.body?.status === 'compiled' || r.body?.status === 'failed',
+    )
+  ).body;
 }
 
 async function deployed(c: Client, uploadId: string): Promise<string> {
@@ -54,7 +59,11 @@ async function deployed(c: Client, uploadId: string): Promise<string> {
 /** One order each, appended one after another (so their positions, and the keys' order, are known). */
 async function placeOrders(c: Client, customers: string[], from = 0) {
   for (const [i, customerId] of customers.entries()) {
-    const r = await c.post('/events', { aggregateId: `order-${from + i}`, eventType: 'OrderPlaced', data: { customerId, lines: [{ sku: 'x', qty: 1, price: 1 }] } });
+    const r = await c.post('/events', {
+      aggregateId: `order-${from + i}`,
+      eventType: 'OrderPlaced',
+      data: { customerId, lines: [{ sku: 'x', qty: 1, price: 1 }] },
+    });
     if (r.status !== 201) throw new Error(`append failed: ${JSON.stringify(r)}`);
   }
 }
@@ -105,23 +114,38 @@ describe.each(STORE_BACKENDS)('tenant limits on %s', (backend) => {
       () => c.get(`/projections/${projectionId}/lanes?held=true`),
       (r) => r.body.lanes?.length === 1,
     );
-    expect(held.body.lanes[0]).toMatchObject({ key: '!unresolved', held: { position: expect.any(Number), error: expect.stringMatching(/^KEY_LIMIT: /) } });
+    expect(held.body.lanes[0]).toMatchObject({
+      key: '!unresolved',
+      held: { position: expect.any(Number), error: expect.stringMatching(/^KEY_LIMIT: /) },
+    });
     // Known keys go on: cust-0 took its second order.
-    await until(() => c.get(`/projections/${projectionId}/state/cust-0`), (r) => r.status === 200 && (r.body.state.OrderCount ?? r.body.state.orderCount) === 2);
+    await until(
+      () => c.get(`/projections/${projectionId}/state/cust-0`),
+      (r) => r.status === 200 && (r.body.state.OrderCount ?? r.body.state.orderCount) === 2,
+    );
     expect((await c.get(`/projections/${projectionId}/keys`)).body.keys).toEqual(['cust-0', 'cust-1', 'cust-2']);
     expect((await c.get(`/projections/${projectionId}/state/cust-3`)).status).toBe(404);
 
     // Retried without a higher limit: still held, still KEY_LIMIT.
     expect((await c.post(`/projections/${projectionId}/lanes/!unresolved/retry`, {})).status).toBe(200);
     await new Promise((r) => setTimeout(r, 1_000));
-    const still = await until(() => c.get(`/projections/${projectionId}/lanes?held=true`), (r) => r.body.lanes?.length === 1);
+    const still = await until(
+      () => c.get(`/projections/${projectionId}/lanes?held=true`),
+      (r) => r.body.lanes?.length === 1,
+    );
     expect(still.body.lanes[0].held.error).toMatch(/^KEY_LIMIT: /);
     expect((await c.get(`/projections/${projectionId}/state/cust-3`)).status).toBe(404);
 
     await setLimits(svc.url, c.tenantId, { keysPerProjection: 10 });
     expect((await c.post(`/projections/${projectionId}/lanes/!unresolved/retry`, {})).status).toBe(200);
-    await until(() => c.get(`/projections/${projectionId}/keys`), (r) => r.body.keys?.length === 5);
-    const cust4 = await until(() => c.get(`/projections/${projectionId}/state/cust-4`), (r) => r.status === 200);
+    await until(
+      () => c.get(`/projections/${projectionId}/keys`),
+      (r) => r.body.keys?.length === 5,
+    );
+    const cust4 = await until(
+      () => c.get(`/projections/${projectionId}/state/cust-4`),
+      (r) => r.status === 200,
+    );
     expect(cust4.body.state.OrderCount ?? cust4.body.state.orderCount).toBe(1);
     expect((await c.get(`/projections/${projectionId}/lanes?held=true`)).body.lanes).toEqual([]);
   });
@@ -136,7 +160,10 @@ describe.each(STORE_BACKENDS)('tenant limits on %s', (backend) => {
     receiver.down = true;
     await placeOrders(c, times(10, 'cust-s'));
 
-    const status = await until(() => c.get(`/projections/${up.body.uploadId}/status`), (r) => r.body.webhook?.status === 'suspended');
+    const status = await until(
+      () => c.get(`/projections/${up.body.uploadId}/status`),
+      (r) => r.body.webhook?.status === 'suspended',
+    );
     expect(status.body.webhook).toMatchObject({
       status: 'suspended',
       pendingDeliveries: 0,
@@ -152,19 +179,40 @@ describe.each(STORE_BACKENDS)('tenant limits on %s', (backend) => {
     await new Promise((r) => setTimeout(r, 500));
     expect([...receiver.attempts.values()].reduce((a, b) => a + b, 0)).toBe(attempts);
     // Polling and the stream go on.
-    await until(() => c.get(`/projections/${projectionId}/notifications?afterSequence=0`), (r) => r.body.notifications?.length === 10);
-    await until(() => ws.sequences().length, (n) => n === 10);
+    await until(
+      () => c.get(`/projections/${projectionId}/notifications?afterSequence=0`),
+      (r) => r.body.notifications?.length === 10,
+    );
+    await until(
+      () => ws.sequences().length,
+      (n) => n === 10,
+    );
     expect(ws.sequences()).toEqual(range(1, 10));
     // Dead letters cannot be replayed into a suspended endpoint.
-    expect(await c.post(`/projections/${projectionId}/webhook/deliveries/replay`, {})).toMatchObject({ status: 409, body: { error: 'WEBHOOK_SUSPENDED' } });
+    expect(await c.post(`/projections/${projectionId}/webhook/deliveries/replay`, {})).toMatchObject({
+      status: 409,
+      body: { error: 'WEBHOOK_SUSPENDED' },
+    });
 
     receiver.down = false;
     const resumed = await c.post(`/projections/${projectionId}/webhook/resume`, {});
-    expect(resumed).toEqual({ status: 200, body: { projectionId, webhook: { status: 'active' }, afterSequence: 0, skipped: 0, resumedAt: expect.any(String) } });
-    await until(() => receiver.sequences().length, (n) => n >= 10);
+    expect(resumed).toEqual({
+      status: 200,
+      body: { projectionId, webhook: { status: 'active' }, afterSequence: 0, skipped: 0, resumedAt: expect.any(String) },
+    });
+    await until(
+      () => receiver.sequences().length,
+      (n) => n >= 10,
+    );
     expect(receiver.sequences()).toEqual(range(1, 10));
-    expect((await c.get(`/projections/${projectionId}/webhook`)).body.webhook).toMatchObject({ status: 'active', resumeFromSequence: null });
-    expect(await c.post(`/projections/${projectionId}/webhook/resume`, {})).toMatchObject({ status: 409, body: { error: 'WEBHOOK_NOT_SUSPENDED' } });
+    expect((await c.get(`/projections/${projectionId}/webhook`)).body.webhook).toMatchObject({
+      status: 'active',
+      resumeFromSequence: null,
+    });
+    expect(await c.post(`/projections/${projectionId}/webhook/resume`, {})).toMatchObject({
+      status: 409,
+      body: { error: 'WEBHOOK_NOT_SUSPENDED' },
+    });
     await ws.close();
   });
 });
@@ -194,11 +242,19 @@ describe.each(STORE_BACKENDS)('retention on %s', (backend) => {
     const c = await newTenant(svc.url, `keep-${backend}`);
     const projectionId = await deployed(c, (await uploadProjection(c, svc.url, { name: 'kept' })).body.uploadId);
     await placeOrders(c, ['a', 'b', 'c', 'a', 'b', 'c', 'a', 'b']);
-    const expired = await until(() => c.get(`/projections/${projectionId}/notifications?afterSequence=0`), (r) => r.status === 410);
+    const expired = await until(
+      () => c.get(`/projections/${projectionId}/notifications?afterSequence=0`),
+      (r) => r.status === 410,
+    );
     await new Promise((r) => setTimeout(r, 500)); // several sweeps more
-    expect((await c.get(`/projections/${projectionId}/notifications?afterSequence=0`)).body).toMatchObject({ error: 'CURSOR_EXPIRED', oldestSequence: 6 });
+    expect((await c.get(`/projections/${projectionId}/notifications?afterSequence=0`)).body).toMatchObject({
+      error: 'CURSOR_EXPIRED',
+      oldestSequence: 6,
+    });
     expect(expired.body.oldestSequence).toBeLessThanOrEqual(6);
-    expect((await c.get(`/projections/${projectionId}/notifications?afterSequence=5`)).body.notifications.map((n: any) => n.sequence)).toEqual([6, 7, 8]);
+    expect(
+      (await c.get(`/projections/${projectionId}/notifications?afterSequence=5`)).body.notifications.map((n: any) => n.sequence),
+    ).toEqual([6, 7, 8]);
   });
 
   it('lets a dead delivery’s notification go, answers its replay with NOTIFICATION_EXPIRED, and expires dead deliveries', async () => {
@@ -209,11 +265,17 @@ describe.each(STORE_BACKENDS)('retention on %s', (backend) => {
     const before = receiver.accepted.length;
     receiver.failFirst.set(1, 1_000);
     await placeOrders(c, times(6, 'cust-d'));
-    await until(() => receiver.accepted.length - before, (n) => n >= 5);
+    await until(
+      () => receiver.accepted.length - before,
+      (n) => n >= 5,
+    );
     const [dead] = (await c.get(`/projections/${projectionId}/webhook/deliveries?status=dead`)).body.deliveries;
     expect(dead).toMatchObject({ sequence: 1, status: 'dead' });
     // Not pinned by the dead letter: the log is down to the newest 3.
-    await until(() => c.get(`/projections/${projectionId}/notifications?afterSequence=0`), (r) => r.status === 410 && r.body.oldestSequence === 4);
+    await until(
+      () => c.get(`/projections/${projectionId}/notifications?afterSequence=0`),
+      (r) => r.status === 410 && r.body.oldestSequence === 4,
+    );
 
     expect(await c.post(`/projections/${projectionId}/webhook/deliveries/replay`, { sequence: 1 })).toMatchObject({
       status: 410,
@@ -223,9 +285,15 @@ describe.each(STORE_BACKENDS)('retention on %s', (backend) => {
       status: 200,
       body: { projectionId, replayed: 0, expired: 1, oldestSequence: 4 },
     });
-    expect((await c.get(`/projections/${projectionId}/webhook/deliveries?status=dead`)).body.deliveries.map((d: any) => d.sequence)).toEqual([1]);
+    expect(
+      (await c.get(`/projections/${projectionId}/webhook/deliveries?status=dead`)).body.deliveries.map((d: any) => d.sequence),
+    ).toEqual([1]);
     // WEBHOOK_DEAD_KEEP_MS (6 s here) after it died, it is gone.
-    await until(() => c.get(`/projections/${projectionId}/webhook/deliveries?status=dead`), (r) => r.body.deliveries?.length === 0, 30_000);
+    await until(
+      () => c.get(`/projections/${projectionId}/webhook/deliveries?status=dead`),
+      (r) => r.body.deliveries?.length === 0,
+      30_000,
+    );
     receiver.failFirst.clear();
   });
 
@@ -239,9 +307,15 @@ describe.each(STORE_BACKENDS)('retention on %s', (backend) => {
       const projectionId = await deployed(c, up.body.uploadId);
       gapReceiver.down = true;
       await placeOrders(c, times(10, 'cust-g'));
-      await until(() => c.get(`/projections/${projectionId}/webhook`), (r) => r.body.webhook?.status === 'suspended');
+      await until(
+        () => c.get(`/projections/${projectionId}/webhook`),
+        (r) => r.body.webhook?.status === 'suspended',
+      );
       // Retention passes the suspended endpoint's cursor: the newest 3 stay.
-      await until(() => c.get(`/projections/${projectionId}/notifications?afterSequence=0`), (r) => r.status === 410 && r.body.oldestSequence === 8);
+      await until(
+        () => c.get(`/projections/${projectionId}/notifications?afterSequence=0`),
+        (r) => r.status === 410 && r.body.oldestSequence === 8,
+      );
 
       gapReceiver.down = false;
       expect(await c.post(`/projections/${projectionId}/webhook/resume`, {})).toMatchObject({
@@ -249,10 +323,16 @@ describe.each(STORE_BACKENDS)('retention on %s', (backend) => {
         body: { error: 'CURSOR_EXPIRED', oldestSequence: 8, afterSequence: 0 },
       });
       expect((await c.get(`/projections/${projectionId}/webhook`)).body.webhook.status).toBe('suspended');
-      expect(await c.post(`/projections/${projectionId}/webhook/resume`, { afterSequence: 99 })).toMatchObject({ status: 400, body: { error: 'VALIDATION_FAILED' } });
+      expect(await c.post(`/projections/${projectionId}/webhook/resume`, { afterSequence: 99 })).toMatchObject({
+        status: 400,
+        body: { error: 'VALIDATION_FAILED' },
+      });
       const resumed = await c.post(`/projections/${projectionId}/webhook/resume`, { afterSequence: 7 });
       expect(resumed).toMatchObject({ status: 200, body: { projectionId, afterSequence: 7, skipped: 7 } });
-      await until(() => gapReceiver.sequences().length, (n) => n >= 3);
+      await until(
+        () => gapReceiver.sequences().length,
+        (n) => n >= 3,
+      );
       expect(gapReceiver.sequences()).toEqual([8, 9, 10]);
     } finally {
       await gapReceiver.stop();

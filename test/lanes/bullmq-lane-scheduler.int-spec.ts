@@ -33,7 +33,10 @@ describe('bullmq lane scheduler', () => {
 
   it('shares lanes between two instances and never runs one lane on both at once', async () => {
     const queueName = freshQueue();
-    const instances = [make({ queueName, instanceId: 'svc-a', concurrency: 16 }), make({ queueName, instanceId: 'svc-b', concurrency: 16 })];
+    const instances = [
+      make({ queueName, instanceId: 'svc-a', concurrency: 16 }),
+      make({ queueName, instanceId: 'svc-b', concurrency: 16 }),
+    ];
     const running = new Map<string, number>();
     const lastStart = new Map<string, number>();
     const runsBy = [0, 0];
@@ -63,7 +66,11 @@ describe('bullmq lane scheduler', () => {
       await sleep(20);
     }
     // Every lane runs once more after the last wake, which came while many of them were running.
-    await waitFor('a run of every lane after the last wake', () => lanes.every((l) => (lastStart.get(l.key) ?? 0) >= lastWakeCalledAt), 30_000);
+    await waitFor(
+      'a run of every lane after the last wake',
+      () => lanes.every((l) => (lastStart.get(l.key) ?? 0) >= lastWakeCalledAt),
+      30_000,
+    );
     // Drained: nothing running, nothing in Redis, nothing waiting in either instance's fair queue. A lane of
     // one instance's queue waits for a slot its tenant holds in Redis, freed when the other instance's run is
     // seen finished (a check every 500 ms), so this takes a few checks on a loaded machine.
@@ -72,7 +79,10 @@ describe('bullmq lane scheduler', () => {
       if ([...running.values()].every((n) => n === 0) && stats.every((x) => x.queued === 0 && x.running === 0)) break;
       await sleep(50);
     }
-    expect(stats).toEqual([{ queued: 0, running: 0 }, { queued: 0, running: 0 }]);
+    expect(stats).toEqual([
+      { queued: 0, running: 0 },
+      { queued: 0, running: 0 },
+    ]);
     expect(overlaps).toBe(0);
     expect(runsBy[0]).toBeGreaterThan(0);
     expect(runsBy[1]).toBeGreaterThan(0);
@@ -84,10 +94,12 @@ describe('bullmq lane scheduler', () => {
     const s = make({ queueName: freshQueue() });
     const gate = new Gate();
     const log = new RunLog();
-    await s.start(log.handler(async (l) => {
-      if (l.key === 'in-flight' && log.count('in-flight') === 1) await gate.wait();
-      return { status: 'idle' };
-    }));
+    await s.start(
+      log.handler(async (l) => {
+        if (l.key === 'in-flight' && log.count('in-flight') === 1) await gate.wait();
+        return { status: 'idle' };
+      }),
+    );
     await s.wake(lane('before'));
     await waitFor('a run before the flush', () => log.finished('before') === 1);
     await s.wake(lane('in-flight'));
@@ -96,7 +108,10 @@ describe('bullmq lane scheduler', () => {
     gate.open(); // its job is gone: finishing it fails, which the worker must survive
     await waitFor('the in-flight run to end', () => log.finished('in-flight') === 1);
     await s.wakeMany([lane('after-1'), lane('after-2'), lane('in-flight')]);
-    await waitFor('runs after the flush', () => log.finished('after-1') === 1 && log.finished('after-2') === 1 && log.finished('in-flight') === 2);
+    await waitFor(
+      'runs after the flush',
+      () => log.finished('after-1') === 1 && log.finished('after-2') === 1 && log.finished('in-flight') === 2,
+    );
   });
 
   it('keeps working after Redis restarts empty', async () => {

@@ -1,6 +1,9 @@
 import { LaneHandler, LaneRef, LaneRunOutcome, LaneScheduler } from '../../src/lanes/lane-scheduler.port';
 
-export type LaneSchedulerFactory = (options: { concurrency: number; maxInFlightPerTenant?: number }) => LaneScheduler | Promise<LaneScheduler>;
+export type LaneSchedulerFactory = (options: {
+  concurrency: number;
+  maxInFlightPerTenant?: number;
+}) => LaneScheduler | Promise<LaneScheduler>;
 
 export const lane = (key: string, tenantId = 't1', versionId = 'v1'): LaneRef => ({ tenantId, versionId, key });
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -116,10 +119,12 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
       const s = await make();
       const gate = new Gate();
       const log = new RunLog();
-      await s.start(log.handler(async (_l, n) => {
-        if (n === 1) await gate.wait();
-        return { status: 'idle' };
-      }));
+      await s.start(
+        log.handler(async (_l, n) => {
+          if (n === 1) await gate.wait();
+          return { status: 'idle' };
+        }),
+      );
       await s.wake(lane('a'));
       await waitFor('the first run', () => log.count('a') === 1);
       expect(await s.stats()).toMatchObject({ running: 1 });
@@ -136,10 +141,12 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
     it('never runs one lane twice at once, however often it is woken', async () => {
       const s = await make(4);
       const log = new RunLog();
-      await s.start(log.handler(async () => {
-        await sleep(15);
-        return { status: 'idle' };
-      }));
+      await s.start(
+        log.handler(async () => {
+          await sleep(15);
+          return { status: 'idle' };
+        }),
+      );
       const until = Date.now() + 400;
       while (Date.now() < until) {
         await s.wakeMany([lane('a'), lane('b')]);
@@ -156,10 +163,12 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
       const s = await make(4);
       const gate = new Gate();
       const log = new RunLog();
-      await s.start(log.handler(async () => {
-        await gate.wait();
-        return { status: 'idle' };
-      }));
+      await s.start(
+        log.handler(async () => {
+          await gate.wait();
+          return { status: 'idle' };
+        }),
+      );
       const keys = Array.from({ length: 10 }, (_, i) => `k${i}`);
       await s.wakeMany(keys.map((k) => lane(k)));
       await waitFor('4 running', () => log.active === 4);
@@ -176,10 +185,12 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
       const order: string[] = [];
       const log = new RunLog();
       await s.wakeMany([lane('a'), lane('b')]);
-      await s.start(log.handler((l, n) => {
-        order.push(l.key);
-        return l.key === 'a' && n < 3 ? { status: 'more' } : { status: 'idle' };
-      }));
+      await s.start(
+        log.handler((l, n) => {
+          order.push(l.key);
+          return l.key === 'a' && n < 3 ? { status: 'more' } : { status: 'idle' };
+        }),
+      );
       await waitFor('three runs of a', () => log.finished('a') === 3);
       await sleep(300);
       expect(log.count('a')).toBe(3);
@@ -229,10 +240,12 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
     it('retries a handler that throws, after about a second', async () => {
       const s = await make();
       const log = new RunLog();
-      await s.start(log.handler((_l, n) => {
-        if (n === 1) throw new Error('boom (expected by the test)');
-        return { status: 'idle' };
-      }));
+      await s.start(
+        log.handler((_l, n) => {
+          if (n === 1) throw new Error('boom (expected by the test)');
+          return { status: 'idle' };
+        }),
+      );
       await s.wake(lane('a'));
       await waitFor('the retry', () => log.finished('a') === 2, 5000);
       expect(log.run('a', 2).start - log.run('a', 1).end!).toBeGreaterThanOrEqual(950);
@@ -263,7 +276,9 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
       const aRate = (starts.length - aStartedBefore) / ((Date.now() - aRateStart) / 1000);
       const backlogLeftMs = ((backlog - starts.length) / aRate) * 1000;
       // Turns, not FIFO: b waits for at most a few of a's lanes (those already started or in the queue's window), not 100,000.
-      console.log(`${name}: tenant b's lane started ${latency} ms after its wake, after ${aBetween} more of a's lanes; a's backlog had ~${Math.round(backlogLeftMs / 1000)} s left`);
+      console.log(
+        `${name}: tenant b's lane started ${latency} ms after its wake, after ${aBetween} more of a's lanes; a's backlog had ~${Math.round(backlogLeftMs / 1000)} s left`,
+      );
       expect(aBetween).toBeLessThanOrEqual(16);
       expect(latency).toBeLessThan(1000);
       expect(latency).toBeLessThan(backlogLeftMs / 20);
@@ -313,10 +328,12 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
     it('waits for a running handler on close, and starts nothing after', async () => {
       const s = await make();
       const log = new RunLog();
-      await s.start(log.handler(async (l) => {
-        if (l.key === 'slow') await sleep(500);
-        return { status: 'idle' };
-      }));
+      await s.start(
+        log.handler(async (l) => {
+          if (l.key === 'slow') await sleep(500);
+          return { status: 'idle' };
+        }),
+      );
       await s.wake(lane('slow'));
       await waitFor('the slow run', () => log.count('slow') === 1);
       await s.close();

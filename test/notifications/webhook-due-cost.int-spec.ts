@@ -19,13 +19,16 @@ afterAll(async () => {
   dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true }));
 }, 60_000);
 
-async function openStore(kind: 'sqlite' | 'postgres'): Promise<{ store: Store; runner: SqlRunner; explain: (sql: string, params: unknown[]) => Promise<number | string[]> }> {
+async function openStore(
+  kind: 'sqlite' | 'postgres',
+): Promise<{ store: Store; runner: SqlRunner; explain: (sql: string, params: unknown[]) => Promise<number | string[]> }> {
   if (kind === 'sqlite') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'es-due-'));
     dirs.push(dir);
     const s = new SqliteStore({ file: path.join(dir, 'events.sqlite') });
     await s.migrate();
-    const explain = async (sql: string, params: unknown[]) => (s.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail);
+    const explain = async (sql: string, params: unknown[]) =>
+      (s.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail);
     return { store: s, runner: s.sqlRunner, explain };
   }
   pg ??= await ThrowawayPostgres.start();
@@ -38,7 +41,10 @@ async function openStore(kind: 'sqlite' | 'postgres'): Promise<{ store: Store; r
     const { rows } = await s.pool.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql.replace(/\?/g, () => `$${++i}`)}`, params);
     let touched = 0;
     const walk = (node: any) => {
-      touched += (node['Actual Rows'] ?? 0) * (node['Actual Loops'] ?? 1) + (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0);
+      touched +=
+        (node['Actual Rows'] ?? 0) * (node['Actual Loops'] ?? 1) +
+        (node['Rows Removed by Filter'] ?? 0) +
+        (node['Rows Removed by Index Recheck'] ?? 0);
       for (const child of node.Plans ?? []) walk(child);
     };
     walk(rows[0]['QUERY PLAN'][0].Plan);
@@ -75,7 +81,13 @@ async function changesOfKey(store: Store, key: string, from: number, count: numb
       return { position, aggregateId: `order-${position}`, aggregateType: 'order', version: 1, timestamp: 1, state: `{"n":${position}}` };
     });
     const last = changes[changes.length - 1].position;
-    const ok = await store.projections.applied(TENANT, 'v1', key, { state: '{}', fromPosition: c === 0 ? 0 : from + c, appliedPosition: last, updatedAt: 1, notify: { projectionId: 'p1', changes } });
+    const ok = await store.projections.applied(TENANT, 'v1', key, {
+      state: '{}',
+      fromPosition: c === 0 ? 0 : from + c,
+      appliedPosition: last,
+      updatedAt: 1,
+      notify: { projectionId: 'p1', changes },
+    });
     expect(ok).toBe(true);
   }
   while ((await store.webhooks.enqueue(TENANT, 'p1', 500, 1)) > 0);
@@ -87,7 +99,13 @@ describe.each(['sqlite', 'postgres'] as const)('finding due webhook deliveries o
     try {
       await store.tenants.createTenant({ tenantId: TENANT, name: TENANT, createdAt: 1 });
       const version = { versionId: 'v1', projectionId: 'p1', tenantId: TENANT, className: 'C', targetPosition: 0, createdAt: 1 };
-      await store.projections.deploy({ tenantId: TENANT, projectionId: 'p1', name: 'n', version, ...toStoredSettings({ webhookUrl: 'http://x', isolated: false, sse: false }) });
+      await store.projections.deploy({
+        tenantId: TENANT,
+        projectionId: 'p1',
+        name: 'n',
+        version,
+        ...toStoredSettings({ webhookUrl: 'http://x', isolated: false, sse: false }),
+      });
       const recording = new RecordingRunner(runner);
       const repo = new SqlWebhookRepository(recording);
 

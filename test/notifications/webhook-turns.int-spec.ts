@@ -74,17 +74,43 @@ async function stateChanges(store: Store, tenantId: string, webhookUrl: string, 
   if (from === 0) {
     await store.tenants.createTenant({ tenantId, name: tenantId, createdAt: 1 });
     const version = { versionId: 'v1', projectionId: 'p1', tenantId, className: 'C', targetPosition: 0, createdAt: 1 };
-    await store.projections.deploy({ tenantId, projectionId: 'p1', name: 'n', version, ...toStoredSettings({ webhookUrl, isolated: false, sse: false }) });
+    await store.projections.deploy({
+      tenantId,
+      projectionId: 'p1',
+      name: 'n',
+      version,
+      ...toStoredSettings({ webhookUrl, isolated: false, sse: false }),
+    });
   }
   const ids = Array.from({ length: keys }, (_, i) => from + i);
-  await store.events.appendMany(ids.map((i) => ({ tenantId, aggregateId: `order-${i}`, inferredType: 'order', events: [{ eventType: 'Placed', data: '{}' }] })));
-  await store.projections.route(tenantId, 'v1', ids.map((i) => ({ key: `k${i}`, position: i + 1 })), from + keys);
+  await store.events.appendMany(
+    ids.map((i) => ({ tenantId, aggregateId: `order-${i}`, inferredType: 'order', events: [{ eventType: 'Placed', data: '{}' }] })),
+  );
+  await store.projections.route(
+    tenantId,
+    'v1',
+    ids.map((i) => ({ key: `k${i}`, position: i + 1 })),
+    from + keys,
+  );
   for (let c = 0; c < ids.length; c += 200) {
     await Promise.all(
       ids.slice(c, c + 200).map(async (i) => {
         await store.projections.laneWork(tenantId, 'v1', `k${i}`, 1);
-        const change = { position: i + 1, aggregateId: `order-${i}`, aggregateType: 'order', version: 1, timestamp: 1, state: `{"i":${i}}` };
-        await store.projections.applied(tenantId, 'v1', `k${i}`, { state: change.state, fromPosition: 0, appliedPosition: i + 1, updatedAt: 1, notify: { projectionId: 'p1', changes: [change] } });
+        const change = {
+          position: i + 1,
+          aggregateId: `order-${i}`,
+          aggregateType: 'order',
+          version: 1,
+          timestamp: 1,
+          state: `{"i":${i}}`,
+        };
+        await store.projections.applied(tenantId, 'v1', `k${i}`, {
+          state: change.state,
+          fromPosition: 0,
+          appliedPosition: i + 1,
+          updatedAt: 1,
+          notify: { projectionId: 'p1', changes: [change] },
+        });
       }),
     );
   }
@@ -106,12 +132,19 @@ describe.each(['sqlite', 'postgres'] as const)('webhook dispatcher turns on %s',
     const receivers = await new Receivers(slowMs).start();
     const base = `http://127.0.0.1:${receivers.port}`;
     const secrets = new WebhookSecrets(store.webhooks, new SecretCipher(randomBytes(32)), 0);
-    const dispatcher = new WebhookDispatcher(store.webhooks, store.notifications, store.projections, secrets, new WebhookSender(new WebhookUrlGuard({ allowPrivate: true }), 5_000), {
-      backoffMs: [1000],
-      timeoutMs: 5_000,
-      pollMs: 60_000, // only wake-ups in this test: the poll is not what serves the second tenant
-      concurrency,
-    });
+    const dispatcher = new WebhookDispatcher(
+      store.webhooks,
+      store.notifications,
+      store.projections,
+      secrets,
+      new WebhookSender(new WebhookUrlGuard({ allowPrivate: true }), 5_000),
+      {
+        backoffMs: [1000],
+        timeoutMs: 5_000,
+        pollMs: 60_000, // only wake-ups in this test: the poll is not what serves the second tenant
+        concurrency,
+      },
+    );
     try {
       const backlog = 2_000;
       await stateChanges(store, 'busy', `${base}/slow`, backlog);
@@ -127,7 +160,9 @@ describe.each(['sqlite', 'postgres'] as const)('webhook dispatcher turns on %s',
       const latency = receivers.arrived.find((a) => a.path === '/calm')!.at - changedAt;
       const busyLeft = backlog - receivers.count('/slow');
       const busyLeftMs = (busyLeft / concurrency) * slowMs;
-      console.log(`${kind}: the calm tenant's webhook arrived ${latency} ms after its change; the busy tenant had ${busyLeft} deliveries (~${Math.round(busyLeftMs / 1000)} s) left`);
+      console.log(
+        `${kind}: the calm tenant's webhook arrived ${latency} ms after its change; the busy tenant had ${busyLeft} deliveries (~${Math.round(busyLeftMs / 1000)} s) left`,
+      );
       // A turn, not the queue: at most a slot's wait (one slow attempt), far below the backlog's time.
       expect(latency).toBeLessThan(3 * slowMs + 1000);
       expect(latency).toBeLessThan(busyLeftMs / 20);

@@ -22,7 +22,11 @@ beforeAll(async () => {
   server = await ThrowawayRedis.start();
 }, 60_000);
 afterAll(async () => {
-  await Promise.all(connections.filter((c) => c.status !== 'end').map((c) => (c.status === 'ready' ? c.quit().catch(() => c.disconnect()) : c.disconnect())));
+  await Promise.all(
+    connections
+      .filter((c) => c.status !== 'end')
+      .map((c) => (c.status === 'ready' ? c.quit().catch(() => c.disconnect()) : c.disconnect())),
+  );
   await server?.stop();
 });
 

@@ -34,7 +34,10 @@ const timed = async <T>(p: Promise<T>) => {
 describe('compiles that cannot hold others up (real compiler hosts)', () => {
   it('starts every compiler host ahead of the first upload, each its own process', async () => {
     pool.startCompilers();
-    const pids = await until(() => pool.compilerPids(), (p) => p.every((x) => x !== undefined));
+    const pids = await until(
+      () => pool.compilerPids(),
+      (p) => p.every((x) => x !== undefined),
+    );
     expect(pids).toHaveLength(2);
     expect(new Set(pids).size).toBe(2);
     // Two compiles at once take both compilers: each has compiled once (warm), as after a while in service.
@@ -54,7 +57,10 @@ describe('compiles that cannot hold others up (real compiler hosts)', () => {
     expect(stopped.ms).toBeGreaterThanOrEqual(DEADLINE_MS);
     expect(stopped.ms).toBeLessThan(DEADLINE_MS + 1500);
     // The killed compiler is replaced at once: a new process, not one started on next use.
-    const after = await until(() => pool.compilerPids(), (p) => p.every((x) => x !== undefined) && p.some((x) => !before.includes(x)));
+    const after = await until(
+      () => pool.compilerPids(),
+      (p) => p.every((x) => x !== undefined) && p.some((x) => !before.includes(x)),
+    );
     expect(after.filter((p) => before.includes(p))).toHaveLength(1);
     expect(await pool.compile(exampleSources('orders'))).toMatchObject({ ok: true });
   });
@@ -67,7 +73,10 @@ describe('compiles that cannot hold others up (real compiler hosts)', () => {
     for (const pid of before) process.kill(pid!, 'SIGKILL');
     const crashed = await running;
     expect(!crashed.ok && crashed.e.failure).toBe('CRASHED');
-    const after = await until(() => pool.compilerPids(), (p) => p.some((x) => x !== undefined && !before.includes(x)));
+    const after = await until(
+      () => pool.compilerPids(),
+      (p) => p.some((x) => x !== undefined && !before.includes(x)),
+    );
     expect(after.some((p) => p !== undefined && !before.includes(p))).toBe(true);
     // The replacement compiles (once more if a loaded machine kept its cold first compile past the deadline).
     const next = await pool.compile(exampleSources('bank-account')).catch((e: HostCallError) => {
@@ -91,7 +100,10 @@ describe('compiles that cannot hold others up (real compiler hosts)', () => {
     expect(r.ok).toBe(false);
     // An error envelope (out of memory, a metadata limit) or a death: either way not a result, and that process is gone.
     expect(!r.ok && ['INTERNAL', 'CRASHED', 'TIMEOUT']).toContain(!r.ok && r.e.failure);
-    const after = await until(() => pool.compilerPids(), (p) => p.every((x) => x !== undefined) && p.some((x) => !before.includes(x)));
+    const after = await until(
+      () => pool.compilerPids(),
+      (p) => p.every((x) => x !== undefined) && p.some((x) => !before.includes(x)),
+    );
     expect(after.filter((p) => before.includes(p))).toHaveLength(1);
   });
 });

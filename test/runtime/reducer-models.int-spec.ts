@@ -64,7 +64,9 @@ describe('the reducer models of the lossless tests', () => {
   beforeAll(async () => {
     host = new RawHost();
     for (const r of REDUCERS) {
-      const compiled = JSON.parse(await host.call('compile', JSON.stringify({ files: SOURCES[r.reducerId], kind: 'reducer', assemblyName: r.reducerId })));
+      const compiled = JSON.parse(
+        await host.call('compile', JSON.stringify({ files: SOURCES[r.reducerId], kind: 'reducer', assemblyName: r.reducerId })),
+      );
       if (!compiled.payload.ok) throw new Error(`${r.reducerId}: ${JSON.stringify(compiled.payload)}`);
       await host.call('load', JSON.stringify({ assemblyId: r.reducerId, assembly: compiled.payload.assembly }));
     }
@@ -75,9 +77,23 @@ describe('the reducer models of the lossless tests', () => {
       fc.asyncProperty(runCases, async (cases) => {
         for (const [k, r] of REDUCERS.entries()) {
           const events = cases[k].events.map((e, i) =>
-            jsonText({ eventId: `e${i}`, aggregateId: `${r.type}-1`, aggregateType: r.type, eventType: e.eventType, version: i + 1, timestamp: '2024-01-01T00:00:00.000Z', data: e.data, metadata: null, correlationId: null, causationId: null }),
+            jsonText({
+              eventId: `e${i}`,
+              aggregateId: `${r.type}-1`,
+              aggregateType: r.type,
+              eventType: e.eventType,
+              version: i + 1,
+              timestamp: '2024-01-01T00:00:00.000Z',
+              data: e.data,
+              metadata: null,
+              correlationId: null,
+              causationId: null,
+            }),
           );
-          const line = await host.call('apply', `{"assemblyId":"${r.reducerId}","className":"${r.className}","groups":[{"state":null,"events":[${events.join(',')}]}]}`);
+          const line = await host.call(
+            'apply',
+            `{"assemblyId":"${r.reducerId}","className":"${r.className}","groups":[{"state":null,"events":[${events.join(',')}]}]}`,
+          );
           // The host answers each state as a string holding its JSON text exactly as written.
           const result = JSON.parse(line).payload?.results?.[0];
           const states = result?.ok ? (result.states as string[]).join(',') : undefined;

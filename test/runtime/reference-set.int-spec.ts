@@ -14,8 +14,15 @@ import { REPO } from '../support/runtime-harness';
 jest.setTimeout(60_000);
 
 const FRAMEWORK = [
-  'System.Runtime', 'System.Collections', 'System.Collections.Immutable', 'System.Linq', 'System.Memory',
-  'System.Runtime.Numerics', 'System.Text.Json', 'System.Text.RegularExpressions', 'System.Text.Encodings.Web',
+  'System.Runtime',
+  'System.Collections',
+  'System.Collections.Immutable',
+  'System.Linq',
+  'System.Memory',
+  'System.Runtime.Numerics',
+  'System.Text.Json',
+  'System.Text.RegularExpressions',
+  'System.Text.Encodings.Web',
 ];
 
 it('ships the reference set beside the host build', () => {
@@ -23,13 +30,22 @@ it('ships the reference set beside the host build', () => {
   expect(fs.readdirSync(ref).sort()).toEqual(FRAMEWORK.map((n) => `${n}.dll`).sort());
   // The C# side's list is the same one (a rename on either side fails here).
   const source = fs.readFileSync(path.join(REPO, 'runtime/EventSourcing.Runtime/Compilation/ReferenceSet.cs'), 'utf8');
-  const listed = /FrameworkAssemblies =\s*\{([^}]*)\}/.exec(source)![1].match(/"([^"]+)"/g)!.map((s) => s.slice(1, -1));
+  const listed = /FrameworkAssemblies =\s*\{([^}]*)\}/
+    .exec(source)![1]
+    .match(/"([^"]+)"/g)!
+    .map((s) => s.slice(1, -1));
   expect(listed.sort()).toEqual([...FRAMEWORK].sort());
 });
 
 it('the sandboxed production compiler compiles against that shipped set', async () => {
   const { launcher } = await createLauncher(loadConfig({}));
-  const host = await HostProcess.start({ mode: 'compile', label: 'compiler', launch: launcher.launch('compile'), readyTimeoutMs: 30_000, maxLineBytes: 64 << 20 });
+  const host = await HostProcess.start({
+    mode: 'compile',
+    label: 'compiler',
+    launch: launcher.launch('compile'),
+    readyTimeoutMs: 30_000,
+    maxLineBytes: 64 << 20,
+  });
   try {
     const stats = await host.call('stats', {}, 30_000);
     expect(stats.referenceSource).toBe('/runtime/ref');

@@ -33,7 +33,12 @@ describe('the runtime bridge over the real .NET host', () => {
   it('compiles the examples and discovers their implementations', async () => {
     const bank = await pool.compile(exampleSources('bank-account'));
     expect(bank.ok && bank.discovered).toEqual([
-      expect.objectContaining({ className: 'BankAccount.AccountReducer', stateTypeName: expect.stringContaining('AccountState'), kind: 'reducer', aggregateType: 'account' }),
+      expect.objectContaining({
+        className: 'BankAccount.AccountReducer',
+        stateTypeName: expect.stringContaining('AccountState'),
+        kind: 'reducer',
+        aggregateType: 'account',
+      }),
     ]);
     const orders = await pool.compile(exampleSources('orders'));
     expect(orders.ok && orders.discovered.map((d) => [d.kind, d.aggregateType])).toEqual([['reducer', 'order']]);
@@ -49,7 +54,10 @@ describe('the runtime bridge over the real .NET host', () => {
 
   it('refuses a forbidden API by name', async () => {
     const r = await pool.compile(
-      single('Evil.cs', 'public class S {} public class EvilReducer : IReducer<S> { public S Apply(S s, Event e) { System.IO.File.ReadAllText("/etc/passwd"); return s; } }'),
+      single(
+        'Evil.cs',
+        'public class S {} public class EvilReducer : IReducer<S> { public S Apply(S s, Event e) { System.IO.File.ReadAllText("/etc/passwd"); return s; } }',
+      ),
     );
     expect(!r.ok && r.compilationError).toContain('System.IO.File.ReadAllText');
   });
@@ -69,7 +77,10 @@ describe('the runtime bridge over the real .NET host', () => {
 
   it('reports the failing event of a reducer that throws', async () => {
     const [r] = await pool.apply('tenant-a', 'bank-1', 'BankAccount.AccountReducer', [
-      { state: new RawJson('{"owner":"ada","balance":10,"transactions":1}'), events: [wireEvent('account-1', 'MoneyWithdrawn', { amount: 500 })] },
+      {
+        state: new RawJson('{"owner":"ada","balance":10,"transactions":1}'),
+        events: [wireEvent('account-1', 'MoneyWithdrawn', { amount: 500 })],
+      },
     ]);
     expect(r.ok).toBe(false);
     expect(!r.ok && r.failedIndex).toBe(0);
@@ -78,7 +89,9 @@ describe('the runtime bridge over the real .NET host', () => {
 
   it('runs every tenant on the fixed pool of shared executors (RUNTIME_ISOLATION=shared, the default)', async () => {
     await compileInto('tenant-b', 'bank-1', exampleSources('bank-account'));
-    await pool.apply('tenant-b', 'bank-1', 'BankAccount.AccountReducer', [{ state: null, events: [wireEvent('account-2', 'AccountOpened', { owner: 'bo' })] }]);
+    await pool.apply('tenant-b', 'bank-1', 'BankAccount.AccountReducer', [
+      { state: null, events: [wireEvent('account-2', 'AccountOpened', { owner: 'bo' })] },
+    ]);
     const executors = pool.stats().executors;
     expect(executors.map((e) => e.kind)).toEqual(new Array(DEFAULT_POOL_OPTIONS.execHosts).fill('shared'));
     const pids = executors.map((e) => e.pid);
@@ -93,7 +106,9 @@ describe('the runtime bridge over the real .NET host', () => {
     // The host itself is killed, not bwrap above it: bwrap's death reaches the host only through a signal
     // that a loaded machine may deliver after the host has already answered.
     const host = dotnetProcessUnder(pid)!;
-    const call = pool.apply('tenant-a', 'bank-1', 'BankAccount.AccountReducer', [{ state: null, events: [wireEvent('account-3', 'AccountOpened', { owner: 'cy' })] }]);
+    const call = pool.apply('tenant-a', 'bank-1', 'BankAccount.AccountReducer', [
+      { state: null, events: [wireEvent('account-3', 'AccountOpened', { owner: 'cy' })] },
+    ]);
     process.kill(host, 'SIGKILL');
     const [r] = await call;
     expect(r.ok && JSON.parse(r.states[0]).owner).toBe('cy');
@@ -112,7 +127,8 @@ describe('the runtime bridge over the real .NET host', () => {
     const limits = fs.readFileSync(`/proc/${pid}/limits`, 'utf8');
     expect(limits).toMatch(/Max data size\s+2147483648/);
     expect(limits).toMatch(/Max core file size\s+0/);
-    for (const ns of ['net', 'mnt', 'pid', 'ipc', 'uts']) expect(fs.readlinkSync(`/proc/${pid}/ns/${ns}`)).not.toBe(fs.readlinkSync(`/proc/self/ns/${ns}`));
+    for (const ns of ['net', 'mnt', 'pid', 'ipc', 'uts'])
+      expect(fs.readlinkSync(`/proc/${pid}/ns/${ns}`)).not.toBe(fs.readlinkSync(`/proc/self/ns/${ns}`));
     const env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8');
     expect(env).not.toContain('DATABASE_URL');
     expect(env).toContain('DOTNET_GCHeapHardLimit=0x10000000');
@@ -159,7 +175,10 @@ describe('the runtime bridge over the real .NET host', () => {
       }, 20);
       const outcome = await pool
         .apply(tenant, 'evil', cls, [{ state: null, events: [wireEvent('x-1', 'Anything', { n: 1 })] }])
-        .then((res) => (res[0].ok ? 'returned' : res[0].error.code), (e: HostCallError) => e.failure)
+        .then(
+          (res) => (res[0].ok ? 'returned' : res[0].error.code),
+          (e: HostCallError) => e.failure,
+        )
         .finally(() => clearInterval(ticker));
       expect(maxLag).toBeLessThan(250);
       // Contained: the call failed (deadline, crash, a caught exception or a refused state), within the deadline plus restart slack.
@@ -167,7 +186,9 @@ describe('the runtime bridge over the real .NET host', () => {
       expect(Date.now() - started).toBeLessThan(15_000);
       // The well-behaved tenant is served meanwhile and after.
       const t0 = Date.now();
-      const [ok] = await pool.apply('tenant-b', 'bank-1', 'BankAccount.AccountReducer', [{ state: null, events: [wireEvent('account-5', 'AccountOpened', { owner: 'ok' })] }]);
+      const [ok] = await pool.apply('tenant-b', 'bank-1', 'BankAccount.AccountReducer', [
+        { state: null, events: [wireEvent('account-5', 'AccountOpened', { owner: 'ok' })] },
+      ]);
       expect(ok.ok).toBe(true);
       expect(Date.now() - t0).toBeLessThan(1000);
     });
@@ -184,8 +205,22 @@ describe('compile queue over the real compiler', () => {
     // "Before the crash": the upload was accepted (202) and recorded as pending, nothing compiled it.
     const before = new SqliteStore({ file });
     await before.migrate();
-    await before.uploads.create({ uploadId: 'u-pending', tenantId: 't1', kind: 'reducer', sources: exampleSources('bank-account'), meta: {}, createdAt: Date.now() });
-    await before.uploads.create({ uploadId: 'u-broken', tenantId: 't1', kind: 'reducer', sources: single('Bad.cs', 'class {'), meta: {}, createdAt: Date.now() + 1 });
+    await before.uploads.create({
+      uploadId: 'u-pending',
+      tenantId: 't1',
+      kind: 'reducer',
+      sources: exampleSources('bank-account'),
+      meta: {},
+      createdAt: Date.now(),
+    });
+    await before.uploads.create({
+      uploadId: 'u-broken',
+      tenantId: 't1',
+      kind: 'reducer',
+      sources: single('Bad.cs', 'class {'),
+      meta: {},
+      createdAt: Date.now() + 1,
+    });
     await before.close();
     // "After the restart": a new queue on the same store picks both up.
     const after = new SqliteStore({ file });
@@ -193,8 +228,14 @@ describe('compile queue over the real compiler', () => {
     const queue = new CompileQueue(after.uploads, pool);
     queue.start();
     await queue.idle();
-    expect(await after.uploads.get('t1', 'u-pending')).toMatchObject({ status: 'compiled', discovered: [expect.objectContaining({ aggregateType: 'account' })] });
-    expect(await after.uploads.get('t1', 'u-broken')).toMatchObject({ status: 'failed', compilationError: expect.stringMatching(/Bad\.cs\(\d+,\d+\): error CS/) });
+    expect(await after.uploads.get('t1', 'u-pending')).toMatchObject({
+      status: 'compiled',
+      discovered: [expect.objectContaining({ aggregateType: 'account' })],
+    });
+    expect(await after.uploads.get('t1', 'u-broken')).toMatchObject({
+      status: 'failed',
+      compilationError: expect.stringMatching(/Bad\.cs\(\d+,\d+\): error CS/),
+    });
     await after.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });

@@ -54,7 +54,13 @@ afterAll(async () => {
 });
 
 async function probe(mode: HostMode): Promise<Record<string, Attempt>> {
-  const host = await HostProcess.start({ mode, label: `probe-${mode}`, launch: launcher.launch(mode), readyTimeoutMs: 30_000, maxLineBytes: 64 << 20 });
+  const host = await HostProcess.start({
+    mode,
+    label: `probe-${mode}`,
+    launch: launcher.launch(mode),
+    readyTimeoutMs: 30_000,
+    maxLineBytes: 64 << 20,
+  });
   try {
     expect(host.ready).toMatchObject({ mode, seccomp: true, pid: 2 });
     const payload = { dataDir, dataFile: path.join(dataDir, 'events.sqlite'), repoDir: REPO, servicePid: service.child.pid, servicePort };
@@ -66,7 +72,10 @@ async function probe(mode: HostMode): Promise<Record<string, Attempt>> {
 }
 
 it('starts with every fence in place (strict)', () => {
-  expect(status).toMatchObject({ mode: 'strict', fences: { namespaces: true, network: true, unprivilegedUser: true, seccomp: true, rlimits: true } });
+  expect(status).toMatchObject({
+    mode: 'strict',
+    fences: { namespaces: true, network: true, unprivilegedUser: true, seccomp: true, rlimits: true },
+  });
   expect(status.missing).toEqual({});
   expect(fs.existsSync(path.join(dataDir, 'events.sqlite'))).toBe(true);
 });
@@ -116,7 +125,17 @@ describe.each(['exec', 'compile'] as const)('from inside a %s host', (mode) => {
       refused('writeDataDir');
     });
     it('cannot open for writing, create, remove, rename, link or chmod (seccomp: EPERM before any path lookup)', () => {
-      for (const n of ['openDataFileForWriting', 'openOwnAssemblyForWriting', 'createFileInRoot', 'mkdir', 'unlink', 'rename', 'symlink', 'chmod']) refused(n, EPERM);
+      for (const n of [
+        'openDataFileForWriting',
+        'openOwnAssemblyForWriting',
+        'createFileInRoot',
+        'mkdir',
+        'unlink',
+        'rename',
+        'symlink',
+        'chmod',
+      ])
+        refused(n, EPERM);
     });
   });
 
@@ -129,7 +148,9 @@ describe.each(['exec', 'compile'] as const)('from inside a %s host', (mode) => {
       refused('readServiceCmdline');
     });
     it('finds ADMIN_TOKEN, the canary and no database URL in no environment or command line it can read', () => {
-      const everything = [a.readEveryVisibleEnviron.output, a.readPid1Environ.output, a.readPid1Cmdline.output, a.ownStatus.output].join('\n');
+      const everything = [a.readEveryVisibleEnviron.output, a.readPid1Environ.output, a.readPid1Cmdline.output, a.ownStatus.output].join(
+        '\n',
+      );
       expect(a.readEveryVisibleEnviron.ok).toBe(true);
       for (const secret of [ADMIN_TOKEN, 'ADMIN_TOKEN', CANARY, 'DATABASE_URL', dataDir]) expect(everything).not.toContain(secret);
       if (ROOT) refused('readPid1Environ'); // bwrap's init is root's, the host is not
@@ -182,33 +203,53 @@ describe.each(['exec', 'compile'] as const)('from inside a %s host', (mode) => {
       for (const t of threads) expect(t).toMatch(/:2$/);
     });
     it('cannot io_uring, unshare, mount, setuid(0), bpf, perf_event_open, userfaultfd, keyctl, personality', () => {
-      for (const n of ['ioUringSetup', 'unshareUserNamespace', 'mountTmpfs', 'setuidRoot', 'bpf', 'perfEventOpen', 'userfaultfd', 'keyctl', 'personality']) refused(n, EPERM);
+      for (const n of [
+        'ioUringSetup',
+        'unshareUserNamespace',
+        'mountTmpfs',
+        'setuidRoot',
+        'bpf',
+        'perfEventOpen',
+        'userfaultfd',
+        'keyctl',
+        'personality',
+      ])
+        refused(n, EPERM);
     });
   });
 });
 
 describe('killing a host', () => {
-  it.each(['exec', 'compile'] as const)('%s: a deadline’s kill (SIGKILL to the pid Node holds, bwrap’s) ends the host inside', async (mode) => {
-    const host = await HostProcess.start({ mode, label: 'kill', launch: launcher.launch(mode), readyTimeoutMs: 30_000, maxLineBytes: 1 << 20 });
-    const inner = dotnetProcessUnder(host.pid!)!;
-    expect(inner).toBeDefined();
-    expect(inner).not.toBe(host.pid);
-    const pending = host.call('ping', {}, 10_000).catch(() => 'dead');
-    host.kill('TIMEOUT', 'deadline');
-    await pending;
-    const gone = async () => {
-      for (let i = 0; i < 50; i++) {
-        try {
-          if (/^State:\s+Z/m.test(fs.readFileSync(`/proc/${inner}/status`, 'utf8'))) return true; // dead, not yet reaped
-        } catch {
-          return true; // gone
+  it.each(['exec', 'compile'] as const)(
+    '%s: a deadline’s kill (SIGKILL to the pid Node holds, bwrap’s) ends the host inside',
+    async (mode) => {
+      const host = await HostProcess.start({
+        mode,
+        label: 'kill',
+        launch: launcher.launch(mode),
+        readyTimeoutMs: 30_000,
+        maxLineBytes: 1 << 20,
+      });
+      const inner = dotnetProcessUnder(host.pid!)!;
+      expect(inner).toBeDefined();
+      expect(inner).not.toBe(host.pid);
+      const pending = host.call('ping', {}, 10_000).catch(() => 'dead');
+      host.kill('TIMEOUT', 'deadline');
+      await pending;
+      const gone = async () => {
+        for (let i = 0; i < 50; i++) {
+          try {
+            if (/^State:\s+Z/m.test(fs.readFileSync(`/proc/${inner}/status`, 'utf8'))) return true; // dead, not yet reaped
+          } catch {
+            return true; // gone
+          }
+          await new Promise((r) => setTimeout(r, 100));
         }
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      return false;
-    };
-    expect(await gone()).toBe(true);
-  });
+        return false;
+      };
+      expect(await gone()).toBe(true);
+    },
+  );
 });
 
 describe('the production build', () => {
@@ -220,9 +261,17 @@ describe('the production build', () => {
 
   it('answers a probe request UNKNOWN_TYPE', async () => {
     const prod = new HostLauncher(path.join(REPO, 'runtime', 'bin', 'EventSourcing.Runtime.dll'), launcher.options);
-    const host = await HostProcess.start({ mode: 'exec', label: 'prod', launch: prod.launch('exec'), readyTimeoutMs: 30_000, maxLineBytes: 1 << 20 });
+    const host = await HostProcess.start({
+      mode: 'exec',
+      label: 'prod',
+      launch: prod.launch('exec'),
+      readyTimeoutMs: 30_000,
+      maxLineBytes: 1 << 20,
+    });
     try {
-      await expect(host.call('probe' as 'ping', {} as never, 10_000)).rejects.toMatchObject({ failure: 'UNKNOWN_TYPE' } satisfies Partial<HostCallError>);
+      await expect(host.call('probe' as 'ping', {} as never, 10_000)).rejects.toMatchObject({
+        failure: 'UNKNOWN_TYPE',
+      } satisfies Partial<HostCallError>);
     } finally {
       await host.close();
     }

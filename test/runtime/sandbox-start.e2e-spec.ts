@@ -40,7 +40,8 @@ async function reducerWorks(url: string, t: Client): Promise<void> {
   form.append('file', new Blob([zipSources(exampleSources('bank-account'))], { type: 'application/zip' }), 'reducer.zip');
   form.append('reducerId', 'bank');
   expect((await fetch(`${url}/reducers/upload`, { method: 'POST', headers: { 'x-api-key': t.key }, body: form })).status).toBe(202);
-  for (let i = 0; i < 600 && (await t.get('/reducers/bank/status')).body.status === 'pending_compilation'; i++) await new Promise((r) => setTimeout(r, 100));
+  for (let i = 0; i < 600 && (await t.get('/reducers/bank/status')).body.status === 'pending_compilation'; i++)
+    await new Promise((r) => setTimeout(r, 100));
   // The whole body on failure: a compile error says why.
   expect((await t.get('/reducers/bank/status')).body).toMatchObject({ status: 'compiled' });
   const res = await t.post('/events', { aggregateId: 'account-1', eventType: 'AccountOpened', data: { owner: 'ada' } });
@@ -83,7 +84,10 @@ it('weak: starts without bubblewrap, warns naming the fence, says "weak" on /hea
   expect(s.output).toMatch(/RUNTIME_SANDBOX=weak: runtime hosts run without the 'namespaces' fence/);
   const ready = await readyAnswer(s.url);
   expect(ready.status).toBe(200);
-  expect(ready.body).toMatchObject({ status: 'ready', sandbox: { mode: 'weak', fences: { namespaces: false, seccomp: true, rlimits: true } } });
+  expect(ready.body).toMatchObject({
+    status: 'ready',
+    sandbox: { mode: 'weak', fences: { namespaces: false, seccomp: true, rlimits: true } },
+  });
   await reducerWorks(s.url, await newTenant(s.url, 'weak'));
   await s.kill('SIGTERM');
 });

@@ -32,7 +32,9 @@ const corpus = (file: string) => [{ path: file, content: fs.readFileSync(path.jo
 
 /** A pool whose tenants all have the bank example as upload 'bank', and what `uploads` lists (tenant → upload id → compiled image). */
 function pool(options: Partial<RuntimePoolOptions>, uploads: Record<string, Record<string, string>> = {}) {
-  const r = realPool({ callDeadlineMs: 3_000, ...options }, (tenant, id) => images.get(id === 'bank' ? 'bank' : (uploads[tenant]?.[id] ?? '')));
+  const r = realPool({ callDeadlineMs: 3_000, ...options }, (tenant, id) =>
+    images.get(id === 'bank' ? 'bank' : (uploads[tenant]?.[id] ?? '')),
+  );
   pools.push(r.pool);
   return r.pool;
 }
@@ -80,7 +82,7 @@ describe('placement', () => {
 
   it('puts each tenant on one executor of the fixed pool, by its id, and spreads them over all of them', async () => {
     const p = pool({ execHosts: 3 });
-    expect((await Promise.all(tenants.map((t) => open(p, t))))).toEqual(tenants);
+    expect(await Promise.all(tenants.map((t) => open(p, t)))).toEqual(tenants);
     const pids = await Promise.all(tenants.map((t) => p.executorPid(t)));
     // Three processes for 24 tenants, each tenant where the rendezvous hash says.
     expect(new Set(pids).size).toBe(3);
@@ -122,7 +124,11 @@ describe('shared round trips', () => {
     const done: Record<string, number[]> = { a: [], b: [] };
     await Promise.all(
       ['a', 'b'].flatMap((t) =>
-        Array.from({ length: 30 }, (_, i) => p.apply(`order-${t}`, 'bank', BANK, [opened(`${t}${i}`)]).then(([r]) => r.ok && done[t].push(Number(ownerOf(r.states[0]).slice(1))))),
+        Array.from({ length: 30 }, (_, i) =>
+          p
+            .apply(`order-${t}`, 'bank', BANK, [opened(`${t}${i}`)])
+            .then(([r]) => r.ok && done[t].push(Number(ownerOf(r.states[0]).slice(1)))),
+        ),
       ),
     );
     const inOrder = Array.from({ length: 30 }, (_, i) => i);
@@ -171,7 +177,9 @@ describe('isolation of tenants sharing an executor (runtime/escape-corpus, runti
   });
 
   it.each(files)('%s sees nothing of another tenant loaded in the same executor', async (file) => {
-    await compileOnce('victim', [{ path: 'Victim.cs', content: fs.readFileSync(path.join(REPO, 'test', 'fixtures', 'cross-tenant', 'Victim.cs'), 'utf8') }]);
+    await compileOnce('victim', [
+      { path: 'Victim.cs', content: fs.readFileSync(path.join(REPO, 'test', 'fixtures', 'cross-tenant', 'Victim.cs'), 'utf8') },
+    ]);
     await compileOnce(file, corpus(file));
     const uploads = { victim: { v: 'victim' }, prober: { p: file } };
     const shared = pool({ execHosts: 1 }, uploads);
@@ -181,7 +189,10 @@ describe('isolation of tenants sharing an executor (runtime/escape-corpus, runti
     await shared.apply('victim', 'v', 'Victim.VictimReducer', victimGroups());
     await shared.apply('prober', 'p', ESCAPE, [proberGroup()]);
     const requests = shared.stats().executors[0].sharedRequests;
-    const [victim, [probe]] = await Promise.all([shared.apply('victim', 'v', 'Victim.VictimReducer', victimGroups()), shared.apply('prober', 'p', ESCAPE, [proberGroup()])]);
+    const [victim, [probe]] = await Promise.all([
+      shared.apply('victim', 'v', 'Victim.VictimReducer', victimGroups()),
+      shared.apply('prober', 'p', ESCAPE, [proberGroup()]),
+    ]);
     expect(shared.stats().executors[0].sharedRequests).toBe(requests + 1);
     expect(await shared.executorPid('prober')).toBe(await shared.executorPid('victim'));
     expect(shared.loadedAssemblies('prober').sort()).toEqual(['prober/p', 'victim/v']);
@@ -222,51 +233,57 @@ describe('the blast radius of a call that hangs or kills a shared executor', () 
   it.each([
     ['hangs (a deadline)', 'infinite-loop.cs', 'TIMEOUT'],
     ['kills (a stack overflow)', 'unbounded-recursion.cs', 'CRASHED'],
-  ])('when a call %s, the other tenants’ calls run again without an error and the offender is quarantined', async (_what, file, failure) => {
-    await compileOnce(file, corpus(file));
-    const p = pool({ execHosts: 1, callDeadlineMs: 1_500, quarantine: { baseMs: 120_000, maxMs: 240_000 } }, { offender: { evil: file } });
-    const innocents = Array.from({ length: 6 }, (_, i) => `innocent-${i}`);
-    for (const t of innocents) await open(p, t);
-    const shared = () => p.stats().executors.find((e) => e.kind === 'shared')!;
+  ])(
+    'when a call %s, the other tenants’ calls run again without an error and the offender is quarantined',
+    async (_what, file, failure) => {
+      await compileOnce(file, corpus(file));
+      const p = pool(
+        { execHosts: 1, callDeadlineMs: 1_500, quarantine: { baseMs: 120_000, maxMs: 240_000 } },
+        { offender: { evil: file } },
+      );
+      const innocents = Array.from({ length: 6 }, (_, i) => `innocent-${i}`);
+      for (const t of innocents) await open(p, t);
+      const shared = () => p.stats().executors.find((e) => e.kind === 'shared')!;
 
-    // The offender's call goes first; the innocents' calls are sent with it and behind it, and keep coming.
-    const offence = p.apply('offender', 'evil', ESCAPE, [opened('x')]).then(
-      () => 'returned',
-      (e: HostCallError) => e.failure,
-    );
-    const first = await innocentsWhile(p, innocents, 4_000);
-    expect(await offence).toBe(failure);
-    expect(first.errors).toEqual([]);
-    expect(first.ok).toBeGreaterThan(20);
-    expect(p.stats().reruns).toBeGreaterThan(0); // some of them were in flight when it died, and ran again
-    expect(shared().starts).toBe(2);
-    expect(p.placement('offender')).toEqual({ kind: 'quarantine', until: expect.any(Number) });
+      // The offender's call goes first; the innocents' calls are sent with it and behind it, and keep coming.
+      const offence = p.apply('offender', 'evil', ESCAPE, [opened('x')]).then(
+        () => 'returned',
+        (e: HostCallError) => e.failure,
+      );
+      const first = await innocentsWhile(p, innocents, 4_000);
+      expect(await offence).toBe(failure);
+      expect(first.errors).toEqual([]);
+      expect(first.ok).toBeGreaterThan(20);
+      expect(p.stats().reruns).toBeGreaterThan(0); // some of them were in flight when it died, and ran again
+      expect(shared().starts).toBe(2);
+      expect(p.placement('offender')).toEqual({ kind: 'quarantine', until: expect.any(Number) });
 
-    // Its next call runs in its quarantine executor, at the lowest CPU priority: it fails again there, and disturbs no one.
-    const again = p.apply('offender', 'evil', ESCAPE, [opened('y')]).then(
-      () => 'returned',
-      (e: HostCallError) => e.failure,
-    );
-    await until(async () => (await p.executorPid('offender')) !== undefined);
-    const quarantined = dotnetProcessUnder((await p.executorPid('offender'))!)!;
-    expect(niceOf(quarantined)).toBe(19);
-    expect(niceOf(dotnetProcessUnder(shared().pid!)!)).toBe(niceOf(process.pid));
-    // Its own session (bwrap) is its own scheduling group: the group is at 19 too, or the nice above would count for nothing.
-    expect(autogroupNiceOf(quarantined)).toBe(19);
-    expect(autogroupNiceOf(dotnetProcessUnder(shared().pid!)!)).toBe(0);
-    // And under the idle policy: it yields its core at once to any normal task that wakes.
-    expect(policyOf(quarantined)).toBe(5);
-    expect(policyOf(dotnetProcessUnder(shared().pid!)!)).toBe(0);
-    const second = await innocentsWhile(p, innocents, 2_500);
-    // Its own failure, or — its group being at nice 19 on a busy machine — a deadline passed before it even began the call.
-    expect([failure, 'TIMEOUT']).toContain(await again);
-    expect(second.errors).toEqual([]);
-    expect(shared().starts).toBe(2);
-    expect(await p.executorPid('offender')).not.toBe(shared().pid);
-    expect(await p.executorPid(innocents[0])).toBe(shared().pid);
-    expect(p.stats().executors.filter((e) => e.kind === 'quarantine')).toHaveLength(1);
-    expect(p.stats().offences).toBeGreaterThanOrEqual(2);
-  });
+      // Its next call runs in its quarantine executor, at the lowest CPU priority: it fails again there, and disturbs no one.
+      const again = p.apply('offender', 'evil', ESCAPE, [opened('y')]).then(
+        () => 'returned',
+        (e: HostCallError) => e.failure,
+      );
+      await until(async () => (await p.executorPid('offender')) !== undefined);
+      const quarantined = dotnetProcessUnder((await p.executorPid('offender'))!)!;
+      expect(niceOf(quarantined)).toBe(19);
+      expect(niceOf(dotnetProcessUnder(shared().pid!)!)).toBe(niceOf(process.pid));
+      // Its own session (bwrap) is its own scheduling group: the group is at 19 too, or the nice above would count for nothing.
+      expect(autogroupNiceOf(quarantined)).toBe(19);
+      expect(autogroupNiceOf(dotnetProcessUnder(shared().pid!)!)).toBe(0);
+      // And under the idle policy: it yields its core at once to any normal task that wakes.
+      expect(policyOf(quarantined)).toBe(5);
+      expect(policyOf(dotnetProcessUnder(shared().pid!)!)).toBe(0);
+      const second = await innocentsWhile(p, innocents, 2_500);
+      // Its own failure, or — its group being at nice 19 on a busy machine — a deadline passed before it even began the call.
+      expect([failure, 'TIMEOUT']).toContain(await again);
+      expect(second.errors).toEqual([]);
+      expect(shared().starts).toBe(2);
+      expect(await p.executorPid('offender')).not.toBe(shared().pid);
+      expect(await p.executorPid(innocents[0])).toBe(shared().pid);
+      expect(p.stats().executors.filter((e) => e.kind === 'quarantine')).toHaveLength(1);
+      expect(p.stats().offences).toBeGreaterThanOrEqual(2);
+    },
+  );
 
   /** Each call of `tenants` (one per tenant, sent together) and how long it took. */
   async function timed(p: RuntimePool, tenants: string[]) {
@@ -277,7 +294,10 @@ describe('the blast radius of a call that hangs or kills a shared executor', () 
   it('moves the calls queued behind a spinning call to a new process long before its deadline; the spinning call alone fails, once', async () => {
     const file = 'infinite-loop.cs';
     await compileOnce(file, corpus(file));
-    const p = pool({ execHosts: 1, callDeadlineMs: 6_000, stallMs: 300, quarantine: { baseMs: 120_000, maxMs: 240_000 } }, { offender: { evil: file } });
+    const p = pool(
+      { execHosts: 1, callDeadlineMs: 6_000, stallMs: 300, quarantine: { baseMs: 120_000, maxMs: 240_000 } },
+      { offender: { evil: file } },
+    );
     const innocents = Array.from({ length: 6 }, (_, i) => `innocent-${i}`);
     await timed(p, innocents); // loaded
     const shared = () => p.stats().executors.find((e) => e.kind === 'shared')!;
@@ -324,7 +344,9 @@ describe('the blast radius of a call that hangs or kills a shared executor', () 
     const p = pool({ execHosts: 1, callDeadlineMs: 60_000, stallMs: 200 }, { slow: { slow: 'slow' } });
     const innocents = Array.from({ length: 4 }, (_, i) => `innocent-${i}`);
     const slow = (turns: number, n: number) =>
-      p.apply('slow', 'slow', 'Slow.SlowReducer', [{ state: null, events: [wireEvent('slow-1', 'Turned', { turns, n })] }]).then(([r]) => (r.ok ? JSON.parse(r.states[0]) : r));
+      p
+        .apply('slow', 'slow', 'Slow.SlowReducer', [{ state: null, events: [wireEvent('slow-1', 'Turned', { turns, n })] }])
+        .then(([r]) => (r.ok ? JSON.parse(r.states[0]) : r));
     await Promise.all([timed(p, innocents), slow(1, 0)]); // every assembly loaded: the calls below go in one request
     // Two calls of the slow tenant, in order: the first spins 1e9 turns (~0.4 s alone; far under 60 s even at nice 19 on a busy machine).
     const first = slow(1_000_000_000, 1);
@@ -366,7 +388,9 @@ describe('fairness of executor calls', () => {
     const events = Array.from({ length: 2_000 }, (_, i) => wireEvent('account-9', 'MoneyDeposited', { amount: 1 }, i + 1));
     const order: string[] = [];
     const t0 = Date.now();
-    const flood = Array.from({ length: 60 }, () => p.apply('flood', 'bank', BANK, [{ state: null, events }]).then(() => order.push('flood')));
+    const flood = Array.from({ length: 60 }, () =>
+      p.apply('flood', 'bank', BANK, [{ state: null, events }]).then(() => order.push('flood')),
+    );
     let singleMs = 0;
     const single = p.apply('single', 'bank', BANK, [opened('single')]).then(() => {
       order.push('single');

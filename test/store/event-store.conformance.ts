@@ -54,7 +54,13 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       const out = await store.events.appendMany([
         req(t, 'a-1', { expectedVersion: 0 }),
         req(t, 'b-1', { expectedVersion: 3 }),
-        req(t, 'a-1', { expectedVersion: 1, events: [{ eventType: 'X', data: '{}' }, { eventType: 'Y', data: '{}' }] }),
+        req(t, 'a-1', {
+          expectedVersion: 1,
+          events: [
+            { eventType: 'X', data: '{}' },
+            { eventType: 'Y', data: '{}' },
+          ],
+        }),
         req(t, 'a-1', { aggregateType: 'other' }),
       ]);
       expect(out.map((o) => o.ok)).toEqual([true, false, true, false]);
@@ -84,9 +90,7 @@ export function testEventStore(name: string, harness: StoreHarness): void {
 
     it('keeps correlation, causation and metadata', async () => {
       const t = await tenant(store, 't1');
-      await store.events.appendMany([
-        req(t, 'x-1', { correlationId: 'corr', causationId: 'cause', metadata: '{"user":"u1"}' }),
-      ]);
+      await store.events.appendMany([req(t, 'x-1', { correlationId: 'corr', causationId: 'cause', metadata: '{"user":"u1"}' })]);
       const [e] = await store.events.readStream(t, 'x-1', 1, 10);
       expect(e).toMatchObject({ correlationId: 'corr', causationId: 'cause', metadata: '{"user":"u1"}' });
       expect(Math.abs(e.timestamp - Date.now())).toBeLessThan(60_000);
@@ -179,8 +183,14 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       const other = await tenant(store, 't2');
       expect(await store.tenants.getLimits(t)).toBeNull();
       expect(await store.tenants.putLimits({ tenantId: t, limits: '{"streams":5}', updatedAt: 1_000 })).toBe(true);
-      expect(await store.tenants.putLimits({ tenantId: t, limits: '{"appendRequests":{"quota":10,"windowSeconds":1}}', updatedAt: 2_000 })).toBe(true);
-      expect(await store.tenants.getLimits(t)).toEqual({ tenantId: t, limits: '{"appendRequests":{"quota":10,"windowSeconds":1}}', updatedAt: 2_000 });
+      expect(
+        await store.tenants.putLimits({ tenantId: t, limits: '{"appendRequests":{"quota":10,"windowSeconds":1}}', updatedAt: 2_000 }),
+      ).toBe(true);
+      expect(await store.tenants.getLimits(t)).toEqual({
+        tenantId: t,
+        limits: '{"appendRequests":{"quota":10,"windowSeconds":1}}',
+        updatedAt: 2_000,
+      });
       expect(await store.tenants.getLimits(other)).toBeNull();
       expect(await store.tenants.putLimits({ tenantId: 'nobody', limits: '{}', updatedAt: 3_000 })).toBe(false);
       expect(await store.tenants.getLimits('nobody')).toBeNull();
@@ -201,8 +211,19 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       const discovered = [{ className: 'A', stateTypeName: 'S', kind: 'reducer' as const, aggregateType: 'a' }];
       await store.uploads.markCompiled(t, 'u1', { discovered, assembly: dll, assemblySha256: 'abc', at: 3000 });
       await store.uploads.markFailed(t, 'u2', { compilationError: 'A.cs(1,1): error CS0001: x', at: 4000 });
-      expect(await store.uploads.get(t, 'u1')).toMatchObject({ status: 'compiled', discovered, sources, meta: { x: 1 }, compiledAt: 3000, createdAt: 1000 });
-      expect(await store.uploads.get(t, 'u2')).toMatchObject({ status: 'failed', compilationError: 'A.cs(1,1): error CS0001: x', discovered: null });
+      expect(await store.uploads.get(t, 'u1')).toMatchObject({
+        status: 'compiled',
+        discovered,
+        sources,
+        meta: { x: 1 },
+        compiledAt: 3000,
+        createdAt: 1000,
+      });
+      expect(await store.uploads.get(t, 'u2')).toMatchObject({
+        status: 'failed',
+        compilationError: 'A.cs(1,1): error CS0001: x',
+        discovered: null,
+      });
       expect(await store.uploads.getAssembly(t, 'u1')).toEqual(dll);
       expect(await store.uploads.getAssembly('other', 'u1')).toBeNull();
       expect(await store.uploads.getAssembly(t, 'u2')).toBeNull();
@@ -217,13 +238,25 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       const snap = (baseVersion: number, state: string) => ({ bindingId: 'b1', baseVersion, state });
       const [first] = await store.events.appendMany([req(t, 'acct-1', { snapshot: snap(0, '{"n":1}') })]);
       expect(first.ok).toBe(true);
-      expect(await store.snapshots.get(t, 'acct-1')).toMatchObject({ bindingId: 'b1', version: 1, state: '{"n":1}', failedVersion: null, aggregateType: 'acct' });
+      expect(await store.snapshots.get(t, 'acct-1')).toMatchObject({
+        bindingId: 'b1',
+        version: 1,
+        state: '{"n":1}',
+        failedVersion: null,
+        aggregateType: 'acct',
+      });
       // Computed on version 0, but the aggregate is at 1: refused, nothing stored.
       const [stale] = await store.events.appendMany([req(t, 'acct-1', { snapshot: snap(0, '{"n":99}') })]);
       expect(!stale.ok && stale.error.code).toBe('STATE_STALE');
       expect(await store.events.streamInfo(t, 'acct-1')).toEqual({ aggregateType: 'acct', version: 1 });
       const [two] = await store.events.appendMany([
-        req(t, 'acct-1', { events: [{ eventType: 'A', data: '{}' }, { eventType: 'B', data: '{}' }], snapshot: { ...snap(1, '{"n":2}'), failedVersion: 3, error: 'boom' } }),
+        req(t, 'acct-1', {
+          events: [
+            { eventType: 'A', data: '{}' },
+            { eventType: 'B', data: '{}' },
+          ],
+          snapshot: { ...snap(1, '{"n":2}'), failedVersion: 3, error: 'boom' },
+        }),
       ]);
       expect(two.ok).toBe(true);
       expect(await store.snapshots.get(t, 'acct-1')).toMatchObject({ version: 3, state: '{"n":2}', failedVersion: 3, error: 'boom' });
@@ -234,7 +267,14 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       const t = await tenant(store, 't1');
       await store.bindings.put({ tenantId: t, aggregateType: 'acct', reducerId: 'r1', className: 'A', bindingId: 'b1', boundAt: 1000 });
       await store.bindings.put({ tenantId: t, aggregateType: 'acct', reducerId: 'r2', className: 'B', bindingId: 'b2', boundAt: 2000 });
-      expect(await store.bindings.get(t, 'acct')).toEqual({ tenantId: t, aggregateType: 'acct', reducerId: 'r2', className: 'B', bindingId: 'b2', boundAt: 2000 });
+      expect(await store.bindings.get(t, 'acct')).toEqual({
+        tenantId: t,
+        aggregateType: 'acct',
+        reducerId: 'r2',
+        className: 'B',
+        bindingId: 'b2',
+        boundAt: 2000,
+      });
       expect(await store.bindings.get('other', 'acct')).toBeNull();
 
       const base = { aggregateId: 'acct-1', aggregateType: 'acct', failedVersion: null, error: null, updatedAt: 5 };
@@ -255,18 +295,33 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       const v1 = { versionId: 'v1', projectionId: 'p1', tenantId: t, className: 'C', targetPosition: 4, createdAt: 1 };
       const p = await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'totals', version: v1 });
       expect(p).toMatchObject({ projectionId: 'p1', activeVersion: 'v1', pendingVersion: null });
-      await store.projections.route(t, 'v1', [{ key: 'a', position: 1 }, { key: 'b', position: 2 }, { key: 'a', position: 3 }], 3);
+      await store.projections.route(
+        t,
+        'v1',
+        [
+          { key: 'a', position: 1 },
+          { key: 'b', position: 2 },
+          { key: 'a', position: 3 },
+        ],
+        3,
+      );
       await store.projections.route(t, 'v1', [{ key: 'a', position: 3 }], 2); // duplicate and older: ignored
       expect((await store.projections.getVersion(t, 'v1'))?.routedPosition).toBe(3);
       const work = (await store.projections.laneWork(t, 'v1', 'a', 10))!;
       expect(work.lane).toMatchObject({ key: 'a', state: null, appliedPosition: 0 });
       expect(work.events.map((e) => e.position)).toEqual([1, 3]);
       expect(await store.projections.hasUnappliedUpTo(t, 'v1', 4)).toBe(true);
-      expect(await store.projections.applied(t, 'v1', 'a', { state: '{"n":2}', fromPosition: 0, appliedPosition: 3, updatedAt: 9 })).toBe(true);
+      expect(await store.projections.applied(t, 'v1', 'a', { state: '{"n":2}', fromPosition: 0, appliedPosition: 3, updatedAt: 9 })).toBe(
+        true,
+      );
       // Another run of the lane read the same checkpoint (0): whatever it applied, it keeps nothing, neither a
       // checkpoint going back nor one going further with a state that lacks the events the first run consumed.
-      expect(await store.projections.applied(t, 'v1', 'a', { state: '{"n":1}', fromPosition: 0, appliedPosition: 1, updatedAt: 9 })).toBe(false);
-      expect(await store.projections.applied(t, 'v1', 'a', { state: '{"n":1}', fromPosition: 0, appliedPosition: 4, updatedAt: 9 })).toBe(false);
+      expect(await store.projections.applied(t, 'v1', 'a', { state: '{"n":1}', fromPosition: 0, appliedPosition: 1, updatedAt: 9 })).toBe(
+        false,
+      );
+      expect(await store.projections.applied(t, 'v1', 'a', { state: '{"n":1}', fromPosition: 0, appliedPosition: 4, updatedAt: 9 })).toBe(
+        false,
+      );
       expect(await store.projections.getLane(t, 'v1', 'a')).toMatchObject({ state: '{"n":2}', appliedPosition: 3 });
       expect((await store.projections.laneWork(t, 'v1', 'a', 10))!.events).toEqual([]);
 
@@ -285,7 +340,12 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect((await store.projections.lag(t, 'v1')).inboxDepth).toBe(0);
 
       // Redeploy: the new version is pending beside the active one, then promoted atomically.
-      const p2 = await store.projections.deploy({ tenantId: t, projectionId: 'ignored', name: 'totals', version: { ...v1, versionId: 'v2' } });
+      const p2 = await store.projections.deploy({
+        tenantId: t,
+        projectionId: 'ignored',
+        name: 'totals',
+        version: { ...v1, versionId: 'v2' },
+      });
       expect(p2).toMatchObject({ projectionId: 'p1', activeVersion: 'v1', pendingVersion: 'v2' });
       expect((await store.projections.liveVersions()).map((v) => v.versionId).sort()).toEqual(['v1', 'v2']);
       expect(await store.projections.promote(t, 'p1', 'v2')).toBe('v1');
@@ -307,7 +367,14 @@ export function testEventStore(name: string, harness: StoreHarness): void {
     it('refuses every write of a dropped version: no router, lane run or lease makes a row for it again', async () => {
       const t = await tenant(store, 't1');
       await store.events.appendMany([1, 2, 3, 4].map((i) => req(t, `order-${i}`)));
-      const version = (versionId: string) => ({ versionId, projectionId: 'p1', tenantId: t, className: 'C', targetPosition: 4, createdAt: 1 });
+      const version = (versionId: string) => ({
+        versionId,
+        projectionId: 'p1',
+        tenantId: t,
+        className: 'C',
+        targetPosition: 4,
+        createdAt: 1,
+      });
       await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'n', version: version('v1') });
       expect(await store.projections.route(t, 'v1', [{ key: 'a', position: 1 }], 1)).toBe(true);
       const work = (await store.projections.laneWork(t, 'v1', 'a', 10))!;
@@ -325,7 +392,14 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect((await store.projections.delete(t, 'p1'))!.sort()).toEqual(['v1', 'v3']);
       expect(await store.projections.getVersion(t, 'v1')).toBeNull();
       expect(await store.projections.route(t, 'v1', [{ key: 'a', position: 4 }], 4)).toBe(false);
-      expect(await store.projections.applied(t, 'v1', 'a', { state: '{}', fromPosition: work.lane.appliedPosition, appliedPosition: 1, updatedAt: 1 })).toBe(false);
+      expect(
+        await store.projections.applied(t, 'v1', 'a', {
+          state: '{}',
+          fromPosition: work.lane.appliedPosition,
+          appliedPosition: 1,
+          updatedAt: 1,
+        }),
+      ).toBe(false);
       expect(await store.projections.laneWork(t, 'v1', 'a', 10)).toBeNull();
       expect(await store.projections.laneWork(t, 'v1', 'new', 10)).toBeNull();
       expect(await store.projections.acquireLease(t, 'v1', 'new', 'me', 1, 2)).toBe(false);
@@ -343,15 +417,32 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       // A deleted name deploys afresh.
       await store.projections.deploy({ tenantId: t, projectionId: 'p2', name: 'm', version: { ...version('v4'), projectionId: 'p2' } });
       await store.projections.delete(t, 'p2');
-      const again = await store.projections.deploy({ tenantId: t, projectionId: 'p2', name: 'm', version: { ...version('v5'), projectionId: 'p2' } });
+      const again = await store.projections.deploy({
+        tenantId: t,
+        projectionId: 'p2',
+        name: 'm',
+        version: { ...version('v5'), projectionId: 'p2' },
+      });
       expect(again).toMatchObject({ activeVersion: 'v5', pendingVersion: null });
     });
 
     it('routes several versions of a tenant in one call, refusing only a dropped one', async () => {
       const t = await tenant(store, 't1');
       await store.events.appendMany([1, 2, 3].map((i) => req(t, `order-${i}`)));
-      const version = (versionId: string, projectionId: string) => ({ versionId, projectionId, tenantId: t, className: 'C', targetPosition: 3, createdAt: 1 });
-      for (const [v, p] of [['va', 'pa'], ['vb', 'pb'], ['vc', 'pc']]) await store.projections.deploy({ tenantId: t, projectionId: p, name: p, version: version(v, p) });
+      const version = (versionId: string, projectionId: string) => ({
+        versionId,
+        projectionId,
+        tenantId: t,
+        className: 'C',
+        targetPosition: 3,
+        createdAt: 1,
+      });
+      for (const [v, p] of [
+        ['va', 'pa'],
+        ['vb', 'pb'],
+        ['vc', 'pc'],
+      ])
+        await store.projections.deploy({ tenantId: t, projectionId: p, name: p, version: version(v, p) });
       expect((await store.projections.versionsOf(t, ['va', 'vb', 'nope'])).map((v) => v.versionId).sort()).toEqual(['va', 'vb']);
       expect(await store.projections.versionsOf('other', ['va'])).toEqual([]);
       // All live: one transaction.
@@ -381,10 +472,23 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       const busy = await tenant(store, 't1');
       const idle = await tenant(store, 't2');
       await store.events.appendMany([req(busy, 'order-1'), req(busy, 'order-2'), req(idle, 'order-1')]);
-      const version = (tenantId: string, versionId: string, projectionId: string) => ({ versionId, projectionId, tenantId, className: 'C', targetPosition: 0, createdAt: 1 });
+      const version = (tenantId: string, versionId: string, projectionId: string) => ({
+        versionId,
+        projectionId,
+        tenantId,
+        className: 'C',
+        targetPosition: 0,
+        createdAt: 1,
+      });
       await store.projections.deploy({ tenantId: busy, projectionId: 'p1', name: 'busy', version: version(busy, 'v1', 'p1') });
       await store.projections.deploy({ tenantId: idle, projectionId: 'p2', name: 'idle', version: version(idle, 'v2', 'p2') });
-      const named = async () => (await store.projections.sweepCandidates()).live.map((c) => ({ v: c.version.versionId, tenant: c.version.tenantId, behindHead: c.behindHead, hasInbox: c.hasInbox }));
+      const named = async () =>
+        (await store.projections.sweepCandidates()).live.map((c) => ({
+          v: c.version.versionId,
+          tenant: c.version.tenantId,
+          behindHead: c.behindHead,
+          hasInbox: c.hasInbox,
+        }));
       expect((await named()).sort((a, b) => a.v.localeCompare(b.v))).toEqual([
         { v: 'v1', tenant: busy, behindHead: true, hasInbox: false },
         { v: 'v2', tenant: idle, behindHead: true, hasInbox: false },
@@ -399,7 +503,12 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       await store.projections.applied(busy, 'v1', 'a', { state: '{}', fromPosition: 0, appliedPosition: 1, updatedAt: 1 });
       expect(await named()).toEqual([]);
       // A redeploy not caught up yet is named even with nothing to route; the retired version never is.
-      await store.projections.deploy({ tenantId: idle, projectionId: 'p2', name: 'idle', version: { ...version(idle, 'v3', 'p2'), targetPosition: 1 } });
+      await store.projections.deploy({
+        tenantId: idle,
+        projectionId: 'p2',
+        name: 'idle',
+        version: { ...version(idle, 'v3', 'p2'), targetPosition: 1 },
+      });
       await store.projections.route(idle, 'v3', [], 1);
       expect(await named()).toEqual([{ v: 'v3', tenant: idle, behindHead: false, hasInbox: false }]);
       await store.projections.promote(idle, 'p2', 'v3');
@@ -415,8 +524,20 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       const notify = toStoredSettings({ webhookUrl: 'http://x.example/h', isolated: false, sse: true });
       await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'totals', version: v1, ...notify });
       expect((await store.projections.get(t, 'p1'))?.notifyConfig).toContain('x.example');
-      const change = (position: number) => ({ position, aggregateId: `order-${position}`, aggregateType: 'order', version: 1, timestamp: 100 + position, state: `{"n":${position}}` });
-      await store.projections.route(t, 'v1', [1, 2, 3, 4, 5, 6].map((position) => ({ key: position % 2 ? 'odd' : 'even', position })), 6);
+      const change = (position: number) => ({
+        position,
+        aggregateId: `order-${position}`,
+        aggregateType: 'order',
+        version: 1,
+        timestamp: 100 + position,
+        state: `{"n":${position}}`,
+      });
+      await store.projections.route(
+        t,
+        'v1',
+        [1, 2, 3, 4, 5, 6].map((position) => ({ key: position % 2 ? 'odd' : 'even', position })),
+        6,
+      );
       await store.projections.laneWork(t, 'v1', 'odd', 10);
       await store.projections.laneWork(t, 'v1', 'even', 10);
       const applied = (key: string, positions: number[], versionId = 'v1', fromPosition = 0) =>
@@ -434,14 +555,35 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect(log.map((n) => n.sequence)).toEqual([1, 2, 3]);
       expect(log.map((n) => n.position).sort()).toEqual([1, 2, 3]);
       const first = log.find((n) => n.position === 1)!;
-      expect(first).toEqual({ sequence: first.sequence, projectionId: 'p1', aggregateId: 'order-1', aggregateType: 'order', stateKey: 'odd', version: 1, position: 1, state: '{"n":1}', timestamp: 101 });
+      expect(first).toEqual({
+        sequence: first.sequence,
+        projectionId: 'p1',
+        aggregateId: 'order-1',
+        aggregateType: 'order',
+        stateKey: 'odd',
+        version: 1,
+        position: 1,
+        state: '{"n":1}',
+        timestamp: 101,
+      });
       expect(await store.notifications.head(t, 'p1')).toEqual({ lastSequence: 3, prunedSequence: 0, webhookSequence: 0 });
       expect(await store.notifications.read(t, 'p1', 2, 100)).toHaveLength(1);
       expect(await store.notifications.read('other', 'p1', 0, 100)).toEqual([]);
 
       // A redeploy (v2, target 4): v1 speaks up to 4, v2 after it: each change is logged once.
-      await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'totals', version: { ...v1, versionId: 'v2', targetPosition: 4 }, ...notify });
-      await store.projections.route(t, 'v2', [5, 6].map((position) => ({ key: position % 2 ? 'odd' : 'even', position })), 6);
+      await store.projections.deploy({
+        tenantId: t,
+        projectionId: 'p1',
+        name: 'totals',
+        version: { ...v1, versionId: 'v2', targetPosition: 4 },
+        ...notify,
+      });
+      await store.projections.route(
+        t,
+        'v2',
+        [5, 6].map((position) => ({ key: position % 2 ? 'odd' : 'even', position })),
+        6,
+      );
       await store.projections.laneWork(t, 'v2', 'odd', 10);
       await store.projections.laneWork(t, 'v2', 'even', 10);
       await applied('even', [4, 6], 'v1', 2); // v1: only 4 is its to tell
@@ -466,7 +608,13 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect(await store.webhooks.claim(d0, 5000)).toBe(true);
       expect(await store.webhooks.claim(d0, 5000)).toBe(false); // another instance lost the race
       await store.webhooks.attemptFailed({ ...d0, attempts: 1 }, 'HTTP 500', null, 1100); // dead-lettered
-      expect((await store.webhooks.list(t, 'p1', { status: 'dead', afterSequence: 0, limit: 10 })).map((d) => [d.sequence, d.attempts, d.lastError])).toEqual([[d0.sequence, 1, 'HTTP 500']]);
+      expect(
+        (await store.webhooks.list(t, 'p1', { status: 'dead', afterSequence: 0, limit: 10 })).map((d) => [
+          d.sequence,
+          d.attempts,
+          d.lastError,
+        ]),
+      ).toEqual([[d0.sequence, 1, 'HTTP 500']]);
       expect(await store.webhooks.replay(t, 'p1', null, 1200)).toBe(1);
       const again = (await store.webhooks.dueOfTenants([t], 1200, 10)).find((d) => d.sequence === d0.sequence)!;
       expect(again).toMatchObject({ status: 'pending', attempts: 0 });
@@ -479,7 +627,8 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect(await store.notifications.headsToPrune({ keepCount: 4, removeBefore: aged })).toEqual([{ tenantId: t, projectionId: 'p1' }]);
       expect(await store.notifications.prune(t, 'p1', { keepCount: 1, removeBefore: 0 })).toBe(0);
       expect(await store.notifications.prune(t, 'p1', { keepCount: 1, removeBefore: aged })).toBeLessThan(4);
-      for (const d of await store.webhooks.list(t, 'p1', { status: 'pending', afterSequence: 0, limit: 10 })) await store.webhooks.delivered(d, 1400);
+      for (const d of await store.webhooks.list(t, 'p1', { status: 'pending', afterSequence: 0, limit: 10 }))
+        await store.webhooks.delivered(d, 1400);
       expect(await store.notifications.prune(t, 'p1', { keepCount: 1, removeBefore: aged })).toBe(4);
       expect((await store.notifications.read(t, 'p1', 0, 10)).map((n) => n.sequence)).toEqual([5]);
       expect(await store.notifications.head(t, 'p1')).toMatchObject({ lastSequence: 5, prunedSequence: 4 });
@@ -489,7 +638,12 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       // Secrets: stored as given (sealed by the caller), the replaced one kept for the overlap.
       expect(await store.webhooks.ensureSecret(t, '', 'sealed-1', 10)).toMatchObject({ secret: 'sealed-1', previousSecret: null });
       expect(await store.webhooks.ensureSecret(t, '', 'sealed-x', 11)).toMatchObject({ secret: 'sealed-1' });
-      expect(await store.webhooks.replaceSecret(t, '', 'sealed-2', 20, 99)).toEqual({ secret: 'sealed-2', previousSecret: 'sealed-1', previousUntil: 99, rotatedAt: 20 });
+      expect(await store.webhooks.replaceSecret(t, '', 'sealed-2', 20, 99)).toEqual({
+        secret: 'sealed-2',
+        previousSecret: 'sealed-1',
+        previousUntil: 99,
+        rotatedAt: 20,
+      });
       await store.projections.delete(t, 'p1');
       expect(await store.notifications.head(t, 'p1')).toBeNull();
       expect(await store.notifications.read(t, 'p1', 0, 10)).toEqual([]);
@@ -500,10 +654,28 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       const notify = toStoredSettings({ webhookUrl: 'https://x.example/hook', isolated: false, sse: false });
       const v1 = { tenantId: t, versionId: 's1', projectionId: 'ps', className: 'C', targetPosition: 0, createdAt: 1 };
       await store.projections.deploy({ tenantId: t, projectionId: 'ps', name: 'suspended', version: v1, ...notify });
-      await store.projections.route(t, 's1', [1, 2, 3, 4, 5, 6].map((position) => ({ key: 'k', position })), 6);
+      await store.projections.route(
+        t,
+        's1',
+        [1, 2, 3, 4, 5, 6].map((position) => ({ key: 'k', position })),
+        6,
+      );
       await store.projections.laneWork(t, 's1', 'k', 10);
-      const change = (position: number) => ({ position, aggregateId: `o-${position}`, aggregateType: 'order', version: 1, timestamp: position, state: '{}' });
-      await store.projections.applied(t, 's1', 'k', { state: '{}', fromPosition: 0, appliedPosition: 6, updatedAt: 1, notify: { projectionId: 'ps', changes: [1, 2, 3, 4, 5, 6].map(change) } });
+      const change = (position: number) => ({
+        position,
+        aggregateId: `o-${position}`,
+        aggregateType: 'order',
+        version: 1,
+        timestamp: position,
+        state: '{}',
+      });
+      await store.projections.applied(t, 's1', 'k', {
+        state: '{}',
+        fromPosition: 0,
+        appliedPosition: 6,
+        updatedAt: 1,
+        notify: { projectionId: 'ps', changes: [1, 2, 3, 4, 5, 6].map(change) },
+      });
       expect(await store.webhooks.enqueue(t, 'ps', 4, 1000)).toBe(4);
       expect(await store.webhooks.pendingCount(t, 'ps', 10)).toBe(4);
       expect(await store.webhooks.pendingCount(t, 'ps', 2)).toBe(2); // counted up to the cap only
@@ -516,7 +688,11 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect(await store.notifications.prune(t, 'ps', { keepCount: 2, removeBefore: aged })).toBe(1); // sequence 2 is pending
 
       expect(await store.webhooks.suspension(t, 'ps')).toBeNull();
-      expect(await store.webhooks.suspend(t, 'ps', 'PENDING_LIMIT: test', 1200)).toEqual({ resumeSequence: 2, reason: 'PENDING_LIMIT: test', suspendedAt: 1200 });
+      expect(await store.webhooks.suspend(t, 'ps', 'PENDING_LIMIT: test', 1200)).toEqual({
+        resumeSequence: 2,
+        reason: 'PENDING_LIMIT: test',
+        suspendedAt: 1200,
+      });
       expect(await store.webhooks.suspend(t, 'ps', 'again', 1300)).toMatchObject({ resumeSequence: 2, suspendedAt: 1200 }); // stays as it was
       expect(await store.webhooks.pendingCount(t, 'ps', 10)).toBe(0);
       expect(await store.webhooks.backlogged(100)).not.toContainEqual({ tenantId: t, projectionId: 'ps' });
@@ -530,8 +706,12 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect(await store.webhooks.suspension(t, 'ps')).toBeNull();
       expect(await store.notifications.head(t, 'ps')).toMatchObject({ webhookSequence: 4 });
       expect(await store.webhooks.enqueue(t, 'ps', 10, 1400)).toBe(2);
-      expect((await store.webhooks.list(t, 'ps', { status: 'pending', afterSequence: 0, limit: 10 })).map((d) => d.sequence)).toEqual([5, 6]);
-      expect((await store.webhooks.list(t, 'ps', { status: 'delivered', afterSequence: 0, limit: 10 })).map((d) => d.sequence)).toEqual([1]);
+      expect((await store.webhooks.list(t, 'ps', { status: 'pending', afterSequence: 0, limit: 10 })).map((d) => d.sequence)).toEqual([
+        5, 6,
+      ]);
+      expect((await store.webhooks.list(t, 'ps', { status: 'delivered', afterSequence: 0, limit: 10 })).map((d) => d.sequence)).toEqual([
+        1,
+      ]);
 
       // Dead deliveries: counted at or below a sequence, replayed only above one, expired by age.
       const [d5, d6] = await store.webhooks.list(t, 'ps', { status: 'pending', afterSequence: 0, limit: 10 });
@@ -552,13 +732,24 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       const notifyConfig = JSON.stringify({ webhookUrl: 'https://x.example/hook', isolated: false, sse: false });
       const v1 = { tenantId: t, versionId: 'st1', projectionId: 'pst', className: 'C', targetPosition: 0, createdAt: 1 };
       await store.projections.deploy({ tenantId: t, projectionId: 'pst', name: 'stale', version: v1, notifyConfig });
-      await store.projections.route(t, 'st1', [1, 2].map((position) => ({ key: `k${position}`, position })), 2);
+      await store.projections.route(
+        t,
+        'st1',
+        [1, 2].map((position) => ({ key: `k${position}`, position })),
+        2,
+      );
       for (const key of ['k1', 'k2']) {
         const position = Number(key.slice(1));
         await store.projections.laneWork(t, 'st1', key, 10);
         await store.projections.applied(t, 'st1', key, {
-          state: '{}', fromPosition: 0, appliedPosition: position, updatedAt: 1,
-          notify: { projectionId: 'pst', changes: [{ position, aggregateId: `o-${position}`, aggregateType: 'order', version: 1, timestamp: position, state: '{}' }] },
+          state: '{}',
+          fromPosition: 0,
+          appliedPosition: position,
+          updatedAt: 1,
+          notify: {
+            projectionId: 'pst',
+            changes: [{ position, aggregateId: `o-${position}`, aggregateType: 'order', version: 1, timestamp: position, state: '{}' }],
+          },
         });
       }
       expect(await store.webhooks.enqueue(t, 'pst', 10, 1000)).toBe(2);
@@ -580,7 +771,9 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       // The new rows' own outcomes are written.
       await store.webhooks.delivered(fresh[0], 1400);
       await store.webhooks.attemptFailed(fresh[1], 'HTTP 500', 5000, 1400);
-      expect((await store.webhooks.list(t, 'pst', { status: 'delivered', afterSequence: 0, limit: 10 })).map((d) => d.sequence)).toEqual([1]);
+      expect((await store.webhooks.list(t, 'pst', { status: 'delivered', afterSequence: 0, limit: 10 })).map((d) => d.sequence)).toEqual([
+        1,
+      ]);
       expect(await store.webhooks.pendingFailing(t, 'pst')).toBe(true);
       await store.projections.delete(t, 'pst');
     });
@@ -593,11 +786,22 @@ export function testEventStore(name: string, harness: StoreHarness): void {
         await store.events.appendMany(Array.from({ length: keys }, (_, i) => req(tenantId, `order-${i}`)));
         const version = { versionId: 'v1', projectionId: 'p1', tenantId, className: 'C', targetPosition: 0, createdAt: 1 };
         await store.projections.deploy({ tenantId, projectionId: 'p1', name: 'n', version, ...notify });
-        await store.projections.route(tenantId, 'v1', Array.from({ length: keys }, (_, i) => ({ key: `k${i}`, position: i + 1 })), keys);
+        await store.projections.route(
+          tenantId,
+          'v1',
+          Array.from({ length: keys }, (_, i) => ({ key: `k${i}`, position: i + 1 })),
+          keys,
+        );
         for (let i = 0; i < keys; i++) {
           await store.projections.laneWork(tenantId, 'v1', `k${i}`, 1);
           const change = { position: i + 1, aggregateId: `order-${i}`, aggregateType: 'order', version: 1, timestamp: 1, state: '{}' };
-          await store.projections.applied(tenantId, 'v1', `k${i}`, { state: '{}', fromPosition: 0, appliedPosition: i + 1, updatedAt: 1, notify: { projectionId: 'p1', changes: [change] } });
+          await store.projections.applied(tenantId, 'v1', `k${i}`, {
+            state: '{}',
+            fromPosition: 0,
+            appliedPosition: i + 1,
+            updatedAt: 1,
+            notify: { projectionId: 'p1', changes: [change] },
+          });
         }
         expect(await store.webhooks.enqueue(tenantId, 'p1', 100, 1000)).toBe(keys);
       };
@@ -624,7 +828,12 @@ export function testEventStore(name: string, harness: StoreHarness): void {
 
     it('leases a lane to one instance at a time', async () => {
       const t = await tenant(store, 't1');
-      await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'n', version: { versionId: 'v1', projectionId: 'p1', tenantId: t, className: 'C', targetPosition: 0, createdAt: 1 } });
+      await store.projections.deploy({
+        tenantId: t,
+        projectionId: 'p1',
+        name: 'n',
+        version: { versionId: 'v1', projectionId: 'p1', tenantId: t, className: 'C', targetPosition: 0, createdAt: 1 },
+      });
       const lease = (owner: string, now: number) => store.projections.acquireLease(t, 'v1', 'k', owner, now, now + 1000);
       expect(await lease('a', 0)).toBe(true);
       expect(await lease('b', 500)).toBe(false);

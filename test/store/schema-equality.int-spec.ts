@@ -38,8 +38,16 @@ const KNOWN_DIFFERENCES: { line: string; onlyIn: 'sqlite' | 'postgres'; why: str
   { line: 'notifications.state_id integer null', onlyIn: 'sqlite', why: 'NOT NULL added by ALTER on PostgreSQL only' },
   { line: 'notifications.state_id integer not null', onlyIn: 'postgres', why: 'NOT NULL added by ALTER on PostgreSQL only' },
   // The same uniqueness: a named index on SQLite, a table constraint on PostgreSQL.
-  { line: 'index events_by_stream on events (tenant_id, aggregate_id, version) unique', onlyIn: 'sqlite', why: 'UNIQUE constraint on PostgreSQL' },
-  { line: 'index (constraint) on events (tenant_id, aggregate_id, version) unique', onlyIn: 'postgres', why: 'UNIQUE constraint on PostgreSQL' },
+  {
+    line: 'index events_by_stream on events (tenant_id, aggregate_id, version) unique',
+    onlyIn: 'sqlite',
+    why: 'UNIQUE constraint on PostgreSQL',
+  },
+  {
+    line: 'index (constraint) on events (tenant_id, aggregate_id, version) unique',
+    onlyIn: 'postgres',
+    why: 'UNIQUE constraint on PostgreSQL',
+  },
 ];
 
 function typeOf(map: Record<string, string>, declared: string, where: string): string {
@@ -64,7 +72,9 @@ function sqliteSchema(db: Database.Database): string[] {
     const indexes = db.prepare(`PRAGMA index_list(${table})`).all() as { name: string; unique: number; origin: string; partial: number }[];
     for (const ix of indexes) {
       if (ix.origin === 'pk') continue; // the primary key line above
-      const columns = (db.prepare(`PRAGMA index_info(${ix.name})`).all() as { seqno: number; name: string }[]).sort((a, b) => a.seqno - b.seqno).map((c) => c.name);
+      const columns = (db.prepare(`PRAGMA index_info(${ix.name})`).all() as { seqno: number; name: string }[])
+        .sort((a, b) => a.seqno - b.seqno)
+        .map((c) => c.name);
       // A UNIQUE constraint's index is named by each engine its own way: only an index created by name keeps it.
       const name = ix.origin === 'c' ? ix.name : '(constraint)';
       lines.push(`index ${name} on ${table} (${columns.join(', ')})${ix.unique ? ' unique' : ''}${ix.partial ? ' partial' : ''}`);
@@ -86,7 +96,15 @@ async function postgresSchema(c: Client): Promise<string[]> {
     const where = `${r.table_name}.${r.column_name}`;
     lines.push(`${where} ${typeOf(PG_TYPES, r.data_type, where)} ${r.is_nullable === 'NO' ? 'not null' : 'null'}`);
   }
-  const indexes = await c.query<{ table_name: string; name: string; unique: boolean; primary: boolean; by_constraint: boolean; partial: boolean; columns: string[] }>(
+  const indexes = await c.query<{
+    table_name: string;
+    name: string;
+    unique: boolean;
+    primary: boolean;
+    by_constraint: boolean;
+    partial: boolean;
+    columns: string[];
+  }>(
     `SELECT t.relname AS table_name, i.relname AS name, x.indisunique AS unique, x.indisprimary AS primary, x.indpred IS NOT NULL AS partial,
             EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = x.indexrelid AND k.conrelid = t.oid AND k.contype IN ('p', 'u')) AS by_constraint,
             ARRAY(SELECT a.attname::text FROM unnest(x.indkey::int2[]) WITH ORDINALITY AS k(attnum, n)
@@ -153,8 +171,12 @@ describe('the SQLite and PostgreSQL migrations', () => {
     expect(fromSqlite.length).toBeGreaterThan(100);
     const onlyIn = (a: string[], b: string[]) => a.filter((l) => !b.includes(l));
     expect({ sqlite: onlyIn(fromSqlite, fromPostgres), postgres: onlyIn(fromPostgres, fromSqlite) }).toEqual({
-      sqlite: KNOWN_DIFFERENCES.filter((d) => d.onlyIn === 'sqlite').map((d) => d.line).sort(),
-      postgres: KNOWN_DIFFERENCES.filter((d) => d.onlyIn === 'postgres').map((d) => d.line).sort(),
+      sqlite: KNOWN_DIFFERENCES.filter((d) => d.onlyIn === 'sqlite')
+        .map((d) => d.line)
+        .sort(),
+      postgres: KNOWN_DIFFERENCES.filter((d) => d.onlyIn === 'postgres')
+        .map((d) => d.line)
+        .sort(),
     });
   });
 

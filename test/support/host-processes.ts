@@ -15,7 +15,8 @@ export function descendants(pid: number): number[] {
   }
   const out: number[] = [];
   const walk = (p: number) => {
-    for (const [child, parent] of parents) if (parent === p) {
+    for (const [child, parent] of parents)
+      if (parent === p) {
         out.push(child);
         walk(child);
       }

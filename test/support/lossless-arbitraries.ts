@@ -71,21 +71,23 @@ const orderEvents: fc.Arbitrary<ModelEvent[]> = fc
     ...(shipped ? [{ eventType: 'OrderShipped', data: { trackingNumber: 'TRK-1' } }] : []),
   ]);
 
-const ledgerEvents: fc.Arbitrary<ModelEvent[]> = fc.array(
-  fc.record({
-    amount: decimalText(10n ** 15n),
-    ref: longText,
-    big: ulongText,
-    bucket: fc.constantFrom('b1', 'b0', 'z', 'a'),
-    tag: fc.constantFrom('t', 'u', 'v'),
-  }),
-  { minLength: 1, maxLength: MAX_EVENTS },
-).map((posts) =>
-  posts.map((p, i) => ({
-    eventType: 'Posted',
-    data: { id: `p${i + 1}`, amount: num(p.amount), ref: num(p.ref), big: num(p.big), bucket: p.bucket, tag: p.tag },
-  })),
-);
+const ledgerEvents: fc.Arbitrary<ModelEvent[]> = fc
+  .array(
+    fc.record({
+      amount: decimalText(10n ** 15n),
+      ref: longText,
+      big: ulongText,
+      bucket: fc.constantFrom('b1', 'b0', 'z', 'a'),
+      tag: fc.constantFrom('t', 'u', 'v'),
+    }),
+    { minLength: 1, maxLength: MAX_EVENTS },
+  )
+  .map((posts) =>
+    posts.map((p, i) => ({
+      eventType: 'Posted',
+      data: { id: `p${i + 1}`, amount: num(p.amount), ref: num(p.ref), big: num(p.big), bucket: p.bucket, tag: p.tag },
+    })),
+  );
 
 /** One sequence and how to append it: batch boundaries, and how many events go before the restart. */
 export interface Case {
@@ -99,7 +101,10 @@ export interface Case {
 const withSplits = (events: fc.Arbitrary<ModelEvent[]>): fc.Arbitrary<Case> =>
   events.chain((evs) =>
     fc
-      .tuple(fc.array(fc.boolean(), { minLength: evs.length - 1, maxLength: evs.length - 1 }), fc.integer({ min: Math.min(1, evs.length - 1), max: Math.max(0, evs.length - 1) }))
+      .tuple(
+        fc.array(fc.boolean(), { minLength: evs.length - 1, maxLength: evs.length - 1 }),
+        fc.integer({ min: Math.min(1, evs.length - 1), max: Math.max(0, evs.length - 1) }),
+      )
       .map(([cuts, beforeRestart]) => {
         const batches: number[] = [];
         let size = 1;

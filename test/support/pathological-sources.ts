@@ -32,7 +32,10 @@ const reducer = (name: string, body: string) =>
 
 /** `n` nested parentheses: once a stack overflow of the compiler, now refused by the nesting limit (CS8078). */
 export function deepParentheses(n = 100_000): PathologicalSource {
-  return { name: `deep-parentheses-${n}`, files: [{ path: 'DeepParens.cs', content: reducer('DeepParens', `var x = ${'('.repeat(n)}1${')'.repeat(n)};`) }] };
+  return {
+    name: `deep-parentheses-${n}`,
+    files: [{ path: 'DeepParens.cs', content: reducer('DeepParens', `var x = ${'('.repeat(n)}1${')'.repeat(n)};`) }],
+  };
 }
 
 /** `n` nested negations (no brackets to count): needs the compiler's large stack to compile at all. */

@@ -103,7 +103,13 @@ interface Line {
 
 /** examples/orders (OrderReducer, immutable records with computed total, itemCount, skus). */
 export const ordersModel: ReducerModel = (events) => {
-  let s = { customerId: '', status: 'None', lines: [] as Line[], cancelReason: null as string | null, trackingNumber: null as string | null };
+  let s = {
+    customerId: '',
+    status: 'None',
+    lines: [] as Line[],
+    cancelReason: null as string | null,
+    trackingNumber: null as string | null,
+  };
   return events.map((e) => {
     const d = e.data;
     if (e.eventType === 'OrderPlaced') {
@@ -169,7 +175,12 @@ export const ledgerModel: ReducerModel = (events) => {
     const bucketsJson = Object.fromEntries(
       [...buckets].map(([k, b]) => [
         k,
-        { sum: b.sum.json(), count: b.count, byTag: Object.fromEntries([...b.byTag].map(([t, v]) => [t, v.json()])), refs: b.refs.map((r) => num(String(r))) },
+        {
+          sum: b.sum.json(),
+          count: b.count,
+          byTag: Object.fromEntries([...b.byTag].map(([t, v]) => [t, v.json()])),
+          refs: b.refs.map((r) => num(String(r))),
+        },
       ]),
     );
     return jsonText({

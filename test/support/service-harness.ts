@@ -15,7 +15,9 @@ export interface RunningService {
 }
 
 /** The whole service in this process on a free port, reached over real HTTP. */
-export async function startService(env: Record<string, string | undefined> = {}): Promise<RunningService & { app: NestFastifyApplication; config: AppConfig }> {
+export async function startService(
+  env: Record<string, string | undefined> = {},
+): Promise<RunningService & { app: NestFastifyApplication; config: AppConfig }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'es-svc-'));
   const config = loadConfig({ DATA_DIR: dataDir, ADMIN_TOKEN, LOG_LEVEL: 'error', PORT: '0', HOST: '127.0.0.1', ...env });
   const { app } = await createApp(config);

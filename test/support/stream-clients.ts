@@ -26,11 +26,15 @@ export class WsCollector {
 
   static open(baseUrl: string, projectionId: string, key: string, afterSequence?: number): Promise<WsCollector> {
     const q = afterSequence === undefined ? '' : `?afterSequence=${afterSequence}`;
-    const socket = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/projections/${encodeURIComponent(projectionId)}/stream${q}`, { headers: { 'x-api-key': key } });
+    const socket = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/projections/${encodeURIComponent(projectionId)}/stream${q}`, {
+      headers: { 'x-api-key': key },
+    });
     const c = new WsCollector(socket);
     return new Promise((resolve, reject) => {
       socket.once('open', () => resolve(c));
-      socket.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`upgrade refused: ${res.statusCode}`), { status: res.statusCode })));
+      socket.once('unexpected-response', (_req, res) =>
+        reject(Object.assign(new Error(`upgrade refused: ${res.statusCode}`), { status: res.statusCode })),
+      );
       socket.once('error', reject);
     });
   }
@@ -69,7 +73,9 @@ export class SseCollector {
         if (c.status !== 200) {
           let body = '';
           res.on('data', (d) => (body += d));
-          res.on('end', () => reject(Object.assign(new Error(`SSE refused: ${c.status} ${body}`), { status: c.status, body: JSON.parse(body || '{}') })));
+          res.on('end', () =>
+            reject(Object.assign(new Error(`SSE refused: ${c.status} ${body}`), { status: c.status, body: JSON.parse(body || '{}') })),
+          );
           return;
         }
         let buf = '';

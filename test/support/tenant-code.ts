@@ -48,7 +48,12 @@ export async function deployReducer(url: string, key: string, reducerId: string,
   form.append('reducerId', reducerId);
   const res = await fetch(`${url}/reducers/upload`, { method: 'POST', headers: { 'x-api-key': key }, body: form });
   if (res.status !== 202) throw new Error(`reducer upload ${reducerId}: ${res.status} ${await res.text()}`);
-  const st = await until(() => getJson(`${url}/reducers/${reducerId}/status`, key), (r) => r.body.status !== 'pending_compilation', 120_000, `compile of ${reducerId}`);
+  const st = await until(
+    () => getJson(`${url}/reducers/${reducerId}/status`, key),
+    (r) => r.body.status !== 'pending_compilation',
+    120_000,
+    `compile of ${reducerId}`,
+  );
   if (st.body.status !== 'compiled') throw new Error(`reducer ${reducerId} did not compile: ${JSON.stringify(st.body)}`);
 }
 
@@ -93,5 +98,10 @@ export async function bindAndCatchUp(url: string, key: string, aggregateType: st
     body: JSON.stringify({ reducerId, className }),
   });
   if (res.status !== 200) throw new Error(`bind ${aggregateType}: ${res.status} ${await res.text()}`);
-  await until(() => getJson(`${url}/aggregate-types/${aggregateType}`, key), (r) => r.body.catchUp?.status === 'done', 60_000, `catch-up of ${aggregateType}`);
+  await until(
+    () => getJson(`${url}/aggregate-types/${aggregateType}`, key),
+    (r) => r.body.catchUp?.status === 'done',
+    60_000,
+    `catch-up of ${aggregateType}`,
+  );
 }

@@ -85,7 +85,20 @@ export class ThrowawayRedis {
   }
 
   private async launch(): Promise<void> {
-    const args = ['--port', String(this.port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1', '--daemonize', 'no', '--dir', this.dir];
+    const args = [
+      '--port',
+      String(this.port),
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--bind',
+      '127.0.0.1',
+      '--daemonize',
+      'no',
+      '--dir',
+      this.dir,
+    ];
     const child = spawn(this.bin, args, { cwd: this.dir, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     let output = '';
@@ -98,7 +111,12 @@ export class ThrowawayRedis {
     const deadline = Date.now() + 15_000;
     for (;;) {
       if (exited) throw new Error(`${exited}\n${output}`);
-      const probe = new Redis(this.port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectionName: ADMIN_NAME });
+      const probe = new Redis(this.port, '127.0.0.1', {
+        lazyConnect: true,
+        maxRetriesPerRequest: 0,
+        retryStrategy: () => null,
+        connectionName: ADMIN_NAME,
+      });
       probe.on('error', () => undefined);
       try {
         await probe.connect();

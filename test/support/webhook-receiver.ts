@@ -93,6 +93,9 @@ export function signedOverBytes(secret: string, headers: Record<string, string |
   const sigs = headers['webhook-signature'];
   if (!id || !ts || !sigs) return false;
   const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
-  const mac = createHmac('sha256', key).update(Buffer.from(`${id}.${ts}.`, 'utf8')).update(raw).digest('base64');
+  const mac = createHmac('sha256', key)
+    .update(Buffer.from(`${id}.${ts}.`, 'utf8'))
+    .update(raw)
+    .digest('base64');
   return sigs.split(' ').includes(`v1,${mac}`);
 }

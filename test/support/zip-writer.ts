@@ -87,7 +87,6 @@ export function makeZip(entries: FakeEntry[]): Buffer {
   return Buffer.concat([...locals, cd, end]);
 }
 
-
 /** A plain archive of source files, as a tenant would upload it. */
 export function zipSources(files: { path: string; content: string }[]): Buffer {
   return makeZip(files.map((f) => ({ name: f.path, data: f.content })));

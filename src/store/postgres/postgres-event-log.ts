@@ -151,15 +151,33 @@ export class PostgresEventLog implements EventLog {
       tenants,
       JSON.stringify(
         rows.map((r) => ({
-          t: r.tenantId, o: r.position, a: r.aggregateId, v: r.version, i: r.eventId, y: r.aggregateType,
-          e: r.eventType, d: r.data, m: r.metadata, c: r.correlationId, k: r.causationId, ts: r.timestamp,
+          t: r.tenantId,
+          o: r.position,
+          a: r.aggregateId,
+          v: r.version,
+          i: r.eventId,
+          y: r.aggregateType,
+          e: r.eventType,
+          d: r.data,
+          m: r.metadata,
+          c: r.correlationId,
+          k: r.causationId,
+          ts: r.timestamp,
         })),
       ),
       tenants.map((t) => plan.heads.get(t) ?? 0),
       JSON.stringify(s.map((x) => ({ t: x.tenantId, a: x.aggregateId, y: x.aggregateType, v: x.version }))),
       JSON.stringify(
         plan.snapshots.map((n) => ({
-          t: n.tenantId, a: n.aggregateId, y: n.aggregateType, b: n.bindingId, v: n.version, s: n.state, fv: n.failedVersion, er: n.error, ts: n.updatedAt,
+          t: n.tenantId,
+          a: n.aggregateId,
+          y: n.aggregateType,
+          b: n.bindingId,
+          v: n.version,
+          s: n.state,
+          fv: n.failedVersion,
+          er: n.error,
+          ts: n.updatedAt,
         })),
       ),
     ];
@@ -174,11 +192,7 @@ export class PostgresEventLog implements EventLog {
   }
 
   /** Versions from the cache (unless told not to); the misses in one query. */
-  private async currentStreams(
-    db: Queryable,
-    keys: Set<string>,
-    useCache = true,
-  ): Promise<Map<string, StreamInfo>> {
+  private async currentStreams(db: Queryable, keys: Set<string>, useCache = true): Promise<Map<string, StreamInfo>> {
     const current = new Map<string, StreamInfo>();
     const missT: string[] = [];
     const missA: string[] = [];
@@ -193,17 +207,16 @@ export class PostgresEventLog implements EventLog {
       }
     }
     if (missT.length > 0) {
-      const { rows } = await db.query<{ tenant_id: string; aggregate_id: string; aggregate_type: string; version: number }>(
-        { ...READ_STREAMS, values: [missT, missA] },
-      );
+      const { rows } = await db.query<{ tenant_id: string; aggregate_id: string; aggregate_type: string; version: number }>({
+        ...READ_STREAMS,
+        values: [missT, missA],
+      });
       for (const r of rows) {
         current.set(streamKey(r.tenant_id, r.aggregate_id), { aggregateType: r.aggregate_type, version: Number(r.version) });
       }
     }
     return current;
   }
-
-
 
   async readStream(tenantId: string, aggregateId: string, fromVersion: number, limit: number): Promise<StoredEvent[]> {
     const { rows } = await this.pool.query<EventDbRow>({

@@ -1,4 +1,10 @@
-import { notificationsMigration, WEBHOOK_TURNS_MIGRATION, WEBHOOK_KEY_HEADS_MIGRATION, sharedStatesMigration, webhookUrlMigration } from '../notification-schema';
+import {
+  notificationsMigration,
+  WEBHOOK_TURNS_MIGRATION,
+  WEBHOOK_KEY_HEADS_MIGRATION,
+  sharedStatesMigration,
+  webhookUrlMigration,
+} from '../notification-schema';
 import { webhookSuspensionsMigration } from '../webhook-suspension-schema';
 import { droppedVersionsMigration } from '../projection-schema';
 

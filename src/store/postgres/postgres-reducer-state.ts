@@ -16,7 +16,10 @@ export class PostgresBindingRepository implements BindingRepository {
   }
 
   async get(tenantId: string, aggregateType: string): Promise<Binding | null> {
-    const { rows } = await this.pool.query<BindingDbRow>('SELECT * FROM bindings WHERE tenant_id = $1 AND aggregate_type = $2', [tenantId, aggregateType]);
+    const { rows } = await this.pool.query<BindingDbRow>('SELECT * FROM bindings WHERE tenant_id = $1 AND aggregate_type = $2', [
+      tenantId,
+      aggregateType,
+    ]);
     return rows[0] ? toBinding(rows[0]) : null;
   }
 }

@@ -12,7 +12,11 @@ export class PostgresTenantRepository implements TenantRepository {
 
   async createTenant(t: TenantRecord): Promise<void> {
     await withTransaction(this.pool, async (client) => {
-      await client.query('INSERT INTO tenants (tenant_id, name, created_at) VALUES ($1, $2, $3)', [t.tenantId, t.name, new Date(t.createdAt)]);
+      await client.query('INSERT INTO tenants (tenant_id, name, created_at) VALUES ($1, $2, $3)', [
+        t.tenantId,
+        t.name,
+        new Date(t.createdAt),
+      ]);
       await client.query('INSERT INTO tenant_heads (tenant_id, position) VALUES ($1, 0)', [t.tenantId]);
     });
   }
@@ -22,9 +26,18 @@ export class PostgresTenantRepository implements TenantRepository {
       // Held to the transaction's end: the next instance checks only after this one has committed.
       await client.query('SELECT pg_advisory_xact_lock($1)', [FIRST_TENANT_LOCK]);
       if ((await client.query('SELECT 1 FROM tenants LIMIT 1')).rowCount) return false;
-      await client.query('INSERT INTO tenants (tenant_id, name, created_at) VALUES ($1, $2, $3)', [t.tenantId, t.name, new Date(t.createdAt)]);
+      await client.query('INSERT INTO tenants (tenant_id, name, created_at) VALUES ($1, $2, $3)', [
+        t.tenantId,
+        t.name,
+        new Date(t.createdAt),
+      ]);
       await client.query('INSERT INTO tenant_heads (tenant_id, position) VALUES ($1, 0)', [t.tenantId]);
-      await client.query('INSERT INTO api_keys (key_id, tenant_id, key_hash, created_at) VALUES ($1, $2, $3, $4)', [k.keyId, k.tenantId, k.keyHash, new Date(k.createdAt)]);
+      await client.query('INSERT INTO api_keys (key_id, tenant_id, key_hash, created_at) VALUES ($1, $2, $3, $4)', [
+        k.keyId,
+        k.tenantId,
+        k.keyHash,
+        new Date(k.createdAt),
+      ]);
       return true;
     });
   }
@@ -61,10 +74,11 @@ export class PostgresTenantRepository implements TenantRepository {
   }
 
   async revokeKey(tenantId: string, keyId: string, at: number): Promise<boolean> {
-    const res = await this.pool.query(
-      'UPDATE api_keys SET revoked_at = $1 WHERE tenant_id = $2 AND key_id = $3 AND revoked_at IS NULL',
-      [new Date(at), tenantId, keyId],
-    );
+    const res = await this.pool.query('UPDATE api_keys SET revoked_at = $1 WHERE tenant_id = $2 AND key_id = $3 AND revoked_at IS NULL', [
+      new Date(at),
+      tenantId,
+      keyId,
+    ]);
     return (res.rowCount ?? 0) > 0;
   }
 

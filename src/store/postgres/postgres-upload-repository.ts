@@ -36,11 +36,17 @@ export class PostgresUploadRepository implements UploadRepository {
   }
 
   async countPending(tenantId: string): Promise<number> {
-    const { rows } = await this.pool.query<{ n: string }>(`SELECT COUNT(*) AS n FROM uploads WHERE status = 'pending' AND tenant_id = $1`, [tenantId]);
+    const { rows } = await this.pool.query<{ n: string }>(`SELECT COUNT(*) AS n FROM uploads WHERE status = 'pending' AND tenant_id = $1`, [
+      tenantId,
+    ]);
     return Number(rows[0].n);
   }
 
-  async markCompiled(tenantId: string, uploadId: string, r: { discovered: DiscoveredImplementation[]; assembly: Buffer; assemblySha256: string; at: number }): Promise<void> {
+  async markCompiled(
+    tenantId: string,
+    uploadId: string,
+    r: { discovered: DiscoveredImplementation[]; assembly: Buffer; assemblySha256: string; at: number },
+  ): Promise<void> {
     await this.pool.query(
       `UPDATE uploads SET status = 'compiled', discovered = $1, assembly = $2, assembly_sha256 = $3, compiled_at = $4 WHERE tenant_id = $5 AND upload_id = $6`,
       [JSON.stringify(r.discovered), r.assembly, r.assemblySha256, new Date(r.at), tenantId, uploadId],
@@ -48,12 +54,10 @@ export class PostgresUploadRepository implements UploadRepository {
   }
 
   async markFailed(tenantId: string, uploadId: string, r: { compilationError: string; at: number }): Promise<void> {
-    await this.pool.query(`UPDATE uploads SET status = 'failed', compilation_error = $1, compiled_at = $2 WHERE tenant_id = $3 AND upload_id = $4`, [
-      r.compilationError,
-      new Date(r.at),
-      tenantId,
-      uploadId,
-    ]);
+    await this.pool.query(
+      `UPDATE uploads SET status = 'failed', compilation_error = $1, compiled_at = $2 WHERE tenant_id = $3 AND upload_id = $4`,
+      [r.compilationError, new Date(r.at), tenantId, uploadId],
+    );
   }
 
   async getAssembly(tenantId: string, uploadId: string): Promise<Buffer | null> {

@@ -48,14 +48,34 @@ export class SqliteAppendTransaction {
       const plan = planAppends(reqs, current, heads, this.clock.now());
       for (const e of plan.rows) {
         insertEvent.run(
-          e.tenantId, e.position, e.aggregateId, e.version, e.eventId, e.aggregateType, e.eventType,
-          e.data, e.metadata, e.correlationId, e.causationId, e.timestamp,
+          e.tenantId,
+          e.position,
+          e.aggregateId,
+          e.version,
+          e.eventId,
+          e.aggregateType,
+          e.eventType,
+          e.data,
+          e.metadata,
+          e.correlationId,
+          e.causationId,
+          e.timestamp,
         );
       }
       for (const s of plan.streams) upsertStream.run(s.tenantId, s.aggregateId, s.aggregateType, s.version);
       for (const [t, p] of plan.heads) upsertHead.run(t, p);
       for (const n of plan.snapshots) {
-        upsertSnapshot.run(n.tenantId, n.aggregateId, n.aggregateType, n.bindingId, n.version, n.state, n.failedVersion, n.error, n.updatedAt);
+        upsertSnapshot.run(
+          n.tenantId,
+          n.aggregateId,
+          n.aggregateType,
+          n.bindingId,
+          n.version,
+          n.state,
+          n.failedVersion,
+          n.error,
+          n.updatedAt,
+        );
       }
       return plan.outcomes;
     });

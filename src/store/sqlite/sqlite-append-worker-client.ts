@@ -91,9 +91,7 @@ export class SqliteAppendWorkerClient {
       p.resolve(reply.written);
     } else {
       p.resolve(
-        reply.outcomes.map((o) =>
-          o.ok ? o : { ok: false, error: new DomainError(o.error.code, o.error.message, o.error.details) },
-        ),
+        reply.outcomes.map((o) => (o.ok ? o : { ok: false, error: new DomainError(o.error.code, o.error.message, o.error.details) })),
       );
     }
     if (this.pending.size === 0) this.idle.splice(0).forEach((r) => r());

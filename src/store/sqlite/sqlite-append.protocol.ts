@@ -17,9 +17,6 @@ export interface WriteCall {
 export type WriteReply = { id: number; written: SqlWriteOutcome[] } | { id: number; failure: { message: string; code?: string } };
 
 export type WireOutcome =
-  | { ok: true; result: AppendResult }
-  | { ok: false; error: { code: ErrorCode; message: string; details: Record<string, unknown> } };
+  { ok: true; result: AppendResult } | { ok: false; error: { code: ErrorCode; message: string; details: Record<string, unknown> } };
 
-export type AppendReply =
-  | { id: number; outcomes: WireOutcome[] }
-  | { id: number; failure: { message: string; code?: string } };
+export type AppendReply = { id: number; outcomes: WireOutcome[] } | { id: number; failure: { message: string; code?: string } };

@@ -23,7 +23,8 @@ export class SqliteBindingRepository implements BindingRepository {
   }
 
   async get(tenantId: string, aggregateType: string): Promise<Binding | null> {
-    const r = this.stmt('SELECT * FROM bindings WHERE tenant_id = ? AND aggregate_type = ?').get(tenantId, aggregateType) as BindingDbRow | undefined;
+    const r = this.stmt('SELECT * FROM bindings WHERE tenant_id = ? AND aggregate_type = ?').get(tenantId, aggregateType) as
+      BindingDbRow | undefined;
     return r ? toBinding(r) : null;
   }
 }
@@ -41,8 +42,7 @@ export class SqliteSnapshotRepository implements SnapshotRepository {
 
   async get(tenantId: string, aggregateId: string): Promise<Snapshot | null> {
     const r = this.stmt(`SELECT ${SNAPSHOT_COLUMNS} FROM snapshots WHERE tenant_id = ? AND aggregate_id = ?`).get(tenantId, aggregateId) as
-      | SnapshotDbRow
-      | undefined;
+      SnapshotDbRow | undefined;
     return r ? toSnapshot(r) : null;
   }
 

@@ -87,10 +87,12 @@ export class SqliteStore implements Store {
     SQLITE_MIGRATIONS.forEach((sql, i) => {
       const version = i + 1;
       if (applied.has(version)) return;
-      this.db.transaction(() => {
-        this.db.exec(sql);
-        this.db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(version, Date.now());
-      }).immediate();
+      this.db
+        .transaction(() => {
+          this.db.exec(sql);
+          this.db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(version, Date.now());
+        })
+        .immediate();
     });
     this.events.prepare();
     this.tenants.prepare();

@@ -20,9 +20,7 @@ export class SqliteTenantRepository implements TenantRepository {
       listTenants: db.prepare('SELECT tenant_id, name, created_at FROM tenants ORDER BY created_at, tenant_id'),
       insertKey: db.prepare('INSERT INTO api_keys (key_id, tenant_id, key_hash, created_at) VALUES (?, ?, ?, ?)'),
       findKey: db.prepare('SELECT key_id, tenant_id, key_hash, created_at, revoked_at FROM api_keys WHERE key_hash = ?'),
-      revokeKey: db.prepare(
-        'UPDATE api_keys SET revoked_at = ? WHERE tenant_id = ? AND key_id = ? AND revoked_at IS NULL',
-      ),
+      revokeKey: db.prepare('UPDATE api_keys SET revoked_at = ? WHERE tenant_id = ? AND key_id = ? AND revoked_at IS NULL'),
       getLimits: db.prepare('SELECT tenant_id, limits, updated_at FROM tenant_limits WHERE tenant_id = ?'),
       // Only for a tenant that exists: no row, no change.
       putLimits: db.prepare(
@@ -71,8 +69,7 @@ export class SqliteTenantRepository implements TenantRepository {
 
   async findKeyByHash(keyHash: string): Promise<ApiKeyRecord | null> {
     const r = this.stmts.findKey.get(keyHash) as
-      | { key_id: string; tenant_id: string; key_hash: string; created_at: number; revoked_at: number | null }
-      | undefined;
+      { key_id: string; tenant_id: string; key_hash: string; created_at: number; revoked_at: number | null } | undefined;
     return r
       ? {
           keyId: r.key_id,

@@ -7,16 +7,13 @@ export class SqliteUploadRepository implements UploadRepository {
 
   async create(r: Parameters<UploadRepository['create']>[0]): Promise<void> {
     this.db
-      .prepare(
-        `INSERT INTO uploads (upload_id, tenant_id, kind, status, sources, meta, created_at) VALUES (?, ?, ?, 'pending', ?, ?, ?)`,
-      )
+      .prepare(`INSERT INTO uploads (upload_id, tenant_id, kind, status, sources, meta, created_at) VALUES (?, ?, ?, 'pending', ?, ?, ?)`)
       .run(r.uploadId, r.tenantId, r.kind, JSON.stringify(r.sources), JSON.stringify(r.meta), r.createdAt);
   }
 
   async get(tenantId: string, uploadId: string): Promise<UploadRecord | null> {
-    const row = this.db
-      .prepare(`SELECT ${UPLOAD_COLUMNS} FROM uploads WHERE tenant_id = ? AND upload_id = ?`)
-      .get(tenantId, uploadId) as UploadDbRow | undefined;
+    const row = this.db.prepare(`SELECT ${UPLOAD_COLUMNS} FROM uploads WHERE tenant_id = ? AND upload_id = ?`).get(tenantId, uploadId) as
+      UploadDbRow | undefined;
     return row ? toUploadRecord(row) : null;
   }
 
@@ -35,13 +32,21 @@ export class SqliteUploadRepository implements UploadRepository {
   }
 
   async countPending(tenantId: string): Promise<number> {
-    const row = this.db.prepare(`SELECT COUNT(*) AS n FROM uploads WHERE status = 'pending' AND tenant_id = ?`).get(tenantId) as { n: number };
+    const row = this.db.prepare(`SELECT COUNT(*) AS n FROM uploads WHERE status = 'pending' AND tenant_id = ?`).get(tenantId) as {
+      n: number;
+    };
     return row.n;
   }
 
-  async markCompiled(tenantId: string, uploadId: string, r: { discovered: DiscoveredImplementation[]; assembly: Buffer; assemblySha256: string; at: number }): Promise<void> {
+  async markCompiled(
+    tenantId: string,
+    uploadId: string,
+    r: { discovered: DiscoveredImplementation[]; assembly: Buffer; assemblySha256: string; at: number },
+  ): Promise<void> {
     this.db
-      .prepare(`UPDATE uploads SET status = 'compiled', discovered = ?, assembly = ?, assembly_sha256 = ?, compiled_at = ? WHERE tenant_id = ? AND upload_id = ?`)
+      .prepare(
+        `UPDATE uploads SET status = 'compiled', discovered = ?, assembly = ?, assembly_sha256 = ?, compiled_at = ? WHERE tenant_id = ? AND upload_id = ?`,
+      )
       .run(JSON.stringify(r.discovered), r.assembly, r.assemblySha256, r.at, tenantId, uploadId);
   }
 

@@ -5,7 +5,8 @@ import { GuardMissed, guardHolds, SqlStatement } from '../sql-runner';
 export type SqlWrite = SqlStatement[];
 
 /** What became of one write of a group commit (plain data: it crosses from the writer thread). */
-export type SqlWriteOutcome = { ok: true; changes: number } | { ok: false; error: { message: string; code?: string; guardMissed?: boolean } };
+export type SqlWriteOutcome =
+  { ok: true; changes: number } | { ok: false; error: { message: string; code?: string; guardMissed?: boolean } };
 
 /**
  * Runs writes as ONE transaction, each in a savepoint of its own so that one failing write fails
@@ -37,7 +38,10 @@ export class SqliteWriteBatch {
           this.db.exec('ROLLBACK TO w');
           this.db.exec('RELEASE w');
           const e = error as { message?: string; code?: string };
-          outcomes.push({ ok: false, error: { message: e.message ?? String(error), code: e.code, guardMissed: error instanceof GuardMissed } });
+          outcomes.push({
+            ok: false,
+            error: { message: e.message ?? String(error), code: e.code, guardMissed: error instanceof GuardMissed },
+          });
         }
       }
       this.db.exec('COMMIT');

@@ -1,5 +1,3 @@
-import { LogLevel as NestLogLevel } from '@nestjs/common';
-import type { FastifyServerOptions } from 'fastify';
 import { NestFactory } from '@nestjs/core';
 import multipart from '@fastify/multipart';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -10,10 +8,10 @@ import { answerRouterError, installRequestTargetCheck } from './common/url-param
 import { ROUTER_MAX_PARAM_LENGTH } from './common/url-limits';
 import { ErrorFilter } from './common/error.filter';
 import { installExactJson } from './common/exact-json-http';
-import { redactSecrets, redactUrl } from './common/redact';
 import { RedactingLogger } from './common/redacting-logger';
+import { installRequestIdHeader, requestIdOf, ServiceLogController, serviceLoggerOptions } from './common/service-log';
 import { RequestDrain } from './common/request-drain';
-import { AppConfig, LogLevel } from './config/app-config';
+import { AppConfig } from './config/app-config';
 import { LIMITS } from './events/event-limits';
 import { DEFAULT_ARCHIVE_LIMITS } from './runtime/archive-reader';
 import { mountBullBoard } from './lanes/bull-board';
@@ -24,65 +22,20 @@ import { adminTokenMatches } from './tenancy/admin.guard';
 import { RequestAuth } from './tenancy/request-auth';
 import { TenantDirectory } from './tenancy/tenant-directory';
 
-const NEST_LEVELS: Record<LogLevel, NestLogLevel[]> = {
-  silent: [],
-  fatal: ['fatal'],
-  error: ['fatal', 'error'],
-  warn: ['fatal', 'error', 'warn'],
-  info: ['fatal', 'error', 'warn', 'log'],
-  debug: ['fatal', 'error', 'warn', 'log', 'debug'],
-  trace: ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'],
-};
-
 /** Builds the whole service (not listening yet); main.ts and the e2e tests share it. */
 export interface ServiceApp {
   app: NestFastifyApplication;
   drain: RequestDrain;
 }
 
-/**
- * Per-request logging costs a large share of an append's CPU, so Fastify logs only at trace (errors
- * are logged by ErrorFilter). Whatever it or a plugin logs (URLs, multipart's header dumps) passes
- * through redactSecrets on its way out; the request serializer drops the key from the URL first.
- */
-function fastifyLogger(level: LogLevel): FastifyServerOptions['logger'] {
-  if (level !== 'trace') return false;
-  return {
-    level: 'trace',
-    serializers: {
-      req: (req: { method?: string; url?: string; host?: string; ip?: string }) => ({
-        method: req.method,
-        url: redactUrl(req.url),
-        host: req.host,
-        remoteAddress: req.ip,
-      }),
-      // Never a parse error's rawPacket (the request's bytes, headers and all).
-      err: (e: Error & { code?: string }) => ({
-        type: e?.name,
-        code: e?.code,
-        message: redactSecrets(String(e?.message)),
-        stack: redactSecrets(String(e?.stack)),
-      }),
-    },
-    redact: {
-      paths: [
-        'req.headers["x-api-key"]',
-        'req.headers.authorization',
-        '*.headers["x-api-key"]',
-        '*.headers.authorization',
-        '*.headers["sec-websocket-protocol"]',
-      ],
-      censor: '[REDACTED]',
-    },
-    stream: { write: (line: string) => process.stdout.write(redactSecrets(line)) },
-  };
-}
-
 export async function createApp(config: AppConfig): Promise<ServiceApp> {
   const { requestTimeoutMs, connectionTimeoutMs, headersTimeoutMs, bodyReadTimeoutMs } = config.http;
   const adapter = new FastifyAdapter({
     bodyLimit: LIMITS.bodyBytes,
-    logger: fastifyLogger(config.logLevel),
+    logger: serviceLoggerOptions(config.logLevel, config.logFormat),
+    // One line per request of our own; at trace also Fastify's two, with the URL (redacted), for debugging.
+    logController: new ServiceLogController(config.logLevel === 'trace'),
+    genReqId: requestIdOf,
     // Keep-alive sockets idle at shutdown are closed so close() does not wait on them.
     forceCloseConnections: 'idle',
     return503OnClosing: true,
@@ -100,6 +53,8 @@ export async function createApp(config: AppConfig): Promise<ServiceApp> {
     frameworkErrors: answerRouterError,
   });
   const fastify = adapter.getInstance();
+  // First, so that a request refused by any later hook still says its id.
+  installRequestIdHeader(fastify);
   // Only JSON is accepted as a body: anything else is 415, not a string the handlers must reject.
   fastify.removeContentTypeParser(['text/plain']);
   installExactJson(fastify);
@@ -107,7 +62,8 @@ export async function createApp(config: AppConfig): Promise<ServiceApp> {
   drain.install(fastify);
 
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
-    logger: new RedactingLogger({ logLevels: NEST_LEVELS[config.logLevel] }),
+    // Nest's logs through the same logger (its level decides), so that every line is one JSON object.
+    logger: new RedactingLogger(fastify.log),
     abortOnError: false,
     // Fastify's own JSON parser only: Nest would add form-urlencoded, which no endpoint accepts (415).
     bodyParser: false,

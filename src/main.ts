@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { createApp } from './app.factory';
 import { ConfigError, loadConfig } from './config/app-config';
+import { FirstRun, firstRunNotice } from './tenancy/first-run';
 
 async function main(): Promise<void> {
   let config;
@@ -43,7 +44,13 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void stop('SIGINT'));
 
   await app.listen({ port: config.port, host: config.host });
-  logger.log(`listening on ${await app.getUrl()} (store: ${config.databaseUrl ? 'postgres' : 'sqlite in ' + config.dataDir})`);
+  const url = await app.getUrl();
+  logger.log(`listening on ${url} (store: ${config.databaseUrl ? 'postgres' : 'sqlite in ' + config.dataDir})`);
+  // After listen, so that the command it shows works the moment it is read.
+  const firstRun = app.get(FirstRun).created;
+  // In a later turn than the log lines above, which go out together at the end of this one.
+  if (firstRun)
+    setImmediate(() => process.stdout.write(firstRunNotice(firstRun, url.replace('[::1]', 'localhost').replace('127.0.0.1', 'localhost'))));
 }
 
 main().catch((e) => {

@@ -28,6 +28,14 @@ describe('redactSecrets', () => {
     expect(redactSecrets(`some message about ${KEY} here`)).toBe('some message about esk_[REDACTED] here');
   });
 
+  it('removes webhook secrets and a password in a connection URL', () => {
+    expect(redactSecrets('secret whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw+/0= rotated')).toBe('secret whsec_[REDACTED] rotated');
+    expect(redactSecrets('connect to postgres://events:s3cret@db:5432/events failed')).toBe(
+      'connect to postgres://events:[REDACTED]@db:5432/events failed',
+    );
+    expect(redactSecrets('redis://:pw@redis:6379')).toBe('redis://:[REDACTED]@redis:6379');
+  });
+
   it('leaves text without secrets alone', () => {
     const text = '{"level":30,"msg":"request completed","url":"/events/account-1?fromVersion=2"}';
     expect(redactSecrets(text)).toBe(text);

@@ -1,6 +1,7 @@
 /**
  * Secrets a request may carry — an API key in `X-API-Key`, `?apiKey=` or the WebSocket subprotocol
- * `apikey.<key>`, the admin token in `Authorization` — never reach a log line. Every log writer of the
+ * `apikey.<key>`, the admin token in `Authorization` — never reach a log line; nor do webhook secrets
+ * (`whsec_…`) or a password in a connection URL (`postgres://user:password@…`). Every log writer of the
  * service passes its output through here (Fastify's logger stream, the Nest logger), so a URL or a
  * header that some library logs at trace level is covered too, not only the ones we log ourselves.
  */
@@ -14,8 +15,11 @@ const RULES: [RegExp, string][] = [
   // The subprotocol form, wherever it appears on its own.
   [/\bapikey\.[^\s,"'\\]+/gi, `apikey.${CENSOR}`],
   [/\bBearer\s+[^\s,"'\\]+/g, `Bearer ${CENSOR}`],
-  // Issued keys have a recognisable prefix: whatever logged them, they go.
+  // Issued keys and webhook secrets have a recognisable prefix: whatever logged them, they go.
   [/\besk_[A-Za-z0-9_-]+/g, `esk_${CENSOR}`],
+  [/\bwhsec_[A-Za-z0-9+/=_-]+/g, `whsec_${CENSOR}`],
+  // A password in a URL's user info (a driver's error quoting DATABASE_URL or REDIS_URL).
+  [/(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@"']*:)[^\s@/"']+@/gi, `$1${CENSOR}@`],
 ];
 
 export function redactSecrets(text: string): string {

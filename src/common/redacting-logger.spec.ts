@@ -1,33 +1,36 @@
-import { RedactingLogger } from './redacting-logger';
+import { LineLogger, RedactingLogger } from './redacting-logger';
+
+function recorder(): { lines: LineLogger; written: { level: string; fields: object; msg?: string }[] } {
+  const written: { level: string; fields: object; msg?: string }[] = [];
+  const at = (level: string) => (fields: object, msg?: string) => void written.push({ level, fields, msg });
+  return {
+    lines: { fatal: at('fatal'), error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug'), trace: at('trace') },
+    written,
+  };
+}
 
 describe('RedactingLogger', () => {
-  let written: string[];
-  let spies: jest.SpyInstance[];
-  beforeEach(() => {
-    written = [];
-    const capture = (chunk: unknown) => {
-      written.push(String(chunk));
-      return true;
-    };
-    spies = [
-      jest.spyOn(process.stdout, 'write').mockImplementation(capture),
-      jest.spyOn(process.stderr, 'write').mockImplementation(capture),
-    ];
-  });
-  afterEach(() => spies.forEach((s) => s.mockRestore()));
-
-  it('redacts keys from messages and stacks', () => {
-    const logger = new RedactingLogger({ logLevels: ['error', 'log'] });
-    logger.log('GET /projections/p/stream?apiKey=secret-key-0123456789 took 3 ms', 'Test');
-    logger.error('failed for x-api-key: secret-key-0123456789', 'Error: boom\n    at /events?apiKey=secret-key-0123456789', 'Test');
-    const out = written.join('');
-    expect(out).toContain('apiKey=[REDACTED]');
-    expect(out).not.toContain('secret-key-0123456789');
+  it('writes Nest messages as lines with their context as a field, log as info and verbose as trace', () => {
+    const { lines, written } = recorder();
+    const logger = new RedactingLogger(lines);
+    logger.log('listening', 'Main');
+    logger.verbose('detail', 'Lanes');
+    logger.warn('plain');
+    expect(written).toEqual([
+      { level: 'info', fields: { context: 'Main' }, msg: 'listening' },
+      { level: 'trace', fields: { context: 'Lanes' }, msg: 'detail' },
+      { level: 'warn', fields: {}, msg: 'plain' },
+    ]);
   });
 
-  it('takes an error without a stack (Nest passes undefined through)', () => {
-    const logger = new RedactingLogger({ logLevels: ['error'] });
-    expect(() => logger.error('no stack here', undefined)).not.toThrow();
-    expect(written.join('')).toContain('no stack here');
+  it('takes an error with a stack, without one (Nest passes undefined through), and an Error as the message', () => {
+    const { lines, written } = recorder();
+    const logger = new RedactingLogger(lines);
+    logger.error('failed', 'Error: boom\n    at x', 'Errors');
+    logger.error('no stack here', undefined, 'Errors');
+    logger.error(new Error('thrown'));
+    expect(written[0]).toEqual({ level: 'error', fields: { context: 'Errors', stack: 'Error: boom\n    at x' }, msg: 'failed' });
+    expect(written[1]).toEqual({ level: 'error', fields: { context: 'Errors' }, msg: 'no stack here' });
+    expect(written[2]).toMatchObject({ level: 'error', fields: { stack: expect.stringContaining('Error: thrown') }, msg: 'thrown' });
   });
 });

@@ -53,6 +53,22 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ LANE_MAX_IN_FLIGHT_PER_TENANT: '0' })).toThrow(/LANE_MAX_IN_FLIGHT_PER_TENANT/);
   });
 
+  it('writes JSON log lines unless LOG_FORMAT=pretty, and refuses another format with the other errors', () => {
+    expect(loadConfig({}).logFormat).toBe('json');
+    expect(loadConfig({ LOG_FORMAT: 'pretty' }).logFormat).toBe('pretty');
+    expect(() => loadConfig({ LOG_FORMAT: 'xml', LOG_LEVEL: 'loud' })).toThrow(
+      /LOG_LEVEL[\s\S]*LOG_FORMAT must be one of json, pretty \(got 'xml'\)/,
+    );
+  });
+
+  it('creates a first-run tenant unless FIRST_RUN_TENANT=false', () => {
+    expect(loadConfig({}).firstRunTenant).toBe(true);
+    expect(loadConfig({ FIRST_RUN_TENANT: 'false' }).firstRunTenant).toBe(false);
+    expect(loadConfig({ FIRST_RUN_TENANT: '0' }).firstRunTenant).toBe(false);
+    expect(loadConfig({ FIRST_RUN_TENANT: 'true' }).firstRunTenant).toBe(true);
+    expect(() => loadConfig({ FIRST_RUN_TENANT: 'no' })).toThrow(/FIRST_RUN_TENANT must be true or false/);
+  });
+
   it('reports every bad variable together', () => {
     let err: unknown;
     try {

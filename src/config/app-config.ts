@@ -5,6 +5,9 @@ import { SandboxMode, SandboxOptions } from '../runtime/sandbox';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+/** json: one JSON object per line (for log collectors); pretty: one readable line each (for people). */
+export type LogFormat = 'json' | 'pretty';
+const LOG_FORMATS: LogFormat[] = ['json', 'pretty'];
 
 export interface AppConfig {
   port: number;
@@ -15,7 +18,13 @@ export interface AppConfig {
   adminToken?: string;
   bootstrapApiKey?: string;
   bootstrapTenantName: string;
+  /**
+   * On a store without tenants, and with neither ADMIN_TOKEN nor BOOTSTRAP_API_KEY, create a tenant
+   * named `default` and print its key once at start (src/tenancy/first-run.ts).
+   */
+  firstRunTenant: boolean;
   logLevel: LogLevel;
+  logFormat: LogFormat;
   /** How long an API key stays cached before the store is asked again (revocation on other instances). */
   apiKeyCacheMs: number;
   /** Graceful shutdown: how long in-flight requests get before the process exits anyway. */
@@ -193,6 +202,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (!['strict', 'weak'].includes(sandboxMode)) problems.push(`RUNTIME_SANDBOX must be strict or weak (got '${sandboxMode}')`);
   const logLevel = (str('LOG_LEVEL') ?? 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  const logFormat = (str('LOG_FORMAT') ?? 'json') as LogFormat;
+  if (!LOG_FORMATS.includes(logFormat)) problems.push(`LOG_FORMAT must be one of ${LOG_FORMATS.join(', ')} (got '${logFormat}')`);
 
   // 64 so that one tenant alone still has the 32 lanes in flight it was measured with (its cap is half).
   const laneConcurrency = int('LANE_CONCURRENCY', 64, 1, 256);
@@ -205,7 +216,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     adminToken,
     bootstrapApiKey,
     bootstrapTenantName: str('BOOTSTRAP_TENANT_NAME') ?? 'bootstrap',
+    firstRunTenant: str('FIRST_RUN_TENANT') === undefined || bool('FIRST_RUN_TENANT'),
     logLevel,
+    logFormat,
     apiKeyCacheMs: int('API_KEY_CACHE_MS', 10_000, 0, 3_600_000),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     http: {

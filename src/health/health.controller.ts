@@ -1,23 +1,37 @@
-import { Controller, Get, HttpCode, HttpStatus, Module, Res } from '@nestjs/common';
+import { Controller, Get, HttpCode, HttpStatus, Inject, Module, OnApplicationShutdown, Res } from '@nestjs/common';
 import { FastifyReply } from 'fastify';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
 import { SANDBOX_STATUS, SandboxStatus } from '../runtime/sandbox-check';
+import { STORE, Store } from '../store/store.port';
 import { Public } from '../tenancy/public.decorator';
 import { Readiness } from './readiness';
 import { RuntimePool } from '../runtime/runtime-pool';
+import { compilerReadiness } from './compiler-readiness';
+import { ClosableReadinessCheck, redisReadiness } from './redis-readiness';
 import { runtimeReadiness } from './runtime-readiness';
 import { sandboxReadiness } from './sandbox-readiness';
+import { storeReadiness } from './store-readiness';
 
 @Controller('health')
 export class HealthController {
   constructor(private readonly readiness: Readiness) {}
 
+  /** The contract's check: exactly `{status: 'ok'}` while the service answers. */
   @Public()
   @Get()
   health() {
     return { status: 'ok' };
   }
 
-  /** 200 when every readiness check passes, else 503; the body says what each check found. */
+  /** Liveness: the process serves requests; nothing it depends on is asked (a restart would not mend them). */
+  @Public()
+  @Get('live')
+  live() {
+    return { status: 'live' };
+  }
+
+  /** 200 when every readiness check passes, else 503 naming the failing ones; the body says what each check found. */
   @Public()
   @Get('ready')
   @HttpCode(HttpStatus.OK)
@@ -28,14 +42,34 @@ export class HealthController {
   }
 }
 
+const REDIS_CHECK = Symbol('REDIS_CHECK');
+
 @Module({
   controllers: [HealthController],
   providers: [
     {
+      provide: REDIS_CHECK,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => (config.redisUrl ? redisReadiness(config.redisUrl) : null),
+    },
+    {
       provide: Readiness,
-      inject: [SANDBOX_STATUS, RuntimePool],
-      useFactory: (sandbox: SandboxStatus, pool: RuntimePool) => new Readiness([sandboxReadiness(sandbox), runtimeReadiness(pool)]),
+      inject: [SANDBOX_STATUS, RuntimePool, STORE, REDIS_CHECK],
+      useFactory: (sandbox: SandboxStatus, pool: RuntimePool, store: Store, redis: ClosableReadinessCheck | null) =>
+        new Readiness([
+          sandboxReadiness(sandbox),
+          runtimeReadiness(pool),
+          compilerReadiness(pool),
+          storeReadiness(store),
+          ...(redis ? [redis] : []),
+        ]),
     },
   ],
 })
-export class HealthModule {}
+export class HealthModule implements OnApplicationShutdown {
+  constructor(@Inject(REDIS_CHECK) private readonly redis: ClosableReadinessCheck | null) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.redis?.close();
+  }
+}

@@ -1,25 +1,56 @@
 /**
  * GET /health/ready: each check contributes one section of the answer and may hold readiness back.
- * Checks are plain objects so that later ones (the store, Redis) are added in health.module.ts only.
+ * Checks are plain objects so that later ones are added in health.module.ts only.
  */
 export interface ReadinessCheck {
   /** The answer's key for this check's section. */
   readonly name: string;
-  check(): Promise<{ ready: boolean; detail: unknown }> | { ready: boolean; detail: unknown };
+  check(): Promise<CheckResult> | CheckResult;
+}
+
+export interface CheckResult {
+  ready: boolean;
+  detail: unknown;
 }
 
 export interface ReadinessReport {
   status: 'ready' | 'not-ready';
+  /** The sections holding readiness back, by name (only when not ready). */
+  failing?: string[];
   [section: string]: unknown;
 }
 
+/**
+ * A check that has not answered within this is failed with that reason: an orchestrator's probe
+ * has its own timeout (often 1 s), and a store that hangs must read as not ready, not as no answer.
+ */
+export const CHECK_DEADLINE_MS = 2_000;
+
 export class Readiness {
-  constructor(private readonly checks: ReadinessCheck[]) {}
+  constructor(
+    private readonly checks: ReadinessCheck[],
+    private readonly deadlineMs = CHECK_DEADLINE_MS,
+  ) {}
 
   async report(): Promise<ReadinessReport> {
-    const results = await Promise.all(this.checks.map(async (c) => ({ name: c.name, ...(await c.check()) })));
-    const report: ReadinessReport = { status: results.every((r) => r.ready) ? 'ready' : 'not-ready' };
+    const results = await Promise.all(this.checks.map(async (c) => ({ name: c.name, ...(await this.run(c)) })));
+    const failing = results.filter((r) => !r.ready).map((r) => r.name);
+    const report: ReadinessReport = failing.length ? { status: 'not-ready', failing } : { status: 'ready' };
     for (const r of results) report[r.name] = r.detail;
     return report;
+  }
+
+  private async run(c: ReadinessCheck): Promise<CheckResult> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<CheckResult>((resolve) => {
+      timer = setTimeout(() => resolve({ ready: false, detail: { error: `no answer within ${this.deadlineMs} ms` } }), this.deadlineMs);
+    });
+    try {
+      return await Promise.race([Promise.resolve().then(() => c.check()), late]);
+    } catch (e) {
+      return { ready: false, detail: { error: e instanceof Error ? e.message : String(e) } };
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

@@ -54,6 +54,19 @@ export class CompilerPool {
     }
   }
 
+  /**
+   * Readiness: compiler processes running now. A slot whose process died while idle (it is
+   * otherwise replaced on its next compile) is restarted here, so that an instance that no upload
+   * reaches does not stay unready; one still starting counts as not running yet.
+   */
+  async running(): Promise<number> {
+    const states = await Promise.all(this.slots.map((slot) => settledHost(slot.host)));
+    this.slots.forEach((slot, i) => {
+      if (!slot.busy && states[i] !== 'starting' && !states[i]?.alive) this.warm(slot);
+    });
+    return states.filter((h) => h !== 'starting' && h?.alive).length;
+  }
+
   async pids(): Promise<(number | undefined)[]> {
     return Promise.all(this.slots.map(async (c) => (await c.host?.catch(() => undefined))?.pid));
   }
@@ -86,6 +99,12 @@ export class CompilerPool {
     const host = (slot.host = alive(slot.host, this.spawn));
     host.catch(() => undefined);
   }
+}
+
+/** A slot's host if its start has settled (undefined if it failed or never began), else 'starting'. */
+function settledHost(host: Promise<HostProcess> | undefined): Promise<HostProcess | undefined | 'starting'> {
+  if (!host) return Promise.resolve(undefined);
+  return Promise.race([host.catch(() => undefined), new Promise<'starting'>((r) => setImmediate(() => r('starting')))]);
 }
 
 /**

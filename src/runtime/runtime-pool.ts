@@ -229,6 +229,11 @@ export class RuntimePool implements ExecutorListener {
     return this.compilers.compile(files, kind);
   }
 
+  /** Readiness: compiler processes running now, of how many (a dead idle one is restarted). */
+  async compilersRunning(): Promise<{ running: number; of: number }> {
+    return { running: await this.compilers.running(), of: this.compilers.size };
+  }
+
   /** For tests and operators: the compiler processes (undefined where none runs). */
   compilerPids(): Promise<(number | undefined)[]> {
     return this.compilers.pids();

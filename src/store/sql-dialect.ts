@@ -15,7 +15,20 @@
  *   `ON CONFLICT DO NOTHING` are spelled the same on both (SQLite ≥ 3.24); no RETURNING is used.
  * - transactions: SqlRunner.batch is all or nothing on both (a transaction on PostgreSQL; on SQLite
  *   a transaction on the event loop's connection, or a savepoint of the writer thread's group commit).
+ * - serialising a check-then-write across instances (serializedBy): on SQLite the batch's first
+ *   write statement takes the database's one write lock, so nothing is needed; on PostgreSQL an
+ *   advisory lock held to the transaction's end, taken first in the batch.
  */
+
+import { SqlDialect, SqlStatement } from './sql-runner';
+
+/**
+ * Statements that open a batch whose check and write must not interleave with the same batch of
+ * another instance (e.g. "no tenant yet, so create the first"): see the list above.
+ */
+export function serializedBy(dialect: SqlDialect, lockId: number): SqlStatement[] {
+  return dialect === 'postgres' ? [{ sql: 'SELECT pg_advisory_xact_lock(?)', params: [lockId] }] : [];
+}
 
 /** A time column's value to bind: timestamptz on PostgreSQL, epoch ms on SQLite. */
 export const sqlTime = (epochMillis: number): Date => new Date(epochMillis);

@@ -3,6 +3,8 @@
  * PostgreSQL: `?` placeholders (converted to $n for PostgreSQL), and atomic statement batches.
  * Every difference of the two engines that this SQL meets is listed, and absorbed, in sql-dialect.ts.
  */
+export type SqlDialect = 'sqlite' | 'postgres';
+
 export interface SqlStatement {
   sql: string;
   params: unknown[];
@@ -21,6 +23,8 @@ export function guardHolds(s: SqlStatement, changed: number): boolean {
 }
 
 export interface SqlRunner {
+  /** Which engine runs the SQL: only sql-dialect.ts asks (the few statements that differ). */
+  readonly dialect: SqlDialect;
   all<T>(sql: string, params: unknown[]): Promise<T[]>;
   /** Rows changed. */
   run(sql: string, params: unknown[]): Promise<number>;

@@ -1,4 +1,4 @@
-import { epochMs, sqlTime } from './sql-dialect';
+import { epochMs, serializedBy, sqlTime } from './sql-dialect';
 import { SqlRunner } from './sql-runner';
 import { ApiKeyRecord, TenantLimitsRecord, TenantRecord, TenantRepository } from './tenant-repository.port';
 
@@ -22,6 +22,9 @@ interface TenantLimitsDbRow {
   updated_at: number | Date;
 }
 
+// Arbitrary constant: serialises first-run tenant creation when several instances start together.
+const FIRST_TENANT_LOCK = 72_601_144;
+
 const toTenant = (r: TenantDbRow): TenantRecord => ({ tenantId: r.tenant_id, name: r.name, createdAt: epochMs(r.created_at) });
 
 /** One implementation for both stores over SqlRunner (the time columns differ: see sql-dialect.ts). */
@@ -32,6 +35,24 @@ export class SqlTenantRepository implements TenantRepository {
     await this.db.batch([
       { sql: 'INSERT INTO tenants (tenant_id, name, created_at) VALUES (?, ?, ?)', params: [t.tenantId, t.name, sqlTime(t.createdAt)] },
       { sql: 'INSERT INTO tenant_heads (tenant_id, position) VALUES (?, 0)', params: [t.tenantId] },
+    ]);
+  }
+
+  async createFirstTenant(t: TenantRecord, k: Omit<ApiKeyRecord, 'revokedAt'>): Promise<boolean> {
+    // The check is part of the insert (nothing is written when a tenant exists), and serialised
+    // against other instances doing the same: SQLite's write lock, PostgreSQL's advisory lock.
+    return this.db.batch([
+      ...serializedBy(this.db.dialect, FIRST_TENANT_LOCK),
+      {
+        sql: 'INSERT INTO tenants (tenant_id, name, created_at) SELECT ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM tenants)',
+        params: [t.tenantId, t.name, sqlTime(t.createdAt)],
+        mustChange: true,
+      },
+      { sql: 'INSERT INTO tenant_heads (tenant_id, position) VALUES (?, 0)', params: [t.tenantId] },
+      {
+        sql: 'INSERT INTO api_keys (key_id, tenant_id, key_hash, created_at) VALUES (?, ?, ?, ?)',
+        params: [k.keyId, k.tenantId, k.keyHash, sqlTime(k.createdAt)],
+      },
     ]);
   }
 

@@ -27,8 +27,21 @@ export interface Store {
   readonly webhooks: WebhookRepository;
   /** Runs pending schema migrations; safe to call from several instances at once. */
   migrate(): Promise<void>;
+  /**
+   * Readiness (GET /health/ready): one real committed write, the way appends write (SQLite: on the
+   * writer thread, after checking that the data file is still the one opened). Rejects, saying why,
+   * when the store cannot be written.
+   */
+  probeWrite(): Promise<void>;
   /** Waits for in-flight writes, then releases connections. */
   close(): Promise<void>;
 }
 
 export const STORE = Symbol('STORE');
+
+/**
+ * The write probeWrite() commits: the first migration's row rewritten with its own value. A write the
+ * database must log and sync like any other, on a row every store has, so that no table of its own
+ * (and no migration) is needed; the same SQL on both adapters.
+ */
+export const WRITE_PROBE_SQL = 'UPDATE schema_migrations SET applied_at = applied_at WHERE version = 1';

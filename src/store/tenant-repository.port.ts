@@ -24,6 +24,11 @@ export interface TenantLimitsRecord {
 
 export interface TenantRepository {
   createTenant(tenant: TenantRecord): Promise<void>;
+  /**
+   * First run: creates this tenant with this key only if the store holds no tenant at all, in one
+   * transaction serialised against other instances doing the same; false (nothing written) otherwise.
+   */
+  createFirstTenant(tenant: TenantRecord, key: Omit<ApiKeyRecord, 'revokedAt'>): Promise<boolean>;
   getTenant(tenantId: string): Promise<TenantRecord | null>;
   listTenants(): Promise<TenantRecord[]>;
   addKey(key: Omit<ApiKeyRecord, 'revokedAt'>): Promise<void>;

@@ -5,6 +5,7 @@ import { APP_CONFIG } from '../config/config.module';
 import { STORE, Store } from '../store/store.port';
 import { AdminGuard } from './admin.guard';
 import { ApiKeyGuard } from './api-key.guard';
+import { FirstRun } from './first-run';
 import { AdminTenantsController, WhoamiController } from './tenancy.controller';
 import { TenantDirectory } from './tenant-directory';
 
@@ -16,21 +17,32 @@ import { TenantDirectory } from './tenant-directory';
       inject: [STORE, APP_CONFIG],
       useFactory: (store: Store, config: AppConfig) => new TenantDirectory(store.tenants, config.apiKeyCacheMs),
     },
+    {
+      provide: FirstRun,
+      inject: [TenantDirectory, APP_CONFIG],
+      useFactory: (directory: TenantDirectory, config: AppConfig) => new FirstRun(directory, config),
+    },
     AdminGuard,
     { provide: APP_GUARD, useClass: ApiKeyGuard },
   ],
-  exports: [TenantDirectory],
+  exports: [TenantDirectory, FirstRun],
 })
 export class TenancyModule implements OnApplicationBootstrap {
   private readonly logger = new Logger('Tenancy');
 
   constructor(
     private readonly directory: TenantDirectory,
+    private readonly firstRun: FirstRun,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    if (!this.config.bootstrapApiKey) return;
+    if (!this.config.bootstrapApiKey) {
+      const created = await this.firstRun.ensure();
+      if (created)
+        this.logger.log(`first run: created tenant ${created.tenantId} (${created.name}); its API key is printed once on stdout`);
+      return;
+    }
     const tenant = await this.directory.ensureKey(this.config.bootstrapApiKey, this.config.bootstrapTenantName);
     this.logger.log(`BOOTSTRAP_API_KEY names tenant ${tenant.tenantId} (${tenant.name})`);
   }

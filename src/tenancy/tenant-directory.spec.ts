@@ -9,6 +9,12 @@ class MemoryTenants implements TenantRepository {
   async createTenant(t: TenantRecord) {
     this.tenants.set(t.tenantId, t);
   }
+  async createFirstTenant(t: TenantRecord, k: Omit<ApiKeyRecord, 'revokedAt'>) {
+    if (this.tenants.size > 0) return false;
+    await this.createTenant(t);
+    await this.addKey(k);
+    return true;
+  }
   async getTenant(id: string) {
     return this.tenants.get(id) ?? null;
   }

@@ -88,6 +88,20 @@ export class TenantDirectory {
     return tenant;
   }
 
+  /** A tenant with a new key, created only if the store has no tenant yet (null otherwise): see FirstRun. */
+  async createFirstTenant(name: string): Promise<({ tenant: TenantRecord } & IssuedKey) | null> {
+    const tenant: TenantRecord = { tenantId: randomUUID(), name: checkName(name), createdAt: this.now() };
+    const apiKey = generateApiKey();
+    const keyId = generateKeyId();
+    const created = await this.repo.createFirstTenant(tenant, {
+      keyId,
+      tenantId: tenant.tenantId,
+      keyHash: hashApiKey(apiKey),
+      createdAt: tenant.createdAt,
+    });
+    return created ? { tenant, keyId, apiKey } : null;
+  }
+
   listTenants(): Promise<TenantRecord[]> {
     return this.repo.listTenants();
   }

@@ -114,6 +114,8 @@ describe('keys never logged nor echoed, at LOG_LEVEL=trace', () => {
     // Trace logging was on: every request was logged, with its (redacted) URL.
     expect(lines.filter((l) => l.includes('"incoming request"')).length).toBeGreaterThan(30);
     expect(svc.output).toContain('apiKey=[REDACTED]');
+    // At trace too, every line on stdout is one JSON object (README "Logs").
+    for (const line of svc.stdout.split('\n').filter(Boolean)) expect(() => JSON.parse(line)).not.toThrow();
     for (const secret of [...keys, WRONG_KEY, ADMIN_TOKEN]) {
       expect(lines.filter((l) => l.includes(secret))).toEqual([]);
       expect(seenHeaders.filter((h) => h.includes(secret))).toEqual([]);

@@ -57,6 +57,9 @@ async function openStore(
 class RecordingRunner implements SqlRunner {
   last: { sql: string; params: unknown[] } | null = null;
   constructor(private readonly inner: SqlRunner) {}
+  get dialect() {
+    return this.inner.dialect;
+  }
   all<T>(sql: string, params: unknown[]) {
     this.last = { sql, params };
     return this.inner.all<T>(sql, params);

@@ -58,6 +58,8 @@ it('strict (default): starts with every fence and reports them on GET /health/re
       status: 'ready',
       sandbox: { mode: 'strict', fences: { namespaces: true, network: true, unprivilegedUser: true, seccomp: true, rlimits: true } },
       runtime: { isolation: 'shared', executors: 'started', count: expect.any(Number) },
+      compiler: { running: expect.any(Number), of: 2 },
+      store: { kind: 'sqlite', writable: true },
     },
   });
   // The contract's health check is untouched.

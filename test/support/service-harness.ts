@@ -39,6 +39,8 @@ export class ServiceProcess {
   child!: ChildProcess;
   url!: string;
   output = '';
+  /** stdout alone (output has both streams, interleaved). */
+  stdout = '';
 
   constructor(private readonly env: Record<string, string>) {}
 
@@ -51,7 +53,10 @@ export class ServiceProcess {
       env: { ...process.env, ADMIN_TOKEN, LOG_LEVEL: 'warn', HOST: '127.0.0.1', ...this.env, PORT: String(port) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    this.child.stdout!.on('data', (d) => (this.output += d));
+    this.child.stdout!.on('data', (d) => {
+      this.output += d;
+      this.stdout += d;
+    });
     this.child.stderr!.on('data', (d) => (this.output += d));
     const deadline = Date.now() + 30_000;
     while (Date.now() < deadline) {

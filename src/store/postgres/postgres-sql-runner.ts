@@ -3,6 +3,7 @@ import { GuardMissed, guardHolds, SqlRunner, SqlStatement, toPgPlaceholders } fr
 import { withTransaction } from './with-transaction';
 
 export class PostgresSqlRunner implements SqlRunner {
+  readonly dialect = 'postgres' as const;
   private readonly converted = new Map<string, string>();
 
   constructor(private readonly pool: Pool) {}

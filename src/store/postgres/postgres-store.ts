@@ -6,7 +6,7 @@ import { SqlBindingRepository, SqlSnapshotRepository } from '../sql-reducer-stat
 import { SqlTenantRepository } from '../sql-tenant-repository';
 import { SqlUploadRepository } from '../sql-upload-repository';
 import { SqlWebhookRepository } from '../sql-webhook-repository';
-import { Store } from '../store.port';
+import { Store, WRITE_PROBE_SQL } from '../store.port';
 import { PostgresSqlRunner } from './postgres-sql-runner';
 import { PostgresEventLog } from './postgres-event-log';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations';
@@ -104,6 +104,11 @@ export class PostgresStore implements Store {
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
       client.release();
     }
+  }
+
+  /** A committed write on a pooled connection: the server is reachable and accepts writes (not a read-only standby). */
+  async probeWrite(): Promise<void> {
+    await this.pool.query(WRITE_PROBE_SQL);
   }
 
   async close(): Promise<void> {

@@ -11,6 +11,7 @@ import { GuardMissed, guardHolds, SqlRunner, SqlStatement } from '../sql-runner'
  * the writer thread instead.
  */
 export class SqliteDirectSqlRunner implements SqlRunner {
+  readonly dialect = 'sqlite' as const;
   private readonly cache = new Map<string, Database.Statement>();
 
   constructor(private readonly db: Database.Database) {}

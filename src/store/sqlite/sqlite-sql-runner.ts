@@ -20,6 +20,7 @@ export type CommitWrites = (writes: SqlWrite[]) => Promise<SqlWriteOutcome[]>;
  * answered) and any wait for the write lock the appends hold block that thread, not the event loop.
  */
 export class SqliteSqlRunner implements SqlRunner {
+  readonly dialect = 'sqlite' as const;
   private readonly cache = new Map<string, Database.Statement>();
   private queue: PendingWrite[] = [];
 

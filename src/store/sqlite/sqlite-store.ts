@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SqlNotificationRepository } from '../sql-notification-repository';
 import { SqlLaneStore } from '../sql-lane-store';
@@ -7,7 +8,7 @@ import { SqlBindingRepository, SqlSnapshotRepository } from '../sql-reducer-stat
 import { SqlTenantRepository } from '../sql-tenant-repository';
 import { SqlUploadRepository } from '../sql-upload-repository';
 import { SqlWebhookRepository } from '../sql-webhook-repository';
-import { Store } from '../store.port';
+import { Store, WRITE_PROBE_SQL } from '../store.port';
 import { CommitWrites, SqliteSqlRunner } from './sqlite-sql-runner';
 import { SqliteDirectSqlRunner } from './sqlite-direct-sql-runner';
 import { SqliteWriteBatch } from './sqlite-write-batch';
@@ -46,9 +47,15 @@ export class SqliteStore implements Store {
   readonly webhooks: SqlWebhookRepository;
 
   private readonly writer?: SqliteAppendWorkerClient;
+  /** The data file as opened (device and inode): probeWrite() checks that its path still names it. */
+  private readonly opened?: { file: string; dev: number; ino: number };
 
   constructor(options: SqliteStoreOptions) {
     this.db = openSqlite(options.file);
+    if (options.file !== ':memory:') {
+      const { dev, ino } = fs.statSync(options.file);
+      this.opened = { file: options.file, dev, ino };
+    }
     let commitWrites: CommitWrites;
     if (options.file === ':memory:') {
       // A private in-memory database cannot be shared with a thread: write on this one.
@@ -94,6 +101,25 @@ export class SqliteStore implements Store {
         .immediate();
     });
     this.events.prepare();
+  }
+
+  /**
+   * An open SQLite connection goes on committing to a data file that was deleted or moved away (as
+   * root, permissions do not stop it either): every write would be acknowledged and then lost with
+   * the process. So the path is checked first, then a real write goes through the writer thread.
+   */
+  async probeWrite(): Promise<void> {
+    if (this.opened) {
+      const { file, dev, ino } = this.opened;
+      let now: fs.Stats;
+      try {
+        now = fs.statSync(file);
+      } catch (e) {
+        throw new Error(`the data file ${file} is gone (${(e as NodeJS.ErrnoException).code ?? e})`, { cause: e });
+      }
+      if (now.dev !== dev || now.ino !== ino) throw new Error(`the data file ${file} was replaced since it was opened`);
+    }
+    await this.sqlRunner.run(WRITE_PROBE_SQL, []);
   }
 
   /** Waits for the writer thread's in-flight commits, then closes both connections. */

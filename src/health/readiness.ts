@@ -1,3 +1,5 @@
+import { constant, JsonSchema, object } from '../common/json-schema';
+
 /**
  * GET /health/ready: each check contributes one section of the answer and may hold readiness back.
  * Checks are plain objects so that later ones (the store, Redis) are added in health.module.ts only.
@@ -23,3 +25,13 @@ export class Readiness {
     return report;
   }
 }
+
+/** GET /health (the contract's answer). */
+export const HEALTH_SCHEMA: JsonSchema = object({ status: constant('ok') });
+
+/** GET /health/ready: 200 ready or 503 not-ready, with one section per check (what it found). */
+export const READINESS_SCHEMA: JsonSchema = object(
+  { status: { enum: ['ready', 'not-ready'] } },
+  {},
+  { additionalProperties: { description: "a check's section" } },
+);

@@ -30,6 +30,11 @@ export interface OperationSpec {
   responses: Record<number, ResponseSpec>;
   errors?: ErrorCode[];
   parameters?: Record<string, ParameterSpec>;
+  /**
+   * The route exists only in some configurations (a module that registers its controller only when
+   * enabled): its absence is not a stale entry. Say which configuration.
+   */
+  onlyWhen?: string;
   /** A body the route reads without a DTO (multipart uploads, admin bodies checked by their services). */
   body?: { contentType: string; schema: SchemaName | JsonSchema; description?: string };
 }
@@ -259,6 +264,14 @@ export const OPERATIONS: Record<string, OperationSpec> = {
     tag: 'system',
     summary: 'Ready to serve: every readiness check passes',
     responses: { 200: json('ready', 'Readiness'), 503: json('not ready: the failing checks say why', 'Readiness') },
+  },
+  'GET /metrics': {
+    tag: 'system',
+    summary: 'Prometheus metrics (text format), families eventstore_… (docs/operations.md)',
+    description: 'Public unless METRICS_TOKEN is set; then `Authorization: Bearer <METRICS_TOKEN>`.',
+    onlyWhen: 'metrics are on (METRICS_ENABLED, the default)',
+    responses: { 200: { description: 'the metrics', contentType: 'text/plain', schema: string() } },
+    errors: ['UNAUTHORIZED'],
   },
   'GET /auth/whoami': {
     tag: 'system',

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { Injectable, OnApplicationBootstrap, Type } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { DocsAsset, docsAssets } from './docs-page';
-import { buildOpenApiDocument, OpenApiDocument } from './openapi-document';
+import { buildOpenApiDocument } from './openapi-document';
 import { routesOf } from './route-catalog';
 
 /** The service's version, from the package.json above this file (src/ or dist/src/). */
@@ -22,7 +22,6 @@ function packageVersion(): string {
  */
 @Injectable()
 export class OpenApiDocumentSource implements OnApplicationBootstrap {
-  private doc?: OpenApiDocument;
   private json?: string;
   readonly assets: Record<string, DocsAsset> = docsAssets();
 
@@ -33,13 +32,7 @@ export class OpenApiDocumentSource implements OnApplicationBootstrap {
       .getControllers()
       .map((w) => w.metatype as Type<object> | null)
       .filter((c): c is Type<object> => !!c);
-    this.doc = buildOpenApiDocument(controllers.flatMap(routesOf), packageVersion());
-    this.json = JSON.stringify(this.doc);
-  }
-
-  document(): OpenApiDocument {
-    if (!this.doc) this.onApplicationBootstrap();
-    return this.doc!;
+    this.json = JSON.stringify(buildOpenApiDocument(controllers.flatMap(routesOf), packageVersion()));
   }
 
   text(): string {

@@ -54,6 +54,12 @@ describe('the OpenAPI document', () => {
     );
   });
 
+  it('accepts an absent route whose entry says it exists only in some configuration', () => {
+    const routes = routesOf(ThingsController);
+    const optional = { ...THINGS, 'GET /metrics': { ...THINGS['GET /things'], onlyWhen: 'METRICS_ENABLED is not false' } };
+    expect(Object.keys(buildOpenApiDocument(routes, '1', optional).paths)).toEqual(['/things', '/things/batch']);
+  });
+
   it('refuses an entry that leaves out the status the route answers on success', () => {
     const routes = routesOf(ThingsController);
     const wrong = { ...THINGS, 'POST /things/batch': { ...THINGS['POST /things/batch'], responses: { 201: { description: 'created' } } } };

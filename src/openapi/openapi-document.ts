@@ -145,7 +145,9 @@ function operation(route: RouteInfo, spec: OperationSpec, dtos: Map<string, Type
     operationId: route.handler.replace('.', '_'),
     tags: [spec.tag],
     summary: spec.summary,
-    ...(spec.description ? { description: spec.description } : {}),
+    ...(spec.description || spec.onlyWhen
+      ? { description: [spec.description, spec.onlyWhen && `Only when ${spec.onlyWhen}.`].filter(Boolean).join('\n\n') }
+      : {}),
     security: security(route),
     parameters: parameters(route, spec, problems),
     ...(requestBody ? { requestBody } : {}),
@@ -182,7 +184,9 @@ export function buildOpenApiDocument(
     }
     (paths[route.path] ??= {})[route.method] = operation(route, spec, dtos, problems);
   }
-  for (const key of Object.keys(operations)) if (!seen.has(key)) problems.push(`${key}: in api-operations.ts but no such route`);
+  for (const [key, spec] of Object.entries(operations)) {
+    if (!seen.has(key) && !spec.onlyWhen) problems.push(`${key}: in api-operations.ts but no such route`);
+  }
   if (problems.length) throw new Error(`the OpenAPI document does not match the routes:\n- ${problems.join('\n- ')}`);
   const schemas: Record<string, JsonSchema> = { ...NAMED_SCHEMAS };
   for (const [name, dto] of [...dtos].sort(([a], [b]) => a.localeCompare(b))) {

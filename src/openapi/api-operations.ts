@@ -210,7 +210,10 @@ export const OPERATIONS: Record<string, OperationSpec> = {
       "message (StreamMessage) per notification, `{type: 'ping'}` keepalives to answer with `{type: 'pong'}`. " +
       'Without upgrade and with `Accept: text/event-stream` (projection uploaded with sse true): server-sent events, ' +
       'one `state_changed` event per notification with the StreamMessage as its data and the sequence as its id.',
-    parameters: { afterSequence: { description: 'resume after this sequence (SSE: or Last-Event-ID)' } },
+    parameters: {
+      afterSequence: { description: 'resume after this sequence', schema: integer({ minimum: 0 }) },
+      'last-event-id': { description: 'SSE: the id of the last event received (a reconnecting EventSource sends it)' },
+    },
     responses: {
       101: { description: 'WebSocket: switching protocols; messages are StreamMessage', schema: 'StreamMessage' },
       200: { description: 'server-sent events; each event data is a StreamMessage', contentType: 'text/event-stream', schema: string() },

@@ -77,7 +77,7 @@ function parameters(route: RouteInfo, spec: OperationSpec, problems: string[]): 
       : (docs[q.name]?.schema ?? string());
     out.push({ name: q.name, in: 'query', required: false, schema, ...described(q.name) });
   }
-  const named = new Set([...route.pathParameters, ...route.queryParameters.map((q) => q.name)]);
+  const named = new Set([...route.pathParameters, ...route.queryParameters.map((q) => q.name), ...route.headerParameters]);
   const rest = Object.keys(docs).filter((n) => !named.has(n));
   if (route.wholeQuery) {
     if (!rest.length) problems.push(`${route.handler}: its query goes through a pipe; name its parameters in api-operations.ts`);
@@ -85,7 +85,8 @@ function parameters(route: RouteInfo, spec: OperationSpec, problems: string[]): 
   } else if (rest.length) problems.push(`${route.handler}: api-operations.ts describes parameters it does not read: ${rest.join(', ')}`);
   for (const name of route.headerParameters) {
     // OpenAPI ignores a parameter named Accept; the operation's responses say what it answers.
-    if (name.toLowerCase() !== 'accept') out.push({ name, in: 'header', required: false, schema: string() });
+    if (name.toLowerCase() !== 'accept')
+      out.push({ name, in: 'header', required: false, schema: docs[name]?.schema ?? string(), ...described(name) });
   }
   return out;
 }

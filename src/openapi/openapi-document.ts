@@ -98,11 +98,11 @@ function response(r: ResponseSpec): JsonSchema {
   };
 }
 
+/** The error body, narrowed to the codes this status carries here. */
+const errorSchema = (codes: ErrorCode[]): JsonSchema => ({ allOf: [ref('Error'), { properties: { error: { enum: codes } } }] });
+
 function errorResponse(codes: ErrorCode[]): JsonSchema {
-  return {
-    description: codes.join(', '),
-    content: { 'application/json': { schema: { allOf: [ref('Error'), { properties: { error: { enum: codes } } }] } } },
-  };
+  return { description: codes.join(', '), content: { 'application/json': { schema: errorSchema(codes) } } };
 }
 
 function operation(route: RouteInfo, spec: OperationSpec, dtos: Map<string, Type<object>>, problems: string[]): JsonSchema {
@@ -120,10 +120,9 @@ function operation(route: RouteInfo, spec: OperationSpec, dtos: Map<string, Type
     else {
       // A status the operation also answers with its own shape (503 of /health/ready): either body.
       const ownSchema = (own.content as Record<string, { schema: JsonSchema }> | undefined)?.['application/json']?.schema;
-      const err = errorResponse(codes);
       responses[status] = {
         description: `${own.description as string}; or an error: ${codes.join(', ')}`,
-        content: { 'application/json': { schema: { anyOf: [ownSchema ?? {}, (err.content as any)['application/json'].schema] } } },
+        content: { 'application/json': { schema: { anyOf: [ownSchema ?? {}, errorSchema(codes)] } } },
       };
     }
   }

@@ -114,11 +114,17 @@ export default tseslint.config(
               from: under('notifications/streams'),
               message: 'streams and webhooks share only the log',
             },
-            // compilation/ hands compiled uploads to the catalogs: above them, imported by AppModule only.
+            // compilation/ hands compiled uploads to the catalogs, openapi/ describes every module's routes:
+            // both sit above everything, imported by AppModule only.
             {
-              target: under('common', 'config', 'store', 'runtime', 'tenancy', 'quotas', ...FEATURES),
+              target: under('common', 'config', 'store', 'runtime', 'tenancy', 'quotas', ...FEATURES, 'openapi'),
               from: under('compilation'),
               message: 'only AppModule imports compilation/',
+            },
+            {
+              target: under('common', 'config', 'store', 'runtime', 'tenancy', 'quotas', ...FEATURES, 'compilation'),
+              from: under('openapi'),
+              message: 'only AppModule imports openapi/',
             },
             // Nothing imports the app's composition root; the service never imports tests or benches.
             {

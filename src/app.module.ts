@@ -6,6 +6,7 @@ import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.controller';
 import { LanesModule } from './lanes/lanes.module';
 import { NotificationsModule } from './notifications/notifications.module';
+import { OpenApiModule } from './openapi/openapi.module';
 import { ProjectionsModule } from './projections/projections.module';
 import { QuotasModule } from './quotas/quotas.module';
 import { ReducersModule } from './reducers/reducers.module';
@@ -31,6 +32,7 @@ export class AppModule {
         CompilationModule,
         NotificationsModule,
         HealthModule,
+        OpenApiModule,
       ],
     };
   }

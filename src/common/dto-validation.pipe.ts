@@ -54,7 +54,8 @@ export interface DtoPipeOptions {
 
 export class DtoValidationPipe<T extends object> implements PipeTransform<unknown, T> {
   constructor(
-    private readonly dto: DtoClass<T>,
+    /** Public: the OpenAPI document takes the request body's schema from the class this pipe validates with. */
+    readonly dto: DtoClass<T>,
     private readonly options: DtoPipeOptions = {},
   ) {}
   transform(value: unknown): T {

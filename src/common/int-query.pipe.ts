@@ -6,11 +6,12 @@ import { parseIntParam } from './int-param';
  * readers take numbers. Absent or empty is `whenAbsent` (undefined: the parameter is optional).
  */
 export class IntQueryPipe<D extends number | undefined = number> implements PipeTransform<string | undefined, number | D> {
+  // Public: the OpenAPI document describes the parameter from the pipe that checks it.
   constructor(
-    private readonly name: string,
-    private readonly whenAbsent: D,
-    private readonly min = 0,
-    private readonly max = Number.MAX_SAFE_INTEGER,
+    readonly name: string,
+    readonly whenAbsent: D,
+    readonly min = 0,
+    readonly max = Number.MAX_SAFE_INTEGER,
   ) {}
 
   transform(raw: string | undefined): number | D {

@@ -1,4 +1,5 @@
 import { applyDecorators } from '@nestjs/common';
+import { JSONSchema } from 'class-validator-jsonschema';
 import { IsArray, IsDefined, IsInt, IsObject, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
 import { AGGREGATE_ID_PATTERN, AGGREGATE_TYPE_PATTERN, EVENT_TYPE_PATTERN, LIMITS, TRACE_ID_PATTERN } from './event-limits';
 
@@ -66,8 +67,9 @@ export class AppendEventDto extends EventEnvelopeDto {
 }
 
 export class AppendBatchDto extends EventEnvelopeDto {
-  /** Elements are checked one by one against EventBodyDto by the pipe (see NESTED). */
+  /** Elements are checked one by one against EventBodyDto by the pipe (see NESTED); the schema says so too. */
   @IsArray()
+  @JSONSchema((schema, options) => ({ ...schema, items: { $ref: `${options.refPointerPrefix}${EventBodyDto.name}` } }))
   events!: EventBodyDto[];
 
   static readonly NESTED = { events: EventBodyDto };

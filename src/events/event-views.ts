@@ -1,4 +1,5 @@
 import { isoTime } from '../common/iso-time';
+import { anyJson, arrayOf, integer, jsonObject, JsonSchema, nullable, object, string, timestamp } from '../common/json-schema';
 import { RawJson, rawJsonOrNull } from '../common/raw-json';
 import { StoredEvent } from '../store/event-log.port';
 import { AppendOutcomeWithState } from './append-pipeline';
@@ -8,6 +9,15 @@ function stateFields(o: AppendOutcomeWithState) {
   if (o.stateError) return { stateError: o.stateError };
   return o.state !== undefined ? { state: o.state } : {};
 }
+
+const STATE_FIELDS = {
+  state: anyJson({ description: "the aggregate's state after the append: present when a reducer is bound to the type" }),
+  stateError: object(
+    { code: { enum: ['REDUCER_FAILED', 'STATE_TOO_LARGE'] }, message: string(), failedVersion: integer() },
+    {},
+    { description: 'instead of state: the reducer failed on these events (they are stored all the same)' },
+  ),
+};
 
 /** Response of POST /events: the contract's fields, plus the tenant-wide `position` (read-your-writes). */
 export function appendedView(o: AppendOutcomeWithState) {
@@ -23,6 +33,18 @@ export function appendedView(o: AppendOutcomeWithState) {
     ...stateFields(o),
   };
 }
+
+export const APPENDED_SCHEMA: JsonSchema = object(
+  {
+    eventId: string(),
+    aggregateId: string(),
+    aggregateType: string(),
+    version: integer({ minimum: 1 }),
+    timestamp: timestamp(),
+    position: integer({ minimum: 1, description: 'tenant-wide position of the event (read-your-writes with minPosition)' }),
+  },
+  STATE_FIELDS,
+);
 
 /** Response of POST /events/batch. */
 export function batchAppendedView(o: AppendOutcomeWithState) {
@@ -42,6 +64,20 @@ export function batchAppendedView(o: AppendOutcomeWithState) {
   };
 }
 
+export const BATCH_APPENDED_SCHEMA: JsonSchema = object(
+  {
+    aggregateId: string(),
+    aggregateType: string(),
+    startVersion: integer({ minimum: 1 }),
+    endVersion: integer({ minimum: 1 }),
+    eventIds: arrayOf(string()),
+    timestamp: timestamp(),
+    startPosition: integer({ minimum: 1 }),
+    endPosition: integer({ minimum: 1 }),
+  },
+  STATE_FIELDS,
+);
+
 export function storedEventView(e: StoredEvent) {
   return {
     eventId: e.eventId,
@@ -57,3 +93,23 @@ export function storedEventView(e: StoredEvent) {
     metadata: rawJsonOrNull(e.metadata),
   };
 }
+
+export const STORED_EVENT_SCHEMA: JsonSchema = object({
+  eventId: string(),
+  aggregateId: string(),
+  aggregateType: string(),
+  eventType: string(),
+  data: jsonObject({ description: 'the event payload, exactly as appended' }),
+  version: integer({ minimum: 1, description: 'the first event of an aggregate has version 1' }),
+  timestamp: timestamp(),
+  position: integer({ minimum: 1 }),
+  correlationId: nullable(string()),
+  causationId: nullable(string()),
+  metadata: nullable(jsonObject()),
+});
+
+/** GET /events/{aggregateId}: a page of the stream; `nextFromVersion` when more follow. */
+export const STORED_EVENTS_PAGE_SCHEMA: JsonSchema = object(
+  { events: arrayOf(STORED_EVENT_SCHEMA) },
+  { nextFromVersion: integer({ minimum: 1, description: 'pass as fromVersion to read the next page' }) },
+);

@@ -1,3 +1,4 @@
+import { arrayOf, boolean, integer, JsonSchema, object, string } from '../common/json-schema';
 import { ProjectionVersion } from '../store/projection-catalog.port';
 
 type VersionRef = { tenantId: string; versionId: string };
@@ -25,3 +26,15 @@ export class AdminLanesView {
     return { routers, orphans };
   }
 }
+
+const VERSION_REF_SCHEMA = { tenantId: string(), versionId: string() };
+
+/** GET /admin/lanes. */
+export const ADMIN_LANES_SCHEMA: JsonSchema = object({
+  routers: arrayOf(object({ ...VERSION_REF_SCHEMA, live: boolean() }), { description: 'the versions this instance routes' }),
+  orphans: object(
+    { lanes: integer(), inboxRows: integer(), versions: arrayOf(object(VERSION_REF_SCHEMA)) },
+    {},
+    { description: 'lane and inbox rows of versions no projection names' },
+  ),
+});

@@ -1,3 +1,4 @@
+import { integer, JsonSchema, object, string } from '../common/json-schema';
 import { DomainError, notFound } from '../common/domain-error';
 import { ProjectionRecord } from '../store/projection-catalog.port';
 import { LaneRecord } from '../store/lane-store.port';
@@ -19,6 +20,13 @@ export interface LaneOperationDeps {
   /** The lane runs again at once rather than at the next sweep. */
   wakeLane(lane: { tenantId: string; versionId: string; key: string }): Promise<void>;
 }
+
+export const LANE_OPERATION_RESULT_SCHEMA: JsonSchema = object({
+  projectionId: string(),
+  key: string(),
+  action: { enum: ['retry', 'skip'] },
+  position: integer({ description: 'the position the lane was held on' }),
+});
 
 export interface LaneOperationResult {
   projectionId: string;

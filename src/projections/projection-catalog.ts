@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { boolean, constant, JsonSchema, nullable, object, oneOf, string } from '../common/json-schema';
 import { DomainError, notFound, validationFailed } from '../common/domain-error';
 import { MultipartUpload } from '../common/multipart-upload';
 import { LaneEngine } from '../lanes/lane-engine';
@@ -40,6 +41,39 @@ export function parseProjectionConfig(raw: string | undefined, field: string): P
 export type ProjectionUploadAnswer =
   | { projectionId: string; uploadId: string; status: 'pending_compilation' }
   | { success: true; uploadId: string; projectionId: null; status: 'compiling'; message: string; notifications?: UploadNotificationsView };
+
+const UPLOAD_NOTIFICATIONS_SCHEMA: JsonSchema = object(
+  {
+    webhook: object({
+      enabled: boolean(),
+      secret: nullable(string({ description: 'the active webhook secret: store it securely' })),
+      isolated: boolean({ description: "true: the projection's own secret; false: the tenant's shared one" }),
+    }),
+    sse: boolean({ description: 'whether the server-sent-events channel is enabled' }),
+  },
+  {},
+  { description: 'only when notification config was given' },
+);
+
+/** POST /projections/upload (202): the current answer, or the earlier one when the config came as `notificationConfig`. */
+export const PROJECTION_UPLOAD_ANSWER_SCHEMA: JsonSchema = oneOf(
+  object(
+    {
+      success: constant(true),
+      uploadId: string({ format: 'uuid' }),
+      projectionId: constant(null, { description: 'the stable id is assigned during compilation' }),
+      status: constant('compiling'),
+      message: string(),
+    },
+    { notifications: UPLOAD_NOTIFICATIONS_SCHEMA },
+    { title: 'current' },
+  ),
+  object(
+    { projectionId: string({ format: 'uuid' }), uploadId: string({ format: 'uuid' }), status: constant('pending_compilation') },
+    {},
+    { title: 'earlier (config sent as notificationConfig)' },
+  ),
+);
 
 /** The tenant's `projections` limit (src/quotas): throws QUOTA_EXCEEDED when one more would pass it. */
 export interface ProjectionQuota {

@@ -1,4 +1,5 @@
 import { isoTime } from '../common/iso-time';
+import { anyJson, arrayOf, constant, integer, jsonObject, JsonSchema, nullable, object, string, timestamp } from '../common/json-schema';
 import { ProjectionRecord } from '../store/projection-catalog.port';
 import { LaneRecord } from '../store/lane-store.port';
 import { UploadRecord } from '../store/upload-repository.port';
@@ -42,6 +43,45 @@ export function projectionStatusView(u: UploadRecord, p: ProjectionRecord | null
   };
 }
 
+const APPLY_LAG_SCHEMA: JsonSchema = object(
+  {
+    totalInboxDepth: integer({ description: "events queued behind the projection's slowest key" }),
+    heldLanes: integer({ description: 'above 0: a key is stopped on a failing event and needs attention' }),
+    laneCount: integer({ description: 'state keys that have taken a write' }),
+    headPosition: integer(),
+    appliedPosition: integer(),
+    lagEvents: integer({ description: 'head − applied' }),
+    oldestUnappliedAgeMs: integer(),
+  },
+  {},
+  { description: 'only with include=lag; omitted when temporarily unavailable' },
+);
+const VERSION_SCHEMA: JsonSchema = object({ uploadId: string({ format: 'uuid' }) }, { applyLag: APPLY_LAG_SCHEMA });
+
+/** GET /projections/{id}/status (ProjectionStatus adds `webhook`). */
+export const PROJECTION_STATUS_SCHEMA: JsonSchema = object(
+  {
+    type: { enum: ['compilation', 'runtime'] },
+    uploadId: string({ format: 'uuid' }),
+    id: string({ format: 'uuid', deprecated: true, description: 'deprecated: the same value as uploadId' }),
+    projectionId: nullable(string({ description: 'the stable id; null until compilation completes' })),
+    status: { enum: Object.values(STATUS) },
+    kind: constant('projection'),
+    createdAt: timestamp(),
+    compiledAt: nullable(timestamp()),
+  },
+  {
+    name: string(),
+    discovered: arrayOf(object({ className: string(), stateTypeName: string(), kind: constant('projection') })),
+    compiledClassName: nullable(string({ description: 'earlier shape' })),
+    compiledStateType: nullable(string({ description: 'earlier shape' })),
+    compilationError: string(),
+    activeVersion: VERSION_SCHEMA,
+    pendingVersion: VERSION_SCHEMA,
+    webhook: jsonObject({ description: "the webhook endpoint's status, as GET /projections/{id}/webhook answers it" }),
+  },
+);
+
 export function projectionListView(p: ProjectionRecord) {
   return {
     projectionId: p.projectionId,
@@ -52,6 +92,15 @@ export function projectionListView(p: ProjectionRecord) {
   };
 }
 
+export const PROJECTION_LIST_SCHEMA: JsonSchema = object({
+  projections: arrayOf(
+    object(
+      { projectionId: string(), name: string(), activeVersion: nullable(object({ uploadId: string() })), createdAt: timestamp() },
+      { pendingVersion: object({ uploadId: string() }) },
+    ),
+  ),
+});
+
 export function laneView(l: LaneRecord) {
   return {
     key: l.key,
@@ -60,6 +109,18 @@ export function laneView(l: LaneRecord) {
     ...(l.heldPosition !== null ? { held: { position: l.heldPosition, error: l.heldError, attempts: l.attempts } } : {}),
   };
 }
+
+export const LANE_SCHEMA: JsonSchema = object(
+  { key: string(), appliedPosition: integer(), updatedAt: nullable(timestamp()) },
+  {
+    held: object(
+      { position: integer(), error: nullable(string()), attempts: integer() },
+      {},
+      { description: 'the lane is stopped on this event' },
+    ),
+  },
+);
+export const LANES_PAGE_SCHEMA: JsonSchema = object({ lanes: arrayOf(LANE_SCHEMA) });
 
 /**
  * The answer to a state read: 200 with the state, or 202 while the version catches up (a success:
@@ -89,6 +150,23 @@ export function stateAnswer(r: StateRead) {
   };
 }
 
+export const PROJECTION_STATE_SCHEMA: JsonSchema = object({
+  projectionId: string(),
+  stateKey: string(),
+  state: anyJson({ description: "the full state produced by the projection's Apply method" }),
+  updatedAt: timestamp(),
+  appliedPosition: integer(),
+});
+export const CATCHING_UP_SCHEMA: JsonSchema = object(
+  { projectionId: string(), status: constant('catching_up'), appliedPosition: integer() },
+  { minPosition: integer() },
+);
+
 export function keysPageView(lanes: LaneRecord[]) {
   return { keys: lanes.map((l) => l.key), ...(lanes.length ? { next: lanes[lanes.length - 1].key } : {}) };
 }
+
+export const KEYS_PAGE_SCHEMA: JsonSchema = object(
+  { keys: arrayOf(string()) },
+  { next: string({ description: 'the last key of this page: pass it as after for the next one' }) },
+);

@@ -1,4 +1,5 @@
 import { validationFailed } from '../common/domain-error';
+import { integer, JsonSchema, object } from '../common/json-schema';
 
 /**
  * A rate: `quota` units per `windowSeconds`, kept as a token bucket that holds at most `quota`
@@ -110,6 +111,27 @@ export function parseOverrides(input: unknown): LimitOverrides {
   }
   return out;
 }
+
+const RATE_SCHEMA: JsonSchema = object(
+  {
+    quota: integer({ minimum: 0, maximum: MAX_QUOTA, description: '0: no limit' }),
+    windowSeconds: integer({ minimum: 1, maximum: MAX_WINDOW_SECONDS }),
+  },
+  {},
+  { additionalProperties: false },
+);
+const COUNT_SCHEMA: JsonSchema = integer({ minimum: 0, maximum: MAX_QUOTA, description: '0: no limit' });
+const limitsSchema = (extra: JsonSchema) =>
+  object(
+    {},
+    Object.fromEntries([...RATE_LIMIT_NAMES.map((n) => [n, RATE_SCHEMA]), ...COUNT_LIMIT_NAMES.map((n) => [n, COUNT_SCHEMA])]),
+    extra,
+  );
+
+/** What parseOverrides accepts (PUT /admin/tenants/{id}/limits): an unknown name is refused. */
+export const LIMIT_OVERRIDES_SCHEMA: JsonSchema = limitsSchema({ additionalProperties: false });
+/** Every limit (the defaults, or what applies to a tenant). */
+export const TENANT_LIMITS_SCHEMA: JsonSchema = { ...limitsSchema({}), required: [...LIMIT_NAMES] };
 
 /** One override in the CLI's form (`appendRequests=100/1s`, `streams=20`). */
 export function parseOverrideText(name: string, text: string): LimitOverrides {

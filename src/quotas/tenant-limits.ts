@@ -1,10 +1,28 @@
+import { JsonSchema, nullable, object, string, timestamp } from '../common/json-schema';
 import { Logger } from '@nestjs/common';
 import { notFound } from '../common/domain-error';
 import { LruMap } from '../common/lru-map';
 import { TenantRepository } from '../store/tenant-repository.port';
-import { effectiveLimits, LimitOverrides, LIMIT_NAMES, parseOverrides, TenantLimits } from './quota-policy';
+import {
+  effectiveLimits,
+  LIMIT_NAMES,
+  LIMIT_OVERRIDES_SCHEMA,
+  LimitOverrides,
+  parseOverrides,
+  TENANT_LIMITS_SCHEMA,
+  TenantLimits,
+} from './quota-policy';
 
 /** What the admin API shows of one tenant's limits. */
+/** GET and PUT /admin/tenants/{id}/limits. */
+export const TENANT_LIMITS_VIEW_SCHEMA: JsonSchema = object({
+  tenantId: string(),
+  limits: { ...TENANT_LIMITS_SCHEMA, description: 'what applies now: the defaults with the overrides on top' },
+  overrides: LIMIT_OVERRIDES_SCHEMA,
+  defaults: TENANT_LIMITS_SCHEMA,
+  updatedAt: nullable(timestamp({ description: 'when the overrides were last replaced' })),
+});
+
 export interface TenantLimitsView {
   tenantId: string;
   /** What applies now: the defaults with the overrides on top. */

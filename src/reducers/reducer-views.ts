@@ -1,4 +1,5 @@
 import { isoTime } from '../common/iso-time';
+import { anyJson, arrayOf, constant, integer, JsonSchema, nullable, object, string, timestamp } from '../common/json-schema';
 import { Binding } from '../store/reducer-state.port';
 import { UploadRecord } from '../store/upload-repository.port';
 import { AggregateStateView } from './aggregate-state-keeper';
@@ -37,6 +38,29 @@ export function reducerRecordView(u: UploadRecord) {
   };
 }
 
+export const REDUCER_RECORD_SCHEMA: JsonSchema = object(
+  {
+    id: string({ description: 'the reducerId given at upload' }),
+    reducerId: string({ description: 'earlier shape: the same value as id' }),
+    status: { enum: Object.values(STATUS) },
+    kind: constant('reducer'),
+    createdAt: timestamp(),
+    compiledAt: nullable(timestamp()),
+  },
+  {
+    discovered: arrayOf(
+      object({ className: string(), stateTypeName: string(), kind: constant('reducer'), aggregateType: nullable(string()) }),
+      { description: 'when compiled: every reducer implementation found' },
+    ),
+    compiledClassName: nullable(string({ description: 'earlier shape: the first discovered reducer' })),
+    compiledStateType: nullable(string({ description: 'earlier shape: its state type' })),
+    compilationError: string({ description: 'when the compilation failed, instead of discovered' }),
+  },
+);
+
+/** POST /reducers/upload (202): the same shape in the contract's current and earlier versions. */
+export const REDUCER_UPLOAD_ANSWER_SCHEMA: JsonSchema = object({ reducerId: string(), status: constant('pending_compilation') });
+
 export function bindingView(b: Binding, catchUp?: CatchUpProgress) {
   return {
     aggregateType: b.aggregateType,
@@ -49,6 +73,19 @@ export function bindingView(b: Binding, catchUp?: CatchUpProgress) {
   };
 }
 
+const BINDING_FIELDS = { aggregateType: string(), reducerId: string(), className: string(), boundAt: timestamp() };
+
+/** GET /aggregate-types/{type}: the binding, and the state catch-up it started while that one is known. */
+export const BINDING_SCHEMA: JsonSchema = object(BINDING_FIELDS, {
+  catchUp: object({ status: { enum: ['running', 'done', 'superseded', 'failed'] }, aggregates: integer(), events: integer() }),
+});
+
+/** PUT /aggregate-types/{type}: the binding and the contract's message (earlier clients read the binding only). */
+export const BOUND_SCHEMA: JsonSchema = object({
+  ...BINDING_FIELDS,
+  message: string({ description: 'says that state catch-up is in progress' }),
+});
+
 export function stateView(s: AggregateStateView) {
   return {
     aggregateId: s.aggregateId,
@@ -58,3 +95,11 @@ export function stateView(s: AggregateStateView) {
     lastModified: isoTime(s.lastModified),
   };
 }
+
+export const AGGREGATE_STATE_SCHEMA: JsonSchema = object({
+  aggregateId: string(),
+  aggregateType: string(),
+  version: integer(),
+  state: anyJson({ description: "the reducer's state" }),
+  lastModified: timestamp(),
+});

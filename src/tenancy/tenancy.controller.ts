@@ -1,11 +1,9 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { isoTime } from '../common/iso-time';
 import { TenantRecord } from '../store/tenant-repository.port';
 import { CurrentTenant } from './current-tenant.decorator';
 import { AdminApi } from './public.decorator';
 import { TenantDirectory } from './tenant-directory';
-
-const tenantView = (t: TenantRecord) => ({ tenantId: t.tenantId, name: t.name, createdAt: isoTime(t.createdAt) });
+import { tenantView } from './tenant-views';
 
 @Controller('auth')
 export class WhoamiController {

@@ -1,4 +1,5 @@
 import { isoTime } from '../../common/iso-time';
+import { anyJson, arrayOf, constant, integer, JsonSchema, object, string, timestamp } from '../../common/json-schema';
 import { RawJson, stringifyJson } from '../../common/raw-json';
 import type { Notification } from '../../store/notification-repository.port';
 
@@ -20,9 +21,24 @@ export function notificationView(n: Notification) {
   };
 }
 
+const NOTIFICATION_FIELDS = {
+  sequence: integer({ minimum: 1, description: 'the cursor: increases per notification of the projection' }),
+  projectionId: string(),
+  aggregateId: string(),
+  aggregateType: string(),
+  stateKey: string(),
+  version: integer({ description: 'the version of the aggregate whose event changed the state' }),
+  state: anyJson({ description: 'the state under stateKey after the event' }),
+  timestamp: timestamp(),
+};
+export const NOTIFICATIONS_PAGE_SCHEMA: JsonSchema = object({ notifications: arrayOf(object(NOTIFICATION_FIELDS)) });
+
 export function streamMessage(n: Notification) {
   return { type: 'state_changed' as const, ...notificationView(n) };
 }
+
+/** A WebSocket message, and the data of a server-sent event. */
+export const STREAM_MESSAGE_SCHEMA: JsonSchema = object({ type: constant('state_changed'), ...NOTIFICATION_FIELDS });
 
 const texts = new WeakMap<Notification, string>();
 

@@ -1,4 +1,5 @@
 import { isoTime } from '../../common/iso-time';
+import { arrayOf, constant, integer, JsonSchema, nullable, object, string, timestamp } from '../../common/json-schema';
 import { WebhookDelivery } from '../../store/webhook-repository.port';
 
 export function deliveryView(d: WebhookDelivery) {
@@ -13,3 +14,62 @@ export function deliveryView(d: WebhookDelivery) {
     updatedAt: isoTime(d.updatedAt),
   };
 }
+
+export const DELIVERIES_SCHEMA: JsonSchema = object({
+  deliveries: arrayOf(
+    object({
+      sequence: integer(),
+      stateKey: string(),
+      status: { enum: ['pending', 'delivered', 'dead'] },
+      attempts: integer(),
+      nextAttemptAt: nullable(timestamp({ description: 'while pending' })),
+      lastError: nullable(string()),
+      createdAt: timestamp(),
+      updatedAt: timestamp(),
+    }),
+  ),
+});
+
+/** POST /projections/{id}/webhook/rotate: the contract's current fields and the earlier `rotatedAt`. */
+export function projectionRotatedView(projectionId: string, r: { secret: string; rotatedAt: number }) {
+  return { projectionId, webhook: { secret: r.secret, isolated: true as const }, rotatedAt: isoTime(r.rotatedAt) };
+}
+export const PROJECTION_ROTATED_SCHEMA: JsonSchema = object({
+  projectionId: string(),
+  webhook: object({ secret: string({ description: 'the new webhook secret: store it securely' }), isolated: constant(true) }),
+  rotatedAt: timestamp({ description: 'earlier shape' }),
+});
+
+/** POST /webhooks/rotate: the contract's current field and the earlier `rotatedAt`. */
+export function tenantRotatedView(r: { secret: string; rotatedAt: number }) {
+  return { webhook: { secret: r.secret }, rotatedAt: isoTime(r.rotatedAt) };
+}
+export const TENANT_ROTATED_SCHEMA: JsonSchema = object({
+  webhook: object({ secret: string({ description: "the tenant's new shared webhook secret" }) }),
+  rotatedAt: timestamp({ description: 'earlier shape' }),
+});
+
+export const REPLAYED_SCHEMA: JsonSchema = object(
+  { projectionId: string(), replayed: integer({ description: 'dead-lettered deliveries made pending again' }) },
+  {
+    expired: integer({ description: 'dead letters whose notification retention had removed (not replayed)' }),
+    oldestSequence: integer(),
+  },
+);
+
+export function resumedView(projectionId: string, r: { afterSequence: number; skipped: number; resumedAt: number }) {
+  return {
+    projectionId,
+    webhook: { status: 'active' as const },
+    afterSequence: r.afterSequence,
+    skipped: r.skipped,
+    resumedAt: isoTime(r.resumedAt),
+  };
+}
+export const RESUMED_SCHEMA: JsonSchema = object({
+  projectionId: string(),
+  webhook: object({ status: constant('active') }),
+  afterSequence: integer({ description: 'deliveries start after this sequence' }),
+  skipped: integer({ description: 'undelivered notifications passed over by the resume' }),
+  resumedAt: timestamp(),
+});

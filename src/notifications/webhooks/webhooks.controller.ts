@@ -1,6 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { DtoValidationPipe } from '../../common/dto-validation.pipe';
-import { isoTime } from '../../common/iso-time';
 import { TenantRecord } from '../../store/tenant-repository.port';
 import { CurrentTenant } from '../../tenancy/current-tenant.decorator';
 import { DeliveryFilter, DeliveryFilterPipe } from '../log/notification-page';
@@ -8,7 +7,7 @@ import { ReplayDeliveriesDto } from './replay-deliveries.dto';
 import { ResumeWebhookDto } from './resume-webhook.dto';
 import { WebhookDeliveries } from './webhook-deliveries';
 import { WebhookSecretRotation } from './webhook-secret-rotation';
-import { deliveryView } from './webhook-views';
+import { deliveryView, projectionRotatedView, resumedView, tenantRotatedView } from './webhook-views';
 
 @Controller('projections')
 export class ProjectionWebhookController {
@@ -20,8 +19,7 @@ export class ProjectionWebhookController {
   @Post(':id/webhook/rotate')
   @HttpCode(200)
   async rotate(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string) {
-    const r = await this.rotation.rotateProjection(tenant.tenantId, id);
-    return { projectionId: id, webhook: { secret: r.secret, isolated: true }, rotatedAt: isoTime(r.rotatedAt) };
+    return projectionRotatedView(id, await this.rotation.rotateProjection(tenant.tenantId, id));
   }
 
   @Get(':id/webhook/deliveries')
@@ -57,14 +55,7 @@ export class ProjectionWebhookController {
     @Param('id') id: string,
     @Body(new DtoValidationPipe(ResumeWebhookDto)) body: ResumeWebhookDto,
   ) {
-    const r = await this.deliveries.resume(tenant.tenantId, id, body.afterSequence);
-    return {
-      projectionId: id,
-      webhook: { status: 'active' },
-      afterSequence: r.afterSequence,
-      skipped: r.skipped,
-      resumedAt: isoTime(r.resumedAt),
-    };
+    return resumedView(id, await this.deliveries.resume(tenant.tenantId, id, body.afterSequence));
   }
 }
 
@@ -76,7 +67,6 @@ export class WebhooksController {
   @Post('rotate')
   @HttpCode(200)
   async rotate(@CurrentTenant() tenant: TenantRecord) {
-    const r = await this.rotation.rotateTenant(tenant.tenantId);
-    return { webhook: { secret: r.secret }, rotatedAt: isoTime(r.rotatedAt) };
+    return tenantRotatedView(await this.rotation.rotateTenant(tenant.tenantId));
   }
 }

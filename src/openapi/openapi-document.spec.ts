@@ -1,0 +1,103 @@
+import { Body, Controller, DynamicModule, Get, HttpCode, Post, Query, Type } from '@nestjs/common';
+import { MODULE_METADATA } from '@nestjs/common/constants';
+import { targetConstructorToSchema } from 'class-validator-jsonschema';
+import { AppModule } from '../app.module';
+import { DtoValidationPipe } from '../common/dto-validation.pipe';
+import { IntQueryPipe } from '../common/int-query.pipe';
+import { loadConfig } from '../config/app-config';
+import { AppendBatchDto, EventBodyDto } from '../events/event-input.dto';
+import { Public } from '../tenancy/public.decorator';
+import { OperationSpec } from './api-operations';
+import { buildOpenApiDocument } from './openapi-document';
+import { routesOf } from './route-catalog';
+
+/** Every controller of the app, read from the modules' metadata (nothing is instantiated). */
+function controllersOf(root: Type<object> | DynamicModule, seen = new Set<unknown>()): Type<object>[] {
+  const dynamic = (root as DynamicModule).module ? (root as DynamicModule) : undefined;
+  const cls = dynamic ? dynamic.module : (root as Type<object>);
+  if (seen.has(cls)) return [];
+  seen.add(cls);
+  const meta = (key: string) => (Reflect.getMetadata(key, cls) ?? []) as unknown[];
+  const controllers = [...meta(MODULE_METADATA.CONTROLLERS), ...(dynamic?.controllers ?? [])] as Type<object>[];
+  const imports = [...meta(MODULE_METADATA.IMPORTS), ...(dynamic?.imports ?? [])] as (Type<object> | DynamicModule)[];
+  return [...controllers, ...imports.filter(Boolean).flatMap((m) => controllersOf(m, seen))];
+}
+
+@Controller('things')
+class ThingsController {
+  @Get()
+  list(@Query('limit', new IntQueryPipe('limit', 10, 1, 50)) _limit: number) {}
+
+  @Public()
+  @Post('batch')
+  @HttpCode(202)
+  add(@Body(new DtoValidationPipe(AppendBatchDto)) _body: AppendBatchDto) {}
+}
+const THINGS: Record<string, OperationSpec> = {
+  'GET /things': { tag: 'events', summary: 'list', responses: { 200: { description: 'ok', schema: 'Health' } } },
+  'POST /things/batch': { tag: 'events', summary: 'add', responses: { 202: { description: 'accepted' } } },
+};
+
+describe('the OpenAPI document', () => {
+  const appRoutes = controllersOf(AppModule.forRoot(loadConfig({ DATA_DIR: '/nonexistent' }))).flatMap(routesOf);
+
+  it('describes every route of the app: the operation table and the controllers agree', () => {
+    const doc = buildOpenApiDocument(appRoutes, '1.0.0');
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/events', '/projections/{id}/state/{key}', '/admin/lanes', '/docs']));
+    expect(Object.keys(doc.paths)[0]).toBe('/events');
+  });
+
+  it('refuses a route the table does not describe, and an entry with no route, naming both', () => {
+    const routes = routesOf(ThingsController);
+    expect(() => buildOpenApiDocument(routes, '1', { 'GET /things': THINGS['GET /things'], 'GET /gone': THINGS['GET /things'] })).toThrow(
+      /POST \/things\/batch \(ThingsController.add\): no entry[\s\S]*GET \/gone: in api-operations.ts but no such route/,
+    );
+  });
+
+  it('accepts an absent route whose entry says it exists only in some configuration', () => {
+    const routes = routesOf(ThingsController);
+    const optional = { ...THINGS, 'GET /metrics': { ...THINGS['GET /things'], onlyWhen: 'METRICS_ENABLED is not false' } };
+    expect(Object.keys(buildOpenApiDocument(routes, '1', optional).paths)).toEqual(['/things', '/things/batch']);
+  });
+
+  it('refuses an entry that leaves out the status the route answers on success', () => {
+    const routes = routesOf(ThingsController);
+    const wrong = { ...THINGS, 'POST /things/batch': { ...THINGS['POST /things/batch'], responses: { 201: { description: 'created' } } } };
+    expect(() => buildOpenApiDocument(routes, '1', wrong)).toThrow(/ThingsController.add: answers 202/);
+  });
+
+  it("takes a request body's schema from the class its DtoValidationPipe validates with, element DTOs included", () => {
+    const doc = buildOpenApiDocument(routesOf(ThingsController), '1', THINGS);
+    const op = doc.paths['/things/batch'].post as any;
+    expect(op.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/AppendBatchDto' });
+    const options = { refPointerPrefix: '#/components/schemas/' };
+    expect(doc.components.schemas.AppendBatchDto).toEqual(targetConstructorToSchema(AppendBatchDto, options));
+    expect(doc.components.schemas.EventBodyDto).toEqual(targetConstructorToSchema(EventBodyDto, options));
+    expect((doc.components.schemas.AppendBatchDto as any).properties.events.items).toEqual({ $ref: '#/components/schemas/EventBodyDto' });
+    expect((doc.components.schemas.AppendBatchDto as any).required).toEqual(expect.arrayContaining(['aggregateId', 'events']));
+  });
+
+  it('describes an integer query parameter with the bounds and default of the pipe that checks it', () => {
+    const doc = buildOpenApiDocument(routesOf(ThingsController), '1', THINGS);
+    expect((doc.paths['/things'].get as any).parameters).toEqual([
+      { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 50, default: 10 } },
+    ]);
+  });
+
+  it('adds the errors a route shares with its kind, each under the status the error mapping gives it', () => {
+    const doc = buildOpenApiDocument(appRoutes, '1.0.0');
+    const codes = (op: any, status: number) => op.responses[status].content['application/json'].schema.allOf[1].properties.error.enum;
+    const state = doc.paths['/aggregate-types/{type}/{id}/state'].get as any;
+    expect(codes(state, 404)).toEqual(['NO_REDUCER_BOUND', 'NOT_FOUND']);
+    expect(codes(state, 401)).toEqual(['UNAUTHORIZED']);
+    const append = doc.paths['/events'].post as any;
+    expect(codes(append, 429)).toEqual(['RATE_LIMITED']);
+    expect(codes(append, 415)).toEqual(['UNSUPPORTED_MEDIA_TYPE']);
+    const admin = doc.paths['/admin/lanes'].get as any;
+    expect(codes(admin, 403)).toEqual(['ADMIN_DISABLED']);
+    expect(admin.security).toEqual([{ AdminToken: [] }]);
+    expect((doc.paths['/projections/{id}/stream'].get as any).security).toEqual([{ ApiKey: [] }, { ApiKeyQuery: [] }]);
+    expect((doc.paths['/health'].get as any).security).toEqual([]);
+    expect((doc.paths['/health'].get as any).responses[401]).toBeUndefined();
+  });
+});

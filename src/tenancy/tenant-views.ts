@@ -1,0 +1,21 @@
+import { isoTime } from '../common/iso-time';
+import { arrayOf, JsonSchema, object, string, timestamp } from '../common/json-schema';
+import { TenantRecord } from '../store/tenant-repository.port';
+
+/** The tenant record (GET /auth/whoami, the admin API's list). */
+export const tenantView = (t: TenantRecord) => ({ tenantId: t.tenantId, name: t.name, createdAt: isoTime(t.createdAt) });
+
+const TENANT_FIELDS = { tenantId: string(), name: string(), createdAt: timestamp() };
+export const TENANT_SCHEMA: JsonSchema = object(TENANT_FIELDS);
+export const TENANTS_SCHEMA: JsonSchema = object({ tenants: arrayOf(TENANT_SCHEMA) });
+
+/** A key as issued: shown once (only its hash is kept). */
+const ISSUED_KEY_FIELDS = {
+  keyId: string({ pattern: '^key_' }),
+  apiKey: string({ pattern: '^esk_', description: 'shown once; store it' }),
+};
+export const ISSUED_KEY_SCHEMA: JsonSchema = object(ISSUED_KEY_FIELDS);
+/** POST /admin/tenants: the tenant and its first key. */
+export const TENANT_CREATED_SCHEMA: JsonSchema = object({ ...TENANT_FIELDS, ...ISSUED_KEY_FIELDS });
+/** Body of POST /admin/tenants (checked by TenantDirectory.createTenant). */
+export const CREATE_TENANT_BODY_SCHEMA: JsonSchema = object({ name: string({ minLength: 1 }) });

@@ -1,6 +1,7 @@
 import { isoTime } from '../../common/iso-time';
 import { RawJson, stringifyJson } from '../../common/raw-json';
 import type { Notification } from '../../store/notification-repository.port';
+import { traceIdOf } from '../../observability/tracing/tracing';
 
 // The log's row type belongs to the store (which depends on nothing above it); re-exported for the
 // channels that carry it.
@@ -20,8 +21,13 @@ export function notificationView(n: Notification) {
   };
 }
 
+/**
+ * The stream message (WebSocket, SSE, webhook body). `traceId` only when the notification continues
+ * a trace (tracing on): with tracing off every message is exactly as before (docs/operations.md, Tracing).
+ */
 export function streamMessage(n: Notification) {
-  return { type: 'state_changed' as const, ...notificationView(n) };
+  const message = { type: 'state_changed' as const, ...notificationView(n) };
+  return n.traceParent ? { ...message, traceId: traceIdOf(n.traceParent) } : message;
 }
 
 const texts = new WeakMap<Notification, string>();

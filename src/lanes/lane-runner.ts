@@ -97,13 +97,7 @@ export class LaneRunner {
     if (rec.heldPosition !== null) return { status: 'held' };
     if (events.length === 0) return { status: 'idle' };
     if (lane.key === UNRESOLVED_KEY) return this.reroute(lane, version, events);
-    const span =
-      this.traces &&
-      startLaneRunSpan(
-        this.traces,
-        lane,
-        events.map((e) => e.position),
-      );
+    const span = startLaneRunSpan(this.traces, lane, events);
     return span ? endWith(span, this.applyEvents(lane, version, rec, events, span)) : this.applyEvents(lane, version, rec, events);
   }
 

@@ -1,4 +1,4 @@
-import { context, ProxyTracerProvider, SpanKind, trace } from '@opentelemetry/api';
+import { context, ProxyTracer, ProxyTracerProvider, SpanKind, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, ReadableSpan } from '@opentelemetry/sdk-trace-node';
 import { startTracing, Tracing } from '../../src/observability/tracing/tracing-setup';
 import { tracingOn } from '../../src/observability/tracing/tracing';
@@ -31,21 +31,67 @@ const order = (id: string, customerId: string) => ({
 // First, before this file registers any provider: the service as `npm start` runs it without an OTLP endpoint.
 describe('tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
   let svc: RunningService;
+  let receiver: WebhookReceiver;
 
   beforeAll(async () => {
     // What main.ts does with the environment: no endpoint, no provider.
     expect(startTracing({ OTEL_SERVICE_NAME: 'eventstore' })).toBeNull();
     svc = await startService(FAST);
+    receiver = await new WebhookReceiver().start();
   });
-  afterAll(() => svc?.close());
+  afterAll(async () => {
+    await svc?.close();
+    await receiver?.stop();
+  });
 
-  it('registers no provider and no context manager, and answers a traced append as ever', async () => {
-    const c = await newTenant(svc.url, 'untraced');
-    const r = await c.post('/events', order('order-1', 'cust-1'), { traceparent: TRACEPARENT });
-    expect(r.status).toBe(201);
+  it('registers nothing, makes no span on any hop, and sends messages and webhooks as ever', async () => {
     expect(tracingOn()).toBe(false);
     expect((trace.getTracerProvider() as ProxyTracerProvider).getDelegate().constructor.name).toBe('NoopTracerProvider');
     expect((context as any)._getContextManager().constructor.name).toBe('NoopContextManager');
+
+    const c = await newTenant(svc.url, 'untraced');
+    await deployReducer(svc.url, c.key, 'orders', exampleSources('orders'));
+    const up = await uploadProjection(svc.url, c.key, exampleSources('customer-totals'), {
+      notifications: { webhook: { url: receiver.url }, sse: true },
+    });
+    receiver.secrets = [up.notifications.webhook.secret];
+    const projectionId = await projectionActive(svc.url, c.key, up.uploadId);
+    const ws = await WsCollector.open(svc.url, projectionId, c.key);
+    const sse = await SseCollector.open(svc.url, projectionId, c.key);
+
+    // Any span made through the OpenTelemetry API (ours or a library's) goes through ProxyTracer.
+    const startSpan = jest.spyOn(ProxyTracer.prototype, 'startSpan');
+    const startActiveSpan = jest.spyOn(ProxyTracer.prototype, 'startActiveSpan');
+    try {
+      const r = await c.post('/events', order('order-1', 'cust-1'), { traceparent: TRACEPARENT });
+      expect(r.status).toBe(201);
+      expect(r.body.state).toBeDefined(); // the reducer ran
+      const [hook] = await until(
+        () => receiver.accepted,
+        (a) => a.length >= 1,
+        60_000,
+        'webhook',
+      );
+      await until(
+        () => ws.messages.length + sse.sequences().length,
+        (n) => n >= 2,
+        30_000,
+        'stream messages',
+      );
+
+      expect(hook.headers.traceparent).toBeUndefined();
+      const fields = ['type', 'sequence', 'projectionId', 'aggregateId', 'aggregateType', 'stateKey', 'version', 'state', 'timestamp'];
+      expect(Object.keys(hook.body).sort()).toEqual([...fields].sort());
+      expect(Object.keys(ws.messages[0]).sort()).toEqual([...fields].sort());
+      expect(Object.keys(sse.events.find((e) => e.event === 'state_changed')!.data).sort()).toEqual([...fields].sort());
+      expect(startSpan).not.toHaveBeenCalled();
+      expect(startActiveSpan).not.toHaveBeenCalled();
+    } finally {
+      startSpan.mockRestore();
+      startActiveSpan.mockRestore();
+      await ws.close();
+      sse.close();
+    }
   });
 });
 

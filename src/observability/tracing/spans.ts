@@ -74,16 +74,23 @@ export function startRouteSpan(
 export function startLaneRunSpan(
   traces: AppendTraces | undefined,
   lane: { tenantId: string; versionId: string },
-  positions: readonly number[],
+  events: readonly { position: number }[],
 ): Span | undefined {
-  if (!traces || !tracingOn() || positions.length === 0) return undefined;
-  return startCarriedSpan('eventstore.lane.run', traces.of(lane.tenantId, positions), {
-    'eventstore.tenant_id': lane.tenantId,
-    'eventstore.version_id': lane.versionId,
-    'eventstore.events': positions.length,
-    'eventstore.position.from': positions[0],
-    'eventstore.position.to': positions[positions.length - 1],
-  });
+  if (!traces || !tracingOn() || events.length === 0) return undefined;
+  return startCarriedSpan(
+    'eventstore.lane.run',
+    traces.of(
+      lane.tenantId,
+      events.map((e) => e.position),
+    ),
+    {
+      'eventstore.tenant_id': lane.tenantId,
+      'eventstore.version_id': lane.versionId,
+      'eventstore.events': events.length,
+      'eventstore.position.from': events[0].position,
+      'eventstore.position.to': events[events.length - 1].position,
+    },
+  );
 }
 
 /** The notification log write of a lane run (a child of the run). */

@@ -67,7 +67,7 @@ describe('tracing off', () => {
     traces.remember('t', 1, 1, A);
     expect(startCommitSpan([{ trace: A }])).toBeUndefined();
     expect(startCarriedSpan('x', [A], {})).toBeUndefined();
-    expect(startLaneRunSpan(traces, { tenantId: 't', versionId: 'v' }, [1])).toBeUndefined();
+    expect(startLaneRunSpan(traces, { tenantId: 't', versionId: 'v' }, [{ position: 1 }])).toBeUndefined();
     expect(startWebhookAttemptSpan(A, 'http://h/', { tenantId: 't', projectionId: 'p', sequence: 1, attempts: 1 })).toBeUndefined();
     expect(await inActiveSpan('x', {}, async () => activeTraceParent())).toBeUndefined();
   });

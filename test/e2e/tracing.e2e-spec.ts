@@ -200,7 +200,7 @@ describe.each(STORE_BACKENDS)('one append, one trace, on %s', (backend) => {
     expect(parentOf(write)).toBe(run.spanContext().spanId);
     expect(parentOf(attempt)).toBe(write.spanContext().spanId);
     expect(attempt.kind).toBe(SpanKind.CLIENT);
-    expect(attempt.attributes).toMatchObject({ 'http.response.status_code': 200, 'eventstore.webhook.attempt': 1 });
+    expect(attempt.attributes).toMatchObject({ 'http.response.status_code': 204, 'eventstore.webhook.attempt': 1 }); // the receiver answers 204
     for (const s of [reducer, route, run, write, attempt])
       expect({ name: s.name, traceId: s.spanContext().traceId }).toEqual({ name: s.name, traceId: TRACE_ID });
     // The receiver got exactly the attempt's span as its parent.
@@ -224,5 +224,28 @@ describe.each(STORE_BACKENDS)('one append, one trace, on %s', (backend) => {
     expect(request.parentSpanContext).toBeUndefined();
     expect(hook.headers.traceparent?.slice(3, 35)).toBe(request.spanContext().traceId);
     expect(request.spanContext().traceId).not.toBe(TRACE_ID);
+  });
+
+  it('appends of several traces to one lane: each webhook and message is in its own append trace', async () => {
+    const traces = ['aa', 'bb', 'cc', 'dd'].map((x) => x.repeat(16));
+    const before = receiver.accepted.length;
+    // Concurrent, one key: they may share a group commit and a lane run, and still keep their own traces.
+    const answers = await Promise.all(
+      traces.map((t, i) => c.post('/events', order(`order-many-${i}`, 'cust-many'), { traceparent: `00-${t}-${CALLER_SPAN}-01` })),
+    );
+    expect(answers.map((a) => a.status)).toEqual([201, 201, 201, 201]);
+    const hooks = (
+      await until(
+        () => receiver.accepted,
+        (a) => a.length >= before + 4,
+        60_000,
+        'webhooks',
+      )
+    ).slice(before);
+    const byAggregate = new Map(hooks.map((h) => [h.body.aggregateId as string, h]));
+    traces.forEach((t, i) => {
+      const h = byAggregate.get(`order-many-${i}`)!;
+      expect({ i, traceparent: h.headers.traceparent?.slice(3, 35), body: h.body.traceId }).toEqual({ i, traceparent: t, body: t });
+    });
   });
 });

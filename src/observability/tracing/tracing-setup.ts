@@ -1,6 +1,6 @@
 import { context, propagation, trace } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
+import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import { BatchSpanProcessor, NodeTracerProvider, SpanExporter } from '@opentelemetry/sdk-trace-node';
 import { ConfigError } from '../../config/app-config';
@@ -55,8 +55,10 @@ export interface Tracing {
 export function startTracing(env: Record<string, string | undefined>, exporter?: SpanExporter): Tracing | null {
   const settings = tracingSettings(env);
   if (!settings && !exporter) return null;
+  const serviceName = settings?.serviceName ?? (env.OTEL_SERVICE_NAME?.trim() || 'eventstore');
   const provider = new NodeTracerProvider({
-    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: settings?.serviceName ?? env.OTEL_SERVICE_NAME?.trim() ?? 'eventstore' }),
+    // The SDK's own attributes (telemetry.sdk.*) with our service name over its default one.
+    resource: defaultResource().merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName })),
     spanProcessors: [new BatchSpanProcessor(exporter ?? new OTLPTraceExporter({ url: settings!.url }))],
   });
   provider.register();

@@ -84,10 +84,16 @@ describe('tracing on (in-memory exporter)', () => {
   };
   beforeEach(() => exporter.reset());
 
-  it('registers the provider with the async-hooks context manager and the service name', () => {
+  it('registers the provider with the async-hooks context manager and the service name', async () => {
     expect(tracingOn()).toBe(true);
     expect((context as any)._getContextManager().constructor.name).toBe('AsyncLocalStorageContextManager');
     expect((trace.getTracerProvider() as ProxyTracerProvider).getDelegate()).toBe(tracing.provider);
+    startCarriedSpan('named', [A], {})!.end();
+    await tracing.flush();
+    expect(exporter.getFinishedSpans()[0].resource.attributes).toMatchObject({
+      'service.name': 'unit',
+      'telemetry.sdk.language': 'nodejs',
+    });
   });
 
   it('carried work joins the first trace as a child and links the others', async () => {

@@ -2,7 +2,12 @@ import { context, ProxyTracer, ProxyTracerProvider, SpanKind, trace } from '@ope
 import { InMemorySpanExporter, ReadableSpan } from '@opentelemetry/sdk-trace-node';
 import { startTracing, Tracing } from '../../src/observability/tracing/tracing-setup';
 import { tracingOn } from '../../src/observability/tracing/tracing';
-import { Client, newTenant, RunningService, startService } from '../support/service-harness';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { AddressInfo } from 'node:net';
+import { Client, newTenant, RunningService, ServiceProcess, startService } from '../support/service-harness';
 import { envFor, STORE_BACKENDS, stopBackends } from '../support/store-backends';
 import { SseCollector, WsCollector } from '../support/stream-clients';
 import { deployReducer, exampleSources, projectionActive, until, uploadProjection } from '../support/tenant-code';
@@ -247,5 +252,70 @@ describe.each(STORE_BACKENDS)('one append, one trace, on %s', (backend) => {
       const h = byAggregate.get(`order-many-${i}`)!;
       expect({ i, traceparent: h.headers.traceparent?.slice(3, 35), body: h.body.traceId }).toEqual({ i, traceparent: t, body: t });
     });
+  });
+});
+
+/** A stand-in OTLP/HTTP collector: keeps each export's path, content type and JSON body. */
+async function startCollector() {
+  const received: { path: string; contentType: string; body: any }[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (d: Buffer) => chunks.push(d));
+    req.on('end', () => {
+      received.push({
+        path: req.url ?? '',
+        contentType: req.headers['content-type'] ?? '',
+        body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
+      });
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url, received, stop: () => new Promise((r) => server.close(r)) };
+}
+
+/** Every span of every export: its name, trace id and the service.name of its resource. */
+function exportedSpans(received: { body: any }[]): { name: string; traceId: string; service: string }[] {
+  return received.flatMap((r) =>
+    (r.body.resourceSpans ?? []).flatMap((rs: any) => {
+      const service = rs.resource?.attributes?.find((a: any) => a.key === 'service.name')?.value?.stringValue;
+      return (rs.scopeSpans ?? []).flatMap((ss: any) =>
+        (ss.spans ?? []).map((sp: any) => ({ name: sp.name, traceId: sp.traceId, service })),
+      );
+    }),
+  );
+}
+
+describe('the built service with OTEL_EXPORTER_OTLP_ENDPOINT (as npm start runs it)', () => {
+  let dataDir: string;
+  beforeAll(() => (dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'es-otlp-'))));
+  afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  it('exports its spans over OTLP/HTTP to <endpoint>/v1/traces under OTEL_SERVICE_NAME, the buffered ones at SIGTERM', async () => {
+    const collector = await startCollector();
+    // A long batch delay: whatever is exported came out at shutdown.
+    const svc = new ServiceProcess({
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      OTEL_SERVICE_NAME: 'es-otlp',
+      OTEL_BSP_SCHEDULE_DELAY: '600000',
+    });
+    try {
+      await svc.start();
+      const c = await newTenant(svc.url, 'otlp');
+      expect((await c.post('/events', order('order-otlp', 'cust-1'), { traceparent: TRACEPARENT })).status).toBe(201);
+      expect(await svc.kill('SIGTERM')).toBe(0);
+      const spans = exportedSpans(collector.received);
+      expect(collector.received.every((r) => r.path === '/v1/traces' && r.contentType.startsWith('application/json'))).toBe(true);
+      expect(spans).toContainEqual({ name: 'POST /events', traceId: TRACE_ID, service: 'es-otlp' });
+    } finally {
+      if (svc.child && svc.child.exitCode === null) await svc.kill('SIGKILL');
+      await collector.stop();
+    }
+  });
+
+  it('refuses to start with an endpoint that is not an http(s) URL, naming the variable', async () => {
+    const svc = new ServiceProcess({ DATA_DIR: dataDir, OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4317' });
+    await expect(svc.start()).rejects.toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT: must be an http\(s\) URL/);
+    expect(svc.child.exitCode).toBe(2);
   });
 });

@@ -1,12 +1,12 @@
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import { AddressInfo } from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { context, ProxyTracer, ProxyTracerProvider, SpanKind, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, ReadableSpan } from '@opentelemetry/sdk-trace-node';
 import { startTracing, Tracing } from '../../src/observability/tracing/tracing-setup';
 import { tracingOn } from '../../src/observability/tracing/tracing';
-import * as fs from 'node:fs';
-import * as http from 'node:http';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { AddressInfo } from 'node:net';
 import { Client, newTenant, RunningService, ServiceProcess, startService } from '../support/service-harness';
 import { envFor, STORE_BACKENDS, stopBackends } from '../support/store-backends';
 import { SseCollector, WsCollector } from '../support/stream-clients';

@@ -59,6 +59,13 @@ export default tseslint.config(
               ],
               message: 'config/ parses settings: it may use value types of quotas and runtime, nothing else',
             },
+            // Tracing is called by every hop: it calls none of them.
+            {
+              target: abs('src/observability/tracing/**'),
+              from: abs('src/**'),
+              except: [abs('src/observability/tracing/**'), abs('src/config/**')],
+              message: 'observability/tracing/ is called by the hops and imports none of them (config/ only)',
+            },
             // The store depends on nothing above it.
             {
               target: abs('src/store/**'),

@@ -13,6 +13,8 @@ import { installRequestIdHeader, requestIdOf, ServiceLogController, serviceLogge
 import { RequestDrain } from './common/request-drain';
 import { AppConfig } from './config/app-config';
 import { LIMITS } from './events/event-limits';
+import { installRequestTracing } from './observability/tracing/request-tracing';
+import { tracingOn } from './observability/tracing/tracing';
 import { DEFAULT_ARCHIVE_LIMITS } from './runtime/archive-reader';
 import { mountBullBoard } from './lanes/bull-board';
 import { LaneScheduler } from './lanes/lane-scheduler.port';
@@ -53,7 +55,9 @@ export async function createApp(config: AppConfig): Promise<ServiceApp> {
     frameworkErrors: answerRouterError,
   });
   const fastify = adapter.getInstance();
-  // First, so that a request refused by any later hook still says its id.
+  // First, so a request's span covers every later hook (nothing is installed when tracing is off).
+  if (tracingOn()) installRequestTracing(fastify);
+  // Next, so that a request refused by any later hook still says its id.
   installRequestIdHeader(fastify);
   // Only JSON is accepted as a body: anything else is 415, not a string the handlers must reject.
   fastify.removeContentTypeParser(['text/plain']);

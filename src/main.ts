@@ -3,11 +3,15 @@ import { Logger } from '@nestjs/common';
 import { createApp } from './app.factory';
 import { ConfigError, loadConfig } from './config/app-config';
 import { FirstRun, firstRunNotice } from './tenancy/first-run';
+import { startTracing, Tracing } from './observability/tracing/tracing-setup';
 
 async function main(): Promise<void> {
   let config;
+  let tracing: Tracing | null;
   try {
     config = loadConfig();
+    // Before the app is built: its request hook and every hop see whether tracing is on.
+    tracing = startTracing(process.env);
   } catch (e) {
     if (e instanceof ConfigError) {
       console.error(e.message);
@@ -33,6 +37,7 @@ async function main(): Promise<void> {
     await drain.drain(config.shutdownGraceMs);
     app.getHttpAdapter().getInstance().server.closeAllConnections();
     await app.close();
+    await tracing?.shutdown().catch(() => undefined);
     process.exit(0);
   };
   // Background work (routers, lanes, catch-up) keeps its truth in the store and is retried by the

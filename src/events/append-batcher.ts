@@ -1,12 +1,16 @@
 import { DomainError } from '../common/domain-error';
 import { streamKey } from '../store/append-plan';
 import { AppendRequest, AppendResult, EventLog } from '../store/event-log.port';
+import { activeTraceParent, endWith } from '../observability/tracing/tracing';
+import { startCommitSpan } from '../observability/tracing/spans';
 
 interface Pending {
   request: AppendRequest;
   key: string;
   resolve: (r: AppendResult) => void;
   reject: (e: unknown) => void;
+  /** The appending span (tracing on): the batch's commit span links to it. */
+  trace?: string;
 }
 
 export interface AppendBatcherOptions {
@@ -47,7 +51,7 @@ export class AppendBatcher {
   append(request: AppendRequest): Promise<AppendResult> {
     if (this.closed) return Promise.reject(new DomainError('SERVICE_UNAVAILABLE', 'the service is shutting down'));
     return new Promise<AppendResult>((resolve, reject) => {
-      this.queue.push({ request, key: streamKey(request.tenantId, request.aggregateId), resolve, reject });
+      this.queue.push({ request, key: streamKey(request.tenantId, request.aggregateId), resolve, reject, trace: activeTraceParent() });
       if (!this.scheduled) {
         this.scheduled = true;
         // setImmediate, not a microtask: lets every request already parsed in this I/O turn join.
@@ -109,7 +113,7 @@ export class AppendBatcher {
 
   private async commit(batch: Pending[]): Promise<void> {
     try {
-      const outcomes = await this.log.appendMany(batch.map((p) => p.request));
+      const outcomes = await endWith(startCommitSpan(batch), this.log.appendMany(batch.map((p) => p.request)));
       outcomes.forEach((o, i) => (o.ok ? batch[i].resolve(o.result) : batch[i].reject(o.error)));
     } catch (e) {
       if (batch.length === 1) {

@@ -3,7 +3,16 @@
  * which wakes the tenant's router (live latency without polling).
  */
 export interface AppendCommitted {
-  appended(tenantId: string, position: number): void;
+  /**
+   * `traced` (tracing on only): the appending span as a W3C traceparent and the append's first
+   * position, so that the routing and lane runs of positions `fromPosition`..`position` continue its trace.
+   */
+  appended(tenantId: string, position: number, traced?: AppendTrace): void;
+}
+
+export interface AppendTrace {
+  traceParent: string;
+  fromPosition: number;
 }
 
 export const APPEND_COMMITTED = Symbol('APPEND_COMMITTED');

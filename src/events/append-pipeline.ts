@@ -2,6 +2,7 @@ import type { RawJson } from '../common/raw-json';
 import { AppendRequest, AppendResult } from '../store/event-log.port';
 import { AppendBatcher } from './append-batcher';
 import { AppendCommitted } from './append-committed.port';
+import { appendTrace } from '../observability/tracing/spans';
 
 /** What an append answers beyond the stored events: the aggregate's state, when a reducer is bound. */
 export interface AppendOutcomeWithState {
@@ -35,7 +36,7 @@ export class AppendPipeline {
     const handled = this.stateful ? await this.stateful.append(request) : undefined;
     const outcome = handled ?? { result: await this.batcher.append(request) };
     const events = outcome.result.events;
-    this.committed?.appended(request.tenantId, events[events.length - 1].position);
+    this.committed?.appended(request.tenantId, events[events.length - 1].position, appendTrace(events[0].position));
     return outcome;
   }
 }

@@ -1,6 +1,8 @@
 import { Logger } from '@nestjs/common';
 import { LruMap } from '../common/lru-map';
-import { AppendCommitted } from '../events/append-committed.port';
+import { AppendCommitted, AppendTrace } from '../events/append-committed.port';
+import { AppendTraces } from '../observability/tracing/append-traces';
+import { tracingOn } from '../observability/tracing/tracing';
 import { RuntimePool } from '../runtime/runtime-pool';
 import { EventLog } from '../store/event-log.port';
 import { LaneStore } from '../store/lane-store.port';
@@ -57,6 +59,8 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
   private readonly dropped = new LruMap<string, true>(10_000);
   /** Runs the lanes the scheduler hands out; tells this engine (LaneApplied) after each stored run. */
   readonly runner: LaneRunner;
+  /** Tracing on: each recent append's trace by position, for its routing and lane runs. */
+  private readonly traces = tracingOn() ? new AppendTraces() : undefined;
 
   constructor(
     private readonly log: EventLog,
@@ -68,7 +72,16 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
     /** What else happens when a lane applied (notifications); nothing in unit setups. */
     private readonly appliedElsewhere: LaneApplied = NO_LANE_APPLIED,
   ) {
-    this.runner = new LaneRunner(lanes, catalog, runtime, options.runner ?? DEFAULT_LANE_OPTIONS, this, scheduler, options.keyCap);
+    this.runner = new LaneRunner(
+      lanes,
+      catalog,
+      runtime,
+      options.runner ?? DEFAULT_LANE_OPTIONS,
+      this,
+      scheduler,
+      options.keyCap,
+      this.traces,
+    );
   }
 
   /**
@@ -108,6 +121,7 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
           gone: (versionId) => this.retired(tenantId, versionId),
         },
         this.options.keyCap,
+        this.traces,
       );
       this.routers.set(tenantId, router);
     }
@@ -145,7 +159,8 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
   }
 
   /** After an acknowledged append: route it now rather than at the next sweep (only this tenant's router). */
-  appended(tenantId: string): void {
+  appended(tenantId: string, position?: number, traced?: AppendTrace): void {
+    if (traced) this.traces?.remember(tenantId, traced.fromPosition, position!, traced.traceParent);
     this.routers.get(tenantId)?.wake();
   }
 

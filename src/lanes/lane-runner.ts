@@ -6,9 +6,13 @@ import { HostCallError } from '../runtime/host-process';
 import { CoalescingApplier } from '../runtime/coalescing-applier';
 import { RuntimePool } from '../runtime/runtime-pool';
 import { StoredEvent } from '../store/event-log.port';
-import { LaneStore } from '../store/lane-store.port';
+import { LaneRecord, LaneStore } from '../store/lane-store.port';
+import { StateChange } from '../store/notification-repository.port';
 import { ProjectionCatalogRepository, ProjectionVersion } from '../store/projection-catalog.port';
 import { LaneApplied, NO_LANE_APPLIED } from './lane-applied.port';
+import { AppendTraces } from '../observability/tracing/append-traces';
+import { endWith, Span } from '../observability/tracing/tracing';
+import { notificationTraceParent, startLaneRunSpan, startNotificationWriteSpan } from '../observability/tracing/spans';
 import { LaneKeyCap } from './lane-key-cap';
 import { LaneRef, LaneRunOutcome, LaneScheduler } from './lane-scheduler.port';
 import { keyProblem, keyProblemText, UNRESOLVED_KEY } from './state-key-rule';
@@ -56,6 +60,8 @@ export class LaneRunner {
     private readonly scheduler?: Pick<LaneScheduler, 'wake'>,
     /** The tenant's keysPerProjection limit, applied to rerouted events as to routed ones. */
     private readonly keyCap?: LaneKeyCap,
+    /** Tracing on: the appends' traces, which a run of their events continues. */
+    private readonly traces?: AppendTraces,
   ) {
     // Lanes running at the same time share executor calls.
     this.applier = new CoalescingApplier(runtime);
@@ -91,7 +97,18 @@ export class LaneRunner {
     if (rec.heldPosition !== null) return { status: 'held' };
     if (events.length === 0) return { status: 'idle' };
     if (lane.key === UNRESOLVED_KEY) return this.reroute(lane, version, events);
+    const span = startLaneRunSpan(this.traces, lane, events);
+    return span ? endWith(span, this.applyEvents(lane, version, rec, events, span)) : this.applyEvents(lane, version, rec, events);
+  }
 
+  /** The lane's events through Apply, then stored; a failing event retried with backoff, then held. */
+  private async applyEvents(
+    lane: LaneRef,
+    version: ProjectionVersion,
+    rec: LaneRecord,
+    events: StoredEvent[],
+    span?: Span,
+  ): Promise<LaneRunOutcome> {
     let result;
     try {
       result = await this.applier.apply(lane.tenantId, lane.versionId, version.className, {
@@ -109,12 +126,12 @@ export class LaneRunner {
       // Truncated: the host's response budget was reached; the rest goes in the next run.
       const applied = result.truncated ? events.slice(0, result.states.length) : events;
       // Another run of this lane stored first: this one's work is void; run again from its checkpoint.
-      if (!(await this.store(lane, version, rec.appliedPosition, applied, result.states))) return { status: 'more' };
+      if (!(await this.store(lane, version, rec.appliedPosition, applied, result.states, span))) return { status: 'more' };
       return result.truncated || events.length === this.options.batch ? { status: 'more' } : { status: 'idle' };
     }
     // Keep what was applied before the failing event, then count the failure.
     const k = result.failedIndex;
-    if (k > 0 && !(await this.store(lane, version, rec.appliedPosition, events.slice(0, k), result.states.slice(0, k))))
+    if (k > 0 && !(await this.store(lane, version, rec.appliedPosition, events.slice(0, k), result.states.slice(0, k), span)))
       return { status: 'more' };
     return this.fail(lane, events[k].position, `${result.error.code}: ${result.error.message}`);
   }
@@ -130,11 +147,12 @@ export class LaneRunner {
     fromPosition: number,
     events: StoredEvent[],
     states: string[],
+    run?: Span,
   ): Promise<boolean> {
     const last = events[events.length - 1];
     const lastState = states[states.length - 1];
     // States stay the JSON text the host wrote; only notified events carry theirs (a catch-up has none).
-    const changes = events.flatMap((e, i) =>
+    const changes: StateChange[] = events.flatMap((e, i) =>
       e.position > version.targetPosition
         ? [
             {
@@ -148,13 +166,17 @@ export class LaneRunner {
           ]
         : [],
     );
-    const kept = await this.lanes.applied(lane.tenantId, lane.versionId, lane.key, {
+    // Traced: each notification keeps its event's trace (its webhook attempts and stream messages carry it).
+    const write = startNotificationWriteSpan(run, version.projectionId, changes.length);
+    if (write) for (const c of changes) c.traceParent = notificationTraceParent(write, this.traces?.at(lane.tenantId, c.position));
+    const applied = this.lanes.applied(lane.tenantId, lane.versionId, lane.key, {
       state: lastState,
       fromPosition,
       appliedPosition: last.position,
       updatedAt: last.timestamp,
       ...(changes.length ? { notify: { projectionId: version.projectionId, changes } } : {}),
     });
+    const kept = await endWith(write, applied);
     if (kept) this.applied.laneApplied(lane, last.position, changes.length > 0 ? version.projectionId : null);
     return kept;
   }

@@ -8,6 +8,9 @@ import { ResolvedKey, WireEvent } from '../runtime/runtime-protocol';
 import { EventLog, StoredEvent } from '../store/event-log.port';
 import { ProjectionCatalogRepository, ProjectionVersion } from '../store/projection-catalog.port';
 import { InboxItem, LaneStore, VersionRoute } from '../store/lane-store.port';
+import { AppendTraces } from '../observability/tracing/append-traces';
+import { endWith } from '../observability/tracing/tracing';
+import { startRouteSpan } from '../observability/tracing/spans';
 import { LaneKeyCap } from './lane-key-cap';
 import { LaneScheduler } from './lane-scheduler.port';
 import { keyProblem, keyProblemText, UNRESOLVED_KEY } from './state-key-rule';
@@ -63,6 +66,8 @@ export class TenantRouter {
     private readonly events: TenantRouterEvents,
     /** The tenant's keysPerProjection limit: new keys past it are held in `!unresolved` (KEY_LIMIT). */
     private readonly keyCap?: LaneKeyCap,
+    /** Tracing on: the appends' traces, which a pass over their positions continues. */
+    private readonly traces?: AppendTraces,
   ) {}
 
   get size(): number {
@@ -114,11 +119,13 @@ export class TenantRouter {
         for (const v of stored) if (this.versions.has(v.versionId)) positions.set(v.versionId, v.routedPosition);
       }
       if (positions.size === 0) return;
+      const started = this.traces && Date.now();
       const { routes, fullBatch } = await this.routeOnce(positions);
       if (this.runner.stopped) return;
       const live = routes.filter((r) => this.versions.has(r.versionId));
       if (live.length === 0) return;
-      const gone = new Set(await this.lanes.routeMany(this.tenantId, live));
+      const span = started ? this.routeSpan(positions, live, started) : undefined;
+      const gone = new Set(await endWith(span, this.lanes.routeMany(this.tenantId, live)));
       for (const id of gone) {
         positions.delete(id);
         this.gone(id);
@@ -176,6 +183,13 @@ export class TenantRouter {
         }),
     );
     return { routes, fullBatch: reads.some((r) => r.events.length === ROUTE_BATCH) };
+  }
+
+  /** The pass's span (tracing on), from its start: the positions after the lowest it read from, up to the highest it routed. */
+  private routeSpan(positions: Map<string, number>, live: VersionRoute[], started: number) {
+    const from = Math.min(...positions.values()) + 1;
+    const to = Math.max(...live.map((r) => r.routedPosition));
+    return startRouteSpan(this.traces, this.tenantId, from, to, started, live.length);
   }
 
   private async capKeys(versionId: string, items: InboxItem[]): Promise<InboxItem[]> {

@@ -11,6 +11,7 @@ import { Binding, SnapshotRepository } from '../store/reducer-state.port';
 import { BindingLookup } from './aggregate-binder';
 import { Folded, ReducerRunner } from './reducer-runner';
 import { toWireEvent } from '../runtime/wire-event';
+import { inReducerSpan } from '../observability/tracing/spans';
 
 /** The state an append starts from: a snapshot's content at a version. */
 interface Base {
@@ -249,6 +250,8 @@ export class AggregateStateKeeper implements StatefulAppend {
         causationId: req.causationId ?? null,
       }),
     );
-    return this.runner.fold(req.tenantId, binding, { state: base.state, events: wire });
+    return inReducerSpan(req.tenantId, binding.reducerId, wire.length, () =>
+      this.runner.fold(req.tenantId, binding, { state: base.state, events: wire }),
+    );
   }
 }

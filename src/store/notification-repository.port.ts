@@ -17,6 +17,8 @@ export interface Notification {
   state: string;
   /** Epoch ms of the event. */
   timestamp: number;
+  /** The W3C traceparent the notification continues (tracing on and its append traced); absent otherwise. */
+  traceParent?: string;
 }
 
 /** A projection's state change, handed to `LaneStore.applied` to be logged with it. */
@@ -28,6 +30,8 @@ export interface StateChange {
   timestamp: number;
   /** JSON text. */
   state: string;
+  /** Stored with the notification (notifications.trace_parent): the trace its webhook attempts and stream messages continue. */
+  traceParent?: string;
 }
 
 export interface NotificationHead {

@@ -134,3 +134,12 @@ export function sharedStatesMigration(store: 'sqlite' | 'postgres'): string {
   }
   `;
 }
+
+/**
+ * The trace a notification continues (a W3C traceparent, tracing on only; NULL otherwise): its
+ * webhook attempts send it on as their `traceparent`, and stream messages carry its trace id, however
+ * much later they happen. Same text on both stores.
+ */
+export const NOTIFICATION_TRACE_MIGRATION = `
+  ALTER TABLE notifications ADD COLUMN trace_parent TEXT;
+  `;

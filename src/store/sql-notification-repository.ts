@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { Notification, NotificationHead, NotificationRepository, RetentionPolicy, StateChange } from './notification-repository.port';
 import { SqlRunner, SqlStatement } from './sql-runner';
 
-const N_COLUMNS = 'n.sequence, n.projection_id, n.aggregate_id, n.aggregate_type, n.state_key, n.version, n.position, s.state, n.timestamp';
+const N_COLUMNS =
+  'n.sequence, n.projection_id, n.aggregate_id, n.aggregate_type, n.state_key, n.version, n.position, s.state, n.timestamp, n.trace_parent';
 /** A notification with its state text (stored once per tenant and text, see sharedStatesMigration). */
 const N_WITH_STATE = 'notifications n JOIN notification_states s ON s.state_id = n.state_id';
 
@@ -22,6 +23,7 @@ function toNotification(r: any): Notification {
     position: Number(r.position),
     state: r.state,
     timestamp: Number(r.timestamp),
+    ...(r.trace_parent ? { traceParent: r.trace_parent as string } : {}),
   };
 }
 
@@ -52,9 +54,19 @@ export function logStateChanges(
   changes.forEach((c, i) => texts.set(digests[i], c.state));
   const distinct = [...texts.keys()].sort();
   const values = changes
-    .map(() => '(CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS BIGINT))')
+    .map(
+      () => '(CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS TEXT))',
+    )
     .join(', ');
-  const valueParams = changes.flatMap((c, i) => [c.position, c.aggregateId, c.aggregateType, c.version, digests[i], c.timestamp]);
+  const valueParams = changes.flatMap((c, i) => [
+    c.position,
+    c.aggregateId,
+    c.aggregateType,
+    c.version,
+    digests[i],
+    c.timestamp,
+    c.traceParent ?? null,
+  ]);
   const head = 'tenant_id = ? AND projection_id = ?';
   return [
     { sql: `UPDATE notification_heads SET last_sequence = last_sequence WHERE ${head}`, params: [tenantId, projectionId] },
@@ -64,9 +76,9 @@ export function logStateChanges(
       params: distinct.flatMap((d) => [tenantId, d, texts.get(d)]),
     },
     {
-      sql: `INSERT INTO notifications (tenant_id, projection_id, sequence, position, state_key, aggregate_id, aggregate_type, version, state_id, timestamp, created_at)
+      sql: `INSERT INTO notifications (tenant_id, projection_id, sequence, position, state_key, aggregate_id, aggregate_type, version, state_id, timestamp, created_at, trace_parent)
             SELECT h.tenant_id, h.projection_id, h.last_sequence + ROW_NUMBER() OVER (ORDER BY c.column1), c.column1, CAST(? AS TEXT), c.column2, c.column3, c.column4,
-                   (SELECT s.state_id FROM notification_states s WHERE s.tenant_id = h.tenant_id AND s.digest = c.column5), c.column6, CAST(? AS BIGINT)
+                   (SELECT s.state_id FROM notification_states s WHERE s.tenant_id = h.tenant_id AND s.digest = c.column5), c.column6, CAST(? AS BIGINT), c.column7
             FROM (VALUES ${values}) AS c
             JOIN notification_heads h ON h.tenant_id = ? AND h.projection_id = ?
             JOIN projections p ON p.tenant_id = h.tenant_id AND p.projection_id = h.projection_id AND (p.active_version = ? OR p.pending_version = ?)

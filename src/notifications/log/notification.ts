@@ -2,6 +2,7 @@ import { isoTime } from '../../common/iso-time';
 import { anyJson, arrayOf, constant, integer, JsonSchema, object, string, timestamp } from '../../common/json-schema';
 import { RawJson, stringifyJson } from '../../common/raw-json';
 import type { Notification } from '../../store/notification-repository.port';
+import { traceIdOf } from '../../observability/tracing/tracing';
 
 // The log's row type belongs to the store (which depends on nothing above it); re-exported for the
 // channels that carry it.
@@ -33,12 +34,20 @@ const NOTIFICATION_FIELDS = {
 };
 export const NOTIFICATIONS_PAGE_SCHEMA: JsonSchema = object({ notifications: arrayOf(object(NOTIFICATION_FIELDS)) });
 
+/**
+ * The stream message (WebSocket, SSE, webhook body). `traceId` only when the notification continues
+ * a trace (tracing on): with tracing off every message is exactly as before (docs/operations.md, Tracing).
+ */
 export function streamMessage(n: Notification) {
-  return { type: 'state_changed' as const, ...notificationView(n) };
+  const message = { type: 'state_changed' as const, ...notificationView(n) };
+  return n.traceParent ? { ...message, traceId: traceIdOf(n.traceParent) } : message;
 }
 
 /** A WebSocket message, and the data of a server-sent event. */
-export const STREAM_MESSAGE_SCHEMA: JsonSchema = object({ type: constant('state_changed'), ...NOTIFICATION_FIELDS });
+export const STREAM_MESSAGE_SCHEMA: JsonSchema = object(
+  { type: constant('state_changed'), ...NOTIFICATION_FIELDS },
+  { traceId: string({ description: 'the W3C trace id of the append that caused it (only with tracing on)' }) },
+);
 
 const texts = new WeakMap<Notification, string>();
 

@@ -6,6 +6,8 @@ import { NotificationRepository } from '../../store/notification-repository.port
 import { ProjectionCatalogRepository } from '../../store/projection-catalog.port';
 import { WebhookDelivery, WebhookRepository } from '../../store/webhook-repository.port';
 import { streamText } from '../log/notification';
+import { endWebhookAttemptSpan, startWebhookAttemptSpan } from '../../observability/tracing/spans';
+import { traceParentOf } from '../../observability/tracing/tracing';
 import { parseSettings } from '../log/notification-settings';
 import { WebhookSecrets } from './webhook-secrets';
 import { WebhookSender } from './webhook-sender';
@@ -256,13 +258,17 @@ export class WebhookDispatcher {
     }
     const { url, secrets } = target;
     const body = streamText(n);
-    const headers = {
+    const headers: Record<string, string> = {
       ...WebhookSigner.headers(secrets, `msg_${d.projectionId}_${d.sequence}`, Math.floor(Date.now() / 1000), body),
       // Lets a receiver see a gap and backfill from GET /projections/{id}/notifications.
       'webhook-sequence': String(d.sequence),
       'webhook-projection-id': d.projectionId,
     };
+    // Traced: the attempt continues the notification's trace and hands it to the receiver.
+    const span = startWebhookAttemptSpan(n.traceParent, url, d);
+    if (span) headers.traceparent = traceParentOf(span)!;
     const r = await this.sender.send(url, headers, body);
+    endWebhookAttemptSpan(span, r);
     const now = Date.now();
     if (r.ok) return this.deliveries.delivered(d, now);
     const delay = this.options.backoffMs[d.attempts - 1];

@@ -4,6 +4,7 @@ import {
   WEBHOOK_KEY_HEADS_MIGRATION,
   sharedStatesMigration,
   webhookUrlMigration,
+  NOTIFICATION_TRACE_MIGRATION,
 } from '../notification-schema';
 import { webhookSuspensionsMigration } from '../webhook-suspension-schema';
 import { droppedVersionsMigration } from '../projection-schema';
@@ -158,4 +159,5 @@ export const POSTGRES_MIGRATIONS: string[] = [
   webhookSuspensionsMigration('bigint'),
   droppedVersionsMigration('bigint'),
   webhookUrlMigration('postgres'),
+  NOTIFICATION_TRACE_MIGRATION,
 ];

@@ -4,6 +4,7 @@ import {
   WEBHOOK_KEY_HEADS_MIGRATION,
   sharedStatesMigration,
   webhookUrlMigration,
+  NOTIFICATION_TRACE_MIGRATION,
 } from '../notification-schema';
 import { webhookSuspensionsMigration } from '../webhook-suspension-schema';
 import { droppedVersionsMigration } from '../projection-schema';
@@ -157,4 +158,5 @@ export const SQLITE_MIGRATIONS: string[] = [
   webhookSuspensionsMigration('INTEGER'),
   droppedVersionsMigration('INTEGER'),
   webhookUrlMigration('sqlite'),
+  NOTIFICATION_TRACE_MIGRATION,
 ];

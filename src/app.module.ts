@@ -6,6 +6,8 @@ import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.controller';
 import { LanesModule } from './lanes/lanes.module';
 import { NotificationsModule } from './notifications/notifications.module';
+import { AppMetricsModule } from './observability/metrics/app-metrics.module';
+import { MetricsModule } from './observability/metrics/metrics.module';
 import { ProjectionsModule } from './projections/projections.module';
 import { QuotasModule } from './quotas/quotas.module';
 import { ReducersModule } from './reducers/reducers.module';
@@ -21,6 +23,7 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         StoreModule,
+        AppMetricsModule,
         RuntimeModule,
         TenancyModule,
         QuotasModule,
@@ -31,6 +34,7 @@ export class AppModule {
         CompilationModule,
         NotificationsModule,
         HealthModule,
+        MetricsModule.forRoot(config),
       ],
     };
   }

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { LruMap } from '../common/lru-map';
 import { AppendCommitted } from '../events/append-committed.port';
+import { AppMetrics } from '../observability/metrics/app-metrics';
 import { RuntimePool } from '../runtime/runtime-pool';
 import { EventLog } from '../store/event-log.port';
 import { LaneStore } from '../store/lane-store.port';
@@ -26,6 +27,8 @@ export interface LaneEngineOptions {
    * than any write that began before the drop can take to commit (default 60 s).
    */
   droppedGraceMs?: number;
+  /** Apply calls counted by the runner (none in unit setups). */
+  metrics?: AppMetrics;
 }
 
 const DEFAULT_DROPPED_GRACE_MS = 60_000;
@@ -68,7 +71,16 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
     /** What else happens when a lane applied (notifications); nothing in unit setups. */
     private readonly appliedElsewhere: LaneApplied = NO_LANE_APPLIED,
   ) {
-    this.runner = new LaneRunner(lanes, catalog, runtime, options.runner ?? DEFAULT_LANE_OPTIONS, this, scheduler, options.keyCap);
+    this.runner = new LaneRunner(
+      lanes,
+      catalog,
+      runtime,
+      options.runner ?? DEFAULT_LANE_OPTIONS,
+      this,
+      scheduler,
+      options.keyCap,
+      options.metrics,
+    );
   }
 
   /**

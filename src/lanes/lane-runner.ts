@@ -5,6 +5,7 @@ import { toWireEvent } from '../runtime/wire-event';
 import { HostCallError } from '../runtime/host-process';
 import { CoalescingApplier } from '../runtime/coalescing-applier';
 import { RuntimePool } from '../runtime/runtime-pool';
+import { AppMetrics, NO_METRICS, secondsSince } from '../observability/metrics/app-metrics';
 import { StoredEvent } from '../store/event-log.port';
 import { LaneStore } from '../store/lane-store.port';
 import { ProjectionCatalogRepository, ProjectionVersion } from '../store/projection-catalog.port';
@@ -56,6 +57,7 @@ export class LaneRunner {
     private readonly scheduler?: Pick<LaneScheduler, 'wake'>,
     /** The tenant's keysPerProjection limit, applied to rerouted events as to routed ones. */
     private readonly keyCap?: LaneKeyCap,
+    private readonly metrics: AppMetrics = NO_METRICS,
   ) {
     // Lanes running at the same time share executor calls.
     this.applier = new CoalescingApplier(runtime);
@@ -93,6 +95,7 @@ export class LaneRunner {
     if (lane.key === UNRESOLVED_KEY) return this.reroute(lane, version, events);
 
     let result;
+    const started = performance.now();
     try {
       result = await this.applier.apply(lane.tenantId, lane.versionId, version.className, {
         state: rawJsonOrNull(rec.state),
@@ -102,9 +105,11 @@ export class LaneRunner {
       });
     } catch (e) {
       if (e instanceof HostCallError && e.failure === 'UNAVAILABLE') return { status: 'retry', afterMs: 1000 };
+      this.metrics.applied('projection', 'failed', secondsSince(started));
       const message = e instanceof HostCallError ? `${e.failure}: ${e.message}` : String(e);
       return this.fail(lane, events[0].position, message);
     }
+    this.metrics.applied('projection', result.ok ? 'ok' : 'failed', secondsSince(started));
     if (result.ok) {
       // Truncated: the host's response budget was reached; the rest goes in the next run.
       const applied = result.truncated ? events.slice(0, result.states.length) : events;

@@ -10,6 +10,7 @@ import { parseSettings } from '../log/notification-settings';
 import { WebhookSecrets } from './webhook-secrets';
 import { WebhookSender } from './webhook-sender';
 import { WebhookSigner } from './webhook-signer';
+import { AppMetrics, NO_METRICS, secondsSince } from '../../observability/metrics/app-metrics';
 
 export interface WebhookDispatcherOptions {
   backoffMs: number[];
@@ -75,6 +76,7 @@ export class WebhookDispatcher {
     private readonly sender: WebhookSender,
     private readonly options: WebhookDispatcherOptions,
     private readonly tenantQuota: TenantWebhookQuota = NO_TENANT_WEBHOOK_QUOTA,
+    private readonly metrics: AppMetrics = NO_METRICS,
   ) {}
 
   start(): void {
@@ -246,6 +248,7 @@ export class WebhookDispatcher {
       this.target(d.tenantId, d.projectionId),
     ]);
     if (!n || n.sequence !== d.sequence || !target) {
+      this.metrics.webhookDeadLettered();
       await this.deliveries.attemptFailed(
         d,
         !target ? 'webhook no longer configured' : 'NOTIFICATION_EXPIRED: removed by retention',
@@ -262,10 +265,12 @@ export class WebhookDispatcher {
       'webhook-sequence': String(d.sequence),
       'webhook-projection-id': d.projectionId,
     };
+    const sent = performance.now();
     const r = await this.sender.send(url, headers, body);
     const now = Date.now();
-    if (r.ok) return this.deliveries.delivered(d, now);
     const delay = this.options.backoffMs[d.attempts - 1];
+    this.metrics.webhookAttempted(r.ok ? 'delivered' : delay === undefined ? 'dead' : 'failed', secondsSince(sent));
+    if (r.ok) return this.deliveries.delivered(d, now);
     await this.deliveries.attemptFailed(d, r.error, delay === undefined ? null : now + delay, now);
   }
 }

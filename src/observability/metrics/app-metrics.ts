@@ -26,8 +26,8 @@ export class AppMetrics {
   /** One HTTP response; `route` is the route's template (`/projections/:id/status`), never the URL. */
   httpResponded(_route: string, _method: string, _status: number, _seconds: number): void {}
 
-  /** One group commit: the append requests it stored and their events. */
-  groupCommitted(_requests: number, _events: number): void {}
+  /** One group commit: the append requests in its transaction, those it stored (a conflict stores nothing), and their events. */
+  groupCommitted(_batchSize: number, _storedRequests: number, _storedEvents: number): void {}
 
   /** One Apply call into the tenant's executor (a reducer fold, a lane run). */
   applied(_kind: ApplyKind, _outcome: ApplyOutcome, _seconds: number): void {}

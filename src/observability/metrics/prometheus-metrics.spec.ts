@@ -5,8 +5,8 @@ import { PrometheusMetrics, UNMATCHED_ROUTE } from './prometheus-metrics';
 describe('PrometheusMetrics', () => {
   it('counts each hop into its family, the append families labelled by store', async () => {
     const m = new PrometheusMetrics('postgres');
-    m.groupCommitted(3, 7);
-    m.groupCommitted(1, 1);
+    m.groupCommitted(3, 3, 7);
+    m.groupCommitted(2, 1, 1); // one of the two refused (a version conflict): stored nothing
     m.applied('reducer', 'ok', 0.002);
     m.applied('projection', 'failed', 0.01);
     m.webhookAttempted('failed', 0.05);
@@ -21,6 +21,7 @@ describe('PrometheusMetrics', () => {
     expect(s.sum('eventstore_events_appended_total', { store: 'postgres' })).toBe(8);
     expect(s.sum('eventstore_group_commit_batch_size_count', { store: 'postgres' })).toBe(2);
     expect(s.sum('eventstore_group_commit_batch_size_bucket', { store: 'postgres', le: '2' })).toBe(1);
+    expect(s.sum('eventstore_group_commit_batch_size_sum', { store: 'postgres' })).toBe(5);
     expect(s.sum('eventstore_apply_calls_total', { kind: 'reducer', outcome: 'ok' })).toBe(1);
     expect(s.sum('eventstore_apply_failures_total', { kind: 'projection' })).toBe(1);
     expect(s.sum('eventstore_apply_failures_total', { kind: 'reducer' })).toBe(0);
@@ -54,12 +55,12 @@ describe('PrometheusMetrics', () => {
   it('keeps each instance apart: two services in one process do not share counts', async () => {
     const a = new PrometheusMetrics('sqlite');
     const b = new PrometheusMetrics('sqlite');
-    a.groupCommitted(1, 1);
+    a.groupCommitted(1, 1, 1);
     expect(parseScrape(await b.registry.metrics()).sum('eventstore_append_requests_total')).toBe(0);
   });
 
   it('is off in the port itself: the default counts nothing', () => {
     expect(NO_METRICS.enabled).toBe(false);
-    expect(() => NO_METRICS.groupCommitted(1, 1)).not.toThrow();
+    expect(() => NO_METRICS.groupCommitted(1, 1, 1)).not.toThrow();
   });
 });

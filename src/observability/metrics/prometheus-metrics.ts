@@ -141,10 +141,10 @@ export class PrometheusMetrics extends AppMetrics {
     c.duration.observe(seconds);
   }
 
-  override groupCommitted(requests: number, events: number): void {
-    this.batchSize.observe(requests);
-    if (requests > 0) this.appendRequests.inc(requests);
-    if (events > 0) this.events.inc(events);
+  override groupCommitted(batchSize: number, storedRequests: number, storedEvents: number): void {
+    this.batchSize.observe(batchSize);
+    if (storedRequests > 0) this.appendRequests.inc(storedRequests);
+    if (storedEvents > 0) this.events.inc(storedEvents);
   }
 
   override applied(kind: ApplyKind, outcome: ApplyOutcome, seconds: number): void {

@@ -78,7 +78,10 @@ export class CompileWorker {
       result = await this.compiler.compile(upload.sources, upload.kind);
     } catch (e) {
       const failed = this.failureOf(upload, e, this.now() - started);
-      if (!failed) return this.metrics.compiled('retry', (this.now() - started) / 1000); // left pending: tried again on a later turn
+      if (!failed) {
+        this.metrics.compiled('retry', (this.now() - started) / 1000);
+        return; // left pending: tried again on a later turn
+      }
       result = failed;
     }
     this.metrics.compiled(result.ok ? 'compiled' : 'failed', (this.now() - started) / 1000);

@@ -133,6 +133,19 @@ export default tseslint.config(
               from: under('openapi'),
               message: 'only AppModule imports openapi/',
             },
+            // Metrics (observability/metrics): the hops see only the AppMetrics port, which depends on nothing;
+            // the rest (registry, /metrics, scrape-time gauges) is composition, imported by AppModule.
+            {
+              target: file('src/observability/metrics/app-metrics.ts'),
+              from: abs('src/**'),
+              message: 'the AppMetrics port depends on nothing of the service',
+            },
+            {
+              target: under('runtime', 'tenancy', 'quotas', ...FEATURES),
+              from: abs('src/observability/metrics/**'),
+              except: [file('src/observability/metrics/app-metrics.ts')],
+              message: 'a hop reaches the metrics only through the AppMetrics port (observability/metrics/app-metrics.ts)',
+            },
             // Nothing imports the app's composition root; the service never imports tests or benches.
             {
               target: abs('src/*/**'),

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { AppendBatcher } from '../src/events/append-batcher';
 import { PostgresStore } from '../src/store/postgres/postgres-store';
 import { ThrowawayPostgres } from '../test/support/throwaway-postgres';
-import { closedLoop, CONNECTIONS, DURATION_S, fmt, hammer, HttpFigures, startChild, stopChild } from './bench-util';
+import { closedLoop, CONNECTIONS, DURATION_S, fmt, hammer, HttpFigures, median, startChild, stopChild } from './bench-util';
 
 const ADMIN = 'bench-admin-token-0123456789';
 const AGGREGATES = 5000;
@@ -75,6 +75,8 @@ async function main(): Promise<void> {
   const baseline = process.env.BENCH_BASELINE_DIR;
   // BENCH_COMPARE_ONLY=1: only the before/after table (the full figures take another three minutes).
   if (baseline && process.env.BENCH_COMPARE_ONLY === '1') return beforeAfter(path.resolve(baseline, 'dist', 'src', 'main.js'));
+  // BENCH_METRICS=1: only the metrics on/off table (issue 14's overhead figure).
+  if (process.env.BENCH_METRICS === '1') return metricsOverhead();
   console.log(`# append benchmark — ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}`);
   console.log(`# autocannon, ${CONNECTIONS} connections, ${DURATION_S} s per figure, ${AGGREGATES} aggregates\n`);
 
@@ -153,6 +155,66 @@ async function beforeAfter(baselineMain: string): Promise<void> {
   console.log(`| server CPU per single append (µs) | ${cpu(runs.before, (f) => f.single)} | ${cpu(runs.after, (f) => f.single)} |`);
   console.log(`| server CPU per exact-decimals append (µs) | ${cpu(runs.before, (f) => f.exact)} | ${cpu(runs.after, (f) => f.exact)} |`);
   console.log(`| server CPU per batched event (µs) | ${cpu(runs.before, (f) => f.batch, 100)} | ${cpu(runs.after, (f) => f.batch, 100)} |`);
+}
+
+/**
+ * Metrics on (the default) against the same build with METRICS_ENABLED=false (tracing is off in
+ * both: it is off unless OTEL_EXPORTER_OTLP_ENDPOINT is set), SQLite, single `POST /events`:
+ * appends/s and the server's CPU per append, BENCH_ROUNDS (default 3) alternating rounds.
+ */
+async function metricsOverhead(): Promise<void> {
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+  const runs: Record<'on' | 'off', HttpFigures[]> = { on: [], off: [] };
+  console.log(`# metrics on vs off — ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}`);
+  console.log(`# SQLite, POST /events, autocannon ${CONNECTIONS} connections, ${DURATION_S} s per figure, ${rounds} alternating rounds\n`);
+  for (let r = 0; r < rounds; r++) {
+    // Alternate who goes first, so that a machine getting busier or quieter favours neither.
+    for (const which of r % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const)) {
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'es-bench-'));
+      const { url, child } = await startChild('src/main.js', {
+        ADMIN_TOKEN: ADMIN,
+        DATA_DIR: dataDir,
+        METRICS_ENABLED: String(which === 'on'),
+      });
+      try {
+        const t = await fetch(`${url}/admin/tenants`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ name: 'bench' }),
+        }).then((res) => res.json() as Promise<{ apiKey: string }>);
+        const headers = { 'x-api-key': t.apiKey };
+        await ready(url); // the executors' start and warm-up are not measured with the appends
+        await hammer(`${url}/events`, headers, single, 2); // warm-up: JIT, caches, first inserts
+        runs[which].push(await hammer(`${url}/events`, headers, single, undefined, child.pid));
+        // The switch really switched: counted when on, no route when off.
+        const scrape = await fetch(`${url}/metrics`);
+        const counted =
+          which === 'on' ? /eventstore_append_requests_total\{store="sqlite"\} [1-9]/.test(await scrape.text()) : scrape.status === 404;
+        if (!counted) throw new Error(`metrics ${which}: /metrics answered ${scrape.status} without the expected figures`);
+      } finally {
+        await stopChild(child);
+        fs.rmSync(dataDir, { recursive: true, force: true });
+      }
+    }
+  }
+  const rate = (xs: HttpFigures[]) => xs.map((f) => f.reqPerSec);
+  const cpu = (xs: HttpFigures[]) => xs.map((f) => f.serverCpuUs ?? 0);
+  const row = (name: string, on: number[], off: number[], digits: number) =>
+    `| ${name} | ${off.map((v) => fmt(v, digits)).join(' / ')} (median ${fmt(median(off), digits)}) | ${on.map((v) => fmt(v, digits)).join(' / ')} (median ${fmt(median(on), digits)}) | ${fmt((100 * (median(on) - median(off))) / median(off), 1)} % |`;
+  console.log('| figure | metrics off | metrics on (default) | (on − off) / off, medians |');
+  console.log('|---|---|---|---:|');
+  console.log(row('POST /events (appends/s)', rate(runs.on), rate(runs.off), 0));
+  console.log(row('server CPU per append (µs)', cpu(runs.on), cpu(runs.off), 1));
+  const failed = [...runs.on, ...runs.off].reduce((n, f) => n + f.non2xx + f.errors, 0);
+  console.log(`\nfailed requests: ${failed}`);
+}
+
+/** Waits (up to 30 s) for GET /health/ready: the runtime's executors started and warmed. */
+async function ready(url: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline && (await fetch(`${url}/health/ready`).catch(() => null))?.status !== 200) {
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
 
 main().then(

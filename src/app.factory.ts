@@ -17,6 +17,8 @@ import { installRequestTracing } from './observability/tracing/request-tracing';
 import { tracingOn } from './observability/tracing/tracing';
 import { DEFAULT_ARCHIVE_LIMITS } from './runtime/archive-reader';
 import { mountBullBoard } from './lanes/bull-board';
+import { AppMetrics } from './observability/metrics/app-metrics';
+import { installHttpMetrics } from './observability/metrics/http-metrics';
 import { LaneScheduler } from './lanes/lane-scheduler.port';
 import { LANE_SCHEDULER } from './lanes/lanes.module';
 import { QuotaGate } from './quotas/quota-gate';
@@ -74,6 +76,8 @@ export async function createApp(config: AppConfig): Promise<ServiceApp> {
   });
   // Also receives Fastify's body-parsing errors, which Nest routes through the filters.
   app.useGlobalFilters(new ErrorFilter());
+  // Every response by route template, method and status (refusals of the hooks below included).
+  installHttpMetrics(fastify, app.get(AppMetrics));
   // Both run in onRequest, before any body is read: a body's deadline starts with its headers, and
   // a request without valid credentials is answered without reading its body at all.
   installBodyDeadline(fastify, bodyReadTimeoutMs);

@@ -7,6 +7,8 @@ import { HealthModule } from './health/health.controller';
 import { LanesModule } from './lanes/lanes.module';
 import { NotificationsModule } from './notifications/notifications.module';
 import { OpenApiModule } from './openapi/openapi.module';
+import { AppMetricsModule } from './observability/metrics/app-metrics.module';
+import { MetricsModule } from './observability/metrics/metrics.module';
 import { ProjectionsModule } from './projections/projections.module';
 import { QuotasModule } from './quotas/quotas.module';
 import { ReducersModule } from './reducers/reducers.module';
@@ -22,6 +24,7 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         StoreModule,
+        AppMetricsModule,
         RuntimeModule,
         TenancyModule,
         QuotasModule,
@@ -33,6 +36,7 @@ export class AppModule {
         NotificationsModule,
         HealthModule,
         OpenApiModule,
+        MetricsModule.forRoot(config),
       ],
     };
   }

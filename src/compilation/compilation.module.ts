@@ -1,4 +1,5 @@
 import { Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { AppMetrics } from '../observability/metrics/app-metrics';
 import { ProjectionCatalog } from '../projections/projection-catalog';
 import { ProjectionsModule } from '../projections/projections.module';
 import { ReducerCatalog } from '../reducers/reducer-catalog';
@@ -19,9 +20,15 @@ import { CompileWorker } from './compile-worker';
   providers: [
     {
       provide: CompileWorker,
-      inject: [CompileQueue, RuntimePool, STORE, ReducerCatalog, ProjectionCatalog],
-      useFactory: (queue: CompileQueue, pool: RuntimePool, s: Store, reducers: ReducerCatalog, projections: ProjectionCatalog) =>
-        new CompileWorker(queue, pool, s.uploads, reducers, projections),
+      inject: [CompileQueue, RuntimePool, STORE, ReducerCatalog, ProjectionCatalog, AppMetrics],
+      useFactory: (
+        queue: CompileQueue,
+        pool: RuntimePool,
+        s: Store,
+        reducers: ReducerCatalog,
+        projections: ProjectionCatalog,
+        m: AppMetrics,
+      ) => new CompileWorker(queue, pool, s.uploads, reducers, projections, Date.now, m),
     },
   ],
 })

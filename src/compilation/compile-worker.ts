@@ -4,6 +4,7 @@ import { ReducerCatalog } from '../reducers/reducer-catalog';
 import { CompileQueue } from '../runtime/compile-queue';
 import { HostCallError } from '../runtime/host-process';
 import { CompileResult } from '../runtime/runtime-protocol';
+import { AppMetrics, NO_METRICS } from '../observability/metrics/app-metrics';
 import { UploadKind, UploadRecord, UploadRepository } from '../store/upload-repository.port';
 
 /** What compiles an upload's sources (RuntimePool: a free compiler host). */
@@ -36,6 +37,7 @@ export class CompileWorker {
     private readonly reducers: Pick<ReducerCatalog, 'autoBind'>,
     private readonly projections: Pick<ProjectionCatalog, 'deploy'>,
     private readonly now: () => number = Date.now,
+    private readonly metrics: AppMetrics = NO_METRICS,
   ) {}
 
   /** Starts taking compiles, first what a previous run left pending. */
@@ -76,9 +78,13 @@ export class CompileWorker {
       result = await this.compiler.compile(upload.sources, upload.kind);
     } catch (e) {
       const failed = this.failureOf(upload, e, this.now() - started);
-      if (!failed) return; // left pending: tried again on a later turn
+      if (!failed) {
+        this.metrics.compiled('retry', (this.now() - started) / 1000);
+        return; // left pending: tried again on a later turn
+      }
       result = failed;
     }
+    this.metrics.compiled(result.ok ? 'compiled' : 'failed', (this.now() - started) / 1000);
     this.crashes.delete(upload.uploadId);
     const at = this.now();
     if (!result.ok) {

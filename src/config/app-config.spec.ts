@@ -9,6 +9,16 @@ describe('loadConfig', () => {
     expect(c.dataDir).toMatch(/data$/);
   });
 
+  it('serves metrics by default, publicly, off with METRICS_ENABLED=false, behind a token of at least 16 characters', () => {
+    expect(loadConfig({}).metrics).toEqual({ enabled: true, token: undefined });
+    expect(loadConfig({ METRICS_ENABLED: 'false' }).metrics.enabled).toBe(false);
+    expect(loadConfig({ METRICS_ENABLED: 'true', METRICS_TOKEN: 'a-scraper-token-16' }).metrics).toEqual({
+      enabled: true,
+      token: 'a-scraper-token-16',
+    });
+    expect(() => loadConfig({ METRICS_ENABLED: 'no', METRICS_TOKEN: 'short' })).toThrow(/METRICS_TOKEN[\s\S]*METRICS_ENABLED/);
+  });
+
   it('bounds compiles: a deadline near what real sources need, two compilers, a pending cap per tenant', () => {
     expect(loadConfig({}).runtime).toMatchObject({ compileDeadlineMs: 15_000, compilerHosts: 2, uploadPendingMaxPerTenant: 10 });
     const c = loadConfig({ RUNTIME_COMPILE_DEADLINE_MS: '4000', RUNTIME_COMPILER_HOSTS: '3', UPLOAD_PENDING_MAX_PER_TENANT: '1' });

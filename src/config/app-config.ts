@@ -29,6 +29,8 @@ export interface AppConfig {
   apiKeyCacheMs: number;
   /** Graceful shutdown: how long in-flight requests get before the process exits anyway. */
   shutdownGraceMs: number;
+  /** GET /metrics (docs/operations.md): on unless METRICS_ENABLED=false; behind `Authorization: Bearer <token>` when a token is set. */
+  metrics: { enabled: boolean; token?: string };
   /** Deadlines on a connection and a request (streams, once open, are exempt). */
   http: {
     /** Node's cut-off for receiving a whole request (headers and body); answered 408 REQUEST_TIMEOUT. */
@@ -196,6 +198,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (bootstrapApiKey && (bootstrapApiKey.length < 16 || bootstrapApiKey.length > 200)) {
     problems.push('BOOTSTRAP_API_KEY must be 16 to 200 characters');
   }
+  const metricsToken = str('METRICS_TOKEN');
+  if (metricsToken && metricsToken.length < 16) problems.push('METRICS_TOKEN must be at least 16 characters');
   const isolation = (str('RUNTIME_ISOLATION') ?? 'shared') as Isolation;
   if (!ISOLATIONS.includes(isolation)) problems.push(`RUNTIME_ISOLATION must be shared or tenant (got '${isolation}')`);
   const sandboxMode = (str('RUNTIME_SANDBOX') ?? 'strict') as SandboxMode;
@@ -221,6 +225,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     logFormat,
     apiKeyCacheMs: int('API_KEY_CACHE_MS', 10_000, 0, 3_600_000),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    metrics: { enabled: str('METRICS_ENABLED') === undefined || bool('METRICS_ENABLED'), token: metricsToken },
     http: {
       requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 30_000, 1_000, 3_600_000),
       connectionTimeoutMs: int('CONNECTION_TIMEOUT_MS', 60_000, 1_000, 3_600_000),

@@ -1,4 +1,5 @@
 import { Module, OnApplicationShutdown } from '@nestjs/common';
+import { AppMetrics } from '../observability/metrics/app-metrics';
 import { STORE, Store } from '../store/store.port';
 import { AppendBatcher } from './append-batcher';
 
@@ -11,8 +12,9 @@ import { AppendBatcher } from './append-batcher';
   providers: [
     {
       provide: AppendBatcher,
-      inject: [STORE],
-      useFactory: (store: Store) => new AppendBatcher(store.events, { maxConcurrentCommits: store.kind === 'postgres' ? 2 : 1 }),
+      inject: [STORE, AppMetrics],
+      useFactory: (store: Store, metrics: AppMetrics) =>
+        new AppendBatcher(store.events, { maxConcurrentCommits: store.kind === 'postgres' ? 2 : 1 }, metrics),
     },
   ],
   exports: [AppendBatcher],

@@ -1,5 +1,6 @@
 import { DomainError, versionConflict } from '../common/domain-error';
 import { AppendOutcome, AppendRequest, EventLog } from '../store/event-log.port';
+import { AppMetrics } from '../observability/metrics/app-metrics';
 import { AppendBatcher } from './append-batcher';
 
 const req = (id: string, n = 1): AppendRequest => ({
@@ -41,6 +42,18 @@ describe('AppendBatcher', () => {
     const results = await Promise.allSettled([b.append(req('ok-1')), b.append(req('conflict-1')), b.append(req('ok-2'))]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(((results[1] as PromiseRejectedResult).reason as DomainError).code).toBe('VERSION_CONFLICT');
+  });
+
+  it('tells the metrics each commit: its size, and the requests and events it stored', async () => {
+    const commits: number[][] = [];
+    const metrics = new (class extends AppMetrics {
+      override groupCommitted(batchSize: number, stored: number, events: number): void {
+        commits.push([batchSize, stored, events]);
+      }
+    })();
+    const b = new AppendBatcher(new RecordingLog(), {}, metrics);
+    await Promise.allSettled([b.append(req('ok-1', 3)), b.append(req('conflict-1', 2)), b.append(req('ok-2'))]);
+    expect(commits).toEqual([[3, 2, 4]]);
   });
 
   it('retries one by one when a whole transaction fails, so one bad append fails alone', async () => {

@@ -1,5 +1,6 @@
 import { DomainError } from '../common/domain-error';
 import { streamKey } from '../store/append-plan';
+import { AppMetrics, NO_METRICS } from '../observability/metrics/app-metrics';
 import { AppendRequest, AppendResult, EventLog } from '../store/event-log.port';
 import { activeTraceParent, endWith } from '../observability/tracing/tracing';
 import { startCommitSpan } from '../observability/tracing/spans';
@@ -44,6 +45,7 @@ export class AppendBatcher {
   constructor(
     private readonly log: Pick<EventLog, 'appendMany'>,
     options: Partial<AppendBatcherOptions> = {},
+    private readonly metrics: AppMetrics = NO_METRICS,
   ) {
     this.options = { ...DEFAULTS, ...options };
   }
@@ -114,6 +116,7 @@ export class AppendBatcher {
   private async commit(batch: Pending[]): Promise<void> {
     try {
       const outcomes = await endWith(startCommitSpan(batch), this.log.appendMany(batch.map((p) => p.request)));
+      this.metrics.groupCommitted(batch.length, ...storedCounts(batch, outcomes));
       outcomes.forEach((o, i) => (o.ok ? batch[i].resolve(o.result) : batch[i].reject(o.error)));
     } catch (e) {
       if (batch.length === 1) {
@@ -125,4 +128,16 @@ export class AppendBatcher {
       for (const p of batch) await this.commit([p]);
     }
   }
+}
+
+/** The append requests a transaction stored, and their events (refused ones stored nothing). */
+function storedCounts(batch: Pending[], outcomes: { ok: boolean }[]): [number, number] {
+  let requests = 0;
+  let events = 0;
+  outcomes.forEach((o, i) => {
+    if (!o.ok) return;
+    requests++;
+    events += batch[i].request.events.length;
+  });
+  return [requests, events];
 }

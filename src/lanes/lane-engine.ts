@@ -3,6 +3,7 @@ import { LruMap } from '../common/lru-map';
 import { AppendCommitted, AppendTrace } from '../events/append-committed.port';
 import { AppendTraces } from '../observability/tracing/append-traces';
 import { tracingOn } from '../observability/tracing/tracing';
+import { AppMetrics } from '../observability/metrics/app-metrics';
 import { RuntimePool } from '../runtime/runtime-pool';
 import { EventLog } from '../store/event-log.port';
 import { LaneStore } from '../store/lane-store.port';
@@ -28,6 +29,8 @@ export interface LaneEngineOptions {
    * than any write that began before the drop can take to commit (default 60 s).
    */
   droppedGraceMs?: number;
+  /** Apply calls counted by the runner (none in unit setups). */
+  metrics?: AppMetrics;
 }
 
 const DEFAULT_DROPPED_GRACE_MS = 60_000;
@@ -80,6 +83,7 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
       this,
       scheduler,
       options.keyCap,
+      options.metrics,
       this.traces,
     );
   }

@@ -1,6 +1,7 @@
 import { RawJson } from '../common/raw-json';
 import { LaneStore } from '../store/lane-store.port';
 import { SqliteStore } from '../store/sqlite/sqlite-store';
+import { AppMetrics, ApplyKind, ApplyOutcome } from '../observability/metrics/app-metrics';
 import { LaneRunner } from './lane-runner';
 
 /**
@@ -56,6 +57,54 @@ describe('LaneRunner, two runs of one lane at once', () => {
     // Its next run reads the lane as it is.
     expect(await first.run(lane)).toEqual({ status: 'idle' });
     expect(await store.lanes.getLane('t', 'v', 'k')).toMatchObject({ state: '{"n":3}', appliedPosition: 3 });
+    await store.close();
+  });
+});
+
+describe('LaneRunner and the metrics', () => {
+  it('counts each Apply call with its outcome: a failing event, then its lane applied', async () => {
+    const store = new SqliteStore({ file: ':memory:' });
+    await store.migrate();
+    await store.tenants.createTenant({ tenantId: 't', name: 't', createdAt: 1 });
+    await store.events.appendMany([{ tenantId: 't', aggregateId: 'o-1', inferredType: 'o', events: [{ eventType: 'E', data: '{}' }] }]);
+    await store.projections.deploy({
+      tenantId: 't',
+      projectionId: 'p',
+      name: 'n',
+      version: { tenantId: 't', versionId: 'v', projectionId: 'p', className: 'C', targetPosition: 0, createdAt: 1 },
+    });
+    await store.lanes.route('t', 'v', [{ key: 'k', position: 1 }], 1);
+    let fail = true;
+    const runtime = {
+      resolveKeys: async () => [],
+      apply: async (_t: string, _v: string, _c: string, groups: { events: unknown[] }[]) =>
+        groups.map((g) =>
+          fail
+            ? { ok: false as const, states: [], failedIndex: 0, error: { code: 'APPLY_FAILED', message: 'boom' } }
+            : { ok: true as const, states: g.events.map(() => '{}') },
+        ),
+    };
+    const calls: string[] = [];
+    const metrics = new (class extends AppMetrics {
+      override applied(kind: ApplyKind, outcome: ApplyOutcome, seconds: number): void {
+        calls.push(`${kind}:${outcome}:${seconds >= 0}`);
+      }
+    })();
+    const runner = new LaneRunner(
+      store.lanes,
+      store.projections,
+      runtime as any,
+      { batch: 100, backoffMs: [10] },
+      undefined,
+      undefined,
+      undefined,
+      metrics,
+    );
+    const lane = { tenantId: 't', versionId: 'v', key: 'k' };
+    expect(await runner.run(lane)).toEqual({ status: 'retry', afterMs: 10 });
+    fail = false;
+    expect(await runner.run(lane)).toEqual({ status: 'idle' });
+    expect(calls).toEqual(['projection:failed:true', 'projection:ok:true']);
     await store.close();
   });
 });

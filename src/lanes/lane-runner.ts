@@ -5,6 +5,7 @@ import { toWireEvent } from '../runtime/wire-event';
 import { HostCallError } from '../runtime/host-process';
 import { CoalescingApplier } from '../runtime/coalescing-applier';
 import { RuntimePool } from '../runtime/runtime-pool';
+import { AppMetrics, NO_METRICS, secondsSince } from '../observability/metrics/app-metrics';
 import { StoredEvent } from '../store/event-log.port';
 import { LaneRecord, LaneStore } from '../store/lane-store.port';
 import { StateChange } from '../store/notification-repository.port';
@@ -60,6 +61,7 @@ export class LaneRunner {
     private readonly scheduler?: Pick<LaneScheduler, 'wake'>,
     /** The tenant's keysPerProjection limit, applied to rerouted events as to routed ones. */
     private readonly keyCap?: LaneKeyCap,
+    private readonly metrics: AppMetrics = NO_METRICS,
     /** Tracing on: the appends' traces, which a run of their events continues. */
     private readonly traces?: AppendTraces,
   ) {
@@ -110,6 +112,7 @@ export class LaneRunner {
     span?: Span,
   ): Promise<LaneRunOutcome> {
     let result;
+    const started = performance.now();
     try {
       result = await this.applier.apply(lane.tenantId, lane.versionId, version.className, {
         state: rawJsonOrNull(rec.state),
@@ -119,9 +122,11 @@ export class LaneRunner {
       });
     } catch (e) {
       if (e instanceof HostCallError && e.failure === 'UNAVAILABLE') return { status: 'retry', afterMs: 1000 };
+      this.metrics.applied('projection', 'failed', secondsSince(started));
       const message = e instanceof HostCallError ? `${e.failure}: ${e.message}` : String(e);
       return this.fail(lane, events[0].position, message);
     }
+    this.metrics.applied('projection', result.ok ? 'ok' : 'failed', secondsSince(started));
     if (result.ok) {
       // Truncated: the host's response budget was reached; the rest goes in the next run.
       const applied = result.truncated ? events.slice(0, result.states.length) : events;

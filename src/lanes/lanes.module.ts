@@ -5,6 +5,7 @@ import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { APPEND_COMMITTED } from '../events/append-committed.port';
 import { NotificationsModule } from '../notifications/notifications.module';
+import { AppMetrics } from '../observability/metrics/app-metrics';
 import { QuotasModule } from '../quotas/quotas.module';
 import { TenantQuotas } from '../quotas/tenant-quotas';
 import { RuntimePool } from '../runtime/runtime-pool';
@@ -42,6 +43,7 @@ function createEngine(
   signal: AppliedSignal,
   quotas: TenantQuotas,
   notifications: LaneApplied,
+  metrics: AppMetrics,
 ): LaneEngine {
   const lease =
     scheduler.kind === 'bullmq'
@@ -58,6 +60,7 @@ function createEngine(
       keyCap: new LaneKeyCap(s.lanes, quotas),
       runner: { ...DEFAULT_LANE_OPTIONS, backoffMs: c.lanes.backoffMs, lease },
       appliedSignal: signal,
+      metrics,
     },
     notifications,
   );
@@ -75,7 +78,7 @@ function createEngine(
     { provide: AppliedSignal, useValue: new AppliedSignal() },
     {
       provide: LaneEngine,
-      inject: [STORE, RuntimePool, LANE_SCHEDULER, APP_CONFIG, AppliedSignal, TenantQuotas, LANE_APPLIED],
+      inject: [STORE, RuntimePool, LANE_SCHEDULER, APP_CONFIG, AppliedSignal, TenantQuotas, LANE_APPLIED, AppMetrics],
       useFactory: createEngine,
     },
     { provide: APPEND_COMMITTED, useExisting: LaneEngine },

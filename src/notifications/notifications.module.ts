@@ -3,6 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { LANE_APPLIED } from '../lanes/lane-applied.port';
+import { AppMetrics } from '../observability/metrics/app-metrics';
 import { PROJECTION_NOTIFICATION_SETUP } from '../projections/projection-notification-setup.port';
 import { QuotasModule } from '../quotas/quotas.module';
 import { TenantQuotas } from '../quotas/tenant-quotas';
@@ -107,8 +108,8 @@ const STREAM_PAGE = 200;
     },
     {
       provide: WebhookDispatcher,
-      inject: [STORE, WebhookSecrets, WebhookUrlGuard, APP_CONFIG, TenantQuotas],
-      useFactory: (s: Store, secrets: WebhookSecrets, guard: WebhookUrlGuard, c: AppConfig, quotas: TenantQuotas) =>
+      inject: [STORE, WebhookSecrets, WebhookUrlGuard, APP_CONFIG, TenantQuotas, AppMetrics],
+      useFactory: (s: Store, secrets: WebhookSecrets, guard: WebhookUrlGuard, c: AppConfig, quotas: TenantQuotas, metrics: AppMetrics) =>
         new WebhookDispatcher(
           s.webhooks,
           s.notifications,
@@ -117,6 +118,7 @@ const STREAM_PAGE = 200;
           new WebhookSender(guard, c.webhooks.timeoutMs),
           c.webhooks,
           quotas,
+          metrics,
         ),
     },
     {
@@ -160,7 +162,8 @@ const STREAM_PAGE = 200;
       useFactory: (c: ProjectionLookup, s: Store, endpoints: WebhookEndpoints) => new WebhookDeliveries(c, s.webhooks, endpoints),
     },
   ],
-  exports: [LANE_APPLIED, PROJECTION_NOTIFICATION_SETUP],
+  // StreamLimiter: the open-stream gauges of GET /metrics (observability/metrics).
+  exports: [LANE_APPLIED, PROJECTION_NOTIFICATION_SETUP, StreamLimiter],
 })
 export class NotificationsModule implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   constructor(

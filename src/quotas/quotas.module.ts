@@ -1,3 +1,4 @@
+import { AppMetrics } from '../observability/metrics/app-metrics';
 import { Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { AppConfig } from '../config/app-config';
@@ -47,9 +48,9 @@ type QuotaRedis = { redis: Redis; circuit: RedisCircuit } | null;
     },
     {
       provide: TenantQuotas,
-      inject: [TenantLimitsCatalog, RATE_LIMITER, CONCURRENCY_LIMITER, STORE],
-      useFactory: (l: TenantLimitsCatalog, r: RateLimiter, c: ConcurrencyLimiter, s: Store) =>
-        new TenantQuotas(l, r, c, new StoredEventsGauge(s.events)),
+      inject: [TenantLimitsCatalog, RATE_LIMITER, CONCURRENCY_LIMITER, STORE, AppMetrics],
+      useFactory: (l: TenantLimitsCatalog, r: RateLimiter, c: ConcurrencyLimiter, s: Store, m: AppMetrics) =>
+        new TenantQuotas(l, r, c, new StoredEventsGauge(s.events), m),
     },
     {
       provide: QuotaGate,

@@ -1,3 +1,4 @@
+import { AppMetrics, NO_METRICS } from '../observability/metrics/app-metrics';
 import { DomainError } from '../common/domain-error';
 import { RateLimitState } from '../common/rate-limit-fields';
 import { ConcurrencyLimiter } from './concurrency-limiter.port';
@@ -29,6 +30,7 @@ export class TenantQuotas {
     private readonly rates: RateLimiter,
     private readonly slots: ConcurrencyLimiter,
     private readonly storedEvents: StoredEventsGauge,
+    private readonly metrics: AppMetrics = NO_METRICS,
   ) {}
 
   /** One append request (`POST /events` or `/events/batch`); null when the tenant has no such limit. */
@@ -126,6 +128,7 @@ export class TenantQuotas {
     };
     if (d.allowed) return state;
     const retryAfterSeconds = Math.max(1, Math.ceil(d.retryAfterSeconds));
+    this.metrics.rateLimited(tenantId, policy);
     throw new DomainError(
       'RATE_LIMITED',
       `over the tenant's quota of ${rate.quota} ${WHAT[policy]} per ${rate.windowSeconds} s${n > 1 ? ` (this request counts ${n})` : ''}; retry in ${retryAfterSeconds} s`,

@@ -5,6 +5,7 @@ import { HostCallError } from '../runtime/host-process';
 import { CoalescingApplier } from '../runtime/coalescing-applier';
 import { RuntimePool } from '../runtime/runtime-pool';
 import { WireEvent } from '../runtime/runtime-protocol';
+import { AppMetrics, NO_METRICS, secondsSince } from '../observability/metrics/app-metrics';
 
 /** The state after a run of events, or where and why the reducer stopped. */
 export interface Folded {
@@ -35,6 +36,7 @@ export class ReducerRunner {
   constructor(
     runtime: Pick<RuntimePool, 'apply'>,
     private readonly waitMs: number,
+    private readonly metrics: AppMetrics = NO_METRICS,
   ) {
     // Every fold here is on a request's path (an append, a state read): ahead of the tenant's lanes.
     this.applier = new CoalescingApplier(runtime, true);
@@ -45,6 +47,7 @@ export class ReducerRunner {
     // The text goes to the host verbatim: a state never passes through a JavaScript value.
     const state = rawJsonOrNull(input.state);
     for (;;) {
+      const started = performance.now();
       try {
         // Only the last state is used: asking for it alone keeps a catch-up page of big states small.
         const r = await this.applier.apply(tenantId, binding.reducerId, binding.className, {
@@ -52,6 +55,7 @@ export class ReducerRunner {
           events: input.events,
           lastStateOnly: true,
         });
+        this.metrics.applied('reducer', r.ok ? 'ok' : 'failed', secondsSince(started));
         if (r.ok) {
           if (r.states.length === 0) return { state: input.state ?? '{}' };
           return { state: r.states[r.states.length - 1] };
@@ -67,6 +71,7 @@ export class ReducerRunner {
           continue;
         }
         // The tenant's code timed out, crashed its process or was refused at load.
+        this.metrics.applied('reducer', 'failed', secondsSince(started));
         const why = e.failure === 'TIMEOUT' ? 'the reducer exceeded its deadline' : `the reducer's process failed (${e.failure})`;
         return { state: input.state ?? '{}', failedVersion: input.events[0].version, error: `${e.failure}: ${why}` };
       }

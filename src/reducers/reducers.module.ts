@@ -11,6 +11,7 @@ import { AggregateBinder, BindingLookup } from './aggregate-binder';
 import { AggregateStateKeeper } from './aggregate-state-keeper';
 import { BindingStatus } from './binding-status';
 import { ReducerCatalog } from './reducer-catalog';
+import { AppMetrics } from '../observability/metrics/app-metrics';
 import { ReducerRunner } from './reducer-runner';
 import { AggregateTypesController, ReducersController } from './reducers.controller';
 import { StateCatchUp } from './state-catch-up';
@@ -26,8 +27,8 @@ import { StateCatchUp } from './state-catch-up';
     { provide: BindingLookup, inject: [STORE], useFactory: (s: Store) => new BindingLookup(s.bindings) },
     {
       provide: ReducerRunner,
-      inject: [RuntimePool, APP_CONFIG],
-      useFactory: (pool: RuntimePool, c: AppConfig) => new ReducerRunner(pool, c.runtime.unavailableWaitMs),
+      inject: [RuntimePool, APP_CONFIG, AppMetrics],
+      useFactory: (pool: RuntimePool, c: AppConfig, metrics: AppMetrics) => new ReducerRunner(pool, c.runtime.unavailableWaitMs, metrics),
     },
     {
       provide: AggregateStateKeeper,

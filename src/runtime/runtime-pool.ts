@@ -1,3 +1,4 @@
+import { AppMetrics, NO_METRICS } from '../observability/metrics/app-metrics';
 import { Logger } from '@nestjs/common';
 import * as fs from 'node:fs';
 import { AssemblyBudgetOptions } from './assembly-budget';
@@ -126,11 +127,14 @@ export class RuntimePool implements ExecutorListener {
   /** Calls that ran again after another tenant's call killed their executor. */
   private reruns = 0;
   private closed = false;
+  /** Processes started per executor label ('compiler' for the compiler slots): beyond the first, a restart (metrics). */
+  private readonly starts = new Map<string, number>();
 
   constructor(
     private readonly launcher: HostLauncher,
     private readonly assemblies: AssemblySource,
     private readonly options: RuntimePoolOptions = DEFAULT_POOL_OPTIONS,
+    private readonly metrics: AppMetrics = NO_METRICS,
   ) {
     this.compilers = new CompilerPool(options.compilerHosts, () => this.spawn('compile', 'compiler'), options.compileDeadlineMs);
     this.quarantine = new QuarantineBook(options.quarantine);
@@ -500,6 +504,9 @@ export class RuntimePool implements ExecutorListener {
     let launch = this.launcher.launch(mode, { lowPriority });
     if (lowPriority && NICE) launch = { ...launch, command: NICE, args: ['-n', '19', launch.command, ...launch.args] };
     if (lowPriority && CHRT) launch = { ...launch, command: CHRT, args: ['--idle', '0', launch.command, ...launch.args] };
+    const started = (this.starts.get(label) ?? 0) + 1;
+    this.starts.set(label, started);
+    this.metrics.hostStarted(mode === 'compile' ? 'compile' : 'exec', started > (mode === 'compile' ? this.options.compilerHosts : 1));
     return HostProcess.start({
       mode,
       label,

@@ -1,3 +1,4 @@
+import { AppMetrics } from '../observability/metrics/app-metrics';
 import { Global, Inject, Logger, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -35,7 +36,7 @@ export async function createLauncher(config: AppConfig): Promise<SandboxedLaunch
   return { launcher, status };
 }
 
-export function createRuntimePool(config: AppConfig, store: Store, launcher: HostLauncher): RuntimePool {
+export function createRuntimePool(config: AppConfig, store: Store, launcher: HostLauncher, metrics?: AppMetrics): RuntimePool {
   return new RuntimePool(
     launcher,
     async (tenantId, uploadId) => {
@@ -57,6 +58,7 @@ export function createRuntimePool(config: AppConfig, store: Store, launcher: Hos
       maxStateBytes: config.runtime.maxStateBytes,
       compilerHosts: config.runtime.compilerHosts,
     },
+    metrics,
   );
 }
 
@@ -67,8 +69,8 @@ export function createRuntimePool(config: AppConfig, store: Store, launcher: Hos
     { provide: SANDBOX_STATUS, inject: [SANDBOXED_LAUNCHER], useFactory: (s: SandboxedLauncher) => s.status },
     {
       provide: RuntimePool,
-      inject: [APP_CONFIG, STORE, SANDBOXED_LAUNCHER],
-      useFactory: (c: AppConfig, st: Store, s: SandboxedLauncher) => createRuntimePool(c, st, s.launcher),
+      inject: [APP_CONFIG, STORE, SANDBOXED_LAUNCHER, AppMetrics],
+      useFactory: (c: AppConfig, st: Store, s: SandboxedLauncher, m: AppMetrics) => createRuntimePool(c, st, s.launcher, m),
     },
     {
       provide: CompileQueue,

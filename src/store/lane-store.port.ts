@@ -49,6 +49,27 @@ export interface VersionLag {
   oldestUnapplied: number | null;
 }
 
+/** One live version's figures for the metrics scrape (GET /metrics), all tenants in one statement. */
+export interface VersionGauges {
+  tenantId: string;
+  projectionId: string;
+  versionId: string;
+  role: 'active' | 'pending';
+  /** The tenant's last position. */
+  headPosition: number;
+  routedPosition: number;
+  /** Everything up to here is applied (as ProjectionReader.lag counts it: the oldest inbox row, else the routed position). */
+  appliedPosition: number;
+  /** Inbox rows not yet applied (events routed to a lane, held ones included). */
+  inboxRows: number;
+  heldLanes: number;
+  laneCount: number;
+  /** Timestamp (epoch ms) of the first event after `appliedPosition`; null when there is none. */
+  oldestUnappliedAt: number | null;
+  /** The projection's notification log head (its last sequence; 0 before the first). */
+  notificationHead: number;
+}
+
 /** A live version a sweep has something to look at in. */
 export interface SweepCandidate {
   version: ProjectionVersion;
@@ -121,6 +142,12 @@ export interface LaneStore {
   /** Whether any inbox row at or below `position` is waiting on a lane that is not held. */
   hasUnappliedUpTo(tenantId: string, versionId: string, position: number): Promise<boolean>;
   lag(tenantId: string, versionId: string): Promise<VersionLag>;
+  /**
+   * Every live (active or pending) version of every tenant with its lag figures and its
+   * projection's notification head, in ONE statement: a metrics scrape costs one round trip
+   * however many projections there are (it reads the lane and inbox rows once, grouped).
+   */
+  versionGauges(): Promise<VersionGauges[]>;
   /** Which of `keys` already have a lane in the version (the key limit counts only new ones). */
   existingKeys(tenantId: string, versionId: string, keys: string[]): Promise<Set<string>>;
   /** The version's lanes, `!unresolved` not counted: what the `keysPerProjection` limit counts. */

@@ -71,10 +71,10 @@ export class SqlUploadRepository implements UploadRepository {
     return row ? toUploadRecord(row) : null;
   }
 
-  async countPending(tenantId: string): Promise<number> {
+  async countPending(tenantId?: string): Promise<number> {
     const [row] = await this.db.all<{ n: number | string }>(
-      `SELECT COUNT(*) AS n FROM uploads WHERE status = 'pending' AND tenant_id = ?`,
-      [tenantId],
+      `SELECT COUNT(*) AS n FROM uploads WHERE status = 'pending'${tenantId === undefined ? '' : ' AND tenant_id = ?'}`,
+      tenantId === undefined ? [] : [tenantId],
     );
     return Number(row.n);
   }

@@ -34,8 +34,8 @@ export interface UploadRepository {
   pendingTenants(): Promise<string[]>;
   /** A tenant's oldest upload still to compile. */
   oldestPending(tenantId: string): Promise<UploadRecord | null>;
-  /** How many of a tenant's uploads are still to compile (the per-tenant cap). */
-  countPending(tenantId: string): Promise<number>;
+  /** How many of a tenant's uploads are still to compile (the per-tenant cap); all tenants' without one (the compile queue's depth). */
+  countPending(tenantId?: string): Promise<number>;
   markCompiled(
     tenantId: string,
     uploadId: string,

@@ -195,6 +195,7 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect(await store.uploads.get('other', 'u1')).toBeNull();
       // The same upload id in another tenant is another upload.
       await store.uploads.create({ uploadId: 'u1', tenantId: 'other', kind: 'reducer', sources, meta: {}, createdAt: 1500 });
+      expect(await store.uploads.countPending()).toBe(3); // all tenants: the compile queue's depth
       const dll = Buffer.from([0x4d, 0x5a, 0, 1, 2, 255]);
       const discovered = [{ className: 'A', stateTypeName: 'S', kind: 'reducer' as const, aggregateType: 'a' }];
       await store.uploads.markCompiled(t, 'u1', { discovered, assembly: dll, assemblySha256: 'abc', at: 3000 });
@@ -218,6 +219,7 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect(await store.uploads.pendingTenants()).toEqual(['other']);
       expect(await store.uploads.oldestPending(t)).toBeNull();
       expect(await store.uploads.countPending(t)).toBe(0);
+      expect(await store.uploads.countPending()).toBe(1);
       expect((await store.uploads.oldestPending('other'))?.uploadId).toBe('u1');
     });
 

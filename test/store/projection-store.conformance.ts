@@ -231,6 +231,105 @@ export function describeProjectionStore(current: () => Store): void {
       expect(await named()).toEqual([{ v: 'v3', tenant: idle, behindHead: true, hasInbox: false }]);
     });
 
+    it('gives the metrics scrape every live version with its lag, lanes and notification head in one call', async () => {
+      const t = await tenant(store, 't1');
+      const quiet = await tenant(store, 't2');
+      await store.events.appendMany([1, 2, 3, 4].map((i) => req(t, `order-${i}`)));
+      await store.events.appendMany([req(quiet, 'order-1')]);
+      const events = await store.events.readAll(t, 0, 10);
+      const v = (tenantId: string, versionId: string, projectionId: string) => ({
+        versionId,
+        projectionId,
+        tenantId,
+        className: 'C',
+        targetPosition: 0,
+        createdAt: 1,
+      });
+      await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'totals', version: v(t, 'v1', 'p1') });
+      await store.projections.deploy({ tenantId: quiet, projectionId: 'q1', name: 'quiet', version: v(quiet, 'vq', 'q1') });
+      await store.lanes.route(
+        t,
+        'v1',
+        [
+          { key: 'a', position: 1 },
+          { key: 'b', position: 2 },
+          { key: 'a', position: 3 },
+        ],
+        3,
+      );
+      await store.lanes.laneWork(t, 'v1', 'a', 1);
+      const e1 = events[0];
+      await store.lanes.applied(t, 'v1', 'a', {
+        state: '{"n":1}',
+        fromPosition: 0,
+        appliedPosition: 1,
+        updatedAt: e1.timestamp,
+        notify: {
+          projectionId: 'p1',
+          changes: [
+            {
+              position: 1,
+              aggregateId: e1.aggregateId,
+              aggregateType: e1.aggregateType,
+              version: 1,
+              timestamp: e1.timestamp,
+              state: '{"n":1}',
+            },
+          ],
+        },
+      });
+      await store.lanes.laneWork(t, 'v1', 'b', 10);
+      await store.lanes.failed(t, 'v1', 'b', { position: 2, error: 'boom', hold: true });
+      // A redeploy waits beside the active version, nothing routed yet.
+      await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'totals', version: v(t, 'v2', 'p1') });
+
+      const gauges = await store.lanes.versionGauges();
+      expect(gauges.find((g) => g.tenantId === quiet)).toMatchObject({
+        versionId: 'vq',
+        role: 'active',
+        headPosition: 1,
+        appliedPosition: 0,
+        notificationHead: 0,
+      });
+      expect(gauges.filter((g) => g.tenantId === t)).toEqual([
+        {
+          tenantId: t,
+          projectionId: 'p1',
+          versionId: 'v1',
+          role: 'active',
+          headPosition: 4,
+          routedPosition: 3,
+          appliedPosition: 1, // b holds position 2
+          inboxRows: 2,
+          heldLanes: 1,
+          laneCount: 2,
+          oldestUnappliedAt: events[1].timestamp,
+          notificationHead: 1,
+        },
+        {
+          tenantId: t,
+          projectionId: 'p1',
+          versionId: 'v2',
+          role: 'pending',
+          headPosition: 4,
+          routedPosition: 0,
+          appliedPosition: 0,
+          inboxRows: 0,
+          heldLanes: 0,
+          laneCount: 0,
+          oldestUnappliedAt: events[0].timestamp,
+          notificationHead: 1,
+        },
+      ]);
+      // Caught up: nothing unapplied, no age.
+      await store.lanes.route(quiet, 'vq', [], 1);
+      const caughtUp = (await store.lanes.versionGauges()).find((g) => g.versionId === 'vq')!;
+      expect(caughtUp).toMatchObject({ appliedPosition: 1, oldestUnappliedAt: null, inboxRows: 0 });
+      // A dropped version is not reported.
+      await store.projections.delete(t, 'p1');
+      expect((await store.lanes.versionGauges()).map((g) => g.versionId)).toEqual(['vq']);
+    });
+
     it('leases a lane to one instance at a time', async () => {
       const t = await tenant(store, 't1');
       await store.projections.deploy({

@@ -71,7 +71,7 @@ export class SseStream {
   ): Promise<void> {
     const { tenantId } = owner;
     // Counted with the WebSockets; the slot goes back when the response closes, however it ends.
-    const release = this.limiter.acquire(owner.keyHash);
+    const release = this.limiter.acquire(owner.keyHash, 'sse');
     res.once('close', release);
     if (res.destroyed) release();
     const releaseTenant = await this.tenantStreams.acquireStream(tenantId);

@@ -36,4 +36,15 @@ describe('StreamLimiter', () => {
     expect(limiter.count()).toBe(3);
     expect(limiter.count('b')).toBe(0);
   });
+
+  it('counts open streams by transport for the metrics, both against the same caps', () => {
+    const limiter = new StreamLimiter({ perKey: 5, perInstance: 2 });
+    const ws = limiter.acquire('k1', 'websocket');
+    limiter.acquire('k1', 'sse');
+    expect(limiter.countByTransport()).toEqual({ websocket: 1, sse: 1 });
+    expect(refusal(() => limiter.acquire('k2', 'sse')).details.scope).toBe('instance');
+    ws();
+    ws();
+    expect(limiter.countByTransport()).toEqual({ websocket: 0, sse: 1 });
+  });
 });

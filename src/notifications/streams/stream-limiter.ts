@@ -7,6 +7,8 @@ export interface StreamLimits {
   perInstance: number;
 }
 
+export type StreamTransport = 'websocket' | 'sse';
+
 /** Gives a stream's slot back; calling it again does nothing. */
 export type StreamSlot = () => void;
 
@@ -28,11 +30,13 @@ export const NO_TENANT_STREAM_QUOTA: TenantStreamQuota = { acquireStream: async 
 export class StreamLimiter {
   private total = 0;
   private readonly byKey = new Map<string, number>();
+  /** Open streams by transport (the metrics' gauge); the limits count both together. */
+  private readonly byTransport: Record<StreamTransport, number> = { websocket: 0, sse: 0 };
 
   constructor(private readonly limits: StreamLimits) {}
 
   /** Takes a slot for a stream of this key, or throws TOO_MANY_STREAMS (`limit`, `scope`). */
-  acquire(keyHash: string): StreamSlot {
+  acquire(keyHash: string, transport: StreamTransport = 'websocket'): StreamSlot {
     const held = this.byKey.get(keyHash) ?? 0;
     if (held >= this.limits.perKey) {
       throw tooMany(
@@ -49,16 +53,23 @@ export class StreamLimiter {
       );
     }
     this.total++;
+    this.byTransport[transport]++;
     this.byKey.set(keyHash, held + 1);
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.total--;
+      this.byTransport[transport]--;
       const left = (this.byKey.get(keyHash) ?? 1) - 1;
       if (left === 0) this.byKey.delete(keyHash);
       else this.byKey.set(keyHash, left);
     };
+  }
+
+  /** Open streams of this instance by transport. */
+  countByTransport(): Record<StreamTransport, number> {
+    return { ...this.byTransport };
   }
 
   /** Open streams of one key, or of the whole instance. */

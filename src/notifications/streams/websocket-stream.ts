@@ -118,7 +118,7 @@ export class WebSocketStreamServer {
     if (!tenant) throw new DomainError('UNAUTHORIZED', 'missing or invalid API key');
     // The slot is taken before anything else is looked up and goes back when the socket closes,
     // whether the stream ran, was refused below or never finished its handshake.
-    const release = this.limiter.acquire(tenant.keyHash);
+    const release = this.limiter.acquire(tenant.keyHash, 'websocket');
     socket.once('close', release);
     if (socket.destroyed) release(); // gone during the lookup: its 'close' may have passed already
     const releaseTenant = await this.tenantStreams.acquireStream(tenant.tenantId);

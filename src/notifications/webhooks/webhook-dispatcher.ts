@@ -12,6 +12,7 @@ import { parseSettings } from '../log/notification-settings';
 import { WebhookSecrets } from './webhook-secrets';
 import { WebhookSender } from './webhook-sender';
 import { WebhookSigner } from './webhook-signer';
+import { AppMetrics, NO_METRICS, secondsSince } from '../../observability/metrics/app-metrics';
 
 export interface WebhookDispatcherOptions {
   backoffMs: number[];
@@ -77,6 +78,7 @@ export class WebhookDispatcher {
     private readonly sender: WebhookSender,
     private readonly options: WebhookDispatcherOptions,
     private readonly tenantQuota: TenantWebhookQuota = NO_TENANT_WEBHOOK_QUOTA,
+    private readonly metrics: AppMetrics = NO_METRICS,
   ) {}
 
   start(): void {
@@ -248,6 +250,7 @@ export class WebhookDispatcher {
       this.target(d.tenantId, d.projectionId),
     ]);
     if (!n || n.sequence !== d.sequence || !target) {
+      this.metrics.webhookDeadLettered();
       await this.deliveries.attemptFailed(
         d,
         !target ? 'webhook no longer configured' : 'NOTIFICATION_EXPIRED: removed by retention',
@@ -267,11 +270,13 @@ export class WebhookDispatcher {
     // Traced: the attempt continues the notification's trace and hands it to the receiver.
     const span = startWebhookAttemptSpan(n.traceParent, url, d);
     if (span) headers.traceparent = traceParentOf(span)!;
+    const sent = performance.now();
     const r = await this.sender.send(url, headers, body);
     endWebhookAttemptSpan(span, r);
     const now = Date.now();
-    if (r.ok) return this.deliveries.delivered(d, now);
     const delay = this.options.backoffMs[d.attempts - 1];
+    this.metrics.webhookAttempted(r.ok ? 'delivered' : delay === undefined ? 'dead' : 'failed', secondsSince(sent));
+    if (r.ok) return this.deliveries.delivered(d, now);
     await this.deliveries.attemptFailed(d, r.error, delay === undefined ? null : now + delay, now);
   }
 }

@@ -5,7 +5,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { targetConstructorToSchema } from 'class-validator-jsonschema';
 import { routesOf } from '../../src/openapi/route-catalog';
-import { Contract, findContractFile, parseContract } from '../support/contract-endpoints';
+import { Contract, CONTRACT_COPY, findContractFile, findSharedContract, parseContract } from '../support/contract-endpoints';
 import { contractProblems, operationOf, validateOpenApi } from '../support/openapi-checks';
 import { ADMIN_TOKEN, Client, newTenant, request, startService } from '../support/service-harness';
 import { exampleSources, until } from '../support/tenant-code';
@@ -40,6 +40,13 @@ describe('GET /openapi.json and GET /docs', () => {
   afterAll(async () => {
     await svc?.close();
     await receiver?.stop();
+  });
+
+  it("checks against the contract itself: the repository's copy is the team's file, byte for byte, where that file is at hand", () => {
+    const shared = findSharedContract();
+    // A fresh clone in CI has only the copy; on the team's machines a contract change not copied fails here.
+    if (shared) expect(fs.readFileSync(CONTRACT_COPY, 'utf8')).toBe(fs.readFileSync(shared, 'utf8'));
+    else expect(findContractFile()).toBe(process.env.INTERFACE_SPEC ?? CONTRACT_COPY);
   });
 
   it('is a valid OpenAPI 3.1 document (@seriousme/openapi-schema-validator, every $ref resolved)', () => {

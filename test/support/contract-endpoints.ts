@@ -33,14 +33,31 @@ export interface Contract {
   resourceShapes: EarlierShape[];
 }
 
-/** The contract file: INTERFACE_SPEC, else `shared/spec/interface.md` beside the repository or any folder above it. */
-export function findContractFile(): string {
-  if (process.env.INTERFACE_SPEC) return process.env.INTERFACE_SPEC;
+/** The repository's copy of the contract, which CI (a clone with no `../shared` beside it) checks against. */
+export const CONTRACT_COPY = path.resolve(__dirname, '..', '..', 'docs', 'contract', 'interface.md');
+
+/** The team's contract, `shared/spec/interface.md` beside the repository or any folder above it; null if none there. */
+export function findSharedContract(): string | null {
   for (let dir = path.resolve(__dirname, '..', '..'); dir !== path.dirname(dir); dir = path.dirname(dir)) {
     const candidate = path.join(path.dirname(dir), 'shared', 'spec', 'interface.md');
     if (fs.existsSync(candidate)) return candidate;
   }
-  throw new Error('the contract interface.md was not found (../shared/spec/interface.md above the repository); set INTERFACE_SPEC');
+  return null;
+}
+
+/**
+ * The contract file the checks read: INTERFACE_SPEC, else the team's shared file, else the
+ * repository's copy (docs/contract/interface.md; a test keeps it equal to the shared file where
+ * that exists).
+ */
+export function findContractFile(): string {
+  if (process.env.INTERFACE_SPEC) return process.env.INTERFACE_SPEC;
+  const shared = findSharedContract();
+  if (shared) return shared;
+  if (fs.existsSync(CONTRACT_COPY)) return CONTRACT_COPY;
+  throw new Error(
+    'the contract interface.md was not found (../shared/spec/interface.md or docs/contract/interface.md); set INTERFACE_SPEC',
+  );
 }
 
 const METHOD_PATH = /\b(GET|POST|PUT|DELETE|PATCH) (\/[A-Za-z0-9/{}_.-]*)/g;

@@ -28,6 +28,18 @@ export const DURATION_S = Number(process.env.BENCH_SECONDS ?? 10);
 export const CONNECTIONS = 32;
 
 /** autocannon against one URL, a fresh body per request (bodies differ so ids do). */
+/** The figures every HTTP bench reports from an autocannon result. */
+export function httpFigures(result: autocannon.Result): HttpFigures {
+  return {
+    reqPerSec: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    total: result.requests.total,
+  };
+}
+
 export async function hammer(
   url: string,
   headers: Record<string, string>,
@@ -55,12 +67,7 @@ export async function hammer(
     ],
   } as autocannon.Options);
   return {
-    reqPerSec: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    total: result.requests.total,
+    ...httpFigures(result),
     ...(serverPid ? { serverCpuUs: ((cpuMsOf(serverPid) - cpuBefore) * 1000) / Math.max(1, result.requests.total) } : {}),
   };
 }

@@ -5,7 +5,7 @@ import autocannon from 'autocannon';
 import { descendants } from '../test/support/host-processes';
 import { exampleSources } from '../test/support/runtime-harness';
 import { zipSources } from '../test/support/zip-writer';
-import { CONNECTIONS, cpuMsOf, DURATION_S, fmt, hammer, HttpFigures, startChild, stopChild } from './bench-util';
+import { CONNECTIONS, cpuMsOf, DURATION_S, fmt, hammer, httpFigures, HttpFigures, startChild, stopChild } from './bench-util';
 
 /**
  * Many tenants on one service: the bank-account reducer uploaded by each of TENANTS tenants, then
@@ -79,14 +79,7 @@ async function roundRobin(url: string, keys: string[], seconds: number): Promise
       },
     ],
   } as autocannon.Options);
-  return {
-    reqPerSec: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    total: result.requests.total,
-  };
+  return httpFigures(result);
 }
 
 /** CPU (ms) of the service and every process below it (executors, compilers) so far. */

@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { exampleSources } from '../test/support/runtime-harness';
 import { zipSources } from '../test/support/zip-writer';
-import { call, CONNECTIONS, cpuMsOf, DURATION_S, fmt, HttpFigures, pct, startChild, stopChild } from './bench-util';
+import { call, CONNECTIONS, cpuMsOf, DURATION_S, fmt, httpFigures, HttpFigures, pct, startChild, stopChild } from './bench-util';
 
 /**
  * Many tenants on one service (issue 12). In one run: TENANTS tenants each with the bank-account
@@ -150,14 +150,7 @@ async function hammerKeys(
       (_c: unknown, _status: number, _bytes: number, ms: number) => ms > slow.overMs && slow.at.push((performance.now() - start) / 1000),
     );
   const result = await instance;
-  return {
-    reqPerSec: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    total: result.requests.total,
-  };
+  return httpFigures(result);
 }
 
 const deposit = (n: number) => ({ aggregateId: `account-${n % 200}`, eventType: 'MoneyDeposited', data: { amount: 1 } });

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { sqliteParams } from '../sql-dialect';
+import { statementCache } from './statement-cache';
 import { GuardMissed, guardHolds, SqlRunner, SqlStatement } from '../sql-runner';
 
 /**
@@ -12,15 +13,10 @@ import { GuardMissed, guardHolds, SqlRunner, SqlStatement } from '../sql-runner'
  */
 export class SqliteDirectSqlRunner implements SqlRunner {
   readonly dialect = 'sqlite' as const;
-  private readonly cache = new Map<string, Database.Statement>();
 
   constructor(private readonly db: Database.Database) {}
 
-  private stmt(sql: string): Database.Statement {
-    let s = this.cache.get(sql);
-    if (!s) this.cache.set(sql, (s = this.db.prepare(sql)));
-    return s;
-  }
+  private readonly stmt = statementCache(this.db);
 
   async all<T>(sql: string, params: unknown[]): Promise<T[]> {
     return this.stmt(sql).all(...sqliteParams(params)) as T[];

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { sqliteParams } from '../sql-dialect';
+import { statementCache } from './statement-cache';
 import { GuardMissed, SqlRunner, SqlStatement } from '../sql-runner';
 import { SqlWrite, SqlWriteOutcome, writeError } from './sqlite-write-batch';
 
@@ -21,7 +22,6 @@ export type CommitWrites = (writes: SqlWrite[]) => Promise<SqlWriteOutcome[]>;
  */
 export class SqliteSqlRunner implements SqlRunner {
   readonly dialect = 'sqlite' as const;
-  private readonly cache = new Map<string, Database.Statement>();
   private queue: PendingWrite[] = [];
 
   constructor(
@@ -29,11 +29,7 @@ export class SqliteSqlRunner implements SqlRunner {
     private readonly commit: CommitWrites,
   ) {}
 
-  private stmt(sql: string): Database.Statement {
-    let s = this.cache.get(sql);
-    if (!s) this.cache.set(sql, (s = this.db.prepare(sql)));
-    return s;
-  }
+  private readonly stmt = statementCache(this.db);
 
   async all<T>(sql: string, params: unknown[]): Promise<T[]> {
     return this.stmt(sql).all(...sqliteParams(params)) as T[];

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { statementCache } from './statement-cache';
 import { GuardMissed, guardHolds, SqlStatement } from '../sql-runner';
 
 /** One caller's write: its statements, kept or rolled back together. */
@@ -15,9 +16,9 @@ export type SqlWriteOutcome =
  * sqlite-append.worker.ts), so neither the fsync nor a wait for the write lock stalls the event loop.
  */
 export class SqliteWriteBatch {
-  private readonly cache = new Map<string, Database.Statement>();
-
   constructor(private readonly db: Database.Database) {}
+
+  private readonly stmt = statementCache(this.db);
 
   commit(writes: SqlWrite[]): SqlWriteOutcome[] {
     const outcomes: SqlWriteOutcome[] = [];
@@ -50,12 +51,6 @@ export class SqliteWriteBatch {
       throw error;
     }
     return outcomes;
-  }
-
-  private stmt(sql: string): Database.Statement {
-    let s = this.cache.get(sql);
-    if (!s) this.cache.set(sql, (s = this.db.prepare(sql)));
-    return s;
   }
 }
 

@@ -47,6 +47,9 @@ describe('AppendBatcher', () => {
   it('tells the metrics each commit: its size, and the requests and events it stored', async () => {
     const commits: number[][] = [];
     const metrics = new (class extends AppMetrics {
+      override get enabled(): boolean {
+        return true;
+      }
       override groupCommitted(batchSize: number, stored: number, events: number): void {
         commits.push([batchSize, stored, events]);
       }

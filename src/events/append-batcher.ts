@@ -116,7 +116,7 @@ export class AppendBatcher {
   private async commit(batch: Pending[]): Promise<void> {
     try {
       const outcomes = await endWith(startCommitSpan(batch), this.log.appendMany(batch.map((p) => p.request)));
-      this.metrics.groupCommitted(batch.length, ...storedCounts(batch, outcomes));
+      if (this.metrics.enabled) this.metrics.groupCommitted(batch.length, ...storedCounts(batch, outcomes));
       outcomes.forEach((o, i) => (o.ok ? batch[i].resolve(o.result) : batch[i].reject(o.error)));
     } catch (e) {
       if (batch.length === 1) {

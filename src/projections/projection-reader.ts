@@ -2,7 +2,7 @@ import { DomainError, notFound } from '../common/domain-error';
 import { RawJson } from '../common/raw-json';
 import { EventLog } from '../store/event-log.port';
 import { AppliedSignal } from '../lanes/applied-signal';
-import { LaneRecord, LaneStore } from '../store/lane-store.port';
+import { LaneRecord, LaneStore, totalInboxDepth } from '../store/lane-store.port';
 import { ProjectionCatalogRepository } from '../store/projection-catalog.port';
 
 export interface ApplyLag {
@@ -103,7 +103,7 @@ export class ProjectionReader {
         if (next) age = Math.max(0, Date.now() - next.timestamp);
       }
       return {
-        totalInboxDepth: l.inboxDepth + Math.max(0, head - v.routedPosition),
+        totalInboxDepth: totalInboxDepth(l.inboxDepth, head, v.routedPosition),
         heldLanes: l.heldLanes,
         laneCount: l.laneCount,
         headPosition: head,

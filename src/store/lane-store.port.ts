@@ -170,3 +170,8 @@ export interface LaneStore {
    */
   orphanRows(): Promise<{ lanes: number; inboxRows: number; versions: { tenantId: string; versionId: string }[] }>;
 }
+
+/** A version's work waiting: rows in its lanes' inboxes plus events of the log not yet routed to any (status API and metrics alike). */
+export function totalInboxDepth(inboxRows: number, headPosition: number, routedPosition: number): number {
+  return inboxRows + Math.max(0, headPosition - routedPosition);
+}

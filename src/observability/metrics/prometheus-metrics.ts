@@ -1,4 +1,7 @@
 import { Counter, Histogram, Registry } from 'prom-client';
+
+type CounterChild = ReturnType<Counter['labels']>;
+type HistogramChild = ReturnType<Histogram['labels']>;
 import { AppMetrics, ApplyKind, ApplyOutcome, CompileOutcome, HostMode, RatePolicyName, WebhookOutcome } from './app-metrics';
 
 /** The HTTP methods kept as label values; anything else is `OTHER` (a client picks the method). */
@@ -147,10 +150,24 @@ export class PrometheusMetrics extends AppMetrics {
     if (storedEvents > 0) this.events.inc(storedEvents);
   }
 
+  /** Apply's label children, resolved once: one per lane run and per reducer fold, a hot path. */
+  private readonly applyChildren = Object.fromEntries(
+    (['reducer', 'projection'] as const).map((kind) => [
+      kind,
+      {
+        ok: this.applyCalls.labels(kind, 'ok'),
+        failed: this.applyCalls.labels(kind, 'failed'),
+        failures: this.applyFailures.labels(kind),
+        duration: this.applyDuration.labels(kind),
+      },
+    ]),
+  ) as Record<ApplyKind, { ok: CounterChild; failed: CounterChild; failures: CounterChild; duration: HistogramChild }>;
+
   override applied(kind: ApplyKind, outcome: ApplyOutcome, seconds: number): void {
-    this.applyCalls.labels(kind, outcome).inc();
-    if (outcome === 'failed') this.applyFailures.labels(kind).inc();
-    this.applyDuration.labels(kind).observe(seconds);
+    const c = this.applyChildren[kind];
+    c[outcome].inc();
+    if (outcome === 'failed') c.failures.inc();
+    c.duration.observe(seconds);
   }
 
   override webhookAttempted(outcome: WebhookOutcome, seconds: number): void {

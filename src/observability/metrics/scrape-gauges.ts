@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Gauge, Registry } from 'prom-client';
-import { VersionGauges } from '../../store/lane-store.port';
+import { totalInboxDepth, VersionGauges } from '../../store/lane-store.port';
 
 /** Where the scrape-time gauges read from (the store, the runtime pool, the stream limiter). */
 export interface ScrapeSources {
@@ -29,8 +29,7 @@ export function versionSamples(g: VersionGauges, nowMs: number) {
     labels: { tenant: g.tenantId, projection: g.projectionId, version: g.role },
     lagEvents: Math.max(0, g.headPosition - g.appliedPosition),
     oldestUnappliedAgeSeconds: g.oldestUnappliedAt === null ? 0 : Math.max(0, nowMs - g.oldestUnappliedAt) / 1000,
-    // As the status API's totalInboxDepth: rows waiting in lanes plus events not yet routed to any.
-    inboxDepth: g.inboxRows + Math.max(0, g.headPosition - g.routedPosition),
+    inboxDepth: totalInboxDepth(g.inboxRows, g.headPosition, g.routedPosition),
     heldLanes: g.heldLanes,
     laneCount: g.laneCount,
   };

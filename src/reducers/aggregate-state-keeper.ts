@@ -75,8 +75,9 @@ export class AggregateStateKeeper implements StatefulAppend {
     // be behind by then: a state computed on it is refused (STATE_STALE) and the retry reads again.
     let info: Promise<StreamInfo | null> | undefined;
     const stream = () => (info ??= this.events.streamInfo(req.tenantId, req.aggregateId));
-    const stored = this.types.get(key) ?? (await stream())?.aggregateType;
-    if (stored !== undefined) this.types.set(key, stored);
+    const cached = this.types.get(key);
+    const stored = cached ?? (await stream())?.aggregateType;
+    if (cached === undefined && stored !== undefined) this.types.set(key, stored); // a hit is not written again
     const type = decideAggregateType(req, stored);
     // Not this stream's type: the group commit refuses it (AGGREGATE_TYPE_MISMATCH) without a fold.
     if (type instanceof DomainError) return undefined;

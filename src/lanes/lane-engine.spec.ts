@@ -271,8 +271,11 @@ describe('LaneEngine with many tenants', () => {
       return ns;
     };
     await timePerAppend(10); // warm up
-    const few = await timePerAppend(10);
-    const many = await timePerAppend(10_000);
+    // The fastest of three runs each: a GC pause or a busy neighbour on a shared machine lengthens one run, not the cost.
+    const fastest = async (tenants: number) =>
+      Math.min(await timePerAppend(tenants), await timePerAppend(tenants), await timePerAppend(tenants));
+    const few = await fastest(10);
+    const many = await fastest(10_000);
     expect(many / few).toBeLessThan(3);
   });
 

@@ -1,0 +1,178 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import autocannon from 'autocannon';
+import { exampleSources } from '../test/support/runtime-harness';
+import { zipSources } from '../test/support/zip-writer';
+import { adminPost, BENCH_ADMIN_TOKEN, checkoutsUnderTest, CONNECTIONS, fmt, median, startChild, stopChild } from './bench-util';
+
+/**
+ * CPU per append with a reducer on shared executors (the default isolation), for the whole process
+ * tree — the service and its .NET executors — so that work moved into the executors (pool hygiene,
+ * memory accounting) is counted. Two loads: every append for one tenant (no tenant switch in an
+ * executor) and appends spread round-robin over TENANTS tenants (a switch on almost every call).
+ * With BENCH_SERVICE_DIR (a built baseline checkout) both checkouts run in the same process, in
+ * alternating order per round (ROUNDS, default 3): the ratio this/base per round is the figure.
+ *
+ *   BENCH_SERVICE_DIR=/path/to/base ROUNDS=3 node dist/bench/shared-executor-cpu.bench.js
+ */
+const TENANTS = Number(process.env.TENANTS ?? 8);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const ROUNDS = Number(process.env.ROUNDS ?? 3);
+
+/** utime + stime of a process and of its reaped children, in ms (USER_HZ = 100). */
+function cpuOf(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 1000) / 100;
+  } catch {
+    return 0; // exited between listing and reading
+  }
+}
+
+/** CPU ms of a process tree (the service, its sandboxes and executors). */
+function treeCpuMs(root: number): number {
+  const parent = new Map<number, number>();
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+      parent.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      /* gone */
+    }
+  }
+  const inTree = (pid: number): boolean => {
+    for (let p = pid, hops = 0; p > 1 && hops < 64; p = parent.get(p) ?? 0, hops++) if (p === root) return true;
+    return false;
+  };
+  let ms = 0;
+  for (const pid of parent.keys()) if (inTree(pid)) ms += cpuOf(pid);
+  return ms;
+}
+
+async function uploadBank(url: string, key: string): Promise<void> {
+  const form = new FormData();
+  form.append('file', new Blob([zipSources(exampleSources('bank-account'))]), 'bank.zip');
+  form.append('reducerId', 'bank');
+  const up = await fetch(`${url}/reducers/upload`, { method: 'POST', headers: { 'x-api-key': key }, body: form });
+  if (up.status !== 202) throw new Error(`upload: ${up.status} ${await up.text()}`);
+  for (;;) {
+    const st = (await (await fetch(`${url}/reducers/bank/status`, { headers: { 'x-api-key': key } })).json()) as any;
+    if (st.status === 'compiled') return;
+    if (st.status === 'failed') throw new Error(st.compilationError);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+interface Figures {
+  cpuUsPerAppend: number;
+  appendsPerSec: number;
+  p99: number;
+  failed: number;
+}
+
+/** Appends with the keys taken in turn, one per request. */
+async function load(url: string, keys: string[], seconds: number, pid: number): Promise<Figures> {
+  let i = 0;
+  const cpu0 = treeCpuMs(pid);
+  const result = await autocannon({
+    url: `${url}/events`,
+    method: 'POST',
+    connections: CONNECTIONS,
+    duration: seconds,
+    headers: { 'content-type': 'application/json' },
+    requests: [
+      {
+        setupRequest: (req: any) => {
+          const n = i++;
+          req.headers = { ...req.headers, 'x-api-key': keys[n % keys.length] };
+          req.body = JSON.stringify({ aggregateId: `account-${n % 2000}`, eventType: 'MoneyDeposited', data: { amount: 1 } });
+          return req;
+        },
+      },
+    ],
+  } as autocannon.Options);
+  const cpu = treeCpuMs(pid) - cpu0;
+  return {
+    cpuUsPerAppend: (cpu * 1000) / Math.max(1, result.requests.total),
+    appendsPerSec: result.requests.average,
+    p99: result.latency.p99,
+    failed: result.non2xx + result.errors,
+  };
+}
+
+async function measure(dir: string): Promise<{ one: Figures; spread: Figures }> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'es-bench-shared-'));
+  const { url, child } = await startChild(path.join(dir, 'dist', 'src', 'main.js'), {
+    ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
+    DATA_DIR: dataDir,
+    RUNTIME_ISOLATION: 'shared',
+    FIRST_RUN_TENANT: 'false',
+  });
+  try {
+    const keys: string[] = [];
+    for (let t = 0; t < TENANTS; t++) {
+      const { apiKey } = await adminPost(url, '/admin/tenants', { name: `shared-${t}` });
+      await uploadBank(url, apiKey);
+      keys.push(apiKey);
+    }
+    await load(url, keys, 3, child.pid!); // warm: every tenant's assembly loaded, JIT, snapshot caches
+    const one = await load(url, keys.slice(0, 1), SECONDS, child.pid!);
+    const spread = await load(url, keys, SECONDS, child.pid!);
+    return { one, spread };
+  } finally {
+    await stopChild(child);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const checkouts = checkoutsUnderTest();
+  console.log(
+    `# shared-executor CPU per append — ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}, SQLite, ` +
+      `bank-account reducer, ${CONNECTIONS} connections, ${SECONDS} s per load, ${TENANTS} tenants for the spread load, ${ROUNDS} rounds\n`,
+  );
+  console.log('| round | checkout | load | CPU µs/append (service + executors) | appends/s | p99 ms | failed |');
+  console.log('|---:|---|---|---:|---:|---:|---:|');
+  const cpu: Record<string, { one: number[]; spread: number[] }> = {};
+  for (let r = 1; r <= ROUNDS; r++) {
+    const order = r % 2 ? checkouts : [...checkouts].reverse();
+    for (const c of order) {
+      const f = await measure(c.dir);
+      (cpu[c.label] ??= { one: [], spread: [] }).one.push(f.one.cpuUsPerAppend);
+      cpu[c.label].spread.push(f.spread.cpuUsPerAppend);
+      for (const [name, x] of [
+        ['one tenant', f.one],
+        [`${TENANTS} tenants`, f.spread],
+      ] as const) {
+        console.log(`| ${r} | ${c.label} | ${name} | ${fmt(x.cpuUsPerAppend)} | ${fmt(x.appendsPerSec)} | ${x.p99} | ${x.failed} |`);
+      }
+    }
+  }
+  console.log('');
+  for (const [label, v] of Object.entries(cpu)) {
+    console.log(
+      `${label}: one tenant median ${fmt(median(v.one))} µs [${v.one.map((x) => fmt(x)).join(', ')}]; ` +
+        `${TENANTS} tenants median ${fmt(median(v.spread))} µs [${v.spread.map((x) => fmt(x)).join(', ')}]`,
+    );
+  }
+  if (cpu.base && cpu.this) {
+    const ratio = (k: 'one' | 'spread') => cpu.this[k].map((x, i) => x / cpu.base[k][i]);
+    for (const k of ['one', 'spread'] as const) {
+      const rs = ratio(k);
+      console.log(
+        `this/base CPU per append, ${k === 'one' ? 'one tenant' : `${TENANTS} tenants`}: per round ${rs.map((x) => fmt(x, 3)).join(', ')}; median ${fmt(median(rs), 3)} (target ≤ 1.05)`,
+      );
+    }
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

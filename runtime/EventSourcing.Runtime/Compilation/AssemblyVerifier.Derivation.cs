@@ -1,5 +1,6 @@
 using System.Reflection;
 using System.Reflection.Metadata;
+using System.Reflection.Metadata.Ecma335;
 
 namespace EventSourcing.Runtime.Compilation;
 
@@ -37,6 +38,7 @@ public static partial class AssemblyVerifier
             }
 
             var (root, tenantAncestors) = FrameworkRoot(th);
+            CheckCopyTo(th, type, typeName, metadataName, tenantAncestors);
             if (root is { IsSdk: false } r && DerivationPolicy.BaseRule(r.MetadataName, r.Namespace, r.Chain) is { } rule)
             {
                 foreach (var mh in type.GetMethods())
@@ -66,6 +68,59 @@ public static partial class AssemblyVerifier
                 Report("ES0002", $"forbidden construct: {typeName} overrides {DerivationPolicy.Display(owner.MetadataName)}.{name} ({DerivationPolicy.Reason(owner.MetadataName)})",
                     body, 0, typeName, typeName: metadataName);
             }
+        }
+
+        static readonly HashSet<string> Collections = new(StringComparer.Ordinal)
+        {
+            "System.Collections.Generic.ICollection`1", "System.Collections.ICollection", "System.Collections.Generic.IList`1", "System.Collections.IList",
+        };
+
+        /// <summary>
+        /// A collection's CopyTo(array, index) is handed arrays the framework allocated or rented: in a type that implements
+        /// ICollection(&lt;T&gt;), or derives from or is derived from by one (an inherited or overriding CopyTo may be the one called),
+        /// every method named CopyTo must only write into the array (<see cref="IsWriteOnlyCopyTo"/>).
+        /// </summary>
+        HashSet<TypeDefinitionHandle>? _ancestorsOfCollections;
+
+        void CheckCopyTo(TypeDefinitionHandle th, TypeDefinition type, string typeName, string metadataName, List<TypeDefinitionHandle> tenantAncestors)
+        {
+            bool IsCollection(TypeDefinitionHandle t) => _md.GetTypeDefinition(t).GetInterfaceImplementations()
+                .Any(ih => Framework(_md.GetInterfaceImplementation(ih).Interface) is { } f && Collections.Contains(f.MetadataName));
+            _ancestorsOfCollections ??= _md.TypeDefinitions.Where(IsCollection).SelectMany(c => FrameworkRoot(c).TenantAncestors).ToHashSet();
+            var inHierarchy = IsCollection(th) || tenantAncestors.Any(IsCollection) || _ancestorsOfCollections.Contains(th);
+            if (!inHierarchy) return;
+            foreach (var mh in type.GetMethods())
+            {
+                var name = _md.GetString(_md.GetMethodDefinition(mh).Name);
+                if (name != "CopyTo" && !name.EndsWith(".CopyTo", StringComparison.Ordinal)) continue;
+                if (_md.GetMethodDefinition(mh).RelativeVirtualAddress == 0 || IsWriteOnlyCopyTo(mh)) continue;
+                Report("ES0002", $"forbidden construct: {typeName}.{name} reads or passes on the array it is given ({DerivationPolicy.CopyToReads})",
+                    mh, 0, $"{typeName}.{name}", typeName: metadataName);
+            }
+        }
+
+        /// <summary>
+        /// The shapes Roslyn emits for its collection-expression types, and nothing else: copy from one of the type's own fields with a
+        /// framework CopyTo (<c>ldarg.0; ldfld; ldarg.1; ldarg.2; callvirt CopyTo; ret</c>), store the one element
+        /// (<c>ldarg.1; ldarg.2; ldarg.0; ldfld; stelem; ret</c>), or set it through Array.SetValue
+        /// (<c>ldarg.1; ldarg.0; ldfld; [box;] ldarg.2; callvirt SetValue; ret</c>). None of them reads the array or lets it escape:
+        /// the framework's CopyTo and SetValue only write into it.
+        /// </summary>
+        bool IsWriteOnlyCopyTo(MethodDefinitionHandle mh)
+        {
+            if (!_bodies.TryGetValue(mh, out var body)) return false;
+            var ops = body.Il.Select(i => i.Op).ToArray();
+            bool FrameworkCall(int i, string member) => body.Il[i].Op is ILOpCode.Callvirt or ILOpCode.Call
+                && MetadataTokens.EntityHandle(body.Il[i].Token) is { Kind: HandleKind.MemberReference } h
+                && _md.GetMemberReference((MemberReferenceHandle)h) is var mr && _md.GetString(mr.Name) == member && Framework(mr.Parent) is { IsSdk: false };
+            return ops switch
+            {
+                [ILOpCode.Ldarg_0, ILOpCode.Ldfld, ILOpCode.Ldarg_1, ILOpCode.Ldarg_2, _, ILOpCode.Ret] => FrameworkCall(4, "CopyTo"),
+                [ILOpCode.Ldarg_1, ILOpCode.Ldarg_2, ILOpCode.Ldarg_0, ILOpCode.Ldfld, ILOpCode.Stelem or ILOpCode.Stelem_ref or ILOpCode.Stelem_i4, ILOpCode.Ret] => true,
+                [ILOpCode.Ldarg_1, ILOpCode.Ldarg_0, ILOpCode.Ldfld, ILOpCode.Box, ILOpCode.Ldarg_2, _, ILOpCode.Ret] => FrameworkCall(5, "SetValue"),
+                [ILOpCode.Ldarg_1, ILOpCode.Ldarg_0, ILOpCode.Ldfld, ILOpCode.Ldarg_2, _, ILOpCode.Ret] => FrameworkCall(4, "SetValue"),
+                _ => false,
+            };
         }
 
         /// <summary>A base type or interface that is a framework (or SDK) type reference, possibly generic; null for the tenant's own types.</summary>

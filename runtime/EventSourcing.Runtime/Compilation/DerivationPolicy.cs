@@ -66,9 +66,9 @@ public static class DerivationPolicy
         new DerivableBase("System.MulticastDelegate", "every delegate type; the runtime implements its members, C# cannot override them",
             new Dictionary<string, string>(), new Dictionary<string, string>(StringComparer.Ordinal)
             {
-                ["ToString"] = NotNeeded, ["Finalize"] = Finalizer, // Equals and GetHashCode are sealed
-                ["GetInvocationList"] = NotNeeded, ["GetMethodImpl"] = NotNeeded, ["DynamicInvokeImpl"] = NotNeeded,
-                ["CombineImpl"] = NotNeeded, ["RemoveImpl"] = NotNeeded, ["GetObjectData"] = "binary serialization is not allowed", ["Clone"] = NotNeeded,
+                // Equals, GetHashCode, GetInvocationList, CombineImpl, RemoveImpl are sealed.
+                ["ToString"] = NotNeeded, ["Finalize"] = Finalizer, ["GetMethodImpl"] = NotNeeded, ["DynamicInvokeImpl"] = NotNeeded,
+                ["GetObjectData"] = "binary serialization is not allowed", ["Clone"] = NotNeeded,
             }),
         Base("System.Attribute", "custom attributes: the tenant's own metadata, read by no framework code with a buffer", new(),
             new() { ["get_TypeId"] = NotNeeded, ["Match"] = NotNeeded, ["IsDefaultAttribute"] = NotNeeded }),
@@ -131,6 +131,11 @@ public static class DerivationPolicy
         ["System.Collections.Generic.IReadOnlyList`1"] = "this[int]/Count: an index; returns the tenant's own element",
         ["System.Collections.Generic.IReadOnlyDictionary`2"] = "TryGetValue/ContainsKey/this[key]/Keys/Values: the tenant's own keys",
         ["System.ICloneable"] = "Clone(): no argument",
+        // Roslyn implements these for collection expressions (IEnumerable<T> x = [a, b] builds a <>z__ReadOnlyArray<T>).
+        ["System.Collections.Generic.ICollection`1"] = CollectionCopyTo,
+        ["System.Collections.ICollection"] = CollectionCopyTo,
+        ["System.Collections.Generic.IList`1"] = "this[int], IndexOf, Insert…: indexes and the tenant's own values; CopyTo as ICollection<T>",
+        ["System.Collections.IList"] = "this[int], IndexOf, Insert…: indexes and the tenant's own values; CopyTo as ICollection",
         ["System.IParsable`1"] = "static Parse/TryParse(string, provider): an immutable string holding exactly the text",
         ["System.Runtime.CompilerServices.ITuple"] = "Length/this[int]: positional patterns, with an index",
     };
@@ -158,13 +163,9 @@ public static class DerivationPolicy
         ["System.IUtf8SpanFormattable"] = "the framework calls TryFormat with pooled or uninitialized buffers whose old contents it would expose; implement ToString/IFormattable instead",
         ["System.ISpanParsable`1"] = "Parse(ReadOnlySpan<char>) may be handed a slice of a framework buffer; implement IParsable<T>",
         ["System.IUtf8SpanParsable`1"] = "Parse(ReadOnlySpan<byte>) may be handed a slice of a framework buffer; implement IParsable<T>",
-        ["System.Collections.Generic.ICollection`1"] = "CopyTo(T[], int) is called by framework code (ToArray, List.AddRange, collection constructors) with arrays it allocated or rented",
-        ["System.Collections.ICollection"] = "CopyTo(Array, int) is called by framework code with arrays it allocated or rented",
-        ["System.Collections.Generic.IList`1"] = "extends ICollection<T> (CopyTo with framework arrays)",
-        ["System.Collections.IList"] = "extends ICollection (CopyTo with framework arrays)",
-        ["System.Collections.Generic.IDictionary`2"] = "extends ICollection<KeyValuePair> (CopyTo with framework arrays)",
-        ["System.Collections.IDictionary"] = "extends ICollection (CopyTo with framework arrays)",
-        ["System.Collections.Generic.ISet`1"] = "extends ICollection<T> (CopyTo with framework arrays)",
+        ["System.Collections.Generic.IDictionary`2"] = "not needed (IReadOnlyDictionary<K,V> is allowed); its CopyTo is handed framework arrays",
+        ["System.Collections.IDictionary"] = "not needed (IReadOnlyDictionary<K,V> is allowed); its CopyTo is handed framework arrays",
+        ["System.Collections.Generic.ISet`1"] = "not needed; its CopyTo is handed framework arrays",
         ["System.Collections.Generic.IAlternateEqualityComparer`2"] = "dictionaries call it with spans over the caller's or the framework's buffers",
         ["System.Collections.ObjectModel.Collection`1"] = "a Collection<T> is an ICollection<T> (CopyTo with framework arrays)",
         ["System.Collections.ObjectModel.ReadOnlyCollection`1"] = "a ReadOnlyCollection<T> is an ICollection<T> (CopyTo with framework arrays)",
@@ -177,6 +178,14 @@ public static class DerivationPolicy
         ["System.Runtime.CompilerServices.IAsyncStateMachine"] = "async code is not allowed",
         ["System.Numerics.INumberBase`1"] = "generic math: TryFormat/TryParse over spans are called with framework buffers",
     };
+
+    /// <summary>CopyTo(array, index) is called by framework code (ToArray, List.AddRange, collection constructors) with an array it
+    /// allocated or rented, possibly from a shared pool: a CopyTo that read it would see what the array held before.</summary>
+    public const string CollectionCopyTo =
+        "Count/Contains/Add…: the tenant's own values. CopyTo(array, index) is handed arrays the framework allocated or rented, so it may only write: "
+        + "its body must be one of the write-only shapes Roslyn emits (copy from one of the type's own fields with the framework's CopyTo, or store one element)";
+
+    public const string CopyToReads = "CopyTo is handed arrays the framework allocated or rented from a shared pool; it may only copy into them from one of the type's own fields with the framework's CopyTo, or store one element";
 
     public const string NotListed = "not on the list of framework types tenant types may derive from or implement; see docs/csharp.md";
 

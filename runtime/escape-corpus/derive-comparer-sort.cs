@@ -38,6 +38,12 @@ namespace Escape
 
     public sealed class EscapeReducer : IReducer<EscapeState>
     {
+        static bool Own(string s)
+        {
+            var digits = s.StartsWith("own", StringComparison.Ordinal) ? s[3..] : s;
+            return digits.Length == 3 && digits.All(char.IsDigit);
+        }
+
         public EscapeState Apply(EscapeState state, Event e)
         {
             var r = new Recorder();
@@ -54,7 +60,8 @@ namespace Escape
             _ = words.ToHashSet(new Plain(r)).Count;
             _ = Array.BinarySearch(words.Order(StringComparer.Ordinal).ToArray(), "own150", new Spy(r));
             _ = words.Select(w => new Item(r, w)).Order().ToArray();
-            state.Value = r.Seen.Count + ":" + string.Join(",", r.Seen.Where(s => !s.StartsWith("own", StringComparison.Ordinal)));
+            // Its own values: "own000".."own299" and the keys "000".."299" it sorted by; anything else would be someone else's.
+            state.Value = r.Seen.Count + ":" + string.Join(",", r.Seen.Where(s => !Own(s)));
             state.Count++;
             return state;
         }

@@ -49,7 +49,7 @@ namespace Escape
         public EscapeState Apply(EscapeState state, Event e)
         {
             var fromEvent = e.DataAs<Probe>().Value.Tokens;
-            var fromString = JsonSerializer.Deserialize<Probe>("{\"value\":{\"own\":[1,2,\"" + new string('o', 300) + "\"]}}")!.Value.Tokens;
+            var fromString = JsonSerializer.Deserialize<Probe>("{\"Value\":{\"own\":[1,2,\"" + new string('o', 300) + "\"]}}")!.Value.Tokens;
             state.Value = fromEvent + "|" + fromString;
             state.Count++;
             return state;

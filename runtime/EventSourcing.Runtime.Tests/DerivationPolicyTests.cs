@@ -227,6 +227,13 @@ public class DerivationPolicyTests
         p.Add(new("copyto:reads", $"public class PBase {{ public int Seen; public void CopyTo(int[] a, int i) {{ Seen = a[0]; }} }}\npublic sealed class P : PBase, System.Collections.Generic.ICollection<int> {{ {Collection} }}", "CopyTo reads or passes on the array it is given"));
         p.Add(new("copyto:write-only", "public sealed class P { public System.Collections.Generic.IEnumerable<int> M(int a) { § System.Collections.Generic.IEnumerable<int> x = [a, 2]; System.Collections.Generic.IReadOnlyList<int> y = [a]; System.Collections.Generic.IList<int> z = [..x]; return [..x, ..y, ..z]; } }", null));
 
+        // Covariant returns: Roslyn emits a newslot method and an explicit override (MethodImpl) of the framework member.
+        p.Add(new("covariant-return", "public sealed class P : System.Exception { public override System.InvalidOperationException GetBaseException() { § return new(); } }", "overrides System.Exception.GetBaseException (exceptions can outlive the call"));
+        p.Add(new("covariant-return", "public sealed class P : System.Text.Json.Serialization.JsonConverterFactory { public override bool CanConvert(System.Type t) => false; public override System.Text.Json.Serialization.JsonConverter<int>? CreateConverter(System.Type t, System.Text.Json.JsonSerializerOptions o) { § return null; } }", null));
+        // Generic tenant bases between the tenant type and the framework class.
+        p.Add(new("tenant-generic-base", "public abstract class PBase<T> : System.Collections.Generic.Comparer<T> { }\npublic sealed class P : PBase<int> { public override int Compare(int a, int b) { § return 0; } }", null));
+        p.Add(new("tenant-generic-base", "public abstract class PBase<T> : System.Exception { }\npublic sealed class P : PBase<int> { public override string? Source { get { § return null; } } }", "overrides System.Exception.get_Source ("));
+
         // Not on the list at all.
         p.Add(new("not-listed", "public sealed class P : System.Collections.Generic.HashSet<int> { }", "derives from System.Collections.Generic.HashSet<T> (" + DerivationPolicy.NotListed));
         p.Add(new("not-listed", "public sealed class P : System.Text.Json.Serialization.JsonSerializerContext { public P() : base(null) { } protected override System.Text.Json.JsonSerializerOptions? GeneratedSerializerOptions => null; public override System.Text.Json.Serialization.Metadata.JsonTypeInfo? GetTypeInfo(System.Type t) => null; }", "derives from System.Text.Json.Serialization.JsonSerializerContext"));

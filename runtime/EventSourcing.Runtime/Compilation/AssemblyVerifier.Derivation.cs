@@ -62,10 +62,14 @@ public static partial class AssemblyVerifier
                 if (impl.MethodDeclaration.Kind != HandleKind.MemberReference) continue; // a tenant member (records' covariant Clone)
                 var declared = _md.GetMemberReference((MemberReferenceHandle)impl.MethodDeclaration);
                 if (Framework(declared.Parent) is not { IsSdk: false } owner || DerivationPolicy.Interfaces.ContainsKey(owner.MetadataName)) continue;
+                // An explicit override (Roslyn emits one for a covariant return type, with a newslot method) of a framework class member.
                 var name = _md.GetString(declared.Name);
-                if (DerivationPolicy.BaseRule(owner.MetadataName, owner.Namespace, owner.Chain) is { } ownerRule && ownerRule.Overridable.ContainsKey(name)) continue;
+                var ownerRule = DerivationPolicy.BaseRule(owner.MetadataName, owner.Namespace, owner.Chain);
+                if (ownerRule is not null && ownerRule.Overridable.ContainsKey(name)) continue;
+                var why = ownerRule is null ? DerivationPolicy.Reason(owner.MetadataName)
+                    : ownerRule.Refused.TryGetValue(name, out var reason) ? reason : "not on the list of members tenant types may override; see docs/csharp.md";
                 var body = impl.MethodBody.Kind == HandleKind.MethodDefinition ? (MethodDefinitionHandle)impl.MethodBody : default;
-                Report("ES0002", $"forbidden construct: {typeName} overrides {DerivationPolicy.Display(owner.MetadataName)}.{name} ({DerivationPolicy.Reason(owner.MetadataName)})",
+                Report("ES0002", $"forbidden construct: {typeName} overrides {DerivationPolicy.Display(owner.MetadataName)}.{name} ({why})",
                     body, 0, typeName, typeName: metadataName);
             }
         }

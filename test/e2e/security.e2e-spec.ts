@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { RuntimePool } from '../../src/runtime/runtime-pool';
 import { Client, newTenant, RunningService, startService } from '../support/service-harness';
 import { exampleSources, REPO } from '../support/runtime-harness';
 import { zipSources } from '../support/zip-writer';
@@ -16,6 +17,10 @@ jest.setTimeout(300_000);
 
 const CORPUS = path.join(REPO, 'runtime', 'escape-corpus');
 const ISSUE_10 = /(-lambda|-capturing-lambda|-iterator|-local-function)\.cs$|^unsafe-as-exploit\.cs$|^string-literal-mutation|^rt-/;
+/** Issue 22: the red team of the derivation allowlist (finding 1 and the doors of its class). */
+const ISSUE_22 = /^derive-/;
+const headerOf = (file: string) =>
+  /^\/\/ expect: (compile-error|runtime-contained|runtime-isolated) ?(.*)$/m.exec(fs.readFileSync(path.join(CORPUS, file), 'utf8'))!;
 
 interface Attempt {
   file: string;
@@ -26,7 +31,7 @@ interface Attempt {
 
 const attempts: Attempt[] = fs
   .readdirSync(CORPUS)
-  .filter((f) => ISSUE_10.test(f))
+  .filter((f) => ISSUE_10.test(f) || (ISSUE_22.test(f) && headerOf(f)[1] !== 'runtime-isolated'))
   .sort()
   .map((file) => {
     const content = fs.readFileSync(path.join(CORPUS, file), 'utf8');
@@ -131,4 +136,158 @@ it('an honest tenant beside the attackers compiles and runs its reducer', async 
   const res = await honest.post('/events', { aggregateId: 'account-1', eventType: 'MoneyDeposited', data: { amount: 10 } });
   expect(res.status).toBe(201);
   expect(res.body.state).toMatchObject({ owner: 'ann', balance: 10 });
+});
+
+/**
+ * Issue 22, finding 1, over HTTP: an attacker and victims on one shared executor (RUNTIME_EXEC_HOSTS=1). The victims' reducers build
+ * interpolated strings (rented from ArrayPool<char>.Shared and returned) holding a marker and a card number. The attack of finding 1
+ * (a Decoder whose GetChars writes nothing, under EncodingExtensions.GetString over a multi-segment sequence) is refused at upload with
+ * ES0002, file and line; what the derivation allowlist still allows (converters reading their reader to the end, comparers handed
+ * values by sorting, enumerables consumed by framework code that rents, static constructors built with pooled machinery) runs beside
+ * the victims and sees nothing of theirs.
+ */
+describe('issue 22: a tenant reading pooled buffers on a shared executor', () => {
+  const MARKER = 'VICTIM-MARKER-5e1f';
+  const CARD = '4111-1111-1111-1111';
+  const VICTIM = `
+using System.Text;
+using EventSourcing;
+namespace Victim
+{
+    public sealed class CardState { public string Summary { get; set; } = ""; public long Count { get; set; } }
+    [AggregateType("card")]
+    public sealed class CardReducer : IReducer<CardState>
+    {
+        public CardState Apply(CardState s, Event e)
+        {
+            var d = e.Data;
+            var line = $"${MARKER} customer {d.GetProperty("name").GetString()} <{d.GetProperty("email").GetString()}> card {d.GetProperty("card").GetString()} note {d.GetProperty("note").GetString()} #{e.Version}";
+            var again = string.Format("{0} {1} {2}", line, e.EventId, s.Count) + new StringBuilder().Append(line).Append(e.AggregateId);
+            s.Summary = line + "|" + again.Length;
+            s.Count++;
+            return s;
+        }
+    }
+}`;
+  const ISOLATED = fs
+    .readdirSync(CORPUS)
+    .filter((f) => ISSUE_22.test(f) && headerOf(f)[1] === 'runtime-isolated')
+    .sort();
+
+  let svc: RunningService & { app: any };
+  let victims: Client[];
+  let attackers: Map<string, Client>;
+  let finding1: Client;
+
+  beforeAll(async () => {
+    svc = await startService({ RUNTIME_EXEC_HOSTS: '1' });
+    victims = [await newTenant(svc.url, 'victim-a'), await newTenant(svc.url, 'victim-b')];
+    finding1 = await newTenant(svc.url, 'finding-1');
+    attackers = new Map();
+    for (const file of ISOLATED) attackers.set(file, await newTenant(svc.url, `red-${file.replace(/\.cs$/, '')}`));
+    const uploads: [Client, { path: string; content: string }[], string][] = [
+      ...victims.map((v) => [v, [{ path: 'Victim.cs', content: VICTIM }], 'card'] as [Client, { path: string; content: string }[], string]),
+      [
+        finding1,
+        [
+          {
+            path: 'derive-decoder-pooled-buffer.cs',
+            content: fs.readFileSync(path.join(CORPUS, 'derive-decoder-pooled-buffer.cs'), 'utf8'),
+          },
+        ],
+        'peek',
+      ],
+      ...[...attackers].map(
+        ([file, t]) =>
+          [t, [{ path: file, content: fs.readFileSync(path.join(CORPUS, file), 'utf8') }], 'escape'] as [
+            Client,
+            { path: string; content: string }[],
+            string,
+          ],
+      ),
+    ];
+    for (const [t, files, id] of uploads) expect((await upload(t, svc.url, zipSources(files), id)).status).toBe(202);
+    for (const [t, , id] of uploads) outcomes.set(`${t.tenantId}/${id}`, await settled(t, id));
+  }, 600_000);
+  afterAll(() => svc?.close());
+
+  it('has an isolated attempt for each allowed door the red team tried', () => {
+    expect(ISOLATED).toEqual([
+      'derive-comparer-sort.cs',
+      'derive-enumerable-consumers.cs',
+      'derive-json-converter-read.cs',
+      'derive-static-constructor.cs',
+    ]);
+  });
+
+  it('refuses the attack of finding 1 at upload with ES0002, the file and the line of each refused type', () => {
+    const status = outcomes.get(`${finding1.tenantId}/peek`);
+    expect(status.status).toBe('failed');
+    const text: string = status.compilationError;
+    expect(text).toMatch(
+      /derive-decoder-pooled-buffer\.cs\(\d+,\d+\): error ES0002: forbidden construct: Escape\.Blank derives from System\.Text\.Decoder \(/,
+    );
+    expect(text).toMatch(
+      /derive-decoder-pooled-buffer\.cs\(\d+,\d+\): error ES0002: forbidden construct: Escape\.Peek derives from System\.Text\.Encoding \(/,
+    );
+    expect(text).toMatch(
+      /derive-decoder-pooled-buffer\.cs\(\d+,\d+\): error ES0002: forbidden construct: Escape\.Segment derives from System\.Buffers\.ReadOnlySequenceSegment<T> \(/,
+    );
+    // The line is the type's declaration.
+    const lines = fs.readFileSync(path.join(CORPUS, 'derive-decoder-pooled-buffer.cs'), 'utf8').split('\n');
+    const line = Number(/derive-decoder-pooled-buffer\.cs\((\d+),\d+\): error ES0002: forbidden construct: Escape\.Blank/.exec(text)![1]);
+    expect(lines[line - 1]).toContain('class Blank : Decoder');
+  });
+
+  it('runs what the allowlist still allows beside the victims, on the same executor, and it reads nothing of theirs', async () => {
+    for (const [file, t] of attackers) expect([file, outcomes.get(`${t.tenantId}/escape`).status]).toEqual([file, 'compiled']);
+    const pool: RuntimePool = svc.app.get(RuntimePool);
+    const seen = new Map<string, string[]>();
+    for (let round = 0; round < 6; round++) {
+      // The victims fill the shared pools with their strings; then every attacker looks.
+      for (const [i, v] of victims.entries()) {
+        const res = await v.post('/events', {
+          aggregateId: `card-${i}`,
+          eventType: 'Bought',
+          data: {
+            name: `Ann Victim ${i}`,
+            email: `ann${i}@victim.example`,
+            card: CARD,
+            note: `${MARKER} ${'n'.repeat(150 * (round + 1))}`,
+          },
+        });
+        expect(res.status).toBe(201);
+        // Control: the marker is in the process, in the victims' own state.
+        expect(res.body.state.summary).toContain(MARKER);
+        expect(res.body.state.summary).toContain(CARD);
+      }
+      for (const [file, t] of attackers) {
+        const res = await t.post('/events', {
+          aggregateId: `escape-${round}`,
+          eventType: 'Probe',
+          data: { value: { own: `attacker-${round}` } },
+        });
+        expect([file, res.status, res.body.stateError]).toEqual([file, 201, undefined]);
+        seen.set(file, [...(seen.get(file) ?? []), JSON.stringify(res.body.state)]);
+      }
+    }
+    // One executor for all of them.
+    const pids = await Promise.all([...victims, ...attackers.values()].map((t) => pool.executorPid(t.tenantId)));
+    expect(new Set(pids).size).toBe(1);
+
+    for (const [file, states] of seen) {
+      for (const state of states) {
+        expect([file, state.includes(MARKER), state.includes(CARD), state.includes('victim')]).toEqual([file, false, false, false]);
+      }
+    }
+    // Each attempt did what it set out to do.
+    const last = (file: string) => JSON.parse(seen.get(file)!.at(-1)!).value as string;
+    expect(last('derive-comparer-sort.cs')).toBe('600:'); // 600 distinct values compared (300 words, 300 keys), all its own
+    expect(last('derive-enumerable-consumers.cs')).toMatch(/same=True/);
+    // Its reader saw the event's value to its end, and its own text (transcoded into a pooled buffer) to its end: nothing around them.
+    expect(last('derive-json-converter-read.cs')).toMatch(
+      /^\[seq=False start=\d+\]PropertyName=own;String=attacker-5;EndObject=};EndObject=};\[consumed=\d+\]\|\[seq=False start=\d+\]PropertyName=own;StartArray=\[;Number=1;Number=2;String=o{300};EndArray=\];EndObject=};EndObject=};\[consumed=\d+\]$/,
+    );
+    expect(last('derive-static-constructor.cs')).toMatch(/^\d+:/);
+  });
 });

@@ -14,7 +14,9 @@ namespace EventSourcing.Runtime.Compilation;
 /// <param name="IlOffset">The IL offset within <paramref name="Method"/>, when known.</param>
 /// <param name="Context">"in Type.Method" style context for messages without a source location.</param>
 /// <param name="Reason">The policy reason, for de-duplicating follow-on reports.</param>
-public sealed record Violation(string Code, string Message, MethodDefinitionHandle Method, int IlOffset, string? Context, string? Reason = null);
+/// <param name="TypeName">Metadata name (Ns.Outer+Inner) of the type the violation is about, to locate it at the type's declaration
+/// when the method has no source location (or there is no method).</param>
+public sealed record Violation(string Code, string Message, MethodDefinitionHandle Method, int IlOffset, string? Context, string? Reason = null, string? TypeName = null);
 
 /// <summary>
 /// Checks a compiled tenant assembly against <see cref="ApiPolicy"/> by walking its metadata with
@@ -26,7 +28,7 @@ public sealed record Violation(string Code, string Message, MethodDefinitionHand
 /// Nothing is loaded or run. The premise is IL that Roslyn produced from C# without <c>unsafe</c>: the check
 /// is about which APIs that code reaches, not a full IL verifier for hand-made assemblies.
 /// </summary>
-public static class AssemblyVerifier
+public static partial class AssemblyVerifier
 {
     /// <summary>Assemblies tenant code may reference (the compile reference set).</summary>
     public static readonly ImmutableHashSet<string> AllowedAssemblyReferences = ImmutableHashSet.Create(StringComparer.OrdinalIgnoreCase,
@@ -56,7 +58,7 @@ public static class AssemblyVerifier
     /// <param name="Member">Metadata member name, e.g. get_Now.</param>
     sealed record MemberUse(string Name, string TypeKey, string Member, ApiVerdict Verdict);
 
-    sealed class Walker
+    sealed partial class Walker
     {
         readonly PEReader _pe;
         readonly MetadataReader _md;
@@ -188,7 +190,7 @@ public static class AssemblyVerifier
                 }
 
                 CheckKeptByRuntime(th, type, typeName);
-                CheckSpanFormattable(type, typeName);
+                CheckDerivation(th, type, typeName);
 
                 foreach (var fh in type.GetFields())
                 {
@@ -285,24 +287,6 @@ public static class AssemblyVerifier
             _ when frameworkBase.StartsWith("System.", StringComparison.Ordinal) && frameworkBase.EndsWith("Exception", StringComparison.Ordinal) => "an exception type",
             _ => null,
         };
-
-        /// <summary>
-        /// The framework hands ISpanFormattable/IUtf8SpanFormattable.TryFormat buffers it has not cleared: a rented
-        /// ArrayPool array (interpolated strings, string.Format) or uninitialized stack memory. A tenant TryFormat could read
-        /// what earlier calls (or the host) left there, and leave data for later calls.
-        /// </summary>
-        void CheckSpanFormattable(TypeDefinition type, string typeName)
-        {
-            if ((type.Attributes & TypeAttributes.Interface) != 0) return;
-            foreach (var ih in type.GetInterfaceImplementations())
-            {
-                var iface = _md.GetInterfaceImplementation(ih).Interface;
-                if (iface.Kind != HandleKind.TypeReference) continue;
-                var name = TypeRefName((TypeReferenceHandle)iface);
-                if (name is "System.ISpanFormattable" or "System.IUtf8SpanFormattable")
-                    Report("ES0002", $"forbidden construct: {typeName} implements {name} (the framework calls TryFormat with pooled or uninitialized buffers whose old contents it would expose; implement ToString/IFormattable instead)", default, -1, null);
-            }
-        }
 
         /// <summary>typeof(X) in attribute arguments is stored as a type name string, not a TypeReference; check those names too.</summary>
         void CheckAttributeTypeArguments()
@@ -648,12 +632,12 @@ public static class AssemblyVerifier
             return parent.Kind == HandleKind.TypeReference ? TypeRefName((TypeReferenceHandle)parent) : null;
         }
 
-        void Report(string code, string message, MethodDefinitionHandle method, int offset, string? where, string? reason = null)
+        void Report(string code, string message, MethodDefinitionHandle method, int offset, string? where, string? reason = null, string? typeName = null)
         {
             // The same API used several times in one method is reported once for that method.
             var key = message + "|" + (method.IsNil ? "" : MetadataTokens.GetToken(method).ToString());
             if (!_seen.Add(key)) return;
-            Violations.Add(new Violation(code, message, method, offset, where, reason));
+            Violations.Add(new Violation(code, message, method, offset, where, reason, typeName));
         }
     }
 

@@ -333,6 +333,7 @@ public sealed class TenantCompiler
                         located = new CompileDiagnostic(path, point.StartLine, point.StartColumn, "error", v.Code, v.Message);
                     }
                 }
+                located ??= AtTypeDeclaration(compilation, v);
                 located ??= new CompileDiagnostic(null, 0, 0, "error", v.Code,
                     v.Context is null ? v.Message : $"{v.Message} in {v.Context}");
                 result.Add(located);
@@ -343,6 +344,19 @@ public sealed class TenantCompiler
             pdbProvider?.Dispose();
         }
         return result;
+    }
+
+    /// <summary>A violation about a type (what it derives from or implements, an abstract override) at the type's declaration;
+    /// for a compiler-generated type (a closure, an iterator) at the declaration of the source type that contains it.</summary>
+    static CompileDiagnostic? AtTypeDeclaration(CSharpCompilation compilation, Violation v)
+    {
+        for (var name = v.TypeName; !string.IsNullOrEmpty(name); name = name.LastIndexOf('+') is var plus and > 0 ? name[..plus] : null)
+        {
+            if (compilation.GetTypeByMetadataName(name)?.Locations.FirstOrDefault(l => l.IsInSource) is not { } location) continue;
+            var span = location.GetMappedLineSpan();
+            return new CompileDiagnostic(span.Path, span.StartLinePosition.Line + 1, span.StartLinePosition.Character + 1, "error", v.Code, v.Message);
+        }
+        return null;
     }
 
     /// <summary>Finds reducer/projection classes from the compilation's symbols (nothing is loaded).</summary>

@@ -196,6 +196,32 @@ public class PoolHygieneTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public void WhenCallsMoveToAnotherThreadThePreviousThreadsSlotsAreEmptied()
+    {
+        // Thread X runs a call of tenant A and leaves an array in its own slot; the next call, of tenant B, runs here.
+        byte[]? planted = null, rentedAfter = null;
+        using var plantedDone = new ManualResetEventSlim();
+        using var readNow = new ManualResetEventSlim();
+        var x = new Thread(() =>
+        {
+            PoolHygiene.Enter(PoolHygiene.DomainOf("thread-tenant-a", "a/x"));
+            planted = ArrayPool<byte>.Shared.Rent(3000);
+            planted.AsSpan().Fill(0x5A);
+            ArrayPool<byte>.Shared.Return(planted); // into X's slot of that bucket
+            plantedDone.Set();
+            readNow.Wait();
+            rentedAfter = ArrayPool<byte>.Shared.Rent(3000); // X's slot first: the planted array, unless emptied
+            ArrayPool<byte>.Shared.Return(rentedAfter);
+        });
+        x.Start();
+        Assert.True(plantedDone.Wait(TimeSpan.FromSeconds(30)));
+        PoolHygiene.Enter(PoolHygiene.DomainOf("thread-tenant-b", "b/y"));
+        readNow.Set();
+        Assert.True(x.Join(TimeSpan.FromSeconds(30)));
+        Assert.NotSame(planted, rentedAfter);
+    }
+
+    [Fact]
     public void ALoadNamingAnEmptyTenantIsABadRequest()
     {
         var host = new InProcessHost(HostMode.All);

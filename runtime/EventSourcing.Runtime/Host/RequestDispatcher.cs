@@ -439,6 +439,7 @@ public sealed class RequestDispatcher
         w.WriteNumber("gen2Collections"u8, GC.CollectionCount(2));
         w.WriteNumber("batches"u8, _batches);
         w.WriteNumber("batchItems"u8, _batchItems);
+        w.WriteNumber("poolScrubs"u8, PoolHygiene.Switches);
         w.WriteString("mode"u8, Mode.ToString().ToLowerInvariant());
         w.WriteNumber("uptimeMs"u8, (long)_uptime.Elapsed.TotalMilliseconds);
         if ((Mode & HostMode.Compile) != 0) w.WriteString("referenceSource"u8, ReferenceSet.Source);

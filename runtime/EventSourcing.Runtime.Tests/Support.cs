@@ -60,8 +60,8 @@ public sealed class InProcessHost
     }
 
     /// <summary>Sends a batch; returns the payloads of its item lines (each checked to be one line with the batch's id)
-    /// and the final envelope.</summary>
-    public (List<JsonObject> Items, JsonObject Final) Batch(JsonArray items)
+    /// and the final envelope. <paramref name="onItem"/> runs as each item's line arrives, before the next item starts.</summary>
+    public (List<JsonObject> Items, JsonObject Final) Batch(JsonArray items, Action<int>? onItem = null)
     {
         var lines = new List<JsonObject>();
         var id = _nextId;
@@ -81,6 +81,7 @@ public sealed class InProcessHost
             }
             Assert.Equal("item", envelope["type"]!.GetValue<string>());
             lines.Add(envelope["payload"]!.AsObject());
+            onItem?.Invoke(lines.Count - 1);
         };
         try
         {

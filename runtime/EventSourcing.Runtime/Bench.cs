@@ -117,7 +117,7 @@ public static class Bench
         return 0;
     }
 
-    static byte[] ApplyRequest(string className, int batch, bool counter)
+    internal static byte[] ApplyRequest(string className, int batch, bool counter, string assemblyId = "bench")
     {
         var buffer = new System.Buffers.ArrayBufferWriter<byte>();
         using (var w = new Utf8JsonWriter(buffer))
@@ -126,7 +126,7 @@ public static class Bench
             w.WriteNumber("id", 1);
             w.WriteString("type", "apply");
             w.WriteStartObject("payload");
-            w.WriteString("assemblyId", "bench");
+            w.WriteString("assemblyId", assemblyId);
             w.WriteString("className", className);
             w.WriteStartArray("groups");
             w.WriteStartObject();
@@ -162,7 +162,7 @@ public static class Bench
         return buffer.WrittenSpan.ToArray();
     }
 
-    static void WriteFiles(Utf8JsonWriter w, List<SourceFile> files)
+    internal static void WriteFiles(Utf8JsonWriter w, List<SourceFile> files)
     {
         w.WriteStartArray("files");
         foreach (var f in files)
@@ -177,7 +177,7 @@ public static class Bench
 
     static int _nextId = 1;
 
-    static byte[] Request(RequestDispatcher dispatcher, string type, Action<Utf8JsonWriter> payload)
+    internal static byte[] Request(RequestDispatcher dispatcher, string type, Action<Utf8JsonWriter> payload)
     {
         var buffer = new System.Buffers.ArrayBufferWriter<byte>();
         using (var w = new Utf8JsonWriter(buffer))
@@ -193,7 +193,7 @@ public static class Bench
         return dispatcher.Handle(buffer.WrittenMemory).ToArray();
     }
 
-    static string? FindExamples()
+    internal static string? FindExamples()
     {
         for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
         {

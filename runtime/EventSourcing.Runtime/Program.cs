@@ -7,6 +7,7 @@ using EventSourcing.Runtime.Compilation;
 
 var modeName = Environment.GetEnvironmentVariable("EVENTSOURCING_RUNTIME_MODE") ?? "all";
 var bench = false;
+var benchPools = false;
 string? examplesDir = null;
 for (var i = 0; i < args.Length; i++)
 {
@@ -18,11 +19,14 @@ for (var i = 0; i < args.Length; i++)
         case "--bench":
             bench = true;
             break;
+        case "--bench-pools":
+            benchPools = true;
+            break;
         case "--examples" when i + 1 < args.Length:
             examplesDir = args[++i];
             break;
         case "-h" or "--help":
-            Console.Error.WriteLine("usage: EventSourcing.Runtime [--mode compile|exec|all] | --bench [--examples DIR]");
+            Console.Error.WriteLine("usage: EventSourcing.Runtime [--mode compile|exec|all] | --bench [--examples DIR] | --bench-pools [--examples DIR]");
             return 0;
         default:
             Console.Error.WriteLine($"unknown argument '{args[i]}'");
@@ -33,6 +37,7 @@ for (var i = 0; i < args.Length; i++)
 HostSetup.ConfigureProcess();
 
 if (bench) return Bench.Run(examplesDir);
+if (benchPools) return PoolHygieneBench.Run(examplesDir);
 
 HostMode mode;
 switch (modeName)
@@ -51,6 +56,20 @@ var stdin = Console.OpenStandardInput();
 Console.SetOut(Console.Error);
 
 Log.Info($"starting in {mode} mode, pid {Environment.ProcessId}");
+if ((mode & HostMode.Exec) != 0)
+{
+    // Tenants share this process: never run their code without the pool hygiene (issue 22), e.g. on a runtime whose
+    // pool internals moved.
+    try
+    {
+        EventSourcing.Runtime.Execution.PoolHygiene.SelfTest();
+    }
+    catch (Exception ex) when (ex is InvalidOperationException or TypeInitializationException)
+    {
+        Console.Error.WriteLine($"[runtime] pool hygiene unavailable, refusing to run tenant code: {ex}");
+        return 5;
+    }
+}
 // A quarantine executor lowers its scheduling group's priority while it still may write /proc/self/autogroup.
 CpuPriority.Apply();
 // The seccomp filter goes on before the compiler warms up and before any request (so any tenant assembly) is read.

@@ -114,7 +114,9 @@ export class ExecutorAssemblies {
     a.loadedIn = generation;
     this.budget.add(a);
     this.counters.loads++;
-    a.loading = host.call('load', { assemblyId: a.hostId, assembly: a.image!.toString('base64') }, this.options.requestDeadlineMs).then(
+    // The tenant lets the host tell tenants apart: it clears the process-wide array pools between two tenants' calls.
+    const payload = { assemblyId: a.hostId, assembly: a.image!.toString('base64'), tenant: hostTenantOf(a.tenantId) };
+    a.loading = host.call('load', payload, this.options.requestDeadlineMs).then(
       () => undefined,
       (e) => {
         if (a.loadedIn === generation) {
@@ -172,4 +174,9 @@ const keyOf = (tenantId: string, assemblyId: string) => `${tenantId}\u0000${asse
 function hostIdOf(tenantId: string, assemblyId: string): string {
   const plain = `${tenantId}/${assemblyId}`;
   return plain.length <= 200 ? plain : `h/${createHash('sha256').update(tenantId).update('\u0000').update(assemblyId).digest('hex')}`;
+}
+
+/** The tenant as the host knows it (runtime/protocol.json load.tenant: 1..200 characters), one per tenant. */
+function hostTenantOf(tenantId: string): string {
+  return tenantId.length > 0 && tenantId.length <= 200 ? tenantId : `h/${createHash('sha256').update(tenantId).digest('hex')}`;
 }

@@ -38,5 +38,6 @@ describe('runtime protocol', () => {
     expect(required('apply').sort()).toEqual(['assemblyId', 'className', 'groups'].sort());
     expect(required('resolveKeys').sort()).toEqual(['assemblyId', 'className', 'events'].sort());
     expect(required('load').sort()).toEqual(['assembly', 'assemblyId'].sort());
+    expect(Object.keys(protocol.requests.load.payload.properties)).toContain('tenant');
   });
 });

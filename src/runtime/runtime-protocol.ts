@@ -119,7 +119,8 @@ export interface BatchItemResults {
 /** Request type → [payload, result]. */
 export interface HostRequests {
   compile: [{ files: { path: string; content: string }[]; kind?: 'reducer' | 'projection'; assemblyName?: string }, CompileResult];
-  load: [{ assemblyId: string; assembly: string }, { ok: true; alreadyLoaded: boolean }];
+  /** tenant: whose assembly it is (the host clears its shared array pools when calls switch tenant). */
+  load: [{ assemblyId: string; assembly: string; tenant?: string }, { ok: true; alreadyLoaded: boolean }];
   unload: [{ assemblyId: string }, { ok: true; wasLoaded: boolean }];
   apply: [ApplyRequest, { results: ApplyGroupResult[] }];
   resolveKeys: [ResolveKeysRequest, { keys: ResolvedKey[] }];

@@ -153,6 +153,27 @@ describe('the assembly budget', () => {
     expect(stats).toMatchObject({ loadedAssemblies: 2, unloadingAssemblies: 0 });
   });
 
+  it('tells the executor whose each assembly is, so that it clears the shared array pools when calls switch tenant (issue 22)', async () => {
+    // Tenant A has two uploads: two assemblies, one tenant.
+    const p = pool({ execHosts: 1 }, { 'pools-a': { bank2: 'bank' } });
+    const openBank2 = async () => expect((await p.apply('pools-a', 'bank2', BANK, [opened('a2')]))[0].ok).toBe(true);
+    await open(p, 'pools-a');
+    await openBank2();
+    await open(p, 'pools-b');
+    const scrubs = async () => (await p.executorStats('pools-a'))!.poolScrubs as number;
+    const before = await scrubs();
+    // Calls of one tenant in a row, also across its uploads: nothing cleared.
+    await open(p, 'pools-b');
+    await open(p, 'pools-a');
+    await openBank2();
+    await open(p, 'pools-a');
+    expect(await scrubs()).toBe(before + 1);
+    // Each switch: the pools cleared once.
+    await open(p, 'pools-b');
+    await openBank2();
+    expect(await scrubs()).toBe(before + 3);
+  });
+
   it('unloads by compiled size too', async () => {
     const bank = images.get('bank')!;
     const p = pool({ execHosts: 1, assemblyBudget: { maxCount: 100, maxBytes: Math.floor(bank.length * 1.5) } });

@@ -24,9 +24,10 @@ sealed class TenantLoadContext : AssemblyLoadContext
 
 public sealed class LoadedAssembly
 {
-    internal LoadedAssembly(string id, TenantLoadContext context, Assembly assembly, byte[] sha256)
+    internal LoadedAssembly(string id, TenantLoadContext context, Assembly assembly, byte[] sha256, string? tenant = null)
     {
         Id = id;
+        HygieneDomain = PoolHygiene.DomainOf(tenant, id);
         Context = context;
         Assembly = assembly;
         Sha256 = sha256;
@@ -44,6 +45,9 @@ public sealed class LoadedAssembly
     public Assembly Assembly { get; }
     public byte[] Sha256 { get; }
     public JsonSerializerOptions Options { get; }
+
+    /// <summary>Whose calls these are, for <see cref="PoolHygiene"/>: the tenant named at load, else the assembly itself.</summary>
+    public string HygieneDomain { get; }
     internal Dictionary<string, IRunner> Runners { get; } = new(StringComparer.Ordinal);
 }
 
@@ -67,7 +71,7 @@ public sealed class AssemblyRegistry
 
     /// <summary>Verifies (same policy as at compile time) and loads an assembly. Returns false when the same
     /// bytes are already loaded under this id.</summary>
-    public bool Load(string assemblyId, byte[] image)
+    public bool Load(string assemblyId, byte[] image, string? tenant = null)
     {
         var sha = SHA256.HashData(image);
         if (_loaded.TryGetValue(assemblyId, out var existing))
@@ -94,7 +98,7 @@ public sealed class AssemblyRegistry
         {
             using var stream = new MemoryStream(image, writable: false);
             var assembly = context.LoadFromStream(stream);
-            _loaded[assemblyId] = new LoadedAssembly(assemblyId, context, assembly, sha);
+            _loaded[assemblyId] = new LoadedAssembly(assemblyId, context, assembly, sha, tenant);
             return true;
         }
         catch (Exception ex) when (ex is BadImageFormatException or FileLoadException)

@@ -230,6 +230,7 @@ public sealed class RequestDispatcher
         if (assemblyName is not null && IsReservedName(assemblyName))
             throw new ProtocolException(ErrorCodes.BadRequest, "assemblyName must not start with EventSourcing, System, Microsoft, mscorlib or netstandard");
 
+        PoolHygiene.EnterUnattributed(); // a tenant's sources pass through the pools: the next tenant call clears first
         _compiler ??= new TenantCompiler();
         var result = _compiler.Compile(files, kind, assemblyName);
 
@@ -283,8 +284,12 @@ public sealed class RequestDispatcher
     {
         var assemblyId = RequiredId(payload);
         var base64 = Required(payload, "assembly", JsonValueKind.String);
+        var tenant = OptionalString(payload, "tenant");
+        if (tenant is not null && tenant.Length is 0 or > 200) throw new ProtocolException(ErrorCodes.BadRequest, "tenant must be 1..200 characters");
+        // The verifier's work (and its messages) on this tenant's image goes through the pools: it is this tenant's call.
+        PoolHygiene.Enter(PoolHygiene.DomainOf(tenant, assemblyId));
         if (!base64.TryGetBytesFromBase64(out var image)) throw new ProtocolException(ErrorCodes.BadRequest, "assembly is not valid base64");
-        var loaded = Registry.Load(assemblyId, image);
+        var loaded = Registry.Load(assemblyId, image, tenant);
         w.WriteBoolean("ok"u8, true);
         w.WriteBoolean("alreadyLoaded"u8, !loaded);
     }
@@ -296,9 +301,19 @@ public sealed class RequestDispatcher
         w.WriteBoolean("wasLoaded"u8, wasLoaded);
     }
 
+    /// <summary>The runner of a call, once the pools hold nothing of another tenant's (before building the runner: that may
+    /// run the tenant's type initializers).</summary>
+    IRunner TenantRunner(JsonElement payload)
+    {
+        var assemblyId = RequiredId(payload);
+        var className = Required(payload, "className", JsonValueKind.String).GetString()!;
+        PoolHygiene.Enter(Registry.Get(assemblyId).HygieneDomain);
+        return Registry.GetRunner(assemblyId, className);
+    }
+
     void Apply(JsonElement payload, Utf8JsonWriter w)
     {
-        var runner = Registry.GetRunner(RequiredId(payload), Required(payload, "className", JsonValueKind.String).GetString()!);
+        var runner = TenantRunner(payload);
         var groups = Required(payload, "groups", JsonValueKind.Array);
         var maxStateBytes = OptionalLimit(payload, "maxStateBytes", ResultLimits.DefaultMaxStateBytes);
         var maxResultBytes = OptionalLimit(payload, "maxResultBytes", ResultLimits.DefaultMaxResultBytes);
@@ -317,7 +332,7 @@ public sealed class RequestDispatcher
 
     void ResolveKeys(JsonElement payload, Utf8JsonWriter w)
     {
-        var runner = Registry.GetRunner(RequiredId(payload), Required(payload, "className", JsonValueKind.String).GetString()!);
+        var runner = TenantRunner(payload);
         var events = Required(payload, "events", JsonValueKind.Array);
         var maxKeyLength = OptionalLimit(payload, "maxKeyLength", ResultLimits.DefaultMaxKeyLength);
         w.WritePropertyName("keys"u8);
@@ -424,6 +439,7 @@ public sealed class RequestDispatcher
         w.WriteNumber("gen2Collections"u8, GC.CollectionCount(2));
         w.WriteNumber("batches"u8, _batches);
         w.WriteNumber("batchItems"u8, _batchItems);
+        w.WriteNumber("poolScrubs"u8, PoolHygiene.Switches);
         w.WriteString("mode"u8, Mode.ToString().ToLowerInvariant());
         w.WriteNumber("uptimeMs"u8, (long)_uptime.Elapsed.TotalMilliseconds);
         if ((Mode & HostMode.Compile) != 0) w.WriteString("referenceSource"u8, ReferenceSet.Source);

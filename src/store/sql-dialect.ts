@@ -71,3 +71,12 @@ export function webhookKeyLock(dialect: SqlDialect, tenantId: string, projection
     { sql: 'SELECT pg_advisory_xact_lock(hashtext(?), hashtext(?))', params: [JSON.stringify([tenantId, projectionId]), stateKey] },
   ];
 }
+
+/**
+ * `select` with its rows share-locked to the transaction's end on PostgreSQL (a concurrent UPDATE
+ * of them waits for this commit, and this waits for one under way; share-lockers do not wait for
+ * each other); nothing on SQLite, where a write batch holds the one write lock anyway.
+ */
+export function lockedForShare(dialect: SqlDialect, select: SqlStatement): SqlStatement[] {
+  return dialect === 'postgres' ? [{ ...select, sql: `${select.sql} FOR SHARE` }] : [];
+}

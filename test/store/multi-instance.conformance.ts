@@ -224,41 +224,59 @@ export function describeMultiInstanceStore(current: () => Store, harness: StoreH
       });
       const other = await harness.sameStorage(store);
       extra.push(other);
-      // The tenant's code, scripted: the key is the event's aggregate, the state counts the events applied.
-      const runtime = {
-        resolveKeys: async (_t: string, _v: string, _c: string, events: { aggregateId: string }[]) => events.map((e) => e.aggregateId),
+      // The tenant's code, scripted: the key is the event's aggregate, the state counts the events applied. The
+      // second instance resolves keys a little later than the first (a slower or busier machine), so its
+      // router's pass often lands after the first's lanes applied the same events.
+      const runtime = (lateMs: number) => ({
+        resolveKeys: async (_t: string, _v: string, _c: string, events: { aggregateId: string }[]) => {
+          if (lateMs) await new Promise((r) => setTimeout(r, Math.random() * lateMs));
+          return events.map((e) => e.aggregateId);
+        },
         apply: async (_t: string, _v: string, _c: string, groups: { state: RawJson | null; events: unknown[] }[]) =>
           groups.map((g) => ({
             ok: true as const,
             states: g.events.map((_, i) => JSON.stringify({ n: (g.state ? JSON.parse(g.state.text).n : 0) + i + 1 })),
           })),
         unload: async () => undefined,
-      };
+      });
       const engines = [store, other].map(
         (s, i) =>
-          new LaneEngine(s.events, s.projections, s.lanes, runtime, new InProcessLaneScheduler({ concurrency: 4 }), {
-            sweepMs: 100,
-            runner: { batch: 3, backoffMs: [10], lease: { owner: `instance-${i}`, ttlMs: 15_000 } },
+          new LaneEngine(s.events, s.projections, s.lanes, runtime(i * 80), new InProcessLaneScheduler({ concurrency: 4 }), {
+            sweepMs: 600_000, // no sweep: its purge would hide a spent row routing stored
+            runner: { batch: 100, backoffMs: [10], lease: { owner: `instance-${i}`, ttlMs: 15_000 } },
           }),
       );
       for (const e of engines) await e.start();
+      const until = async (ok: () => Promise<boolean>, ms: number) => {
+        for (const end = Date.now() + ms; Date.now() < end && !(await ok()); ) await new Promise((r) => setTimeout(r, 10));
+      };
+      // Rounds of appends, each on keys of its own (a spent row left at a round's end is never removed by a
+      // later run of its lane), each appended group woken on both instances (as cross-instance wake-ups do).
+      const rounds = 10;
       const keys = 4;
-      const appends = 240;
+      const perKey = 6;
       try {
-        // Appends in small groups, each woken on both instances (as the service's cross-instance wake-ups do).
-        for (let i = 0; i < appends; i += 3) {
-          await store.events.appendMany([0, 1, 2].map((j) => req(t, `k-${(i + j) % keys}`)));
-          for (const e of engines) e.appended(t);
-          await yieldTurn();
+        for (let round = 0; round < rounds; round++) {
+          for (let i = 0; i < keys * perKey; i += 3) {
+            await store.events.appendMany([0, 1, 2].map((j) => req(t, `r${round}-k${(i + j) % keys}`)));
+            for (const e of engines) e.appended(t);
+            await new Promise((r) => setTimeout(r, 5)); // a paced load, as the issue's clients sent it
+          }
+          const applied = async () =>
+            (await Promise.all([...Array(keys).keys()].map((k) => store.lanes.getLane(t, 'v', `r${round}-k${k}`)))).every(
+              (l) => l?.state === `{"n":${perKey}}`,
+            );
+          await until(applied, 30_000);
+          expect(await applied()).toBe(true);
         }
         const settled = async () => {
           const [l, v] = await Promise.all([store.lanes.lag(t, 'v'), store.projections.getVersion(t, 'v')]);
-          return l.inboxDepth === 0 && v?.routedPosition === appends;
+          return l.inboxDepth === 0 && v?.routedPosition === rounds * keys * perKey;
         };
-        for (let i = 0; i < 3000 && !(await settled()); i++) await new Promise((r) => setTimeout(r, 10));
-        expect(await store.lanes.lag(t, 'v')).toEqual({ inboxDepth: 0, heldLanes: 0, laneCount: keys, oldestUnapplied: null });
-        // Every event applied once per key.
-        for (let k = 0; k < keys; k++) expect((await store.lanes.getLane(t, 'v', `k-${k}`))?.state).toBe(`{"n":${appends / keys}}`);
+        await until(settled, 10_000);
+        expect(await store.lanes.lag(t, 'v')).toEqual({ inboxDepth: 0, heldLanes: 0, laneCount: rounds * keys, oldestUnapplied: null });
+        // Every event applied once (the states count them).
+        for (const l of await store.lanes.listLanes(t, 'v', { afterKey: '', limit: 100 })) expect(l.state).toBe(`{"n":${perKey}}`);
       } finally {
         for (const e of engines) await e.close();
       }

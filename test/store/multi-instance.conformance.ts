@@ -214,6 +214,40 @@ export function describeMultiInstanceStore(current: () => Store, harness: StoreH
       expect((await store.lanes.sweepCandidates()).live.find((c) => c.version.versionId === 'v')?.hasInbox ?? false).toBe(false);
     });
 
+    if (harness.concurrentInstances) {
+      it('stores no spent inbox row when a router writes while a lane run on another instance is committing', async () => {
+        const t = await tenant(store, 'inbox-commit');
+        await store.events.appendMany([1, 2, 3].map((i) => req(t, `o-${i}`)));
+        const v = { tenantId: t, versionId: 'v', projectionId: 'p', className: 'C', targetPosition: 0, createdAt: 1 };
+        await store.projections.deploy({ tenantId: t, projectionId: 'p', name: 'commit', version: v });
+        const other = await harness.sameStorage(store);
+        extra.push(other);
+        const items = [1, 2, 3].map((position) => ({ key: 'k', position }));
+        expect(await store.lanes.route(t, 'v', items, 3)).toBe(true);
+        // A lane run's write, held open between its statements and its commit (READ COMMITTED: its new
+        // position is not visible to another transaction yet).
+        const pool = (store as PostgresStore).pool;
+        const run = await pool.connect();
+        try {
+          await run.query('BEGIN');
+          await run.query("UPDATE lanes SET state = '{}', applied_position = 3 WHERE tenant_id = $1 AND version_id = 'v' AND state_key = 'k'", [t]);
+          await run.query("DELETE FROM lane_inbox WHERE tenant_id = $1 AND version_id = 'v' AND state_key = 'k' AND position <= 3", [t]);
+          // Meanwhile the other instance's router stores its pass over the same events.
+          let routed = false;
+          const routing = other.lanes.route(t, 'v', items, 3).finally(() => (routed = true));
+          const waiting = async () =>
+            (await pool.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")).rowCount! > 0;
+          while (!routed && !(await waiting())) await yieldTurn();
+          await run.query('COMMIT');
+          expect(await routing).toBe(true);
+        } finally {
+          run.release();
+        }
+        expect(await store.lanes.lag(t, 'v')).toEqual({ inboxDepth: 0, heldLanes: 0, laneCount: 1, oldestUnapplied: null });
+        expect(await store.lanes.purgeSpent(t, 'v')).toBe(0);
+      });
+    }
+
     it('reaches lag 0 with no spent inbox row when two instances’ routers and lanes race over one tenant', async () => {
       const t = await tenant(store, 'two-routers');
       await store.projections.deploy({

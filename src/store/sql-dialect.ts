@@ -57,7 +57,12 @@ export function sqliteParams(params: unknown[]): unknown[] {
  * collision only makes two projections or keys wait for each other. SQLite: every write batch
  * takes the one write lock (BEGIN IMMEDIATE) and reads what committed before it: nothing to add.
  */
-export function webhookProjectionLock(dialect: SqlDialect, tenantId: string, projectionId: string, mode: 'exclusive' | 'shared'): SqlStatement[] {
+export function webhookProjectionLock(
+  dialect: SqlDialect,
+  tenantId: string,
+  projectionId: string,
+  mode: 'exclusive' | 'shared',
+): SqlStatement[] {
   if (dialect !== 'postgres') return [];
   const fn = mode === 'exclusive' ? 'pg_advisory_xact_lock' : 'pg_advisory_xact_lock_shared';
   return [{ sql: `SELECT ${fn}(hashtextextended(?, 23))`, params: [JSON.stringify([tenantId, projectionId])] }];

@@ -249,7 +249,9 @@ export class SqlWebhookRepository implements WebhookRepository {
     };
     // A retry leaves the head where it is (no lock); a dead letter moves it (the key's lock, see "Heads").
     await this.db.batch(
-      retryAt === null ? [...webhookKeyLock(this.db.dialect, d.tenantId, d.projectionId, d.stateKey), update, promoteNextOfKey(d)] : [update],
+      retryAt === null
+        ? [...webhookKeyLock(this.db.dialect, d.tenantId, d.projectionId, d.stateKey), update, promoteNextOfKey(d)]
+        : [update],
     );
   }
 

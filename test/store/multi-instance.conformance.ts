@@ -26,7 +26,12 @@ async function rawRun(store: Store, sql: string, params: unknown[]): Promise<voi
 async function rawAll<T>(store: Store, sql: string, params: unknown[]): Promise<T[]> {
   if (store.kind === 'postgres') {
     let i = 0;
-    return (await (store as PostgresStore).pool.query(sql.replace(/\?/g, () => `$${++i}`), params)).rows as T[];
+    return (
+      await (store as PostgresStore).pool.query(
+        sql.replace(/\?/g, () => `$${++i}`),
+        params,
+      )
+    ).rows as T[];
   }
   return (store as SqliteStore).db.prepare(sql).all(...params) as T[];
 }
@@ -69,7 +74,14 @@ export function describeMultiInstanceStore(current: () => Store, harness: StoreH
           await Promise.all(
             keys.map(async (k, i) => {
               const position = r * keys.length + i + 1;
-              const change = { position, aggregateId: `o-${k}`, aggregateType: 'o', version: r + 1, timestamp: position, state: `{"r":${r}}` };
+              const change = {
+                position,
+                aggregateId: `o-${k}`,
+                aggregateType: 'o',
+                version: r + 1,
+                timestamp: position,
+                state: `{"r":${r}}`,
+              };
               const ok = await store.lanes.applied(t, 'v', k, {
                 state: '{}',
                 fromPosition: at.get(k)!,
@@ -170,7 +182,14 @@ export function describeMultiInstanceStore(current: () => Store, harness: StoreH
         ...notify,
       });
       await store.lanes.laneWork(t, 'v', 'k', 1);
-      const change = (position: number) => ({ position, aggregateId: 'o', aggregateType: 'o', version: position, timestamp: 1, state: '{}' });
+      const change = (position: number) => ({
+        position,
+        aggregateId: 'o',
+        aggregateType: 'o',
+        version: position,
+        timestamp: 1,
+        state: '{}',
+      });
       await store.lanes.applied(t, 'v', 'k', {
         state: '{}',
         fromPosition: 0,
@@ -240,13 +259,17 @@ export function describeMultiInstanceStore(current: () => Store, harness: StoreH
         const run = await pool.connect();
         try {
           await run.query('BEGIN');
-          await run.query("UPDATE lanes SET state = '{}', applied_position = 3 WHERE tenant_id = $1 AND version_id = 'v' AND state_key = 'k'", [t]);
+          await run.query(
+            "UPDATE lanes SET state = '{}', applied_position = 3 WHERE tenant_id = $1 AND version_id = 'v' AND state_key = 'k'",
+            [t],
+          );
           await run.query("DELETE FROM lane_inbox WHERE tenant_id = $1 AND version_id = 'v' AND state_key = 'k' AND position <= 3", [t]);
           // Meanwhile the other instance's router stores its pass over the same events.
           let routed = false;
           const routing = other.lanes.route(t, 'v', items, 3).finally(() => (routed = true));
           const waiting = async () =>
-            (await pool.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")).rowCount! > 0;
+            (await pool.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")).rowCount! >
+            0;
           while (!routed && !(await waiting())) await yieldTurn();
           await run.query('COMMIT');
           expect(await routing).toBe(true);
@@ -292,7 +315,7 @@ export function describeMultiInstanceStore(current: () => Store, harness: StoreH
       );
       for (const e of engines) await e.start();
       const until = async (ok: () => Promise<boolean>, ms: number) => {
-        for (const end = Date.now() + ms; Date.now() < end && !(await ok()); ) await new Promise((r) => setTimeout(r, 10));
+        for (const end = Date.now() + ms; Date.now() < end && !(await ok());) await new Promise((r) => setTimeout(r, 10));
       };
       // Rounds of appends, each on keys of its own (a spent row left at a round's end is never removed by a
       // later run of its lane), each appended group woken on both instances (as cross-instance wake-ups do).

@@ -79,7 +79,7 @@ export class PrometheusMetrics extends AppMetrics {
   });
   private readonly headsRepaired = new Counter({
     name: 'eventstore_webhook_heads_repaired_total',
-    help: "Keys whose webhook deliveries waited with no head, given one by the repair sweep (0 unless the head rule broke)",
+    help: 'Keys whose webhook deliveries waited with no head, given one by the repair sweep (0 unless the head rule broke)',
     registers: [this.registry],
   });
   private readonly hostRestarts = new Counter({

@@ -68,12 +68,20 @@ export function webhookProjectionLock(
   return [{ sql: `SELECT ${fn}(hashtextextended(?, 23))`, params: [JSON.stringify([tenantId, projectionId])] }];
 }
 
-/** See webhookProjectionLock: the projection's shared lock, then the key's. */
+/**
+ * See webhookProjectionLock: the projection's shared lock, then the key's, in one statement (one
+ * round trip per completion): the subquery (kept apart by OFFSET 0) takes the first before the
+ * outer select list takes the second.
+ */
 export function webhookKeyLock(dialect: SqlDialect, tenantId: string, projectionId: string, stateKey: string): SqlStatement[] {
   if (dialect !== 'postgres') return [];
+  const projection = JSON.stringify([tenantId, projectionId]);
   return [
-    ...webhookProjectionLock(dialect, tenantId, projectionId, 'shared'),
-    { sql: 'SELECT pg_advisory_xact_lock(hashtext(?), hashtext(?))', params: [JSON.stringify([tenantId, projectionId]), stateKey] },
+    {
+      sql: `SELECT pg_advisory_xact_lock(hashtext(?), hashtext(?))
+            FROM (SELECT pg_advisory_xact_lock_shared(hashtextextended(?, 23)) OFFSET 0) AS projection_lock`,
+      params: [projection, stateKey, projection],
+    },
   ];
 }
 

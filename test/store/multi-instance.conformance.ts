@@ -108,15 +108,16 @@ export function describeMultiInstanceStore(current: () => Store, harness: StoreH
       };
       // Every instance sends what is due: claim, then mark delivered (the receiver said 2xx).
       const order = new Map<string, number[]>(keys.map((k) => [k, []]));
-      let claims = 0;
+      let started = 0;
       let sending = 0;
       let stop = false;
       const send = async (s: Store, d: WebhookDelivery) => {
-        if (!(await s.webhooks.claim(d, Date.now() + 600_000))) return;
-        claims++;
+        // Counted before the claim: a claim commits (the delivery no longer due) before its answer arrives here.
+        started++;
         sending++;
-        order.get(d.stateKey)!.push(d.sequence);
         try {
+          if (!(await s.webhooks.claim(d, Date.now() + 600_000))) return;
+          order.get(d.stateKey)!.push(d.sequence);
           await s.webhooks.delivered(d, Date.now());
         } finally {
           sending--;
@@ -150,10 +151,10 @@ export function describeMultiInstanceStore(current: () => Store, harness: StoreH
       // Everything is enqueued. Done when no delivery is being sent, none started meanwhile, and none is due:
       // then nothing can make another head (all delivered, or a key stuck for good).
       for (;;) {
-        const before = claims;
+        const before = started;
         const idle = sending === 0;
         const due = await store.webhooks.dueOfTenants([t], Date.now(), 1);
-        if (idle && due.length === 0 && claims === before && sending === 0) break;
+        if (idle && due.length === 0 && started === before && sending === 0) break;
         await yieldTurn();
       }
       stop = true;

@@ -116,6 +116,8 @@ export interface AppConfig {
     backoffMs: number[];
     timeoutMs: number;
     pollMs: number;
+    /** How often each instance looks for keys whose deliveries wait with no head (the repair sweep). */
+    repairMs: number;
     concurrency: number;
     /** Development/tests only: allow URLs on loopback, private and link-local addresses. */
     allowPrivate: boolean;
@@ -285,6 +287,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       backoffMs: msList('WEBHOOK_RETRY_BACKOFF_MS', '1000,5000,30000,120000,600000,1800000,3600000,7200000,14400000'),
       timeoutMs: int('WEBHOOK_TIMEOUT_MS', 10_000, 50, 600_000),
       pollMs: int('WEBHOOK_POLL_MS', 1_000, 10, 600_000),
+      repairMs: int('WEBHOOK_REPAIR_MS', 10_000, 50, 3_600_000),
       concurrency: int('WEBHOOK_CONCURRENCY', 64, 1, 1024),
       allowPrivate: bool('WEBHOOK_ALLOW_PRIVATE_URLS'),
       secretOverlapMs: int('WEBHOOK_SECRET_OVERLAP_MS', 86_400_000, 0, 30 * 86_400_000),

@@ -232,6 +232,14 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
         await new Promise((r) => setImmediate(r));
         const keys = await this.lanes.lanesWithWork(tenantId, versionId, 1000);
         if (keys.length) await this.scheduler.wakeMany(keys.map((key) => ({ tenantId, versionId, key })));
+        // Inbox rows but no lane with work: held lanes' rows, or spent rows (at or below their
+        // lane's position) that an older release left; these go (a busy lane removes its own at its
+        // next run, and lag never counts them). Same order of cost as lanesWithWork just paid: it
+        // found nothing only after visiting every inbox row of the version.
+        else {
+          const spent = await this.lanes.purgeSpent(tenantId, versionId);
+          if (spent > 0) this.logger.warn(`removed ${spent} spent inbox rows of version ${versionId} (tenant ${tenantId})`);
+        }
       }
       await this.purge(dropped);
       await this.checkCatchUp();

@@ -41,7 +41,7 @@ export interface LaneWork {
 }
 
 export interface VersionLag {
-  /** Inbox rows not yet applied. */
+  /** Inbox rows not yet applied (above their lane's applied position; spent rows are not counted). */
   inboxDepth: number;
   heldLanes: number;
   laneCount: number;
@@ -139,6 +139,12 @@ export interface LaneStore {
   listLanes(tenantId: string, versionId: string, opts: { afterKey: string; limit: number; heldOnly?: boolean }): Promise<LaneRecord[]>;
   /** Keys with unapplied, not held inbox rows: what a sweep wakes after a lost wake-up. */
   lanesWithWork(tenantId: string, versionId: string, limit: number): Promise<string[]>;
+  /**
+   * Removes the version's spent inbox rows (at or below their lane's applied position), which
+   * routing no longer makes but an older release or an operator's skip may have left; returns how
+   * many. It visits every inbox row of the version: the sweep calls it only when no lane has work.
+   */
+  purgeSpent(tenantId: string, versionId: string): Promise<number>;
   /** Whether any inbox row at or below `position` is waiting on a lane that is not held. */
   hasUnappliedUpTo(tenantId: string, versionId: string, position: number): Promise<boolean>;
   lag(tenantId: string, versionId: string): Promise<VersionLag>;

@@ -44,3 +44,52 @@ export function epochMs(v: number | Date | null): number | null {
 export function sqliteParams(params: unknown[]): unknown[] {
   return params.some((p) => p instanceof Date) ? params.map((p) => (p instanceof Date ? p.getTime() : p)) : params;
 }
+
+/**
+ * The locks that make a key's webhook head one decision (sql-webhook-repository.ts, "Heads").
+ * PostgreSQL, transaction-scoped advisory locks, taken first in their batch:
+ * - the projection's lock (the bigint key space): exclusive for a write that decides the heads of
+ *   many keys at once (enqueue, replay); shared for one that moves one key's head (a completion,
+ *   a repair), so completions of different keys never wait for each other;
+ * - the key's lock (the two-int4 key space, which never meets the bigint one), taken only while
+ *   holding the projection's shared lock: completions of one key, one at a time.
+ * Every holder takes at most one of each, projection before key: no cycle, so no deadlock. A hash
+ * collision only makes two projections or keys wait for each other. SQLite: every write batch
+ * takes the one write lock (BEGIN IMMEDIATE) and reads what committed before it: nothing to add.
+ */
+export function webhookProjectionLock(
+  dialect: SqlDialect,
+  tenantId: string,
+  projectionId: string,
+  mode: 'exclusive' | 'shared',
+): SqlStatement[] {
+  if (dialect !== 'postgres') return [];
+  const fn = mode === 'exclusive' ? 'pg_advisory_xact_lock' : 'pg_advisory_xact_lock_shared';
+  return [{ sql: `SELECT ${fn}(hashtextextended(?, 23))`, params: [JSON.stringify([tenantId, projectionId])] }];
+}
+
+/**
+ * See webhookProjectionLock: the projection's shared lock, then the key's, in one statement (one
+ * round trip per completion): the subquery (kept apart by OFFSET 0) takes the first before the
+ * outer select list takes the second.
+ */
+export function webhookKeyLock(dialect: SqlDialect, tenantId: string, projectionId: string, stateKey: string): SqlStatement[] {
+  if (dialect !== 'postgres') return [];
+  const projection = JSON.stringify([tenantId, projectionId]);
+  return [
+    {
+      sql: `SELECT pg_advisory_xact_lock(hashtext(?), hashtext(?))
+            FROM (SELECT pg_advisory_xact_lock_shared(hashtextextended(?, 23)) OFFSET 0) AS projection_lock`,
+      params: [projection, stateKey, projection],
+    },
+  ];
+}
+
+/**
+ * `select` with its rows share-locked to the transaction's end on PostgreSQL (a concurrent UPDATE
+ * of them waits for this commit, and this waits for one under way; share-lockers do not wait for
+ * each other); nothing on SQLite, where a write batch holds the one write lock anyway.
+ */
+export function lockedForShare(dialect: SqlDialect, select: SqlStatement): SqlStatement[] {
+  return dialect === 'postgres' ? [{ ...select, sql: `${select.sql} FOR SHARE` }] : [];
+}

@@ -13,6 +13,7 @@ import {
 } from './lane-store.port';
 import { DroppedVersion } from './projection-catalog.port';
 import { IN_CHUNK, nullableNumber, toVersion } from './projection-rows';
+import { lockedForShare } from './sql-dialect';
 import { logStateChanges } from './sql-notification-repository';
 import { SqlRunner, SqlStatement } from './sql-runner';
 
@@ -38,6 +39,9 @@ const INSERT_LIVE_LANE = `INSERT INTO lanes (tenant_id, version_id, state_key)
   SELECT tenant_id, version_id, CAST(? AS TEXT) FROM projection_versions WHERE tenant_id = ? AND version_id = ? ON CONFLICT DO NOTHING`;
 const VERSION_EXISTS =
   'EXISTS (SELECT 1 FROM projection_versions v WHERE v.tenant_id = lanes.tenant_id AND v.version_id = lanes.version_id)';
+/** An inbox row `i` its lane has not applied yet: what lag, work and sweeps count (a row at or below the lane's position is spent). */
+const UNAPPLIED = (i: string) => `${i}.position > COALESCE((SELECT l.applied_position FROM lanes l
+  WHERE l.tenant_id = ${i}.tenant_id AND l.version_id = ${i}.version_id AND l.state_key = ${i}.state_key), 0)`;
 
 /**
  * The lane store over SqlRunner, one implementation for both stores (see sql-runner.ts). Its
@@ -83,22 +87,42 @@ export class SqlLaneStore implements LaneStore {
         });
       }
     }
-    const inbox = routes.flatMap((r) => r.items.map((it) => [tenantId, r.versionId, it.key, it.position]));
-    for (let i = 0; i < inbox.length; i += IN_CHUNK) {
-      const chunk = inbox.slice(i, i + IN_CHUNK);
-      stmts.push({
-        sql: `INSERT INTO lane_inbox (tenant_id, version_id, state_key, position) VALUES ${chunk.map(() => '(?, ?, ?, ?)').join(', ')}
-              ON CONFLICT DO NOTHING`,
-        params: chunk.flat(),
-      });
-    }
-    // The lanes' rows are made here, once, rather than by every lane run (a write each).
-    const lanes = routes.flatMap((r) => [...new Set(r.items.map((it) => it.key))].map((key) => [tenantId, r.versionId, key]));
+    // The lanes' rows are made here, once, rather than by every lane run (a write each); and
+    // share-locked (PostgreSQL) before the inbox rows go in, for the rule below.
+    const lanes = routes.flatMap((r) => [...new Set(r.items.map((it) => it.key))].map((key) => [r.versionId, key]));
     for (let i = 0; i < lanes.length; i += IN_CHUNK) {
       const chunk = lanes.slice(i, i + IN_CHUNK);
       stmts.push({
         sql: `INSERT INTO lanes (tenant_id, version_id, state_key) VALUES ${chunk.map(() => '(?, ?, ?)').join(', ')} ON CONFLICT DO NOTHING`,
-        params: chunk.flat(),
+        params: chunk.flatMap((l) => [tenantId, ...l]),
+      });
+      stmts.push(
+        ...lockedForShare(this.db.dialect, {
+          sql: `SELECT 1 FROM lanes WHERE tenant_id = ? AND (version_id, state_key) IN (VALUES ${chunk.map(() => '(?, ?)').join(', ')})`,
+          params: [tenantId, ...chunk.flat()],
+        }),
+      );
+    }
+    // An inbox row is consumed once: one at or below its lane's applied position is never put
+    // back. Two instances route the same events when their routers read the log at once; the
+    // later one's rows used to come back after the lane had applied and deleted them, and stayed
+    // for ever, counted as lag (issue 23). The filter reads the lane's position in the same
+    // statement; under READ COMMITTED that alone could still read a position a lane run is
+    // moving (uncommitted) and insert rows its DELETE cannot see, so the lanes' rows are first
+    // share-locked above: a lane run that committed before the lock is seen by this statement
+    // (it starts after the lock was granted), and one that comes after waits for this commit, so
+    // its DELETE (a statement of its own, after its UPDATE waited) sees and removes these rows.
+    const inbox = routes.flatMap((r) => r.items.map((it) => [r.versionId, it.key, it.position]));
+    for (let i = 0; i < inbox.length; i += IN_CHUNK) {
+      const chunk = inbox.slice(i, i + IN_CHUNK);
+      stmts.push({
+        sql: `INSERT INTO lane_inbox (tenant_id, version_id, state_key, position)
+              SELECT CAST(? AS TEXT), c.column1, c.column2, c.column3
+              FROM (VALUES ${chunk.map(() => '(CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT))').join(', ')}) AS c
+              WHERE NOT EXISTS (SELECT 1 FROM lanes l
+                                WHERE l.tenant_id = ? AND l.version_id = c.column1 AND l.state_key = c.column2 AND l.applied_position >= c.column3)
+              ON CONFLICT DO NOTHING`,
+        params: [tenantId, ...chunk.flat(), tenantId],
       });
     }
     return stmts;
@@ -207,7 +231,8 @@ export class SqlLaneStore implements LaneStore {
     if (!lane || lane.heldPosition === null) return false;
     await this.db.batch([
       {
-        sql: 'DELETE FROM lane_inbox WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND position = ?',
+        // The held event and anything before it (spent rows: a lane's inbox holds none at or below its position).
+        sql: 'DELETE FROM lane_inbox WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND position <= ?',
         params: [tenantId, versionId, key, lane.heldPosition],
       },
       {
@@ -291,8 +316,9 @@ export class SqlLaneStore implements LaneStore {
   }
 
   async lag(tenantId: string, versionId: string): Promise<VersionLag> {
+    // Unapplied rows only: a spent row (at or below its lane's position) left by anything is not lag.
     const [inbox] = await this.db.all<{ depth: number; oldest: number | null }>(
-      'SELECT count(*) AS depth, min(position) AS oldest FROM lane_inbox WHERE tenant_id = ? AND version_id = ?',
+      `SELECT count(*) AS depth, min(i.position) AS oldest FROM lane_inbox i WHERE i.tenant_id = ? AND i.version_id = ? AND ${UNAPPLIED('i')}`,
       [tenantId, versionId],
     );
     const [lanes] = await this.db.all<{ lanes: number; held: number }>(
@@ -321,7 +347,8 @@ export class SqlLaneStore implements LaneStore {
        FROM projections p
        JOIN projection_versions v ON v.tenant_id = p.tenant_id AND v.version_id IN (p.active_version, p.pending_version)
        LEFT JOIN tenant_heads h ON h.tenant_id = v.tenant_id
-       LEFT JOIN (SELECT tenant_id, version_id, count(*) AS depth, min(position) AS oldest FROM lane_inbox GROUP BY tenant_id, version_id) i
+       LEFT JOIN (SELECT i.tenant_id, i.version_id, count(*) AS depth, min(i.position) AS oldest FROM lane_inbox i
+                  WHERE ${UNAPPLIED('i')} GROUP BY i.tenant_id, i.version_id) i
          ON i.tenant_id = v.tenant_id AND i.version_id = v.version_id
        LEFT JOIN (SELECT tenant_id, version_id, count(*) AS lanes, count(held_position) AS held FROM lanes
                   WHERE state IS NOT NULL OR held_position IS NOT NULL GROUP BY tenant_id, version_id) l
@@ -398,6 +425,13 @@ export class SqlLaneStore implements LaneStore {
         .filter((r) => r.kind === 'dropped')
         .map((r) => ({ tenantId: r.tenant_id, versionId: r.version_id, droppedAt: Number(r.created_at) })),
     };
+  }
+
+  async purgeSpent(tenantId: string, versionId: string) {
+    return this.db.run(`DELETE FROM lane_inbox WHERE tenant_id = ? AND version_id = ? AND NOT ${UNAPPLIED('lane_inbox')}`, [
+      tenantId,
+      versionId,
+    ]);
   }
 
   async dropVersion(tenantId: string, versionId: string) {

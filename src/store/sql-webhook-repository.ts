@@ -1,5 +1,13 @@
+import { webhookKeyLock, webhookProjectionLock } from './sql-dialect';
 import { SqlRunner } from './sql-runner';
-import { DeliveryStatus, WebhookDelivery, WebhookRepository, WebhookSecretRecord, WebhookSuspension } from './webhook-repository.port';
+import {
+  DeliveryStatus,
+  HeadlessKey,
+  WebhookDelivery,
+  WebhookRepository,
+  WebhookSecretRecord,
+  WebhookSuspension,
+} from './webhook-repository.port';
 
 const n = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
@@ -31,14 +39,41 @@ function toDelivery(r: any): WebhookDelivery {
 const PK = 'tenant_id = ? AND projection_id = ? AND sequence = ?';
 const pk = (d: WebhookDelivery) => [d.tenantId, d.projectionId, d.sequence];
 
+/*
+ * Heads. A key's deliveries go out one at a time, in sequence order: only the first undelivered
+ * one of a key (its head) is stored 'pending', the ones behind it 'waiting'. Three writes move
+ * heads: an enqueue makes its new rows heads when their key has nothing undelivered before them;
+ * a completion (delivered, dead-lettered) makes the next waiting row of its key the head; a replay
+ * re-heads the projection. Each of these is a check-then-write over rows of the key that another
+ * instance may be writing at the same moment, and under READ COMMITTED each statement sees only
+ * what committed before it began: an enqueue that still saw the old head pending (its completion
+ * not committed) left its new row waiting, while the completion, not seeing the enqueue's
+ * uncommitted row, found nothing to promote; both committed and the key stopped for good (issue
+ * 23: 19 % of deliveries stuck). One statement cannot see another transaction's uncommitted row,
+ * so the decisions are serialised instead: every write that decides a key's head first takes a
+ * lock (sql-dialect.ts, webhookProjectionLock / webhookKeyLock) — the enqueue and the replay the
+ * projection's exclusive lock, a completion the projection's shared lock and its key's lock — and
+ * its statements run after the lock is granted, so each sees what the other committed. The cost:
+ * one lock statement per enqueue batch, two per completion (not per retry: a retried head stays
+ * the head); completions of different keys still run side by side. SQLite writes one transaction
+ * at a time and each sees all earlier commits: the same rule holds with no lock.
+ *
+ * Anything that still leaves a key headless (a bug, a manual edit, rows of the old code) is found
+ * by headlessKeys and mended by repairHead (WebhookDispatcher's repair sweep).
+ */
+
 /** An undelivered delivery of the same key before `d` (by webhook_deliveries_key_order: two probes). */
 const EARLIER_OF_KEY = `EXISTS (SELECT 1 FROM webhook_deliveries e
   WHERE e.tenant_id = webhook_deliveries.tenant_id AND e.projection_id = webhook_deliveries.projection_id
     AND e.state_key = webhook_deliveries.state_key AND e.status IN ('pending', 'waiting') AND e.sequence < webhook_deliveries.sequence)`;
 
+/** The key of `w` has a head (by webhook_deliveries_key_order: one probe). */
+const HEAD_OF_KEY = (w: string) => `EXISTS (SELECT 1 FROM webhook_deliveries h
+  WHERE h.tenant_id = ${w}.tenant_id AND h.projection_id = ${w}.projection_id AND h.state_key = ${w}.state_key AND h.status = 'pending')`;
+
 /**
  * After a key's head was delivered or dead-lettered: its next waiting delivery becomes the head
- * (unless a replay already made an earlier one pending).
+ * (unless a replay already made an earlier one pending). Runs under the key's lock.
  */
 function promoteNextOfKey(d: WebhookDelivery) {
   return {
@@ -108,9 +143,12 @@ export class SqlWebhookRepository implements WebhookRepository {
       tenantId,
       projectionId,
     ]);
-    // The counter row is locked first: no notification commits meanwhile, so the cursor moves
-    // exactly over the rows inserted (sequences are gap-free).
+    // The projection's heads lock first (no completion of it runs meanwhile: see "Heads"; before
+    // the counter row, which lane runs lock, so that they never wait behind a completion), then the
+    // counter row: no notification commits meanwhile, so the cursor moves exactly over the rows
+    // inserted (sequences are gap-free).
     await this.db.batch([
+      ...webhookProjectionLock(this.db.dialect, tenantId, projectionId, 'exclusive'),
       { sql: `UPDATE notification_heads SET webhook_sequence = webhook_sequence WHERE ${head}`, params: [tenantId, projectionId] },
       {
         sql: `INSERT INTO webhook_deliveries (tenant_id, projection_id, sequence, state_key, status, attempts, next_attempt_at, created_at, updated_at)
@@ -193,6 +231,7 @@ export class SqlWebhookRepository implements WebhookRepository {
   async delivered(d: WebhookDelivery, now: number) {
     // Also for a row made again since (a resume): the receiver did get this sequence.
     await this.db.batch([
+      ...webhookKeyLock(this.db.dialect, d.tenantId, d.projectionId, d.stateKey),
       { sql: `UPDATE webhook_deliveries SET status = 'delivered', last_error = NULL, updated_at = ? WHERE ${PK}`, params: [now, ...pk(d)] },
       promoteNextOfKey(d),
     ]);
@@ -208,7 +247,12 @@ export class SqlWebhookRepository implements WebhookRepository {
       params: [retryAt === null ? 'dead' : 'pending', retryAt ?? now, error.slice(0, 1000), now, ...pk(d), d.createdAt],
       mustChange: true,
     };
-    await this.db.batch(retryAt === null ? [update, promoteNextOfKey(d)] : [update]);
+    // A retry leaves the head where it is (no lock); a dead letter moves it (the key's lock, see "Heads").
+    await this.db.batch(
+      retryAt === null
+        ? [...webhookKeyLock(this.db.dialect, d.tenantId, d.projectionId, d.stateKey), update, promoteNextOfKey(d)]
+        : [update],
+    );
   }
 
   async list(tenantId: string, projectionId: string, opts: { status?: DeliveryStatus; afterSequence: number; limit: number }) {
@@ -223,16 +267,20 @@ export class SqlWebhookRepository implements WebhookRepository {
 
   async replay(tenantId: string, projectionId: string, sequence: number | null, now: number, afterSequence = 0) {
     const scope = 'tenant_id = ? AND projection_id = ?';
-    const replayed = await this.db.run(
-      `UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ?
-       WHERE ${scope} AND status = 'dead' AND sequence > ? ${sequence === null ? '' : 'AND sequence = ?'}`,
-      [now, now, tenantId, projectionId, afterSequence, ...(sequence === null ? [] : [sequence])],
-    );
-    if (replayed === 0) return 0;
-    // One head per key again: a replayed delivery earlier than its key's head becomes the head (the
-    // key waits for it), one later than it waits. Visits the projection's heads and waiting rows:
-    // an operator's action, not a per-tick cost.
+    const chosen = `${scope} AND status = 'dead' AND sequence > ? ${sequence === null ? '' : 'AND sequence = ?'}`;
+    const params = [tenantId, projectionId, afterSequence, ...(sequence === null ? [] : [sequence])];
+    const [r] = await this.db.all<{ n: number }>(`SELECT count(*) AS n FROM webhook_deliveries WHERE ${chosen}`, params);
+    if (Number(r?.n ?? 0) === 0) return 0;
+    // Under the projection's heads lock, in one transaction (no half-headed state is ever seen): the
+    // replayed deliveries wait first; then one head per key again — a replayed delivery earlier than
+    // its key's head becomes the head (the key waits for it), one later than it waits. Visits the
+    // projection's heads and waiting rows: an operator's action, not a per-tick cost.
     await this.db.batch([
+      ...webhookProjectionLock(this.db.dialect, tenantId, projectionId, 'exclusive'),
+      {
+        sql: `UPDATE webhook_deliveries SET status = 'waiting', attempts = 0, next_attempt_at = ?, updated_at = ? WHERE ${chosen}`,
+        params: [now, now, ...params],
+      },
       {
         sql: `UPDATE webhook_deliveries SET status = 'waiting' WHERE ${scope} AND status = 'pending' AND ${EARLIER_OF_KEY}`,
         params: [tenantId, projectionId],
@@ -242,7 +290,38 @@ export class SqlWebhookRepository implements WebhookRepository {
         params: [tenantId, projectionId],
       },
     ]);
-    return replayed;
+    return Number(r.n);
+  }
+
+  async headlessKeys(limit: number): Promise<HeadlessKey[]> {
+    // Every waiting row, three index probes each (webhook_deliveries_key_order): O(deliveries
+    // waiting), for a sweep every few seconds. In any committed state this finds nothing unless
+    // something broke the head rule.
+    const rows = await this.db.all<any>(
+      `SELECT w.tenant_id, w.projection_id, w.state_key, w.sequence FROM webhook_deliveries w
+       WHERE w.status = 'waiting'
+         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e
+                         WHERE e.tenant_id = w.tenant_id AND e.projection_id = w.projection_id AND e.state_key = w.state_key
+                           AND e.status IN ('pending', 'waiting') AND e.sequence < w.sequence)
+         AND NOT ${HEAD_OF_KEY('w')}
+       LIMIT ?`,
+      [limit],
+    );
+    return rows.map((r) => ({ tenantId: r.tenant_id, projectionId: r.projection_id, stateKey: r.state_key, sequence: Number(r.sequence) }));
+  }
+
+  async repairHead(k: HeadlessKey) {
+    // Checked again under the key's lock: another instance's sweep, or a completion, may have given
+    // the key its head since headlessKeys read it.
+    return this.db.batch([
+      ...webhookKeyLock(this.db.dialect, k.tenantId, k.projectionId, k.stateKey),
+      {
+        sql: `UPDATE webhook_deliveries SET status = 'pending'
+              WHERE ${PK} AND state_key = ? AND status = 'waiting' AND NOT ${EARLIER_OF_KEY} AND NOT ${HEAD_OF_KEY('webhook_deliveries')}`,
+        params: [k.tenantId, k.projectionId, k.sequence, k.stateKey],
+        mustChange: true,
+      },
+    ]);
   }
 
   async forgetDelivered(before: number) {

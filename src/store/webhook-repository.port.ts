@@ -34,6 +34,15 @@ export interface WebhookSuspension {
   suspendedAt: number;
 }
 
+/** A key whose oldest undelivered delivery waits with no head before it (see headlessKeys). */
+export interface HeadlessKey {
+  tenantId: string;
+  projectionId: string;
+  stateKey: string;
+  /** The key's oldest waiting delivery: the one that should be its head. */
+  sequence: number;
+}
+
 /** Secrets and the durable delivery queue of webhooks. */
 export interface WebhookRepository {
   getSecret(tenantId: string, scope: string): Promise<WebhookSecretRecord | null>;
@@ -73,6 +82,16 @@ export interface WebhookRepository {
    * `afterSequence` (the ones whose notification retention still keeps). Returns how many.
    */
   replay(tenantId: string, projectionId: string, sequence: number | null, now: number, afterSequence?: number): Promise<number>;
+  /**
+   * Keys whose oldest waiting delivery has no pending head, up to `limit`: deliveries that would
+   * otherwise never be attempted. The head rule keeps this empty; the repair sweep asks.
+   */
+  headlessKeys(limit: number): Promise<HeadlessKey[]>;
+  /**
+   * Makes `k.sequence` its key's head if it still is the key's oldest undelivered delivery and
+   * the key still has no head (checked under the key's lock); false if nothing needed doing.
+   */
+  repairHead(k: HeadlessKey): Promise<boolean>;
   /** Removes delivered rows older than `before`. */
   forgetDelivered(before: number): Promise<number>;
   /** Removes dead rows that died before `before` (WEBHOOK_DEAD_KEEP_MS). */

@@ -228,6 +228,7 @@ describe.each(STORE_BACKENDS)('GET /metrics on %s', (backend) => {
       eventstore_webhook_deliveries_total: 'COUNTER',
       eventstore_webhook_delivery_duration_seconds: 'HISTOGRAM',
       eventstore_webhook_dead_letters_total: 'COUNTER',
+      eventstore_webhook_heads_repaired_total: 'COUNTER',
       eventstore_stream_connections: 'GAUGE',
       eventstore_executor_processes: 'GAUGE',
       eventstore_executor_loaded_assemblies: 'GAUGE',

@@ -1,4 +1,6 @@
+import { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
+import { NO_METRICS } from '../../observability/metrics/app-metrics';
 import { Notification, NotificationHead, NotificationRepository } from '../../store/notification-repository.port';
 import { ProjectionCatalogRepository, ProjectionRecord } from '../../store/projection-catalog.port';
 import {
@@ -370,5 +372,42 @@ describe('WebhookDispatcher', () => {
     await until(() => sender.sent.length === 2, 'the delivery after the rotation');
     expect(WebhookSigner.verify(after, sender.sent[1].headers, sender.sent[1].body)).toBe(true);
     expect(WebhookSigner.verify(before, sender.sent[1].headers, sender.sent[1].body)).toBe(true);
+  });
+});
+
+describe('WebhookDispatcher repair sweep', () => {
+  it('gives each headless key the store names its head, counting and logging only the repairs the store made', async () => {
+    const k = (stateKey: string) => ({ tenantId: 't1', projectionId: 'p1', stateKey, sequence: 7 });
+    const repairHead = jest.fn(async (h: { stateKey: string }) => h.stateKey !== 'taken'); // 'taken': another instance was first
+    const repo = { headlessKeys: jest.fn(async () => [k('a'), k('taken'), k('b')]), repairHead };
+    const repaired = jest.fn();
+    const metrics = Object.assign(Object.create(NO_METRICS), { webhookHeadRepaired: repaired });
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const d = new WebhookDispatcher(
+      repo as unknown as WebhookRepository,
+      {} as NotificationRepository,
+      {} as ProjectionCatalogRepository,
+      {} as WebhookSecrets,
+      {} as WebhookSender,
+      { backoffMs: [1_000], timeoutMs: 1_000, pollMs: 60_000, concurrency: 1 },
+      undefined,
+      metrics,
+    );
+    d.wake = () => undefined; // the tick is not what this tests
+    try {
+      expect(await d.repairHeads()).toBe(2);
+      expect(repairHead).toHaveBeenCalledTimes(3);
+      expect(repaired).toHaveBeenCalledTimes(2);
+      const lines = warn.mock.calls.map((c) => String(c[0]));
+      expect(lines).toHaveLength(2);
+      expect(lines[0]).toContain('"a"');
+      expect(lines[0]).toContain('projection p1, tenant t1');
+      // A sweep that fails (the store unreachable) is logged and tried again at the next one.
+      repo.headlessKeys.mockRejectedValueOnce(new Error('down'));
+      expect(await d.repairHeads()).toBe(0);
+      expect(String(warn.mock.calls.at(-1)?.[0])).toContain('webhook head repair failed: down');
+    } finally {
+      warn.mockRestore();
+    }
   });
 });

@@ -19,6 +19,8 @@ export interface WebhookDispatcherOptions {
   timeoutMs: number;
   pollMs: number;
   concurrency: number;
+  /** How often the repair sweep looks for keys whose deliveries wait with no head (default 10 s). */
+  repairMs?: number;
 }
 
 /** The tenant's webhook quotas (src/quotas). */
@@ -34,6 +36,9 @@ const ENQUEUE_BATCH = 500;
 const deliveryId = (d: WebhookDelivery) => `${d.tenantId}\u0000${d.projectionId}\u0000${d.sequence}`;
 const projectionKey = (tenantId: string, projectionId: string) => `${tenantId}\u0000${projectionId}`;
 const TARGET_CACHE_MS = 1_000;
+const DEFAULT_REPAIR_MS = 10_000;
+/** Keys repaired per sweep at most (a sweep that finds this many runs again at the next one). */
+const REPAIR_BATCH = 100;
 
 /**
  * Turns a projection's notifications into durable deliveries (a cursor in the store, so a
@@ -52,6 +57,8 @@ const TARGET_CACHE_MS = 1_000;
 export class WebhookDispatcher {
   private readonly logger = new Logger('WebhookDispatcher');
   private timer?: NodeJS.Timeout;
+  private repairTimer?: NodeJS.Timeout;
+  private repairing?: Promise<number>;
   private readonly inFlight = new Set<string>();
   private readonly targets = new LruMap<
     string,
@@ -87,12 +94,47 @@ export class WebhookDispatcher {
       this.wake();
     }, this.options.pollMs);
     this.timer.unref();
+    this.repairTimer = setInterval(() => void this.repairHeads(), this.options.repairMs ?? DEFAULT_REPAIR_MS);
+    this.repairTimer.unref();
     this.wake();
   }
 
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    if (this.repairTimer) clearInterval(this.repairTimer);
+    await this.repairing;
     await this.ticks.stop();
+  }
+
+  /**
+   * The repair sweep (every instance, every `repairMs`): a key whose oldest waiting delivery has no
+   * head would never be attempted. The head rule (sql-webhook-repository.ts, "Heads") keeps this
+   * from happening; should anything break it still, the key gets its head here, with a warning
+   * and eventstore_webhook_heads_repaired_total. Two instances sweeping at once repair a key once
+   * (each repair is checked again under the key's lock). Returns how many keys were repaired.
+   */
+  repairHeads(): Promise<number> {
+    this.repairing ??= this.repairOnce().finally(() => (this.repairing = undefined));
+    return this.repairing;
+  }
+
+  private async repairOnce(): Promise<number> {
+    let repaired = 0;
+    try {
+      for (const k of await this.deliveries.headlessKeys(REPAIR_BATCH)) {
+        if (!(await this.deliveries.repairHead(k))) continue;
+        repaired++;
+        this.metrics.webhookHeadRepaired();
+        this.logger.warn(
+          `webhook deliveries of key ${JSON.stringify(k.stateKey.slice(0, 200))} (projection ${k.projectionId}, tenant ${k.tenantId}) waited with no head: ` +
+            `sequence ${k.sequence} made the head`,
+        );
+      }
+    } catch (e) {
+      this.logger.warn(`webhook head repair failed: ${e instanceof Error ? e.message : e}`);
+    }
+    if (repaired > 0) this.wake();
+    return repaired;
   }
 
   /**

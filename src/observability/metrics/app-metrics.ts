@@ -38,6 +38,9 @@ export class AppMetrics {
   /** A delivery dead-lettered without an attempt (webhook removed, notification expired). */
   webhookDeadLettered(): void {}
 
+  /** The repair sweep made a key's oldest waiting delivery its head (the key had none: its deliveries were stuck). */
+  webhookHeadRepaired(): void {}
+
   /** A runtime host process started; `restart` when it replaces an earlier process of the same executor or compiler. */
   hostStarted(_mode: HostMode, _restart: boolean): void {}
 

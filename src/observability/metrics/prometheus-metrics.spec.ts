@@ -16,6 +16,7 @@ describe('PrometheusMetrics', () => {
     m.hostStarted('exec', true);
     m.compiled('compiled', 1.5);
     m.rateLimited('tenant-a', 'appends');
+    m.webhookHeadRepaired();
     const s = parseScrape(await m.registry.metrics());
     expect(s.sum('eventstore_append_requests_total', { store: 'postgres' })).toBe(4);
     expect(s.sum('eventstore_events_appended_total', { store: 'postgres' })).toBe(8);
@@ -33,6 +34,7 @@ describe('PrometheusMetrics', () => {
     expect(s.sum('eventstore_runtime_host_restarts_total', { mode: 'exec' })).toBe(1);
     expect(s.sum('eventstore_compile_duration_seconds_sum', { outcome: 'compiled' })).toBe(1.5);
     expect(s.sum('eventstore_rate_limit_refusals_total', { tenant: 'tenant-a', policy: 'appends' })).toBe(1);
+    expect(s.sum('eventstore_webhook_heads_repaired_total')).toBe(1);
     expect(s.families.get('eventstore_group_commit_batch_size')?.type).toBe('HISTOGRAM');
     expect([...s.families.keys()].every((n) => n.startsWith('eventstore_'))).toBe(true);
   });

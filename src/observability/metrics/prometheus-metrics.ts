@@ -77,6 +77,11 @@ export class PrometheusMetrics extends AppMetrics {
     help: 'Webhook deliveries dead-lettered (no retry left, or nothing left to send)',
     registers: [this.registry],
   });
+  private readonly headsRepaired = new Counter({
+    name: 'eventstore_webhook_heads_repaired_total',
+    help: 'Keys whose webhook deliveries waited with no head, given one by the repair sweep (0 unless the head rule broke)',
+    registers: [this.registry],
+  });
   private readonly hostRestarts = new Counter({
     name: 'eventstore_runtime_host_restarts_total',
     help: 'Runtime host processes started to replace an earlier one of the same executor or compiler slot, by mode',
@@ -178,6 +183,10 @@ export class PrometheusMetrics extends AppMetrics {
 
   override webhookDeadLettered(): void {
     this.deadLetters.inc();
+  }
+
+  override webhookHeadRepaired(): void {
+    this.headsRepaired.inc();
   }
 
   override hostStarted(mode: HostMode, restart: boolean): void {

@@ -22,9 +22,9 @@ const LEASE_MS = 5_000; // LANE_LEASE_MS's default
 const SWEEP_MS = 2_000; // LANE_SWEEP_MS's default
 const RUNS = Number(process.env.TAKEOVER_RUNS ?? 1);
 /** Lease lapse, then the sweep (in-process) or the stalled-job check (BullMQ: half the lock), then a run; plus a loaded machine's slack. */
-const CRASH_BOUND_MS = LEASE_MS + Math.max(SWEEP_MS, LEASE_MS / 2) + 3_000;
+const CRASH_BOUND_MS = LEASE_MS + Math.max(SWEEP_MS, LEASE_MS / 2) + 5_000;
 /** A stopped instance releases its leases and hands its waiting lanes over: the next sweep at worst. */
-const STOP_BOUND_MS = SWEEP_MS + 3_000;
+const STOP_BOUND_MS = SWEEP_MS + 4_000;
 
 let postgres: ThrowawayPostgres;
 let redis: ThrowawayRedis;
@@ -71,6 +71,20 @@ const order = (i: number) => ({
   expectedVersion: 0,
 });
 
+/**
+ * customer-totals with Apply made slow (a spin of tens of ms per event), so that the lanes A runs
+ * are still running when it is killed: the case that waits for the lease.
+ */
+function slowCustomerTotals() {
+  return exampleSources('customer-totals').map((f) => ({
+    ...f,
+    content: f.content.replace(
+      /(public CustomerTotals Apply\(CustomerTotals state, Event e\)\s*\{)/,
+      '$1 long spin = 0; for (var k = 0; k < 40000000; k++) spin += k ^ (k >> 3); if (spin == 42) state.OrderCount = -1;',
+    ),
+  }));
+}
+
 interface Notified {
   sequence: number;
   aggregateId: string;
@@ -82,7 +96,7 @@ async function takeover(scheduler: SchedulerBackend, signal: 'SIGKILL' | 'SIGTER
   const ta = await newTenant(a.url, 'takeover');
   const tb: Client = clientFor(b.url, ta.key, ta.tenantId);
   const form = new FormData();
-  form.append('file', new Blob([zipSources(exampleSources('customer-totals'))]), 'p.zip');
+  form.append('file', new Blob([zipSources(slowCustomerTotals())]), 'p.zip');
   const up = await fetch(`${a.url}/projections/upload`, { method: 'POST', headers: { 'x-api-key': ta.key }, body: form });
   expect(up.status).toBe(202);
   const uploadId = ((await up.json()) as any).uploadId;

@@ -24,10 +24,11 @@ export interface LaneRunnerOptions {
   /** Delays before each retry of a failing event; past the last, the lane is held. */
   backoffMs: number[];
   /**
-   * With several instances (BullMQ, or PostgreSQL): take the lane's lease in the store for each
-   * run, renewed every third of `ttlMs` while the run lasts, so one lane never runs in two
-   * instances at once even if it is woken in both or handed out twice (a Redis flush, a stalled
-   * job). Its owner id names this instance. A crashed instance's lease lapses within `ttlMs`.
+   * With several instances on BullMQ: take the lane's lease in the store for each run, renewed
+   * every third of `ttlMs` while the run lasts, so one lane never runs in two instances at once
+   * even if the queue hands it out twice (a Redis flush, a job seen stalled), and keep a run's
+   * write only while the lease is this instance's. Its owner id names this instance. A crashed
+   * instance's lease lapses within `ttlMs`.
    */
   lease?: { owner: string; ttlMs: number };
 }

@@ -40,11 +40,15 @@ function createEngine(
   notifications: LaneApplied,
   metrics: AppMetrics,
 ): LaneEngine {
-  // Several instances share lanes on BullMQ, or on PostgreSQL with the in-process scheduler (each
-  // instance then wakes the lanes of its own appends and of its sweep): one lease per lane run.
-  // SQLite is one instance's file: no lease, no extra writes.
+  // BullMQ hands a lane to one worker of all instances at a time; the lease keeps that true when it
+  // hands one out twice (a flush, a job seen stalled). The in-process scheduler takes no lease, even
+  // with several instances on PostgreSQL (each runs the lanes of its own appends and of its sweep):
+  // two of them may then run one lane side by side, and the checkpoint guard of the write keeps one
+  // run's result (docs/operations.md, "Several instances"); two lease writes (two commits) per run
+  // would cost every single-instance PostgreSQL service, and a crashed instance's lanes would wait
+  // for the lease instead of the next sweep.
   const lease =
-    scheduler.kind === 'bullmq' || s.kind === 'postgres'
+    scheduler.kind === 'bullmq'
       ? { owner: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, ttlMs: c.lanes.leaseMs }
       : undefined;
   return new LaneEngine(

@@ -80,7 +80,7 @@ function slowCustomerTotals() {
     ...f,
     content: f.content.replace(
       /(public CustomerTotals Apply\(CustomerTotals state, Event e\)\s*\{)/,
-      '$1 long spin = 0; for (var k = 0; k < 40000000; k++) spin += k ^ (k >> 3); if (spin == 42) state.OrderCount = -1;',
+      '$1 long spin = 0; for (var k = 0; k < 10000000; k++) spin += k ^ (k >> 3); if (spin == 42) state.OrderCount = -1;',
     ),
   }));
 }

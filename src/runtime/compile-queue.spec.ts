@@ -308,6 +308,33 @@ describe('CompileQueue', () => {
   });
 });
 
+describe('CompileWorker with a claim taken over', () => {
+  it('records and hands over nothing when its compile outlived its claim and another instance took the upload', async () => {
+    const hang = gate();
+    const store = await memoryStore();
+    const compiler = new ScriptedCompiler(() => hang.promise);
+    const { q, handedOver } = startCompiles(store.uploads, compiler, { concurrency: 1 });
+    await q.submit(upload('t', 'u1'));
+    await until(async () => compiler.calls.length === 1);
+    // Another instance, its clock past the claim, takes the upload over.
+    const later = Date.now() + 10 * 60_000;
+    expect((await store.uploads.claimOldest('t', 'other-instance', later, later + 60_000))?.uploadId).toBe('u1');
+    hang.open(ok);
+    await q.idle();
+    expect(handedOver).toEqual([]);
+    expect((await store.uploads.get('t', 'u1'))?.status).toBe('pending'); // the other instance records it
+    expect(
+      await store.uploads.markCompiled('t', 'u1', {
+        discovered: [],
+        assembly: Buffer.from('x'),
+        assemblySha256: 's',
+        at: 1,
+        claim: 'other-instance',
+      }),
+    ).toBe(true);
+  });
+});
+
 /** Waits for a condition (polled), failing after 5 s. */
 async function until(condition: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + 5_000;

@@ -1,6 +1,7 @@
 import { ProjectionCatalog } from '../../src/projections/projection-catalog';
 import { ReducerCatalog } from '../../src/reducers/reducer-catalog';
 import { RuntimePool } from '../../src/runtime/runtime-pool';
+import { STORE, Store } from '../../src/store/store.port';
 import { exampleSources } from '../support/runtime-harness';
 import { Client, clientFor, newTenant, startService } from '../support/service-harness';
 import { envFor, stopBackends } from '../support/store-backends';
@@ -111,6 +112,34 @@ describe('several instances on one PostgreSQL: each upload compiled and deployed
       expect(list.status).toBe(200);
       expect(JSON.stringify(list.body).match(/customer-totals/g)?.length ?? 0).toBeGreaterThan(0);
     }
+    expect(errorLines).toEqual([]);
+  });
+
+  it('compiles an upload whose claim an instance left behind when it died, once, after the claim lapsed', async () => {
+    const [a] = services;
+    const ta = await newTenant(a.url, 'orphaned');
+    const before = compiled.flat().length;
+    const accountsBefore = compiled.flat().filter((p) => p === 'AccountReducer.cs').length;
+    // What a crashed instance leaves: an upload pending under its live claim (written as it would).
+    const store = a.app.get<Store>(STORE);
+    const sources = exampleSources('bank-account');
+    await store.uploads.create({ uploadId: 'orphan-v1', tenantId: ta.tenantId, kind: 'reducer', sources, meta: {}, createdAt: Date.now() });
+    const claimedAt = Date.now();
+    const lapse = 3_000;
+    expect((await store.uploads.claimOldest(ta.tenantId, 'dead-instance', claimedAt, claimedAt + lapse))?.uploadId).toBe('orphan-v1');
+    // Neither live instance touches it while the claim holds; one takes it over after (their look at the store every 5 s).
+    await until(
+      'the orphaned upload compiled',
+      async () => (await ta.get('/reducers/orphan-v1/status')).body.status === 'compiled',
+      60_000,
+    );
+    const compiledAt = Date.parse((await ta.get('/reducers/orphan-v1/status')).body.compiledAt);
+    expect(compiledAt).toBeGreaterThanOrEqual(claimedAt + lapse);
+    await until('handed over', async () => handedOver.flat().includes('orphan-v1'));
+    expect(compiled.flat()).toHaveLength(before + 1); // one compile, of this archive, on one of the two
+    expect(compiled.flat().filter((p) => p === 'AccountReducer.cs')).toHaveLength(accountsBefore + 1);
+    expect(handedOver.flat().filter((id) => id === 'orphan-v1')).toHaveLength(1);
+    expect((await ta.get('/aggregate-types/account')).body).toMatchObject({ reducerId: 'orphan-v1' });
     expect(errorLines).toEqual([]);
   });
 });

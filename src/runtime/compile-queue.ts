@@ -248,7 +248,11 @@ export class CompileQueue {
         this.ring = this.ring.filter((t) => t !== tenantId);
         continue;
       }
-      if (this.stopped) return;
+      if (this.stopped) {
+        // Closed while claiming: given up at once, so another instance need not wait for it to lapse.
+        await this.uploads.releaseClaim(tenantId, upload.uploadId, this.owner);
+        return;
+      }
       let end!: () => void;
       const ended = new Promise<void>((r) => (end = r));
       this.running.set(tenantId, { ended, end });

@@ -159,7 +159,7 @@ describe('LaneRunner with a lease (several instances on BullMQ)', () => {
   it('keeps nothing of a run whose lease another instance took over meanwhile (a pause longer than the lease)', async () => {
     const store = await setup();
     const takeOver = async () => {
-      const later = Date.now() + 60_000;
+      const later = Date.now() + 120_000; // past a's lease (60 s)
       expect(await store.lanes.acquireLease('t', 'v', 'k', 'b', later, later + 60_000)).toBe(true);
     };
     const runtime = {

@@ -80,21 +80,41 @@ export class CompileWorker {
       const failed = this.failureOf(upload, e, this.now() - started);
       if (!failed) {
         this.metrics.compiled('retry', (this.now() - started) / 1000);
-        return; // left pending: tried again on a later turn
+        // Left pending: tried again on a later turn, here or (its claim given up) on another instance.
+        await this.uploads.releaseClaim(upload.tenantId, upload.uploadId, this.queue.owner);
+        return;
       }
       result = failed;
     }
     this.metrics.compiled(result.ok ? 'compiled' : 'failed', (this.now() - started) / 1000);
     this.crashes.delete(upload.uploadId);
     const at = this.now();
+    const claim = this.queue.owner;
     if (!result.ok) {
-      await this.uploads.markFailed(upload.tenantId, upload.uploadId, { compilationError: result.compilationError, at });
+      if (!(await this.uploads.markFailed(upload.tenantId, upload.uploadId, { compilationError: result.compilationError, at, claim })))
+        this.claimLost(upload);
       return;
     }
     const discovered = result.discovered.map((d) => ({ ...d, kind: d.kind }));
     const assembly = Buffer.from(result.assembly, 'base64');
-    await this.uploads.markCompiled(upload.tenantId, upload.uploadId, { discovered, assembly, assemblySha256: result.assemblySha256, at });
+    const kept = await this.uploads.markCompiled(upload.tenantId, upload.uploadId, {
+      discovered,
+      assembly,
+      assemblySha256: result.assemblySha256,
+      at,
+      claim,
+    });
+    // Only the instance whose compile was recorded binds or deploys it: once per upload.
+    if (!kept) return this.claimLost(upload);
     await this.handOver({ ...upload, status: 'compiled', discovered, assemblySha256: result.assemblySha256, compiledAt: at });
+  }
+
+  /**
+   * This compile outlived its claim and another instance took the upload over (or recorded it):
+   * this one's result is dropped, and the other's stands. Not an error of the service.
+   */
+  private claimLost(upload: UploadRecord): void {
+    this.logger.warn(`compile of ${upload.uploadId} (tenant ${upload.tenantId}) outlived its claim; another instance's result stands`);
   }
 
   /** A compiled upload to its owner; its failure is logged (the compile stays recorded). */

@@ -63,6 +63,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ LANE_MAX_IN_FLIGHT_PER_TENANT: '0' })).toThrow(/LANE_MAX_IN_FLIGHT_PER_TENANT/);
   });
 
+  it('leases a lane run for 3 s unless LANE_LEASE_MS says otherwise, refusing one under 300 ms', () => {
+    expect(loadConfig({}).lanes.leaseMs).toBe(3_000);
+    expect(loadConfig({ LANE_LEASE_MS: '2000' }).lanes.leaseMs).toBe(2_000);
+    expect(() => loadConfig({ LANE_LEASE_MS: '100' })).toThrow(/LANE_LEASE_MS/);
+  });
+
   it('writes JSON log lines unless LOG_FORMAT=pretty, and refuses another format with the other errors', () => {
     expect(loadConfig({}).logFormat).toBe('json');
     expect(loadConfig({ LOG_FORMAT: 'pretty' }).logFormat).toBe('pretty');

@@ -54,6 +54,11 @@ export interface AppConfig {
     backoffMs: number[];
     /** How often the store is swept for lanes with work (after a lost wake-up) and catch-up checked. */
     sweepMs: number;
+    /**
+     * With BullMQ: a lane run's lease in the store (renewed every third of it while the run lasts)
+     * and the job lock: how long a crashed instance's running lanes wait at most.
+     */
+    leaseMs: number;
     /** How long a state read with minPosition waits before answering 202. */
     readWaitMs: number;
   };
@@ -240,6 +245,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxInFlightPerTenant: int('LANE_MAX_IN_FLIGHT_PER_TENANT', Math.ceil(laneConcurrency / 2), 1, 10_000),
       backoffMs: msList('LANE_RETRY_BACKOFF_MS', '100,500,2000'),
       sweepMs: int('LANE_SWEEP_MS', 2_000, 50, 600_000),
+      // BullMQ: a lane run's lease in the store, renewed every third of it while the run lasts, and
+      // the job lock. What a crashed instance's running lanes wait at most before another takes them.
+      leaseMs: int('LANE_LEASE_MS', 3_000, 300, 600_000),
       readWaitMs: int('PROJECTION_READ_WAIT_MS', 5_000, 0, 60_000),
     },
     runtime: {

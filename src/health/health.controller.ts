@@ -8,7 +8,7 @@ import { Public } from '../tenancy/public.decorator';
 import { Readiness } from './readiness';
 import { RuntimePool } from '../runtime/runtime-pool';
 import { compilerReadiness } from './compiler-readiness';
-import { ClosableReadinessCheck, redisReadiness } from './redis-readiness';
+import { RedisReadinessCheck, redisReadiness } from './redis-readiness';
 import { runtimeReadiness } from './runtime-readiness';
 import { sandboxReadiness } from './sandbox-readiness';
 import { storeReadiness } from './store-readiness';
@@ -42,7 +42,8 @@ export class HealthController {
   }
 }
 
-const REDIS_CHECK = Symbol('REDIS_CHECK');
+/** The Redis check (null without REDIS_URL); the metrics' eventstore_dependency_up asks it too. */
+export const REDIS_CHECK = Symbol('REDIS_CHECK');
 
 @Module({
   controllers: [HealthController],
@@ -55,7 +56,7 @@ const REDIS_CHECK = Symbol('REDIS_CHECK');
     {
       provide: Readiness,
       inject: [SANDBOX_STATUS, RuntimePool, STORE, REDIS_CHECK],
-      useFactory: (sandbox: SandboxStatus, pool: RuntimePool, store: Store, redis: ClosableReadinessCheck | null) =>
+      useFactory: (sandbox: SandboxStatus, pool: RuntimePool, store: Store, redis: RedisReadinessCheck | null) =>
         new Readiness([
           sandboxReadiness(sandbox),
           runtimeReadiness(pool),
@@ -65,9 +66,10 @@ const REDIS_CHECK = Symbol('REDIS_CHECK');
         ]),
     },
   ],
+  exports: [REDIS_CHECK],
 })
 export class HealthModule implements OnApplicationShutdown {
-  constructor(@Inject(REDIS_CHECK) private readonly redis: ClosableReadinessCheck | null) {}
+  constructor(@Inject(REDIS_CHECK) private readonly redis: RedisReadinessCheck | null) {}
 
   async onApplicationShutdown(): Promise<void> {
     await this.redis?.close();

@@ -25,4 +25,17 @@ describe('Readiness', () => {
       hangs: { error: 'no answer within 50 ms' },
     });
   });
+
+  it('stays ready with a degraded check, naming it under degraded; a failing one still makes it not ready', async () => {
+    const degraded = { name: 'redis', check: () => ({ ready: true, degraded: true, detail: { reachable: false } }) };
+    const ok = { name: 'store', check: () => ({ ready: true, detail: {} }) };
+    expect(await new Readiness([ok, degraded]).report()).toEqual({
+      status: 'ready',
+      degraded: ['redis'],
+      store: {},
+      redis: { reachable: false },
+    });
+    const down = { name: 'store', check: () => ({ ready: false, detail: {} }) };
+    expect(await new Readiness([down, degraded]).report()).toMatchObject({ status: 'not-ready', failing: ['store'], degraded: ['redis'] });
+  });
 });

@@ -12,6 +12,12 @@ export interface ReadinessCheck {
 
 export interface CheckResult {
   ready: boolean;
+  /**
+   * Ready, but something this instance offers works less well (e.g. Redis down: lanes wait, quotas
+   * count per instance). An instance that can append and serve reads stays in the load balancer:
+   * taking every instance out for a dependency they all share would stop the whole service.
+   */
+  degraded?: boolean;
   detail: unknown;
 }
 
@@ -19,6 +25,8 @@ export interface ReadinessReport {
   status: 'ready' | 'not-ready';
   /** The sections holding readiness back, by name (only when not ready). */
   failing?: string[];
+  /** The sections that are degraded, by name (only when some are); their sections say what is lost. */
+  degraded?: string[];
   [section: string]: unknown;
 }
 
@@ -37,7 +45,9 @@ export class Readiness {
   async report(): Promise<ReadinessReport> {
     const results = await Promise.all(this.checks.map(async (c) => ({ name: c.name, ...(await this.run(c)) })));
     const failing = results.filter((r) => !r.ready).map((r) => r.name);
+    const degraded = results.filter((r) => r.ready && r.degraded).map((r) => r.name);
     const report: ReadinessReport = failing.length ? { status: 'not-ready', failing } : { status: 'ready' };
+    if (degraded.length) report.degraded = degraded;
     for (const r of results) report[r.name] = r.detail;
     return report;
   }
@@ -66,6 +76,12 @@ export const LIVENESS_SCHEMA: JsonSchema = object({ status: constant('live') });
 /** GET /health/ready: 200 ready or 503 not-ready, with one section per check (what it found). */
 export const READINESS_SCHEMA: JsonSchema = object(
   { status: { enum: ['ready', 'not-ready'] } },
-  { failing: arrayOf(string(), { description: 'the checks holding readiness back (when not ready)' }) },
+  {
+    failing: arrayOf(string(), { description: 'the checks holding readiness back (when not ready)' }),
+    degraded: arrayOf(string(), {
+      description:
+        'dependencies that are down without stopping appends and reads (e.g. redis); their sections say what is degraded (effects)',
+    }),
+  },
   { additionalProperties: { description: "a check's section" } },
 );

@@ -18,6 +18,11 @@ export interface BullmqLaneSchedulerOptions {
   queueName?: string;
   /** Tags this instance's Redis connections (CLIENT LIST), so operators and tests can count them. */
   instanceId?: string;
+  /**
+   * The worker's job lock (renewed every half of it while a lane runs); a job of a crashed instance
+   * is seen stalled within 1.5 × this and handed to another worker. Default 10 s.
+   */
+  lockMs?: number;
 }
 
 const WAKE_CHUNK = 1000;
@@ -165,9 +170,10 @@ export class BullmqLaneScheduler implements LaneScheduler {
       name: this.connectionTag,
       // A lane whose job was active in an instance that died stays stuck (its wakes are folded
       // into that job) until BullMQ sees the job stalled: lock and check short, so that is
-      // seconds, not a minute. The lock is renewed every lockDuration/2 while a lane runs.
-      lockDuration: 10_000,
-      stalledInterval: 5_000,
+      // seconds, not a minute. The lock is renewed every lockDuration/2 while a lane runs. A job
+      // wrongly seen stalled (a long pause) only runs twice: the store lease keeps one run at a time.
+      lockDuration: this.options.lockMs ?? 10_000,
+      stalledInterval: Math.max(250, Math.floor((this.options.lockMs ?? 10_000) / 2)),
       maxStalledCount: 1_000,
     });
     this.worker.on('error', (e) => this.logger.warn(`worker: ${e.message}`));
@@ -199,8 +205,28 @@ export class BullmqLaneScheduler implements LaneScheduler {
     await this.feeder.stop();
     // The worker first: it waits for running handlers, whose re-adds still need the queue.
     await this.worker?.close();
+    await this.handOver();
     await this.queue.close();
     await Promise.all([quit(this.workerConnection), quit(this.queueConnection)]);
+  }
+
+  /**
+   * At shutdown, the lanes still waiting in this instance's memory go to Redis, where the other
+   * instances' workers take them at once (rather than at their next store sweep). Best effort: a
+   * lane not handed over is found by a sweep.
+   */
+  private async handOver(): Promise<void> {
+    const left = [...this.waiting.waiting()];
+    for (let i = 0; i < left.length; i += WAKE_CHUNK) {
+      try {
+        await this.queue.addBulk(
+          left.slice(i, i + WAKE_CHUNK).map((lane) => ({ name: JOB_NAME, data: laneData(lane), opts: jobOptions(lane, 0) })),
+        );
+      } catch (e) {
+        this.logger.warn(`handing lanes over at shutdown failed (the store sweep finds them): ${e instanceof Error ? e.message : e}`);
+        return;
+      }
+    }
   }
 
   private async runJob(handler: LaneHandler, job: Job<LaneRef>): Promise<LaneRunOutcome['status']> {

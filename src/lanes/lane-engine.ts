@@ -198,7 +198,10 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
   async close(): Promise<void> {
     if (this.sweeper) clearInterval(this.sweeper);
     await Promise.all([...this.routers.values()].map((r) => r.stop()));
+    // The scheduler waits for the runs in flight; then their leases are released before the store
+    // closes, so another instance takes these lanes at once rather than after the lease.
     await this.scheduler.close();
+    await this.runner.close();
   }
 
   /**

@@ -108,3 +108,76 @@ describe('LaneRunner and the metrics', () => {
     await store.close();
   });
 });
+
+describe('LaneRunner with a lease (several instances on BullMQ)', () => {
+  async function setup() {
+    const store = new SqliteStore({ file: ':memory:' });
+    await store.migrate();
+    await store.tenants.createTenant({ tenantId: 't', name: 't', createdAt: 1 });
+    await store.events.appendMany([{ tenantId: 't', aggregateId: 'o-1', inferredType: 'o', events: [{ eventType: 'E', data: '{}' }] }]);
+    await store.projections.deploy({
+      tenantId: 't',
+      projectionId: 'p',
+      name: 'n',
+      version: { tenantId: 't', versionId: 'v', projectionId: 'p', className: 'C', targetPosition: 0, createdAt: 1 },
+    });
+    await store.lanes.route('t', 'v', [{ key: 'k', position: 1 }], 1);
+    return store;
+  }
+  const lane = { tenantId: 't', versionId: 'v', key: 'k' };
+
+  it('renews its lease while a run outlasts it, so another instance cannot take the lane mid-run', async () => {
+    const store = await setup();
+    let release!: () => void;
+    const applying = new Promise<void>((r) => (release = r));
+    let started!: () => void;
+    const running = new Promise<void>((r) => (started = r));
+    const runtime = {
+      resolveKeys: async () => [],
+      apply: async (_t: string, _v: string, _c: string, groups: { events: unknown[] }[]) => {
+        started();
+        await applying;
+        return groups.map((g) => ({ ok: true as const, states: g.events.map(() => '{"n":1}') }));
+      },
+    };
+    const ttlMs = 300;
+    const a = new LaneRunner(store.lanes, store.projections, runtime as any, { batch: 100, backoffMs: [10], lease: { owner: 'a', ttlMs } });
+    const run = a.run(lane);
+    await running;
+    // Three lease lengths later, the lease is still a's: renewed every third of it.
+    const waitUntil = Date.now() + 3 * ttlMs;
+    while (Date.now() < waitUntil) await new Promise((r) => setTimeout(r, 20));
+    expect(await store.lanes.acquireLease('t', 'v', 'k', 'b', Date.now(), Date.now() + ttlMs)).toBe(false);
+    release();
+    expect(await run).toEqual({ status: 'idle' });
+    await a.close(); // the release is committed
+    expect(await store.lanes.acquireLease('t', 'v', 'k', 'b', Date.now(), Date.now() + ttlMs)).toBe(true);
+    expect(await store.lanes.getLane('t', 'v', 'k')).toMatchObject({ state: '{"n":1}', appliedPosition: 1 });
+    await store.close();
+  });
+
+  it('keeps nothing of a run whose lease another instance took over meanwhile (a pause longer than the lease)', async () => {
+    const store = await setup();
+    const takeOver = async () => {
+      const later = Date.now() + 120_000; // past a's lease (60 s)
+      expect(await store.lanes.acquireLease('t', 'v', 'k', 'b', later, later + 60_000)).toBe(true);
+    };
+    const runtime = {
+      resolveKeys: async () => [],
+      apply: async (_t: string, _v: string, _c: string, groups: { events: unknown[] }[]) => {
+        await takeOver(); // while a's Apply runs, its lease lapses and b takes the lane
+        return groups.map((g) => ({ ok: true as const, states: g.events.map(() => '{"by":"a"}') }));
+      },
+    };
+    const a = new LaneRunner(store.lanes, store.projections, runtime as any, {
+      batch: 100,
+      backoffMs: [10],
+      lease: { owner: 'a', ttlMs: 60_000 },
+    });
+    // Its write is refused (b holds the lease): nothing kept, the run is to be tried again.
+    expect(await a.run(lane)).toEqual({ status: 'more' });
+    expect(await store.lanes.getLane('t', 'v', 'k')).toMatchObject({ state: null, appliedPosition: 0 });
+    await a.close();
+    await store.close();
+  });
+});

@@ -24,9 +24,11 @@ export interface LaneRunnerOptions {
   /** Delays before each retry of a failing event; past the last, the lane is held. */
   backoffMs: number[];
   /**
-   * With several instances (BullMQ): take the lane's lease in the store for each run, so one
-   * lane never runs in two instances at once even if the queue hands it out twice (a Redis
-   * flush, a stalled job). Its owner id names this instance.
+   * With several instances on BullMQ: take the lane's lease in the store for each run, renewed
+   * every third of `ttlMs` while the run lasts, so one lane never runs in two instances at once
+   * even if the queue hands it out twice (a Redis flush, a job seen stalled), and keep a run's
+   * write only while the lease is this instance's. Its owner id names this instance. A crashed
+   * instance's lease lapses within `ttlMs`.
    */
   lease?: { owner: string; ttlMs: number };
 }
@@ -48,6 +50,8 @@ export class LaneRunner {
    */
   private readonly dropped = new LruMap<string, true>(10_000);
   private readonly applier: CoalescingApplier;
+  /** Lease releases not yet committed: awaited by `close`, so a stopping instance leaves no lease behind. */
+  private readonly releasing = new Set<Promise<void>>();
 
   constructor(
     private readonly lanes: LaneStore,
@@ -80,14 +84,35 @@ export class LaneRunner {
       if (!(await this.catalog.getVersion(lane.tenantId, lane.versionId))) return this.gone(lane);
       return { status: 'retry', afterMs: 100 }; // another instance runs it now
     }
+    // Renewed while the run lasts (an Apply may take the whole call deadline): the lease can be
+    // short, so that a crashed instance's lanes are taken over in seconds.
+    const renewal = setInterval(
+      () => {
+        const until = Date.now() + lease.ttlMs;
+        void this.lanes.renewLease(lane.tenantId, lane.versionId, lane.key, lease.owner, until).then(
+          (held) => held || this.logger.warn(`lease of lane ${lane.key} of ${lane.versionId} lapsed mid-run; its result will not be kept`),
+          () => undefined, // the store is unreachable: the run's own write will say so
+        );
+      },
+      Math.max(100, Math.floor(lease.ttlMs / 3)),
+    );
+    renewal.unref();
     try {
       return await this.runOnce(lane);
     } finally {
+      clearInterval(renewal);
       // Not awaited: the run's result does not depend on it, and this instance may take the lane
       // again meanwhile (it owns the lease); another instance waits at most until it commits.
-      void this.lanes.releaseLease(lane.tenantId, lane.versionId, lane.key, lease.owner).catch(() => undefined);
+      const released = this.lanes.releaseLease(lane.tenantId, lane.versionId, lane.key, lease.owner).catch(() => undefined);
+      this.releasing.add(released);
+      void released.finally(() => this.releasing.delete(released));
     }
   };
+
+  /** Waits for the lease releases still in flight (shutdown: the store closes next; another instance takes the lanes at once). */
+  async close(): Promise<void> {
+    await Promise.all(this.releasing);
+  }
 
   private async runOnce(lane: LaneRef): Promise<LaneRunOutcome> {
     const version = await this.version(lane.tenantId, lane.versionId);
@@ -180,6 +205,8 @@ export class LaneRunner {
       appliedPosition: last.position,
       updatedAt: last.timestamp,
       ...(changes.length ? { notify: { projectionId: version.projectionId, changes } } : {}),
+      // The fence: kept only while this instance holds the lease (see LaneRunnerOptions.lease).
+      ...(this.options.lease ? { leaseOwner: this.options.lease.owner } : {}),
     });
     const kept = await endWith(write, applied);
     if (kept) this.applied.laneApplied(lane, last.position, changes.length > 0 ? version.projectionId : null);

@@ -20,19 +20,14 @@ import { LaneScheduler } from './lane-scheduler.port';
 
 export const LANE_SCHEDULER = Symbol('LANE_SCHEDULER');
 
-/**
- * A lane run's lease in the store (several instances). A run is bounded by the Apply deadline
- * (twice: a shared call that dies is retried alone) plus a commit; an instance that dies mid-run
- * leaves its lanes stalled this long, no longer.
- */
-const laneLeaseMs = (c: AppConfig): number => Math.max(15_000, 2 * c.runtime.callDeadlineMs + 5_000);
-
 async function createScheduler(config: AppConfig): Promise<LaneScheduler> {
-  const { concurrency, maxInFlightPerTenant } = config.lanes;
+  const { concurrency, maxInFlightPerTenant, leaseMs } = config.lanes;
   if (!config.redisUrl) return new InProcessLaneScheduler({ concurrency, maxInFlightPerTenant });
   // Loaded only when configured, so the embedded default never touches Redis code paths.
   const { BullmqLaneScheduler } = await import('./bullmq-lane-scheduler');
-  return new BullmqLaneScheduler({ redisUrl: config.redisUrl, concurrency, maxInFlightPerTenant });
+  // The job lock as long as the store lease: a crashed instance's running jobs are seen stalled and
+  // handed to another worker about when their leases lapse.
+  return new BullmqLaneScheduler({ redisUrl: config.redisUrl, concurrency, maxInFlightPerTenant, lockMs: leaseMs });
 }
 
 function createEngine(
@@ -45,9 +40,16 @@ function createEngine(
   notifications: LaneApplied,
   metrics: AppMetrics,
 ): LaneEngine {
+  // BullMQ hands a lane to one worker of all instances at a time; the lease keeps that true when it
+  // hands one out twice (a flush, a job seen stalled). The in-process scheduler takes no lease, even
+  // with several instances on PostgreSQL (each runs the lanes of its own appends and of its sweep):
+  // two of them may then run one lane side by side, and the checkpoint guard of the write keeps one
+  // run's result (docs/operations.md, "Several instances"); two lease writes (two commits) per run
+  // would cost every single-instance PostgreSQL service, and a crashed instance's lanes would wait
+  // for the lease instead of the next sweep.
   const lease =
     scheduler.kind === 'bullmq'
-      ? { owner: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, ttlMs: laneLeaseMs(c) }
+      ? { owner: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, ttlMs: c.lanes.leaseMs }
       : undefined;
   return new LaneEngine(
     s.events,

@@ -273,4 +273,73 @@ describe('CompileQueue', () => {
     hang.open(ok);
     await q.idle();
   });
+
+  it('compiles each upload once when two instances on one store take uploads at once (a claim each)', async () => {
+    const store = await memoryStore();
+    const compiler = new ScriptedCompiler();
+    // Two instances' queues and workers over one store (their compilers counted together).
+    const a = startCompiles(store.uploads, compiler, { concurrency: 2, maxPendingPerTenant: 100 });
+    const b = startCompiles(store.uploads, compiler, { concurrency: 2, maxPendingPerTenant: 100 });
+    const ids = ['t1', 't2', 't3'].flatMap((t) => [`${t}-a`, `${t}-b`]);
+    await Promise.all(ids.map((id, i) => (i % 2 ? a.q : b.q).submit(upload(id.slice(0, 2), id))));
+    await until(async () => (await store.uploads.countPending()) === 0);
+    await Promise.all([a.q.idle(), b.q.idle()]);
+    expect([...compiler.calls].sort()).toEqual([...ids].sort());
+    expect([...a.handedOver, ...b.handedOver].sort()).toEqual(ids.map((id) => `${id}:compiled`).sort());
+  });
+
+  it('takes over an upload whose claim lapsed (its instance died mid-compile), found by the sweep', async () => {
+    const store = await memoryStore();
+    await store.uploads.create({
+      uploadId: 'orphan',
+      tenantId: 't',
+      kind: 'reducer',
+      sources: [{ path: 'O.cs', content: 't' }],
+      meta: {},
+      createdAt: 1,
+    });
+    const claimedAt = Date.now();
+    expect((await store.uploads.claimOldest('t', 'dead-instance', claimedAt, claimedAt + 400))?.uploadId).toBe('orphan');
+    const compiler = new ScriptedCompiler();
+    startCompiles(store.uploads, compiler, { sweepMs: 50 });
+    await until(async () => (await store.uploads.get('t', 'orphan'))?.status === 'compiled');
+    expect(Date.now()).toBeGreaterThanOrEqual(claimedAt + 400);
+    expect(compiler.calls).toEqual(['O.cs']);
+  });
 });
+
+describe('CompileWorker with a claim taken over', () => {
+  it('records and hands over nothing when its compile outlived its claim and another instance took the upload', async () => {
+    const hang = gate();
+    const store = await memoryStore();
+    const compiler = new ScriptedCompiler(() => hang.promise);
+    const { q, handedOver } = startCompiles(store.uploads, compiler, { concurrency: 1 });
+    await q.submit(upload('t', 'u1'));
+    await until(async () => compiler.calls.length === 1);
+    // Another instance, its clock past the claim, takes the upload over.
+    const later = Date.now() + 10 * 60_000;
+    expect((await store.uploads.claimOldest('t', 'other-instance', later, later + 60_000))?.uploadId).toBe('u1');
+    hang.open(ok);
+    await q.idle();
+    expect(handedOver).toEqual([]);
+    expect((await store.uploads.get('t', 'u1'))?.status).toBe('pending'); // the other instance records it
+    expect(
+      await store.uploads.markCompiled('t', 'u1', {
+        discovered: [],
+        assembly: Buffer.from('x'),
+        assemblySha256: 's',
+        at: 1,
+        claim: 'other-instance',
+      }),
+    ).toBe(true);
+  });
+});
+
+/** Waits for a condition (polled), failing after 5 s. */
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met within 5 s');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

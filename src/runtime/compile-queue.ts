@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import * as os from 'node:os';
 import { Logger } from '@nestjs/common';
 import { DomainError } from '../common/domain-error';
 import { KeyedMutex } from '../common/keyed-mutex';
@@ -13,6 +14,19 @@ export interface CompileQueueOptions {
   deadlineMs: number;
   /** How long handing out compiles pauses when no compiler can be started or the store cannot record a compile. */
   unavailableRetryMs: number;
+  /**
+   * How long a compile claim holds (several instances): past it, an instance that died mid-compile
+   * has its upload taken by another. Default: twice the deadline plus 10 s (a compile is stopped at
+   * its deadline; the rest is the host's start and the store's write).
+   */
+  claimMs?: number;
+  /**
+   * How often the store is looked at for uploads to compile while a compiler is free: uploads
+   * another instance accepted and could not compile (it died before claiming, or its claim lapsed).
+   */
+  sweepMs: number;
+  /** Names this instance in its claims (default: host, pid and a random suffix). */
+  owner?: string;
 }
 
 export const DEFAULT_QUEUE_OPTIONS: CompileQueueOptions = {
@@ -20,6 +34,7 @@ export const DEFAULT_QUEUE_OPTIONS: CompileQueueOptions = {
   maxPendingPerTenant: 10,
   deadlineMs: 15_000,
   unavailableRetryMs: 5_000,
+  sweepMs: 5_000,
 };
 
 /**
@@ -33,6 +48,12 @@ export const DEFAULT_QUEUE_OPTIONS: CompileQueueOptions = {
  * of the ring when its compile ends), each tenant has at most one compile running (so one tenant never
  * holds more than one compiler), at most `concurrency` run in all, and each tenant may have at most
  * `maxPendingPerTenant` uploads waiting.
+ *
+ * Several instances on one store: each upload is compiled by one of them. An upload is handed out
+ * only once this instance has claimed it in the store (`claimOldest`: one guarded UPDATE), so the
+ * instance that loses a race for it takes the tenant's next upload, or nothing, and says nothing.
+ * A claim lapses after `claimMs`: an instance that died mid-compile leaves its upload to another,
+ * found by the sweep (every `sweepMs` while a compiler is free here).
  */
 export class CompileQueue {
   private readonly logger = new Logger('CompileQueue');
@@ -48,7 +69,11 @@ export class CompileQueue {
   private pauseTimer?: NodeJS.Timeout;
   private idleWaiters: (() => void)[] = [];
   private stopped = false;
+  private sweepTimer?: NodeJS.Timeout;
   private readonly options: CompileQueueOptions;
+  /** This instance's name in the uploads it claims. */
+  readonly owner: string;
+  private readonly claimMs: number;
 
   constructor(
     private readonly uploads: UploadRepository,
@@ -56,6 +81,8 @@ export class CompileQueue {
     private readonly now: () => number = Date.now,
   ) {
     this.options = { ...DEFAULT_QUEUE_OPTIONS, ...options };
+    this.owner = this.options.owner ?? `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    this.claimMs = this.options.claimMs ?? 2 * this.options.deadlineMs + 10_000;
   }
 
   /** The compiler's deadline (the worker names it in the failure of a compile that outlived it). */
@@ -112,7 +139,8 @@ export class CompileQueue {
 
   /**
    * The next upload to compile: the next tenant in turn with no compile running, its oldest pending
-   * upload, once a compiler is free. Waits until there is one; undefined once the queue is closed.
+   * upload no other instance has claimed (now claimed by this one), once a compiler is free. Waits
+   * until there is one; undefined once the queue is closed.
    * The first call picks up what a previous run left pending. The caller compiles it, then `release`s it.
    */
   take(): Promise<UploadRecord | undefined> {
@@ -155,6 +183,7 @@ export class CompileQueue {
   async close(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.pauseTimer);
+    clearTimeout(this.sweepTimer);
     for (const t of this.takers.splice(0)) t(undefined);
     await this.pumping;
     await Promise.all([...this.running.values()].map((r) => r.ended));
@@ -183,15 +212,26 @@ export class CompileQueue {
       } while (this.again && !this.stopped);
     })().finally(() => {
       this.pumping = undefined;
+      this.armSweep();
       this.settle();
     });
+  }
+
+  /** While a compiler is free here, the store is looked at again later (see `sweepMs`); nothing runs while all are busy. */
+  private armSweep(): void {
+    if (this.stopped || this.sweepTimer || this.takers.length === 0) return;
+    this.sweepTimer = setTimeout(() => {
+      this.sweepTimer = undefined;
+      this.kick();
+    }, this.options.sweepMs);
+    this.sweepTimer.unref?.();
   }
 
   /** Hands out uploads while a compiler is free and the worker waits: the next tenant in turn without one running, its oldest upload. */
   private async dispatch(): Promise<void> {
     if (this.pauseTimer || this.takers.length === 0) return; // the timer, or the next take, kicks again
     // The store is the queue: merge what it holds (a restart, another instance's uploads) into the ring, keeping its order.
-    const pending = await this.uploads.pendingTenants();
+    const pending = await this.uploads.pendingTenants(this.now());
     const inStore = new Set(pending);
     const inRing = new Set(this.ring);
     this.ring = this.ring.filter((t) => this.running.has(t) || inStore.has(t));
@@ -201,12 +241,18 @@ export class CompileQueue {
       const at = this.ring.findIndex((t) => !this.running.has(t));
       if (at < 0) return;
       const tenantId = this.ring[at];
-      const upload = await this.uploads.oldestPending(tenantId);
+      const now = this.now();
+      const upload = await this.uploads.claimOldest(tenantId, this.owner, now, now + this.claimMs);
       if (!upload) {
+        // Nothing left to claim: compiled, or claimed by another instance meanwhile.
         this.ring = this.ring.filter((t) => t !== tenantId);
         continue;
       }
-      if (this.stopped) return;
+      if (this.stopped) {
+        // Closed while claiming: given up at once, so another instance need not wait for it to lapse.
+        await this.uploads.releaseClaim(tenantId, upload.uploadId, this.owner);
+        return;
+      }
       let end!: () => void;
       const ended = new Promise<void>((r) => (end = r));
       this.running.set(tenantId, { ended, end });

@@ -16,6 +16,12 @@ export interface AppliedChange {
   updatedAt: number;
   /** State changes to log as notifications in the same transaction (one per event, ascending). */
   notify?: { projectionId: string; changes: StateChange[] };
+  /**
+   * With several instances: kept only while this owner still holds the lane's lease. A run whose
+   * lease lapsed (a long pause) and was taken by another instance keeps nothing: the fence that,
+   * with `fromPosition`, makes one run's write the only one for a stretch of the lane.
+   */
+  leaseOwner?: string;
 }
 
 export interface LaneRecord {
@@ -135,6 +141,8 @@ export interface LaneStore {
   nextInboxPosition(tenantId: string, versionId: string, key: string, after: number): Promise<number | null>;
   /** Takes the lane's lease for `owner` until `until` (epoch ms) if free or expired; false if another holds it. */
   acquireLease(tenantId: string, versionId: string, key: string, owner: string, now: number, until: number): Promise<boolean>;
+  /** Extends `owner`'s lease to `until` while its run lasts; false when it no longer holds it (taken over after lapsing). */
+  renewLease(tenantId: string, versionId: string, key: string, owner: string, until: number): Promise<boolean>;
   releaseLease(tenantId: string, versionId: string, key: string, owner: string): Promise<void>;
   listLanes(tenantId: string, versionId: string, opts: { afterKey: string; limit: number; heldOnly?: boolean }): Promise<LaneRecord[]>;
   /** Keys with unapplied, not held inbox rows: what a sweep wakes after a lost wake-up. */

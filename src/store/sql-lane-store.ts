@@ -172,9 +172,20 @@ export class SqlLaneStore implements LaneStore {
       // or another run of the lane stored first and this one keeps nothing (its row lock on
       // PostgreSQL also orders the two runs' notification logs).
       {
+        // With a lease (several instances), also only while this run's instance still holds it.
         sql: `UPDATE lanes SET state = ?, applied_position = ?, updated_at = ?, attempts = 0
-              WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND applied_position = ? AND ${VERSION_EXISTS}`,
-        params: [r.state, r.appliedPosition, r.updatedAt, tenantId, versionId, key, r.fromPosition],
+              WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND applied_position = ? AND ${VERSION_EXISTS}
+              ${r.leaseOwner === undefined ? '' : 'AND lease_owner = ?'}`,
+        params: [
+          r.state,
+          r.appliedPosition,
+          r.updatedAt,
+          tenantId,
+          versionId,
+          key,
+          r.fromPosition,
+          ...(r.leaseOwner === undefined ? [] : [r.leaseOwner]),
+        ],
         mustChange: true,
       },
       ...(r.notify?.changes.length ? logStateChanges(tenantId, versionId, key, r.notify.projectionId, r.notify.changes, Date.now()) : []),
@@ -274,6 +285,14 @@ export class SqlLaneStore implements LaneStore {
     if (await this.getLane(tenantId, versionId, key)) return false;
     await this.db.run(INSERT_LIVE_LANE, [key, tenantId, versionId]);
     return (await take()) > 0;
+  }
+
+  async renewLease(tenantId: string, versionId: string, key: string, owner: string, until: number) {
+    const changed = await this.db.run(
+      `UPDATE lanes SET lease_until = ? WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND lease_owner = ? AND lease_until IS NOT NULL`,
+      [until, tenantId, versionId, key, owner],
+    );
+    return changed > 0;
   }
 
   async releaseLease(tenantId: string, versionId: string, key: string, owner: string) {

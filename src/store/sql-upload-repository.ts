@@ -36,6 +36,12 @@ function toUploadRecord(r: UploadDbRow): UploadRecord {
   };
 }
 
+/** No live compile claim: none, or lapsed (its instance died mid-compile). One parameter: now (epoch ms). */
+const CLAIMABLE = '(claim_until IS NULL OR claim_until < ?)';
+/** Still pending under this owner's claim. One parameter: the owner. */
+const STILL_CLAIMED = "status = 'pending' AND claim_owner = ?";
+const claimParams = (claim: string | undefined) => (claim === undefined ? [] : [claim]);
+
 /** One implementation for both stores over SqlRunner (time columns and BLOB/BYTEA: see sql-dialect.ts). */
 export class SqlUploadRepository implements UploadRepository {
   constructor(private readonly db: SqlRunner) {}
@@ -55,10 +61,11 @@ export class SqlUploadRepository implements UploadRepository {
     return row ? toUploadRecord(row) : null;
   }
 
-  async pendingTenants(): Promise<string[]> {
+  async pendingTenants(now?: number): Promise<string[]> {
     const rows = await this.db.all<{ tenant_id: string }>(
-      `SELECT tenant_id FROM uploads WHERE status = 'pending' GROUP BY tenant_id ORDER BY MIN(created_at), tenant_id`,
-      [],
+      `SELECT tenant_id FROM uploads WHERE status = 'pending'${now === undefined ? '' : ` AND ${CLAIMABLE}`}
+       GROUP BY tenant_id ORDER BY MIN(created_at), tenant_id`,
+      now === undefined ? [] : [now],
     );
     return rows.map((r) => r.tenant_id);
   }
@@ -69,6 +76,34 @@ export class SqlUploadRepository implements UploadRepository {
       [tenantId],
     );
     return row ? toUploadRecord(row) : null;
+  }
+
+  async claimOldest(tenantId: string, owner: string, now: number, until: number): Promise<UploadRecord | null> {
+    // Read a candidate, then claim it with the claimability re-checked in the UPDATE itself: on
+    // PostgreSQL (READ COMMITTED) a second claimer waits for the first's row lock and re-reads the
+    // row, finds the claim live and changes nothing; on SQLite writes are serial. A lost race reads
+    // the next candidate; the attempts are bounded by the candidates other claimers can take meanwhile.
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const [row] = await this.db.all<UploadDbRow>(
+        `SELECT ${UPLOAD_COLUMNS} FROM uploads WHERE status = 'pending' AND tenant_id = ? AND ${CLAIMABLE}
+         ORDER BY created_at, upload_id LIMIT 1`,
+        [tenantId, now],
+      );
+      if (!row) return null;
+      const won = await this.db.run(
+        `UPDATE uploads SET claim_owner = ?, claim_until = ? WHERE tenant_id = ? AND upload_id = ? AND status = 'pending' AND ${CLAIMABLE}`,
+        [owner, until, tenantId, row.upload_id, now],
+      );
+      if (won > 0) return toUploadRecord(row);
+    }
+    return null;
+  }
+
+  async releaseClaim(tenantId: string, uploadId: string, owner: string): Promise<void> {
+    await this.db.run(
+      `UPDATE uploads SET claim_owner = NULL, claim_until = NULL WHERE tenant_id = ? AND upload_id = ? AND status = 'pending' AND claim_owner = ?`,
+      [tenantId, uploadId, owner],
+    );
   }
 
   async countPending(tenantId?: string): Promise<number> {
@@ -82,19 +117,23 @@ export class SqlUploadRepository implements UploadRepository {
   async markCompiled(
     tenantId: string,
     uploadId: string,
-    r: { discovered: DiscoveredImplementation[]; assembly: Buffer; assemblySha256: string; at: number },
-  ): Promise<void> {
-    await this.db.run(
-      `UPDATE uploads SET status = 'compiled', discovered = ?, assembly = ?, assembly_sha256 = ?, compiled_at = ? WHERE tenant_id = ? AND upload_id = ?`,
-      [JSON.stringify(r.discovered), r.assembly, r.assemblySha256, sqlTime(r.at), tenantId, uploadId],
+    r: { discovered: DiscoveredImplementation[]; assembly: Buffer; assemblySha256: string; at: number; claim?: string },
+  ): Promise<boolean> {
+    const changed = await this.db.run(
+      `UPDATE uploads SET status = 'compiled', discovered = ?, assembly = ?, assembly_sha256 = ?, compiled_at = ?, claim_until = NULL
+       WHERE tenant_id = ? AND upload_id = ?${r.claim === undefined ? '' : ` AND ${STILL_CLAIMED}`}`,
+      [JSON.stringify(r.discovered), r.assembly, r.assemblySha256, sqlTime(r.at), tenantId, uploadId, ...claimParams(r.claim)],
     );
+    return changed > 0;
   }
 
-  async markFailed(tenantId: string, uploadId: string, r: { compilationError: string; at: number }): Promise<void> {
-    await this.db.run(
-      `UPDATE uploads SET status = 'failed', compilation_error = ?, compiled_at = ? WHERE tenant_id = ? AND upload_id = ?`,
-      [r.compilationError, sqlTime(r.at), tenantId, uploadId],
+  async markFailed(tenantId: string, uploadId: string, r: { compilationError: string; at: number; claim?: string }): Promise<boolean> {
+    const changed = await this.db.run(
+      `UPDATE uploads SET status = 'failed', compilation_error = ?, compiled_at = ?, claim_until = NULL
+       WHERE tenant_id = ? AND upload_id = ?${r.claim === undefined ? '' : ` AND ${STILL_CLAIMED}`}`,
+      [r.compilationError, sqlTime(r.at), tenantId, uploadId, ...claimParams(r.claim)],
     );
+    return changed > 0;
   }
 
   /** The DLL's bytes exactly as stored (a Buffer from BLOB and BYTEA alike). */

@@ -1,11 +1,13 @@
 import * as fs from 'node:fs';
 import { RuntimePool } from '../../src/runtime/runtime-pool';
-import { request, startService } from '../support/service-harness';
+import { newTenant, request, startService } from '../support/service-harness';
+import { parseScrape } from '../support/prometheus-text';
 import { ThrowawayPostgres } from '../support/throwaway-postgres';
 import { ThrowawayRedis } from '../support/throwaway-redis';
 
 // GET /health/live and /health/ready for orchestrators (README "Operations", docs/operations.md): the
-// store, Redis and the compiler each hold readiness back, named, while /health stays the contract's.
+// store and the compiler each hold readiness back, named, while /health stays the contract's; Redis
+// down leaves an instance that appends and reads ready, and says it is degraded (issue 23).
 
 const services: Awaited<ReturnType<typeof startService>>[] = [];
 let postgres: ThrowawayPostgres | undefined;
@@ -82,13 +84,15 @@ describe('SQLite', () => {
 });
 
 describe('PostgreSQL and Redis', () => {
-  it('answers 503 naming the store while PostgreSQL is down and naming redis while Redis is down, 200 again after each', async () => {
+  it('answers 503 naming the store while PostgreSQL is down; while Redis is down stays 200, degraded, and appends; 200 after each', async () => {
     postgres = await ThrowawayPostgres.start();
     redis = await ThrowawayRedis.start();
     const svc = await startService({ DATABASE_URL: await postgres.createDatabase('health'), REDIS_URL: redis.url });
     services.push(svc);
     const ready = await readyWhen(svc.url, isReady);
     expect(ready.body).toMatchObject({ status: 'ready', store: { kind: 'postgres', writable: true }, redis: { reachable: true } });
+    expect(ready.body.degraded).toBeUndefined();
+    expect(await redisUp(svc.url)).toBe(1);
 
     postgres.crash();
     const noStore = await readyWhen(svc.url, (r) => r.status !== 200);
@@ -100,11 +104,37 @@ describe('PostgreSQL and Redis', () => {
     postgres.restart();
     await readyWhen(svc.url, isReady);
 
+    const tenant = await newTenant(svc.url, 'health');
     await redis.down();
-    const noRedis = await readyWhen(svc.url, (r) => r.status !== 200);
-    expect(noRedis).toMatchObject({ status: 503, body: { status: 'not-ready', failing: ['redis'], redis: { reachable: false } } });
+    // Redis is shared by every instance: a 503 would take them all out at once. Ready, and degraded.
+    const noRedis = await readyWhen(svc.url, (r) => r.body?.redis?.reachable === false);
+    expect(noRedis).toMatchObject({
+      status: 200,
+      body: { status: 'ready', degraded: ['redis'], redis: { reachable: false, effects: expect.any(Array) } },
+    });
+    expect(noRedis.body.failing).toBeUndefined();
+    expect(noRedis.body.redis.effects.join(' ')).toMatch(/lanes.*quotas.*wake-ups/s);
+    expect(await redisUp(svc.url)).toBe(0);
+    // What readiness promises: it appends and reads.
+    for (let i = 1; i <= 5; i++) {
+      const appended = await tenant.post('/events', { aggregateId: 'order-1', eventType: 'Placed', data: { i }, expectedVersion: i - 1 });
+      expect(appended.status).toBe(201);
+    }
+    const read = await tenant.get('/events/order-1');
+    expect(read.status).toBe(200);
+    expect(JSON.stringify(read.body)).toContain('"i":5');
     await expectAliveAndContractHealth(svc.url);
+
     await redis.up();
-    expect((await readyWhen(svc.url, isReady)).body).toMatchObject({ redis: { reachable: true }, store: { writable: true } });
+    const back = await readyWhen(svc.url, (r) => r.status === 200 && r.body?.redis?.reachable === true);
+    expect(back.body).toMatchObject({ status: 'ready', redis: { reachable: true }, store: { writable: true } });
+    expect(back.body.degraded).toBeUndefined();
+    expect(await redisUp(svc.url)).toBe(1);
   });
 });
+
+/** eventstore_dependency_up{dependency="redis"} as /metrics says it now. */
+async function redisUp(url: string): Promise<number | undefined> {
+  const series = parseScrape(await (await fetch(`${url}/metrics`)).text()).series('eventstore_dependency_up');
+  return series.find((s) => s.labels.dependency === 'redis')?.value;
+}

@@ -224,6 +224,50 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect((await store.uploads.oldestPending('other'))?.uploadId).toBe('u1');
     });
 
+    it('gives each pending upload to one claimer, even when several instances claim at once; a lapsed claim is taken over', async () => {
+      const t = await tenant(store, 't1');
+      const sources = [{ path: 'A.cs', content: 'class A {}' }];
+      for (let i = 0; i < 6; i++)
+        await store.uploads.create({ uploadId: `u${i}`, tenantId: t, kind: 'reducer', sources, meta: {}, createdAt: 1000 + i });
+      const other = await harness.sameStorage(store);
+      extra.push(other);
+      // Two instances, three claimers each, all at once: every upload is claimed exactly once.
+      const claimers = [store, store, store, other, other, other].map((s, i) =>
+        s.uploads.claimOldest(t, `owner-${i % 2}`, 5_000, 65_000).then((u) => u?.uploadId ?? null),
+      );
+      const got = (await Promise.all(claimers)).filter((u) => u !== null);
+      expect(got.sort()).toEqual(['u0', 'u1', 'u2', 'u3', 'u4', 'u5']);
+      // All claimed and live: nothing to claim, no tenant to turn to; still pending for the cap.
+      expect(await other.uploads.claimOldest(t, 'owner-2', 6_000, 66_000)).toBeNull();
+      expect(await store.uploads.pendingTenants(6_000)).toEqual([]);
+      expect(await store.uploads.pendingTenants()).toEqual([t]);
+      expect(await store.uploads.countPending(t)).toBe(6);
+      // Recording under a claim: only its owner's write counts.
+      const dll = Buffer.from([1, 2, 3]);
+      const rec = { discovered: [], assembly: dll, assemblySha256: 'x', at: 7_000 };
+      const results = await Promise.all(
+        got.map(async (id) => [
+          await store.uploads.markCompiled(t, id, { ...rec, claim: 'owner-0' }),
+          await other.uploads.markCompiled(t, id, { ...rec, claim: 'owner-1' }),
+        ]),
+      );
+      // Each upload recorded by exactly one of the two owners (the one holding its claim).
+      expect(results.every(([a, b]) => a !== b)).toBe(true);
+      expect(await store.uploads.countPending(t)).toBe(0);
+      // A claim that lapsed (its instance died) is taken by another; the dead owner can no longer record.
+      await store.uploads.create({ uploadId: 'late', tenantId: t, kind: 'reducer', sources, meta: {}, createdAt: 9_000 });
+      expect((await store.uploads.claimOldest(t, 'dead', 10_000, 20_000))?.uploadId).toBe('late');
+      expect(await other.uploads.claimOldest(t, 'alive', 19_999, 79_999)).toBeNull();
+      expect(await store.uploads.pendingTenants(20_001)).toEqual([t]);
+      expect((await other.uploads.claimOldest(t, 'alive', 20_001, 80_001))?.uploadId).toBe('late');
+      expect(await store.uploads.markFailed(t, 'late', { compilationError: 'x', at: 21_000, claim: 'dead' })).toBe(false);
+      // A claim given up (a compile left for a later turn) can be taken at once.
+      await store.uploads.releaseClaim(t, 'late', 'alive');
+      expect((await store.uploads.claimOldest(t, 'third', 21_000, 81_000))?.uploadId).toBe('late');
+      expect(await store.uploads.markFailed(t, 'late', { compilationError: 'x', at: 22_000, claim: 'third' })).toBe(true);
+      expect(await store.uploads.get(t, 'late')).toMatchObject({ status: 'failed', compilationError: 'x' });
+    });
+
     it('writes an aggregate’s state in the append’s own transaction, only from the version it was computed on', async () => {
       const t = await tenant(store, 't1');
       const snap = (baseVersion: number, state: string) => ({ bindingId: 'b1', baseVersion, state });

@@ -348,5 +348,31 @@ export function describeProjectionStore(current: () => Store): void {
       await store.lanes.releaseLease(t, 'v1', 'k', 'b');
       expect(await lease('a', 1900)).toBe(true);
     });
+
+    it('renews a lease only for its holder, and keeps a run’s write only while its instance holds the lease', async () => {
+      const t = await tenant(store, 't1');
+      await store.projections.deploy({
+        tenantId: t,
+        projectionId: 'p1',
+        name: 'n',
+        version: { versionId: 'v1', projectionId: 'p1', tenantId: t, className: 'C', targetPosition: 0, createdAt: 1 },
+      });
+      const lease = (owner: string, now: number) => store.lanes.acquireLease(t, 'v1', 'k', owner, now, now + 1000);
+      expect(await lease('a', 0)).toBe(true);
+      expect(await store.lanes.renewLease(t, 'v1', 'k', 'a', 2000)).toBe(true);
+      expect(await lease('b', 1500)).toBe(false); // renewed: still a's
+      expect(await store.lanes.renewLease(t, 'v1', 'k', 'b', 3000)).toBe(false);
+      // a pauses past its lease; b takes the lane over and stores first.
+      expect(await lease('b', 2500)).toBe(true);
+      expect(await store.lanes.renewLease(t, 'v1', 'k', 'a', 4000)).toBe(false);
+      const change = (leaseOwner: string, state: string) => ({ state, fromPosition: 0, appliedPosition: 1, updatedAt: 9, leaseOwner });
+      // a's late write is refused by the lease alone (the checkpoint has not moved yet): nothing is kept.
+      expect(await store.lanes.applied(t, 'v1', 'k', change('a', '{"by":"a"}'))).toBe(false);
+      expect(await store.lanes.applied(t, 'v1', 'k', change('b', '{"by":"b"}'))).toBe(true);
+      expect(await store.lanes.getLane(t, 'v1', 'k')).toMatchObject({ state: '{"by":"b"}', appliedPosition: 1 });
+      // Released, the lease still fences: only the last holder's runs store until another takes it.
+      await store.lanes.releaseLease(t, 'v1', 'k', 'b');
+      expect(await store.lanes.renewLease(t, 'v1', 'k', 'b', 5000)).toBe(false);
+    });
   });
 }

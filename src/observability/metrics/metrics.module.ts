@@ -1,4 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { HealthModule, REDIS_CHECK } from '../../health/health.controller';
+import { RedisReadinessCheck } from '../../health/redis-readiness';
 import { AppConfig } from '../../config/app-config';
 import { NotificationsModule } from '../../notifications/notifications.module';
 import { StreamLimiter } from '../../notifications/streams/stream-limiter';
@@ -21,18 +23,19 @@ export class MetricsModule {
     if (!config.metrics.enabled) return { module: MetricsModule };
     return {
       module: MetricsModule,
-      imports: [RuntimeModule, NotificationsModule],
+      imports: [RuntimeModule, NotificationsModule, HealthModule],
       controllers: [MetricsController],
       providers: [
         {
           provide: ScrapeGauges,
-          inject: [AppMetrics, STORE, RuntimePool, StreamLimiter],
-          useFactory: (metrics: AppMetrics, s: Store, pool: RuntimePool, streams: StreamLimiter) =>
+          inject: [AppMetrics, STORE, RuntimePool, StreamLimiter, REDIS_CHECK],
+          useFactory: (metrics: AppMetrics, s: Store, pool: RuntimePool, streams: StreamLimiter, redis: RedisReadinessCheck | null) =>
             new ScrapeGauges((metrics as PrometheusMetrics).registry, {
               versionGauges: () => s.lanes.versionGauges(),
               pendingCompiles: () => s.uploads.countPending(),
               executors: () => pool.stats().executors,
               streams: () => streams.countByTransport(),
+              ...(redis ? { dependencies: async () => ({ redis: await redis.up() }) } : {}),
             }),
         },
       ],

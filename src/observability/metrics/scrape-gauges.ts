@@ -12,6 +12,8 @@ export interface ScrapeSources {
   executors(): { pid?: number; loaded: number }[];
   /** Open streams of this instance by transport. */
   streams(): { websocket: number; sse: number };
+  /** Dependencies whose loss degrades this instance without stopping it, each asked now: name → up (e.g. redis). */
+  dependencies?(): Promise<Record<string, boolean>>;
 }
 
 /** What the store said at one scrape, kept for STORE_CACHE_MS. */
@@ -120,6 +122,17 @@ export class ScrapeGauges {
         this.set(sources.executors().reduce((n, e) => n + e.loaded, 0));
       },
     });
+    const dependencies = sources.dependencies;
+    if (dependencies)
+      new Gauge({
+        name: 'eventstore_dependency_up',
+        help: 'Whether a dependency answers this instance (1) or not (0): redis, when REDIS_URL is set; its loss degrades, see /health/ready',
+        labelNames: ['dependency'] as const,
+        registers: [registry],
+        async collect() {
+          for (const [dependency, up] of Object.entries(await dependencies())) this.set({ dependency }, up ? 1 : 0);
+        },
+      });
     new Gauge({
       name: 'eventstore_stream_connections',
       help: 'Open notification streams of this instance, by transport',

@@ -8,6 +8,7 @@ import {
 } from '../notification-schema';
 import { webhookSuspensionsMigration } from '../webhook-suspension-schema';
 import { droppedVersionsMigration } from '../projection-schema';
+import { uploadClaimMigration } from '../upload-schema';
 
 /** Ordered, append-only: a migration once shipped is never edited, only followed. */
 export const POSTGRES_MIGRATIONS: string[] = [
@@ -160,4 +161,5 @@ export const POSTGRES_MIGRATIONS: string[] = [
   droppedVersionsMigration('bigint'),
   webhookUrlMigration('postgres'),
   NOTIFICATION_TRACE_MIGRATION,
+  uploadClaimMigration('bigint'),
 ];

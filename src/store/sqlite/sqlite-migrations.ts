@@ -8,6 +8,7 @@ import {
 } from '../notification-schema';
 import { webhookSuspensionsMigration } from '../webhook-suspension-schema';
 import { droppedVersionsMigration } from '../projection-schema';
+import { uploadClaimMigration } from '../upload-schema';
 
 /** Ordered, append-only: a migration once shipped is never edited, only followed. */
 export const SQLITE_MIGRATIONS: string[] = [
@@ -159,4 +160,5 @@ export const SQLITE_MIGRATIONS: string[] = [
   droppedVersionsMigration('INTEGER'),
   webhookUrlMigration('sqlite'),
   NOTIFICATION_TRACE_MIGRATION,
+  uploadClaimMigration('INTEGER'),
 ];

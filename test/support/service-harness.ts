@@ -42,10 +42,13 @@ export class ServiceProcess {
   /** stdout alone (output has both streams, interleaved). */
   stdout = '';
 
+  /** Kept across `start()`s once chosen, so a restarted instance answers where its clients look for it. */
+  private port?: number;
+
   constructor(private readonly env: Record<string, string>) {}
 
   async start(): Promise<void> {
-    const port = await freePort();
+    const port = (this.port ??= await freePort());
     this.url = `http://127.0.0.1:${port}`;
     const main = path.join(__dirname, '..', '..', 'dist', 'src', 'main.js');
     if (!fs.existsSync(main)) throw new Error(`${main} missing: run 'npm run build' (npm test does)`);

@@ -6,7 +6,6 @@ import { envFor, SCHEDULER_BACKENDS, schedulerEnv, stopBackends } from '../suppo
 import { projectionActive, settle, until, uploadProjection } from '../support/tenant-code';
 import { ThrowawayRedis } from '../support/throwaway-redis';
 import { WebhookReceiver } from '../support/webhook-receiver';
-import { zipSources } from '../support/zip-writer';
 
 /**
  * Issue 23: three instances (A, B, C) on one PostgreSQL (and one Redis with BullMQ lanes), clients
@@ -36,7 +35,7 @@ const CUSTOMERS = 20;
 const SETTLE_MS = 20_000;
 /** Ack → first notification for appends acknowledged just before an instance went away. */
 const TAKEOVER_AFTER_KILL_MS = 5_000;
-const TAKEOVER_AFTER_SIGTERM_MS = 2_000;
+const TAKEOVER_AFTER_SIGTERM_MS = 3_000;
 
 const names = ['A', 'B', 'C'];
 
@@ -88,45 +87,32 @@ describe.each(SCHEDULER_BACKENDS)('three instances on one PostgreSQL, %s lanes',
   }, 60_000);
 
   it('compiles each of two uploads sent at once through A and B exactly once, and logs no error', async () => {
+    // A tenant of its own, so that these projections route none of the workload's events.
+    const other = await newTenant(cluster.instances[0].url, `compiles-${scheduler}`);
     const compiles = () => cluster.metricSum('eventstore_compile_duration_seconds_count');
     const before = await compiles();
-    const source = (type: string) =>
-      exampleSources('bank-account').map((s) => ({
+    const source = (name: string) =>
+      exampleSources('customer-totals').map((s) => ({
         ...s,
-        content: s.content.replace('[AggregateType("account")]', `[AggregateType("${type}")]`),
+        content: s.content.replace('[ProjectionName("customer-totals")]', `[ProjectionName("${name}")]`),
       }));
-    const upload = async (i: number, reducerId: string, type: string) => {
-      const form = new FormData();
-      form.append('file', new Blob([zipSources(source(type))]), 'r.zip');
-      form.append('reducerId', reducerId);
-      const res = await fetch(`${cluster.instances[i].url}/reducers/upload`, {
-        method: 'POST',
-        headers: { 'x-api-key': t.key },
-        body: form,
-      });
-      expect(res.status).toBe(202);
-    };
-    await Promise.all([upload(0, 'ledger-a', 'accta'), upload(1, 'ledger-b', 'acctb')]);
-    // Compiled, as every instance sees it; then no compile queued anywhere (a second compile would be under way or done).
-    for (const i of [0, 1, 2]) {
-      for (const id of ['ledger-a', 'ledger-b']) {
-        await until(
-          () => via(i).get(`/reducers/${id}/status`),
-          (r) => r.body?.status === 'compiled',
-          120_000,
-          `${id} compiled on ${names[i]}`,
-        );
-      }
-    }
+    const ups = await Promise.all([
+      uploadProjection(cluster.instances[0].url, other.key, source('totals-a')),
+      uploadProjection(cluster.instances[1].url, other.key, source('totals-b')),
+    ]);
+    // Deployed, as every instance sees it; then no upload left pending in the store.
+    for (const i of [0, 1, 2]) for (const up of ups) await projectionActive(cluster.instances[i].url, other.key, up.uploadId);
     await until(
       () => cluster.metricSum('eventstore_compile_queue_depth'),
       (n) => n === 0,
       60_000,
-      'compile queues empty',
+      'no upload pending',
     );
-    figures.compilesForTwoUploads = (await compiles()) - before;
+    // A second compile of an upload starts when the first does (another instance took the same pending
+    // upload), so it ends within a compile's time (0.2-1.5 s here): watched for 3 s, not waited on.
+    const counted = await settle(compiles, (n) => n - before > 2, Date.now() + 3_000);
+    figures.compilesForTwoUploads = counted - before;
     expect(figures.compilesForTwoUploads).toBe(2);
-    for (const type of ['accta', 'acctb']) expect((await via(2).get(`/aggregate-types/${type}`)).status).toBe(200);
     expect(cluster.errorLines()).toEqual([]);
   });
 

@@ -32,7 +32,62 @@ interface Allowed {
 }
 
 /** Statements that cover every tenant on purpose. Each must still be met by the workload (a stale entry fails). */
-const ALLOWED: Allowed[] = [];
+const ALLOWED: Allowed[] = [
+  {
+    name: 'lane sweep',
+    why: 'LaneEngine.sweep (every LANE_SWEEP_MS): one statement names the live versions with work and the tombstones, all tenants',
+    match: /^SELECT 'live' AS kind, v\.tenant_id, .* FROM dropped_versions d$/,
+  },
+  {
+    name: 'live versions at start',
+    why: 'LaneEngine start and GET /admin/lanes: every live projection version of every tenant, once, to start their routers',
+    match:
+      /^SELECT v\.\* FROM projection_versions v JOIN projections p ON p\.tenant_id = v\.tenant_id AND \(p\.active_version = v\.version_id OR p\.pending_version = v\.version_id\)$/,
+  },
+  {
+    name: 'orphan lanes (admin)',
+    why: 'GET /admin/lanes: lane and inbox rows that no live version owns, all tenants (an operator view)',
+    match: /^SELECT tenant_id, version_id, SUM\(lanes\) AS lanes, SUM\(inbox\) AS inbox FROM \(/,
+  },
+  {
+    name: 'compile queue tenants',
+    why: 'CompileQueue.dispatch: which tenants have uploads pending (the fair ring of tenants), all tenants',
+    match: /^SELECT tenant_id FROM uploads WHERE status = 'pending' GROUP BY tenant_id/,
+  },
+  {
+    name: 'webhook backlog scan',
+    why: 'WebhookDispatcher: projections with notifications not yet turned into deliveries, all tenants',
+    match:
+      /^SELECT h\.tenant_id, h\.projection_id FROM notification_heads h JOIN projections p .* WHERE h\.last_sequence > h\.webhook_sequence/,
+  },
+  {
+    name: 'webhook due tenants',
+    why: 'WebhookDispatcher: a loose index walk over the tenants with due deliveries (tenants served in turn), all tenants',
+    match: /^WITH RECURSIVE t\(tenant_id\) AS \( SELECT \(SELECT d\.tenant_id FROM webhook_deliveries d WHERE d\.status = 'pending'/,
+  },
+  {
+    name: 'webhook delivery retention',
+    why: 'the retention sweep: delivered and dead deliveries older than their keep time, all tenants',
+    match: /^DELETE FROM webhook_deliveries WHERE status = '(delivered|dead)' AND updated_at < (\?|\$1)$/,
+  },
+  {
+    name: 'notification retention',
+    why: 'NotificationRetention.sweep: projections with notifications past NOTIFICATIONS_KEEP_*, all tenants (each is then pruned by tenant)',
+    match: /^SELECT h\.tenant_id, h\.projection_id FROM notification_heads h WHERE h\.last_sequence - h\.pruned_sequence > /,
+  },
+  {
+    name: 'metrics gauges',
+    why: 'GET /metrics: the per-projection gauges and the compile queue depth, read from the store for all tenants at each scrape',
+    match:
+      /^(SELECT v\.tenant_id, v\.projection_id, v\.version_id, CASE WHEN p\.active_version = v\.version_id THEN 'active'|SELECT COUNT\(\*\) AS n FROM uploads WHERE status = 'pending'$)/,
+  },
+  {
+    name: 'group commit (PostgreSQL)',
+    why: 'the append group commit: one statement for the appends of several tenants, each row naming its tenant through the parameter arrays (k.t, c.t)',
+    match:
+      /(JOIN unnest\(\$1::text\[\], \$2::text\[\]\) AS k\(t, a\) ON s\.tenant_id = k\.t|^WITH chk AS \( SELECT count\(\*\) AS stale FROM json_to_recordset\(\$1::json\) AS c\(t text)/,
+  },
+];
 
 const preload = path.join(__dirname, '..', '..', 'dist', 'test', 'support', 'sql-capture.preload.js');
 const CONTROL = /^(begin|commit|rollback|savepoint|release|pragma|set|show|select \?|select 0|vacuum|analyze)\b/i;

@@ -18,6 +18,8 @@ describe('unscopedTenantTables', () => {
     `WITH due AS (SELECT sequence FROM webhook_deliveries WHERE tenant_id = ? AND status = 'waiting') UPDATE webhook_deliveries SET status = 'x' WHERE tenant_id = ? AND sequence IN (SELECT sequence FROM due)`,
     "SELECT * FROM events WHERE tenant_id = ? AND data = 'FROM lanes WHERE x'",
     'SELECT name FROM tenants',
+    'UPDATE tenant_heads SET position = position + 1 WHERE tenant_id = ANY($1)',
+    'SELECT * FROM lanes l WHERE ? = l.tenant_id',
   ])('passes %s', (sql) => expect(tables(sql)).toEqual([]));
 
   it.each([
@@ -32,5 +34,8 @@ describe('unscopedTenantTables', () => {
     ['SELECT * FROM lanes WHERE tenant_id = ? AND version_id IN (SELECT active_version FROM projections)', ['projections']],
     ['INSERT INTO lane_inbox (version_id, state_key) SELECT version_id, state_key FROM lanes WHERE tenant_id = ?', ['lane_inbox']],
     ['SELECT 1 FROM events WHERE tenant_id = ? UNION ALL SELECT 1 FROM streams', ['streams']],
+    // Joined on tenant_id, but no tenant named: every tenant's rows.
+    ['SELECT * FROM lanes l JOIN lane_inbox i ON i.tenant_id = l.tenant_id AND i.version_id = l.version_id', ['lanes, lane_inbox']],
+    ['SELECT * FROM lanes l WHERE l.tenant_id = l.tenant_id', ['lanes']],
   ])('catches %s', (sql, expected) => expect(tables(sql).sort()).toEqual([...expected].sort()));
 });

@@ -194,19 +194,39 @@ export function unscopedTenantTables(sql: string, tenantTables: ReadonlySet<stri
   const found: Unscoped[] = [];
   for (const statement of splitStatements(sql)) {
     const pending: Group[] = [group(statement)];
+    const touched: TableRef[] = [];
     while (pending.length) {
       const block = pending.pop()!;
       for (const p of parts(flatten(block, pending))) {
         const { refs, qualified, bare, usingTenant } = refsAndScopes(p);
         const tenantRefs = refs.filter((r) => tenantTables.has(r.table));
+        touched.push(...tenantRefs);
         for (const r of tenantRefs) {
           const ok = qualified.has(r.alias) || usingTenant || (bare && tenantRefs.length === 1);
           if (!ok) found.push({ ...r, block: p.join(' ').slice(0, 300) });
         }
       }
     }
+    // Tables tied to each other by tenant_id but to no tenant at all: a scan of every tenant.
+    if (touched.length && !found.length && !anchored(statement)) {
+      found.push({ table: [...new Set(touched.map((r) => r.table))].join(', '), alias: '', block: 'tenant_id compared with no value' });
+    }
   }
   return found;
+}
+
+/** The statement compares some tenant_id with a value (`tenant_id = ?`, `IN (?, …)`, `= ANY(?)`), or inserts one (a column list naming it). */
+function anchored(t: Token[]): boolean {
+  return t.some((tok, i) => {
+    if (tok !== 'tenant_id') return false;
+    const after = t.slice(i + 1, i + 5);
+    if ((after[0] === '=' || after[0] === 'in') && after.some((x) => x === '?' || x === "'?'")) return true;
+    const before = t.slice(Math.max(0, i - 4), i);
+    if (before.includes('=') && (before.includes('?') || before.includes("'?'"))) return true;
+    // INSERT INTO table ( … tenant_id … )
+    const open = t.lastIndexOf('(', i);
+    return open >= 2 && t[open - 2] === 'into' && !t.slice(open, i).includes(')');
+  });
 }
 
 /** Whitespace collapsed: the form allowlist patterns are matched against. */

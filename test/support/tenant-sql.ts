@@ -114,9 +114,13 @@ function parts(tokens: Token[]): Token[][] {
   tokens.forEach((t, i) => {
     if (t === '(') depth++;
     if (t === ')') depth--;
-    const split = depth === 0 && ((t === 'select' && i > 0 && tokens[i - 1] !== '(' && !['union', 'all', 'except', 'intersect'].includes(tokens[i - 1])) || ['union', 'except', 'intersect'].includes(t));
+    const split =
+      depth === 0 &&
+      ((t === 'select' && i > 0 && tokens[i - 1] !== '(' && !['union', 'all', 'except', 'intersect'].includes(tokens[i - 1])) ||
+        ['union', 'except', 'intersect'].includes(t));
     if (split) out.push([]);
-    if (!['union', 'except', 'intersect'].includes(t) && !(t === 'all' && ['union', 'except', 'intersect'].includes(tokens[i - 1]))) out[out.length - 1].push(t);
+    if (!['union', 'except', 'intersect'].includes(t) && !(t === 'all' && ['union', 'except', 'intersect'].includes(tokens[i - 1])))
+      out[out.length - 1].push(t);
   });
   return out.filter((p) => p.length);
 }
@@ -215,7 +219,10 @@ export function unscopedTenantTables(sql: string, tenantTables: ReadonlySet<stri
   return found;
 }
 
-/** The statement compares some tenant_id with a value (`tenant_id = ?`, `IN (?, …)`, `= ANY(?)`), or inserts one (a column list naming it). */
+/**
+ * The statement compares some tenant_id with a value (`tenant_id = ?`, `IN (?, …)`, `= ANY(?)`), or
+ * inserts one (a column list naming it).
+ */
 function anchored(t: Token[]): boolean {
   return t.some((tok, i) => {
     if (tok !== 'tenant_id') return false;

@@ -87,7 +87,7 @@ export class AppendLoad {
   readonly acks: Ack[] = [];
   /** Requests without an answer (connection refused or reset), and answers other than 201/409. */
   unanswered = 0;
-  readonly otherStatuses: number[] = [];
+  readonly otherStatuses: { status: number; at: number }[] = [];
   conflicts = 0;
   private readonly cursors: AggregateCursor[];
   private timer?: NodeJS.Timeout;
@@ -177,7 +177,7 @@ export class AppendLoad {
         this.conflicts++;
         c.version = res.body.actualVersion;
       } else {
-        this.otherStatuses.push(res.status);
+        this.otherStatuses.push({ status: res.status, at: Date.now() });
         c.uncertain = true;
       }
     } catch {

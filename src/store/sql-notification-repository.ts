@@ -5,7 +5,8 @@ import { SqlRunner, SqlStatement } from './sql-runner';
 const N_COLUMNS =
   'n.sequence, n.projection_id, n.aggregate_id, n.aggregate_type, n.state_key, n.version, n.position, s.state, n.timestamp, n.trace_parent';
 /** A notification with its state text (stored once per tenant and text, see sharedStatesMigration). */
-const N_WITH_STATE = 'notifications n JOIN notification_states s ON s.state_id = n.state_id';
+// The tenant in the join too: a state text is its tenant's (docs/scaling.md: every statement names the tenant).
+const N_WITH_STATE = 'notifications n JOIN notification_states s ON s.tenant_id = n.tenant_id AND s.state_id = n.state_id';
 
 /** The key a state text is stored under, per tenant: identical texts are stored once. */
 export function stateDigest(state: string): string {
@@ -167,6 +168,7 @@ export class SqlNotificationRepository implements NotificationRepository {
     ]);
     await forgetUnreferencedStates(
       this.db,
+      tenantId,
       states.map((r) => Number(r.state_id)),
     );
     return bound;
@@ -181,16 +183,16 @@ const GC_CHUNK = 500;
  * foreign key check holds it): the statement then fails and is retried one state at a time, so
  * the others still go and the referred one stays.
  */
-export async function forgetUnreferencedStates(db: SqlRunner, stateIds: number[]): Promise<void> {
+export async function forgetUnreferencedStates(db: SqlRunner, tenantId: string, stateIds: number[]): Promise<void> {
   const sql = (n: number) =>
-    `DELETE FROM notification_states WHERE state_id IN (${Array(n).fill('?').join(', ')})
-     AND NOT EXISTS (SELECT 1 FROM notifications n WHERE n.state_id = notification_states.state_id)`;
+    `DELETE FROM notification_states WHERE tenant_id = ? AND state_id IN (${Array(n).fill('?').join(', ')})
+     AND NOT EXISTS (SELECT 1 FROM notifications n WHERE n.tenant_id = notification_states.tenant_id AND n.state_id = notification_states.state_id)`;
   for (let i = 0; i < stateIds.length; i += GC_CHUNK) {
     const chunk = stateIds.slice(i, i + GC_CHUNK);
     try {
-      await db.run(sql(chunk.length), chunk);
+      await db.run(sql(chunk.length), [tenantId, ...chunk]);
     } catch {
-      for (const id of chunk) await db.run(sql(1), [id]).catch(() => undefined);
+      for (const id of chunk) await db.run(sql(1), [tenantId, id]).catch(() => undefined);
     }
   }
 }

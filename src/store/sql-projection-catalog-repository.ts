@@ -177,6 +177,7 @@ export class SqlProjectionCatalogRepository implements ProjectionCatalogReposito
     // State texts no notification refers to any more (a text may be shared with another projection's log).
     await forgetUnreferencedStates(
       this.db,
+      tenantId,
       states.map((r) => Number(r.state_id)),
     );
     return [

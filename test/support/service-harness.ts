@@ -42,12 +42,19 @@ export class ServiceProcess {
   /** stdout alone (output has both streams, interleaved). */
   stdout = '';
 
+  /** Kept across `start()`s once chosen, so a restarted instance answers where its clients look for it. */
+  private port?: number;
+
   constructor(private readonly env: Record<string, string>) {}
 
   async start(): Promise<void> {
-    const port = await freePort();
+    const port = (this.port ??= await freePort());
     this.url = `http://127.0.0.1:${port}`;
-    const main = path.join(__dirname, '..', '..', 'dist', 'src', 'main.js');
+    // From test/support (ts-jest) the build is in dist/; from dist/test/support (a bench) it is beside.
+    const root = path.join(__dirname, '..', '..');
+    const main = fs.existsSync(path.join(root, 'src', 'main.js'))
+      ? path.join(root, 'src', 'main.js')
+      : path.join(root, 'dist', 'src', 'main.js');
     if (!fs.existsSync(main)) throw new Error(`${main} missing: run 'npm run build' (npm test does)`);
     this.child = spawn(process.execPath, [main], {
       env: { ...process.env, ADMIN_TOKEN, LOG_LEVEL: 'warn', HOST: '127.0.0.1', ...this.env, PORT: String(port) },

@@ -24,9 +24,11 @@ sealed class TenantLoadContext : AssemblyLoadContext
 
 public sealed class LoadedAssembly
 {
-    internal LoadedAssembly(string id, TenantLoadContext context, Assembly assembly, byte[] sha256)
+    internal LoadedAssembly(string id, TenantLoadContext context, Assembly assembly, byte[] sha256, string tenantId, long capBytes)
     {
         Id = id;
+        TenantId = tenantId;
+        CapBytes = capBytes;
         Context = context;
         Assembly = assembly;
         Sha256 = sha256;
@@ -40,6 +42,11 @@ public sealed class LoadedAssembly
     }
 
     public string Id { get; }
+    /// <summary>Whose memory it is (TenantMemory), and that tenant's cap as its load gave it.</summary>
+    public string TenantId { get; }
+    public long CapBytes { get; }
+    /// <summary>What it is charged: its image, its type initialisers' and its runners' allocations.</summary>
+    public long ChargedBytes { get; internal set; }
     internal TenantLoadContext Context { get; }
     public Assembly Assembly { get; }
     public byte[] Sha256 { get; }
@@ -65,10 +72,12 @@ public sealed class AssemblyRegistry
         }
     }
 
-    /// <summary>Verifies (same policy as at compile time) and loads an assembly. Returns false when the same
-    /// bytes are already loaded under this id.</summary>
-    public bool Load(string assemblyId, byte[] image)
+    /// <summary>Verifies (same policy as at compile time) and loads an assembly, then runs its type initialisers (see
+    /// <see cref="LoadAndInitialize"/>) and charges the tenant for them. Returns false when the same bytes are already loaded
+    /// under this id. <paramref name="tenantId"/> defaults to the assembly id (an assembly of its own tenant).</summary>
+    public bool Load(string assemblyId, byte[] image, string? tenantId = null, long capBytes = TenantMemory.DefaultCapBytes)
     {
+        tenantId ??= assemblyId;
         var sha = SHA256.HashData(image);
         if (_loaded.TryGetValue(assemblyId, out var existing))
         {
@@ -89,19 +98,75 @@ public sealed class AssemblyRegistry
             throw new ProtocolException(ErrorCodes.VerifyFailed,
                 "the assembly fails the API policy: " + string.Join("; ", violations.Take(10).Select(v => v.Message)));
 
+        var held = Memory.Charged(tenantId);
+        if (held + image.Length > capBytes) throw TenantMemory.Exceeded(tenantId, held, image.Length, capBytes, "its code");
         var context = new TenantLoadContext("tenant:" + assemblyId);
+        var (assembly, allocated, failure) = LoadAndInitialize(context, image, assemblyId);
+        failure ??= held + image.Length + allocated > capBytes
+            ? TenantMemory.Exceeded(tenantId, held, image.Length + allocated, capBytes, "its code and static initialisers")
+            : null;
+        if (failure is not null)
+        {
+            // Nothing of it is kept: the context goes, and its statics with it, now rather than at some later collection
+            // (the next call may be another tenant's, and needs the heap back).
+            _unloading.Add(new WeakReference(context));
+            context.Unload();
+            Collect();
+            throw failure;
+        }
+        _loaded[assemblyId] = new LoadedAssembly(assemblyId, context, assembly!, sha, tenantId, capBytes) { ChargedBytes = image.Length + allocated };
+        Memory.Charge(tenantId, image.Length + allocated);
+        return true;
+    }
+
+    /// <summary>Where each tenant's memory in this executor is charged.</summary>
+    public TenantMemory Memory { get; } = new();
+
+    /// <summary>
+    /// Loads the image and runs every type initialiser of the assembly now (non-generic types: the verifier refuses static
+    /// fields in generic types, whose copies would appear per instantiation at call time), so that no static initialiser
+    /// runs later inside some call — another tenant's batch waiting behind it — and what they allocate is charged to this
+    /// tenant at its own load. An initialiser cannot be interrupted: its time is bounded by the load's deadline (the caller
+    /// kills the host past it, blaming the loading tenant: the host acknowledged the load as started), its memory by the
+    /// heap limit (an OutOfMemoryException fails the load). Kept out of line so that no reference to the context outlives
+    /// a failure on the caller's stack.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    static (Assembly? Assembly, long Allocated, ProtocolException? Failure) LoadAndInitialize(TenantLoadContext context, byte[] image, string assemblyId)
+    {
+        Assembly assembly;
         try
         {
             using var stream = new MemoryStream(image, writable: false);
-            var assembly = context.LoadFromStream(stream);
-            _loaded[assemblyId] = new LoadedAssembly(assemblyId, context, assembly, sha);
-            return true;
+            assembly = context.LoadFromStream(stream);
         }
         catch (Exception ex) when (ex is BadImageFormatException or FileLoadException)
         {
-            context.Unload();
-            throw new ProtocolException(ErrorCodes.LoadFailed, $"cannot load assembly '{assemblyId}': {ex.Message}");
+            return (null, 0, new ProtocolException(ErrorCodes.LoadFailed, $"cannot load assembly '{assemblyId}': {ex.Message}"));
         }
+        var before = TenantMemory.Allocated();
+        Type? current = null;
+        try
+        {
+            foreach (var type in assembly.GetTypes())
+            {
+                if (type.ContainsGenericParameters) continue;
+                current = type;
+                RuntimeHelpers.RunClassConstructor(type.TypeHandle);
+            }
+        }
+        catch (Exception ex)
+        {
+            if (ex is TypeInitializationException { InnerException: { } inner }) ex = inner;
+            var where = current is null ? "" : $" of {current.FullName}";
+            ProtocolException failure = ex is OutOfMemoryException
+                ? new(ErrorCodes.TenantMemoryExceeded, $"the static initialiser{where} ran out of memory ({ex.GetType().Name}); it allocated {TenantMemory.Allocated() - before:N0} bytes")
+                : ex is ReflectionTypeLoadException
+                    ? new(ErrorCodes.LoadFailed, $"cannot load the types of assembly '{assemblyId}': {ex.Message}")
+                    : new(ErrorCodes.LoadFailed, $"the static initialiser{where} threw {ex.GetType().FullName}: {ex.Message}");
+            return (null, 0, failure);
+        }
+        return (assembly, TenantMemory.Allocated() - before, null);
     }
 
     public bool Unload(string assemblyId)
@@ -114,6 +179,7 @@ public sealed class AssemblyRegistry
     [MethodImpl(MethodImplOptions.NoInlining)]
     void UnloadContext(LoadedAssembly loaded)
     {
+        Memory.Release(loaded.TenantId, loaded.ChargedBytes);
         loaded.Runners.Clear();
         _unloading.Add(new WeakReference(loaded.Context));
         loaded.Context.Unload();
@@ -131,6 +197,7 @@ public sealed class AssemblyRegistry
         if (loaded.Runners.TryGetValue(className, out var runner)) return runner;
         var type = loaded.Assembly.GetType(className, throwOnError: false, ignoreCase: false)
                    ?? throw new ProtocolException(ErrorCodes.ClassNotFound, $"class '{className}' not found in assembly '{assemblyId}'");
+        var before = TenantMemory.Allocated();
         try
         {
             runner = RunnerFactory.Create(type, loaded.Options);
@@ -145,6 +212,15 @@ public sealed class AssemblyRegistry
             if (ex is ProtocolException) throw ex;
             throw new ProtocolException(ErrorCodes.ClassNotFound, $"cannot prepare '{className}': {ex.GetType().Name}: {ex.Message}");
         }
+        // The serializer keeps what it built for the state type (its metadata, converters the tenant declared) for the life
+        // of the assembly: charged like static initialisers. Over the cap the runner is not kept; the caller unloads the
+        // assembly (TENANT_MEMORY_EXCEEDED counts as an offence), which drops the rest.
+        var allocated = TenantMemory.Allocated() - before;
+        var held = Memory.Charged(loaded.TenantId);
+        if (held + allocated > loaded.CapBytes)
+            throw TenantMemory.Exceeded(loaded.TenantId, held, allocated, loaded.CapBytes, $"preparing {className}:");
+        Memory.Charge(loaded.TenantId, allocated);
+        loaded.ChargedBytes += allocated;
         loaded.Runners[className] = runner;
         return runner;
     }

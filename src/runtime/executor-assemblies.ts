@@ -18,16 +18,22 @@ export interface TenantAssembly extends BudgetEntry {
   loading?: Promise<void>;
   /** The upload went away while calls still needed it: unloaded once they are answered. */
   dropWhenUnused?: boolean;
+  /** What the host charged its tenant for it at its last load (image and type initialisers' allocations). */
+  chargedBytes?: number;
 }
 
 export interface ExecutorAssembliesOptions {
   source: AssemblySource;
   budget: AssemblyBudgetOptions;
   requestDeadlineMs: number;
+  /** What one tenant's assemblies may be charged in one executor (the host refuses a load past it: TENANT_MEMORY_EXCEEDED). */
+  tenantMemoryBytes: number;
   /** An image arrived (or failed to): calls waiting for it may go. */
   fetched: () => void;
   /** The host died or hung loading a tenant's assembly (the load was what it was running). */
   loadKilledHost: (host: HostProcess, tenantId: string, failure: HostFailure) => void;
+  /** A load was refused for the tenant's memory (its offence: the tenant is to be moved apart). */
+  memoryExceeded: (tenantId: string) => void;
 }
 
 const DEATHS: ReadonlySet<HostFailure> = new Set(['TIMEOUT', 'CRASHED', 'PROTOCOL']);
@@ -44,6 +50,7 @@ export class ExecutorAssemblies {
   private budget: AssemblyBudget<TenantAssembly>;
   private host?: HostProcess;
   private generation = 0;
+  private lastCharges?: { host: HostProcess; total: number; holder?: { tenantId: string; bytes: number } };
 
   constructor(private readonly options: ExecutorAssembliesOptions) {
     this.budget = new AssemblyBudget(options.budget);
@@ -62,6 +69,8 @@ export class ExecutorAssemblies {
 
   /** The host is gone: what it had loaded is gone with it; images still needed are kept for the next one. */
   detach(): void {
+    // What it was charged, for the blame of its death (read after this, when the exit is seen first).
+    if (this.host) this.lastCharges = { host: this.host, total: this.chargedBytes, holder: this.largestHolder() };
     this.host = undefined;
     this.generation++;
     this.budget = new AssemblyBudget(this.options.budget);
@@ -114,8 +123,16 @@ export class ExecutorAssemblies {
     a.loadedIn = generation;
     this.budget.add(a);
     this.counters.loads++;
-    a.loading = host.call('load', { assemblyId: a.hostId, assembly: a.image!.toString('base64') }, this.options.requestDeadlineMs).then(
-      () => undefined,
+    const payload = { assemblyId: a.hostId, assembly: a.image!.toString('base64'), tenantId: a.tenantId, tenantMemoryBytes: this.options.tenantMemoryBytes };
+    a.loading = host.call('load', payload, this.options.requestDeadlineMs).then(
+      (r) => {
+        if (a.loadedIn !== generation) return;
+        // What its statics hold counts in the budget too, so that the least recently used make room for it.
+        a.chargedBytes = r.chargedBytes;
+        this.budget.remove(a.key);
+        a.bytes = Math.max(a.image?.length ?? 0, r.chargedBytes ?? 0);
+        this.budget.add(a);
+      },
       (e) => {
         if (a.loadedIn === generation) {
           a.loadedIn = undefined;
@@ -123,10 +140,33 @@ export class ExecutorAssemblies {
         }
         if (e instanceof HostCallError && e.position.running && DEATHS.has(e.failure))
           this.options.loadKilledHost(host, a.tenantId, e.failure);
+        else if (e instanceof HostCallError && e.failure === 'TENANT_MEMORY_EXCEEDED') this.options.memoryExceeded(a.tenantId);
         throw e;
       },
     );
     a.loading.catch(() => undefined);
+  }
+
+  /** The tenant whose loaded assemblies the running host charged the most, and how much (undefined: none charged). */
+  largestHolder(): { tenantId: string; bytes: number } | undefined {
+    const byTenant = new Map<string, number>();
+    for (const a of this.budget.values()) if (a.chargedBytes) byTenant.set(a.tenantId, (byTenant.get(a.tenantId) ?? 0) + a.chargedBytes);
+    let top: { tenantId: string; bytes: number } | undefined;
+    for (const [tenantId, bytes] of byTenant) if (!top || bytes > top.bytes) top = { tenantId, bytes };
+    return top;
+  }
+
+  /** What `host` (the running one, or the one just detached) was charged in all, and its largest holder. */
+  chargesOf(host: HostProcess): { total: number; holder?: { tenantId: string; bytes: number } } | undefined {
+    if (host === this.host) return { total: this.chargedBytes, holder: this.largestHolder() };
+    return this.lastCharges?.host === host ? this.lastCharges : undefined;
+  }
+
+  /** What the running host charged for every assembly loaded in it. */
+  get chargedBytes(): number {
+    let sum = 0;
+    for (const a of this.budget.values()) sum += a.chargedBytes ?? 0;
+    return sum;
   }
 
   /** The upload is gone (a redeploy, a delete): unloaded now, or once the calls that need it are answered. */

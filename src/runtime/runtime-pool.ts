@@ -61,6 +61,10 @@ export interface RuntimePoolOptions {
   maxKeyLength: number;
   /** An apply response stops growing about here: groups past it come back truncated (never empty). */
   maxResultBytes: number;
+  /** What one tenant's assemblies may hold in one executor (image, statics, runners); past it TENANT_MEMORY_EXCEEDED, an offence. */
+  tenantMemoryBytes: number;
+  /** An executor's heap limit (RUNTIME_EXEC_HEAP_MB): the measure of whose memory killed it (Executor). */
+  execHeapBytes: number;
 }
 
 export const DEFAULT_POOL_OPTIONS: RuntimePoolOptions = {
@@ -80,6 +84,8 @@ export const DEFAULT_POOL_OPTIONS: RuntimePoolOptions = {
   maxStateBytes: DEFAULT_MAX_STATE_BYTES,
   maxKeyLength: DEFAULT_MAX_KEY_LENGTH,
   maxResultBytes: DEFAULT_MAX_RESULT_BYTES,
+  tenantMemoryBytes: 32 * 1024 * 1024,
+  execHeapBytes: 256 * 1024 * 1024,
 };
 
 /** coreutils' nice, if the machine has it (quarantine executors run at the lowest priority). */
@@ -91,6 +97,13 @@ const NICE = ['/usr/bin/nice', '/bin/nice'].find((p) => fs.existsSync(p));
  * an idle-policy task yields at once to any normal one that wakes).
  */
 const CHRT = ['/usr/bin/chrt', '/bin/chrt'].find((p) => fs.existsSync(p));
+
+/** What a tenant did to be quarantined, for the log. */
+function offenceText(failure: HostFailure, executor: Executor): string {
+  if (failure === 'TENANT_MEMORY_EXCEEDED') return `its assemblies went over the per-tenant memory cap in ${executor.label} (${failure})`;
+  if (failure === 'HOST_MEMORY_EXHAUSTED') return `${executor.label} ran out of memory that its assemblies hold the most of (${failure})`;
+  return `a call ${failure === 'TIMEOUT' ? 'hung' : 'killed'} ${executor.label} (${failure})`;
+}
 
 /** Where a tenant's calls go now (tests and operators). */
 export type Placement = { kind: 'shared'; slot: number } | { kind: 'quarantine'; until: number } | { kind: 'tenant' };
@@ -352,7 +365,7 @@ export class RuntimePool implements ExecutorListener {
     if (this.options.isolation === 'tenant') return;
     const { until, strikes } = this.quarantine.offend(tenantId);
     this.logger.warn(
-      `tenant ${tenantId}: a call ${failure === 'TIMEOUT' ? 'hung' : 'killed'} ${executor.label} (${failure}); ` +
+      `tenant ${tenantId}: ${offenceText(failure, executor)}; ` +
         `its calls run in a quarantine executor until ${new Date(until).toISOString()} (offence ${strikes})`,
     );
   }
@@ -486,6 +499,8 @@ export class RuntimePool implements ExecutorListener {
         itemsPerRequest: o.itemsPerRequest,
         requestsInFlight: 2,
         requestDeadlineMs: o.callDeadlineMs,
+        tenantMemoryBytes: o.tenantMemoryBytes,
+        heapBytes: o.execHeapBytes,
         stallMs,
       },
       this,

@@ -100,22 +100,16 @@ public sealed class AssemblyRegistry
 
         var held = Memory.Charged(tenantId);
         if (held + image.Length > capBytes) throw TenantMemory.Exceeded(tenantId, held, image.Length, capBytes, "its code");
-        var context = new TenantLoadContext("tenant:" + assemblyId);
-        var (assembly, allocated, failure) = LoadAndInitialize(context, image, assemblyId);
-        failure ??= held + image.Length + allocated > capBytes
-            ? TenantMemory.Exceeded(tenantId, held, image.Length + allocated, capBytes, "its code and static initialisers")
-            : null;
+        var (loaded, failure) = LoadAndInitialize(assemblyId, image, sha, tenantId, capBytes, held);
         if (failure is not null)
         {
-            // Nothing of it is kept: the context goes, and its statics with it, now rather than at some later collection
+            // Nothing of it is kept: its context goes, and its statics with it, now rather than at some later collection
             // (the next call may be another tenant's, and needs the heap back).
-            _unloading.Add(new WeakReference(context));
-            context.Unload();
             Collect();
             throw failure;
         }
-        _loaded[assemblyId] = new LoadedAssembly(assemblyId, context, assembly!, sha, tenantId, capBytes) { ChargedBytes = image.Length + allocated };
-        Memory.Charge(tenantId, image.Length + allocated);
+        _loaded[assemblyId] = loaded!;
+        Memory.Charge(tenantId, loaded!.ChargedBytes);
         return true;
     }
 
@@ -132,7 +126,21 @@ public sealed class AssemblyRegistry
     /// a failure on the caller's stack.
     /// </summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    static (Assembly? Assembly, long Allocated, ProtocolException? Failure) LoadAndInitialize(TenantLoadContext context, byte[] image, string assemblyId)
+    (LoadedAssembly? Loaded, ProtocolException? Failure) LoadAndInitialize(string assemblyId, byte[] image, byte[] sha, string tenantId, long capBytes, long held)
+    {
+        var context = new TenantLoadContext("tenant:" + assemblyId);
+        var (assembly, allocated, failure) = Initialize(context, image, assemblyId);
+        failure ??= held + image.Length + allocated > capBytes
+            ? TenantMemory.Exceeded(tenantId, held, image.Length + allocated, capBytes, "its code and static initialisers")
+            : null;
+        if (failure is null) return (new LoadedAssembly(assemblyId, context, assembly!, sha, tenantId, capBytes) { ChargedBytes = image.Length + allocated }, null);
+        _unloading.Add(new WeakReference(context));
+        context.Unload();
+        return (null, failure);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    static (Assembly? Assembly, long Allocated, ProtocolException? Failure) Initialize(TenantLoadContext context, byte[] image, string assemblyId)
     {
         Assembly assembly;
         try

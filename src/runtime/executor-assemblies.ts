@@ -33,7 +33,7 @@ export interface ExecutorAssembliesOptions {
   /** The host died or hung loading a tenant's assembly (the load was what it was running). */
   loadKilledHost: (host: HostProcess, tenantId: string, failure: HostFailure) => void;
   /** A load was refused for the tenant's memory (its offence: the tenant is to be moved apart). */
-  memoryExceeded: (tenantId: string) => void;
+  memoryExceeded: (tenantId: string, assemblyId: string, error: HostCallError) => void;
 }
 
 const DEATHS: ReadonlySet<HostFailure> = new Set(['TIMEOUT', 'CRASHED', 'PROTOCOL']);
@@ -123,7 +123,12 @@ export class ExecutorAssemblies {
     a.loadedIn = generation;
     this.budget.add(a);
     this.counters.loads++;
-    const payload = { assemblyId: a.hostId, assembly: a.image!.toString('base64'), tenantId: a.tenantId, tenantMemoryBytes: this.options.tenantMemoryBytes };
+    const payload = {
+      assemblyId: a.hostId,
+      assembly: a.image!.toString('base64'),
+      tenantId: a.tenantId,
+      tenantMemoryBytes: this.options.tenantMemoryBytes,
+    };
     a.loading = host.call('load', payload, this.options.requestDeadlineMs).then(
       (r) => {
         if (a.loadedIn !== generation) return;
@@ -140,7 +145,8 @@ export class ExecutorAssemblies {
         }
         if (e instanceof HostCallError && e.position.running && DEATHS.has(e.failure))
           this.options.loadKilledHost(host, a.tenantId, e.failure);
-        else if (e instanceof HostCallError && e.failure === 'TENANT_MEMORY_EXCEEDED') this.options.memoryExceeded(a.tenantId);
+        else if (e instanceof HostCallError && e.failure === 'TENANT_MEMORY_EXCEEDED')
+          this.options.memoryExceeded(a.tenantId, a.assemblyId, e);
         throw e;
       },
     );

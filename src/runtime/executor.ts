@@ -50,6 +50,8 @@ export interface ExecutorListener {
   interrupted(executor: Executor, calls: ExecutorCall[], offenders: string[]): void;
   /** A call is answered, either way. */
   settled(call: ExecutorCall): void;
+  /** The tenant's upload was refused for the tenant's memory (TENANT_MEMORY_EXCEEDED), after `offended`. */
+  refused(tenantId: string, assemblyId: string, error: HostCallError): void;
 }
 
 export interface ExecutorOptions {
@@ -140,7 +142,10 @@ export class Executor {
       requestDeadlineMs: options.requestDeadlineMs,
       tenantMemoryBytes: options.tenantMemoryBytes,
       fetched: () => this.schedule(),
-      memoryExceeded: (tenantId) => this.blame(tenantId, 'TENANT_MEMORY_EXCEEDED'),
+      memoryExceeded: (tenantId, assemblyId, error) => {
+        this.blame(tenantId, 'TENANT_MEMORY_EXCEEDED');
+        this.listener.refused(tenantId, assemblyId, error);
+      },
       loadKilledHost: (host, tenantId, failure) => {
         this.lost(host);
         this.blame(tenantId, failure);
@@ -386,6 +391,7 @@ export class Executor {
       // its assembly is unloaded here, which gives the memory back.
       this.blame(call.tenantId, item.error.code);
       this.assemblies.forget(call.tenantId, call.assemblyId);
+      if (item.error.code === 'TENANT_MEMORY_EXCEEDED') this.listener.refused(call.tenantId, call.assemblyId, err);
       return this.finish(call, () => call.reject(err));
     }
     const loading = this.assemblies.get(call.tenantId, call.assemblyId)?.loading;

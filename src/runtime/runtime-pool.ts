@@ -19,6 +19,7 @@ import {
   WireEvent,
 } from './runtime-protocol';
 import { QuarantineOptions, QuarantineBook, rendezvousSlot } from './tenant-placement';
+import { MemoryRefusals } from './memory-refusals';
 
 import { defaultExecHosts, Isolation } from './isolation';
 import { WARM_UP_ASSEMBLY, WARM_UP_SOURCES, WARM_UP_TENANT, warmUpEvent } from './executor-warm-up';
@@ -129,6 +130,7 @@ export class RuntimePool implements ExecutorListener {
   /** tenant isolation: each tenant's executor; shared isolation: the quarantined tenants' executors. */
   private readonly own = new Map<string, Executor>();
   private readonly quarantine: QuarantineBook;
+  private readonly refusals = new MemoryRefusals();
   /** Tenants with calls pending, and the executor those went to (a tenant changes executor only once drained, or when blamed). */
   private readonly active = new Map<string, { executor: Executor; pending: number }>();
   private readonly sweeper: NodeJS.Timeout;
@@ -294,6 +296,7 @@ export class RuntimePool implements ExecutorListener {
 
   /** Drops a compiled upload wherever it is loaded (a redeploy, a delete). */
   async unload(tenantId: string, assemblyId: string): Promise<void> {
+    this.refusals.forget(tenantId, assemblyId);
     for (const ex of this.executors()) ex.forget(tenantId, assemblyId);
   }
 
@@ -370,6 +373,10 @@ export class RuntimePool implements ExecutorListener {
     );
   }
 
+  refused(tenantId: string, assemblyId: string, error: HostCallError): void {
+    this.refusals.remember(tenantId, assemblyId, error);
+  }
+
   stalled(executor: Executor, tenantId: string, ms: number): void {
     if (this.closed) return;
     this.offences++;
@@ -404,6 +411,8 @@ export class RuntimePool implements ExecutorListener {
 
   private call(tenantId: string, assemblyId: string, item: BatchItem, deadlineMs: number, urgent = false): Promise<any> {
     if (this.closed) return Promise.reject(new HostCallError('UNAVAILABLE', 'runtime is shutting down'));
+    const refused = this.refusals.refusal(tenantId, assemblyId, this.quarantine.quarantinedUntil(tenantId) !== undefined);
+    if (refused) return Promise.reject(refused);
     return new Promise((resolve, reject) => {
       const executor = this.route(tenantId);
       let act = this.active.get(tenantId);
@@ -543,5 +552,6 @@ export class RuntimePool implements ExecutorListener {
     for (const ex of before) if (!kept.has(ex)) void ex.close();
     for (const ex of this.executors()) if (ex.idle && ex.lastUsed < cutoff) void ex.stop();
     this.quarantine.prune();
+    this.refusals.prune((t) => this.quarantine.quarantinedUntil(t) !== undefined);
   }
 }

@@ -156,11 +156,28 @@ public sealed class AssemblyRegistry
         Type? current = null;
         try
         {
-            foreach (var type in assembly.GetTypes())
+            Type?[] types;
+            try
             {
-                if (type.ContainsGenericParameters) continue;
+                types = assembly.GetTypes();
+            }
+            catch (ReflectionTypeLoadException ex)
+            {
+                types = ex.Types; // a type that cannot load fails where it is used, in the tenant's own calls, as before
+            }
+            foreach (var type in types)
+            {
+                if (type is null || type.ContainsGenericParameters) continue;
                 current = type;
-                RuntimeHelpers.RunClassConstructor(type.TypeHandle);
+                try
+                {
+                    RuntimeHelpers.RunClassConstructor(type.TypeHandle);
+                }
+                catch (Exception ex) when (ex is not OutOfMemoryException && ex.InnerException is not OutOfMemoryException)
+                {
+                    // As before: the runtime keeps a static initialiser's exception and throws it wherever the type is used,
+                    // in the tenant's own calls (APPLY_FAILED); the rest of the assembly works. What it allocated is charged below.
+                }
             }
         }
         catch (Exception ex)
@@ -169,9 +186,7 @@ public sealed class AssemblyRegistry
             var where = current is null ? "" : $" of {current.FullName}";
             ProtocolException failure = ex is OutOfMemoryException
                 ? new(ErrorCodes.TenantMemoryExceeded, $"the static initialiser{where} ran out of memory ({ex.GetType().Name}); it allocated {TenantMemory.Allocated() - before:N0} bytes")
-                : ex is ReflectionTypeLoadException
-                    ? new(ErrorCodes.LoadFailed, $"cannot load the types of assembly '{assemblyId}': {ex.Message}")
-                    : new(ErrorCodes.LoadFailed, $"the static initialiser{where} threw {ex.GetType().FullName}: {ex.Message}");
+                : new(ErrorCodes.LoadFailed, $"cannot load the types of assembly '{assemblyId}': {ex.GetType().Name}: {ex.Message}");
             return (null, 0, failure);
         }
         return (assembly, TenantMemory.Allocated() - before, null);

@@ -132,14 +132,15 @@ describe('a tenant whose statics would fill a shared executor’s heap, over HTT
     }
     // Every victim's append answered 201 with its state, within normal latency.
     expect(during.bad).toEqual([]);
-    expect(during.ms.length).toBeGreaterThan(20);
+    expect(during.ms.length).toBeGreaterThanOrEqual(8); // every victim loop answered during the attack
     const p99 = quantile(during.ms, 0.99);
     const base99 = quantile(baseline.ms, 0.99);
     // The bounds: the attacker's one load in the shared executor (~240 MiB allocated, refused, its context unloaded and
     // collected: 0.2–0.4 s on an idle machine, ~0.8 s on a busy one) holds the victims' calls queued behind it once; its
     // later appends are refused without a load. The finding's appends took 7.3 s and 30 s; a victim's call waiting for a
     // GC-thrashing or dying executor would run into its 5 s deadline.
-    expect(Math.max(...during.ms)).toBeLessThan(3_000);
+    // Relative to the baseline too: on a machine loaded by other work every figure stretches alike.
+    expect(Math.max(...during.ms)).toBeLessThan(Math.max(3_000, 4 * base99));
     expect(p99).toBeLessThan(Math.max(2_000, 4 * base99));
 
     // The attacker, and no victim, is quarantined; the shared executor never died, and holds none of the attacker's memory.

@@ -20,6 +20,8 @@ export interface TenantAssembly extends BudgetEntry {
   dropWhenUnused?: boolean;
   /** What the host charged its tenant for it at its last load (image and type initialisers' allocations). */
   chargedBytes?: number;
+  /** Its last load killed or hung the host (its type initialisers run at load): the calls waiting for it fail with this. */
+  killedBy?: HostCallError;
 }
 
 export interface ExecutorAssembliesOptions {
@@ -121,6 +123,7 @@ export class ExecutorAssemblies {
     for (const victim of this.budget.victims(a.bytes, a)) this.unload(victim);
     const generation = this.generation;
     a.loadedIn = generation;
+    a.killedBy = undefined;
     this.budget.add(a);
     this.counters.loads++;
     const payload = {
@@ -143,9 +146,10 @@ export class ExecutorAssemblies {
           a.loadedIn = undefined;
           this.budget.remove(a.key);
         }
-        if (e instanceof HostCallError && e.position.running && DEATHS.has(e.failure))
+        if (e instanceof HostCallError && e.position.running && DEATHS.has(e.failure)) {
+          a.killedBy = e;
           this.options.loadKilledHost(host, a.tenantId, e.failure);
-        else if (e instanceof HostCallError && e.failure === 'TENANT_MEMORY_EXCEEDED')
+        } else if (e instanceof HostCallError && e.failure === 'TENANT_MEMORY_EXCEEDED')
           this.options.memoryExceeded(a.tenantId, a.assemblyId, e);
         throw e;
       },

@@ -425,6 +425,10 @@ export class Executor {
       } else if (i === culprit) {
         this.blame(c.tenantId, e.failure, c.stalled);
         this.finish(c, () => c.reject(e));
+      } else if (this.assemblies.get(c.tenantId, c.assemblyId)?.killedBy) {
+        // Its assembly's load (its static initialisers) killed the host: running it again would only load it again.
+        const cause = this.assemblies.get(c.tenantId, c.assemblyId)!.killedBy!;
+        this.finish(c, () => c.reject(cause));
       } else if (c.reruns >= MAX_RERUNS) {
         this.finish(c, () => c.reject(e));
       } else {

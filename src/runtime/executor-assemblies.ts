@@ -179,6 +179,11 @@ export class ExecutorAssemblies {
     return sum;
   }
 
+  /** Every upload of the tenant here (its memory is to be given back): unloaded now, or once the calls that need them are answered. */
+  forgetTenant(tenantId: string): void {
+    for (const a of [...this.entries.values()]) if (a.tenantId === tenantId) this.forget(a.tenantId, a.assemblyId);
+  }
+
   /** The upload is gone (a redeploy, a delete): unloaded now, or once the calls that need it are answered. */
   forget(tenantId: string, assemblyId: string): void {
     const a = this.get(tenantId, assemblyId);

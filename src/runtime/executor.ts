@@ -388,9 +388,9 @@ export class Executor {
     const err = new HostCallError(item.error.code, item.error.message);
     if (item.error.code === 'TENANT_MEMORY_EXCEEDED' || item.error.code === 'HOST_MEMORY_EXHAUSTED') {
       // Its own memory (preparing its runner went over its cap, or it holds the most of an exhausted heap): its offence;
-      // its assembly is unloaded here, which gives the memory back.
+      // its assemblies are unloaded here, which gives the memory back (its calls go to quarantine from now on).
       this.blame(call.tenantId, item.error.code);
-      this.assemblies.forget(call.tenantId, call.assemblyId);
+      this.assemblies.forgetTenant(call.tenantId);
       if (item.error.code === 'TENANT_MEMORY_EXCEEDED') this.listener.refused(call.tenantId, call.assemblyId, err);
       return this.finish(call, () => call.reject(err));
     }

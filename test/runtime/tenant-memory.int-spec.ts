@@ -94,6 +94,8 @@ describe('an executor out of memory that a tenant’s statics hold', () => {
     await expect(pool.apply('self', 'big', 'Big.BigReducer', [group()])).rejects.toMatchObject({ failure: 'HOST_MEMORY_EXHAUSTED' });
     expect(pool.placement('self')).toMatchObject({ kind: 'quarantine' });
     expect(pool.stats().offences).toBe(1);
+    // Its uploads are unloaded from the shared executor: the memory goes back to the others.
+    expect(pool.stats().executors.find((e) => e.kind === 'shared')!.loaded).toBe(0);
   });
 
   it('fails a call that alone needs more than the heap as its own error, as before, with no offence', async () => {

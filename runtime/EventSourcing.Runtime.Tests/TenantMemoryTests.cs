@@ -112,6 +112,40 @@ public class TenantMemoryTests
     }
 
     [Fact]
+    public void AConverterKeptByTheSerializerIsChargedWhenTheRunnerIsPreparedNotLaterInACall()
+    {
+        var host = new InProcessHost(HostMode.All);
+        // Two levels down from the state: the serializer would create this converter only at the first serialization.
+        var image = Image(host, """
+            using System;
+            using System.Text.Json;
+            using System.Text.Json.Serialization;
+            using EventSourcing;
+            namespace Conv
+            {
+                public sealed class HogConverter : JsonConverter<Leaf>
+                {
+                    readonly string _held = new string('c', 20 * 1024 * 1024);
+                    public override Leaf Read(ref Utf8JsonReader r, Type t, JsonSerializerOptions o) { r.Skip(); return new Leaf(); }
+                    public override void Write(Utf8JsonWriter w, Leaf v, JsonSerializerOptions o) => w.WriteNumberValue(_held.Length);
+                }
+                [JsonConverter(typeof(HogConverter))] public sealed class Leaf { }
+                public sealed class Middle { public Leaf? Leaf { get; set; } }
+                public sealed class S { public Middle? Middle { get; set; } }
+                public sealed class ConvReducer : IReducer<S> { public S Apply(S s, Event e) => s; }
+            }
+            """);
+        Assert.Equal("result", Load(host, "t/conv", image, "t")["type"]!.GetValue<string>());
+        var refused = host.Send("apply", new JsonObject
+        {
+            ["assemblyId"] = "t/conv", ["className"] = "Conv.ConvReducer",
+            ["groups"] = new JsonArray(new JsonObject { ["events"] = Events.Array(Events.Make("X", new { })) }),
+        });
+        Assert.Equal("TENANT_MEMORY_EXCEEDED", refused["payload"]!["code"]!.GetValue<string>());
+        Assert.Contains("preparing Conv.ConvReducer", refused["payload"]!["message"]!.GetValue<string>());
+    }
+
+    [Fact]
     public void StaticFieldsOfGenericTypesAreRefusedButLambdasInThemAreNot()
     {
         var host = new InProcessHost(HostMode.All);

@@ -224,6 +224,7 @@ public sealed class AssemblyRegistry
         try
         {
             runner = RunnerFactory.Create(type, loaded.Options);
+            TenantMemory.PrepareMetadata(loaded.Options, runner.StateType);
         }
         catch (ProtocolException)
         {

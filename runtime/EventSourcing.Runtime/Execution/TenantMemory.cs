@@ -1,3 +1,6 @@
+using System.Text.Json;
+using System.Text.Json.Serialization.Metadata;
+
 namespace EventSourcing.Runtime.Execution;
 
 /// <summary>
@@ -57,6 +60,41 @@ public sealed class TenantMemory
         return new ProtocolException(ErrorCodes.HostMemoryExhausted,
             $"the executor ran out of memory during this call, but after a full collection {Mib(live)} of its {Mib(limit)} heap is still held by loaded code, not by this call");
     }
+
+    /// <summary>
+    /// Builds the serializer's metadata for the state type and every type reachable from it (properties, elements, keys,
+    /// declared derived types; at most <see cref="MaxPreparedTypes"/>), so that the converters the serializer creates and
+    /// keeps for the life of the assembly — a tenant [JsonConverter]'s constructor may build what it likes into its readonly
+    /// fields — are created now, while their allocation is charged (AssemblyRegistry.GetRunner), not lazily inside some
+    /// later serialization. A type the serializer cannot handle is left to fail where it fails today.
+    /// </summary>
+    public static void PrepareMetadata(JsonSerializerOptions options, Type root)
+    {
+        var seen = new HashSet<Type>();
+        var pending = new Stack<Type>();
+        pending.Push(root);
+        while (pending.Count > 0 && seen.Count < MaxPreparedTypes)
+        {
+            var type = pending.Pop();
+            if (!seen.Add(type)) continue;
+            JsonTypeInfo info;
+            try
+            {
+                info = options.GetTypeInfo(type);
+            }
+            catch (Exception ex) when (ex is not OutOfMemoryException)
+            {
+                continue;
+            }
+            foreach (var property in info.Properties) pending.Push(property.PropertyType);
+            if (info.ElementType is { } element) pending.Push(element);
+            if (info.KeyType is { } key) pending.Push(key);
+            if (info.PolymorphismOptions is { } polymorphism)
+                foreach (var derived in polymorphism.DerivedTypes) pending.Push(derived.DerivedType);
+        }
+    }
+
+    public const int MaxPreparedTypes = 1000;
 
     static string Mib(long bytes) => $"{bytes / (1024.0 * 1024):0.#} MiB";
 }

@@ -503,7 +503,8 @@ export class RuntimePool implements ExecutorListener {
         // The warm-up's assembly is the pool's own; every other comes from the store.
         assemblies: (tenantId, assemblyId) =>
           tenantId === WARM_UP_TENANT && this.warmUpAssembly ? Promise.resolve(this.warmUpAssembly) : this.assemblies(tenantId, assemblyId),
-        budget: o.assemblyBudget,
+        // What loaded uploads are charged (DLLs and statics) stays under half the heap: the rest is the calls'.
+        budget: { ...o.assemblyBudget, maxBytes: Math.min(o.assemblyBudget.maxBytes, Math.floor(o.execHeapBytes / 2)) },
         tenantCallsInFlight: o.tenantCallsInFlight,
         itemsPerRequest: o.itemsPerRequest,
         requestsInFlight: 2,

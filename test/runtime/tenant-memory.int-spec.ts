@@ -46,6 +46,13 @@ namespace Huge
     }
 }`;
 
+/**
+ * A cap of 160 MiB, and the budget of what loaded uploads may be charged in all raised past the heap
+ * (`execHeapBytes` only sizes that budget and the death rule here; the launcher's heap is 256 MiB):
+ * else the budget unloads the holder at the next load, as the last test shows.
+ */
+const FORCED = { execHosts: 1, tenantMemoryBytes: 160 * 1024 * 1024, execHeapBytes: 1024 * 1024 * 1024, callDeadlineMs: 15_000 };
+
 const group = (): ApplyGroupPayload => ({ state: null, events: [wireEvent('x-1', 'Go', {})] });
 
 let pool: RuntimePool;
@@ -69,7 +76,7 @@ afterAll(() => compiler?.close());
 
 describe('an executor out of memory that a tenant’s statics hold', () => {
   it('re-runs the call that ran out elsewhere and answers it, and quarantines the holder, not the caller', async () => {
-    pool = realPool({ execHosts: 1, tenantMemoryBytes: 160 * 1024 * 1024, callDeadlineMs: 15_000 }, (_t, id) => images.get(id)).pool;
+    pool = realPool(FORCED, (_t, id) => images.get(id)).pool;
     const [held] = await pool.apply('holder', 'holder', 'Holder.HolderReducer', [group()]);
     expect(held).toMatchObject({ ok: true });
     const before = pool.stats().executors[0];
@@ -88,8 +95,7 @@ describe('an executor out of memory that a tenant’s statics hold', () => {
   });
 
   it('fails the call, and blames its tenant, when the memory held is its own tenant’s', async () => {
-    const cap = 160 * 1024 * 1024;
-    pool = realPool({ execHosts: 1, tenantMemoryBytes: cap, callDeadlineMs: 15_000 }, (_t, id) => images.get(id)).pool;
+    pool = realPool(FORCED, (_t, id) => images.get(id)).pool;
     expect(await pool.apply('self', 'holder', 'Holder.HolderReducer', [group()])).toMatchObject([{ ok: true }]);
     await expect(pool.apply('self', 'big', 'Big.BigReducer', [group()])).rejects.toMatchObject({ failure: 'HOST_MEMORY_EXHAUSTED' });
     expect(pool.placement('self')).toMatchObject({ kind: 'quarantine' });
@@ -104,5 +110,15 @@ describe('an executor out of memory that a tenant’s statics hold', () => {
     expect(r).toMatchObject({ ok: false, error: { code: 'APPLY_FAILED', exceptionType: 'System.OutOfMemoryException' } });
     expect(pool.stats().offences).toBe(0);
     expect(pool.placement('caller')).toMatchObject({ kind: 'shared' });
+  });
+
+  it('unloads a holder past half the heap at the next load, before the next call can run out', async () => {
+    pool = realPool({ execHosts: 1, tenantMemoryBytes: 160 * 1024 * 1024, callDeadlineMs: 15_000 }, (_t, id) => images.get(id)).pool;
+    expect(await pool.apply('holder', 'holder', 'Holder.HolderReducer', [group()])).toMatchObject([{ ok: true }]);
+    const [r] = await pool.apply('caller', 'big', 'Big.BigReducer', [group()]);
+    expect(r).toMatchObject({ ok: true });
+    const shared = pool.stats().executors[0];
+    expect(shared).toMatchObject({ starts: 1, loaded: 1, unloads: 1 });
+    expect(pool.stats().offences).toBe(0);
   });
 });

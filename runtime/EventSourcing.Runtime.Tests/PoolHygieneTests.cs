@@ -225,7 +225,7 @@ public class PoolHygieneTests(ITestOutputHelper output)
     public void ALoadNamingAnEmptyTenantIsABadRequest()
     {
         var host = new InProcessHost(HostMode.All);
-        var envelope = host.Send("load", new JsonObject { ["assemblyId"] = "x", ["assembly"] = "AAAA", ["tenant"] = "" });
+        var envelope = host.Send("load", new JsonObject { ["assemblyId"] = "x", ["assembly"] = "AAAA", ["tenantId"] = "" });
         Assert.Equal("BAD_REQUEST", envelope["payload"]!["code"]!.GetValue<string>());
     }
 
@@ -351,7 +351,7 @@ public class PoolHygieneTests(ITestOutputHelper output)
     static void Load(InProcessHost host, string assemblyId, string? tenant, string assembly)
     {
         var payload = new JsonObject { ["assemblyId"] = assemblyId, ["assembly"] = assembly };
-        if (tenant is not null) payload["tenant"] = tenant;
+        if (tenant is not null) payload["tenantId"] = tenant;
         Assert.True(host.Result("load", payload)["ok"]!.GetValue<bool>());
     }
 }

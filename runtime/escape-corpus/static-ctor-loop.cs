@@ -1,6 +1,7 @@
 // expect: runtime-contained
-// An endless loop in a static constructor: it runs on first use, inside the first Apply, and never
-// returns; the TypeScript side kills the executor at its deadline like any other endless loop.
+// An endless loop in a static constructor: it runs when the assembly is loaded (issue 22: every static
+// initialiser runs at load) and never returns; the TypeScript side kills the executor at the load's deadline,
+// blames the loading tenant, and fails the calls that waited for that load.
 using EventSourcing;
 
 namespace Escape

@@ -129,6 +129,17 @@ describe('loadConfig', () => {
     );
   });
 
+  it('caps what one tenant may hold in an executor, at most half its heap', () => {
+    expect(loadConfig({}).runtime).toMatchObject({ execHeapMb: 256, tenantMemoryMb: 32 });
+    // A smaller heap gets an eighth of it by default, so a small heap still starts.
+    expect(loadConfig({ RUNTIME_EXEC_HEAP_MB: '64' }).runtime.tenantMemoryMb).toBe(8);
+    expect(loadConfig({ RUNTIME_TENANT_MEMORY_MB: '128' }).runtime.tenantMemoryMb).toBe(128);
+    expect(() => loadConfig({ RUNTIME_TENANT_MEMORY_MB: '129' })).toThrow(
+      /RUNTIME_TENANT_MEMORY_MB \(129\) must be at most half of RUNTIME_EXEC_HEAP_MB \(256\)/,
+    );
+    expect(() => loadConfig({ RUNTIME_TENANT_MEMORY_MB: '0' })).toThrow(/RUNTIME_TENANT_MEMORY_MB/);
+  });
+
   it('has documented defaults for the connection and result limits', () => {
     const c = loadConfig({});
     expect(c.http).toEqual({ requestTimeoutMs: 30_000, connectionTimeoutMs: 60_000, headersTimeoutMs: 10_000, bodyReadTimeoutMs: 10_000 });

@@ -90,6 +90,8 @@ export interface AppConfig {
     uploadPendingMaxPerTenant: number;
     /** Managed heap cap of an executor (DOTNET_GCHeapHardLimit), MiB; RLIMIT_DATA is 4× this plus 1 GiB. */
     execHeapMb: number;
+    /** What one tenant's assemblies may hold in one executor (code, statics, runners), MiB; past it TENANT_MEMORY_EXCEEDED. */
+    tenantMemoryMb: number;
     /** How long an append waits for an executor that cannot be started before answering 503. */
     unavailableWaitMs: number;
     /** Managed heap cap of the compiler, MiB; RLIMIT_DATA as for executors. */
@@ -208,6 +210,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const metricsToken = str('METRICS_TOKEN');
   if (metricsToken && metricsToken.length < 16) problems.push('METRICS_TOKEN must be at least 16 characters');
   const isolation = (str('RUNTIME_ISOLATION') ?? 'shared') as Isolation;
+  const execHeapMb = int('RUNTIME_EXEC_HEAP_MB', 256, 32, 65_536);
   if (!ISOLATIONS.includes(isolation)) problems.push(`RUNTIME_ISOLATION must be shared or tenant (got '${isolation}')`);
   const sandboxMode = (str('RUNTIME_SANDBOX') ?? 'strict') as SandboxMode;
   if (!['strict', 'weak'].includes(sandboxMode)) problems.push(`RUNTIME_SANDBOX must be strict or weak (got '${sandboxMode}')`);
@@ -265,7 +268,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       compileDeadlineMs: int('RUNTIME_COMPILE_DEADLINE_MS', 15_000, 1_000, 3_600_000),
       compilerHosts: int('RUNTIME_COMPILER_HOSTS', 2, 1, 64),
       uploadPendingMaxPerTenant: int('UPLOAD_PENDING_MAX_PER_TENANT', 10, 1, 100_000),
-      execHeapMb: int('RUNTIME_EXEC_HEAP_MB', 256, 32, 65_536),
+      execHeapMb,
+      // 32 MiB, or an eighth of a smaller heap: no tenant's statics may leave its neighbours without room.
+      tenantMemoryMb: int('RUNTIME_TENANT_MEMORY_MB', Math.min(32, Math.floor(execHeapMb / 8)), 1, 65_536),
       unavailableWaitMs: int('RUNTIME_UNAVAILABLE_WAIT_MS', 5_000, 0, 600_000),
       compileHeapMb: int('RUNTIME_COMPILE_HEAP_MB', 1024, 128, 65_536),
       sandbox: {
@@ -332,6 +337,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (config.runtime.quarantineMaxMs < config.runtime.quarantineMs) {
     problems.push(
       `RUNTIME_QUARANTINE_MAX_MS (${config.runtime.quarantineMaxMs}) must not be less than RUNTIME_QUARANTINE_MS (${config.runtime.quarantineMs})`,
+    );
+  }
+  // A cap of half the heap or more would let one tenant's statics leave no room for its neighbours' calls.
+  if (config.runtime.tenantMemoryMb * 2 > config.runtime.execHeapMb) {
+    problems.push(
+      `RUNTIME_TENANT_MEMORY_MB (${config.runtime.tenantMemoryMb}) must be at most half of RUNTIME_EXEC_HEAP_MB (${config.runtime.execHeapMb})`,
     );
   }
   if (config.notifications.maxStreamsPerKey > config.notifications.maxStreamsPerInstance) {

@@ -72,7 +72,12 @@ export class ReducerRunner {
         }
         // The tenant's code timed out, crashed its process or was refused at load.
         this.metrics.applied('reducer', 'failed', secondsSince(started));
-        const why = e.failure === 'TIMEOUT' ? 'the reducer exceeded its deadline' : `the reducer's process failed (${e.failure})`;
+        const why =
+          e.failure === 'TIMEOUT'
+            ? 'the reducer exceeded its deadline'
+            : e.failure === 'TENANT_MEMORY_EXCEEDED'
+              ? e.message // the host's own words: how much the tenant would hold, and the cap
+              : `the reducer's process failed (${e.failure})`;
         return { state: input.state ?? '{}', failedVersion: input.events[0].version, error: `${e.failure}: ${why}` };
       }
     }

@@ -18,16 +18,24 @@ export interface TenantAssembly extends BudgetEntry {
   loading?: Promise<void>;
   /** The upload went away while calls still needed it: unloaded once they are answered. */
   dropWhenUnused?: boolean;
+  /** What the host charged its tenant for it at its last load (image and type initialisers' allocations). */
+  chargedBytes?: number;
+  /** Its last load killed or hung the host (its type initialisers run at load): the calls waiting for it fail with this. */
+  killedBy?: HostCallError;
 }
 
 export interface ExecutorAssembliesOptions {
   source: AssemblySource;
   budget: AssemblyBudgetOptions;
   requestDeadlineMs: number;
+  /** What one tenant's assemblies may be charged in one executor (the host refuses a load past it: TENANT_MEMORY_EXCEEDED). */
+  tenantMemoryBytes: number;
   /** An image arrived (or failed to): calls waiting for it may go. */
   fetched: () => void;
   /** The host died or hung loading a tenant's assembly (the load was what it was running). */
   loadKilledHost: (host: HostProcess, tenantId: string, failure: HostFailure) => void;
+  /** A load was refused for the tenant's memory (its offence: the tenant is to be moved apart). */
+  memoryExceeded: (tenantId: string, assemblyId: string, error: HostCallError) => void;
 }
 
 const DEATHS: ReadonlySet<HostFailure> = new Set(['TIMEOUT', 'CRASHED', 'PROTOCOL']);
@@ -44,6 +52,7 @@ export class ExecutorAssemblies {
   private budget: AssemblyBudget<TenantAssembly>;
   private host?: HostProcess;
   private generation = 0;
+  private lastCharges?: { host: HostProcess; total: number; holder?: { tenantId: string; bytes: number } };
 
   constructor(private readonly options: ExecutorAssembliesOptions) {
     this.budget = new AssemblyBudget(options.budget);
@@ -62,6 +71,8 @@ export class ExecutorAssemblies {
 
   /** The host is gone: what it had loaded is gone with it; images still needed are kept for the next one. */
   detach(): void {
+    // What it was charged, for the blame of its death (read after this, when the exit is seen first).
+    if (this.host) this.lastCharges = { host: this.host, total: this.chargedBytes, holder: this.largestHolder() };
     this.host = undefined;
     this.generation++;
     this.budget = new AssemblyBudget(this.options.budget);
@@ -112,23 +123,67 @@ export class ExecutorAssemblies {
     for (const victim of this.budget.victims(a.bytes, a)) this.unload(victim);
     const generation = this.generation;
     a.loadedIn = generation;
+    a.killedBy = undefined;
     this.budget.add(a);
     this.counters.loads++;
-    // The tenant lets the host tell tenants apart: it clears the process-wide array pools between two tenants' calls.
-    const payload = { assemblyId: a.hostId, assembly: a.image!.toString('base64'), tenant: hostTenantOf(a.tenantId) };
+    const payload = {
+      assemblyId: a.hostId,
+      assembly: a.image!.toString('base64'),
+      // Whose it is: the host charges its memory to that tenant, and clears the process-wide array pools
+      // between two tenants' calls.
+      tenantId: hostTenantOf(a.tenantId),
+      tenantMemoryBytes: this.options.tenantMemoryBytes,
+    };
     a.loading = host.call('load', payload, this.options.requestDeadlineMs).then(
-      () => undefined,
+      (r) => {
+        if (a.loadedIn !== generation) return;
+        // What its statics hold counts in the budget too, so that the least recently used make room for it.
+        a.chargedBytes = r.chargedBytes;
+        this.budget.remove(a.key);
+        a.bytes = Math.max(a.image?.length ?? 0, r.chargedBytes ?? 0);
+        this.budget.add(a);
+      },
       (e) => {
         if (a.loadedIn === generation) {
           a.loadedIn = undefined;
           this.budget.remove(a.key);
         }
-        if (e instanceof HostCallError && e.position.running && DEATHS.has(e.failure))
+        if (e instanceof HostCallError && e.position.running && DEATHS.has(e.failure)) {
+          a.killedBy = e;
           this.options.loadKilledHost(host, a.tenantId, e.failure);
+        } else if (e instanceof HostCallError && e.failure === 'TENANT_MEMORY_EXCEEDED')
+          this.options.memoryExceeded(a.tenantId, a.assemblyId, e);
         throw e;
       },
     );
     a.loading.catch(() => undefined);
+  }
+
+  /** The tenant whose loaded assemblies the running host charged the most, and how much (undefined: none charged). */
+  largestHolder(): { tenantId: string; bytes: number } | undefined {
+    const byTenant = new Map<string, number>();
+    for (const a of this.budget.values()) if (a.chargedBytes) byTenant.set(a.tenantId, (byTenant.get(a.tenantId) ?? 0) + a.chargedBytes);
+    let top: { tenantId: string; bytes: number } | undefined;
+    for (const [tenantId, bytes] of byTenant) if (!top || bytes > top.bytes) top = { tenantId, bytes };
+    return top;
+  }
+
+  /** What `host` (the running one, or the one just detached) was charged in all, and its largest holder. */
+  chargesOf(host: HostProcess): { total: number; holder?: { tenantId: string; bytes: number } } | undefined {
+    if (host === this.host) return { total: this.chargedBytes, holder: this.largestHolder() };
+    return this.lastCharges?.host === host ? this.lastCharges : undefined;
+  }
+
+  /** What the running host charged for every assembly loaded in it. */
+  get chargedBytes(): number {
+    let sum = 0;
+    for (const a of this.budget.values()) sum += a.chargedBytes ?? 0;
+    return sum;
+  }
+
+  /** Every upload of the tenant here (its memory is to be given back): unloaded now, or once the calls that need them are answered. */
+  forgetTenant(tenantId: string): void {
+    for (const a of [...this.entries.values()]) if (a.tenantId === tenantId) this.forget(a.tenantId, a.assemblyId);
   }
 
   /** The upload is gone (a redeploy, a delete): unloaded now, or once the calls that need it are answered. */

@@ -50,6 +50,8 @@ export interface ExecutorListener {
   interrupted(executor: Executor, calls: ExecutorCall[], offenders: string[]): void;
   /** A call is answered, either way. */
   settled(call: ExecutorCall): void;
+  /** The tenant's upload was refused for the tenant's memory (TENANT_MEMORY_EXCEEDED), after `offended`. */
+  refused(tenantId: string, assemblyId: string, error: HostCallError): void;
 }
 
 export interface ExecutorOptions {
@@ -65,6 +67,13 @@ export interface ExecutorOptions {
   requestsInFlight: number;
   /** Deadline of load, unload and stats requests. */
   requestDeadlineMs: number;
+  /** What one tenant's assemblies may hold in this executor (the host charges type initialisers and runners to it). */
+  tenantMemoryBytes: number;
+  /**
+   * The host's heap limit: when it dies (or hangs) while the assemblies loaded in it were charged at
+   * least half of this, the memory is taken for the cause, and its largest holder for the culprit.
+   */
+  heapBytes: number;
   /**
    * Shared executors: a call running this long while other tenants' calls wait behind it has its
    * process replaced at once (those calls run again on the new one) instead of at its deadline.
@@ -115,6 +124,8 @@ export class Executor {
   private stall?: { host: HostProcess; call: ExecutorCall; ms: number };
   /** The stalled call whose process is being replaced (killed for it, not by it). */
   private replacing?: ExecutorCall;
+  /** A process being replaced because its memory is held by loaded code: the call it was running is not to blame. */
+  private exhausted?: HostProcess;
   /** Batches sent to the host and not yet settled, oldest first (which calls wait behind a stalled one). */
   private readonly batches = new Set<ExecutorCall[]>();
   private closed = false;
@@ -129,7 +140,12 @@ export class Executor {
       source: options.assemblies,
       budget: options.budget,
       requestDeadlineMs: options.requestDeadlineMs,
+      tenantMemoryBytes: options.tenantMemoryBytes,
       fetched: () => this.schedule(),
+      memoryExceeded: (tenantId, assemblyId, error) => {
+        this.blame(tenantId, 'TENANT_MEMORY_EXCEEDED');
+        this.listener.refused(tenantId, assemblyId, error);
+      },
       loadKilledHost: (host, tenantId, failure) => {
         this.lost(host);
         this.blame(tenantId, failure);
@@ -363,11 +379,21 @@ export class Executor {
 
   private onItem(call: ExecutorCall, item: HostItem<any>): void {
     if (!call || call.settled) return;
+    // Left unanswered: it runs again once the process holding the memory is replaced (onBatchFailed).
+    if (item.error?.code === 'HOST_MEMORY_EXHAUSTED' && this.replaceExhausted(call)) return;
     this.queue.settled(call.tenantId);
     // Its tenant may send another now, in the request slot not in use.
     if (this.requests < this.options.requestsInFlight) this.schedule();
     if (!item.error) return this.finish(call, () => call.resolve(item.result));
     const err = new HostCallError(item.error.code, item.error.message);
+    if (item.error.code === 'TENANT_MEMORY_EXCEEDED' || item.error.code === 'HOST_MEMORY_EXHAUSTED') {
+      // Its own memory (preparing its runner went over its cap, or it holds the most of an exhausted heap): its offence;
+      // its assemblies are unloaded here, which gives the memory back (its calls go to quarantine from now on).
+      this.blame(call.tenantId, item.error.code);
+      this.assemblies.forgetTenant(call.tenantId);
+      if (item.error.code === 'TENANT_MEMORY_EXCEEDED') this.listener.refused(call.tenantId, call.assemblyId, err);
+      return this.finish(call, () => call.reject(err));
+    }
     const loading = this.assemblies.get(call.tenantId, call.assemblyId)?.loading;
     if (item.error.code === 'ASSEMBLY_NOT_LOADED' && loading) {
       // Its load failed (e.g. VERIFY_FAILED): that is the error to report. Its answer is read after this line's.
@@ -382,9 +408,11 @@ export class Executor {
 
   private onBatchFailed(host: HostProcess, sent: ExecutorCall[], e: unknown): void {
     if (!(e instanceof HostCallError) || !DEATHS.has(e.failure)) return this.failUnanswered(sent, e);
+    const holder = this.memoryCulprit(host, sent, e);
     this.lost(host);
-    const culprit = e.position.running ? e.position.itemIndex : undefined;
+    const culprit = e.position.running && this.exhausted !== host && !holder ? e.position.itemIndex : undefined;
     const report = this.deathReport();
+    if (holder) this.blame(holder, e.failure);
     sent.forEach((c, i) => {
       if (c.settled) return;
       this.queue.settled(c.tenantId);
@@ -397,6 +425,10 @@ export class Executor {
       } else if (i === culprit) {
         this.blame(c.tenantId, e.failure, c.stalled);
         this.finish(c, () => c.reject(e));
+      } else if (this.assemblies.get(c.tenantId, c.assemblyId)?.killedBy) {
+        // Its assembly's load (its static initialisers) killed the host: running it again would only load it again.
+        const cause = this.assemblies.get(c.tenantId, c.assemblyId)!.killedBy!;
+        this.finish(c, () => c.reject(cause));
       } else if (c.reruns >= MAX_RERUNS) {
         this.finish(c, () => c.reject(e));
       } else {
@@ -405,6 +437,33 @@ export class Executor {
         report.calls.push(c);
       }
     });
+  }
+
+  /**
+   * A call answered HOST_MEMORY_EXHAUSTED: it ran out of memory that, after a full collection, is held
+   * by loaded code. Unless its own tenant is the largest holder (then it is its failure), the holder
+   * is blamed and the process replaced (the memory goes with it); the call, left unanswered, runs again.
+   */
+  private replaceExhausted(call: ExecutorCall): boolean {
+    const host = this.host;
+    const holder = this.assemblies.largestHolder();
+    if (!host?.alive || holder?.tenantId === call.tenantId || call.reruns >= MAX_RERUNS) return false;
+    if (holder) this.blame(holder.tenantId, 'HOST_MEMORY_EXHAUSTED');
+    this.exhausted = host;
+    host.kill('CRASHED', `host replaced: out of memory held by ${holder ? `tenant ${holder.tenantId}'s assemblies` : 'loaded code'}`);
+    return true;
+  }
+
+  /**
+   * The host died or hung running a call while its loaded assemblies were charged at least half its heap:
+   * memory is taken for the cause (a heap that full makes the collector thrash until a deadline, or the
+   * runtime fail), and the tenant charged the most for the culprit, not the call that happened to run.
+   */
+  private memoryCulprit(host: HostProcess, sent: ExecutorCall[], e: HostCallError): string | undefined {
+    if (!e.position.running || e.position.itemIndex === undefined || this.exhausted === host) return undefined;
+    const charges = this.assemblies.chargesOf(host);
+    if (sent[e.position.itemIndex] === this.replacing || !charges || charges.total < this.options.heapBytes / 2) return undefined;
+    return charges.holder?.tenantId;
   }
 
   private blame(tenantId: string, failure: HostFailure, counted = false): void {

@@ -19,6 +19,7 @@ import {
   WireEvent,
 } from './runtime-protocol';
 import { QuarantineOptions, QuarantineBook, rendezvousSlot } from './tenant-placement';
+import { MemoryRefusals } from './memory-refusals';
 
 import { defaultExecHosts, Isolation } from './isolation';
 import { WARM_UP_ASSEMBLY, WARM_UP_SOURCES, WARM_UP_TENANT, warmUpEvent } from './executor-warm-up';
@@ -61,6 +62,10 @@ export interface RuntimePoolOptions {
   maxKeyLength: number;
   /** An apply response stops growing about here: groups past it come back truncated (never empty). */
   maxResultBytes: number;
+  /** What one tenant's assemblies may hold in one executor (image, statics, runners); past it TENANT_MEMORY_EXCEEDED, an offence. */
+  tenantMemoryBytes: number;
+  /** An executor's heap limit (RUNTIME_EXEC_HEAP_MB): the measure of whose memory killed it (Executor). */
+  execHeapBytes: number;
 }
 
 export const DEFAULT_POOL_OPTIONS: RuntimePoolOptions = {
@@ -80,6 +85,8 @@ export const DEFAULT_POOL_OPTIONS: RuntimePoolOptions = {
   maxStateBytes: DEFAULT_MAX_STATE_BYTES,
   maxKeyLength: DEFAULT_MAX_KEY_LENGTH,
   maxResultBytes: DEFAULT_MAX_RESULT_BYTES,
+  tenantMemoryBytes: 32 * 1024 * 1024,
+  execHeapBytes: 256 * 1024 * 1024,
 };
 
 /** coreutils' nice, if the machine has it (quarantine executors run at the lowest priority). */
@@ -91,6 +98,13 @@ const NICE = ['/usr/bin/nice', '/bin/nice'].find((p) => fs.existsSync(p));
  * an idle-policy task yields at once to any normal one that wakes).
  */
 const CHRT = ['/usr/bin/chrt', '/bin/chrt'].find((p) => fs.existsSync(p));
+
+/** What a tenant did to be quarantined, for the log. */
+function offenceText(failure: HostFailure, executor: Executor): string {
+  if (failure === 'TENANT_MEMORY_EXCEEDED') return `its assemblies went over the per-tenant memory cap in ${executor.label} (${failure})`;
+  if (failure === 'HOST_MEMORY_EXHAUSTED') return `${executor.label} ran out of memory that its assemblies hold the most of (${failure})`;
+  return `a call ${failure === 'TIMEOUT' ? 'hung' : 'killed'} ${executor.label} (${failure})`;
+}
 
 /** Where a tenant's calls go now (tests and operators). */
 export type Placement = { kind: 'shared'; slot: number } | { kind: 'quarantine'; until: number } | { kind: 'tenant' };
@@ -116,6 +130,7 @@ export class RuntimePool implements ExecutorListener {
   /** tenant isolation: each tenant's executor; shared isolation: the quarantined tenants' executors. */
   private readonly own = new Map<string, Executor>();
   private readonly quarantine: QuarantineBook;
+  private readonly refusals = new MemoryRefusals();
   /** Tenants with calls pending, and the executor those went to (a tenant changes executor only once drained, or when blamed). */
   private readonly active = new Map<string, { executor: Executor; pending: number }>();
   private readonly sweeper: NodeJS.Timeout;
@@ -281,6 +296,7 @@ export class RuntimePool implements ExecutorListener {
 
   /** Drops a compiled upload wherever it is loaded (a redeploy, a delete). */
   async unload(tenantId: string, assemblyId: string): Promise<void> {
+    this.refusals.forget(tenantId, assemblyId);
     for (const ex of this.executors()) ex.forget(tenantId, assemblyId);
   }
 
@@ -352,9 +368,13 @@ export class RuntimePool implements ExecutorListener {
     if (this.options.isolation === 'tenant') return;
     const { until, strikes } = this.quarantine.offend(tenantId);
     this.logger.warn(
-      `tenant ${tenantId}: a call ${failure === 'TIMEOUT' ? 'hung' : 'killed'} ${executor.label} (${failure}); ` +
+      `tenant ${tenantId}: ${offenceText(failure, executor)}; ` +
         `its calls run in a quarantine executor until ${new Date(until).toISOString()} (offence ${strikes})`,
     );
+  }
+
+  refused(tenantId: string, assemblyId: string, error: HostCallError): void {
+    this.refusals.remember(tenantId, assemblyId, error);
   }
 
   stalled(executor: Executor, tenantId: string, ms: number): void {
@@ -391,6 +411,8 @@ export class RuntimePool implements ExecutorListener {
 
   private call(tenantId: string, assemblyId: string, item: BatchItem, deadlineMs: number, urgent = false): Promise<any> {
     if (this.closed) return Promise.reject(new HostCallError('UNAVAILABLE', 'runtime is shutting down'));
+    const refused = this.refusals.refusal(tenantId, assemblyId, this.quarantine.quarantinedUntil(tenantId) !== undefined);
+    if (refused) return Promise.reject(refused);
     return new Promise((resolve, reject) => {
       const executor = this.route(tenantId);
       let act = this.active.get(tenantId);
@@ -481,11 +503,14 @@ export class RuntimePool implements ExecutorListener {
         // The warm-up's assembly is the pool's own; every other comes from the store.
         assemblies: (tenantId, assemblyId) =>
           tenantId === WARM_UP_TENANT && this.warmUpAssembly ? Promise.resolve(this.warmUpAssembly) : this.assemblies(tenantId, assemblyId),
-        budget: o.assemblyBudget,
+        // What loaded uploads are charged (DLLs and statics) stays under half the heap: the rest is the calls'.
+        budget: { ...o.assemblyBudget, maxBytes: Math.min(o.assemblyBudget.maxBytes, Math.floor(o.execHeapBytes / 2)) },
         tenantCallsInFlight: o.tenantCallsInFlight,
         itemsPerRequest: o.itemsPerRequest,
         requestsInFlight: 2,
         requestDeadlineMs: o.callDeadlineMs,
+        tenantMemoryBytes: o.tenantMemoryBytes,
+        heapBytes: o.execHeapBytes,
         stallMs,
       },
       this,
@@ -528,5 +553,6 @@ export class RuntimePool implements ExecutorListener {
     for (const ex of before) if (!kept.has(ex)) void ex.close();
     for (const ex of this.executors()) if (ex.idle && ex.lastUsed < cutoff) void ex.stop();
     this.quarantine.prune();
+    this.refusals.prune((t) => this.quarantine.quarantinedUntil(t) !== undefined);
   }
 }

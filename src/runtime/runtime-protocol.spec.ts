@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { HOST_REQUEST_TYPES, ITEM_ERROR_CODES, PROTOCOL_VERSION } from './runtime-protocol';
+import { HOST_ERROR_CODES, HOST_REQUEST_TYPES, ITEM_ERROR_CODES, PROTOCOL_VERSION } from './runtime-protocol';
 
 const protocol = JSON.parse(fs.readFileSync(path.join(__dirname, '../../runtime/protocol.json'), 'utf8'));
 
@@ -15,6 +15,15 @@ describe('runtime protocol', () => {
 
   it('knows exactly the item error codes of runtime/protocol.json', () => {
     expect([...ITEM_ERROR_CODES].sort()).toEqual([...protocol.definitions.itemError.properties.code.enum].sort());
+  });
+
+  it('knows exactly the error codes of runtime/protocol.json', () => {
+    expect([...HOST_ERROR_CODES].sort()).toEqual([...protocol.envelopes.error.properties.payload.properties.code.enum].sort());
+  });
+
+  it('sends the tenant and its memory cap with a load, and reads what the tenant is charged', () => {
+    expect(Object.keys(protocol.requests.load.payload.properties)).toEqual(expect.arrayContaining(['tenantId', 'tenantMemoryBytes']));
+    expect(protocol.requests.load.result.required).toEqual(expect.arrayContaining(['chargedBytes', 'tenantBytes']));
   });
 
   it('names the optional limits the host reads', () => {
@@ -38,6 +47,6 @@ describe('runtime protocol', () => {
     expect(required('apply').sort()).toEqual(['assemblyId', 'className', 'groups'].sort());
     expect(required('resolveKeys').sort()).toEqual(['assemblyId', 'className', 'events'].sort());
     expect(required('load').sort()).toEqual(['assembly', 'assemblyId'].sort());
-    expect(Object.keys(protocol.requests.load.payload.properties)).toContain('tenant');
+    expect(Object.keys(protocol.requests.load.payload.properties)).toEqual(expect.arrayContaining(['tenantId', 'tenantMemoryBytes']));
   });
 });

@@ -119,8 +119,11 @@ export interface BatchItemResults {
 /** Request type → [payload, result]. */
 export interface HostRequests {
   compile: [{ files: { path: string; content: string }[]; kind?: 'reducer' | 'projection'; assemblyName?: string }, CompileResult];
-  /** tenant: whose assembly it is (the host clears its shared array pools when calls switch tenant). */
-  load: [{ assemblyId: string; assembly: string; tenant?: string }, { ok: true; alreadyLoaded: boolean }];
+  /** tenantId: whose assembly it is (its memory is charged to it; the host clears its shared array pools when calls switch tenant). */
+  load: [
+    { assemblyId: string; assembly: string; tenantId?: string; tenantMemoryBytes?: number },
+    { ok: true; alreadyLoaded: boolean; chargedBytes: number; tenantBytes: number },
+  ];
   unload: [{ assemblyId: string }, { ok: true; wasLoaded: boolean }];
   apply: [ApplyRequest, { results: ApplyGroupResult[] }];
   resolveKeys: [ResolveKeysRequest, { keys: ResolvedKey[] }];
@@ -144,4 +147,24 @@ export type HostErrorCode =
   | 'LOAD_FAILED'
   | 'CLASS_NOT_FOUND'
   | 'NOT_A_PROJECTION'
-  | 'INTERNAL';
+  | 'INTERNAL'
+  /** The tenant would hold more than its cap in the executor (a load, or preparing a runner): an offence of that tenant. */
+  | 'TENANT_MEMORY_EXCEEDED'
+  /** The call ran out of memory held by others' loaded code: not its failure (it runs again; the holder is blamed). */
+  | 'HOST_MEMORY_EXHAUSTED';
+
+/** The host error codes (runtime-protocol.spec.ts checks them against runtime/protocol.json). */
+export const HOST_ERROR_CODES: HostErrorCode[] = [
+  'BAD_REQUEST',
+  'UNKNOWN_TYPE',
+  'UNSUPPORTED_IN_MODE',
+  'ASSEMBLY_NOT_LOADED',
+  'ALREADY_LOADED',
+  'VERIFY_FAILED',
+  'LOAD_FAILED',
+  'CLASS_NOT_FOUND',
+  'NOT_A_PROJECTION',
+  'INTERNAL',
+  'TENANT_MEMORY_EXCEEDED',
+  'HOST_MEMORY_EXHAUSTED',
+];

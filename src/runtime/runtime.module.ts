@@ -56,6 +56,8 @@ export function createRuntimePool(config: AppConfig, store: Store, launcher: Hos
       callDeadlineMs: config.runtime.callDeadlineMs,
       compileDeadlineMs: config.runtime.compileDeadlineMs,
       maxStateBytes: config.runtime.maxStateBytes,
+      tenantMemoryBytes: config.runtime.tenantMemoryMb * 1024 * 1024,
+      execHeapBytes: config.runtime.execHeapMb * 1024 * 1024,
       compilerHosts: config.runtime.compilerHosts,
     },
     metrics,

@@ -191,6 +191,7 @@ public static partial class AssemblyVerifier
 
                 CheckKeptByRuntime(th, type, typeName);
                 CheckDerivation(th, type, typeName);
+                CheckGenericStatics(type, typeName);
 
                 foreach (var fh in type.GetFields())
                 {
@@ -207,6 +208,25 @@ public static partial class AssemblyVerifier
                     if (!fieldType)
                         Report("ES0002", $"forbidden construct: static readonly field {typeName}.{fieldName} of a mutable/reference type (state shared across calls is not allowed; only primitives, string, decimal, enums, DateTime(Offset), TimeSpan, Guid may be static readonly)", default, -1, null);
                 }
+            }
+        }
+
+        /// <summary>
+        /// A generic type's static fields exist once per instantiation, created when a call first uses it: a static readonly
+        /// string initialised in Hog&lt;T&gt; over many T would allocate at call time, in some batch other tenants wait behind,
+        /// where the host cannot run the initialisers ahead (at load) and charge them to their tenant (TenantMemory).
+        /// Compiler-generated ones (lambda singletons, delegate caches) hold no data.
+        /// </summary>
+        void CheckGenericStatics(TypeDefinition type, string typeName)
+        {
+            if (type.GetGenericParameters().Count == 0) return;
+            foreach (var fh in type.GetFields())
+            {
+                var field = _md.GetFieldDefinition(fh);
+                // Static mutable fields are refused anywhere (above).
+                if ((field.Attributes & (FieldAttributes.Static | FieldAttributes.InitOnly)) != (FieldAttributes.Static | FieldAttributes.InitOnly)) continue;
+                if (_patterns.TrustedStaticField(fh) is not null) continue;
+                Report("ES0002", $"forbidden construct: static field {typeName}.{DisplayFieldName(_md.GetString(field.Name))} in a generic type (each instantiation would get its own copy at call time; use const, or a static readonly field of a non-generic type)", default, -1, null);
             }
         }
 

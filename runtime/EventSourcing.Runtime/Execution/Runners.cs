@@ -95,6 +95,8 @@ public abstract class RunnerBase<TState> where TState : new()
         w.WritePropertyName("states"u8);
         w.WriteStartArray();
         var failure = Fold(stateElement, events, w, options, out var truncated);
+        // Judged here, out of Fold: the call's own state and objects are unreachable now (see TenantMemory.HeldElsewhere).
+        if (failure?.Exception is OutOfMemoryException oom && TenantMemory.HeldElsewhere(oom) is { } exhausted) throw exhausted;
         w.WriteEndArray();
         if (failure is not { } f)
         {
@@ -328,7 +330,16 @@ public sealed class ProjectionRunner<TProjection, TState> : RunnerBase<TState>, 
 
     public void ResolveKeys(JsonElement events, Utf8JsonWriter w, int maxKeyLength)
     {
+        // Judged out of the loop's frame, where the projection instance is no longer reachable (TenantMemory.HeldElsewhere).
+        if (ResolveEach(events, w, maxKeyLength) is { } oom && TenantMemory.HeldElsewhere(oom) is { } exhausted) throw exhausted;
+    }
+
+    /// <summary>Returns the first OutOfMemoryException a ResolveKey threw (that event answered RESOLVE_FAILED), if any.</summary>
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    OutOfMemoryException? ResolveEach(JsonElement events, Utf8JsonWriter w, int maxKeyLength)
+    {
         if (events.ValueKind != JsonValueKind.Array) throw new ProtocolException(ErrorCodes.BadRequest, "events must be an array");
+        OutOfMemoryException? oom = null;
         var projection = new TProjection();
         foreach (var eventElement in events.EnumerateArray())
         {
@@ -360,10 +371,12 @@ public sealed class ProjectionRunner<TProjection, TState> : RunnerBase<TState>, 
             }
             catch (Exception ex)
             {
+                oom ??= ex as OutOfMemoryException;
                 w.WriteStartObject();
                 WriteError(w, ErrorCodes.ResolveFailed, ex);
                 w.WriteEndObject();
             }
         }
+        return oom;
     }
 }

@@ -13,6 +13,8 @@ public static class ErrorCodes
     public const string ClassNotFound = "CLASS_NOT_FOUND";
     public const string NotAProjection = "NOT_A_PROJECTION";
     public const string Internal = "INTERNAL";
+    public const string TenantMemoryExceeded = "TENANT_MEMORY_EXCEEDED";
+    public const string HostMemoryExhausted = "HOST_MEMORY_EXHAUSTED";
 
     // Per-group / per-event errors inside apply and resolveKeys results.
     public const string ApplyFailed = "APPLY_FAILED";
@@ -26,7 +28,7 @@ public static class ErrorCodes
     public static readonly string[] ResponseCodes =
     {
         BadRequest, UnknownType, UnsupportedInMode, AssemblyNotLoaded, AlreadyLoaded, VerifyFailed, LoadFailed,
-        ClassNotFound, NotAProjection, Internal,
+        ClassNotFound, NotAProjection, Internal, TenantMemoryExceeded, HostMemoryExhausted,
     };
 
     public static readonly string[] ItemCodes =

@@ -284,14 +284,20 @@ public sealed class RequestDispatcher
     {
         var assemblyId = RequiredId(payload);
         var base64 = Required(payload, "assembly", JsonValueKind.String);
-        var tenant = OptionalString(payload, "tenant");
-        if (tenant is not null && tenant.Length is 0 or > 200) throw new ProtocolException(ErrorCodes.BadRequest, "tenant must be 1..200 characters");
-        // The verifier's work (and its messages) on this tenant's image goes through the pools: it is this tenant's call.
-        PoolHygiene.Enter(PoolHygiene.DomainOf(tenant, assemblyId));
+        var tenantId = OptionalString(payload, "tenantId");
+        if (tenantId is { Length: 0 or > 200 }) throw new ProtocolException(ErrorCodes.BadRequest, "tenantId must be 1..200 characters");
+        // The verifier's work (and its messages) on this tenant's image, and its type initialisers, go through the pools:
+        // it is this tenant's call.
+        PoolHygiene.Enter(PoolHygiene.DomainOf(tenantId, assemblyId));
         if (!base64.TryGetBytesFromBase64(out var image)) throw new ProtocolException(ErrorCodes.BadRequest, "assembly is not valid base64");
-        var loaded = Registry.Load(assemblyId, image, tenant);
+        var cap = payload.TryGetProperty("tenantMemoryBytes"u8, out var c) && c.ValueKind != JsonValueKind.Null
+            ? c.ValueKind == JsonValueKind.Number && c.TryGetInt64(out var n) && n > 0 ? n : throw new ProtocolException(ErrorCodes.BadRequest, "payload field 'tenantMemoryBytes' must be a positive integer")
+            : TenantMemory.DefaultCapBytes;
+        var loaded = Registry.Load(assemblyId, image, tenantId, cap);
         w.WriteBoolean("ok"u8, true);
         w.WriteBoolean("alreadyLoaded"u8, !loaded);
+        w.WriteNumber("chargedBytes"u8, Registry.Get(assemblyId).ChargedBytes);
+        w.WriteNumber("tenantBytes"u8, Registry.Memory.Charged(Registry.Get(assemblyId).TenantId));
     }
 
     void Unload(JsonElement payload, Utf8JsonWriter w)
@@ -383,6 +389,7 @@ public sealed class RequestDispatcher
         {
             output.ResetWrittenCount();
             w.Reset(output);
+            if (TenantMemory.HeldElsewhere(ex) is { } exhausted) ex = exhausted;
             var (code, message) = ex is ProtocolException pe ? (pe.Code, pe.Message) : (ErrorCodes.Internal, ex.GetType().Name + ": " + ex.Message);
             if (code == ErrorCodes.Internal) Log.Error($"batch item failed: {ex}");
             WriteItemStart(w, index);

@@ -115,6 +115,11 @@ namespace EventSourcing.Runtime
             CultureInfo.CurrentUICulture = CultureInfo.InvariantCulture;
             var ms = int.TryParse(Environment.GetEnvironmentVariable("EVENTSOURCING_REGEX_TIMEOUT_MS"), out var v) && v > 0 ? v : 2000;
             AppContext.SetData("REGEX_DEFAULT_MATCH_TIMEOUT", TimeSpan.FromMilliseconds(ms));
+            // The static Regex methods keep the last CacheSize patterns they parsed in a process-wide cache: a tenant's
+            // patterns of millions of characters would stay held after its call, charged to nobody, until they fill the
+            // heap and a neighbour's call is failed for it (issue 22 red team, escape-corpus/memory-regex-cache.cs).
+            // No cache: a static call parses its pattern each time, and what it parsed dies with the call.
+            System.Text.RegularExpressions.Regex.CacheSize = 0;
         }
     }
 }

@@ -100,6 +100,7 @@ public static partial class AssemblyVerifier
             _patterns = new CompilerPatterns(_md, _bodies);
 
             CheckDefinitions();
+            CheckGenericExpansion();
             CheckMethodBodies();
             CheckAttributeTypeArguments();
 

@@ -1,6 +1,8 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { RuntimePool } from '../../src/runtime/runtime-pool';
 import { ApplyGroupPayload } from '../../src/runtime/runtime-protocol';
-import { realPool, wireEvent } from '../support/runtime-harness';
+import { realPool, REPO, wireEvent } from '../support/runtime-harness';
 
 /**
  * Whose memory killed an executor, with real hosts (256 MiB heap): a call that runs out of memory
@@ -53,6 +55,19 @@ namespace Huge
  */
 const FORCED = { execHosts: 1, tenantMemoryBytes: 160 * 1024 * 1024, execHeapBytes: 1024 * 1024 * 1024, callDeadlineMs: 15_000 };
 
+/** An ordinary tenant whose upload is charged a little more than the framer's (a 1 MiB table). */
+const VICTIM = `
+using EventSourcing;
+namespace Victim
+{
+    public sealed class S { public long N { get; set; } }
+    public sealed class VictimReducer : IReducer<S>
+    {
+        static readonly string Table = new string('v', 512 * 1024);
+        public S Apply(S s, Event e) { s.N = Table.Length; return s; }
+    }
+}`;
+
 const group = (): ApplyGroupPayload => ({ state: null, events: [wireEvent('x-1', 'Go', {})] });
 
 let pool: RuntimePool;
@@ -65,6 +80,8 @@ beforeAll(async () => {
     ['holder', HOLDER],
     ['big', BIG],
     ['huge', HUGE],
+    ['victim', VICTIM],
+    ['framer', fs.readFileSync(path.join(REPO, 'runtime', 'escape-corpus', 'memory-oom-message-frame.cs'), 'utf8')],
   ]) {
     const r = await compiler.compile([{ path: `${id}.cs`, content: src }]);
     if (!r.ok) throw new Error(r.compilationError);
@@ -120,5 +137,18 @@ describe('an executor out of memory that a tenant’s statics hold', () => {
     const shared = pool.stats().executors[0];
     expect(shared).toMatchObject({ starts: 1, loaded: 1, unloads: 1 });
     expect(pool.stats().offences).toBe(0);
+  });
+
+  it('does not take an OutOfMemoryException a tenant throws with a huge message for memory its neighbour holds', async () => {
+    // Issue 22 red team (runtime/escape-corpus/memory-oom-message-frame.cs), with the service's own limits.
+    pool = realPool({ execHosts: 1, callDeadlineMs: 15_000 }, (_t, id) => images.get(id)).pool;
+    expect(await pool.apply('victim', 'victim', 'Victim.VictimReducer', [group()])).toMatchObject([{ ok: true }]);
+    const [r] = await pool.apply('framer', 'framer', 'Escape.EscapeReducer', [group()]);
+    // Its own failure, answered as such; nobody blamed, nobody replaced.
+    expect(r).toMatchObject({ ok: false, error: { code: 'APPLY_FAILED', exceptionType: 'System.OutOfMemoryException' } });
+    expect(pool.placement('victim')).toMatchObject({ kind: 'shared' });
+    expect(pool.stats().offences).toBe(0);
+    expect(pool.stats().executors[0].starts).toBe(1);
+    expect(await pool.apply('victim', 'victim', 'Victim.VictimReducer', [group()])).toMatchObject([{ ok: true }]);
   });
 });

@@ -203,4 +203,37 @@ public class TenantMemoryTests
         Assert.True(after - before < (8L << 20), $"heap {after} after the call, {before} before: the parsed patterns outlived it");
         Assert.Equal(0, System.Text.RegularExpressions.Regex.CacheSize);
     }
+    [Fact]
+    public void MetadataTheSerializerBuildsInACallIsChargedWhenKeptAndRefusedOverTheCap()
+    {
+        // Issue 22 red team (runtime/escape-corpus/memory-late-converter.cs): a converter of a type only a value typed object
+        // reaches was created inside the call and kept, uncharged (+40 MiB held after the call, 4,880 bytes charged).
+        var host = new InProcessHost(HostMode.All);
+        var image = Image(host, File.ReadAllText(Path.Combine(Repo.EscapeCorpus, "memory-late-converter.cs")));
+        Assert.Equal("result", Load(host, "t/late", image, "t")["type"]!.GetValue<string>());
+        var before = host.Result("stats", new JsonObject { ["collect"] = true })["gcHeapBytes"]!.GetValue<long>();
+        JsonObject Apply(string assemblyId) => new()
+        {
+            ["assemblyId"] = assemblyId, ["className"] = "Escape.EscapeReducer",
+            ["groups"] = new JsonArray(new JsonObject { ["events"] = Events.Array(Events.Make("X", new { })) }),
+        };
+        var result = host.Result("apply", Apply("t/late"))["results"]![0]!;
+        Assert.False(result["ok"]!.GetValue<bool>(), result.ToJsonString());
+        // Failed where it was serialized (the serializer caches the refusal for that type: it fails alike every time).
+        Assert.Equal("STATE_SERIALIZATION_FAILED", result["error"]!["code"]!.GetValue<string>());
+        Assert.Contains("(serializer metadata built in a call: 40 MiB); the limit is 32 MiB", result["error"]!["message"]!.GetValue<string>());
+        var after = host.Result("stats", new JsonObject { ["collect"] = true })["gcHeapBytes"]!.GetValue<long>();
+        Assert.True(after - before < (8L << 20), $"heap {after} after the call, {before} before: the converter was kept");
+
+        // Under the cap it is kept, and charged: a 1 MiB converter.
+        var small = Image(host, File.ReadAllText(Path.Combine(Repo.EscapeCorpus, "memory-late-converter.cs")).Replace("20 * 1024 * 1024", "512 * 1024"));
+        var loaded = host.Result("load", new JsonObject { ["assemblyId"] = "u/late", ["assembly"] = small, ["tenantId"] = "u" });
+        var charged = loaded["tenantBytes"]!.GetValue<long>();
+        Assert.True(host.Result("apply", Apply("u/late"))["results"]![0]!["ok"]!.GetValue<bool>());
+        var again = Load(host, "u/other", image, "u", 1);
+        Assert.Equal("TENANT_MEMORY_EXCEEDED", again["payload"]!["code"]!.GetValue<string>());
+        var held = double.Parse(System.Text.RegularExpressions.Regex.Match(again["payload"]!["message"]!.GetValue<string>(), @"would hold ([0-9.]+) MiB").Groups[1].Value,
+            System.Globalization.CultureInfo.InvariantCulture);
+        Assert.True(held * (1 << 20) >= charged + (1 << 20), $"{again["payload"]} (charged {charged} at load)");
+    }
 }

@@ -38,9 +38,12 @@ public sealed class LoadedAssembly
         Options = new JsonSerializerOptions(JsonSerializerDefaults.Web)
         {
             Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping, // the output is JSON for JSON consumers, not HTML
-            TypeInfoResolver = new System.Text.Json.Serialization.Metadata.DefaultJsonTypeInfoResolver(),
+            TypeInfoResolver = Resolver,
         };
     }
+
+    /// <summary>Charges the metadata the serializer builds inside calls (types no preparation reached).</summary>
+    public ChargedTypeInfoResolver Resolver { get; } = new(new System.Text.Json.Serialization.Metadata.DefaultJsonTypeInfoResolver());
 
     public string Id { get; }
     /// <summary>Whose memory it is (TenantMemory), and that tenant's cap as its load gave it.</summary>
@@ -114,6 +117,15 @@ public sealed class AssemblyRegistry
         }
         _loaded[assemblyId] = loaded!;
         Memory.Charge(tenantId, loaded!.ChargedBytes);
+        loaded.Resolver.Charge = bytes =>
+        {
+            var held = Memory.Charged(loaded.TenantId);
+            if (held + bytes > loaded.CapBytes)
+                return TenantMemory.Exceeded(loaded.TenantId, held, bytes, loaded.CapBytes, "serializer metadata built in a call:");
+            Memory.Charge(loaded.TenantId, bytes);
+            loaded.ChargedBytes += bytes;
+            return null;
+        };
         return true;
     }
 
@@ -225,6 +237,7 @@ public sealed class AssemblyRegistry
         var type = loaded.Assembly.GetType(className, throwOnError: false, ignoreCase: false)
                    ?? throw new ProtocolException(ErrorCodes.ClassNotFound, $"class '{className}' not found in assembly '{assemblyId}'");
         var before = TenantMemory.Allocated();
+        loaded.Resolver.Suspended = true;
         try
         {
             runner = RunnerFactory.Create(type, loaded.Options);
@@ -239,6 +252,10 @@ public sealed class AssemblyRegistry
             if (ex is TargetInvocationException { InnerException: { } inner }) ex = inner;
             if (ex is ProtocolException) throw ex;
             throw new ProtocolException(ErrorCodes.ClassNotFound, $"cannot prepare '{className}': {ex.GetType().Name}: {ex.Message}");
+        }
+        finally
+        {
+            loaded.Resolver.Suspended = false;
         }
         // The serializer keeps what it built for the state type (its metadata, converters the tenant declared) for the life
         // of the assembly: charged like static initialisers. Over the cap the runner is not kept; the caller unloads the

@@ -80,7 +80,7 @@ public class EscapeCorpusTests
                      "derive-decoder-fallback", "derive-alternate-comparer", "derive-memory-manager", "derive-shadowed-virtual",
                      // Issue 22 red team: attacks on the three changes (allowlist, pool hygiene, tenant memory).
                      "memory-regex-cache", "memory-generic-expansion", "memory-oom-message-frame",
-                     "memory-late-converter",
+                     "memory-late-converter", "derive-format-provider", "derive-json-converter-writer-reset",
                  })
             Assert.Contains(required, names);
         foreach (var api in new[] { "unsafe-as", "unsafe-asref", "unsafe-add", "memory-marshal", "thread-id", "create-span", "initialize-array", "type-handle-value" })

@@ -202,6 +202,7 @@ describe('isolation of tenants sharing an executor (runtime/escape-corpus, runti
       'derive-comparer-sort.cs',
       'derive-enumerable-consumers.cs',
       'derive-json-converter-read.cs',
+      'derive-json-converter-writer-reset.cs',
       'derive-static-constructor.cs',
       // Issue 22 red team: memory a static Regex call kept past the call (the cache is off).
       'memory-regex-cache.cs',

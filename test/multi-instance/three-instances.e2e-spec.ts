@@ -48,7 +48,7 @@ describe.each(SCHEDULER_BACKENDS)('three instances on one PostgreSQL, %s lanes',
   let load: AppendLoad;
   let streams: RoamingStream[] = [];
   const figures: Record<string, unknown> = { scheduler };
-  const readyWhileRedisDown: { instance: string; status: number }[] = [];
+  const readyWhileRedisDown: { instance: string; status: number; failing?: Record<string, unknown> }[] = [];
   let killedAt = 0;
   const redisDown = { from: 0, to: 0 };
   const sigtermAt: number[] = [];
@@ -163,8 +163,11 @@ describe.each(SCHEDULER_BACKENDS)('three instances on one PostgreSQL, %s lanes',
         const downUntil = Date.now() + 10_000;
         while (Date.now() < downUntil) {
           for (const [i, s] of cluster.instances.entries()) {
-            const r = await request(`${s.url}/health/ready`, 'GET').catch(() => ({ status: 0 }));
-            readyWhileRedisDown.push({ instance: names[i], status: r.status });
+            const r = await request(`${s.url}/health/ready`, 'GET').catch((e) => ({ status: 0, body: { error: String(e) } }));
+            // A 503 names what held readiness back: its sections are kept, so that a failure says why.
+            const failing =
+              r.status === 200 ? undefined : Object.fromEntries(((r.body?.failing as string[]) ?? ['error']).map((k) => [k, r.body?.[k]]));
+            readyWhileRedisDown.push({ instance: names[i], status: r.status, ...(failing ? { failing } : {}) });
           }
           await new Promise((r) => setTimeout(r, 500));
         }

@@ -23,8 +23,6 @@ export interface WebhookDispatcherOptions {
   repairMs?: number;
 }
 
-/** How long close() waits for attempts in flight to record their outcome. */
-const CLOSE_WAIT_MS = 2_000;
 /** The tenant's webhook quotas (src/quotas). */
 export interface TenantWebhookQuota {
   /** The cap on attempts in flight (across instances with Redis): a release, or null when at the cap. */
@@ -62,8 +60,6 @@ export class WebhookDispatcher {
   private repairTimer?: NodeJS.Timeout;
   private repairing?: Promise<number>;
   private readonly inFlight = new Set<string>();
-  /** The attempts under way, so that close() lets them record their outcome before the store closes. */
-  private readonly attempts = new Set<Promise<void>>();
   private readonly targets = new LruMap<
     string,
     { value: { url: string; secrets: string[] } | null; until: number; secretsGeneration: number }
@@ -108,12 +104,6 @@ export class WebhookDispatcher {
     if (this.repairTimer) clearInterval(this.repairTimer);
     await this.repairing;
     await this.ticks.stop();
-    // An attempt whose 2xx is not recorded is sent again by another instance once its claim lapses
-    // (a repeat, and WEBHOOK_TIMEOUT_MS + 5 s late). Waited for a while only: a receiver that hangs
-    // must not hold up the rest of the shutdown (the lanes' handover, the streams' close).
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.allSettled([...this.attempts]), new Promise<void>((r) => (timer = setTimeout(r, CLOSE_WAIT_MS)))]);
-    clearTimeout(timer);
   }
 
   /**
@@ -185,17 +175,15 @@ export class WebhookDispatcher {
       if (!claimed[i]) return release();
       const id = deliveryId(d);
       this.inFlight.add(id);
-      const attempt: Promise<void> = this.attempt({ ...d, attempts: d.attempts + 1 })
+      void this.attempt({ ...d, attempts: d.attempts + 1 })
         .catch((e) => this.logger.warn(`delivery ${d.projectionId}#${d.sequence} failed: ${e instanceof Error ? e.message : e}`))
         .finally(() => {
           release();
           this.inFlight.delete(id);
-          this.attempts.delete(attempt);
           const key = projectionKey(d.tenantId, d.projectionId);
           if (this.atLimit.delete(key)) this.backlog.set(key, { tenantId: d.tenantId, projectionId: d.projectionId });
           this.wake();
         });
-      this.attempts.add(attempt);
     });
   }
 

@@ -111,6 +111,8 @@ export interface AppConfig {
     pageMax: number;
     /** WebSocket keepalive: a ping this often; no pong by the next ping closes the socket. */
     pingMs: number;
+    /** Streams re-read the store's head this often, for notifications another instance logged (no Redis, or Redis down). */
+    pollMs: number;
     sseHeartbeatMs: number;
     /** A stream client further behind than this (bytes queued on its socket) is closed, to resume from its cursor. */
     maxBufferedBytes: number;
@@ -290,6 +292,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       pageDefault: 100,
       pageMax: 1_000,
       pingMs: int('STREAM_PING_MS', 30_000, 50, 3_600_000),
+      pollMs: int('STREAM_POLL_MS', 1_000, 50, 3_600_000),
       sseHeartbeatMs: int('SSE_HEARTBEAT_MS', 15_000, 50, 3_600_000),
       maxBufferedBytes: int('STREAM_MAX_BUFFERED_BYTES', 4 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       maxStreamsPerKey: int('STREAM_MAX_PER_KEY', 100, 1, 1_000_000),

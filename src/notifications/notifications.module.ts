@@ -1,4 +1,4 @@
-import { BeforeApplicationShutdown, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -173,9 +173,12 @@ export class NotificationsModule implements OnApplicationBootstrap, BeforeApplic
     private readonly retention: NotificationRetention,
     private readonly ws: WebSocketStreamServer,
     private readonly sse: SseStream,
+    private readonly reader: NotificationReader,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   onApplicationBootstrap(): void {
+    this.feed.startPolling((t, p) => this.reader.headSequence(t, p), this.config.notifications.pollMs);
     this.ws.attach(this.adapterHost.httpAdapter.getHttpServer());
     this.dispatcher.start();
     this.retention.start();

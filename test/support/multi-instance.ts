@@ -28,6 +28,23 @@ export class Cluster {
     return cluster;
   }
 
+  /**
+   * Waits for an instance's `/health/ready` to answer 200, as a load balancer (or a rolling restart)
+   * does before counting it in: `start()` waits only for `/health`, and a started instance is not
+   * ready until its shared executors are warmed up (issue 12), a few seconds on a busy machine.
+   */
+  async ready(index: number, timeoutMs = 60_000): Promise<void> {
+    const url = `${this.instances[index].url}/health/ready`;
+    const deadline = Date.now() + timeoutMs;
+    let last: unknown;
+    while (Date.now() < deadline) {
+      last = await request(url, 'GET').catch((e) => ({ status: 0, body: String(e) }));
+      if ((last as { status: number }).status === 200) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`instance ${index} not ready within ${timeoutMs} ms: ${JSON.stringify(last)}`);
+  }
+
   urls(): string[] {
     return this.instances.map((s) => s.url);
   }

@@ -11,6 +11,8 @@ export interface ReceivedWebhook {
   headers: Record<string, string | undefined>;
   /** Which of the receiver's secrets verified it (index into `secrets`), -1 if none. */
   verifiedBy: number;
+  /** Epoch ms when it was accepted. */
+  at: number;
 }
 
 /**
@@ -61,7 +63,7 @@ export class WebhookReceiver {
         this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
         const answer = () => {
           this.inFlight--;
-          this.accepted.push({ sequence, body: JSON.parse(body), raw, headers, verifiedBy });
+          this.accepted.push({ sequence, body: JSON.parse(body), raw, headers, verifiedBy, at: Date.now() });
           res.writeHead(204).end();
         };
         if (this.delayMs > 0) setTimeout(answer, this.delayMs);

@@ -12,11 +12,20 @@ export interface NotifiedProjections {
 const CHANNEL = 'es:notifications';
 const COALESCE_MS = 2;
 
+/** The last sequence logged for a projection (0 when none), as the store has it now. */
+export type HeadSequence = (tenantId: string, projectionId: string) => Promise<number>;
+
 /**
  * "Projection P may have new notifications": a wake-up only. What is new is always read from the
  * store by sequence, so a lost or doubled wake costs latency, never a gap or a duplicate. With
  * Redis, wakes also travel between instances (a lane that ran elsewhere wakes this instance's
  * streams); Redis stays a doorbell, not a queue. It is the lanes' LANE_APPLIED binding.
+ *
+ * Without Redis (in-process lanes on a shared PostgreSQL), or while it is down, a lane that ran on
+ * another instance wakes no stream here: its last notifications would wait for the next local
+ * lane run, for ever if none comes (issue 23's stream missing the last two of 480). So every
+ * `pollMs` the store's head sequence of each projection streamed here is read (one indexed read
+ * per projection, not per connection) and its streams are woken when it moved.
  */
 export class NotificationFeed implements LaneApplied {
   private readonly logger = new Logger('NotificationFeed');
@@ -25,6 +34,10 @@ export class NotificationFeed implements LaneApplied {
   private readonly scheduled = new Set<string>();
   private pub?: Redis;
   private sub?: Redis;
+  /** The head sequence the poll last saw, per projection with local subscribers. */
+  private readonly polledHead = new Map<string, number>();
+  private pollTimer?: NodeJS.Timeout;
+  private polling = false;
 
   constructor(private readonly webhooks: NotifiedProjections) {}
 
@@ -38,6 +51,13 @@ export class NotificationFeed implements LaneApplied {
       if (from !== this.instance && tenantId && projectionId) this.wakeLocal(tenantId, projectionId);
     });
     await this.sub.subscribe(CHANNEL);
+  }
+
+  /** Starts the store poll (see the class comment); `pollMs` bounds how late a wake from elsewhere can be. */
+  startPolling(head: HeadSequence, pollMs: number): void {
+    if (this.pollTimer) return;
+    this.pollTimer = setInterval(() => void this.poll(head), pollMs);
+    this.pollTimer.unref();
   }
 
   /** A lane run of this instance stored; if it logged notifications, they go out. */
@@ -68,12 +88,44 @@ export class NotificationFeed implements LaneApplied {
     set.add(wake);
     return () => {
       set!.delete(wake);
-      if (set!.size === 0 && this.byProjection.get(id) === set) this.byProjection.delete(id);
+      if (set!.size === 0 && this.byProjection.get(id) === set) {
+        this.byProjection.delete(id);
+        this.polledHead.delete(id);
+      }
     };
   }
 
   async close(): Promise<void> {
+    clearInterval(this.pollTimer);
+    this.pollTimer = undefined;
     await Promise.all([this.pub, this.sub].map((c) => c?.quit().catch(() => c.disconnect())));
+  }
+
+  private async poll(head: HeadSequence): Promise<void> {
+    // A slow store must not stack polls: the next tick after this one ends reads again.
+    if (this.polling) return;
+    this.polling = true;
+    try {
+      for (const id of [...this.byProjection.keys()]) {
+        const [tenantId, projectionId] = id.split('\u0000');
+        let now: number;
+        try {
+          now = await head(tenantId, projectionId);
+        } catch (e) {
+          // The streams read the same store and fail on their own; the next tick tries again.
+          this.logger.debug(`head poll: ${e instanceof Error ? e.message : String(e)}`);
+          continue;
+        }
+        const before = this.polledHead.get(id);
+        if (!this.byProjection.has(id)) continue;
+        this.polledHead.set(id, now);
+        // Woken after the read: a cursor woken now reads at least up to `now`. The first look at a
+        // projection wakes too (cheap: a cursor at the head reads one empty page).
+        if (before === undefined || now > before) for (const w of this.byProjection.get(id) ?? []) w();
+      }
+    } finally {
+      this.polling = false;
+    }
   }
 
   private wakeLocal(tenantId: string, projectionId: string): void {

@@ -2,8 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import autocannon from 'autocannon';
-import { exampleSources } from '../test/support/runtime-harness';
-import { zipSources } from '../test/support/zip-writer';
+import { deployReducer, exampleSources } from '../test/support/tenant-code';
 import { adminPost, BENCH_ADMIN_TOKEN, checkoutsUnderTest, CONNECTIONS, fmt, median, startChild, stopChild } from './bench-util';
 
 /**
@@ -53,20 +52,6 @@ function treeCpuMs(root: number): number {
   let ms = 0;
   for (const pid of parent.keys()) if (inTree(pid)) ms += cpuOf(pid);
   return ms;
-}
-
-async function uploadBank(url: string, key: string): Promise<void> {
-  const form = new FormData();
-  form.append('file', new Blob([zipSources(exampleSources('bank-account'))]), 'bank.zip');
-  form.append('reducerId', 'bank');
-  const up = await fetch(`${url}/reducers/upload`, { method: 'POST', headers: { 'x-api-key': key }, body: form });
-  if (up.status !== 202) throw new Error(`upload: ${up.status} ${await up.text()}`);
-  for (;;) {
-    const st = (await (await fetch(`${url}/reducers/bank/status`, { headers: { 'x-api-key': key } })).json()) as any;
-    if (st.status === 'compiled') return;
-    if (st.status === 'failed') throw new Error(st.compilationError);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 interface Figures {
@@ -129,7 +114,7 @@ async function measure(dir: string): Promise<{ one: Figures; spread: Figures }> 
     const keys: string[] = [];
     for (let t = 0; t < TENANTS; t++) {
       const { apiKey } = await adminPost(url, '/admin/tenants', { name: `shared-${t}` });
-      await uploadBank(url, apiKey);
+      await deployReducer(url, apiKey, 'bank', exampleSources('bank-account'));
       keys.push(apiKey);
     }
     await load(url, keys, 3, child.pid!); // warm: every tenant's assembly loaded, JIT, snapshot caches

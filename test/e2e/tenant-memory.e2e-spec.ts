@@ -1,7 +1,7 @@
 import { RuntimePool } from '../../src/runtime/runtime-pool';
 import { exampleSources } from '../support/runtime-harness';
 import { Client, newTenant, RunningService, startService } from '../support/service-harness';
-import { zipSources } from '../support/zip-writer';
+import { deployReducer } from '../support/tenant-code';
 
 /**
  * Issue 22, finding 2: a tenant whose static constructor builds the largest strings that still fit
@@ -39,20 +39,6 @@ namespace Hog
     }
 }`;
 
-async function upload(c: Client, url: string, files: { path: string; content: string }[], reducerId: string): Promise<void> {
-  const form = new FormData();
-  form.append('file', new Blob([zipSources(files)]), 'r.zip');
-  form.append('reducerId', reducerId);
-  const res = await fetch(`${url}/reducers/upload`, { method: 'POST', headers: { 'x-api-key': c.key }, body: form });
-  if (res.status !== 202) throw new Error(`upload: ${res.status} ${await res.text()}`);
-  for (;;) {
-    const st = await c.get(`/reducers/${reducerId}/status`);
-    if (st.body.status === 'compiled') return;
-    if (st.body.status === 'failed') throw new Error(st.body.compilationError);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 /** Victims appending in closed loops (two each) until `done()`: each answer's latency, and every answer not a 201 with the state. */
 async function appendUntil(tenants: Client[], done: () => boolean): Promise<{ ms: number[]; bad: unknown[] }> {
   const ms: number[] = [];
@@ -86,8 +72,8 @@ describe('a tenant whose statics would fill a shared executor’s heap, over HTT
     victims = [];
     for (let i = 0; i < 4; i++) victims.push(await newTenant(svc.url, `victim-${i}`));
     attacker = await newTenant(svc.url, 'attacker');
-    for (const v of victims) await upload(v, svc.url, exampleSources('bank-account'), 'bank');
-    await upload(attacker, svc.url, [{ path: 'Hog.cs', content: HOG }], 'hog');
+    for (const v of victims) await deployReducer(svc.url, v.key, 'bank', exampleSources('bank-account'));
+    await deployReducer(svc.url, attacker.key, 'hog', [{ path: 'Hog.cs', content: HOG }]);
     for (const [i, v] of victims.entries()) {
       for (const k of [0, 1]) {
         const r = await v.post('/events', { aggregateId: `account-${i}-${k}`, eventType: 'AccountOpened', data: { owner: `o${i}` } });

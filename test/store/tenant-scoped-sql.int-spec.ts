@@ -52,7 +52,8 @@ const ALLOWED: Allowed[] = [
   {
     name: 'compile queue tenants',
     why: 'CompileQueue.dispatch: which tenants have uploads pending and unclaimed (the fair ring of tenants), all tenants',
-    match: /^SELECT tenant_id FROM uploads WHERE status = 'pending' AND \(claim_until IS NULL OR claim_until < (\?|\$1)\) GROUP BY tenant_id/,
+    match:
+      /^SELECT tenant_id FROM uploads WHERE status = 'pending' AND \(claim_until IS NULL OR claim_until < (\?|\$1)\) GROUP BY tenant_id/,
   },
   {
     name: 'webhook backlog scan',

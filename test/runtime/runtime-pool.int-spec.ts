@@ -228,7 +228,8 @@ describe('compile queue over the real compiler', () => {
     await after.migrate();
     const queue = new CompileQueue(after.uploads);
     const nothing = async () => undefined;
-    new CompileWorker(queue, pool, after.uploads, { autoBind: nothing }, { deploy: nothing }).start();
+    const worker = new CompileWorker(queue, pool, after.uploads, { autoBind: nothing }, { deploy: nothing });
+    worker.start();
     await queue.idle();
     expect(await after.uploads.get('t1', 'u-pending')).toMatchObject({
       status: 'compiled',
@@ -238,6 +239,8 @@ describe('compile queue over the real compiler', () => {
       status: 'failed',
       compilationError: expect.stringMatching(/Bad\.cs\(\d+,\d+\): error CS/),
     });
+    // Before the store: an open queue looks at the store again every few seconds while its compilers are free.
+    await worker.close();
     await after.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });

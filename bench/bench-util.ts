@@ -4,6 +4,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import { freePort } from '../test/support/free-port';
+import { descendants } from '../test/support/host-processes';
 
 export interface HttpFigures {
   reqPerSec: number;
@@ -22,6 +23,19 @@ export function cpuMsOf(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+}
+
+/** CPU (ms) of a process and every process below it (the service's executors and compilers) so far. */
+export function treeCpuMs(pid: number): number {
+  let ms = 0;
+  for (const p of [pid, ...descendants(pid)]) {
+    try {
+      ms += cpuMsOf(p);
+    } catch {
+      /* gone */
+    }
+  }
+  return ms;
 }
 
 export const DURATION_S = Number(process.env.BENCH_SECONDS ?? 10);
@@ -113,6 +127,33 @@ export async function stopChild(child: ChildProcess): Promise<void> {
   const done = new Promise((r) => child.once('exit', r));
   child.kill('SIGTERM');
   await done;
+}
+
+/** Appends (MoneyDeposited) spread round robin over `keys`, each request to the next tenant, to the aggregate `aggregateId(n)`. */
+export async function roundRobinAppends(
+  url: string,
+  keys: string[],
+  seconds: number,
+  aggregateId: (n: number) => string,
+): Promise<autocannon.Result> {
+  let i = 0;
+  return autocannon({
+    url: `${url}/events`,
+    method: 'POST',
+    connections: CONNECTIONS,
+    duration: seconds,
+    headers: { 'content-type': 'application/json' },
+    requests: [
+      {
+        setupRequest: (req: any) => {
+          const n = i++;
+          req.headers = { ...req.headers, 'x-api-key': keys[n % keys.length] };
+          req.body = JSON.stringify({ aggregateId: aggregateId(n), eventType: 'MoneyDeposited', data: { amount: 1 } });
+          return req;
+        },
+      },
+    ],
+  } as autocannon.Options);
 }
 
 /** Runs `fn` from `workers` concurrent loops for `seconds`; returns completions per second. */

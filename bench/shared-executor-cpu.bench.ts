@@ -1,9 +1,19 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import autocannon from 'autocannon';
 import { deployReducer, exampleSources } from '../test/support/tenant-code';
-import { adminPost, BENCH_ADMIN_TOKEN, checkoutsUnderTest, CONNECTIONS, fmt, median, startChild, stopChild } from './bench-util';
+import {
+  adminPost,
+  BENCH_ADMIN_TOKEN,
+  checkoutsUnderTest,
+  CONNECTIONS,
+  fmt,
+  median,
+  roundRobinAppends,
+  startChild,
+  stopChild,
+  treeCpuMs,
+} from './bench-util';
 
 /**
  * CPU per append with a reducer on shared executors (the default isolation), for the whole process
@@ -21,38 +31,6 @@ const TENANTS = Number(process.env.TENANTS ?? 8);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const IDLE_MS = Number(process.env.IDLE_MS ?? 3000);
-
-/** utime + stime of a process and of its reaped children, in ms (USER_HZ = 100). */
-function cpuOf(pid: number): number {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 1000) / 100;
-  } catch {
-    return 0; // exited between listing and reading
-  }
-}
-
-/** CPU ms of a process tree (the service, its sandboxes and executors). */
-function treeCpuMs(root: number): number {
-  const parent = new Map<number, number>();
-  for (const name of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
-      parent.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      /* gone */
-    }
-  }
-  const inTree = (pid: number): boolean => {
-    for (let p = pid, hops = 0; p > 1 && hops < 64; p = parent.get(p) ?? 0, hops++) if (p === root) return true;
-    return false;
-  };
-  let ms = 0;
-  for (const pid of parent.keys()) if (inTree(pid)) ms += cpuOf(pid);
-  return ms;
-}
 
 interface Figures {
   /** The tree's CPU during the load less its idle rate over the same time, per append: the work an append adds. */
@@ -72,26 +50,9 @@ async function load(url: string, keys: string[], seconds: number, pid: number): 
   const idleT0 = performance.now();
   await new Promise((r) => setTimeout(r, IDLE_MS));
   const idleCpuMsPerSec = ((treeCpuMs(pid) - idle0) * 1000) / (performance.now() - idleT0);
-  let i = 0;
   const t0 = performance.now();
   const cpu0 = treeCpuMs(pid);
-  const result = await autocannon({
-    url: `${url}/events`,
-    method: 'POST',
-    connections: CONNECTIONS,
-    duration: seconds,
-    headers: { 'content-type': 'application/json' },
-    requests: [
-      {
-        setupRequest: (req: any) => {
-          const n = i++;
-          req.headers = { ...req.headers, 'x-api-key': keys[n % keys.length] };
-          req.body = JSON.stringify({ aggregateId: `account-${n % 2000}`, eventType: 'MoneyDeposited', data: { amount: 1 } });
-          return req;
-        },
-      },
-    ],
-  } as autocannon.Options);
+  const result = await roundRobinAppends(url, keys, seconds, (n) => `account-${n % 2000}`);
   const cpu = treeCpuMs(pid) - cpu0 - (idleCpuMsPerSec * (performance.now() - t0)) / 1000;
   return {
     cpuUsPerAppend: (cpu * 1000) / Math.max(1, result.requests.total),

@@ -1,11 +1,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import autocannon from 'autocannon';
 import { descendants } from '../test/support/host-processes';
 import { exampleSources } from '../test/support/runtime-harness';
 import { zipSources } from '../test/support/zip-writer';
-import { CONNECTIONS, cpuMsOf, DURATION_S, fmt, hammer, httpFigures, HttpFigures, startChild, stopChild } from './bench-util';
+import { DURATION_S, fmt, hammer, httpFigures, HttpFigures, roundRobinAppends, startChild, stopChild, treeCpuMs } from './bench-util';
 
 /**
  * Many tenants on one service: the bank-account reducer uploaded by each of TENANTS tenants, then
@@ -57,42 +56,7 @@ async function compiled(url: string, key: string): Promise<void> {
 
 /** Appends spread round robin over `keys` (each request to the next tenant). */
 async function roundRobin(url: string, keys: string[], seconds: number): Promise<HttpFigures> {
-  let i = 0;
-  const result = await autocannon({
-    url: `${url}/events`,
-    method: 'POST',
-    connections: CONNECTIONS,
-    duration: seconds,
-    headers: { 'content-type': 'application/json' },
-    requests: [
-      {
-        setupRequest: (req: any) => {
-          const n = i++;
-          req.headers = { ...req.headers, 'x-api-key': keys[n % keys.length] };
-          req.body = JSON.stringify({
-            aggregateId: `account-${Math.floor(n / keys.length) % AGGREGATES_PER_TENANT}`,
-            eventType: 'MoneyDeposited',
-            data: { amount: 1 },
-          });
-          return req;
-        },
-      },
-    ],
-  } as autocannon.Options);
-  return httpFigures(result);
-}
-
-/** CPU (ms) of the service and every process below it (executors, compilers) so far. */
-function treeCpuMs(pid: number): number {
-  let ms = 0;
-  for (const p of [pid, ...descendants(pid)]) {
-    try {
-      ms += cpuMsOf(p);
-    } catch {
-      /* gone */
-    }
-  }
-  return ms;
+  return httpFigures(await roundRobinAppends(url, keys, seconds, (n) => `account-${Math.floor(n / keys.length) % AGGREGATES_PER_TENANT}`));
 }
 
 /** Runs `fn` and adds the CPU the service and its hosts spent per request (µs): steadier than throughput on a shared machine. */

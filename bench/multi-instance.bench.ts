@@ -106,25 +106,18 @@ async function takeover(pg: ThrowawayPostgres, schedulerEnv: Record<string, stri
   await stream.open();
   const load = new AppendLoad(() => cluster.urls(), t.key, { perSecond: 30, aggregates: 40, customers: 20 });
   load.start();
-  const acked = (n: number) =>
-    until(
-      () => load.acks.length,
-      (a) => a >= n,
-      60_000,
-      `${n} appends`,
-    );
   const figures: Record<'SIGKILL' | 'SIGTERM', number[]> = { SIGKILL: [], SIGTERM: [] };
   const at: { signal: 'SIGKILL' | 'SIGTERM'; when: number }[] = [];
   try {
-    await acked(60);
+    await load.acknowledged(60);
     for (let round = 0; round < TAKEOVER_ROUNDS; round++) {
       for (const signal of ['SIGKILL', 'SIGTERM'] as const) {
         const victim = cluster.instances[(round * 2 + (signal === 'SIGKILL' ? 1 : 2)) % 3];
         at.push({ signal, when: Date.now() });
         await victim.kill(signal);
-        await acked(load.acks.length + 60);
+        await load.acknowledged(load.acks.length + 60);
         await victim.start();
-        await acked(load.acks.length + 30);
+        await load.acknowledged(load.acks.length + 30);
       }
     }
   } finally {

@@ -161,18 +161,11 @@ describe.each(SCHEDULER_BACKENDS)('three instances on one PostgreSQL, %s lanes',
     await Promise.all(streams.map((s) => s.open()));
     load = new AppendLoad(urls, t.key, { perSecond: 30, aggregates: 40, customers: CUSTOMERS });
     load.start();
-    const acked = (n: number) =>
-      until(
-        () => load.acks.length,
-        (a) => a >= n,
-        60_000,
-        `${n} appends acknowledged`,
-      );
     try {
-      await acked(60);
+      await load.acknowledged(60);
       killedAt = Date.now();
       await cluster.instances[1].kill('SIGKILL');
-      await acked(load.acks.length + 60);
+      await load.acknowledged(load.acks.length + 60);
       await cluster.instances[1].start();
       // Counted in again only once ready (its executors warmed up), as behind a load balancer: the
       // readiness asserted below is that of instances that were ready when Redis went down.
@@ -194,16 +187,16 @@ describe.each(SCHEDULER_BACKENDS)('three instances on one PostgreSQL, %s lanes',
         }
         redisDown.to = Date.now();
         await redis.up();
-        await acked(load.acks.length + 30);
+        await load.acknowledged(load.acks.length + 30);
       }
 
       for (const s of cluster.instances) {
-        await acked(load.acks.length + 30);
+        await load.acknowledged(load.acks.length + 30);
         sigtermAt.push(Date.now());
         await s.kill('SIGTERM');
         await s.start();
       }
-      await acked(load.acks.length + 30);
+      await load.acknowledged(load.acks.length + 30);
     } finally {
       await load.stop();
       loadStoppedAt = Date.now();

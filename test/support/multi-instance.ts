@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseScrape } from './prometheus-text';
 import { request, ServiceProcess } from './service-harness';
+import { until } from './tenant-code';
 
 /**
  * Several service instances (child processes of `dist/src/main.js`) on one store, as an operator
@@ -124,6 +125,16 @@ export class AppendLoad {
       busy: false,
       uncertain: false,
     }));
+  }
+
+  /** Waits until `n` appends in all have been acknowledged (60 s at most). */
+  acknowledged(n: number): Promise<number> {
+    return until(
+      () => this.acks.length,
+      (a) => a >= n,
+      60_000,
+      `${n} appends acknowledged`,
+    );
   }
 
   start(): void {

@@ -10,6 +10,8 @@ export interface ServiceRouteOptions {
   auth?: 'key' | 'public' | 'admin';
   /** The API key may also come as `?apiKey=` (streams a browser opens, which cannot set headers). */
   keyInQuery?: boolean;
+  /** The scope the API key must hold (src/tenancy/scopes.ts). */
+  scope?: 'events:read' | 'events:write' | 'events:erase' | 'state:read' | 'deploy' | 'keys:manage';
   /** Never finishes by itself (a stream): shutdown does not wait for it. */
   longLived?: boolean;
   /** The body's payloads (event data, metadata) are facts: stored as the client wrote them (see json-source-text.ts). */

@@ -37,6 +37,8 @@ export const ERROR_CODES = [
   'WEBHOOK_SUSPENDED',
   'WEBHOOK_NOT_SUSPENDED',
   'NOTIFICATION_EXPIRED',
+  'INVALID_IDEMPOTENCY_KEY',
+  'IDEMPOTENCY_KEY_REUSED',
   'INTERNAL',
 ] as const;
 
@@ -69,4 +71,10 @@ export const aggregateTypeMismatch = (given: string, actual: string): DomainErro
   new DomainError('AGGREGATE_TYPE_MISMATCH', `aggregate has type '${actual}' (fixed by its first event); '${given}' was given`, {
     aggregateType: given,
     actualAggregateType: actual,
+  });
+
+/** An Idempotency-Key already used by the tenant, within its retention, for a different request (route or body). */
+export const idempotencyKeyReused = (key: string): DomainError =>
+  new DomainError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was already used with a different request (route or body)', {
+    idempotencyKey: key,
   });

@@ -52,6 +52,10 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   WEBHOOK_NOT_SUSPENDED: 409,
   // A replay of a delivery whose notification retention has removed (`sequence`, `oldestSequence`).
   NOTIFICATION_EXPIRED: 410,
+  // An Idempotency-Key header that is not 1 to 255 visible ASCII characters (README "Retrying appends safely").
+  INVALID_IDEMPOTENCY_KEY: 400,
+  // The key was used by the tenant, within its retention, for another route or body (`idempotencyKey`).
+  IDEMPOTENCY_KEY_REUSED: 422,
   INTERNAL: 500,
 };
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { recordBodyDigest } from './body-digest';
 import { recordPayloadTexts } from './json-source-text';
 import { stringifyJson } from './raw-json';
 import { routeOptionsOf } from './route-options';
@@ -22,6 +23,9 @@ export function installExactJson(fastify: FastifyInstance): void {
         } catch (e) {
           return done(e as Error, undefined);
         }
+        // A retried append is recognised by its bytes; hashed only when the client asked for that.
+        if (req.headers['idempotency-key'] !== undefined)
+          recordBodyDigest(req, req.method, req.routeOptions.url ?? req.url, body as string);
       }
       done(null, parsed);
     });

@@ -31,6 +31,15 @@ export interface AppConfig {
   shutdownGraceMs: number;
   /** GET /metrics (docs/operations.md): on unless METRICS_ENABLED=false; behind `Authorization: Bearer <token>` when a token is set. */
   metrics: { enabled: boolean; token?: string };
+  /** Idempotency-Key on appends (README "Retrying appends safely"). */
+  idempotency: {
+    /** A key is remembered this long after its append (ms); a repeat after that is a new request. */
+    keepMs: number;
+    /** How often each instance deletes expired keys (ms). */
+    sweepMs: number;
+    /** Tests only (TEST_KILL_AFTER_COMMIT_KEY): SIGKILL the process after an append with this key commits, before it is answered. */
+    killAfterCommitKey?: string;
+  };
   /** Deadlines on a connection and a request (streams, once open, are exempt). */
   http: {
     /** Node's cut-off for receiving a whole request (headers and body); answered 408 REQUEST_TIMEOUT. */
@@ -238,6 +247,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     apiKeyCacheMs: int('API_KEY_CACHE_MS', 10_000, 0, 3_600_000),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     metrics: { enabled: str('METRICS_ENABLED') === undefined || bool('METRICS_ENABLED'), token: metricsToken },
+    idempotency: {
+      keepMs: int('IDEMPOTENCY_KEYS_KEEP_MS', 86_400_000, 1_000, 30 * 86_400_000),
+      sweepMs: int('IDEMPOTENCY_KEYS_SWEEP_MS', 60_000, 50, 86_400_000),
+      killAfterCommitKey: str('TEST_KILL_AFTER_COMMIT_KEY'),
+    },
     http: {
       requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 30_000, 1_000, 3_600_000),
       connectionTimeoutMs: int('CONNECTION_TIMEOUT_MS', 60_000, 1_000, 3_600_000),

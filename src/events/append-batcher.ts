@@ -1,5 +1,5 @@
 import { DomainError } from '../common/domain-error';
-import { streamKey } from '../store/append-plan';
+import { idempotencyKeyOf, streamKey } from '../store/append-plan';
 import { AppMetrics, NO_METRICS } from '../observability/metrics/app-metrics';
 import { AppendRequest, AppendResult, EventLog } from '../store/event-log.port';
 import { activeTraceParent, endWith } from '../observability/tracing/tracing';
@@ -7,7 +7,8 @@ import { startCommitSpan } from '../observability/tracing/spans';
 
 interface Pending {
   request: AppendRequest;
-  key: string;
+  /** Its aggregate's key, and its idempotency key's when it has one (see keysOf). */
+  keys: string[];
   resolve: (r: AppendResult) => void;
   reject: (e: unknown) => void;
   /** The appending span (tracing on): the batch's commit span links to it. */
@@ -53,7 +54,7 @@ export class AppendBatcher {
   append(request: AppendRequest): Promise<AppendResult> {
     if (this.closed) return Promise.reject(new DomainError('SERVICE_UNAVAILABLE', 'the service is shutting down'));
     return new Promise<AppendResult>((resolve, reject) => {
-      this.queue.push({ request, key: streamKey(request.tenantId, request.aggregateId), resolve, reject, trace: activeTraceParent() });
+      this.queue.push({ request, keys: keysOf(request), resolve, reject, trace: activeTraceParent() });
       if (!this.scheduled) {
         this.scheduled = true;
         // setImmediate, not a microtask: lets every request already parsed in this I/O turn join.
@@ -81,10 +82,10 @@ export class AppendBatcher {
       const batch = this.take();
       if (batch.length === 0) break; // everything queued waits on an aggregate in flight
       this.active++;
-      for (const p of batch) this.busyKeys.add(p.key);
+      for (const p of batch) for (const k of p.keys) this.busyKeys.add(k);
       void this.commit(batch).finally(() => {
         this.active--;
-        for (const p of batch) this.busyKeys.delete(p.key);
+        for (const p of batch) for (const k of p.keys) this.busyKeys.delete(k);
         this.pump();
         if (this.isIdle()) this.idleWaiters.splice(0).forEach((r) => r());
       });
@@ -101,8 +102,8 @@ export class AppendBatcher {
     for (const p of this.queue) {
       const size = p.request.events.length;
       if (!full && batch.length > 0 && events + size > this.options.maxEventsPerCommit) full = true;
-      if (full || this.busyKeys.has(p.key) || held.has(p.key)) {
-        held.add(p.key);
+      if (full || p.keys.some((k) => this.busyKeys.has(k) || held.has(k))) {
+        for (const k of p.keys) held.add(k);
         rest.push(p);
       } else {
         batch.push(p);
@@ -128,6 +129,16 @@ export class AppendBatcher {
       for (const p of batch) await this.commit([p]);
     }
   }
+}
+
+/**
+ * What a request may not share with a transaction in flight: its aggregate (appends in order), and its
+ * idempotency key (two requests with one key, on different aggregates, go one after the other, so
+ * the second sees the first's key instead of both racing for it in the store).
+ */
+function keysOf(r: AppendRequest): string[] {
+  const stream = streamKey(r.tenantId, r.aggregateId);
+  return r.idempotency ? [stream, `idem\u0000${idempotencyKeyOf(r.tenantId, r.idempotency.key)}`] : [stream];
 }
 
 /** The append requests a transaction stored, and their events (refused ones stored nothing). */

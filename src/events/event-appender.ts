@@ -5,22 +5,38 @@ import { AppendOutcomeWithState, AppendPipeline } from './append-pipeline';
 import { AppendBatchDto, AppendEventDto, EventEnvelopeDto } from './event-input.dto';
 import { inferAggregateType, jsonDepthExceeds, LIMITS } from './event-limits';
 
+/** A request's Idempotency-Key (checked) and the digest of its route and body. */
+export interface RequestIdempotency {
+  key: string;
+  requestHash: string;
+}
+
 /** Turns validated input into append requests (payloads checked for size and depth, then encoded once) and hands them to group commit. */
 export class EventAppender {
-  constructor(private readonly pipeline: AppendPipeline) {}
+  constructor(
+    private readonly pipeline: AppendPipeline,
+    /** How long an idempotency key is remembered (IDEMPOTENCY_KEYS_KEEP_MS). */
+    private readonly idempotencyKeepMs = 86_400_000,
+    private readonly now: () => number = Date.now,
+  ) {}
 
-  appendOne(tenantId: string, input: AppendEventDto): Promise<AppendOutcomeWithState> {
+  appendOne(tenantId: string, input: AppendEventDto, idempotency?: RequestIdempotency): Promise<AppendOutcomeWithState> {
     const event = encodeEvent(input.eventType, input.data, 'data');
-    return this.pipeline.append(toRequest(tenantId, input, [event]));
+    return this.pipeline.append(this.keyed(toRequest(tenantId, input, [event]), idempotency));
   }
 
-  appendBatch(tenantId: string, input: AppendBatchDto): Promise<AppendOutcomeWithState> {
+  appendBatch(tenantId: string, input: AppendBatchDto, idempotency?: RequestIdempotency): Promise<AppendOutcomeWithState> {
     if (input.events.length === 0) throw validationFailed('events', 'must hold at least one event');
     if (input.events.length > LIMITS.eventsPerBatch) {
       throw validationFailed('events', `must hold at most ${LIMITS.eventsPerBatch} events`);
     }
     const events = input.events.map((e, i) => encodeEvent(e.eventType, e.data, `events[${i}].data`));
-    return this.pipeline.append(toRequest(tenantId, input, events));
+    return this.pipeline.append(this.keyed(toRequest(tenantId, input, events), idempotency));
+  }
+
+  private keyed(request: AppendRequest, idempotency: RequestIdempotency | undefined): AppendRequest {
+    if (!idempotency) return request;
+    return { ...request, idempotency: { ...idempotency, notBefore: this.now() - this.idempotencyKeepMs } };
   }
 }
 

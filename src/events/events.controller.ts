@@ -1,15 +1,19 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { bodyDigestOf } from '../common/body-digest';
 import { DtoValidationPipe } from '../common/dto-validation.pipe';
 import { IntQueryPipe } from '../common/int-query.pipe';
 import { ExactPayloads, Quota } from '../common/route-options';
 import { TenantRecord } from '../store/tenant-repository.port';
 import { CurrentTenant } from '../tenancy/current-tenant.decorator';
 import { AggregateIdPipe } from './aggregate-id.pipe';
-import { EventAppender } from './event-appender';
+import { AppendOutcomeWithState } from './append-pipeline';
+import { EventAppender, RequestIdempotency } from './event-appender';
 import { AppendBatchDto, AppendEventDto } from './event-input.dto';
 import { LIMITS } from './event-limits';
 import { EventReader } from './event-reader';
 import { appendedView, batchAppendedView, storedEventView } from './event-views';
+import { parseIdempotencyKey } from './idempotency-key';
 
 @Controller('events')
 export class EventsController {
@@ -22,16 +26,28 @@ export class EventsController {
   @HttpCode(201)
   @ExactPayloads()
   @Quota('append')
-  async append(@CurrentTenant() tenant: TenantRecord, @Body(new DtoValidationPipe(AppendEventDto)) body: AppendEventDto) {
-    return appendedView(await this.appender.appendOne(tenant.tenantId, body));
+  async append(
+    @CurrentTenant() tenant: TenantRecord,
+    @Body(new DtoValidationPipe(AppendEventDto)) body: AppendEventDto,
+    @Headers('Idempotency-Key') key: string | undefined,
+    @Req() req: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    return appendedView(replayMarked(reply, await this.appender.appendOne(tenant.tenantId, body, idempotencyOf(key, req))));
   }
 
   @Post('batch')
   @HttpCode(201)
   @ExactPayloads()
   @Quota('append-batch')
-  async appendBatch(@CurrentTenant() tenant: TenantRecord, @Body(new DtoValidationPipe(AppendBatchDto)) body: AppendBatchDto) {
-    return batchAppendedView(await this.appender.appendBatch(tenant.tenantId, body));
+  async appendBatch(
+    @CurrentTenant() tenant: TenantRecord,
+    @Body(new DtoValidationPipe(AppendBatchDto)) body: AppendBatchDto,
+    @Headers('Idempotency-Key') key: string | undefined,
+    @Req() req: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    return batchAppendedView(replayMarked(reply, await this.appender.appendBatch(tenant.tenantId, body, idempotencyOf(key, req))));
   }
 
   @Get(':aggregateId')
@@ -47,4 +63,16 @@ export class EventsController {
       ...(page.nextFromVersion !== undefined ? { nextFromVersion: page.nextFromVersion } : {}),
     };
   }
+}
+
+/** The key with the digest the body parser recorded (README "Retrying appends safely"). */
+function idempotencyOf(header: string | undefined, req: FastifyRequest): RequestIdempotency | undefined {
+  const key = parseIdempotencyKey(header);
+  return key === undefined ? undefined : { key, requestHash: bodyDigestOf(req) ?? '' };
+}
+
+/** A replay is the first answer again, marked as such (Idempotent-Replayed, as Stripe and the draft's examples do). */
+function replayMarked(reply: FastifyReply, outcome: AppendOutcomeWithState): AppendOutcomeWithState {
+  if (outcome.replayed) void reply.header('Idempotent-Replayed', 'true');
+  return outcome;
 }

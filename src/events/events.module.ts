@@ -1,4 +1,6 @@
-import { Module } from '@nestjs/common';
+import { Inject, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
 import { LanesModule } from '../lanes/lanes.module';
 import { ReducersModule } from '../reducers/reducers.module';
 import { STORE, Store } from '../store/store.port';
@@ -9,6 +11,7 @@ import { AppendPipeline, STATEFUL_APPEND, StatefulAppend } from './append-pipeli
 import { EventAppender } from './event-appender';
 import { EventReader } from './event-reader';
 import { EventsController } from './events.controller';
+import { IdempotencyKeySweep } from './idempotency-key-sweep';
 
 /** Appends and reads. The ports its pipeline calls are bound by the modules that own them (reducers, lanes). */
 @Module({
@@ -17,12 +20,33 @@ import { EventsController } from './events.controller';
   providers: [
     {
       provide: AppendPipeline,
-      inject: [AppendBatcher, STATEFUL_APPEND, APPEND_COMMITTED],
-      useFactory: (b: AppendBatcher, stateful: StatefulAppend, committed: AppendCommitted) => new AppendPipeline(b, stateful, committed),
+      inject: [AppendBatcher, STATEFUL_APPEND, APPEND_COMMITTED, APP_CONFIG],
+      useFactory: (b: AppendBatcher, stateful: StatefulAppend, committed: AppendCommitted, config: AppConfig) =>
+        new AppendPipeline(b, stateful, committed, config.idempotency.killAfterCommitKey),
     },
-    { provide: EventAppender, inject: [AppendPipeline], useFactory: (p: AppendPipeline) => new EventAppender(p) },
+    {
+      provide: EventAppender,
+      inject: [AppendPipeline, APP_CONFIG],
+      useFactory: (p: AppendPipeline, config: AppConfig) => new EventAppender(p, config.idempotency.keepMs),
+    },
+    {
+      provide: IdempotencyKeySweep,
+      inject: [STORE, APP_CONFIG],
+      useFactory: (store: Store, config: AppConfig) =>
+        new IdempotencyKeySweep(store.idempotencyKeys, config.idempotency.keepMs, config.idempotency.sweepMs),
+    },
     { provide: EventReader, inject: [STORE], useFactory: (store: Store) => new EventReader(store.events) },
   ],
   exports: [AppendPipeline, EventReader],
 })
-export class EventsModule {}
+export class EventsModule implements OnApplicationBootstrap, OnApplicationShutdown {
+  constructor(@Inject(IdempotencyKeySweep) private readonly sweep: IdempotencyKeySweep) {}
+
+  onApplicationBootstrap(): void {
+    this.sweep.start();
+  }
+
+  onApplicationShutdown(): void {
+    this.sweep.stop();
+  }
+}

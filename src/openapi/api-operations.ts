@@ -60,6 +60,14 @@ const PAGE = {
   ...CURSOR,
   limit: { description: 'at most this many (NOTIFICATIONS_PAGE_DEFAULT, up to NOTIFICATIONS_PAGE_MAX)', schema: integer({ minimum: 1 }) },
 };
+/** README "Retrying appends safely". */
+const IDEMPOTENCY_KEY = {
+  'Idempotency-Key': {
+    description:
+      '1-255 visible ASCII characters (bare or as a quoted string): a repeat of the same route and body within IDEMPOTENCY_KEYS_KEEP_MS (24 h) stores nothing and answers the first 201 again with Idempotent-Replayed: true; per tenant',
+  },
+};
+const IDEMPOTENCY_ERRORS: ErrorCode[] = ['INVALID_IDEMPOTENCY_KEY', 'IDEMPOTENCY_KEY_REUSED'];
 const ARCHIVE_ERRORS: ErrorCode[] = ['INVALID_ARCHIVE', 'ARCHIVE_TOO_LARGE', 'VALIDATION_FAILED'];
 
 const REDUCER_UPLOAD_BODY = object(
@@ -85,14 +93,18 @@ export const OPERATIONS: Record<string, OperationSpec> = {
   'POST /events': {
     tag: 'events',
     summary: 'Append one event',
-    responses: { 201: json('appended; state when a reducer is bound to the type', 'Appended') },
-    errors: ['VERSION_CONFLICT', 'AGGREGATE_TYPE_MISMATCH', 'RUNTIME_UNAVAILABLE'],
+    parameters: IDEMPOTENCY_KEY,
+    responses: {
+      201: json('appended; state when a reducer is bound to the type (a replay: the first answer, Idempotent-Replayed: true)', 'Appended'),
+    },
+    errors: ['VERSION_CONFLICT', 'AGGREGATE_TYPE_MISMATCH', 'RUNTIME_UNAVAILABLE', ...IDEMPOTENCY_ERRORS],
   },
   'POST /events/batch': {
     tag: 'events',
     summary: 'Append several events to one aggregate atomically (all or none)',
-    responses: { 201: json('appended', 'BatchAppended') },
-    errors: ['VERSION_CONFLICT', 'AGGREGATE_TYPE_MISMATCH', 'RUNTIME_UNAVAILABLE'],
+    parameters: IDEMPOTENCY_KEY,
+    responses: { 201: json('appended (a replay: the first answer, Idempotent-Replayed: true)', 'BatchAppended') },
+    errors: ['VERSION_CONFLICT', 'AGGREGATE_TYPE_MISMATCH', 'RUNTIME_UNAVAILABLE', ...IDEMPOTENCY_ERRORS],
   },
   'GET /events/{aggregateId}': {
     tag: 'events',

@@ -96,8 +96,19 @@ export class AggregateStateKeeper implements StatefulAppend {
           state: folded.state,
           ...(folded.failedVersion !== undefined ? { failedVersion: folded.failedVersion, error: folded.error } : {}),
         };
+        const stateError =
+          folded.failedVersion !== undefined
+            ? { code: stateErrorCode(folded.error), message: folded.error ?? 'the reducer failed', failedVersion: folded.failedVersion }
+            : undefined;
+        // The answer's state is remembered with an idempotency key, so that a replay answers it again.
+        const idempotency = req.idempotency && {
+          ...req.idempotency,
+          outcome: JSON.stringify(stateError ? { stateError } : { state: folded.state }),
+        };
         try {
-          const result = await this.batcher.append({ ...req, events, timestamp, snapshot });
+          const result = await this.batcher.append({ ...req, events, timestamp, snapshot, idempotency });
+          // A replay stored nothing: the pipeline answers the remembered outcome, and the cache keeps what it had.
+          if (result.replay) return { result };
           const last = result.events[result.events.length - 1];
           this.types.set(key, result.aggregateType); // fixed now: the next append need not read it
           this.cache.set(key, {
@@ -110,16 +121,7 @@ export class AggregateStateKeeper implements StatefulAppend {
             error: folded.error ?? null,
             updatedAt: last.timestamp,
           });
-          return folded.failedVersion !== undefined
-            ? {
-                result,
-                stateError: {
-                  code: stateErrorCode(folded.error),
-                  message: folded.error ?? 'the reducer failed',
-                  failedVersion: folded.failedVersion,
-                },
-              }
-            : { result, state: new RawJson(folded.state) };
+          return stateError ? { result, stateError } : { result, state: new RawJson(folded.state) };
         } catch (e) {
           if (e instanceof DomainError && e.code === 'STATE_STALE') {
             this.cache.delete(key);

@@ -1,8 +1,30 @@
-import { aggregateTypeMismatch, DomainError, versionConflict } from '../common/domain-error';
+import { aggregateTypeMismatch, DomainError, idempotencyKeyReused, versionConflict } from '../common/domain-error';
 import { uuidv7 } from '../common/uuid-v7';
-import { AppendOutcome, AppendRequest, Snapshot, StoredEvent, StreamInfo } from './event-log.port';
+import { AppendOutcome, AppendRequest, AppendResult, Snapshot, StoredEvent, StreamInfo } from './event-log.port';
 
 export const streamKey = (tenantId: string, aggregateId: string): string => `${tenantId}\u0000${aggregateId}`;
+
+/** An idempotency key of a tenant (the store's primary key, as one string). */
+export const idempotencyKeyOf = (tenantId: string, key: string): string => `${tenantId}\u0000${key}`;
+
+/** A key the store remembers (not expired): the request it answered and the events that request stored. */
+export interface RememberedKey {
+  requestHash: string;
+  outcome: string | null;
+  /** In position order; never empty. */
+  events: StoredEvent[];
+}
+
+/** A key the commit remembers, with the positions of the events its request stored. */
+export interface KeyWrite {
+  tenantId: string;
+  key: string;
+  requestHash: string;
+  firstPosition: number;
+  lastPosition: number;
+  outcome: string | null;
+  createdAt: number;
+}
 
 export interface EventRow extends StoredEvent {
   tenantId: string;
@@ -29,6 +51,8 @@ export interface AppendPlan {
   streams: StreamWrite[];
   /** Final head position of every tenant the plan touches. */
   heads: Map<string, number>;
+  /** Idempotency keys of the accepted requests that carried one. */
+  keys: KeyWrite[];
 }
 
 /**
@@ -55,14 +79,25 @@ export function planAppends(
   current: Map<string, StreamInfo>,
   heads: Map<string, number>,
   now: number,
+  remembered: Map<string, RememberedKey> = new Map(),
 ): AppendPlan {
   const streams = new Map<string, StreamWrite>();
+  // Keys accepted earlier in this plan: a second request with one of them (two retries in one group
+  // commit) is answered like a request whose key the store already had.
+  const answered = new Map<string, Answered>();
+  const keys: KeyWrite[] = [];
   const snapshots = new Map<string, SnapshotWrite>();
   const nextHeads = new Map(heads);
   const rows: EventRow[] = [];
   const outcomes: AppendOutcome[] = [];
 
   for (const req of requests) {
+    // Before any check of versions: a replay answers what was stored, whatever the stream is now.
+    const replay = req.idempotency && replayOf(req, req.idempotency.key, answered, remembered);
+    if (replay) {
+      outcomes.push(replay);
+      continue;
+    }
     const key = streamKey(req.tenantId, req.aggregateId);
     const known = streams.get(key) ?? current.get(key);
     const version = known?.version ?? 0;
@@ -119,11 +154,59 @@ export function planAppends(
         updatedAt: req.timestamp ?? now,
       });
     }
-    outcomes.push({ ok: true, result: { aggregateId: req.aggregateId, aggregateType, events } });
+    const result: AppendResult = { aggregateId: req.aggregateId, aggregateType, events };
+    outcomes.push({ ok: true, result });
+    if (req.idempotency) {
+      const idem = req.idempotency;
+      const outcome = idem.outcome ?? null;
+      keys.push({
+        tenantId: req.tenantId,
+        key: idem.key,
+        requestHash: idem.requestHash,
+        firstPosition: events[0].position,
+        lastPosition: position,
+        outcome,
+        createdAt: now,
+      });
+      answered.set(idempotencyKeyOf(req.tenantId, idem.key), { requestHash: idem.requestHash, outcome, result });
+    }
   }
   const touchedHeads = new Map<string, number>();
   for (const [tenantId, pos] of nextHeads) if (pos !== heads.get(tenantId)) touchedHeads.set(tenantId, pos);
-  return { outcomes, rows, streams: [...streams.values()], heads: touchedHeads, snapshots: [...snapshots.values()] };
+  return { outcomes, rows, streams: [...streams.values()], heads: touchedHeads, snapshots: [...snapshots.values()], keys };
+}
+
+interface Answered {
+  requestHash: string;
+  outcome: string | null;
+  result: AppendResult;
+}
+
+/** The answer to a request whose key is already taken: a replay of the first answer, or IDEMPOTENCY_KEY_REUSED. */
+function replayOf(
+  req: AppendRequest,
+  key: string,
+  answered: Map<string, Answered>,
+  remembered: Map<string, RememberedKey>,
+): AppendOutcome | undefined {
+  const id = idempotencyKeyOf(req.tenantId, key);
+  const prior = answered.get(id) ?? fromStore(remembered.get(id));
+  if (!prior) return undefined;
+  if (prior.requestHash !== req.idempotency!.requestHash) return { ok: false, error: idempotencyKeyReused(key) };
+  // The same events objects: an adapter that numbers positions after the statement (PostgreSQL) numbers both.
+  return { ok: true, result: { ...prior.result, replay: { outcome: prior.outcome } } };
+}
+
+function fromStore(r: RememberedKey | undefined): Answered | undefined {
+  if (!r) return undefined;
+  const first = r.events[0];
+  // The key and its events are written in one transaction and events are never removed: cannot happen.
+  if (!first) throw new Error('an idempotency key names no stored events');
+  return {
+    requestHash: r.requestHash,
+    outcome: r.outcome,
+    result: { aggregateId: first.aggregateId, aggregateType: first.aggregateType, events: r.events },
+  };
 }
 
 /** Distinct tenants of a batch, sorted: locks are always taken in this order so writers never deadlock. */

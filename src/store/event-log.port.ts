@@ -29,6 +29,23 @@ export interface AppendRequest {
   snapshot?: SnapshotChange;
   /** Pre-assigned (epoch ms) with the event ids, for the same reason. */
   timestamp?: number;
+  /** The client's Idempotency-Key: remembered with the events, in their transaction. */
+  idempotency?: IdempotencyClaim;
+}
+
+/**
+ * An append's idempotency key (README "Retrying appends safely"). A key of the tenant already
+ * remembered (created at or after `notBefore`) makes the request a replay when `requestHash`
+ * matches (nothing stored; the first answer again) and IDEMPOTENCY_KEY_REUSED when it does not.
+ */
+export interface IdempotencyClaim {
+  key: string;
+  /** SHA-256 (hex) of the route and the raw body. */
+  requestHash: string;
+  /** Epoch ms: a key remembered before this has expired and counts as never seen. */
+  notBefore: number;
+  /** JSON text of the answer's part that is not in the log (the reducer's state), remembered with the key. */
+  outcome?: string;
 }
 
 export interface SnapshotChange {
@@ -75,6 +92,8 @@ export interface AppendResult {
   aggregateId: string;
   aggregateType: string;
   events: StoredEvent[];
+  /** Set when the request was a replay of an idempotency key: these are the events stored the first time. */
+  replay?: { outcome: string | null };
 }
 
 export type AppendOutcome = { ok: true; result: AppendResult } | { ok: false; error: DomainError };

@@ -1,7 +1,8 @@
 import { Pool, PoolClient } from 'pg';
-import { MonotonicClock, planAppends, streamKey, tenantsOf } from '../append-plan';
+import { MonotonicClock, planAppends, RememberedKey, streamKey, tenantsOf } from '../append-plan';
 import { AppendOutcome, AppendRequest, EventLog, StoredEvent, StreamInfo } from '../event-log.port';
 import { EVENT_COLUMNS, EventDbRow, toStoredEvent } from '../event-row';
+import { REMEMBERED_KEY_COLUMNS, RememberedKeyRow, rememberedKeys } from '../idempotency-rows';
 import type { InflightWrites } from './postgres-store';
 import { StreamVersionCache } from './stream-version-cache';
 import { withTransaction } from './with-transaction';
@@ -17,7 +18,10 @@ const READ_STREAMS = {
  * A whole group commit in one statement, so one round trip (autocommit) per batch:
  *  - chk: every stream the plan touched is still at the version (and type) the plan assumed;
  *  - h: lock the tenants' counter rows, in tenant order (writers never deadlock), only if chk passed;
- *  - insert events at counter + offset, upsert streams, advance counters.
+ *  - insert events at counter + offset, upsert streams, advance counters;
+ *  - remember the idempotency keys of accepted requests (plain INSERT: a key another instance took
+ *    since this plan read the keys fails the statement with a unique violation, and the locked retry
+ *    below reads that key and replays it).
  * The statement's snapshot predates the lock wait, so a writer on another instance that committed
  * in between is caught by the (tenant, aggregate, version) unique key instead: the caller retries.
  */
@@ -56,6 +60,12 @@ const APPEND = {
     ON CONFLICT (tenant_id, aggregate_id) DO UPDATE SET binding_id = EXCLUDED.binding_id, version = EXCLUDED.version,
       state = EXCLUDED.state, failed_version = EXCLUDED.failed_version, error = EXCLUDED.error, updated_at = EXCLUDED.updated_at
     RETURNING 1
+  ), ik AS (
+    INSERT INTO idempotency_keys (tenant_id, idem_key, request_hash, first_position, last_position, outcome, created_at)
+    SELECT x.t, x.key, x.h, h.position + x.f, h.position + x.l, x.out, x.ts
+    FROM json_to_recordset($7::json) AS x(t text, key text, h text, f bigint, l bigint, out text, ts bigint)
+    JOIN h ON h.tenant_id = x.t
+    RETURNING 1
   ), hu AS (
     UPDATE tenant_heads th SET position = h.position + n.n
     FROM h JOIN unnest($2::text[], $4::bigint[]) AS n(t, n) ON n.t = h.tenant_id
@@ -66,6 +76,23 @@ const APPEND = {
          coalesce((SELECT array_agg(tenant_id) FROM h), '{}') AS tenants,
          coalesce((SELECT array_agg(position) FROM h), '{}') AS bases,
          (SELECT count(*) FROM ins) AS inserted`,
+};
+
+/** The keys a batch carries that the store remembers (not expired), each with the events it names. */
+const REMEMBERED_KEYS = {
+  name: 'es_idem_keys',
+  text: `SELECT ${REMEMBERED_KEY_COLUMNS}
+         FROM idempotency_keys k
+         JOIN unnest($1::text[], $2::text[], $3::bigint[]) AS q(t, key, nb) ON k.tenant_id = q.t AND k.idem_key = q.key AND k.created_at >= q.nb
+         JOIN events e ON e.tenant_id = k.tenant_id AND e.position BETWEEN k.first_position AND k.last_position
+         ORDER BY k.tenant_id, k.idem_key, e.position`,
+};
+
+/** Under the tenants' lock: expired rows of the batch's keys go, so the keys can be taken again. */
+const DELETE_EXPIRED_KEYS = {
+  name: 'es_idem_expired',
+  text: `DELETE FROM idempotency_keys k USING unnest($1::text[], $2::text[], $3::bigint[]) AS q(t, key, nb)
+         WHERE k.tenant_id = q.t AND k.idem_key = q.key AND k.created_at < q.nb`,
 };
 
 const LOCK_HEADS = 'SELECT 1 FROM tenant_heads WHERE tenant_id = ANY($1::text[]) ORDER BY tenant_id FOR UPDATE';
@@ -110,9 +137,10 @@ export class PostgresEventLog implements EventLog {
   /** One round trip, planned on cached versions. null when they were stale (nothing written). */
   private async appendOptimistic(requests: AppendRequest[], keys: Set<string>): Promise<AppendOutcome[] | null> {
     const current = await this.currentStreams(this.pool, keys);
-    if (!this.beforeCommit) return this.runAppend(this.pool, requests, keys, current);
+    const remembered = await this.rememberedKeys(this.pool, requests);
+    if (!this.beforeCommit) return this.runAppend(this.pool, requests, keys, current, remembered);
     return withTransaction(this.pool, async (c) => {
-      const out = await this.runAppend(c, requests, keys, current);
+      const out = await this.runAppend(c, requests, keys, current, remembered);
       await this.beforeCommit!(tenantsOf(requests));
       return out;
     });
@@ -122,7 +150,9 @@ export class PostgresEventLog implements EventLog {
     return withTransaction(this.pool, async (c) => {
       await c.query({ name: 'es_lock_heads', text: LOCK_HEADS, values: [tenantsOf(requests)] });
       const current = await this.currentStreams(c, keys, false);
-      const out = await this.runAppend(c, requests, keys, current);
+      // Under the lock every writer of these tenants' keys has committed or waits: what is read is final.
+      const remembered = await this.rememberedKeys(c, requests, true);
+      const out = await this.runAppend(c, requests, keys, current, remembered);
       if (!out) throw new Error('stream versions changed under the tenant lock'); // cannot happen: the lock orders writers
       if (this.beforeCommit) await this.beforeCommit(tenantsOf(requests));
       return out;
@@ -134,10 +164,11 @@ export class PostgresEventLog implements EventLog {
     requests: AppendRequest[],
     keys: Set<string>,
     current: Map<string, StreamInfo>,
+    remembered: Map<string, RememberedKey> | undefined,
   ): Promise<AppendOutcome[] | null> {
     const tenants = tenantsOf(requests);
     // Plan against counters of 0: positions come out as 1-based offsets, the statement adds the locked counter.
-    const plan = planAppends(requests, current, new Map(tenants.map((t) => [t, 0])), this.clock.now());
+    const plan = planAppends(requests, current, new Map(tenants.map((t) => [t, 0])), this.clock.now(), remembered);
 
     const checks = [...keys].map((k) => {
       const [t, a] = k.split('\u0000');
@@ -180,6 +211,17 @@ export class PostgresEventLog implements EventLog {
           ts: n.updatedAt,
         })),
       ),
+      JSON.stringify(
+        plan.keys.map((k) => ({
+          t: k.tenantId,
+          key: k.key,
+          h: k.requestHash,
+          f: k.firstPosition,
+          l: k.lastPosition,
+          out: k.outcome,
+          ts: k.createdAt,
+        })),
+      ),
     ];
     const result = await db.query({ ...APPEND, values });
     const out = result.rows[0] as { stale: number; tenants: string[]; bases: number[] };
@@ -189,6 +231,26 @@ export class PostgresEventLog implements EventLog {
     for (const r of rows) r.position += base.get(r.tenantId)!;
     for (const w of s) this.cache.set(streamKey(w.tenantId, w.aggregateId), { aggregateType: w.aggregateType, version: w.version });
     return plan.outcomes;
+  }
+
+  /**
+   * The batch's idempotency keys the store remembers: one indexed statement, none without a key.
+   * `purge` (under the tenants' lock) first removes expired rows of those keys.
+   */
+  private async rememberedKeys(db: Queryable, requests: AppendRequest[], purge = false): Promise<Map<string, RememberedKey> | undefined> {
+    const t: string[] = [];
+    const k: string[] = [];
+    const nb: number[] = [];
+    for (const r of requests) {
+      if (!r.idempotency) continue;
+      t.push(r.tenantId);
+      k.push(r.idempotency.key);
+      nb.push(r.idempotency.notBefore);
+    }
+    if (t.length === 0) return undefined;
+    if (purge) await db.query({ ...DELETE_EXPIRED_KEYS, values: [t, k, nb] });
+    const { rows } = await db.query<RememberedKeyRow>({ ...REMEMBERED_KEYS, values: [t, k, nb] });
+    return rows.length > 0 ? rememberedKeys(rows) : undefined;
   }
 
   /** Versions from the cache (unless told not to); the misses in one query. */

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
-import { MonotonicClock, planAppends, streamKey, tenantsOf } from '../append-plan';
+import { MonotonicClock, planAppends, RememberedKey, streamKey, tenantsOf } from '../append-plan';
 import { AppendOutcome, AppendRequest, StreamInfo } from '../event-log.port';
+import { REMEMBERED_KEY_COLUMNS, REMEMBERED_KEY_JOIN, RememberedKeyRow, rememberedKeys } from '../idempotency-rows';
 
 /**
  * One group commit on SQLite, synchronous. SQLite has no round trips, so prepared statements run
@@ -32,6 +33,19 @@ export class SqliteAppendTransaction {
        ON CONFLICT (tenant_id, aggregate_id) DO UPDATE SET binding_id = excluded.binding_id, version = excluded.version,
          state = excluded.state, failed_version = excluded.failed_version, error = excluded.error, updated_at = excluded.updated_at`,
     );
+    // Read under the write lock (BEGIN IMMEDIATE), so a key found absent stays absent until this commit.
+    const rememberedKey = db.prepare(
+      `SELECT ${REMEMBERED_KEY_COLUMNS} FROM ${REMEMBERED_KEY_JOIN}
+       WHERE k.tenant_id = ? AND k.idem_key = ? AND k.created_at >= ? ORDER BY e.position`,
+    );
+    // A row still there for the key can only be an expired one (read above as absent): replaced.
+    const upsertKey = db.prepare(
+      `INSERT INTO idempotency_keys (tenant_id, idem_key, request_hash, first_position, last_position, outcome, created_at)
+       VALUES (?,?,?,?,?,?,?)
+       ON CONFLICT (tenant_id, idem_key) DO UPDATE SET request_hash = excluded.request_hash,
+         first_position = excluded.first_position, last_position = excluded.last_position,
+         outcome = excluded.outcome, created_at = excluded.created_at`,
+    );
     this.run = db.transaction((reqs: AppendRequest[]) => {
       const heads = new Map<string, number>();
       for (const t of tenantsOf(reqs)) {
@@ -45,7 +59,13 @@ export class SqliteAppendTransaction {
         const s = stream.get(r.tenantId, r.aggregateId) as { aggregate_type: string; version: number } | undefined;
         if (s) current.set(key, { aggregateType: s.aggregate_type, version: Number(s.version) });
       }
-      const plan = planAppends(reqs, current, heads, this.clock.now());
+      let remembered: Map<string, RememberedKey> | undefined;
+      for (const r of reqs) {
+        if (!r.idempotency) continue; // no key, no statement
+        const rows = rememberedKey.all(r.tenantId, r.idempotency.key, r.idempotency.notBefore) as RememberedKeyRow[];
+        remembered = rememberedKeys(rows, remembered);
+      }
+      const plan = planAppends(reqs, current, heads, this.clock.now(), remembered);
       for (const e of plan.rows) {
         insertEvent.run(
           e.tenantId,
@@ -64,6 +84,9 @@ export class SqliteAppendTransaction {
       }
       for (const s of plan.streams) upsertStream.run(s.tenantId, s.aggregateId, s.aggregateType, s.version);
       for (const [t, p] of plan.heads) upsertHead.run(t, p);
+      for (const k of plan.keys) {
+        upsertKey.run(k.tenantId, k.key, k.requestHash, k.firstPosition, k.lastPosition, k.outcome, k.createdAt);
+      }
       for (const n of plan.snapshots) {
         upsertSnapshot.run(
           n.tenantId,

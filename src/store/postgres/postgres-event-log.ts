@@ -1,5 +1,5 @@
 import { Pool, PoolClient } from 'pg';
-import { MonotonicClock, planAppends, RememberedKey, streamKey, tenantsOf } from '../append-plan';
+import { idempotencyKeyOf, MonotonicClock, planAppends, RememberedKey, streamKey, tenantsOf } from '../append-plan';
 import { AppendOutcome, AppendRequest, EventLog, StoredEvent, StreamInfo } from '../event-log.port';
 import { EVENT_COLUMNS, EventDbRow, toStoredEvent } from '../event-row';
 import { REMEMBERED_KEY_COLUMNS, RememberedKeyRow, rememberedKeys } from '../idempotency-rows';
@@ -241,8 +241,12 @@ export class PostgresEventLog implements EventLog {
     const t: string[] = [];
     const k: string[] = [];
     const nb: number[] = [];
+    const seen = new Set<string>();
     for (const r of requests) {
       if (!r.idempotency) continue;
+      const id = idempotencyKeyOf(r.tenantId, r.idempotency.key);
+      if (seen.has(id)) continue; // the same key twice in one group commit: once in the look-up
+      seen.add(id);
       t.push(r.tenantId);
       k.push(r.idempotency.key);
       nb.push(r.idempotency.notBefore);

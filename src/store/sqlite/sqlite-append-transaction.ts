@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { MonotonicClock, planAppends, RememberedKey, streamKey, tenantsOf } from '../append-plan';
+import { idempotencyKeyOf, MonotonicClock, planAppends, RememberedKey, streamKey, tenantsOf } from '../append-plan';
 import { AppendOutcome, AppendRequest, StreamInfo } from '../event-log.port';
 import { REMEMBERED_KEY_COLUMNS, REMEMBERED_KEY_JOIN, RememberedKeyRow, rememberedKeys } from '../idempotency-rows';
 
@@ -60,8 +60,12 @@ export class SqliteAppendTransaction {
         if (s) current.set(key, { aggregateType: s.aggregate_type, version: Number(s.version) });
       }
       let remembered: Map<string, RememberedKey> | undefined;
+      const looked = new Set<string>();
       for (const r of reqs) {
         if (!r.idempotency) continue; // no key, no statement
+        const id = idempotencyKeyOf(r.tenantId, r.idempotency.key);
+        if (looked.has(id)) continue; // the same key twice in one group commit: read once
+        looked.add(id);
         const rows = rememberedKey.all(r.tenantId, r.idempotency.key, r.idempotency.notBefore) as RememberedKeyRow[];
         remembered = rememberedKeys(rows, remembered);
       }

@@ -88,6 +88,17 @@ const ALLOWED: Allowed[] = [
     match:
       /(JOIN unnest\(\$1::text\[\], \$2::text\[\]\) AS k\(t, a\) ON s\.tenant_id = k\.t|^WITH chk AS \( SELECT count\(\*\) AS stale FROM json_to_recordset\(\$1::json\) AS c\(t text)/,
   },
+  {
+    name: 'idempotency key sweep',
+    why: 'IdempotencyKeySweep (every IDEMPOTENCY_KEYS_SWEEP_MS): expired idempotency keys of all tenants, oldest first, a bounded chunk',
+    match:
+      /^DELETE FROM idempotency_keys WHERE \(tenant_id, idem_key\) IN \( SELECT tenant_id, idem_key FROM idempotency_keys WHERE created_at < (\?|\$1) ORDER BY created_at LIMIT/,
+  },
+  {
+    name: 'idempotency keys of a group commit (PostgreSQL)',
+    why: 'the group commit reads (and, under the tenants lock, purges expired) keys of several tenants in one statement, each row naming its tenant through the parameter arrays (q.t)',
+    match: /(unnest\(\$1::text\[\], \$2::text\[\], \$3::bigint\[\]\) AS q\(t, key, nb\) (ON|WHERE) k\.tenant_id = q\.t)/,
+  },
 ];
 
 const preload = path.join(__dirname, '..', '..', 'dist', 'test', 'support', 'sql-capture.preload.js');
@@ -148,6 +159,10 @@ async function workload(svc: ServiceProcess, receiver: WebhookReceiver): Promise
   });
   expect(batch.status).toBe(201);
   expect((await t.post('/events', { aggregateId: 'order-0', eventType: 'ItemAdded', data: {}, expectedVersion: 0 })).status).toBe(409);
+  // Idempotent appends: a keyed append, its replay (the key's look-up, insert and the replay's read).
+  const keyedBody = { aggregateId: 'memo-1', eventType: 'Noted', data: {} }; // no projection takes it: the counts below hold
+  expect((await t.post('/events', keyedBody, { 'idempotency-key': 'sql-key-1' })).status).toBe(201);
+  expect((await t.post('/events', keyedBody, { 'idempotency-key': 'sql-key-1' })).status).toBe(201);
   expect(
     (await other.post('/events', { aggregateId: 'order-0', eventType: 'OrderPlaced', data: { customerId: 'x', lines: [] } })).status,
   ).toBe(201);
@@ -241,6 +256,7 @@ describe.each(STORE_BACKENDS)('SQL the service runs on %s', (backend) => {
       LANE_SWEEP_MS: '100',
       WEBHOOK_POLL_MS: '100',
       NOTIFICATIONS_RETENTION_SWEEP_MS: '100',
+      IDEMPOTENCY_KEYS_SWEEP_MS: '100',
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
     });
     await svc.start();

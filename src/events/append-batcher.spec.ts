@@ -93,4 +93,16 @@ describe('AppendBatcher', () => {
     await expect(inflight).resolves.toMatchObject({ aggregateId: 'a' });
     await closing;
   });
+
+  it('never puts two requests with one idempotency key into concurrent transactions; one group commit may hold both', async () => {
+    const log = new RecordingLog();
+    const b = new AppendBatcher(log, { maxConcurrentCommits: 2 });
+    const keyed = (id: string, key: string): AppendRequest => ({ ...req(id), idempotency: { key, requestHash: 'h', notBefore: 0 } });
+    const first = b.append(keyed('k-a', 'same'));
+    await new Promise((r) => setImmediate(r));
+    // 'k-b' shares the key with the commit in flight: it waits, though its aggregate is free; 'k-c' has its own key.
+    const rest = [b.append(keyed('k-b', 'same')), b.append(keyed('k-c', 'other')), b.append(keyed('k-d', 'same'))];
+    await Promise.all([first, ...rest]);
+    expect(log.batches).toEqual([['k-a'], ['k-c'], ['k-b', 'k-d']]);
+  });
 });

@@ -1,5 +1,5 @@
 import { AppendRequest } from './event-log.port';
-import { decideAggregateType, planAppends, streamKey, tenantsOf } from './append-plan';
+import { decideAggregateType, idempotencyKeyOf, planAppends, streamKey, tenantsOf } from './append-plan';
 
 const req = (over: Partial<AppendRequest>): AppendRequest => ({
   tenantId: 't1',
@@ -93,5 +93,69 @@ describe('decideAggregateType', () => {
   it('refuses a given type other than the stored one', () => {
     const d = decideAggregateType({ aggregateType: 'order', inferredType: 'order' }, 'invoice');
     expect(d).toMatchObject({ code: 'AGGREGATE_TYPE_MISMATCH', details: { aggregateType: 'order', actualAggregateType: 'invoice' } });
+  });
+});
+
+describe('planAppends with idempotency keys', () => {
+  const keyed = (key: string, hash: string, over: Partial<AppendRequest> = {}) =>
+    req({ idempotency: { key, requestHash: hash, notBefore: 0 }, ...over });
+  const stored = {
+    position: 4,
+    eventId: 'e-4',
+    aggregateId: 'order-9',
+    aggregateType: 'order',
+    eventType: 'E',
+    version: 1,
+    timestamp: 5,
+    data: '{}',
+    metadata: null,
+    correlationId: null,
+    causationId: null,
+  };
+
+  it('replays a remembered key before any check of versions, refuses it with another hash, writes new ones', () => {
+    const remembered = new Map([[idempotencyKeyOf('t1', 'k'), { requestHash: 'h', outcome: '{"state":"{}"}', events: [stored] }]]);
+    const plan = planAppends(
+      [keyed('k', 'h', { expectedVersion: 42 }), keyed('k', 'other'), keyed('new', 'h')],
+      new Map(),
+      new Map([['t1', 10]]),
+      1000,
+      remembered,
+    );
+    const [replay, reused, fresh] = plan.outcomes;
+    expect(replay).toEqual({
+      ok: true,
+      result: { aggregateId: 'order-9', aggregateType: 'order', events: [stored], replay: { outcome: '{"state":"{}"}' } },
+    });
+    expect(!reused.ok && reused.error.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect(fresh.ok && fresh.result.events[0].position).toBe(11);
+    expect(plan.keys).toEqual([
+      { tenantId: 't1', key: 'new', requestHash: 'h', firstPosition: 11, lastPosition: 11, outcome: null, createdAt: 1000 },
+    ]);
+  });
+
+  it('answers a key used twice in one plan with the first answer, and keeps a refused request from taking a key', () => {
+    const plan = planAppends(
+      [keyed('k', 'h', { expectedVersion: 3 }), keyed('k', 'h'), keyed('k', 'h'), keyed('k', 'h2')],
+      new Map(),
+      new Map([['t1', 0]]),
+      1000,
+    );
+    expect(plan.outcomes.map((o) => (o.ok ? (o.result.replay ? 'replay' : 'stored') : o.error.code))).toEqual([
+      'VERSION_CONFLICT',
+      'stored',
+      'replay',
+      'IDEMPOTENCY_KEY_REUSED',
+    ]);
+    expect(plan.rows).toHaveLength(1);
+    expect(plan.keys).toHaveLength(1);
+    const [, first, second] = plan.outcomes;
+    expect(second.ok && first.ok && second.result.events).toBe(first.ok && first.result.events);
+  });
+
+  it('keeps keys per tenant', () => {
+    const remembered = new Map([[idempotencyKeyOf('t1', 'k'), { requestHash: 'h', outcome: null, events: [stored] }]]);
+    const plan = planAppends([keyed('k', 'h', { tenantId: 't2' })], new Map(), new Map([['t2', 0]]), 1000, remembered);
+    expect(plan.outcomes[0].ok && plan.outcomes[0].result.replay).toBeUndefined();
   });
 });

@@ -2,6 +2,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { postKeyed } from '../support/keyed-append';
+import { exampleSources } from '../support/runtime-harness';
+import { deployReducer } from '../support/tenant-code';
 import { Client, clientFor, newTenant, RunningService, ServiceProcess, startService } from '../support/service-harness';
 import { envFor, STORE_BACKENDS, stopBackends } from '../support/store-backends';
 
@@ -127,6 +129,43 @@ describe.each(STORE_BACKENDS)('idempotent appends on %s', (backend) => {
       expect(res.body.error).toBe('INVALID_IDEMPOTENCY_KEY');
     }
     expect((await a.get('/events/bad-key-1')).body.events).toHaveLength(0);
+  });
+});
+
+describe.each(STORE_BACKENDS)('idempotent appends with a reducer bound on %s', (backend) => {
+  let svc: RunningService;
+  let a: Client;
+  const post = (body: string, key?: string) => postKeyed(svc.url, a.key, '/events', body, key);
+  const deposit = (amount: number) => JSON.stringify({ aggregateId: 'account-1', eventType: 'MoneyDeposited', data: { amount } });
+
+  beforeAll(async () => {
+    svc = await startService(await envFor(backend));
+    a = await newTenant(svc.url, 'idem-reducer');
+    await deployReducer(svc.url, a.key, 'bank', exampleSources('bank-account'));
+  }, 180_000);
+  afterAll(() => svc?.close());
+
+  it('replays the state the first answer had, and the state goes on from what was stored', async () => {
+    const first = await post(deposit(10), 'k-state');
+    expect(first.status).toBe(201);
+    expect(first.body.state).toMatchObject({ balance: 10, transactions: 1 });
+    const second = await post(deposit(5));
+    expect(second.body.state).toMatchObject({ balance: 15 });
+    const replay = await post(deposit(10), 'k-state');
+    expect([replay.status, replay.replayed, replay.text]).toEqual([201, 'true', first.text]);
+    // The replay left the cached state alone: the next append folds on the stored 15.
+    const next = await post(deposit(1));
+    expect(next.body).toMatchObject({ version: 3, state: { balance: 16, transactions: 3 } });
+    // A reducer failure is part of the answer too: replayed as it was.
+    const refused = await post(JSON.stringify({ aggregateId: 'account-1', eventType: 'MoneyWithdrawn', data: { amount: 1000 } }), 'k-fail');
+    expect(refused.status).toBe(201);
+    expect(refused.body.stateError).toMatchObject({ code: 'REDUCER_FAILED', failedVersion: 4 });
+    const refusedAgain = await post(
+      JSON.stringify({ aggregateId: 'account-1', eventType: 'MoneyWithdrawn', data: { amount: 1000 } }),
+      'k-fail',
+    );
+    expect([refusedAgain.replayed, refusedAgain.text]).toEqual(['true', refused.text]);
+    expect((await a.get('/events/account-1')).body.events).toHaveLength(4);
   });
 });
 

@@ -1,7 +1,7 @@
 import { DomainError } from '../common/domain-error';
 import { idempotencyKeyOf, streamKey } from '../store/append-plan';
 import { AppMetrics, NO_METRICS } from '../observability/metrics/app-metrics';
-import { AppendRequest, AppendResult, EventLog } from '../store/event-log.port';
+import { AppendOutcome, AppendRequest, AppendResult, EventLog } from '../store/event-log.port';
 import { activeTraceParent, endWith } from '../observability/tracing/tracing';
 import { startCommitSpan } from '../observability/tracing/spans';
 
@@ -141,12 +141,12 @@ function keysOf(r: AppendRequest): string[] {
   return r.idempotency ? [stream, `idem\u0000${idempotencyKeyOf(r.tenantId, r.idempotency.key)}`] : [stream];
 }
 
-/** The append requests a transaction stored, and their events (refused ones stored nothing). */
-function storedCounts(batch: Pending[], outcomes: { ok: boolean }[]): [number, number] {
+/** The append requests a transaction stored, and their events (refused ones and replays stored nothing). */
+function storedCounts(batch: Pending[], outcomes: AppendOutcome[]): [number, number] {
   let requests = 0;
   let events = 0;
   outcomes.forEach((o, i) => {
-    if (!o.ok) return;
+    if (!o.ok || o.result.replay) return;
     requests++;
     events += batch[i].request.events.length;
   });

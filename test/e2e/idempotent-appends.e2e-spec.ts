@@ -169,6 +169,36 @@ describe.each(STORE_BACKENDS)('idempotent appends with a reducer bound on %s', (
   });
 });
 
+describe('idempotent appends across two instances on postgres', () => {
+  let one: RunningService;
+  let two: RunningService;
+  let key: string;
+
+  beforeAll(async () => {
+    const env = await envFor('postgres'); // one database, two instances
+    one = await startService(env);
+    two = await startService(env);
+    key = (await newTenant(one.url, 'idem-two')).key;
+  }, 120_000);
+  afterAll(async () => {
+    await one?.close();
+    await two?.close();
+  });
+
+  it('stores once when both instances take the same keyed request at once, every answer the same', async () => {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const id = `multi-${attempt}`;
+      const answers = await Promise.all(
+        Array.from({ length: 16 }, (_, i) => postKeyed((i % 2 ? two : one).url, key, '/events/batch', batch(id), `k-${id}`)),
+      );
+      expect(answers.map((x) => x.status)).toEqual(answers.map(() => 201));
+      expect([...new Set(answers.map((x) => x.text))]).toEqual([answers[0].text]);
+      expect(answers.filter((x) => x.replayed === undefined)).toHaveLength(1);
+      expect((await clientFor(two.url, key).get(`/events/${id}`)).body.events.map((e: any) => e.eventId)).toEqual(answers[0].body.eventIds);
+    }
+  });
+});
+
 describe.each(STORE_BACKENDS)('idempotency key expiry on %s', (backend) => {
   let svc: RunningService;
   let a: Client;

@@ -10,6 +10,8 @@ import { Store, WRITE_PROBE_SQL } from '../store.port';
 import { PostgresSqlRunner } from './postgres-sql-runner';
 import { PostgresEventLog } from './postgres-event-log';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations';
+import { SqlTenantTransfer } from '../sql-tenant-transfer';
+import { PostgresTransferSessions } from './postgres-transfer-sessions';
 
 export interface PostgresStoreOptions {
   connectionString: string;
@@ -53,6 +55,7 @@ export class PostgresStore implements Store {
   readonly lanes: SqlLaneStore;
   readonly notifications: SqlNotificationRepository;
   readonly webhooks: SqlWebhookRepository;
+  readonly transfer: SqlTenantTransfer;
   private readonly inflight = new InflightWrites();
 
   constructor(options: PostgresStoreOptions) {
@@ -76,6 +79,7 @@ export class PostgresStore implements Store {
     this.lanes = new SqlLaneStore(sql);
     this.notifications = new SqlNotificationRepository(sql);
     this.webhooks = new SqlWebhookRepository(sql);
+    this.transfer = new SqlTenantTransfer(sql, new PostgresTransferSessions(this.pool));
   }
 
   async migrate(): Promise<void> {

@@ -63,7 +63,9 @@ async function observed(svc: RunningService, key: string, projectionId: string, 
   const streams: Record<string, string> = {};
   const states: Record<string, unknown> = {};
   for (const id of orderIds) {
-    streams[id] = (await raw(`${svc.url}/events/${id}`, key)).text;
+    const events = await raw(`${svc.url}/events/${id}`, key);
+    expect(events.status).toBe(200);
+    streams[id] = events.text;
     const s = await raw(`${svc.url}/aggregate-types/order/${id}/state`, key);
     expect(s.status).toBe(200);
     const body = JSON.parse(s.text);

@@ -42,13 +42,32 @@ function writeSeed(file: string, tenantId: string): void {
     }
   };
   const now = Date.now();
-  buf += JSON.stringify({ format: 'eventstore-export', version: 1, tenantId, exportedAt: new Date().toISOString(), schemaVersion: 1, store: 'sqlite' }) + '\n';
+  buf +=
+    JSON.stringify({
+      format: 'eventstore-export',
+      version: 1,
+      tenantId,
+      exportedAt: new Date().toISOString(),
+      schemaVersion: 1,
+      store: 'sqlite',
+    }) + '\n';
   row('tenants', { tenant_id: tenantId, name: 'bench', created_at: now });
   row('tenant_heads', { tenant_id: tenantId, position: N });
-  row('api_keys', { key_id: `k_${tenantId}`, tenant_id: tenantId, key_hash: randomUUID().replace(/-/g, '').repeat(2), created_at: now, revoked_at: null });
+  row('api_keys', {
+    key_id: `k_${tenantId}`,
+    tenant_id: tenantId,
+    key_hash: randomUUID().replace(/-/g, '').repeat(2),
+    created_at: now,
+    revoked_at: null,
+  });
   const streams = Math.ceil(N / STREAM_EVENTS);
   for (let s = 0; s < streams; s++)
-    row('streams', { tenant_id: tenantId, aggregate_id: `acct-${s}`, aggregate_type: 'account', version: Math.min(STREAM_EVENTS, N - s * STREAM_EVENTS) });
+    row('streams', {
+      tenant_id: tenantId,
+      aggregate_id: `acct-${s}`,
+      aggregate_type: 'account',
+      version: Math.min(STREAM_EVENTS, N - s * STREAM_EVENTS),
+    });
   const pad = 'x'.repeat(150);
   for (let p = 1; p <= N; p++) {
     const s = Math.floor((p - 1) / STREAM_EVENTS);

@@ -121,10 +121,12 @@ export class SqlTenantTransfer implements TenantTransferStore {
         const order = key.map(quote).join(', ');
         let after: unknown[] | null = null;
         for (;;) {
-          const where: string =
-            after === null ? 'tenant_id = ?' : `tenant_id = ? AND (${order}) > (${key.map(() => '?').join(', ')})`;
+          const where: string = after === null ? 'tenant_id = ?' : `tenant_id = ? AND (${order}) > (${key.map(() => '?').join(', ')})`;
           const sql = `SELECT * FROM ${quote(t.name)} WHERE ${where}${key.length ? ` ORDER BY ${order} LIMIT ${PAGE_ROWS}` : ''}`;
-          const rows: Record<string, unknown>[] = await session.all<Record<string, unknown>>(sql, after === null ? [tenantId] : [tenantId, ...after]);
+          const rows: Record<string, unknown>[] = await session.all<Record<string, unknown>>(
+            sql,
+            after === null ? [tenantId] : [tenantId, ...after],
+          );
           for (const r of rows) {
             const row: Record<string, unknown> = {};
             for (const [c, v] of Object.entries(r)) row[c] = neutral(v);
@@ -183,13 +185,14 @@ export class SqlTenantTransfer implements TenantTransferStore {
     }
   }
 
-  async deleteChunk(tenantId: string, table: TransferTableShape, chunk: number): Promise<number> {
+  async deleteChunk(tenantId: string, table: TransferTableShape, chunk: number, orphansOnly = false): Promise<number> {
     const key = table.primaryKey.length ? table.primaryKey : ['tenant_id'];
     const cols = key.map(quote).join(', ');
     const n = Math.max(1, Math.floor(chunk));
+    const orphan = orphansOnly ? ' AND NOT EXISTS (SELECT 1 FROM tenants WHERE tenant_id = ?)' : '';
     return this.db.run(
-      `DELETE FROM ${quote(table.name)} WHERE tenant_id = ? AND (${cols}) IN (SELECT ${cols} FROM ${quote(table.name)} WHERE tenant_id = ? LIMIT ${n})`,
-      [tenantId, tenantId],
+      `DELETE FROM ${quote(table.name)} WHERE tenant_id = ?${orphan} AND (${cols}) IN (SELECT ${cols} FROM ${quote(table.name)} WHERE tenant_id = ? LIMIT ${n})`,
+      orphansOnly ? [tenantId, tenantId, tenantId] : [tenantId, tenantId],
     );
   }
 }

@@ -41,6 +41,10 @@ export interface TenantTransferStore {
    * the target's (checked by the caller against tenantTables()).
    */
   importRows(rows: AsyncIterable<TransferRow>, shapes: Map<string, TransferTableShape>): Promise<void>;
-  /** Deletes up to `chunk` of the tenant's rows of one table, in its own short transaction; rows deleted. */
-  deleteChunk(tenantId: string, table: TransferTableShape, chunk: number): Promise<number>;
+  /**
+   * Deletes up to `chunk` of the tenant's rows of one table, in its own short transaction; rows
+   * deleted. `orphansOnly`: only while the store has no tenants row of that id (in the statement
+   * itself, so a tenant imported again meanwhile keeps its rows).
+   */
+  deleteChunk(tenantId: string, table: TransferTableShape, chunk: number, orphansOnly?: boolean): Promise<number>;
 }

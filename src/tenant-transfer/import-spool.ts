@@ -18,7 +18,8 @@ export async function spoolBody<T>(body: Readable, maxBytes: number, use: (file:
     const cap = new Transform({
       transform(chunk: Buffer, _enc, done) {
         seen += chunk.length;
-        if (seen > maxBytes) done(new DomainError('PAYLOAD_TOO_LARGE', `an import body is at most ${maxBytes} bytes (TENANT_IMPORT_MAX_BYTES)`));
+        if (seen > maxBytes)
+          done(new DomainError('PAYLOAD_TOO_LARGE', `an import body is at most ${maxBytes} bytes (TENANT_IMPORT_MAX_BYTES)`));
         else done(null, chunk);
       },
     });

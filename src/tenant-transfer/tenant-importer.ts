@@ -22,7 +22,11 @@ export interface ImportResult {
  * most once: lines are checked as they are inserted, and the trailer is checked before COMMIT.
  */
 export class TenantImporter {
-  constructor(private readonly store: { transfer: TenantTransferStore; tenants: TenantRepository }) {}
+  constructor(
+    private readonly store: { transfer: TenantTransferStore; tenants: TenantRepository },
+    /** After the commit: the imported projection versions (an instance that saw them dropped before tracks them again). */
+    private readonly imported: (tenantId: string, versionIds: string[]) => void = () => undefined,
+  ) {}
 
   async importFile(file: string): Promise<ImportResult> {
     const input = fs.createReadStream(file, { encoding: 'utf8' });
@@ -42,9 +46,12 @@ export class TenantImporter {
     const header = parseHeader(first.done ? undefined : first.value, await transfer.schemaVersion());
     const tenantId = header.tenantId;
     if (await tenants.getTenant(tenantId))
-      throw new DomainError('TENANT_EXISTS', `the store already holds tenant '${tenantId}': delete it first, or import elsewhere`, { tenantId });
+      throw new DomainError('TENANT_EXISTS', `the store already holds tenant '${tenantId}': delete it first, or import elsewhere`, {
+        tenantId,
+      });
     const counts = new Map<string, number>();
     const suspendedWebhooks: string[] = [];
+    const versionIds: string[] = [];
     let total = 0;
     let trailer: ExportTrailer | undefined;
     const ctx: ImportContext = { headPosition: 0 };
@@ -69,6 +76,7 @@ export class TenantImporter {
         counts.set(table, (counts.get(table) ?? 0) + 1);
         total++;
         if (table === 'tenant_heads') ctx.headPosition = Number(row.position ?? 0);
+        if (table === 'projection_versions') versionIds.push(String(row.version_id));
         const spec = exportedTable(table);
         yield { table, row: spec?.onImport ? spec.onImport(row, ctx) : row };
         for (const extra of spec?.alongside?.(row) ?? []) {
@@ -81,6 +89,7 @@ export class TenantImporter {
     }
 
     await transfer.importRows(rows(), shapes);
+    this.imported(tenantId, versionIds);
     return { tenantId, rows: total, counts: Object.fromEntries(counts), suspendedWebhooks, webhookSecrets: 'regenerated' };
   }
 }

@@ -91,7 +91,6 @@ export function exportPlan(shapes: TransferTableShape[]): { tables: TransferTabl
 }
 
 /** Whether an import takes rows of this table: a tenant table of this store that is not derived. */
-export const importable = (name: string, shapes: Map<string, TransferTableShape>): boolean =>
-  shapes.has(name) && !(name in DERIVED_TABLES);
+export const importable = (name: string, shapes: Map<string, TransferTableShape>): boolean => shapes.has(name) && !(name in DERIVED_TABLES);
 
 export const exportedTable = (name: string): ExportedTable | undefined => EXPORTED_TABLES.find((t) => t.name === name);

@@ -51,7 +51,9 @@ async function rowsPerTable(databaseUrl: string, tenantId: string): Promise<Reco
     );
     const out: Record<string, number> = {};
     for (const { table_name } of tables)
-      out[table_name] = Number((await store.pool.query(`SELECT COUNT(*) AS n FROM ${table_name} WHERE tenant_id = $1`, [tenantId])).rows[0].n);
+      out[table_name] = Number(
+        (await store.pool.query(`SELECT COUNT(*) AS n FROM ${table_name} WHERE tenant_id = $1`, [tenantId])).rows[0].n,
+      );
     return out;
   } finally {
     await store.close();
@@ -120,13 +122,17 @@ describe('tenant export, import and removal: SQLite → PostgreSQL', () => {
   });
 
   it('writes a header, every row and a trailer that counts them', () => {
-    const lines = exported.trimEnd().split('\n').map((l) => JSON.parse(l));
+    const lines = exported
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines[0]).toMatchObject({ format: 'eventstore-export', version: 1, tenantId: t.tenantId, store: 'sqlite' });
     expect(lines.at(-1)).toMatchObject({ end: true, rows: lines.length - 2 });
     const counts = lines.at(-1).counts;
     expect(counts).toMatchObject({ tenants: 1, api_keys: 1, events: ORDERS, streams: ORDERS, bindings: 1, projections: 1 });
     // Derived state stays behind; secrets too.
-    for (const derived of ['snapshots', 'lanes', 'lane_inbox', 'notifications', 'webhook_deliveries', 'webhook_secrets']) expect(counts[derived]).toBeUndefined();
+    for (const derived of ['snapshots', 'lanes', 'lane_inbox', 'notifications', 'webhook_deliveries', 'webhook_secrets'])
+      expect(counts[derived]).toBeUndefined();
     const event = lines.find((l) => l.table === 'events').row;
     expect(typeof event.data).toBe('string');
     expect(event.data).toContain('12345678901234567890123');
@@ -135,15 +141,27 @@ describe('tenant export, import and removal: SQLite → PostgreSQL', () => {
   it('imports into PostgreSQL: the same events byte for byte, the same states once caught up', async () => {
     const res = await importInto(dst, exported);
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ tenantId: t.tenantId, counts: { events: ORDERS }, suspendedWebhooks: [projectionId], webhookSecrets: 'regenerated' });
+    expect(res.body).toMatchObject({
+      tenantId: t.tenantId,
+      counts: { events: ORDERS },
+      suspendedWebhooks: [projectionId],
+      webhookSecrets: 'regenerated',
+    });
     // The same key works there: its hash travelled.
-    expect((await request(`${dst.url}/auth/whoami`, 'GET', undefined, { 'x-api-key': t.key })).body).toMatchObject({ tenantId: t.tenantId });
+    expect((await request(`${dst.url}/auth/whoami`, 'GET', undefined, { 'x-api-key': t.key })).body).toMatchObject({
+      tenantId: t.tenantId,
+    });
     const after = await observed(dst, t.key, projectionId, head);
     expect(after.streams).toEqual(before.streams);
     expect(after.states).toEqual(before.states);
     expect(after.totals).toEqual(before.totals);
     // The next append continues at the exported head and versions.
-    const next = await request(`${dst.url}/events`, 'POST', { aggregateId: orderIds[0], eventType: 'OrderShipped', data: { trackingNumber: 'T' } }, { 'x-api-key': t.key });
+    const next = await request(
+      `${dst.url}/events`,
+      'POST',
+      { aggregateId: orderIds[0], eventType: 'OrderShipped', data: { trackingNumber: 'T' } },
+      { 'x-api-key': t.key },
+    );
     expect(next.status).toBe(201);
     expect(next.body).toMatchObject({ position: head + 1, version: 2 });
   });
@@ -157,7 +175,8 @@ describe('tenant export, import and removal: SQLite → PostgreSQL', () => {
 
   it('refuses a truncated file (400 IMPORT_TRUNCATED) and a tampered one (400 IMPORT_INVALID) with nothing stored', async () => {
     const other = await newTenant(src.url, 'cut-short');
-    for (let i = 0; i < 5; i++) expect((await other.post('/events', { aggregateId: `a-${i}`, eventType: 'E', data: { i } })).status).toBe(201);
+    for (let i = 0; i < 5; i++)
+      expect((await other.post('/events', { aggregateId: `a-${i}`, eventType: 'E', data: { i } })).status).toBe(201);
     const lines = (await exportOf(src, other.tenantId)).trimEnd().split('\n');
     const cut = [lines.slice(0, -1).join('\n') + '\n', [...lines.slice(0, 3), ...lines.slice(4)].join('\n') + '\n'];
     for (const body of cut) {

@@ -46,7 +46,10 @@ function exportFile(tenantId: string, opts: { cutAfter?: number } = {}): string 
   const rows: { table: string; row: Record<string, unknown> }[] = [
     { table: 'tenants', row: { tenant_id: tenantId, name: 'ünïcode 日本', created_at: 1_700_000_000_123 } },
     { table: 'tenant_heads', row: { tenant_id: tenantId, position: 3 } },
-    { table: 'api_keys', row: { key_id: `k-${tenantId}`, tenant_id: tenantId, key_hash: randomUUID(), created_at: 1_700_000_000_456, revoked_at: null } },
+    {
+      table: 'api_keys',
+      row: { key_id: `k-${tenantId}`, tenant_id: tenantId, key_hash: randomUUID(), created_at: 1_700_000_000_456, revoked_at: null },
+    },
     ...[1, 2, 3].map((p) => ({
       table: 'events',
       row: {
@@ -88,7 +91,14 @@ function exportFile(tenantId: string, opts: { cutAfter?: number } = {}): string 
   const kept = opts.cutAfter === undefined ? rows : rows.slice(0, opts.cutAfter);
   const counts: Record<string, number> = {};
   for (const r of rows) counts[r.table] = (counts[r.table] ?? 0) + 1;
-  const header = { format: 'eventstore-export', version: 1, tenantId, exportedAt: new Date().toISOString(), schemaVersion: 1, store: 'sqlite' };
+  const header = {
+    format: 'eventstore-export',
+    version: 1,
+    tenantId,
+    exportedAt: new Date().toISOString(),
+    schemaVersion: 1,
+    store: 'sqlite',
+  };
   const lines = [header, ...kept, ...(opts.cutAfter === undefined ? [{ end: true, rows: rows.length, counts }] : [])];
   const file = path.join(tmp(), 'export.ndjson');
   fs.writeFileSync(file, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
@@ -131,7 +141,9 @@ describe('tenant transfer in the stores', () => {
     const shapes = await store.transfer.tenantTables();
     expect(shapes.length).toBeGreaterThan(15);
     expect(exportPlan(shapes).unclassified).toEqual([]);
-    expect(shapes.map((s) => s.name).sort()).toEqual((await (kind === 'sqlite' ? pg : lite).transfer.tenantTables()).map((s) => s.name).sort());
+    expect(shapes.map((s) => s.name).sort()).toEqual(
+      (await (kind === 'sqlite' ? pg : lite).transfer.tenantTables()).map((s) => s.name).sort(),
+    );
   });
 
   it('SQLite → PostgreSQL → SQLite gives the same rows: text byte for byte, bytes, times, nulls', async () => {
@@ -164,14 +176,18 @@ describe('tenant transfer in the stores', () => {
   it.each(['sqlite', 'postgres'] as const)('%s: a file cut short stores nothing', async (kind) => {
     const store = kind === 'sqlite' ? lite : pg;
     const tenantId = randomUUID();
-    await expect(new TenantImporter(store).importFile(exportFile(tenantId, { cutAfter: 6 }))).rejects.toMatchObject({ code: 'IMPORT_TRUNCATED' });
+    await expect(new TenantImporter(store).importFile(exportFile(tenantId, { cutAfter: 6 }))).rejects.toMatchObject({
+      code: 'IMPORT_TRUNCATED',
+    });
     expect(await tenantRows(store, tenantId)).toBe(0);
   });
 
   it('postgres: two imports of one tenant at once store it once; the other is TENANT_EXISTS', async () => {
     const tenantId = randomUUID();
     const file = exportFile(tenantId);
-    const other = new PostgresStore({ connectionString: (pg.pool as unknown as { options: { connectionString: string } }).options.connectionString });
+    const other = new PostgresStore({
+      connectionString: (pg.pool as unknown as { options: { connectionString: string } }).options.connectionString,
+    });
     try {
       const results = await Promise.allSettled([new TenantImporter(pg).importFile(file), new TenantImporter(other).importFile(file)]);
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
@@ -182,15 +198,45 @@ describe('tenant transfer in the stores', () => {
     }
   });
 
-  it.each(['sqlite', 'postgres'] as const)('%s: removal in chunks leaves no row of the tenant, and no other tenant loses one', async (kind) => {
-    const store = kind === 'sqlite' ? lite : pg;
-    const [gone, kept] = [randomUUID(), randomUUID()];
-    await new TenantImporter(store).importFile(exportFile(gone));
-    await new TenantImporter(store).importFile(exportFile(kept));
-    const keptBefore = await tenantRows(store, kept);
-    expect(await new TenantRemover(store, undefined, 2).remove(gone)).toMatchObject({ rows: expect.any(Number) });
-    expect(await tenantRows(store, gone)).toBe(0);
-    expect(await tenantRows(store, kept)).toBe(keptBefore);
-    await expect(new TenantRemover(store).remove(gone)).rejects.toMatchObject({ code: 'NOT_FOUND' });
-  });
+  it.each(['sqlite', 'postgres'] as const)(
+    '%s: removal in chunks leaves no row of the tenant, and no other tenant loses one',
+    async (kind) => {
+      const store = kind === 'sqlite' ? lite : pg;
+      const [gone, kept] = [randomUUID(), randomUUID()];
+      await new TenantImporter(store).importFile(exportFile(gone));
+      await new TenantImporter(store).importFile(exportFile(kept));
+      const keptBefore = await tenantRows(store, kept);
+      expect(await new TenantRemover(store, undefined, { chunk: 2 }).remove(gone)).toMatchObject({ rows: expect.any(Number) });
+      expect(await tenantRows(store, gone)).toBe(0);
+      expect(await tenantRows(store, kept)).toBe(keptBefore);
+      await expect(new TenantRemover(store).remove(gone)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    },
+  );
+
+  it.each(['sqlite', 'postgres'] as const)(
+    "%s: the follow-up pass removes rows written after a removal, never a live tenant's",
+    async (kind) => {
+      const store = kind === 'sqlite' ? lite : pg;
+      const [gone, kept] = [randomUUID(), randomUUID()];
+      await new TenantImporter(store).importFile(exportFile(gone));
+      await new TenantImporter(store).importFile(exportFile(kept));
+      const remover = new TenantRemover(store, undefined, { chunk: 2 });
+      await remover.remove(gone);
+      // A late write (a request through a key another instance still had cached, say) after the rows went.
+      await store.bindings.put({
+        tenantId: gone,
+        aggregateType: 'thing',
+        reducerId: 'u1',
+        className: 'C',
+        bindingId: 'b1',
+        boundAt: Date.now(),
+      });
+      expect(await tenantRows(store, gone)).toBe(1);
+      expect(await remover.removeOrphans(gone)).toBe(1);
+      expect(await tenantRows(store, gone)).toBe(0);
+      const keptRows = await tenantRows(store, kept);
+      expect(await remover.removeOrphans(kept)).toBe(0);
+      expect(await tenantRows(store, kept)).toBe(keptRows);
+    },
+  );
 });

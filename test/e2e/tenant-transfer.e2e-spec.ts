@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { PostgresStore } from '../../src/store/postgres/postgres-store';
 import { ADMIN_TOKEN, Client, newTenant, request, RunningService, startService } from '../support/service-harness';
 import { envFor, postgresServer, stopBackends } from '../support/store-backends';
+import { WsCollector } from '../support/stream-clients';
 import { deployReducer, exampleSources, projectionActive, until, uploadProjection } from '../support/tenant-code';
 
 /**
@@ -197,14 +198,31 @@ describe('tenant export, import and removal: SQLite → PostgreSQL', () => {
     // The catch-up made derived rows too: the removal must reach them.
     expect(rowsBefore.lanes).toBeGreaterThan(0);
     expect(rowsBefore.snapshots).toBeGreaterThan(0);
+    const stream = await WsCollector.open(dst.url, projectionId, t.key, 0);
     const res = await fetch(`${dst.url}/admin/tenants/${t.tenantId}`, { method: 'DELETE', headers: ADMIN });
     expect(res.status).toBe(204);
+    // Its open streams are closed (1001, 'tenant removed').
+    await until(
+      () => stream.closeCode,
+      (c) => c !== null,
+      10_000,
+      'stream closed',
+    );
+    expect(stream).toMatchObject({ closeCode: 1001, closeReason: 'tenant removed' });
     expect((await request(`${dst.url}/auth/whoami`, 'GET', undefined, { 'x-api-key': t.key })).status).toBe(401);
     const rowsAfter = await rowsPerTable(dstUrl, t.tenantId);
     expect(Object.keys(rowsAfter).length).toBeGreaterThanOrEqual(Object.keys(rowsBefore).length);
     expect(Object.entries(rowsAfter).filter(([, n]) => n > 0)).toEqual([]);
     expect((await fetch(`${dst.url}/admin/tenants/${t.tenantId}`, { method: 'DELETE', headers: ADMIN })).status).toBe(404);
     expect((await fetch(`${dst.url}/admin/tenants/${t.tenantId}/export`, { headers: ADMIN })).status).toBe(404);
+  });
+
+  it('imports a removed tenant again into the same running instance, which catches its projection up again', async () => {
+    const res = await importInto(dst, exported);
+    expect(res.status).toBe(201);
+    const again = await observed(dst, t.key, projectionId, head);
+    expect(again).toEqual(before);
+    expect((await fetch(`${dst.url}/admin/tenants/${t.tenantId}`, { method: 'DELETE', headers: ADMIN })).status).toBe(204);
   });
 
   it('moves the tenant with the admin CLI and no service: export from SQLite, import into PostgreSQL', async () => {

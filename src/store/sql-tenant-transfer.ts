@@ -14,6 +14,8 @@ export interface TransferSession {
   release(): Promise<void>;
   /** Whether an error is a unique or primary key violation. */
   isConflict(e: unknown): boolean;
+  /** Whether an error is another constraint or a value of the wrong type: the file's fault, not the store's. */
+  isInvalidRow(e: unknown): boolean;
 }
 
 export interface TransferSessions {
@@ -179,6 +181,8 @@ export class SqlTenantTransfer implements TenantTransferStore {
     } catch (e) {
       if (session.isConflict(e))
         throw new DomainError('TENANT_EXISTS', 'the store already holds this tenant (or one of its API keys): nothing was imported');
+      if (session.isInvalidRow(e))
+        throw new DomainError('IMPORT_INVALID', `a row does not fit this store's schema (${(e as Error).message}): nothing was imported`);
       throw e;
     } finally {
       await session.release();

@@ -239,4 +239,18 @@ describe('tenant transfer in the stores', () => {
       expect(await tenantRows(store, kept)).toBe(keptRows);
     },
   );
+
+  it.each(['sqlite', 'postgres'] as const)(
+    '%s: a row the schema refuses (a NOT NULL column missing) is IMPORT_INVALID, nothing stored',
+    async (kind) => {
+      const store = kind === 'sqlite' ? lite : pg;
+      const tenantId = randomUUID();
+      const file = exportFile(tenantId);
+      const lines = fs.readFileSync(file, 'utf8').trimEnd().split('\n');
+      const broken = lines.map((l) => (l.includes('"table":"streams"') ? l.replace('"aggregate_type":"thing",', '') : l));
+      fs.writeFileSync(file, broken.join('\n') + '\n');
+      await expect(new TenantImporter(store).importFile(file)).rejects.toMatchObject({ code: 'IMPORT_INVALID' });
+      expect(await tenantRows(store, tenantId)).toBe(0);
+    },
+  );
 });

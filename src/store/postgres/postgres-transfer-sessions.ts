@@ -39,6 +39,8 @@ export class PostgresTransferSessions implements TransferSessions {
         client.release();
       },
       isConflict: (e: unknown) => (e as { code?: string })?.code === '23505',
+      // Class 22 (data exception: a value of the wrong type) and 23 (integrity: NOT NULL, foreign key, check).
+      isInvalidRow: (e: unknown) => /^2[23]/.test((e as { code?: string })?.code ?? ''),
     };
   }
 }

@@ -48,6 +48,7 @@ export class SqliteTransferSessions implements TransferSessions {
         if (own) db.close();
       },
       isConflict: (e: unknown) => /^SQLITE_CONSTRAINT_(PRIMARYKEY|UNIQUE)/.test((e as { code?: string })?.code ?? ''),
+      isInvalidRow: (e: unknown) => /^SQLITE_(CONSTRAINT|MISMATCH)/.test((e as { code?: string })?.code ?? ''),
     };
   }
 }

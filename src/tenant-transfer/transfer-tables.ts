@@ -76,6 +76,8 @@ export const DERIVED_TABLES: Readonly<Record<string, string>> = {
   webhook_deliveries: 'deliveries: the receivers had them; the import suspends each webhook instead (docs/operations.md)',
   webhook_suspensions: 'endpoint suspensions: each imported webhook starts suspended (reason imported)',
   dropped_versions: 'tombstones of dropped versions: their lanes were already purged',
+  // Issue 24 item 3's table (its name as planned): retries are answered by the service that took them, not after a move.
+  idempotency_keys: 'idempotent append records: a retry after a move is a new request',
   webhook_secrets: 'not transferred: the shared secret is generated again on first use; isolated ones are rotated (docs/operations.md)',
 };
 

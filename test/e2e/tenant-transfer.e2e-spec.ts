@@ -24,6 +24,43 @@ const runCli = (env: Record<string, string>, ...args: string[]) =>
   execFileSync(process.execPath, [cli, ...args], { env: { ...process.env, LOG_LEVEL: 'error', ...env }, encoding: 'utf8' });
 
 const ORDERS = 30;
+const IMPORT_MAX = 8 * 1024 * 1024;
+
+/** An export file written by hand: `events` events of about `dataBytes` each (no keys, no code). */
+function bigExport(tenantId: string, events: number, dataBytes: number): string {
+  const rows = [
+    { table: 'tenants', row: { tenant_id: tenantId, name: 'big', created_at: Date.now() } },
+    { table: 'tenant_heads', row: { tenant_id: tenantId, position: events } },
+    { table: 'streams', row: { tenant_id: tenantId, aggregate_id: 'big-1', aggregate_type: 'big', version: events } },
+    ...Array.from({ length: events }, (_, i) => ({
+      table: 'events',
+      row: {
+        tenant_id: tenantId,
+        position: i + 1,
+        aggregate_id: 'big-1',
+        version: i + 1,
+        event_id: crypto.randomUUID(),
+        aggregate_type: 'big',
+        event_type: 'Big',
+        data: JSON.stringify({ pad: 'x'.repeat(dataBytes) }),
+        metadata: null,
+        correlation_id: null,
+        causation_id: null,
+        created_at: Date.now(),
+      },
+    })),
+  ];
+  const header = {
+    format: 'eventstore-export',
+    version: 1,
+    tenantId,
+    exportedAt: new Date().toISOString(),
+    schemaVersion: 1,
+    store: 'sqlite',
+  };
+  const trailer = { end: true, rows: rows.length, counts: { tenants: 1, tenant_heads: 1, streams: 1, events } };
+  return [header, ...rows, trailer].map((l) => JSON.stringify(l)).join('\n') + '\n';
+}
 const CUSTOMERS = 4;
 const orderIds = Array.from({ length: ORDERS }, (_, i) => `order-${i}`);
 const customers = Array.from({ length: CUSTOMERS }, (_, i) => `cust-${i}`);
@@ -100,7 +137,7 @@ describe('tenant export, import and removal: SQLite → PostgreSQL', () => {
   beforeAll(async () => {
     src = await startService({ ...FAST });
     dstUrl = (await envFor('postgres')).DATABASE_URL;
-    dst = await startService({ DATABASE_URL: dstUrl, ...FAST });
+    dst = await startService({ DATABASE_URL: dstUrl, TENANT_IMPORT_MAX_BYTES: String(IMPORT_MAX), ...FAST });
     t = await newTenant(src.url, 'movable');
     await deployReducer(src.url, t.key, 'orders', exampleSources('orders'));
     const up = await uploadProjection(src.url, t.key, exampleSources('customer-totals'), {
@@ -191,6 +228,20 @@ describe('tenant export, import and removal: SQLite → PostgreSQL', () => {
     const rows = await rowsPerTable(dstUrl, other.tenantId);
     expect(Object.values(rows).every((n) => n === 0)).toBe(true);
     expect((await request(`${dst.url}/auth/whoami`, 'GET', undefined, { 'x-api-key': other.key })).status).toBe(401);
+  });
+
+  it('streams an import body past the 4 MiB JSON limit, and refuses one past TENANT_IMPORT_MAX_BYTES with 413', async () => {
+    const tenantId = crypto.randomUUID();
+    const big = bigExport(tenantId, 30, 200_000);
+    expect(big.length).toBeGreaterThan(5 * 1024 * 1024);
+    const res = await importInto(dst, big);
+    expect(res.status).toBe(201);
+    expect((await rowsPerTable(dstUrl, tenantId)).events).toBe(30);
+    const tooBig = crypto.randomUUID();
+    const over = await importInto(dst, bigExport(tooBig, 45, 200_000));
+    expect(over.status).toBe(413);
+    expect(over.body.error).toBe('PAYLOAD_TOO_LARGE');
+    expect(Object.values(await rowsPerTable(dstUrl, tooBig)).every((n) => n === 0)).toBe(true);
   });
 
   it('removes a tenant: every table with a tenant_id column holds none of its rows, its key is refused at once', async () => {

@@ -34,13 +34,18 @@ export class TenantTransferController {
 
   @Post('import')
   @HttpCode(201)
-  async import(@Req() req: FastifyRequest) {
+  async import(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
     const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
     if (type !== NDJSON) throw new DomainError('UNSUPPORTED_MEDIA_TYPE', `an import body is ${NDJSON} (an export file)`);
     const max = this.config.tenantImportMaxBytes;
+    // A refused body is left unread: the connection goes with the answer rather than reading the rest.
+    const refuse = (e: unknown): never => {
+      if (e instanceof DomainError && e.code === 'PAYLOAD_TOO_LARGE') void reply.header('connection', 'close');
+      throw e;
+    };
     const announced = Number(req.headers['content-length'] ?? 0);
-    if (announced > max) throw new DomainError('PAYLOAD_TOO_LARGE', `an import body is at most ${max} bytes (TENANT_IMPORT_MAX_BYTES)`);
-    return spoolBody(req.body as Readable, max, (file) => this.importer.importFile(file));
+    if (announced > max) refuse(new DomainError('PAYLOAD_TOO_LARGE', `an import body is at most ${max} bytes (TENANT_IMPORT_MAX_BYTES)`));
+    return spoolBody(req.body as Readable, max, (file) => this.importer.importFile(file)).catch(refuse);
   }
 
   @Delete(':tenantId')

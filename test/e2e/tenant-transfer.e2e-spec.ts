@@ -241,6 +241,21 @@ describe('tenant export, import and removal: SQLite → PostgreSQL', () => {
     const over = await importInto(dst, bigExport(tooBig, 45, 200_000));
     expect(over.status).toBe(413);
     expect(over.body.error).toBe('PAYLOAD_TOO_LARGE');
+    // Sent chunked, without a Content-Length: counted as it streams in.
+    const text = bigExport(tooBig, 45, 200_000);
+    const chunked = await fetch(`${dst.url}/admin/tenants/import`, {
+      method: 'POST',
+      headers: { ...ADMIN, 'content-type': 'application/x-ndjson' },
+      body: new ReadableStream({
+        start(controller) {
+          for (let i = 0; i < text.length; i += 1 << 20) controller.enqueue(new TextEncoder().encode(text.slice(i, i + (1 << 20))));
+          controller.close();
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+    expect(chunked.status).toBe(413);
+    expect(((await chunked.json()) as { error: string }).error).toBe('PAYLOAD_TOO_LARGE');
     expect(Object.values(await rowsPerTable(dstUrl, tooBig)).every((n) => n === 0)).toBe(true);
   });
 

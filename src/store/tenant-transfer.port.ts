@@ -32,9 +32,10 @@ export interface TenantTransferStore {
   tenantTables(): Promise<TransferTableShape[]>;
   /**
    * The tenant's rows of the given tables, in that order, each table in primary key order, all
-   * read from ONE snapshot of the store (a consistent export while appends go on), page by page.
+   * read from ONE snapshot of the store (a consistent export while appends go on), a page (up to
+   * 1,000 rows of one table) at a time.
    */
-  exportRows(tenantId: string, tables: TransferTableShape[]): AsyncGenerator<TransferRow>;
+  exportRows(tenantId: string, tables: TransferTableShape[]): AsyncGenerator<TransferRow[]>;
   /**
    * Inserts the rows in ONE transaction: all of them or none. Rejects with TENANT_EXISTS when a
    * row conflicts with one already stored (the tenant, or one of its key hashes). Columns must be

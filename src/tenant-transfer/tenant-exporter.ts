@@ -37,13 +37,15 @@ export class TenantExporter {
       const counts: Record<string, number> = {};
       let total = 0;
       let chunk = JSON.stringify(header) + '\n';
-      for await (const r of rows) {
-        counts[r.table] = (counts[r.table] ?? 0) + 1;
-        total++;
-        chunk += JSON.stringify(r) + '\n';
-        if (chunk.length >= CHUNK_CHARS) {
-          yield chunk;
-          chunk = '';
+      for await (const page of rows) {
+        for (const r of page) {
+          counts[r.table] = (counts[r.table] ?? 0) + 1;
+          total++;
+          chunk += JSON.stringify(r) + '\n';
+          if (chunk.length >= CHUNK_CHARS) {
+            yield chunk;
+            chunk = '';
+          }
         }
       }
       const trailer: ExportTrailer = { end: true, rows: total, counts };

@@ -85,7 +85,9 @@ export class TenantRemover {
     const shapes = await this.store.transfer.tenantTables();
     const versionIds: string[] = [];
     const versions = shapes.find((s) => s.name === 'projection_versions');
-    if (versions) for await (const r of this.store.transfer.exportRows(tenantId, [versions])) versionIds.push(String(r.row.version_id));
+    if (versions)
+      for await (const page of this.store.transfer.exportRows(tenantId, [versions]))
+        for (const r of page) versionIds.push(String(r.row.version_id));
 
     const rank = (s: TransferTableShape) => (s.name === 'tenants' ? 1e9 : FIRST.includes(s.name) ? FIRST.indexOf(s.name) : 1e6);
     let left = [...shapes].sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name));

@@ -120,7 +120,7 @@ const rowsOf = (text: string) =>
 
 async function tenantRows(store: Store, tenantId: string): Promise<number> {
   let n = 0;
-  for await (const r of store.transfer.exportRows(tenantId, await store.transfer.tenantTables())) if (r) n++;
+  for await (const page of store.transfer.exportRows(tenantId, await store.transfer.tenantTables())) n += page.length;
   return n;
 }
 

@@ -6,13 +6,15 @@ import { PostgresStore } from '../../src/store/postgres/postgres-store';
 import { ADMIN_TOKEN, Client, newTenant, request, RunningService, startService } from '../support/service-harness';
 import { envFor, postgresServer, stopBackends } from '../support/store-backends';
 import { WsCollector } from '../support/stream-clients';
+import { zipSources } from '../support/zip-writer';
 import { deployReducer, exampleSources, projectionActive, until, uploadProjection } from '../support/tenant-code';
 
 /**
  * Issue 24 item 6: a tenant exported from a SQLite service and imported into a PostgreSQL one
  * (over HTTP, and with the admin CLI and no service) has the same events byte for byte, the same
  * positions, the same reducer and projection states once the catch-up ran; an import is all or
- * nothing; a removal leaves no row in any table with a tenant_id column.
+ * nothing; a removal leaves no row in any table with a tenant_id column, even what a second instance
+ * wrote through its cached key after the removal (the follow-up pass).
  */
 jest.setTimeout(300_000);
 afterAll(() => stopBackends(), 60_000);
@@ -25,6 +27,7 @@ const runCli = (env: Record<string, string>, ...args: string[]) =>
 
 const ORDERS = 30;
 const IMPORT_MAX = 8 * 1024 * 1024;
+const KEY_CACHE_MS = 3_000;
 
 /** An export file written by hand: `events` events of about `dataBytes` each (no keys, no code). */
 function bigExport(tenantId: string, events: number, dataBytes: number): string {
@@ -137,7 +140,12 @@ describe('tenant export, import and removal: SQLite → PostgreSQL', () => {
   beforeAll(async () => {
     src = await startService({ ...FAST });
     dstUrl = (await envFor('postgres')).DATABASE_URL;
-    dst = await startService({ DATABASE_URL: dstUrl, TENANT_IMPORT_MAX_BYTES: String(IMPORT_MAX), ...FAST });
+    dst = await startService({
+      DATABASE_URL: dstUrl,
+      TENANT_IMPORT_MAX_BYTES: String(IMPORT_MAX),
+      API_KEY_CACHE_MS: String(KEY_CACHE_MS),
+      ...FAST,
+    });
     t = await newTenant(src.url, 'movable');
     await deployReducer(src.url, t.key, 'orders', exampleSources('orders'));
     const up = await uploadProjection(src.url, t.key, exampleSources('customer-totals'), {
@@ -264,9 +272,45 @@ describe('tenant export, import and removal: SQLite → PostgreSQL', () => {
     // The catch-up made derived rows too: the removal must reach them.
     expect(rowsBefore.lanes).toBeGreaterThan(0);
     expect(rowsBefore.snapshots).toBeGreaterThan(0);
-    const stream = await WsCollector.open(dst.url, projectionId, t.key, 0);
-    const res = await fetch(`${dst.url}/admin/tenants/${t.tenantId}`, { method: 'DELETE', headers: ADMIN });
-    expect(res.status).toBe(204);
+    // A second instance on the same store, with the tenant's key in its cache.
+    const peer = await startService({ DATABASE_URL: dstUrl, API_KEY_CACHE_MS: String(KEY_CACHE_MS), ...FAST });
+    try {
+      const stream = await WsCollector.open(dst.url, projectionId, t.key, 0);
+      expect((await request(`${peer.url}/auth/whoami`, 'GET', undefined, { 'x-api-key': t.key })).status).toBe(200);
+      const removedAt = Date.now();
+      const res = await fetch(`${dst.url}/admin/tenants/${t.tenantId}`, { method: 'DELETE', headers: ADMIN });
+      expect(res.status).toBe(204);
+      // Refused at once on the instance that removed it.
+      expect((await request(`${dst.url}/auth/whoami`, 'GET', undefined, { 'x-api-key': t.key })).status).toBe(401);
+      // A late write through the peer's cached key (an upload: its row, then a compile that fails).
+      const form = new FormData();
+      form.append('file', new Blob([zipSources([{ path: 'Late.cs', content: 'class Late {' }])]), 'late.zip');
+      form.append('reducerId', 'late');
+      const late = await fetch(`${peer.url}/reducers/upload`, { method: 'POST', headers: { 'x-api-key': t.key }, body: form });
+      expect(late.status).toBe(202);
+      expect((await rowsPerTable(dstUrl, t.tenantId)).uploads).toBe(1);
+      // The peer refuses the key once its cache entry lapses.
+      await until(
+        async () => (await request(`${peer.url}/auth/whoami`, 'GET', undefined, { 'x-api-key': t.key })).status,
+        (st) => st === 401,
+        KEY_CACHE_MS + 5_000,
+        'peer refuses the key',
+      );
+      expect(Date.now() - removedAt).toBeLessThan(KEY_CACHE_MS + 5_000);
+      // The removing instance's follow-up pass (API_KEY_CACHE_MS + 1 s later) takes what was written late.
+      await until(
+        () => rowsPerTable(dstUrl, t.tenantId),
+        (rows) => Object.values(rows).every((n) => n === 0),
+        KEY_CACHE_MS + 10_000,
+        'no row of the removed tenant',
+      );
+      await checkRemoved(stream, rowsBefore);
+    } finally {
+      await peer.close();
+    }
+  });
+
+  async function checkRemoved(stream: WsCollector, rowsBefore: Record<string, number>) {
     // Its open streams are closed (1001, 'tenant removed').
     await until(
       () => stream.closeCode,
@@ -281,7 +325,7 @@ describe('tenant export, import and removal: SQLite → PostgreSQL', () => {
     expect(Object.entries(rowsAfter).filter(([, n]) => n > 0)).toEqual([]);
     expect((await fetch(`${dst.url}/admin/tenants/${t.tenantId}`, { method: 'DELETE', headers: ADMIN })).status).toBe(404);
     expect((await fetch(`${dst.url}/admin/tenants/${t.tenantId}/export`, { headers: ADMIN })).status).toBe(404);
-  });
+  }
 
   it('imports a removed tenant again into the same running instance, which catches its projection up again', async () => {
     const res = await importInto(dst, exported);

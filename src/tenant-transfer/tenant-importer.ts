@@ -85,7 +85,9 @@ export class TenantImporter {
         }
       }
       checkTrailer(trailer, counts, total);
-      if (counts.get('tenants') !== 1) throw new DomainError('IMPORT_INVALID', 'the file holds no tenants row', { line: 1 });
+      // Without its head row a tenant could not append on PostgreSQL (the append locks it): both are required.
+      for (const table of ['tenants', 'tenant_heads'])
+        if (counts.get(table) !== 1) throw new DomainError('IMPORT_INVALID', `the file must hold one ${table} row`, { line: 1 });
     }
 
     await transfer.importRows(rows(), shapes);

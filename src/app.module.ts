@@ -15,6 +15,7 @@ import { ReducersModule } from './reducers/reducers.module';
 import { RuntimeModule } from './runtime/runtime.module';
 import { StoreModule } from './store/store.module';
 import { TenancyModule } from './tenancy/tenancy.module';
+import { TenantTransferModule } from './tenant-transfer/tenant-transfer.module';
 
 @Module({})
 export class AppModule {
@@ -35,6 +36,7 @@ export class AppModule {
         CompilationModule,
         NotificationsModule,
         HealthModule,
+        TenantTransferModule,
         OpenApiModule,
         MetricsModule.forRoot(config),
       ],

@@ -56,6 +56,12 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   INVALID_IDEMPOTENCY_KEY: 400,
   // The key was used by the tenant, within its retention, for another route or body (`idempotencyKey`).
   IDEMPOTENCY_KEY_REUSED: 422,
+  // An import of a tenant whose id (or one of whose key hashes) the store already holds: nothing imported.
+  TENANT_EXISTS: 409,
+  // An import file that is not an export of this format (header, a line, a table or column, a tenant id, the schema): `line`.
+  IMPORT_INVALID: 400,
+  // An import file without its trailer, or whose counts differ from the lines read: cut short; nothing imported.
+  IMPORT_TRUNCATED: 400,
   INTERNAL: 500,
 };
 

@@ -27,6 +27,8 @@ export interface AppConfig {
   logFormat: LogFormat;
   /** How long an API key stays cached before the store is asked again (revocation on other instances). */
   apiKeyCacheMs: number;
+  /** POST /admin/tenants/import: the most bytes of an export body (spooled to a temporary file, never held in memory). */
+  tenantImportMaxBytes: number;
   /** Graceful shutdown: how long in-flight requests get before the process exits anyway. */
   shutdownGraceMs: number;
   /** GET /metrics (docs/operations.md): on unless METRICS_ENABLED=false; behind `Authorization: Bearer <token>` when a token is set. */
@@ -245,6 +247,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     logLevel,
     logFormat,
     apiKeyCacheMs: int('API_KEY_CACHE_MS', 10_000, 0, 3_600_000),
+    tenantImportMaxBytes: int('TENANT_IMPORT_MAX_BYTES', 4 * 1024 ** 3, 1024, Number.MAX_SAFE_INTEGER),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     metrics: { enabled: str('METRICS_ENABLED') === undefined || bool('METRICS_ENABLED'), token: metricsToken },
     idempotency: {

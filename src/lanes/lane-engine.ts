@@ -144,6 +144,17 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
   }
 
   /**
+   * Version ids are never reused, except by a tenant removed and then imported again
+   * (src/tenant-transfer): this instance may have marked its versions dropped, and must track them again.
+   */
+  revive(tenantId: string, versionIds: string[]): void {
+    for (const versionId of versionIds) {
+      this.dropped.delete(versionKey(tenantId, versionId));
+      this.runner.revive(tenantId, versionId);
+    }
+  }
+
+  /**
    * In this order: the version is marked dropped (the sweep can no longer track it again), its
    * router's pass that could still write for it has returned, and only then are the caches
    * forgotten (a lane run that read the version before cannot put it back: the runner keeps the

@@ -279,6 +279,11 @@ export class LaneRunner {
     this.versions.delete(key);
   }
 
+  /** A removed tenant imported again brings back its version ids (src/tenant-transfer): they run again. */
+  revive(tenantId: string, versionId: string): void {
+    this.dropped.delete(`${tenantId}\u0000${versionId}`);
+  }
+
   private gone(lane: LaneRef): LaneRunOutcome {
     this.forget(lane.tenantId, lane.versionId);
     return { status: 'idle' };

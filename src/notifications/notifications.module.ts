@@ -163,7 +163,7 @@ const STREAM_PAGE = 200;
     },
   ],
   // StreamLimiter: the open-stream gauges of GET /metrics (observability/metrics).
-  exports: [LANE_APPLIED, PROJECTION_NOTIFICATION_SETUP, StreamLimiter],
+  exports: [LANE_APPLIED, PROJECTION_NOTIFICATION_SETUP, StreamLimiter, WebSocketStreamServer, SseStream],
 })
 export class NotificationsModule implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   constructor(

@@ -352,6 +352,44 @@ export const OPERATIONS: Record<string, OperationSpec> = {
     responses: { 200: json('the limits now', 'TenantLimitsView') },
     errors: ['NOT_FOUND', 'VALIDATION_FAILED', 'MALFORMED_JSON'],
   },
+  'GET /admin/tenants/{tenantId}/export': {
+    tag: 'admin',
+    summary: 'Export a tenant: everything not derived, as NDJSON (docs/operations.md, "Moving a tenant")',
+    description:
+      'First line a header {format: "eventstore-export", version: 1, tenantId, exportedAt, schemaVersion, store}, then one ' +
+      '{table, row} per stored row (every column; times as epoch ms, bytes as base64; event data and metadata as the exact ' +
+      'stored text), last a trailer {end: true, rows, counts}. Read from one snapshot of the store. Webhook secrets are not exported.',
+    responses: { 200: { description: 'the export, streamed', contentType: 'application/x-ndjson', schema: string() } },
+    errors: ['NOT_FOUND'],
+  },
+  'POST /admin/tenants/import': {
+    tag: 'admin',
+    summary: 'Recreate a tenant from an export, in one transaction; derived state is rebuilt by the usual catch-up',
+    body: {
+      contentType: 'application/x-ndjson',
+      schema: string(),
+      description: 'an export file as GET /admin/tenants/{tenantId}/export wrote it; at most TENANT_IMPORT_MAX_BYTES (4 GiB by default)',
+    },
+    responses: {
+      201: json(
+        'imported',
+        object({
+          tenantId: string(),
+          rows: integer(),
+          counts: { type: 'object', additionalProperties: integer() },
+          suspendedWebhooks: { type: 'array', items: string() },
+          webhookSecrets: { const: 'regenerated' },
+        }),
+      ),
+    },
+    errors: ['TENANT_EXISTS', 'IMPORT_INVALID', 'IMPORT_TRUNCATED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'],
+  },
+  'DELETE /admin/tenants/{tenantId}': {
+    tag: 'admin',
+    summary: 'Remove a tenant and every row it has, derived ones included',
+    responses: { 204: noContent('removed') },
+    errors: ['NOT_FOUND'],
+  },
   'GET /admin/lanes': {
     tag: 'admin',
     summary: "This instance's lane routers and the store's lane rows no projection owns",

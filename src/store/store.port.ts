@@ -7,6 +7,7 @@ import { WebhookRepository } from './webhook-repository.port';
 import { BindingRepository, SnapshotRepository } from './reducer-state.port';
 import { UploadRepository } from './upload-repository.port';
 import { IdempotencyKeyRepository } from './idempotency-key.port';
+import { TenantTransferStore } from './tenant-transfer.port';
 
 /**
  * One durable store, two adapters (sqlite/, postgres/). Later capabilities add their own
@@ -28,6 +29,8 @@ export interface Store {
   readonly webhooks: WebhookRepository;
   /** Appends' idempotency keys: their expiry (the appends read and write them themselves). */
   readonly idempotencyKeys: IdempotencyKeyRepository;
+  /** A whole tenant's rows, table by table: export, import, removal (src/tenant-transfer). */
+  readonly transfer: TenantTransferStore;
   /** Runs pending schema migrations; safe to call from several instances at once. */
   migrate(): Promise<void>;
   /**

@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import { DomainError } from '../common/domain-error';
 import { isoTime } from '../common/iso-time';
 import { loadConfig } from '../config/app-config';
@@ -5,6 +6,9 @@ import { formatRate, LimitOverrides, parseOverrideText, RATE_LIMIT_NAMES } from 
 import { TenantLimitsCatalog, TenantLimitsView } from '../quotas/tenant-limits';
 import { openStore } from '../store/store.factory';
 import { TenantDirectory } from './tenant-directory';
+import { TenantExporter } from '../tenant-transfer/tenant-exporter';
+import { TenantImporter } from '../tenant-transfer/tenant-importer';
+import { TenantRemover } from '../tenant-transfer/tenant-remover';
 
 const USAGE = `usage: npm run admin -- <command>
   create-tenant <name>            create a tenant and print its first API key (shown once)
@@ -17,6 +21,12 @@ const USAGE = `usage: npm run admin -- <command>
                                   limit; <name>=default drops an override. Names: appendRequests, appendEvents,
                                   uploads, streams, webhooksInFlight, storedEvents,
                                   projections, keysPerProjection, pendingDeliveries
+  export <tenantId> [--out <file>]
+                                  write the tenant's export (NDJSON) to the file, or to stdout
+  import <file>                   recreate a tenant from an export file (refused if the store has it)
+  delete-tenant <tenantId>        remove a tenant and every row it has
+Moving a tenant from SQLite to PostgreSQL: export with DATA_DIR set, import with DATABASE_URL set
+(docs/operations.md, "Moving a tenant / from SQLite to PostgreSQL").
 Running instances see a change within QUOTA_OVERRIDES_CACHE_MS (5 s by default).
 Works on the store the service uses (DATABASE_URL, else DATA_DIR), with or without the service running.`;
 
@@ -27,7 +37,8 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return cmd ? 0 : 2;
   }
-  if (!['create-tenant', 'list-tenants', 'issue-key', 'revoke-key', 'get-limits', 'set-limits'].includes(cmd)) {
+  const commands = ['create-tenant', 'list-tenants', 'issue-key', 'revoke-key', 'get-limits', 'set-limits'];
+  if (![...commands, 'export', 'import', 'delete-tenant'].includes(cmd)) {
     console.error(`unknown command '${cmd}'\n${USAGE}`);
     return 2;
   }
@@ -69,6 +80,23 @@ async function main(argv: string[]): Promise<number> {
         printLimits(await limits.replace(tenantId, overrides));
         return 0;
       }
+      case 'export': {
+        const [tenantId, flag, out] = args;
+        if (!tenantId || (flag !== undefined && (flag !== '--out' || !out)))
+          throw new DomainError('VALIDATION_FAILED', `export needs a tenant id, optionally --out <file>\n${USAGE}`);
+        await writeExport(await new TenantExporter(store).open(tenantId), out);
+        return 0;
+      }
+      case 'import': {
+        if (!args[0]) throw new DomainError('VALIDATION_FAILED', `import needs an export file\n${USAGE}`);
+        console.log(JSON.stringify(await new TenantImporter(store).importFile(args[0]), null, 2));
+        return 0;
+      }
+      case 'delete-tenant': {
+        const { rows } = await new TenantRemover(store).remove(args[0] ?? '');
+        console.log(`removed tenant ${args[0]} (${rows} rows); running instances refuse its keys within API_KEY_CACHE_MS`);
+        return 0;
+      }
       default:
         return 2;
     }
@@ -78,6 +106,26 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     await store.close();
   }
+}
+
+/**
+ * The export to a file (written beside it and renamed when complete, so a file of that name is
+ * never a partial export) or to stdout.
+ */
+async function writeExport(chunks: AsyncGenerator<string>, out: string | undefined): Promise<void> {
+  if (!out) {
+    for await (const c of chunks) if (!process.stdout.write(c)) await new Promise((r) => process.stdout.once('drain', r));
+    return;
+  }
+  const partial = `${out}.partial`;
+  const fd = fs.openSync(partial, 'w');
+  try {
+    for await (const c of chunks) fs.writeSync(fd, c);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(partial, out);
 }
 
 /** One line per limit: its value (rates as 100/1s), and whether it is this tenant's own. */

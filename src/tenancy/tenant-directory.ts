@@ -50,6 +50,11 @@ export class TenantDirectory {
     for (const [hash, entry] of this.cache) if (entry.tenant.tenantId === tenantId) this.cache.delete(hash);
   }
 
+  /** A removed tenant (src/tenant-transfer): its cached keys go, so this instance refuses them at once. */
+  forgetTenant(tenantId: string): void {
+    for (const [hash, entry] of this.cache) if (entry.tenant.tenantId === tenantId) this.cache.delete(hash);
+  }
+
   /** The tenant a key names, or null for a missing, unknown or revoked key. */
   async authenticate(apiKey: string | undefined): Promise<TenantRecord | null> {
     return (await this.resolve(apiKey))?.tenant ?? null;

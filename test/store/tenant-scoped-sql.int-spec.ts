@@ -72,6 +72,12 @@ const ALLOWED: Allowed[] = [
     match: /^DELETE FROM webhook_deliveries WHERE status = '(delivered|dead)' AND updated_at < (\?|\$1)$/,
   },
   {
+    name: 'webhook head repair',
+    why: "WebhookDispatcher's repair sweep (every WEBHOOK_REPAIR_MS): keys whose waiting deliveries have no head, all tenants (each is then mended under its key's lock)",
+    match:
+      /^SELECT w\.tenant_id, w\.projection_id, w\.state_key, w\.sequence FROM webhook_deliveries w WHERE w\.status = 'waiting' AND NOT EXISTS/,
+  },
+  {
     name: 'notification retention',
     why: 'NotificationRetention.sweep: projections with notifications past NOTIFICATIONS_KEEP_*, all tenants (each is then pruned by tenant)',
     match: /^SELECT h\.tenant_id, h\.projection_id FROM notification_heads h WHERE h\.last_sequence - h\.pruned_sequence > /,
@@ -237,6 +243,13 @@ async function workload(svc: ServiceProcess, receiver: WebhookReceiver): Promise
     10_000,
     'admin lanes',
   );
+  // A tenant exported, removed (every table, in chunks) and imported again (issue 24 item 6).
+  const exported = await fetch(`${svc.url}/admin/tenants/${t.tenantId}/export`, { headers: admin });
+  expect(exported.status).toBe(200);
+  const file = await exported.text();
+  expect((await fetch(`${svc.url}/admin/tenants/${t.tenantId}`, { method: 'DELETE', headers: admin })).status).toBe(204);
+  const imported = await request(`${svc.url}/admin/tenants/import`, 'POST', file, { ...admin, 'content-type': 'application/x-ndjson' });
+  expect(imported.status).toBe(201);
 }
 
 const findingsByBackend = new Map<StoreBackend, string[]>();
@@ -257,6 +270,7 @@ describe.each(STORE_BACKENDS)('SQL the service runs on %s', (backend) => {
       WEBHOOK_POLL_MS: '100',
       NOTIFICATIONS_RETENTION_SWEEP_MS: '100',
       IDEMPOTENCY_KEYS_SWEEP_MS: '100',
+      WEBHOOK_REPAIR_MS: '100',
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
     });
     await svc.start();

@@ -114,6 +114,15 @@ export class SseStream {
     return this.connections.size;
   }
 
+  /** A removed tenant's streams (src/tenant-transfer): ended. */
+  closeTenant(tenantId: string): void {
+    for (const connection of this.connections) {
+      if (connection.tenantId !== tenantId) continue;
+      connection.end();
+      this.connections.delete(connection);
+    }
+  }
+
   close(): void {
     for (const connection of this.connections) connection.end();
     this.connections.clear();
@@ -127,7 +136,7 @@ class SseConnection {
   constructor(
     private readonly res: ServerResponse,
     source: StreamSource,
-    tenantId: string,
+    readonly tenantId: string,
     projectionId: string,
     afterSequence: number,
     private readonly opts: SseStreamOptions,

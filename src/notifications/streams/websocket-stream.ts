@@ -69,6 +69,13 @@ export class WebSocketStreamServer {
     return this.connections.size;
   }
 
+  /** A removed tenant's streams (src/tenant-transfer): closed with 1001 'tenant removed'; resolves once their sockets are gone. */
+  async closeTenant(tenantId: string): Promise<void> {
+    await Promise.all(
+      [...this.connections].filter((c) => c.tenantId === tenantId).map((c) => c.shutDown(SHUTDOWN_GRACE_MS, 'tenant removed')),
+    );
+  }
+
   /** Closes every stream with 1001 and resolves once their sockets are gone. */
   async close(): Promise<void> {
     this.closed = true;
@@ -154,7 +161,7 @@ class WebSocketStreamConnection {
   constructor(
     private readonly ws: WebSocket,
     source: StreamSource,
-    tenantId: string,
+    readonly tenantId: string,
     projectionId: string,
     afterSequence: number,
     private readonly opts: WebSocketStreamOptions,
@@ -173,7 +180,7 @@ class WebSocketStreamConnection {
     this.cursor.start();
   }
 
-  shutDown(graceMs: number): Promise<void> {
+  shutDown(graceMs: number, reason = 'server shutting down'): Promise<void> {
     if (this.ws.readyState === WebSocket.CLOSED) return Promise.resolve();
     return new Promise((resolve) => {
       const cut = setTimeout(() => this.ws.terminate(), graceMs);
@@ -181,7 +188,7 @@ class WebSocketStreamConnection {
         clearTimeout(cut);
         resolve();
       });
-      this.close(CLOSE_GOING_AWAY, 'server shutting down');
+      this.close(CLOSE_GOING_AWAY, reason);
     });
   }
 

@@ -11,6 +11,8 @@ import { Store, WRITE_PROBE_SQL } from '../store.port';
 import { PostgresSqlRunner } from './postgres-sql-runner';
 import { PostgresEventLog } from './postgres-event-log';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations';
+import { SqlTenantTransfer } from '../sql-tenant-transfer';
+import { PostgresTransferSessions } from './postgres-transfer-sessions';
 
 export interface PostgresStoreOptions {
   connectionString: string;
@@ -55,6 +57,7 @@ export class PostgresStore implements Store {
   readonly notifications: SqlNotificationRepository;
   readonly webhooks: SqlWebhookRepository;
   readonly idempotencyKeys: SqlIdempotencyKeyRepository;
+  readonly transfer: SqlTenantTransfer;
   private readonly inflight = new InflightWrites();
 
   constructor(options: PostgresStoreOptions) {
@@ -79,6 +82,7 @@ export class PostgresStore implements Store {
     this.notifications = new SqlNotificationRepository(sql);
     this.webhooks = new SqlWebhookRepository(sql);
     this.idempotencyKeys = new SqlIdempotencyKeyRepository(sql);
+    this.transfer = new SqlTenantTransfer(sql, new PostgresTransferSessions(this.pool));
   }
 
   async migrate(): Promise<void> {

@@ -18,6 +18,8 @@ import { SqliteAppendWorkerClient } from './sqlite-append-worker-client';
 import { openSqlite } from './sqlite-connection';
 import { SqliteEventLog } from './sqlite-event-log';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations';
+import { SqlTenantTransfer } from '../sql-tenant-transfer';
+import { SqliteTransferSessions } from './sqlite-transfer-sessions';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' for unit tests. */
@@ -47,6 +49,7 @@ export class SqliteStore implements Store {
   readonly notifications: SqlNotificationRepository;
   readonly webhooks: SqlWebhookRepository;
   readonly idempotencyKeys: SqlIdempotencyKeyRepository;
+  readonly transfer: SqlTenantTransfer;
 
   private readonly writer?: SqliteAppendWorkerClient;
   /** The data file as opened (device and inode): probeWrite() checks that its path still names it. */
@@ -82,6 +85,8 @@ export class SqliteStore implements Store {
     this.notifications = new SqlNotificationRepository(sql);
     this.webhooks = new SqlWebhookRepository(sql);
     this.idempotencyKeys = new SqlIdempotencyKeyRepository(sql);
+    // Deletes through the writer thread (short chunks beside the appends); exports and imports on connections of their own.
+    this.transfer = new SqlTenantTransfer(sql, new SqliteTransferSessions(options.file, this.db));
   }
 
   static inDataDir(dataDir: string): SqliteStore {

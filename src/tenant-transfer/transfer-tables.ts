@@ -1,0 +1,98 @@
+import { TransferRow, TransferTableShape } from '../store/tenant-transfer.port';
+
+/**
+ * What an export carries, table by table (the one list: a table added by a migration needs one
+ * entry here, in EXPORTED_TABLES or DERIVED_TABLES; a column needs none, rows travel with every
+ * column, `SELECT *`). Each table is read with `tenant_id = ?` in primary key order, and written
+ * in this order (keys after their tenant).
+ */
+export interface ExportedTable {
+  name: string;
+  /** Columns reset on import (instance-local or derived parts of an otherwise exported row). */
+  onImport?: (row: Record<string, unknown>, ctx: ImportContext) => Record<string, unknown>;
+  /** Rows of other (derived) tables the import makes for each row of this one. */
+  alongside?: (row: Record<string, unknown>) => TransferRow[];
+}
+
+export interface ImportContext {
+  /** The tenant's head position, from its tenant_heads line (written before the versions). */
+  headPosition: number;
+}
+
+export const EXPORTED_TABLES: readonly ExportedTable[] = [
+  { name: 'tenants' },
+  { name: 'tenant_heads' },
+  // Key hashes (never keys), revoked ones too, with every column other slices add (scopes, names, expiry).
+  { name: 'api_keys' },
+  { name: 'tenant_limits' },
+  { name: 'streams' },
+  // data and metadata are text columns: they travel as JSON strings, byte for byte, never parsed.
+  { name: 'events' },
+  // With the source archive and the compiled assembly (base64): imported as compiled, not recompiled.
+  // A compile claim belongs to an instance of the source service: a pending upload is compiled again here.
+  { name: 'uploads', onImport: (r) => ({ ...r, claim_owner: null, claim_until: null }) },
+  { name: 'bindings' },
+  {
+    name: 'projections',
+    alongside: (r) => [
+      { table: 'notification_heads', row: { tenant_id: r.tenant_id, projection_id: r.projection_id } },
+      // The rebuilt notification log would otherwise be delivered to the receiver again, from its start.
+      ...(r.webhook_url
+        ? [
+            {
+              table: 'webhook_suspensions',
+              row: {
+                tenant_id: r.tenant_id,
+                projection_id: r.projection_id,
+                resume_sequence: 1,
+                reason: 'imported',
+                suspended_at: Date.now(),
+              },
+            },
+          ]
+        : []),
+    ],
+  },
+  {
+    // Each version catches up again from position 0 up to the imported head (lanes are rebuilt).
+    name: 'projection_versions',
+    onImport: (r, ctx) => ({
+      ...r,
+      routed_position: 0,
+      caught_up_at: null,
+      target_position: Math.max(Number(r.target_position ?? 0), ctx.headPosition),
+    }),
+  },
+];
+
+/** Tables with tenant rows that an export leaves out, and why: derived state the import rebuilds, or secrets. */
+export const DERIVED_TABLES: Readonly<Record<string, string>> = {
+  snapshots: 'reducer state: folded again from the log on the first read or append of each aggregate',
+  lanes: "projection states: rebuilt by each version's catch-up from position 0",
+  lane_inbox: 'routing of events to lanes: rebuilt by the catch-up',
+  notification_heads: 'sequence counters: a fresh row per imported projection',
+  notifications: 'the notification log: written again by the rebuilt lanes',
+  notification_states: 'the notification log texts: written again by the rebuilt lanes',
+  webhook_deliveries: 'deliveries: the receivers had them; the import suspends each webhook instead (docs/operations.md)',
+  webhook_suspensions: 'endpoint suspensions: each imported webhook starts suspended (reason imported)',
+  dropped_versions: 'tombstones of dropped versions: their lanes were already purged',
+  // Issue 24 item 3's table (its name as planned): retries are answered by the service that took them, not after a move.
+  idempotency_keys: 'idempotent append records: a retry after a move is a new request',
+  webhook_secrets: 'not transferred: the shared secret is generated again on first use; isolated ones are rotated (docs/operations.md)',
+};
+
+/**
+ * Tables of this store's schema the export reads: EXPORTED_TABLES in order, then any tenant table
+ * of neither list (named in `unclassified`: exported rather than lost, and a test fails until it is listed).
+ */
+export function exportPlan(shapes: TransferTableShape[]): { tables: TransferTableShape[]; unclassified: string[] } {
+  const byName = new Map(shapes.map((s) => [s.name, s]));
+  const listed = EXPORTED_TABLES.map((t) => byName.get(t.name)).filter((s): s is TransferTableShape => s !== undefined);
+  const others = shapes.filter((s) => !(s.name in DERIVED_TABLES) && !EXPORTED_TABLES.some((t) => t.name === s.name));
+  return { tables: [...listed, ...others], unclassified: others.map((s) => s.name) };
+}
+
+/** Whether an import takes rows of this table: a tenant table of this store that is not derived. */
+export const importable = (name: string, shapes: Map<string, TransferTableShape>): boolean => shapes.has(name) && !(name in DERIVED_TABLES);
+
+export const exportedTable = (name: string): ExportedTable | undefined => EXPORTED_TABLES.find((t) => t.name === name);

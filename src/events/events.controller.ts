@@ -10,6 +10,7 @@ import { AppendBatchDto, AppendEventDto } from './event-input.dto';
 import { LIMITS } from './event-limits';
 import { EventReader } from './event-reader';
 import { appendedView, batchAppendedView, storedEventView } from './event-views';
+import { RequiresScope } from '../tenancy/scopes';
 
 @Controller('events')
 export class EventsController {
@@ -22,6 +23,7 @@ export class EventsController {
   @HttpCode(201)
   @ExactPayloads()
   @Quota('append')
+  @RequiresScope('events:write')
   async append(@CurrentTenant() tenant: TenantRecord, @Body(new DtoValidationPipe(AppendEventDto)) body: AppendEventDto) {
     return appendedView(await this.appender.appendOne(tenant.tenantId, body));
   }
@@ -30,11 +32,13 @@ export class EventsController {
   @HttpCode(201)
   @ExactPayloads()
   @Quota('append-batch')
+  @RequiresScope('events:write')
   async appendBatch(@CurrentTenant() tenant: TenantRecord, @Body(new DtoValidationPipe(AppendBatchDto)) body: AppendBatchDto) {
     return batchAppendedView(await this.appender.appendBatch(tenant.tenantId, body));
   }
 
   @Get(':aggregateId')
+  @RequiresScope('events:read')
   async read(
     @CurrentTenant() tenant: TenantRecord,
     @Param('aggregateId', AggregateIdPipe) aggregateId: string,

@@ -42,7 +42,7 @@ class FakeSource implements StreamSource {
   private readonly wakes = new Set<() => void>();
 
   async authenticate(apiKey: string | undefined) {
-    return apiKey === API_KEY ? { tenantId: TENANT, keyHash: `hash-of-${apiKey}` } : null;
+    return apiKey === API_KEY ? { tenantId: TENANT, keyHash: `hash-of-${apiKey}`, scopes: null } : null;
   }
 
   async projection(tenantId: string, projectionId: string) {

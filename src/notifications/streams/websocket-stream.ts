@@ -4,6 +4,7 @@ import { RawData, WebSocket, WebSocketServer } from 'ws';
 import { DomainError, validationFailed } from '../../common/domain-error';
 import { errorHeaders, statusOf, toErrorBody } from '../../common/error-http-mapping';
 import { requestTargetProblem } from '../../common/url-params';
+import { scopeCheck } from '../../tenancy/scope-check';
 import { Notification, streamText } from '../log/notification';
 import { NotificationCursor, parseSequence } from './notification-cursor';
 import { NO_TENANT_STREAM_QUOTA, StreamLimiter, TenantStreamQuota } from './stream-limiter';
@@ -116,6 +117,9 @@ export class WebSocketStreamServer {
     }
     const tenant = await this.source.authenticate(apiKeyOf(req, query, offered));
     if (!tenant) throw new DomainError('UNAUTHORIZED', 'missing or invalid API key');
+    // The upgrade is the stream route's WebSocket side: the same scope as its SSE side (@RequiresScope there).
+    const scopeRefused = scopeCheck(tenant.scopes, 'state:read');
+    if (scopeRefused) throw scopeRefused;
     // The slot is taken before anything else is looked up and goes back when the socket closes,
     // whether the stream ran, was refused below or never finished its handshake.
     const release = this.limiter.acquire(tenant.keyHash, 'websocket');

@@ -1,3 +1,4 @@
+import * as http from 'node:http';
 import { API_SCOPES, ApiScope } from '../../src/tenancy/scopes';
 import { ADMIN_TOKEN, clientFor, Client, newTenant, request, RunningService, startService } from '../support/service-harness';
 import { envFor, STORE_BACKENDS, stopBackends } from '../support/store-backends';
@@ -84,7 +85,8 @@ describe.each(STORE_BACKENDS)('scoped API keys on %s', (backend) => {
     const wrong: string[] = [];
     for (const op of ops.filter((o) => o.scope)) {
       const res = await call(svc.url, op, only.get(op.scope!)!);
-      if (res.status === 401 || res.body?.error === 'FORBIDDEN') wrong.push(`${op.method} ${op.path}: ${res.status} ${JSON.stringify(res.body)}`);
+      if (res.status === 401 || res.body?.error === 'FORBIDDEN')
+        wrong.push(`${op.method} ${op.path}: ${res.status} ${JSON.stringify(res.body)}`);
     }
     expect(wrong).toEqual([]);
   });
@@ -133,7 +135,6 @@ describe.each(STORE_BACKENDS)('scoped API keys on %s', (backend) => {
 
   it('the WebSocket refusal carries the error body', async () => {
     const body = await new Promise<any>((resolve, reject) => {
-      const http = require('node:http') as typeof import('node:http');
       const req = http.get(`${svc.url}/projections/p/stream`, {
         headers: {
           connection: 'Upgrade',
@@ -211,7 +212,11 @@ describe.each(STORE_BACKENDS)('scoped API keys on %s', (backend) => {
       const temporary = clientFor(svc.url, (await issueKey(svc.url, tenant.tenantId, { scopes: ['keys:manage'], expiresAt: soon })).apiKey);
       const forever = await temporary.post('/auth/keys', { scopes: [], name: 'forever' });
       expect(forever).toMatchObject({ status: 400, body: { error: 'VALIDATION_FAILED', field: 'expiresAt' } });
-      const later = await temporary.post('/auth/keys', { scopes: [], name: 'later', expiresAt: new Date(Date.now() + 7_200_000).toISOString() });
+      const later = await temporary.post('/auth/keys', {
+        scopes: [],
+        name: 'later',
+        expiresAt: new Date(Date.now() + 7_200_000).toISOString(),
+      });
       expect(later.status).toBe(400);
       expect((await temporary.post('/auth/keys', { scopes: [], name: 'ok', expiresAt: soon })).status).toBe(201);
     });

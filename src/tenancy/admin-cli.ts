@@ -96,7 +96,11 @@ function keyFlags(flags: string[]): Record<string, unknown> {
   for (let i = 0; i < flags.length; i += 2) {
     const [flag, value] = [flags[i], flags[i + 1]];
     if (value === undefined) throw new DomainError('VALIDATION_FAILED', `${flag} needs a value\n${USAGE}`);
-    if (flag === '--scopes') body.scopes = value.split(',').map((x) => x.trim()).filter(Boolean);
+    if (flag === '--scopes')
+      body.scopes = value
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean);
     else if (flag === '--name') body.name = value;
     else if (flag === '--expires-at') body.expiresAt = value;
     else throw new DomainError('VALIDATION_FAILED', `unknown option '${flag}'\n${USAGE}`);

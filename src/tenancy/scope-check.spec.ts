@@ -64,7 +64,9 @@ describe('parseKeySpec', () => {
         expect.objectContaining({ details: { field: 'expiresAt' } }),
       );
     }
-    expect(() => parseKeySpec({ scopes: [], name: 'x', admin: true }, now, true)).toThrow(expect.objectContaining({ code: 'VALIDATION_FAILED' }));
+    expect(() => parseKeySpec({ scopes: [], name: 'x', admin: true }, now, true)).toThrow(
+      expect.objectContaining({ code: 'VALIDATION_FAILED' }),
+    );
     expect(() => parseKeySpec([], now, false)).toThrow(expect.objectContaining({ code: 'VALIDATION_FAILED' }));
   });
 });

@@ -133,12 +133,22 @@ describe('TenantDirectory', () => {
       const { tenant } = await dir.createTenant('acme');
       const maker = { keyId: 'key_m', scopes: ['keys:manage', 'events:read'] as const, expiresAt: null };
       await expect(
-        dir.createOwnKey(tenant.tenantId, { ...maker, scopes: [...maker.scopes] }, { scopes: ['events:write'], name: 'x', expiresAt: null }),
+        dir.createOwnKey(
+          tenant.tenantId,
+          { ...maker, scopes: [...maker.scopes] },
+          { scopes: ['events:write'], name: 'x', expiresAt: null },
+        ),
       ).rejects.toMatchObject({ code: 'FORBIDDEN', details: { missingScope: 'events:write' } });
-      const made = await dir.createOwnKey(tenant.tenantId, { ...maker, scopes: [...maker.scopes] }, { scopes: ['events:read'], name: 'r', expiresAt: null });
+      const made = await dir.createOwnKey(
+        tenant.tenantId,
+        { ...maker, scopes: [...maker.scopes] },
+        { scopes: ['events:read'], name: 'r', expiresAt: null },
+      );
       expect(made).toMatchObject({ name: 'r', scopes: ['events:read'], allScopes: false, apiKey: expect.stringMatching(/^esk_/) });
       const temporary = { keyId: 'key_t', scopes: null, expiresAt: Date.now() + 60_000 };
-      await expect(dir.createOwnKey(tenant.tenantId, temporary, { scopes: ['events:read'], name: 'f', expiresAt: null })).rejects.toMatchObject({
+      await expect(
+        dir.createOwnKey(tenant.tenantId, temporary, { scopes: ['events:read'], name: 'f', expiresAt: null }),
+      ).rejects.toMatchObject({
         code: 'VALIDATION_FAILED',
         details: { field: 'expiresAt' },
       });
@@ -148,7 +158,8 @@ describe('TenantDirectory', () => {
       const dir = new TenantDirectory(new MemoryTenants(), 0);
       const { tenant } = await dir.createTenant('acme');
       const all = { keyId: 'key_a', scopes: null, expiresAt: null };
-      for (let i = 1; i < MAX_TENANT_KEYS; i++) await dir.createOwnKey(tenant.tenantId, all, { scopes: [], name: `k${i}`, expiresAt: null });
+      for (let i = 1; i < MAX_TENANT_KEYS; i++)
+        await dir.createOwnKey(tenant.tenantId, all, { scopes: [], name: `k${i}`, expiresAt: null });
       await expect(dir.createOwnKey(tenant.tenantId, all, { scopes: [], name: 'over', expiresAt: null })).rejects.toMatchObject({
         code: 'QUOTA_EXCEEDED',
       });

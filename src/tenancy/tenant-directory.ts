@@ -122,7 +122,9 @@ export class TenantDirectory {
     const found = apiKey.length > 512 ? null : await this.lookup(hashApiKey(apiKey));
     if (!found) return new DomainError('UNAUTHORIZED', 'invalid API key');
     if (found.key.expiresAt !== null && found.key.expiresAt <= this.now()) {
-      return new DomainError('UNAUTHORIZED', `API key expired at ${isoTime(found.key.expiresAt)}`, { expiredAt: isoTime(found.key.expiresAt) });
+      return new DomainError('UNAUTHORIZED', `API key expired at ${isoTime(found.key.expiresAt)}`, {
+        expiredAt: isoTime(found.key.expiresAt),
+      });
     }
     return found;
   }

@@ -1,4 +1,13 @@
+import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import Database from 'better-sqlite3';
+import { Client as PgClient } from 'pg';
+import { apiKeyScopesMigration } from '../../src/store/api-key-schema';
+import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/postgres-migrations';
+import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/sqlite-migrations';
+import { hashApiKey } from '../../src/tenancy/api-key';
 import { API_SCOPES, ApiScope } from '../../src/tenancy/scopes';
 import { ADMIN_TOKEN, clientFor, Client, newTenant, request, RunningService, startService } from '../support/service-harness';
 import { envFor, STORE_BACKENDS, stopBackends } from '../support/store-backends';
@@ -155,7 +164,7 @@ describe.each(STORE_BACKENDS)('scoped API keys on %s', (backend) => {
     expect(body).toMatchObject({ status: 403, error: 'FORBIDDEN', missingScope: 'state:read' });
   });
 
-  it('keys made without scopes (the admin API, a tenant first key, keys from before scopes) hold every scope', async () => {
+  it('keys made without scopes (a tenant's first key, the admin API without scopes) hold every scope', async () => {
     const who = await tenant.get('/auth/whoami');
     expect(who.body).toMatchObject({ tenantId: tenant.tenantId, keyId: expect.stringMatching(/^key_/), scopes: [...API_SCOPES] });
     const plain = await issueKey(svc.url, tenant.tenantId, undefined);
@@ -311,5 +320,73 @@ describe('revocation across two instances on one PostgreSQL', () => {
     expect(statuses.filter((s) => s === 201)).toHaveLength(99);
     expect(answers.filter((r) => r.status === 403).every((r) => r.body.error === 'QUOTA_EXCEEDED')).toBe(true);
     expect((await tenant.get('/auth/keys')).body.keys).toHaveLength(100);
+  });
+});
+
+/**
+ * A store made before scoped keys: every migration before the api-key one, a tenant and a key
+ * written as the service then wrote them; then the service of this version starts on it (and
+ * migrates). The key keeps every scope.
+ */
+describe.each(STORE_BACKENDS)('a key made before scopes existed, on %s', (backend) => {
+  let svc: RunningService;
+  let dataDir: string;
+  const apiKey = 'esk_made-before-scopes-0123456789abcdefghij';
+  const tenantId = '3f1d7c4e-0000-4000-8000-000000000001';
+
+  beforeAll(async () => {
+    const env = await envFor(backend);
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'es-old-keys-'));
+    const old = (list: string[], sql: string) => list.slice(0, list.indexOf(sql));
+    const key = [tenantId, hashApiKey(apiKey)];
+    if (backend === 'sqlite') {
+      const db = new Database(path.join(dataDir, 'events.sqlite'));
+      db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
+      old(SQLITE_MIGRATIONS, apiKeyScopesMigration('INTEGER')).forEach((sql, i) => {
+        db.exec(sql);
+        db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(i + 1, Date.now());
+      });
+      db.prepare("INSERT INTO tenants (tenant_id, name, created_at) VALUES (?, 'old', 1)").run(tenantId);
+      db.prepare('INSERT INTO tenant_heads (tenant_id, position) VALUES (?, 0)').run(tenantId);
+      db.prepare("INSERT INTO api_keys (key_id, tenant_id, key_hash, created_at) VALUES ('key_old', ?, ?, 1)").run(...key);
+      db.close();
+    } else {
+      const client = new PgClient({ connectionString: env.DATABASE_URL });
+      await client.connect();
+      await client.query('CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+      const list = old(POSTGRES_MIGRATIONS, apiKeyScopesMigration('timestamptz'));
+      for (let i = 0; i < list.length; i++) {
+        await client.query(list[i]);
+        await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [i + 1]);
+      }
+      await client.query("INSERT INTO tenants (tenant_id, name, created_at) VALUES ($1, 'old', now())", [tenantId]);
+      await client.query('INSERT INTO tenant_heads (tenant_id, position) VALUES ($1, 0)', [tenantId]);
+      await client.query("INSERT INTO api_keys (key_id, tenant_id, key_hash, created_at) VALUES ('key_old', $1, $2, now())", key);
+      await client.end();
+    }
+    svc = await startService({ ...env, DATA_DIR: dataDir });
+  }, 180_000);
+  afterAll(async () => {
+    await svc?.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('holds every scope: whoami lists them all, and routes of each scope answer', async () => {
+    const old = clientFor(svc.url, apiKey, tenantId);
+    expect((await old.get('/auth/whoami')).body).toEqual({
+      tenantId,
+      name: 'old',
+      createdAt: expect.any(String),
+      keyId: 'key_old',
+      scopes: [...API_SCOPES],
+    });
+    expect((await old.post('/events', { aggregateId: 'a-1', eventType: 'E', data: {} })).status).toBe(201);
+    expect((await old.get('/events/a-1')).body.events).toHaveLength(1);
+    expect((await old.get('/projections')).status).toBe(200);
+    expect((await old.post('/webhooks/rotate', undefined)).status).toBe(200);
+    const listed = await old.get('/auth/keys');
+    expect(listed.body.keys).toEqual([expect.objectContaining({ keyId: 'key_old', allScopes: true, name: null, expiresAt: null })]);
+    // It may make a key with any scope, since it holds them all.
+    expect((await old.post('/auth/keys', { scopes: [...API_SCOPES], name: 'full' })).status).toBe(201);
   });
 });

@@ -121,6 +121,16 @@ export class SqlTenantRepository implements TenantRepository {
     return r ? toKey(r) : null;
   }
 
+  async liveKeyHashes(keyHashes: string[], now: number): Promise<string[]> {
+    if (keyHashes.length === 0) return [];
+    const rows = await this.db.all<{ key_hash: string }>(
+      `SELECT key_hash FROM api_keys WHERE key_hash IN (${keyHashes.map(() => '?').join(', ')})
+       AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)`,
+      [...keyHashes, sqlTime(now)],
+    );
+    return rows.map((r) => r.key_hash);
+  }
+
   async listKeys(tenantId: string): Promise<ApiKeyRecord[]> {
     const rows = await this.db.all<ApiKeyDbRow>(
       `SELECT ${KEY_COLUMNS} FROM api_keys WHERE tenant_id = ? AND revoked_at IS NULL ORDER BY created_at, key_id`,

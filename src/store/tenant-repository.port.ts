@@ -47,6 +47,8 @@ export interface TenantRepository {
    */
   addKeyWithin(key: NewApiKey, maxLive: number, now: number): Promise<boolean>;
   findKeyByHash(keyHash: string): Promise<ApiKeyRecord | null>;
+  /** Which of these key hashes name a key still live at `now` (not revoked, not expired). */
+  liveKeyHashes(keyHashes: string[], now: number): Promise<string[]>;
   /** The tenant's keys not revoked (expired ones included), oldest first. */
   listKeys(tenantId: string): Promise<ApiKeyRecord[]>;
   /** false when no such live key of that tenant exists. */

@@ -1,5 +1,6 @@
 import { DomainError } from '../common/domain-error';
 import { ApiKeyRecord, NewApiKey, TenantRecord, TenantRepository } from '../store/tenant-repository.port';
+import { KeyWatch } from './key-watch';
 import { MAX_TENANT_KEYS, TenantDirectory } from './tenant-directory';
 
 /** In-memory repository: the logic under test is the directory's, not a store's. */
@@ -32,6 +33,12 @@ class MemoryTenants implements TenantRepository {
     if (live.length >= maxLive) return false;
     await this.addKey(k);
     return true;
+  }
+  async liveKeyHashes(hashes: string[], now: number) {
+    return hashes.filter((h) => {
+      const k = this.keys.get(h);
+      return k && k.revokedAt === null && (k.expiresAt == null || k.expiresAt > now);
+    });
   }
   async listKeys(tenantId: string) {
     return [...this.keys.values()].filter((k) => k.tenantId === tenantId && k.revokedAt === null);
@@ -164,6 +171,48 @@ describe('TenantDirectory', () => {
         code: 'QUOTA_EXCEEDED',
       });
       expect(await dir.listKeys(tenant.tenantId)).toHaveLength(MAX_TENANT_KEYS);
+    });
+  });
+
+  describe('watching the keys of open streams', () => {
+    it('calls the watchers of a key once it is revoked, not those of live keys, and stops asking when nothing is watched', async () => {
+      const repo = new MemoryTenants();
+      const dir = new TenantDirectory(repo, 0, Date.now, 60_000);
+      const { tenant } = await dir.createTenant('acme');
+      const a = await dir.issueKey(tenant.tenantId);
+      const b = await dir.issueKey(tenant.tenantId);
+      const ended: string[] = [];
+      const hashA = (await dir.resolve(a.apiKey))!.keyHash;
+      const hashB = (await dir.resolve(b.apiKey))!.keyHash;
+      dir.watchKey(hashA, () => ended.push('a1'));
+      dir.watchKey(hashA, () => ended.push('a2'));
+      const unwatchB = dir.watchKey(hashB, () => ended.push('b'));
+      const watch = (dir as unknown as { keyWatch: KeyWatch }).keyWatch;
+      await watch.check();
+      expect(ended).toEqual([]);
+      await dir.revokeKey(tenant.tenantId, a.keyId);
+      await watch.check();
+      expect(ended).toEqual(['a1', 'a2']);
+      await watch.check();
+      expect(ended).toEqual(['a1', 'a2']);
+      unwatchB();
+      expect(watch.watchedKeys()).toBe(0);
+    });
+
+    it('ends the streams of a key at its expiry', async () => {
+      let now = 1_000;
+      const repo = new MemoryTenants();
+      const watch = new KeyWatch(repo, 60_000, () => now);
+      const dir = new TenantDirectory(repo, 0, () => now);
+      const { tenant } = await dir.createTenant('acme');
+      const k = await dir.issueKey(tenant.tenantId, { expiresAt: 2_000 });
+      let ended = 0;
+      watch.watch((await dir.resolve(k.apiKey))!.keyHash, () => ended++);
+      await watch.check();
+      expect(ended).toBe(0);
+      now = 2_000;
+      await watch.check();
+      expect(ended).toBe(1);
     });
   });
 });

@@ -3,6 +3,7 @@ import { DomainError, notFound, validationFailed } from '../common/domain-error'
 import { isoTime } from '../common/iso-time';
 import { ApiKeyRecord, NewApiKey, TenantRecord, TenantRepository } from '../store/tenant-repository.port';
 import { generateApiKey, generateKeyId, hashApiKey, secretsEqual } from './api-key';
+import { KeyWatch } from './key-watch';
 import { effectiveScopes, HeldScopes, scopeRefusal, storedScopes, ungrantable } from './scope-check';
 import { ApiScope } from './scopes';
 
@@ -40,6 +41,8 @@ const MAX_CACHED_KEYS = 10_000;
 /** A tenant's live keys (not revoked, not expired) made through POST /auth/keys; the admin API and CLI are not capped. */
 export const MAX_TENANT_KEYS = 100;
 export const MAX_KEY_NAME = 200;
+/** Streams of a key revoked (or expired) on any instance end within this. */
+export const KEY_WATCH_MS = 5_000;
 
 /**
  * Tenants and their keys. Authentication is on every request. With `cacheMs` 0 (the default) every
@@ -52,11 +55,25 @@ export class TenantDirectory {
   private readonly cache = new Map<string, CachedKey>();
   private readonly tenants = new Map<string, TenantRecord>();
 
+  private readonly keyWatch: KeyWatch;
+
   constructor(
     private readonly repo: TenantRepository,
     private readonly cacheMs: number,
     private readonly now: () => number = Date.now,
-  ) {}
+    /** How often the keys of open streams are checked (KeyWatch). */
+    keyWatchMs: number = KEY_WATCH_MS,
+  ) {
+    this.keyWatch = new KeyWatch(repo, keyWatchMs, now);
+  }
+
+  /**
+   * For what a key opened and keeps open (streams): `onInvalid` is called once the key is revoked
+   * or has expired, within KEY_WATCH_MS on every instance. Returns the function that stops watching.
+   */
+  watchKey(keyHash: string, onInvalid: () => void): () => void {
+    return this.keyWatch.watch(keyHash, onInvalid);
+  }
 
   async createTenant(name: string, firstKey: KeySpec = {}): Promise<{ tenant: TenantRecord } & IssuedKey> {
     const clean = checkName(name);

@@ -12,7 +12,8 @@ import { API_SCOPES, ApiScope } from '../../src/tenancy/scopes';
 import { ADMIN_TOKEN, clientFor, Client, newTenant, request, RunningService, startService } from '../support/service-harness';
 import { envFor, STORE_BACKENDS, stopBackends } from '../support/store-backends';
 import { SseCollector, WsCollector } from '../support/stream-clients';
-import { until } from '../support/tenant-code';
+import { exampleSources, projectionActive, until, uploadProjection } from '../support/tenant-code';
+import { KEY_WATCH_MS } from '../../src/tenancy/tenant-directory';
 
 /**
  * Scoped API keys over real HTTP, WebSocket and SSE on both stores. The route matrix is read from
@@ -164,7 +165,7 @@ describe.each(STORE_BACKENDS)('scoped API keys on %s', (backend) => {
     expect(body).toMatchObject({ status: 403, error: 'FORBIDDEN', missingScope: 'state:read' });
   });
 
-  it('keys made without scopes (a tenant's first key, the admin API without scopes) hold every scope', async () => {
+  it('keys made without scopes (a tenant first key, the admin API without scopes) hold every scope', async () => {
     const who = await tenant.get('/auth/whoami');
     expect(who.body).toMatchObject({ tenantId: tenant.tenantId, keyId: expect.stringMatching(/^key_/), scopes: [...API_SCOPES] });
     const plain = await issueKey(svc.url, tenant.tenantId, undefined);
@@ -307,6 +308,38 @@ describe('revocation across two instances on one PostgreSQL', () => {
     expect(del.status).toBe(204);
     expect((await onB.get('/events/x')).status).toBe(401);
     expect((await onB.get('/auth/whoami')).status).toBe(401);
+  });
+
+  it('ends the WebSocket and SSE streams of a key revoked on the other instance (within KEY_WATCH_MS)', async () => {
+    const tenant = await newTenant(a.url, 'streams');
+    const up = await uploadProjection(a.url, tenant.key, exampleSources('customer-totals'), { name: 'totals', sse: true });
+    const projectionId = await projectionActive(a.url, tenant.key, up.uploadId);
+    const reader = await tenant.post('/auth/keys', { scopes: ['state:read'], name: 'watcher' });
+    const keeper = await tenant.post('/auth/keys', { scopes: ['state:read'], name: 'keeper' });
+    const ws = await WsCollector.open(b.url, projectionId, reader.body.apiKey);
+    const sse = await SseCollector.open(b.url, projectionId, reader.body.apiKey);
+    const other = await WsCollector.open(b.url, projectionId, keeper.body.apiKey);
+    const revokedAt = Date.now();
+    expect((await request(`${a.url}/auth/keys/${reader.body.keyId}`, 'DELETE', undefined, { 'x-api-key': tenant.key })).status).toBe(204);
+    await until(
+      () => ws.closeCode,
+      (code) => code !== null,
+      20_000,
+      'the revoked key stream to close',
+    );
+    expect([ws.closeCode, JSON.parse(ws.closeReason)]).toEqual([4001, { code: 'KEY_REVOKED' }]);
+    const ended = await until(
+      () => sse.events.find((e) => e.event === 'error'),
+      (e) => e !== undefined,
+      20_000,
+      'the SSE stream to end',
+    );
+    expect(ended!.data).toEqual({ code: 'KEY_REVOKED' });
+    expect(Date.now() - revokedAt).toBeLessThan(KEY_WATCH_MS + 5_000);
+    // Another key's stream goes on.
+    expect(other.closeCode).toBeNull();
+    await other.close();
+    sse.close();
   });
 
   it('two instances making keys at once never pass the per-tenant cap together', async () => {

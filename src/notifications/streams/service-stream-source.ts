@@ -25,6 +25,10 @@ export class ServiceStreamSource implements StreamSource {
     return found ? { tenantId: found.tenant.tenantId, keyHash: found.keyHash, scopes: found.key.scopes } : null;
   }
 
+  watchKey(keyHash: string, onInvalid: () => void): () => void {
+    return this.tenants.watchKey(keyHash, onInvalid);
+  }
+
   async projection(tenantId: string, projectionId: string) {
     const p = await this.projections.get(tenantId, projectionId);
     return p ? { sse: parseSettings(p.notifyConfig).sse } : null;

@@ -41,6 +41,9 @@ class FakeSource implements StreamSource {
   maxReadsInFlight = 0;
   private readonly wakes = new Set<() => void>();
 
+  watchKey() {
+    return () => undefined;
+  }
   async authenticate(apiKey: string | undefined) {
     return apiKey === API_KEY ? { tenantId: TENANT, keyHash: `hash-of-${apiKey}`, scopes: null } : null;
   }

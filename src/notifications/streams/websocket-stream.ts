@@ -22,6 +22,8 @@ export interface WebSocketStreamOptions {
 export const CLOSE_PING_TIMEOUT = 4000;
 export const CLOSE_SLOW_CONSUMER = 4008;
 export const CLOSE_CURSOR_EXPIRED = 4010;
+/** The stream's API key was revoked or expired while it ran (checked every KEY_WATCH_MS). */
+export const CLOSE_KEY_REVOKED = 4001;
 const CLOSE_GOING_AWAY = 1001;
 const CLOSE_INTERNAL_ERROR = 1011;
 
@@ -143,7 +145,11 @@ export class WebSocketStreamServer {
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       const connection = new WebSocketStreamConnection(ws, this.source, tenant.tenantId, projectionId, afterSequence, this.opts);
       this.connections.add(connection);
-      ws.once('close', () => this.connections.delete(connection));
+      const unwatch = this.source.watchKey(tenant.keyHash, () => connection.keyRevoked());
+      ws.once('close', () => {
+        unwatch();
+        this.connections.delete(connection);
+      });
     });
   }
 }
@@ -187,6 +193,10 @@ class WebSocketStreamConnection {
       });
       this.close(CLOSE_GOING_AWAY, 'server shutting down');
     });
+  }
+
+  keyRevoked(): void {
+    this.close(CLOSE_KEY_REVOKED, JSON.stringify({ code: 'KEY_REVOKED' }));
   }
 
   private readonly send = (n: Notification): boolean => {

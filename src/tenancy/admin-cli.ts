@@ -4,7 +4,6 @@ import { loadConfig } from '../config/app-config';
 import { formatRate, LimitOverrides, parseOverrideText, RATE_LIMIT_NAMES } from '../quotas/quota-policy';
 import { TenantLimitsCatalog, TenantLimitsView } from '../quotas/tenant-limits';
 import { openStore } from '../store/store.factory';
-import { parseKeySpec } from './key-spec';
 import { TenantDirectory } from './tenant-directory';
 
 const USAGE = `usage: npm run admin -- <command>
@@ -52,7 +51,7 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       case 'issue-key': {
         const [tenantId, ...flags] = args;
-        console.log(JSON.stringify(await directory.issueKey(tenantId ?? '', parseKeySpec(keyFlags(flags), Date.now(), false)), null, 2));
+        console.log(JSON.stringify(await directory.issueRequestedKey(tenantId ?? '', keyFlags(flags)), null, 2));
         return 0;
       }
       case 'list-keys':

@@ -2,7 +2,8 @@ import { validationFailed } from '../common/domain-error';
 import { arrayOf, JsonSchema, object, string } from '../common/json-schema';
 import { parseScopes } from './scope-check';
 import { API_SCOPES, ApiScope } from './scopes';
-import { MAX_KEY_NAME } from './tenant-directory';
+
+export const MAX_KEY_NAME = 200;
 
 /** ISO 8601 with a time and a zone (`2027-01-31T00:00:00Z`, `…+02:00`): a bare date's zone would be a guess. */
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;

@@ -1,7 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { TenantRecord } from '../store/tenant-repository.port';
 import { CurrentKey, CurrentTenant } from './current-tenant.decorator';
-import { parseKeySpec } from './key-spec';
 import { AdminApi } from './public.decorator';
 import { effectiveScopes } from './scope-check';
 import { RequiresScope } from './scopes';
@@ -23,8 +22,7 @@ export class WhoamiController {
   @HttpCode(201)
   @RequiresScope('keys:manage')
   createKey(@CurrentTenant() tenant: TenantRecord, @CurrentKey() key: KeyIdentity, @Body() body: unknown) {
-    const spec = parseKeySpec(body, Date.now(), true);
-    return this.directory.createOwnKey(tenant.tenantId, key, { scopes: spec.scopes!, name: spec.name!, expiresAt: spec.expiresAt });
+    return this.directory.createOwnKey(tenant.tenantId, key, body);
   }
 
   @Get('keys')
@@ -63,7 +61,7 @@ export class AdminTenantsController {
   @Post(':tenantId/keys')
   @HttpCode(201)
   issueKey(@Param('tenantId') tenantId: string, @Body() body: unknown) {
-    return this.directory.issueKey(tenantId, parseKeySpec(body, Date.now(), false));
+    return this.directory.issueRequestedKey(tenantId, body);
   }
 
   @Delete(':tenantId/keys/:keyId')

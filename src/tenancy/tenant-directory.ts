@@ -4,6 +4,7 @@ import { isoTime } from '../common/iso-time';
 import { ApiKeyRecord, NewApiKey, TenantRecord, TenantRepository } from '../store/tenant-repository.port';
 import { generateApiKey, generateKeyId, hashApiKey, secretsEqual } from './api-key';
 import { KeyWatch } from './key-watch';
+import { parseKeySpec } from './key-spec';
 import { effectiveScopes, HeldScopes, scopeRefusal, storedScopes, ungrantable } from './scope-check';
 import { ApiScope } from './scopes';
 
@@ -40,7 +41,8 @@ interface CachedKey extends ResolvedKey {
 const MAX_CACHED_KEYS = 10_000;
 /** A tenant's live keys (not revoked, not expired) made through POST /auth/keys; the admin API and CLI are not capped. */
 export const MAX_TENANT_KEYS = 100;
-export const MAX_KEY_NAME = 200;
+/** Tenant records do not change while they exist; a tenant removed and imported again is seen anew after this. */
+const TENANT_CACHE_MS = 60_000;
 /** Streams of a key revoked (or expired) on any instance end within this. */
 export const KEY_WATCH_MS = 5_000;
 
@@ -49,11 +51,11 @@ export const KEY_WATCH_MS = 5_000;
  * request reads its key's row (one unique-index lookup), so a revocation holds at once on every
  * instance; with more, resolved keys are cached that long and a revocation takes up to that on the
  * other instances (at once on the one that made it). Expiry is checked on every request either way.
- * Tenant records never change, so they are cached regardless.
+ * Tenant records are cached for a minute regardless (they do not change while they exist).
  */
 export class TenantDirectory {
   private readonly cache = new Map<string, CachedKey>();
-  private readonly tenants = new Map<string, TenantRecord>();
+  private readonly tenants = new Map<string, { tenant: TenantRecord; until: number }>();
 
   private readonly keyWatch: KeyWatch;
 
@@ -91,12 +93,19 @@ export class TenantDirectory {
     return { keyId, apiKey };
   }
 
+  /** The admin API and CLI: a key as their body says (`{scopes?, name?, expiresAt?}`, all optional). */
+  issueRequestedKey(tenantId: string, body: unknown): Promise<IssuedKey> {
+    return this.issueKey(tenantId, parseKeySpec(body, this.now(), false));
+  }
+
   /**
-   * POST /auth/keys: a tenant's key making another. It may give only scopes it holds (403
-   * missingScope otherwise: keys:manage is never a way up) and no later expiry than its own; the
-   * tenant keeps at most MAX_TENANT_KEYS live keys.
+   * POST /auth/keys `{scopes, name, expiresAt?}`: a tenant's key making another. It may give only
+   * scopes it holds (403 missingScope otherwise: keys:manage is never a way up) and no later expiry
+   * than its own; the tenant keeps at most MAX_TENANT_KEYS live keys.
    */
-  async createOwnKey(tenantId: string, maker: KeyIdentity, spec: { scopes: ApiScope[]; name: string; expiresAt: number | null }) {
+  async createOwnKey(tenantId: string, maker: KeyIdentity, body: unknown) {
+    const parsed = parseKeySpec(body, this.now(), true);
+    const spec = { scopes: parsed.scopes ?? [], name: parsed.name, expiresAt: parsed.expiresAt };
     const missing = ungrantable(maker.scopes, spec.scopes);
     if (missing) throw scopeRefusal(missing);
     if (maker.expiresAt !== null && (spec.expiresAt === null || spec.expiresAt > maker.expiresAt)) {
@@ -172,11 +181,11 @@ export class TenantDirectory {
 
   private async tenant(tenantId: string): Promise<TenantRecord | null> {
     const known = this.tenants.get(tenantId);
-    if (known) return known;
+    if (known && known.until > this.now()) return known.tenant;
     const tenant = await this.repo.getTenant(tenantId);
     if (!tenant) return null;
     if (this.tenants.size >= MAX_CACHED_KEYS) this.tenants.delete(this.tenants.keys().next().value as string);
-    this.tenants.set(tenantId, tenant);
+    this.tenants.set(tenantId, { tenant, until: this.now() + TENANT_CACHE_MS });
     return tenant;
   }
 

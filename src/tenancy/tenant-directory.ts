@@ -77,11 +77,12 @@ export class TenantDirectory {
     return this.keyWatch.watch(keyHash, onInvalid);
   }
 
-  async createTenant(name: string, firstKey: KeySpec = {}): Promise<{ tenant: TenantRecord } & IssuedKey> {
+  /** A tenant and its first key, which holds every scope. */
+  async createTenant(name: string): Promise<{ tenant: TenantRecord } & IssuedKey> {
     const clean = checkName(name);
     const tenant: TenantRecord = { tenantId: randomUUID(), name: clean, createdAt: this.now() };
     await this.repo.createTenant(tenant);
-    const key = await this.issueKey(tenant.tenantId, firstKey);
+    const key = await this.issueKey(tenant.tenantId);
     return { tenant, ...key };
   }
 
@@ -115,6 +116,7 @@ export class TenantDirectory {
     const key = this.newKey(tenantId, generateKeyId(), apiKey, spec);
     if (!(await this.repo.addKeyWithin(key, MAX_TENANT_KEYS, this.now()))) {
       throw new DomainError('QUOTA_EXCEEDED', `a tenant has at most ${MAX_TENANT_KEYS} live API keys: revoke one first`, {
+        quota: 'apiKeys',
         limit: MAX_TENANT_KEYS,
       });
     }

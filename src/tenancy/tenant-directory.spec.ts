@@ -125,6 +125,18 @@ describe('TenantDirectory', () => {
       expect(refused).toMatchObject({ code: 'UNAUTHORIZED', message: expect.stringContaining('expired') });
     });
 
+    it('with cacheMs 0, requests with one key at the same time share one lookup; later ones look again', async () => {
+      const repo = new MemoryTenants();
+      const dir = new TenantDirectory(repo, 0);
+      const { apiKey } = await dir.createTenant('acme');
+      const before = repo.lookups;
+      const all = await Promise.all(Array.from({ length: 10 }, () => dir.resolve(apiKey)));
+      expect(all.every((r) => r !== null)).toBe(true);
+      expect(repo.lookups - before).toBe(1);
+      await dir.resolve(apiKey);
+      expect(repo.lookups - before).toBe(2);
+    });
+
     it('with cacheMs 0 a revocation by another instance holds on the next request', async () => {
       const repo = new MemoryTenants();
       const a = new TenantDirectory(repo, 0);

@@ -56,6 +56,7 @@ export const KEY_WATCH_MS = 5_000;
 export class TenantDirectory {
   private readonly cache = new Map<string, CachedKey>();
   private readonly tenants = new Map<string, { tenant: TenantRecord; until: number }>();
+  private readonly lookups = new Map<string, Promise<ApiKeyRecord | null>>();
 
   private readonly keyWatch: KeyWatch;
 
@@ -131,6 +132,8 @@ export class TenantDirectory {
   async revokeKey(tenantId: string, keyId: string): Promise<void> {
     if (!(await this.repo.revokeKey(tenantId, keyId, this.now()))) throw notFound(`key '${keyId}' of tenant '${tenantId}'`);
     for (const [hash, entry] of this.cache) if (entry.tenant.tenantId === tenantId) this.cache.delete(hash);
+    // Requests after this start their own lookups rather than join one begun before the revocation.
+    this.lookups.clear();
   }
 
   /** The tenant a key names, or null for a missing, unknown, revoked or expired key. */
@@ -162,7 +165,7 @@ export class TenantDirectory {
     const hit = this.cache.get(hash);
     // The map matched on the full hash already; the constant-time compare is on the store path.
     if (hit && hit.cachedUntil > now) return hit;
-    const key = await this.repo.findKeyByHash(hash);
+    const key = await this.findKey(hash);
     if (!key || key.revokedAt !== null || !secretsEqual(key.keyHash, hash)) {
       this.cache.delete(hash);
       return null;
@@ -179,6 +182,19 @@ export class TenantDirectory {
       this.cache.set(hash, { ...found, cachedUntil: now + this.cacheMs });
     }
     return found;
+  }
+
+  /**
+   * The key's row. Requests with the same key at the same time share one lookup (a client with many
+   * connections would otherwise send a query per request): a revocation that commits while a lookup
+   * is under way holds for the requests after it, one lookup's time later at most.
+   */
+  private findKey(hash: string): Promise<ApiKeyRecord | null> {
+    const pending = this.lookups.get(hash);
+    if (pending) return pending;
+    const lookup = this.repo.findKeyByHash(hash).finally(() => this.lookups.delete(hash));
+    this.lookups.set(hash, lookup);
+    return lookup;
   }
 
   private async tenant(tenantId: string): Promise<TenantRecord | null> {

@@ -9,6 +9,8 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   MALFORMED_JSON: 400,
   UNAUTHORIZED: 401,
   ADMIN_DISABLED: 403,
+  // A valid API key without the scope the route needs: the body names it (`missingScope`, src/tenancy/scope-check.ts).
+  FORBIDDEN: 403,
   NOT_FOUND: 404,
   VERSION_CONFLICT: 409,
   AGGREGATE_TYPE_MISMATCH: 409,

@@ -246,8 +246,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     firstRunTenant: str('FIRST_RUN_TENANT') === undefined || bool('FIRST_RUN_TENANT'),
     logLevel,
     logFormat,
-    apiKeyCacheMs: int('API_KEY_CACHE_MS', 10_000, 0, 3_600_000),
     tenantImportMaxBytes: int('TENANT_IMPORT_MAX_BYTES', 4 * 1024 ** 3, 1024, Number.MAX_SAFE_INTEGER),
+    apiKeyCacheMs: int('API_KEY_CACHE_MS', 0, 0, 3_600_000),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     metrics: { enabled: str('METRICS_ENABLED') === undefined || bool('METRICS_ENABLED'), token: metricsToken },
     idempotency: {

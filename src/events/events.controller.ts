@@ -14,6 +14,7 @@ import { LIMITS } from './event-limits';
 import { EventReader } from './event-reader';
 import { appendedView, batchAppendedView, storedEventView } from './event-views';
 import { parseIdempotencyKey } from './idempotency-key';
+import { RequiresScope } from '../tenancy/scopes';
 
 @Controller('events')
 export class EventsController {
@@ -26,6 +27,7 @@ export class EventsController {
   @HttpCode(201)
   @ExactPayloads()
   @Quota('append')
+  @RequiresScope('events:write')
   async append(
     @CurrentTenant() tenant: TenantRecord,
     @Body(new DtoValidationPipe(AppendEventDto)) body: AppendEventDto,
@@ -40,6 +42,7 @@ export class EventsController {
   @HttpCode(201)
   @ExactPayloads()
   @Quota('append-batch')
+  @RequiresScope('events:write')
   async appendBatch(
     @CurrentTenant() tenant: TenantRecord,
     @Body(new DtoValidationPipe(AppendBatchDto)) body: AppendBatchDto,
@@ -51,6 +54,7 @@ export class EventsController {
   }
 
   @Get(':aggregateId')
+  @RequiresScope('events:read')
   async read(
     @CurrentTenant() tenant: TenantRecord,
     @Param('aggregateId', AggregateIdPipe) aggregateId: string,

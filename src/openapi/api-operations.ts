@@ -46,6 +46,7 @@ export const TAGS = {
   notifications: 'Polling, WebSocket and server-sent events',
   webhooks: 'Webhook secrets, deliveries, suspension',
   system: 'Health, identity, this document',
+  keys: "The tenant's API keys (scope keys:manage)",
   admin: 'Admin API (ADMIN_TOKEN)',
 } as const;
 export type Tag = keyof typeof TAGS;
@@ -295,8 +296,27 @@ export const OPERATIONS: Record<string, OperationSpec> = {
   },
   'GET /auth/whoami': {
     tag: 'system',
-    summary: "The API key's tenant",
-    responses: { 200: json('the tenant', 'Tenant') },
+    summary: "The API key's tenant, the key's id and its scopes (any valid key, whatever its scopes)",
+    responses: { 200: json('the tenant and the key', 'Whoami') },
+  },
+  // The tenant's own keys (scope keys:manage)
+  'POST /auth/keys': {
+    tag: 'keys',
+    summary: 'Make an API key of this tenant (never with a scope, or a later expiry, than the calling key has)',
+    body: { contentType: 'application/json', schema: 'CreateKeyBody' },
+    responses: { 201: json('made; the key is shown once', 'KeyCreated') },
+    errors: ['VALIDATION_FAILED', 'MALFORMED_JSON', 'FORBIDDEN', 'QUOTA_EXCEEDED'],
+  },
+  'GET /auth/keys': {
+    tag: 'keys',
+    summary: "The tenant's keys not revoked (no secrets)",
+    responses: { 200: json('the keys, oldest first', 'Keys') },
+  },
+  'DELETE /auth/keys/{keyId}': {
+    tag: 'keys',
+    summary: 'Revoke a key of this tenant (the calling one included)',
+    responses: { 204: noContent('revoked') },
+    errors: ['NOT_FOUND'],
   },
   'GET /openapi.json': {
     tag: 'system',
@@ -329,9 +349,10 @@ export const OPERATIONS: Record<string, OperationSpec> = {
   },
   'POST /admin/tenants/{tenantId}/keys': {
     tag: 'admin',
-    summary: 'Issue another API key for a tenant',
+    summary: 'Issue another API key for a tenant, with scopes, a name and an expiry if given (no body: every scope)',
+    body: { contentType: 'application/json', schema: 'IssueKeyBody', description: 'optional' },
     responses: { 201: json('issued; shown once', 'IssuedKey') },
-    errors: ['NOT_FOUND'],
+    errors: ['NOT_FOUND', 'VALIDATION_FAILED', 'MALFORMED_JSON'],
   },
   'DELETE /admin/tenants/{tenantId}/keys/{keyId}': {
     tag: 'admin',

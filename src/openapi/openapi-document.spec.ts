@@ -1,27 +1,13 @@
-import { Body, Controller, DynamicModule, Get, HttpCode, Post, Query, Type } from '@nestjs/common';
-import { MODULE_METADATA } from '@nestjs/common/constants';
+import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
 import { targetConstructorToSchema } from 'class-validator-jsonschema';
-import { AppModule } from '../app.module';
 import { DtoValidationPipe } from '../common/dto-validation.pipe';
 import { IntQueryPipe } from '../common/int-query.pipe';
-import { loadConfig } from '../config/app-config';
 import { AppendBatchDto, EventBodyDto } from '../events/event-input.dto';
 import { Public } from '../tenancy/public.decorator';
 import { OperationSpec } from './api-operations';
 import { buildOpenApiDocument } from './openapi-document';
 import { routesOf } from './route-catalog';
-
-/** Every controller of the app, read from the modules' metadata (nothing is instantiated). */
-function controllersOf(root: Type<object> | DynamicModule, seen = new Set<unknown>()): Type<object>[] {
-  const dynamic = (root as DynamicModule).module ? (root as DynamicModule) : undefined;
-  const cls = dynamic ? dynamic.module : (root as Type<object>);
-  if (seen.has(cls)) return [];
-  seen.add(cls);
-  const meta = (key: string) => (Reflect.getMetadata(key, cls) ?? []) as unknown[];
-  const controllers = [...meta(MODULE_METADATA.CONTROLLERS), ...(dynamic?.controllers ?? [])] as Type<object>[];
-  const imports = [...meta(MODULE_METADATA.IMPORTS), ...(dynamic?.imports ?? [])] as (Type<object> | DynamicModule)[];
-  return [...controllers, ...imports.filter(Boolean).flatMap((m) => controllersOf(m, seen))];
-}
+import { appRoutes as allAppRoutes } from '../../test/support/app-controllers';
 
 @Controller('things')
 class ThingsController {
@@ -39,7 +25,7 @@ const THINGS: Record<string, OperationSpec> = {
 };
 
 describe('the OpenAPI document', () => {
-  const appRoutes = controllersOf(AppModule.forRoot(loadConfig({ DATA_DIR: '/nonexistent' }))).flatMap(routesOf);
+  const appRoutes = allAppRoutes();
 
   it('describes every route of the app: the operation table and the controllers agree', () => {
     const doc = buildOpenApiDocument(appRoutes, '1.0.0');
@@ -96,7 +82,10 @@ describe('the OpenAPI document', () => {
     const admin = doc.paths['/admin/lanes'].get as any;
     expect(codes(admin, 403)).toEqual(['ADMIN_DISABLED']);
     expect(admin.security).toEqual([{ AdminToken: [] }]);
-    expect((doc.paths['/projections/{id}/stream'].get as any).security).toEqual([{ ApiKey: [] }, { ApiKeyQuery: [] }]);
+    const stream = doc.paths['/projections/{id}/stream'].get as any;
+    expect(stream.security).toEqual([{ ApiKey: ['state:read'] }, { ApiKeyQuery: ['state:read'] }]);
+    expect(codes(stream, 403)).toEqual(['FORBIDDEN']);
+    expect((doc.paths['/auth/whoami'].get as any).security).toEqual([{ ApiKey: [] }]);
     expect((doc.paths['/health'].get as any).security).toEqual([]);
     expect((doc.paths['/health'].get as any).responses[401]).toBeUndefined();
   });

@@ -35,6 +35,7 @@ function sharedErrors(route: RouteInfo, spec: OperationSpec): ErrorCode[] {
   const codes: ErrorCode[] = ['SERVICE_UNAVAILABLE'];
   const auth = route.options.auth ?? 'key';
   if (auth === 'key') codes.push('UNAUTHORIZED');
+  if (auth === 'key' && route.options.scope) codes.push('FORBIDDEN');
   if (auth === 'admin') codes.push('UNAUTHORIZED', 'ADMIN_DISABLED');
   if (route.bodyDto || (spec.body && isJson(spec.body.contentType))) {
     codes.push('VALIDATION_FAILED', 'MALFORMED_JSON', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'REQUEST_TIMEOUT');
@@ -52,8 +53,11 @@ function security(route: RouteInfo): JsonSchema[] {
       return [];
     case 'admin':
       return [{ AdminToken: [] }];
-    case 'key':
-      return route.options.keyInQuery ? [{ ApiKey: [] }, { ApiKeyQuery: [] }] : [{ ApiKey: [] }];
+    case 'key': {
+      // OpenAPI 3.1 lets a non-OAuth scheme name the roles it needs: here the key's scope (@RequiresScope).
+      const scopes = route.options.scope ? [route.options.scope] : [];
+      return route.options.keyInQuery ? [{ ApiKey: scopes }, { ApiKeyQuery: scopes }] : [{ ApiKey: scopes }];
+    }
   }
 }
 

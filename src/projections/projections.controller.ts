@@ -10,6 +10,7 @@ import { ProjectionCatalog } from './projection-catalog';
 import { ProjectionReader } from './projection-reader';
 import { ProjectionStatus } from './projection-status';
 import { keysPageView, laneView, projectionListView, stateAnswer } from './projection-views';
+import { RequiresScope } from '../tenancy/scopes';
 
 /** Lanes listed per page by GET /projections/{id}/lanes. */
 const LANE_PAGE = 100;
@@ -26,16 +27,19 @@ export class ProjectionsController {
   @Post('upload')
   @HttpCode(202)
   @Quota('upload')
+  @RequiresScope('deploy')
   async upload(@CurrentTenant() tenant: TenantRecord, @Req() req: FastifyRequest) {
     return this.catalog.acceptUpload(tenant.tenantId, await readMultipart(req));
   }
 
   @Get()
+  @RequiresScope('state:read')
   async list(@CurrentTenant() tenant: TenantRecord) {
     return { projections: (await this.catalog.list(tenant.tenantId)).map(projectionListView) };
   }
 
   @Get(':id/status')
+  @RequiresScope('state:read')
   async status(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string, @Query('include') include?: string) {
     const withLag = (include ?? '')
       .split(',')
@@ -45,6 +49,7 @@ export class ProjectionsController {
   }
 
   @Get(':id/state/:key')
+  @RequiresScope('state:read')
   async state(
     @CurrentTenant() tenant: TenantRecord,
     @Param('id') id: string,
@@ -58,6 +63,7 @@ export class ProjectionsController {
   }
 
   @Get(':id/keys')
+  @RequiresScope('state:read')
   async keys(
     @CurrentTenant() tenant: TenantRecord,
     @Param('id') id: string,
@@ -69,11 +75,13 @@ export class ProjectionsController {
 
   @Delete(':id')
   @HttpCode(204)
+  @RequiresScope('deploy')
   async remove(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string): Promise<void> {
     await this.catalog.remove(tenant.tenantId, id);
   }
 
   @Get(':id/lanes')
+  @RequiresScope('state:read')
   async lanes(
     @CurrentTenant() tenant: TenantRecord,
     @Param('id') id: string,
@@ -86,12 +94,14 @@ export class ProjectionsController {
 
   @Post(':id/lanes/:key/retry')
   @HttpCode(200)
+  @RequiresScope('deploy')
   async retry(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string, @Param('key') key: string) {
     return this.laneOperations.operate(tenant.tenantId, id, key, 'retry');
   }
 
   @Post(':id/lanes/:key/skip')
   @HttpCode(200)
+  @RequiresScope('deploy')
   async skip(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string, @Param('key') key: string) {
     return this.laneOperations.operate(tenant.tenantId, id, key, 'skip');
   }

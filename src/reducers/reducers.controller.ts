@@ -12,6 +12,7 @@ import { BindingStatus } from './binding-status';
 import { ReducerCatalog } from './reducer-catalog';
 import { bindingView, reducerRecordView, stateView } from './reducer-views';
 import { BindAggregateTypeDto } from './bind-aggregate-type.dto';
+import { RequiresScope } from '../tenancy/scopes';
 
 @Controller('reducers')
 export class ReducersController {
@@ -20,11 +21,13 @@ export class ReducersController {
   @Post('upload')
   @HttpCode(202)
   @Quota('upload')
+  @RequiresScope('deploy')
   async upload(@CurrentTenant() tenant: TenantRecord, @Req() req: FastifyRequest) {
     return this.catalog.acceptUpload(tenant.tenantId, await readMultipart(req));
   }
 
   @Get(':id/status')
+  @RequiresScope('state:read')
   async status(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string) {
     return reducerRecordView(await this.catalog.status(tenant.tenantId, id));
   }
@@ -39,6 +42,7 @@ export class AggregateTypesController {
   ) {}
 
   @Put(':type')
+  @RequiresScope('deploy')
   async bind(
     @CurrentTenant() tenant: TenantRecord,
     // Pipes run in parameter order: the body is checked before the type, as it was before this pipe.
@@ -50,12 +54,14 @@ export class AggregateTypesController {
   }
 
   @Get(':type')
+  @RequiresScope('state:read')
   async get(@CurrentTenant() tenant: TenantRecord, @Param('type', AggregateTypePipe) type: string) {
     const { binding, catchUp } = await this.bindingStatus.read(tenant.tenantId, type);
     return bindingView(binding, catchUp);
   }
 
   @Get(':type/:id/state')
+  @RequiresScope('state:read')
   async state(@CurrentTenant() tenant: TenantRecord, @Param('type', AggregateTypePipe) type: string, @Param('id') id: string) {
     return stateView(await this.keeper.read(tenant.tenantId, type, id));
   }

@@ -1,6 +1,7 @@
 import { epochMs, serializedBy, sqlTime } from './sql-dialect';
 import { SqlRunner } from './sql-runner';
-import { ApiKeyRecord, TenantLimitsRecord, TenantRecord, TenantRepository } from './tenant-repository.port';
+import { createHash } from 'node:crypto';
+import { ApiKeyRecord, NewApiKey, TenantLimitsRecord, TenantRecord, TenantRepository } from './tenant-repository.port';
 
 interface TenantDbRow {
   tenant_id: string;
@@ -14,6 +15,39 @@ interface ApiKeyDbRow {
   key_hash: string;
   created_at: number | Date;
   revoked_at: number | Date | null;
+  scopes: string | null;
+  name: string | null;
+  expires_at: number | Date | null;
+}
+
+const KEY_COLUMNS = 'key_id, tenant_id, key_hash, created_at, revoked_at, scopes, name, expires_at';
+const INSERT_KEY = 'INSERT INTO api_keys (key_id, tenant_id, key_hash, created_at, scopes, name, expires_at)';
+
+/** Scopes are kept as one text of space-separated names (scope names hold no spaces); null is every scope. */
+const keyParams = (k: NewApiKey): unknown[] => [
+  k.keyId,
+  k.tenantId,
+  k.keyHash,
+  sqlTime(k.createdAt),
+  k.scopes === null || k.scopes === undefined ? null : k.scopes.join(' '),
+  k.name ?? null,
+  k.expiresAt === null || k.expiresAt === undefined ? null : sqlTime(k.expiresAt),
+];
+
+const toKey = (r: ApiKeyDbRow): ApiKeyRecord => ({
+  keyId: r.key_id,
+  tenantId: r.tenant_id,
+  keyHash: r.key_hash,
+  createdAt: epochMs(r.created_at),
+  revokedAt: epochMs(r.revoked_at),
+  scopes: r.scopes === null ? null : r.scopes.split(' ').filter(Boolean),
+  name: r.name,
+  expiresAt: epochMs(r.expires_at),
+});
+
+/** A per-tenant advisory lock id (PostgreSQL): creations of one tenant's keys counted against its cap one at a time. */
+function tenantKeysLock(tenantId: string): number {
+  return createHash('sha256').update(`api_keys:${tenantId}`).digest().readUIntBE(0, 6);
 }
 
 interface TenantLimitsDbRow {
@@ -38,7 +72,7 @@ export class SqlTenantRepository implements TenantRepository {
     ]);
   }
 
-  async createFirstTenant(t: TenantRecord, k: Omit<ApiKeyRecord, 'revokedAt'>): Promise<boolean> {
+  async createFirstTenant(t: TenantRecord, k: NewApiKey): Promise<boolean> {
     // The check is part of the insert (nothing is written when a tenant exists), and serialised
     // against other instances doing the same: SQLite's write lock, PostgreSQL's advisory lock.
     return this.db.batch([
@@ -49,10 +83,7 @@ export class SqlTenantRepository implements TenantRepository {
         mustChange: true,
       },
       { sql: 'INSERT INTO tenant_heads (tenant_id, position) VALUES (?, 0)', params: [t.tenantId] },
-      {
-        sql: 'INSERT INTO api_keys (key_id, tenant_id, key_hash, created_at) VALUES (?, ?, ?, ?)',
-        params: [k.keyId, k.tenantId, k.keyHash, sqlTime(k.createdAt)],
-      },
+      { sql: `${INSERT_KEY} VALUES (?, ?, ?, ?, ?, ?, ?)`, params: keyParams(k) },
     ]);
   }
 
@@ -67,23 +98,45 @@ export class SqlTenantRepository implements TenantRepository {
     );
   }
 
-  async addKey(k: Omit<ApiKeyRecord, 'revokedAt'>): Promise<void> {
-    await this.db.run('INSERT INTO api_keys (key_id, tenant_id, key_hash, created_at) VALUES (?, ?, ?, ?)', [
-      k.keyId,
-      k.tenantId,
-      k.keyHash,
-      sqlTime(k.createdAt),
+  async addKey(k: NewApiKey): Promise<void> {
+    await this.db.run(`${INSERT_KEY} VALUES (?, ?, ?, ?, ?, ?, ?)`, keyParams(k));
+  }
+
+  async addKeyWithin(k: NewApiKey, maxLive: number, now: number): Promise<boolean> {
+    // Count and insert in one guarded statement, serialised per tenant (SQLite: its one write lock;
+    // PostgreSQL: an advisory lock), so two instances creating keys at once cannot both pass the cap.
+    return this.db.batch([
+      ...serializedBy(this.db.dialect, tenantKeysLock(k.tenantId)),
+      {
+        sql: `${INSERT_KEY} SELECT ?, ?, ?, ?, ?, ?, ?
+              WHERE (SELECT COUNT(*) FROM api_keys WHERE tenant_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)) < ?`,
+        params: [...keyParams(k), k.tenantId, sqlTime(now), maxLive],
+        mustChange: true,
+      },
     ]);
   }
 
   async findKeyByHash(keyHash: string): Promise<ApiKeyRecord | null> {
-    const [r] = await this.db.all<ApiKeyDbRow>(
-      'SELECT key_id, tenant_id, key_hash, created_at, revoked_at FROM api_keys WHERE key_hash = ?',
-      [keyHash],
+    const [r] = await this.db.all<ApiKeyDbRow>(`SELECT ${KEY_COLUMNS} FROM api_keys WHERE key_hash = ?`, [keyHash]);
+    return r ? toKey(r) : null;
+  }
+
+  async liveKeyHashes(keyHashes: string[], now: number): Promise<string[]> {
+    if (keyHashes.length === 0) return [];
+    const rows = await this.db.all<{ key_hash: string }>(
+      `SELECT key_hash FROM api_keys WHERE key_hash IN (${keyHashes.map(() => '?').join(', ')})
+       AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)`,
+      [...keyHashes, sqlTime(now)],
     );
-    return r
-      ? { keyId: r.key_id, tenantId: r.tenant_id, keyHash: r.key_hash, createdAt: epochMs(r.created_at), revokedAt: epochMs(r.revoked_at) }
-      : null;
+    return rows.map((r) => r.key_hash);
+  }
+
+  async listKeys(tenantId: string): Promise<ApiKeyRecord[]> {
+    const rows = await this.db.all<ApiKeyDbRow>(
+      `SELECT ${KEY_COLUMNS} FROM api_keys WHERE tenant_id = ? AND revoked_at IS NULL ORDER BY created_at, key_id`,
+      [tenantId],
+    );
+    return rows.map(toKey);
   }
 
   async revokeKey(tenantId: string, keyId: string, at: number): Promise<boolean> {

@@ -12,7 +12,15 @@ export interface ApiKeyRecord {
   keyHash: string;
   createdAt: number;
   revokedAt: number | null;
+  /** The scope names the key holds; null (or absent) for every scope. Checked by src/tenancy, not here. */
+  scopes?: string[] | null;
+  name?: string | null;
+  /** Epoch milliseconds; null (or absent): never expires. */
+  expiresAt?: number | null;
 }
+
+/** A key to store: no revocation yet. */
+export type NewApiKey = Omit<ApiKeyRecord, 'revokedAt'>;
 
 /** A tenant's limit overrides (src/quotas): JSON text of an object, read and checked by the quotas module. */
 export interface TenantLimitsRecord {
@@ -28,11 +36,21 @@ export interface TenantRepository {
    * First run: creates this tenant with this key only if the store holds no tenant at all, in one
    * transaction serialised against other instances doing the same; false (nothing written) otherwise.
    */
-  createFirstTenant(tenant: TenantRecord, key: Omit<ApiKeyRecord, 'revokedAt'>): Promise<boolean>;
+  createFirstTenant(tenant: TenantRecord, key: NewApiKey): Promise<boolean>;
   getTenant(tenantId: string): Promise<TenantRecord | null>;
   listTenants(): Promise<TenantRecord[]>;
-  addKey(key: Omit<ApiKeyRecord, 'revokedAt'>): Promise<void>;
+  addKey(key: NewApiKey): Promise<void>;
+  /**
+   * Adds the key only while the tenant has fewer than `maxLive` live keys (not revoked, not expired
+   * at `now`), checked and written in one transaction serialised per tenant against other
+   * instances; false (nothing written) when the tenant is at the cap.
+   */
+  addKeyWithin(key: NewApiKey, maxLive: number, now: number): Promise<boolean>;
   findKeyByHash(keyHash: string): Promise<ApiKeyRecord | null>;
+  /** Which of these key hashes name a key still live at `now` (not revoked, not expired). */
+  liveKeyHashes(keyHashes: string[], now: number): Promise<string[]>;
+  /** The tenant's keys not revoked (expired ones included), oldest first. */
+  listKeys(tenantId: string): Promise<ApiKeyRecord[]>;
   /** false when no such live key of that tenant exists. */
   revokeKey(tenantId: string, keyId: string, at: number): Promise<boolean>;
   getLimits(tenantId: string): Promise<TenantLimitsRecord | null>;

@@ -13,7 +13,11 @@ import { TenantRemover } from '../tenant-transfer/tenant-remover';
 const USAGE = `usage: npm run admin -- <command>
   create-tenant <name>            create a tenant and print its first API key (shown once)
   list-tenants                    list tenants
-  issue-key <tenantId>            issue another API key for a tenant (shown once)
+  issue-key <tenantId> [--scopes <s1,s2,…>] [--name <name>] [--expires-at <ISO time>]
+                                  issue another API key for a tenant (shown once); without --scopes it holds
+                                  every scope. Scopes: events:read, events:write, events:erase, state:read,
+                                  deploy, keys:manage (--scopes '' : none, only GET /auth/whoami)
+  list-keys <tenantId>            the tenant's keys not revoked (id, name, scopes, expiry; never secrets)
   revoke-key <tenantId> <keyId>   revoke a key
   get-limits <tenantId>           the tenant's quotas: what applies, and which are overridden
   set-limits <tenantId> <name>=<value>...
@@ -37,7 +41,7 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return cmd ? 0 : 2;
   }
-  const commands = ['create-tenant', 'list-tenants', 'issue-key', 'revoke-key', 'get-limits', 'set-limits'];
+  const commands = ['create-tenant', 'list-tenants', 'issue-key', 'list-keys', 'revoke-key', 'get-limits', 'set-limits'];
   if (![...commands, 'export', 'import', 'delete-tenant'].includes(cmd)) {
     console.error(`unknown command '${cmd}'\n${USAGE}`);
     return 2;
@@ -56,8 +60,13 @@ async function main(argv: string[]): Promise<number> {
       case 'list-tenants':
         for (const t of await directory.listTenants()) console.log(`${t.tenantId}\t${t.name}\t${isoTime(t.createdAt)}`);
         return 0;
-      case 'issue-key':
-        console.log(JSON.stringify(await directory.issueKey(args[0] ?? ''), null, 2));
+      case 'issue-key': {
+        const [tenantId, ...flags] = args;
+        console.log(JSON.stringify(await directory.issueRequestedKey(tenantId ?? '', keyFlags(flags)), null, 2));
+        return 0;
+      }
+      case 'list-keys':
+        console.log(JSON.stringify({ keys: await directory.listKeys(args[0] ?? '') }, null, 2));
         return 0;
       case 'revoke-key':
         await directory.revokeKey(args[0] ?? '', args[1] ?? '');
@@ -126,6 +135,24 @@ async function writeExport(chunks: AsyncGenerator<string>, out: string | undefin
     fs.closeSync(fd);
   }
   fs.renameSync(partial, out);
+}
+
+/** `--scopes a,b --name n --expires-at t` → the admin API's key body (checked by parseKeySpec as the API's is). */
+function keyFlags(flags: string[]): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  for (let i = 0; i < flags.length; i += 2) {
+    const [flag, value] = [flags[i], flags[i + 1]];
+    if (value === undefined) throw new DomainError('VALIDATION_FAILED', `${flag} needs a value\n${USAGE}`);
+    if (flag === '--scopes')
+      body.scopes = value
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean);
+    else if (flag === '--name') body.name = value;
+    else if (flag === '--expires-at') body.expiresAt = value;
+    else throw new DomainError('VALIDATION_FAILED', `unknown option '${flag}'\n${USAGE}`);
+  }
+  return body;
 }
 
 /** One line per limit: its value (rates as 100/1s), and whether it is this tenant's own. */

@@ -1,5 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import { FASTIFY_ROUTE_CONFIG_METADATA } from '@nestjs/platform-fastify/constants';
+import { ServiceRouteOptions } from '../common/route-options';
 import { TenantRequest } from './current-tenant.decorator';
 import { IS_PUBLIC, KEY_IN_QUERY } from './public.decorator';
 import { apiKeyOf, authenticateKey } from './request-auth';
@@ -8,7 +10,8 @@ import { TenantDirectory } from './tenant-directory';
 /**
  * The Nest side of API-key authentication. RequestAuth has normally resolved the tenant already,
  * in Fastify's onRequest, before the body was read; this guard then only reuses it. It still
- * authenticates on its own when that hook is not installed (an app built without createApp).
+ * authenticates on its own when that hook is not installed (an app built without createApp), the
+ * route's scope included.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -24,7 +27,9 @@ export class ApiKeyGuard implements CanActivate {
       .getRequest<TenantRequest & { headers: Record<string, string | string[] | undefined>; query?: unknown }>();
     if (req.tenant) return true;
     const keyInQuery = this.reflector.getAllAndOverride<boolean>(KEY_IN_QUERY, [ctx.getHandler(), ctx.getClass()]) ?? false;
-    const refusal = await authenticateKey(this.directory, req, apiKeyOf(req, keyInQuery));
+    // The route's scope rides in its Fastify route config (@RequiresScope), as the hook reads it.
+    const options = (Reflect.getMetadata(FASTIFY_ROUTE_CONFIG_METADATA, ctx.getHandler()) ?? {}) as ServiceRouteOptions;
+    const refusal = await authenticateKey(this.directory, req, apiKeyOf(req, keyInQuery), options.scope);
     if (refusal) throw refusal;
     return true;
   }

@@ -6,6 +6,8 @@ import { adminRefusal } from './admin.guard';
 import { TenantRequest } from './current-tenant.decorator';
 import { TenantDirectory } from './tenant-directory';
 import { announcesBody } from '../common/announces-body';
+import { scopeCheck } from './scope-check';
+import { ApiScope } from './scopes';
 
 type WithKey = { headers: Record<string, string | string[] | undefined>; query?: unknown };
 
@@ -17,16 +19,24 @@ export function apiKeyOf(req: WithKey, keyInQuery: boolean): string | undefined 
   return typeof q === 'string' ? q : undefined;
 }
 
-/** Sets the request's tenant (and key hash) from its key; the refusal otherwise. */
+/**
+ * Sets the request's tenant (and key) from its key when the key is valid and holds the route's
+ * scope; the refusal otherwise: 401 for no valid key, 403 FORBIDDEN {missingScope} for a key
+ * without the scope. The tenant is set only when the request may go on.
+ */
 export async function authenticateKey(
   directory: TenantDirectory,
   req: TenantRequest,
   apiKey: string | undefined,
+  scope?: ApiScope,
 ): Promise<DomainError | null> {
-  const found = await directory.resolve(apiKey);
-  if (!found) return new DomainError('UNAUTHORIZED', apiKey ? 'invalid API key' : 'missing X-API-Key header');
+  const found = await directory.verify(apiKey);
+  if (found instanceof DomainError) return found;
+  const refusal = scopeCheck(found.key.scopes, scope);
+  if (refusal) return refusal;
   req.tenant = found.tenant;
   req.apiKeyHash = found.keyHash;
+  req.apiKey = found.key;
   return null;
 }
 
@@ -34,7 +44,7 @@ export async function authenticateKey(
  * Authentication in Fastify's onRequest hook, so that a request without valid credentials is
  * answered before any of its body is read (Nest's guards run only after the body is parsed). Each
  * route says how it authenticates in its route options (`@Public()`, `@AdminApi()`, `@KeyInQuery()`);
- * a route that says nothing needs an API key.
+ * a route that says nothing needs an API key, holding the route's `@RequiresScope` when it names one.
  */
 export class RequestAuth {
   constructor(
@@ -59,7 +69,7 @@ export class RequestAuth {
       case 'admin':
         return adminRefusal(req.headers.authorization, this.adminToken);
       case 'key':
-        return authenticateKey(this.directory, req as TenantRequest, apiKeyOf(req, options.keyInQuery ?? false));
+        return authenticateKey(this.directory, req as TenantRequest, apiKeyOf(req, options.keyInQuery ?? false), options.scope);
     }
   }
 }

@@ -1,6 +1,7 @@
 import { isoTime } from '../common/iso-time';
 import { arrayOf, JsonSchema, object, string, timestamp } from '../common/json-schema';
 import { TenantRecord } from '../store/tenant-repository.port';
+import { API_SCOPES } from './scopes';
 
 /** The tenant record (GET /auth/whoami, the admin API's list). */
 export const tenantView = (t: TenantRecord) => ({ tenantId: t.tenantId, name: t.name, createdAt: isoTime(t.createdAt) });
@@ -8,6 +9,12 @@ export const tenantView = (t: TenantRecord) => ({ tenantId: t.tenantId, name: t.
 const TENANT_FIELDS = { tenantId: string(), name: string(), createdAt: timestamp() };
 export const TENANT_SCHEMA: JsonSchema = object(TENANT_FIELDS);
 export const TENANTS_SCHEMA: JsonSchema = object({ tenants: arrayOf(TENANT_SCHEMA) });
+/** GET /auth/whoami: the tenant, and the calling key's id and scopes (every scope spelled out for a key without a list). */
+export const WHOAMI_SCHEMA: JsonSchema = object({
+  ...TENANT_FIELDS,
+  keyId: string({ pattern: '^key_' }),
+  scopes: arrayOf(string({ enum: [...API_SCOPES] })),
+});
 
 /** A key as issued: shown once (only its hash is kept). */
 const ISSUED_KEY_FIELDS = {

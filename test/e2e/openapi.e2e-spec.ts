@@ -85,7 +85,7 @@ describe('GET /openapi.json and GET /docs', () => {
       AdminToken: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
     });
     expect(doc.paths['/admin/tenants'].post.security).toEqual([{ AdminToken: [] }]);
-    expect(doc.paths['/projections/{id}/stream'].get.security).toEqual([{ ApiKey: [] }, { ApiKeyQuery: [] }]);
+    expect(doc.paths['/projections/{id}/stream'].get.security).toEqual([{ ApiKey: ['state:read'] }, { ApiKeyQuery: ['state:read'] }]);
     expect(doc.paths['/health/ready'].get.security).toEqual([]);
   });
 
@@ -139,6 +139,13 @@ describe('GET /openapi.json and GET /docs', () => {
     await check('POST', '/webhooks/rotate', a.post('/webhooks/rotate', undefined));
     await check('GET', '/auth/whoami', a.get('/auth/whoami'));
     await check('GET', '/auth/whoami', request(at('/auth/whoami'), 'GET', undefined, { 'x-api-key': 'esk_wrong' }), 401);
+    const made = request(at('/auth/keys'), 'POST', { scopes: ['events:read'], name: 'reader' }, key);
+    await check('POST', '/auth/keys', made, 201);
+    await check('GET', '/auth/keys', a.get('/auth/keys'));
+    const reader = { 'x-api-key': (await made).body.apiKey };
+    await check('GET', '/auth/keys', request(at('/auth/keys'), 'GET', undefined, reader), 403);
+    await check('POST', '/auth/keys', request(at('/auth/keys'), 'POST', { scopes: 'all', name: 'x' }, key), 400);
+    await check('DELETE', '/auth/keys/{keyId}', request(at('/auth/keys/key_nope'), 'DELETE', undefined, key), 404);
     await check('GET', '/health', request(at('/health'), 'GET'));
     // 503 while the executors start, then 200: both answers are the Readiness shape.
     const first = await request(at('/health/ready'), 'GET');
@@ -154,6 +161,8 @@ describe('GET /openapi.json and GET /docs', () => {
     await check('GET', '/admin/tenants', request(at('/admin/tenants'), 'GET', undefined, admin));
     const tenant = `/admin/tenants/${a.tenantId}`;
     await check('POST', '/admin/tenants/{tenantId}/keys', request(at(`${tenant}/keys`), 'POST', undefined, admin), 201);
+    const scoped = request(at(`${tenant}/keys`), 'POST', { scopes: ['deploy'], name: 'ci' }, admin);
+    await check('POST', '/admin/tenants/{tenantId}/keys', scoped, 201);
     await check('GET', '/admin/tenants/{tenantId}/limits', request(at(`${tenant}/limits`), 'GET', undefined, admin));
     const limits = { streams: 500, uploads: { quota: 60, windowSeconds: 3600 } };
     await check('PUT', '/admin/tenants/{tenantId}/limits', request(at(`${tenant}/limits`), 'PUT', limits, admin));

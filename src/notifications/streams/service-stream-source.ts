@@ -22,7 +22,11 @@ export class ServiceStreamSource implements StreamSource {
 
   async authenticate(apiKey: string | undefined) {
     const found = await this.tenants.resolve(apiKey);
-    return found ? { tenantId: found.tenant.tenantId, keyHash: found.keyHash } : null;
+    return found ? { tenantId: found.tenant.tenantId, keyHash: found.keyHash, scopes: found.key.scopes } : null;
+  }
+
+  watchKey(keyHash: string, onInvalid: () => void): () => void {
+    return this.tenants.watchKey(keyHash, onInvalid);
   }
 
   async projection(tenantId: string, projectionId: string) {

@@ -6,6 +6,7 @@ import { TenantRecord } from '../../store/tenant-repository.port';
 import { CurrentTenant, TenantRequest } from '../../tenancy/current-tenant.decorator';
 import { KeyInQuery } from '../../tenancy/public.decorator';
 import { SseStream } from './sse-stream';
+import { RequiresScope } from '../../tenancy/scopes';
 
 /** The WebSocket upgrade of the same path is WebSocketStreamServer's (on the HTTP server's 'upgrade', not a route). */
 @Controller('projections')
@@ -16,6 +17,7 @@ export class SseStreamController {
   @Get(':id/stream')
   @KeyInQuery()
   @LongLived()
+  @RequiresScope('state:read')
   async stream(
     @CurrentTenant() tenant: TenantRecord,
     @Param('id') id: string,

@@ -104,7 +104,10 @@ export class SseStream {
     res.flushHeaders();
     const connection = new SseConnection(res, this.source, tenantId, projectionId, afterSequence, this.opts);
     this.connections.add(connection);
+    // A key revoked or expired while the stream runs ends it (the key was checked only at its start).
+    const unwatch = this.source.watchKey(owner.keyHash, () => connection.end({ code: 'KEY_REVOKED' }));
     res.once('close', () => {
+      unwatch();
       this.connections.delete(connection);
       connection.stop();
     });

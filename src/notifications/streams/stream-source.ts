@@ -1,3 +1,4 @@
+import { HeldScopes } from '../../tenancy/scope-check';
 import { Notification } from '../log/notification';
 
 /**
@@ -5,8 +6,16 @@ import { Notification } from '../log/notification';
  * implements it over the store and the live feed.
  */
 export interface StreamSource {
-  /** The tenant of a valid API key and the key's hash (what per-key stream caps count), else null. */
-  authenticate(apiKey: string | undefined): Promise<{ tenantId: string; keyHash: string } | null>;
+  /**
+   * The tenant of a valid API key, the key's hash (what per-key stream caps count) and its scopes
+   * (null: every scope; the upgrade needs `state:read`), else null.
+   */
+  authenticate(apiKey: string | undefined): Promise<{ tenantId: string; keyHash: string; scopes: HeldScopes } | null>;
+  /**
+   * Calls `onInvalid` once the stream's key (by hash) is revoked or expires, on any instance;
+   * returns the function that stops watching (called when the stream ends).
+   */
+  watchKey(keyHash: string, onInvalid: () => void): () => void;
   /** The projection's stream settings, or null when the tenant has no such projection. */
   projection(tenantId: string, projectionId: string): Promise<{ sse: boolean } | null>;
   /** The last sequence assigned so far (0 when none): where a stream without a cursor starts. */

@@ -41,8 +41,11 @@ class FakeSource implements StreamSource {
   maxReadsInFlight = 0;
   private readonly wakes = new Set<() => void>();
 
+  watchKey() {
+    return () => undefined;
+  }
   async authenticate(apiKey: string | undefined) {
-    return apiKey === API_KEY ? { tenantId: TENANT, keyHash: `hash-of-${apiKey}` } : null;
+    return apiKey === API_KEY ? { tenantId: TENANT, keyHash: `hash-of-${apiKey}`, scopes: null } : null;
   }
 
   async projection(tenantId: string, projectionId: string) {

@@ -4,6 +4,7 @@ import { RawData, WebSocket, WebSocketServer } from 'ws';
 import { DomainError, validationFailed } from '../../common/domain-error';
 import { errorHeaders, statusOf, toErrorBody } from '../../common/error-http-mapping';
 import { requestTargetProblem } from '../../common/url-params';
+import { scopeCheck } from '../../tenancy/scope-check';
 import { Notification, streamText } from '../log/notification';
 import { NotificationCursor, parseSequence } from './notification-cursor';
 import { NO_TENANT_STREAM_QUOTA, StreamLimiter, TenantStreamQuota } from './stream-limiter';
@@ -21,6 +22,8 @@ export interface WebSocketStreamOptions {
 export const CLOSE_PING_TIMEOUT = 4000;
 export const CLOSE_SLOW_CONSUMER = 4008;
 export const CLOSE_CURSOR_EXPIRED = 4010;
+/** The stream's API key was revoked or expired while it ran (checked every KEY_WATCH_MS). */
+export const CLOSE_KEY_REVOKED = 4001;
 const CLOSE_GOING_AWAY = 1001;
 const CLOSE_INTERNAL_ERROR = 1011;
 
@@ -123,6 +126,9 @@ export class WebSocketStreamServer {
     }
     const tenant = await this.source.authenticate(apiKeyOf(req, query, offered));
     if (!tenant) throw new DomainError('UNAUTHORIZED', 'missing or invalid API key');
+    // The upgrade is the stream route's WebSocket side: the same scope as its SSE side (@RequiresScope there).
+    const scopeRefused = scopeCheck(tenant.scopes, 'state:read');
+    if (scopeRefused) throw scopeRefused;
     // The slot is taken before anything else is looked up and goes back when the socket closes,
     // whether the stream ran, was refused below or never finished its handshake.
     const release = this.limiter.acquire(tenant.keyHash, 'websocket');
@@ -146,7 +152,11 @@ export class WebSocketStreamServer {
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       const connection = new WebSocketStreamConnection(ws, this.source, tenant.tenantId, projectionId, afterSequence, this.opts);
       this.connections.add(connection);
-      ws.once('close', () => this.connections.delete(connection));
+      const unwatch = this.source.watchKey(tenant.keyHash, () => connection.keyRevoked());
+      ws.once('close', () => {
+        unwatch();
+        this.connections.delete(connection);
+      });
     });
   }
 }
@@ -190,6 +200,10 @@ class WebSocketStreamConnection {
       });
       this.close(CLOSE_GOING_AWAY, reason);
     });
+  }
+
+  keyRevoked(): void {
+    this.close(CLOSE_KEY_REVOKED, JSON.stringify({ code: 'KEY_REVOKED' }));
   }
 
   private readonly send = (n: Notification): boolean => {

@@ -8,6 +8,7 @@ import { ResumeWebhookDto } from './resume-webhook.dto';
 import { WebhookDeliveries } from './webhook-deliveries';
 import { WebhookSecretRotation } from './webhook-secret-rotation';
 import { deliveryView, projectionRotatedView, resumedView, tenantRotatedView } from './webhook-views';
+import { RequiresScope } from '../../tenancy/scopes';
 
 @Controller('projections')
 export class ProjectionWebhookController {
@@ -18,11 +19,13 @@ export class ProjectionWebhookController {
 
   @Post(':id/webhook/rotate')
   @HttpCode(200)
+  @RequiresScope('deploy')
   async rotate(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string) {
     return projectionRotatedView(id, await this.rotation.rotateProjection(tenant.tenantId, id));
   }
 
   @Get(':id/webhook/deliveries')
+  @RequiresScope('state:read')
   async listDeliveries(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string, @Query(DeliveryFilterPipe) filter: DeliveryFilter) {
     return { deliveries: (await this.deliveries.list(tenant.tenantId, id, filter)).map(deliveryView) };
   }
@@ -30,6 +33,7 @@ export class ProjectionWebhookController {
   /** Dead-lettered deliveries back to pending: one (`{sequence}`) or all of the projection's (`{}`). */
   @Post(':id/webhook/deliveries/replay')
   @HttpCode(200)
+  @RequiresScope('deploy')
   async replay(
     @CurrentTenant() tenant: TenantRecord,
     @Param('id') id: string,
@@ -40,6 +44,7 @@ export class ProjectionWebhookController {
 
   /** The endpoint's state: active or suspended (at its pendingDeliveries limit), its backlog and dead letters. */
   @Get(':id/webhook')
+  @RequiresScope('state:read')
   async webhook(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string) {
     return { projectionId: id, webhook: await this.deliveries.status(tenant.tenantId, id) };
   }
@@ -50,6 +55,7 @@ export class ProjectionWebhookController {
    */
   @Post(':id/webhook/resume')
   @HttpCode(200)
+  @RequiresScope('deploy')
   async resume(
     @CurrentTenant() tenant: TenantRecord,
     @Param('id') id: string,
@@ -66,6 +72,7 @@ export class WebhooksController {
   /** The tenant's shared secret (every projection without an isolated one). */
   @Post('rotate')
   @HttpCode(200)
+  @RequiresScope('deploy')
   async rotate(@CurrentTenant() tenant: TenantRecord) {
     return tenantRotatedView(await this.rotation.rotateTenant(tenant.tenantId));
   }

@@ -10,6 +10,7 @@ import { webhookSuspensionsMigration } from '../webhook-suspension-schema';
 import { droppedVersionsMigration } from '../projection-schema';
 import { uploadClaimMigration } from '../upload-schema';
 import { idempotencyKeysMigration } from '../idempotency-schema';
+import { apiKeyScopesMigration } from '../api-key-schema';
 
 /** Ordered, append-only: a migration once shipped is never edited, only followed. */
 export const POSTGRES_MIGRATIONS: string[] = [
@@ -164,4 +165,5 @@ export const POSTGRES_MIGRATIONS: string[] = [
   NOTIFICATION_TRACE_MIGRATION,
   uploadClaimMigration('bigint'),
   idempotencyKeysMigration('bigint'),
+  apiKeyScopesMigration('timestamptz'),
 ];

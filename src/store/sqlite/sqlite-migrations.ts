@@ -10,6 +10,7 @@ import { webhookSuspensionsMigration } from '../webhook-suspension-schema';
 import { droppedVersionsMigration } from '../projection-schema';
 import { uploadClaimMigration } from '../upload-schema';
 import { idempotencyKeysMigration } from '../idempotency-schema';
+import { apiKeyScopesMigration } from '../api-key-schema';
 
 /** Ordered, append-only: a migration once shipped is never edited, only followed. */
 export const SQLITE_MIGRATIONS: string[] = [
@@ -163,4 +164,5 @@ export const SQLITE_MIGRATIONS: string[] = [
   NOTIFICATION_TRACE_MIGRATION,
   uploadClaimMigration('INTEGER'),
   idempotencyKeysMigration('INTEGER'),
+  apiKeyScopesMigration('INTEGER'),
 ];

@@ -4,27 +4,28 @@ import { AppendRequest, NewEvent } from '../store/event-log.port';
 import { AppendOutcomeWithState, AppendPipeline } from './append-pipeline';
 import { AppendBatchDto, AppendEventDto, EventEnvelopeDto } from './event-input.dto';
 import { inferAggregateType, jsonDepthExceeds, LIMITS } from './event-limits';
+import { CallerTraceContext } from './trace-context';
 
 /** Turns validated input into append requests (payloads checked for size and depth, then encoded once) and hands them to group commit. */
 export class EventAppender {
   constructor(private readonly pipeline: AppendPipeline) {}
 
-  appendOne(tenantId: string, input: AppendEventDto): Promise<AppendOutcomeWithState> {
+  appendOne(tenantId: string, input: AppendEventDto, trace: CallerTraceContext = {}): Promise<AppendOutcomeWithState> {
     const event = encodeEvent(input.eventType, input.data, 'data');
-    return this.pipeline.append(toRequest(tenantId, input, [event]));
+    return this.pipeline.append(toRequest(tenantId, input, [event], trace));
   }
 
-  appendBatch(tenantId: string, input: AppendBatchDto): Promise<AppendOutcomeWithState> {
+  appendBatch(tenantId: string, input: AppendBatchDto, trace: CallerTraceContext = {}): Promise<AppendOutcomeWithState> {
     if (input.events.length === 0) throw validationFailed('events', 'must hold at least one event');
     if (input.events.length > LIMITS.eventsPerBatch) {
       throw validationFailed('events', `must hold at most ${LIMITS.eventsPerBatch} events`);
     }
     const events = input.events.map((e, i) => encodeEvent(e.eventType, e.data, `events[${i}].data`));
-    return this.pipeline.append(toRequest(tenantId, input, events));
+    return this.pipeline.append(toRequest(tenantId, input, events, trace));
   }
 }
 
-function toRequest(tenantId: string, input: EventEnvelopeDto, events: NewEvent[]): AppendRequest {
+function toRequest(tenantId: string, input: EventEnvelopeDto, events: NewEvent[], trace: CallerTraceContext): AppendRequest {
   return {
     tenantId,
     aggregateId: input.aggregateId,
@@ -35,6 +36,7 @@ function toRequest(tenantId: string, input: EventEnvelopeDto, events: NewEvent[]
     correlationId: input.correlationId ?? undefined,
     causationId: input.causationId ?? undefined,
     metadata: input.metadata == null ? undefined : encodeJson(input.metadata, 'metadata', LIMITS.metadataBytes),
+    ...trace,
   };
 }
 

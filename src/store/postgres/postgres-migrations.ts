@@ -1,3 +1,4 @@
+import { EVENT_TRACE_MIGRATION } from '../event-trace-schema';
 import {
   notificationsMigration,
   WEBHOOK_TURNS_MIGRATION,
@@ -162,4 +163,5 @@ export const POSTGRES_MIGRATIONS: string[] = [
   webhookUrlMigration('postgres'),
   NOTIFICATION_TRACE_MIGRATION,
   uploadClaimMigration('bigint'),
+  EVENT_TRACE_MIGRATION,
 ];

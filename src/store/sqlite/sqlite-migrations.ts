@@ -1,3 +1,4 @@
+import { EVENT_TRACE_MIGRATION } from '../event-trace-schema';
 import {
   notificationsMigration,
   WEBHOOK_TURNS_MIGRATION,
@@ -161,4 +162,5 @@ export const SQLITE_MIGRATIONS: string[] = [
   webhookUrlMigration('sqlite'),
   NOTIFICATION_TRACE_MIGRATION,
   uploadClaimMigration('INTEGER'),
+  EVENT_TRACE_MIGRATION,
 ];

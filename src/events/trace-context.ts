@@ -15,7 +15,10 @@ const ZEROS = /^0+$/;
 /** The longest tracestate kept (the spec asks every vendor to pass on at least 512 characters). */
 export const TRACESTATE_MAX_CHARS = 512;
 const TRACESTATE_MAX_MEMBERS = 32;
-/** key=value; the key simple (lcalpha first) or multi-tenant (tenant@system); the value printable ASCII without , and =, not ending in a space. */
+/**
+ * key=value; the key simple (lcalpha first) or multi-tenant (tenant@system); the value printable
+ * ASCII without , and =, not ending in a space.
+ */
 const MEMBER =
   /^(?:[a-z][a-z0-9_*/-]{0,255}|[a-z0-9][a-z0-9_*/-]{0,240}@[a-z][a-z0-9_*/-]{0,13})=[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e]$/;
 

@@ -49,8 +49,9 @@ const TRACE_FIELDS = {
 export const NOTIFICATIONS_PAGE_SCHEMA: JsonSchema = object({ notifications: arrayOf(object(NOTIFICATION_FIELDS, TRACE_FIELDS)) });
 
 /**
- * The stream message (WebSocket, SSE, webhook body). `traceId` only when the notification continues
- * a trace (tracing on): with tracing off every message is exactly as before (docs/operations.md, Tracing).
+ * The stream message (WebSocket, SSE, webhook body). `traceId` (and `traceparent`, `tracestate`) only
+ * when the notification continues a trace: its append sent one, or tracing traced it; otherwise every
+ * message is exactly as before (docs/notifications.md, Trace context).
  */
 export function streamMessage(n: Notification) {
   const message = { type: 'state_changed' as const, ...notificationView(n) };

@@ -1,9 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { tracingOn } from '../../src/observability/tracing/tracing';
-import { Client, newTenant, RunningService, startService } from '../support/service-harness';
-import { envFor, STORE_BACKENDS, stopBackends } from '../support/store-backends';
+import { parseScrape } from '../support/prometheus-text';
+import { Client, clientFor, newTenant, RunningService, ServiceProcess, startService } from '../support/service-harness';
+import { envFor, postgresServer, STORE_BACKENDS, stopBackends } from '../support/store-backends';
 import { SseCollector, WsCollector } from '../support/stream-clients';
 import { deployReducer, exampleSources, projectionActive, until, uploadProjection } from '../support/tenant-code';
 import { WebhookReceiver } from '../support/webhook-receiver';
@@ -164,5 +166,78 @@ describe.each(STORE_BACKENDS)('a caller trace context with tracing off, on %s', 
     const hook = await hookFor('order-restart');
     expect(hook.headers.traceparent).toBe(tp);
     expect(hook.body.traceparent).toBe(tp);
+  });
+});
+
+/**
+ * The lane on another instance: two service processes on one PostgreSQL, appends with a traceparent
+ * through A, A killed (SIGKILL) at once; B's sweep takes A's lanes over (its projection's Apply is made
+ * slow so that most of them are still to run) and writes their notifications, so the trace can only
+ * come from the store.
+ */
+describe('a caller trace context when the lane runs on another instance (PostgreSQL, two processes, tracing off)', () => {
+  const running: ServiceProcess[] = [];
+  let receiver: WebhookReceiver;
+  afterAll(async () => {
+    for (const p of running) if (p.child.exitCode === null && p.child.signalCode === null) await p.kill('SIGKILL');
+    await receiver?.stop();
+  });
+
+  it('B’s notifications and webhooks carry the traceparent A stored with the events', async () => {
+    const env = {
+      DATABASE_URL: await (await postgresServer()).createDatabase('trace_takeover'),
+      RUNTIME_COMPILER_HOSTS: '1',
+      RUNTIME_EXEC_HOSTS: '1',
+      LANE_SWEEP_MS: '500',
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+      WEBHOOK_POLL_MS: '100',
+      METRICS_ENABLED: 'true',
+      // One key for both, as an operator runs several instances: B decrypts the secret A made.
+      WEBHOOK_SECRETS_KEY: randomBytes(32).toString('base64'),
+    };
+    const [a, b] = [0, 1].map(() => new ServiceProcess({ ...env, DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'es-trace-mi-')) }));
+    running.push(a, b);
+    await a.start();
+    await b.start();
+    receiver = await new WebhookReceiver().start();
+    const ta = await newTenant(a.url, 'trace-takeover');
+    const tb = clientFor(b.url, ta.key, ta.tenantId);
+    // customer-totals with Apply made slow (tens of ms per event).
+    const slow = exampleSources('customer-totals').map((f) => ({
+      ...f,
+      content: f.content.replace(
+        /(public CustomerTotals Apply\(CustomerTotals state, Event e\)\s*\{)/,
+        '$1 long spin = 0; for (var k = 0; k < 10000000; k++) spin += k ^ (k >> 3); if (spin == 42) state.OrderCount = -1;',
+      ),
+    }));
+    const up = await uploadProjection(a.url, ta.key, slow, { notifications: { webhook: { url: receiver.url } } });
+    receiver.secrets = [up.notifications.webhook.secret];
+    const projectionId = await projectionActive(b.url, ta.key, up.uploadId);
+
+    const n = 30;
+    const acks = await Promise.all(
+      Array.from({ length: n }, (_, i) => ta.post('/events', order(`order-mi-${i}`, `c${i % 10}`), { traceparent: TP, tracestate: TS })),
+    );
+    expect(acks.map((r) => r.status)).toEqual(Array(n).fill(201));
+    await a.kill('SIGKILL');
+
+    const log = await until(
+      async () => (await tb.get(`/projections/${projectionId}/notifications?limit=1000`)).body.notifications as any[],
+      (ns) => ns.length >= n,
+      120_000,
+      'every notification, through B',
+    );
+    expect(log.map((x) => [x.traceparent, x.tracestate])).toEqual(Array(n).fill([TP, TS]));
+    const hooks = await until(
+      () => receiver.accepted,
+      (h) => new Set(h.map((x) => x.sequence)).size >= n,
+      120_000,
+      'every webhook',
+    );
+    expect(hooks.every((h) => h.headers.traceparent === TP && h.headers.tracestate === TS)).toBe(true);
+    // B ran lanes of these events (A was killed as soon as they were acknowledged).
+    const scrape = parseScrape(await (await fetch(`${b.url}/metrics`)).text());
+    expect(scrape.sum('eventstore_apply_calls_total', { kind: 'projection' })).toBeGreaterThan(0);
+    await b.kill('SIGTERM');
   });
 });

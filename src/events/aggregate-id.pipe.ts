@@ -1,13 +1,17 @@
 import { PipeTransform } from '@nestjs/common';
 import { validationFailed } from '../common/domain-error';
-import { AGGREGATE_ID_PATTERN, LIMITS } from './event-limits';
+import { aggregateIdProblem } from './aggregate-id';
 
-/** An aggregate id path parameter, checked before the handler runs (VALIDATION_FAILED, field aggregateId). */
+/**
+ * An aggregate id path parameter (already percent-decoded by the router: `acct%2F42` is `acct/42`),
+ * checked before the handler runs by the same rule as a body's (VALIDATION_FAILED, field aggregateId).
+ */
 export class AggregateIdPipe implements PipeTransform<string, string> {
+  constructor(private readonly field = 'aggregateId') {}
+
   transform(aggregateId: string): string {
-    if (aggregateId.length > LIMITS.aggregateIdMax || !AGGREGATE_ID_PATTERN.test(aggregateId)) {
-      throw validationFailed('aggregateId', 'is not a valid aggregate id');
-    }
+    const problem = aggregateIdProblem(aggregateId);
+    if (problem) throw validationFailed(this.field, problem);
     return aggregateId;
   }
 }

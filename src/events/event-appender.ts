@@ -4,11 +4,18 @@ import { AppendRequest, NewEvent } from '../store/event-log.port';
 import { AppendOutcomeWithState, AppendPipeline } from './append-pipeline';
 import { AppendBatchDto, AppendEventDto, EventEnvelopeDto } from './event-input.dto';
 import { inferAggregateType, jsonDepthExceeds, LIMITS } from './event-limits';
+import { CallerTraceContext } from './trace-context';
 
 /** A request's Idempotency-Key (checked) and the digest of its route and body. */
 export interface RequestIdempotency {
   key: string;
   requestHash: string;
+}
+
+/** What a request adds to its events beside its body. */
+export interface AppendContext {
+  idempotency?: RequestIdempotency;
+  trace?: CallerTraceContext;
 }
 
 /** Turns validated input into append requests (payloads checked for size and depth, then encoded once) and hands them to group commit. */
@@ -20,18 +27,19 @@ export class EventAppender {
     private readonly now: () => number = Date.now,
   ) {}
 
-  appendOne(tenantId: string, input: AppendEventDto, idempotency?: RequestIdempotency): Promise<AppendOutcomeWithState> {
+  /** The request's own context: its Idempotency-Key, and the caller's W3C trace context (stored with the events). */
+  appendOne(tenantId: string, input: AppendEventDto, context: AppendContext = {}): Promise<AppendOutcomeWithState> {
     const event = encodeEvent(input.eventType, input.data, 'data');
-    return this.pipeline.append(this.keyed(toRequest(tenantId, input, [event]), idempotency));
+    return this.pipeline.append(this.keyed(toRequest(tenantId, input, [event], context.trace ?? {}), context.idempotency));
   }
 
-  appendBatch(tenantId: string, input: AppendBatchDto, idempotency?: RequestIdempotency): Promise<AppendOutcomeWithState> {
+  appendBatch(tenantId: string, input: AppendBatchDto, context: AppendContext = {}): Promise<AppendOutcomeWithState> {
     if (input.events.length === 0) throw validationFailed('events', 'must hold at least one event');
     if (input.events.length > LIMITS.eventsPerBatch) {
       throw validationFailed('events', `must hold at most ${LIMITS.eventsPerBatch} events`);
     }
     const events = input.events.map((e, i) => encodeEvent(e.eventType, e.data, `events[${i}].data`));
-    return this.pipeline.append(this.keyed(toRequest(tenantId, input, events), idempotency));
+    return this.pipeline.append(this.keyed(toRequest(tenantId, input, events, context.trace ?? {}), context.idempotency));
   }
 
   private keyed(request: AppendRequest, idempotency: RequestIdempotency | undefined): AppendRequest {
@@ -40,7 +48,7 @@ export class EventAppender {
   }
 }
 
-function toRequest(tenantId: string, input: EventEnvelopeDto, events: NewEvent[]): AppendRequest {
+function toRequest(tenantId: string, input: EventEnvelopeDto, events: NewEvent[], trace: CallerTraceContext): AppendRequest {
   return {
     tenantId,
     aggregateId: input.aggregateId,
@@ -51,6 +59,7 @@ function toRequest(tenantId: string, input: EventEnvelopeDto, events: NewEvent[]
     correlationId: input.correlationId ?? undefined,
     causationId: input.causationId ?? undefined,
     metadata: input.metadata == null ? undefined : encodeJson(input.metadata, 'metadata', LIMITS.metadataBytes),
+    ...trace,
   };
 }
 

@@ -1,15 +1,17 @@
 import { applyDecorators } from '@nestjs/common';
 import { JSONSchema } from 'class-validator-jsonschema';
 import { IsArray, IsDefined, IsInt, IsObject, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
-import { AGGREGATE_ID_PATTERN, AGGREGATE_TYPE_PATTERN, EVENT_TYPE_PATTERN, LIMITS, TRACE_ID_PATTERN } from './event-limits';
-
-const idMessage = 'must start with a letter or digit and hold only letters, digits and . _ : @ + = ~ -';
+import { AGGREGATE_ID_MAX_BYTES, IsAggregateId } from './aggregate-id';
+import { AGGREGATE_TYPE_PATTERN, EVENT_TYPE_PATTERN, LIMITS, TRACE_ID_PATTERN } from './event-limits';
 
 /** Fields shared by POST /events and the envelope of POST /events/batch. */
 export class EventEnvelopeDto {
   @IsString()
-  @Length(1, LIMITS.aggregateIdMax)
-  @Matches(AGGREGATE_ID_PATTERN, { message: `aggregateId ${idMessage}` })
+  @IsAggregateId()
+  @JSONSchema({
+    minLength: 1,
+    description: `any Unicode text without control characters, at most ${AGGREGATE_ID_MAX_BYTES} bytes of UTF-8, kept exactly as sent (no normalisation)`,
+  })
   aggregateId!: string;
 
   @IsOptional()

@@ -1,4 +1,4 @@
-import { inferAggregateType, jsonDepthExceeds } from './event-limits';
+import { FALLBACK_AGGREGATE_TYPE, inferAggregateType, jsonDepthExceeds } from './event-limits';
 
 describe('inferAggregateType', () => {
   it('takes the part before the first dash', () => {
@@ -7,8 +7,15 @@ describe('inferAggregateType', () => {
   it('takes the whole id when there is no dash', () => {
     expect(inferAggregateType('singleton')).toBe('singleton');
   });
-  it('maps characters a type may not hold', () => {
+  it('maps characters a type may not hold, one per code point', () => {
     expect(inferAggregateType('a:b@c')).toBe('a_b_c');
+    expect(inferAggregateType('compte-é-ü-日本')).toBe('compte');
+    expect(inferAggregateType('acct/42')).toBe('acct_42');
+    expect(inferAggregateType('acct 42')).toBe('acct_42');
+    expect(inferAggregateType('a\u{1F600}')).toBe('a_');
+  });
+  it('falls back to a fixed type when the head would not be a valid type', () => {
+    for (const id of ['日本-1', '\u{1F600}', '-x', ' a', '_a']) expect(inferAggregateType(id)).toBe(FALLBACK_AGGREGATE_TYPE);
   });
 });
 

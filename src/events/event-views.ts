@@ -91,22 +91,31 @@ export function storedEventView(e: StoredEvent) {
     correlationId: e.correlationId,
     causationId: e.causationId,
     metadata: rawJsonOrNull(e.metadata),
+    // The caller's W3C trace context, exactly as kept: only when the append sent a valid one.
+    ...(e.traceParent ? { traceparent: e.traceParent } : {}),
+    ...(e.traceState ? { tracestate: e.traceState } : {}),
   };
 }
 
-export const STORED_EVENT_SCHEMA: JsonSchema = object({
-  eventId: string(),
-  aggregateId: string(),
-  aggregateType: string(),
-  eventType: string(),
-  data: jsonObject({ description: 'the event payload, exactly as appended' }),
-  version: integer({ minimum: 1, description: 'the first event of an aggregate has version 1' }),
-  timestamp: timestamp(),
-  position: integer({ minimum: 1 }),
-  correlationId: nullable(string()),
-  causationId: nullable(string()),
-  metadata: nullable(jsonObject()),
-});
+export const STORED_EVENT_SCHEMA: JsonSchema = object(
+  {
+    eventId: string(),
+    aggregateId: string(),
+    aggregateType: string(),
+    eventType: string(),
+    data: jsonObject({ description: 'the event payload, exactly as appended' }),
+    version: integer({ minimum: 1, description: 'the first event of an aggregate has version 1' }),
+    timestamp: timestamp(),
+    position: integer({ minimum: 1 }),
+    correlationId: nullable(string()),
+    causationId: nullable(string()),
+    metadata: nullable(jsonObject()),
+  },
+  {
+    traceparent: string({ description: 'the W3C traceparent sent with the append (a valid one), as sent; only when one was' }),
+    tracestate: string({ description: 'the W3C tracestate sent with that traceparent; only when one was' }),
+  },
+);
 
 /** GET /events/{aggregateId}: a page of the stream; `nextFromVersion` when more follow. */
 export const STORED_EVENTS_PAGE_SCHEMA: JsonSchema = object(

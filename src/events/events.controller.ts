@@ -8,10 +8,11 @@ import { TenantRecord } from '../store/tenant-repository.port';
 import { CurrentTenant } from '../tenancy/current-tenant.decorator';
 import { AggregateIdPipe } from './aggregate-id.pipe';
 import { AppendOutcomeWithState } from './append-pipeline';
-import { EventAppender, RequestIdempotency } from './event-appender';
+import { AppendContext, EventAppender, RequestIdempotency } from './event-appender';
 import { AppendBatchDto, AppendEventDto } from './event-input.dto';
 import { LIMITS } from './event-limits';
 import { EventReader } from './event-reader';
+import { callerTraceContext } from './trace-context';
 import { appendedView, batchAppendedView, storedEventView } from './event-views';
 import { parseIdempotencyKey } from './idempotency-key';
 import { RequiresScope } from '../tenancy/scopes';
@@ -31,11 +32,11 @@ export class EventsController {
   async append(
     @CurrentTenant() tenant: TenantRecord,
     @Body(new DtoValidationPipe(AppendEventDto)) body: AppendEventDto,
-    @Headers('Idempotency-Key') key: string | undefined,
+    @Headers() headers: Record<string, string | string[] | undefined>,
     @Req() req: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    return appendedView(replayMarked(reply, await this.appender.appendOne(tenant.tenantId, body, idempotencyOf(key, req))));
+    return appendedView(replayMarked(reply, await this.appender.appendOne(tenant.tenantId, body, appendContextOf(headers, req))));
   }
 
   @Post('batch')
@@ -46,18 +47,18 @@ export class EventsController {
   async appendBatch(
     @CurrentTenant() tenant: TenantRecord,
     @Body(new DtoValidationPipe(AppendBatchDto)) body: AppendBatchDto,
-    @Headers('Idempotency-Key') key: string | undefined,
+    @Headers() headers: Record<string, string | string[] | undefined>,
     @Req() req: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    return batchAppendedView(replayMarked(reply, await this.appender.appendBatch(tenant.tenantId, body, idempotencyOf(key, req))));
+    return batchAppendedView(replayMarked(reply, await this.appender.appendBatch(tenant.tenantId, body, appendContextOf(headers, req))));
   }
 
   @Get(':aggregateId')
   @RequiresScope('events:read')
   async read(
     @CurrentTenant() tenant: TenantRecord,
-    @Param('aggregateId', AggregateIdPipe) aggregateId: string,
+    @Param('aggregateId', new AggregateIdPipe()) aggregateId: string,
     @Query('fromVersion', new IntQueryPipe('fromVersion', 1, 1)) fromVersion: number,
     @Query('limit', new IntQueryPipe('limit', LIMITS.readPageDefault, 1, LIMITS.readPageMax)) limit: number,
   ) {
@@ -70,8 +71,17 @@ export class EventsController {
 }
 
 /** The key with the digest the body parser recorded (README "Retrying appends safely"). */
-function idempotencyOf(header: string | undefined, req: FastifyRequest): RequestIdempotency | undefined {
-  const key = parseIdempotencyKey(header);
+/** The request's Idempotency-Key (with the digest of its route and body) and the caller's trace context. */
+function appendContextOf(headers: Record<string, string | string[] | undefined>, req: FastifyRequest): AppendContext {
+  return {
+    idempotency: idempotencyOf(headers['idempotency-key'], req),
+    trace: callerTraceContext(headers.traceparent, headers.tracestate),
+  };
+}
+
+function idempotencyOf(header: string | string[] | undefined, req: FastifyRequest): RequestIdempotency | undefined {
+  // Node joins a repeated header into one string, which the key's syntax refuses (400).
+  const key = parseIdempotencyKey(Array.isArray(header) ? header.join(', ') : header);
   return key === undefined ? undefined : { key, requestHash: bodyDigestOf(req) ?? '' };
 }
 

@@ -192,13 +192,18 @@ export class LaneRunner {
               version: e.version,
               timestamp: e.timestamp,
               state: states[i],
+              // The trace context sent with the event's append (stored with it): every instance, after any restart.
+              ...(e.traceParent ? { traceParent: e.traceParent } : {}),
+              ...(e.traceState ? { traceState: e.traceState } : {}),
             },
           ]
         : [],
     );
-    // Traced: each notification keeps its event's trace (its webhook attempts and stream messages carry it).
+    // Tracing on: each notification continues its event's trace through this instance's own span
+    // when it has one (the append's remembered span, else the caller's stored one).
     const write = startNotificationWriteSpan(run, version.projectionId, changes.length);
-    if (write) for (const c of changes) c.traceParent = notificationTraceParent(write, this.traces?.at(lane.tenantId, c.position));
+    if (write)
+      for (const c of changes) c.traceParent = notificationTraceParent(write, this.traces?.at(lane.tenantId, c.position) ?? c.traceParent);
     const applied = this.lanes.applied(lane.tenantId, lane.versionId, lane.key, {
       state: lastState,
       fromPosition,

@@ -89,12 +89,21 @@ const PROJECTION_UPLOAD_BODY = object(
   },
 );
 
+/** The W3C trace context an append keeps with its events (docs/notifications.md, Trace context). */
+const TRACE_CONTEXT_HEADERS = {
+  traceparent: {
+    description:
+      'W3C traceparent: kept with each event and passed on to its notifications, streams and webhooks; an invalid one is ignored',
+  },
+  tracestate: { description: 'W3C tracestate: kept with a valid traceparent (≤ 512 characters, ≤ 32 members), else dropped' },
+};
+
 export const OPERATIONS: Record<string, OperationSpec> = {
   // Events
   'POST /events': {
     tag: 'events',
     summary: 'Append one event',
-    parameters: IDEMPOTENCY_KEY,
+    parameters: { ...IDEMPOTENCY_KEY, ...TRACE_CONTEXT_HEADERS },
     responses: {
       201: json('appended; state when a reducer is bound to the type (a replay: the first answer, Idempotent-Replayed: true)', 'Appended'),
     },
@@ -103,7 +112,7 @@ export const OPERATIONS: Record<string, OperationSpec> = {
   'POST /events/batch': {
     tag: 'events',
     summary: 'Append several events to one aggregate atomically (all or none)',
-    parameters: IDEMPOTENCY_KEY,
+    parameters: { ...IDEMPOTENCY_KEY, ...TRACE_CONTEXT_HEADERS },
     responses: { 201: json('appended (a replay: the first answer, Idempotent-Replayed: true)', 'BatchAppended') },
     errors: ['VERSION_CONFLICT', 'AGGREGATE_TYPE_MISMATCH', 'RUNTIME_UNAVAILABLE', ...IDEMPOTENCY_ERRORS],
   },

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DomainError, notFound, validationFailed } from '../common/domain-error';
-import { AGGREGATE_ID_PATTERN } from '../events/event-limits';
+import { REDUCER_ID_PATTERN } from '../events/event-limits';
 import { MultipartUpload } from '../common/multipart-upload';
 import { readSourceArchive } from '../runtime/archive-reader';
 import { CompileQueue } from '../runtime/compile-queue';
@@ -27,7 +27,7 @@ export class ReducerCatalog {
   async upload(tenantId: string, zip: Buffer | undefined, reducerId?: string): Promise<UploadRecord> {
     if (!zip) throw validationFailed('file', 'a multipart part named "file" holding a zip archive is required');
     if (reducerId !== undefined) {
-      if (reducerId.length > 100 || !AGGREGATE_ID_PATTERN.test(reducerId)) {
+      if (reducerId.length > 100 || !REDUCER_ID_PATTERN.test(reducerId)) {
         throw validationFailed('reducerId', 'must be 1–100 letters, digits or . _ : @ + = ~ -, starting with a letter or digit');
       }
       if (await this.uploads.get(tenantId, reducerId)) {

@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { DtoValidationPipe } from '../common/dto-validation.pipe';
 import { readMultipart } from '../common/multipart-upload';
 import { Quota } from '../common/route-options';
+import { AggregateIdPipe } from '../events/aggregate-id.pipe';
 import { AggregateTypePipe } from '../events/aggregate-type.pipe';
 import { TenantRecord } from '../store/tenant-repository.port';
 import { CurrentTenant } from '../tenancy/current-tenant.decorator';
@@ -62,7 +63,11 @@ export class AggregateTypesController {
 
   @Get(':type/:id/state')
   @RequiresScope('state:read')
-  async state(@CurrentTenant() tenant: TenantRecord, @Param('type', AggregateTypePipe) type: string, @Param('id') id: string) {
+  async state(
+    @CurrentTenant() tenant: TenantRecord,
+    @Param('type', AggregateTypePipe) type: string,
+    @Param('id', new AggregateIdPipe('id')) id: string,
+  ) {
     return stateView(await this.keeper.read(tenant.tenantId, type, id));
   }
 }

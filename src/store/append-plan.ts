@@ -69,6 +69,12 @@ export function decideAggregateType(
   return stored ?? req.aggregateType ?? req.inferredType;
 }
 
+/** The trace context fields of an append's events: present only when sent (StoredEvent's rule). */
+function traceOf(req: AppendRequest): Pick<StoredEvent, 'traceParent' | 'traceState'> {
+  if (!req.traceParent) return {};
+  return req.traceState ? { traceParent: req.traceParent, traceState: req.traceState } : { traceParent: req.traceParent };
+}
+
 /**
  * The part of a group commit that is the same on every store: given the current versions and
  * head positions (read under the transaction's locks), decide each request on its own, in
@@ -134,6 +140,7 @@ export function planAppends(
         metadata: req.metadata ?? null,
         correlationId: req.correlationId ?? null,
         causationId: req.causationId ?? null,
+        ...traceOf(req),
       };
       rows.push(row);
       events.push(row);

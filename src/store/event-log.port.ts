@@ -21,6 +21,9 @@ export interface AppendRequest {
   correlationId?: string;
   causationId?: string;
   metadata?: string;
+  /** The caller's W3C trace context (already checked: a valid traceparent; tracestate only with one), kept with every event. */
+  traceParent?: string;
+  traceState?: string;
   /**
    * The aggregate's state after these events, computed by its reducer before the commit and
    * written in the same transaction. Only valid if the aggregate is still at `baseVersion`;
@@ -86,6 +89,10 @@ export interface StoredEvent {
   metadata: string | null;
   correlationId: string | null;
   causationId: string | null;
+  /** The W3C traceparent sent with the append that stored it; absent when none was. */
+  traceParent?: string;
+  /** The W3C tracestate sent with that traceparent; absent when none was. */
+  traceState?: string;
 }
 
 export interface AppendResult {

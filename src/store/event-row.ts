@@ -13,10 +13,12 @@ export interface EventDbRow {
   metadata: string | null;
   correlation_id: string | null;
   causation_id: string | null;
+  trace_parent: string | null;
+  trace_state: string | null;
 }
 
 export const EVENT_COLUMNS =
-  'position, event_id, aggregate_id, aggregate_type, event_type, version, created_at, data, metadata, correlation_id, causation_id';
+  'position, event_id, aggregate_id, aggregate_type, event_type, version, created_at, data, metadata, correlation_id, causation_id, trace_parent, trace_state';
 
 export const toStoredEvent = (r: EventDbRow): StoredEvent => ({
   position: Number(r.position),
@@ -30,4 +32,6 @@ export const toStoredEvent = (r: EventDbRow): StoredEvent => ({
   metadata: r.metadata,
   correlationId: r.correlation_id,
   causationId: r.causation_id,
+  ...(r.trace_parent ? { traceParent: r.trace_parent } : {}),
+  ...(r.trace_state ? { traceState: r.trace_state } : {}),
 });

@@ -17,8 +17,14 @@ export interface Notification {
   state: string;
   /** Epoch ms of the event. */
   timestamp: number;
-  /** The W3C traceparent the notification continues (tracing on and its append traced); absent otherwise. */
+  /**
+   * The W3C traceparent the notification continues: with tracing off, the one sent with its event's
+   * append; with tracing on, the service's span in that trace. Absent when its append sent none (and
+   * tracing did not trace it).
+   */
   traceParent?: string;
+  /** The W3C tracestate sent with its event's append; absent when none was. */
+  traceState?: string;
 }
 
 /** A projection's state change, handed to `LaneStore.applied` to be logged with it. */
@@ -32,6 +38,8 @@ export interface StateChange {
   state: string;
   /** Stored with the notification (notifications.trace_parent): the trace its webhook attempts and stream messages continue. */
   traceParent?: string;
+  /** Stored with the notification (notifications.trace_state): the event's tracestate, sent on with it. */
+  traceState?: string;
 }
 
 export interface NotificationHead {

@@ -136,7 +136,8 @@ export function sharedStatesMigration(store: 'sqlite' | 'postgres'): string {
 }
 
 /**
- * The trace a notification continues (a W3C traceparent, tracing on only; NULL otherwise): its
+ * The trace a notification continues (a W3C traceparent: the caller's stored with its event, or with
+ * tracing on the service's span; NULL when neither, see event-trace-schema.ts): its
  * webhook attempts send it on as their `traceparent`, and stream messages carry its trace id, however
  * much later they happen. Same text on both stores.
  */

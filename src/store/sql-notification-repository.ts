@@ -3,7 +3,7 @@ import { Notification, NotificationHead, NotificationRepository, RetentionPolicy
 import { SqlRunner, SqlStatement } from './sql-runner';
 
 const N_COLUMNS =
-  'n.sequence, n.projection_id, n.aggregate_id, n.aggregate_type, n.state_key, n.version, n.position, s.state, n.timestamp, n.trace_parent';
+  'n.sequence, n.projection_id, n.aggregate_id, n.aggregate_type, n.state_key, n.version, n.position, s.state, n.timestamp, n.trace_parent, n.trace_state';
 /** A notification with its state text (stored once per tenant and text, see sharedStatesMigration). */
 // The tenant in the join too: a state text is its tenant's (docs/scaling.md: every statement names the tenant).
 const N_WITH_STATE = 'notifications n JOIN notification_states s ON s.tenant_id = n.tenant_id AND s.state_id = n.state_id';
@@ -25,6 +25,7 @@ function toNotification(r: any): Notification {
     state: r.state,
     timestamp: Number(r.timestamp),
     ...(r.trace_parent ? { traceParent: r.trace_parent as string } : {}),
+    ...(r.trace_state ? { traceState: r.trace_state as string } : {}),
   };
 }
 
@@ -56,7 +57,8 @@ export function logStateChanges(
   const distinct = [...texts.keys()].sort();
   const values = changes
     .map(
-      () => '(CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS TEXT))',
+      () =>
+        '(CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS TEXT))',
     )
     .join(', ');
   const valueParams = changes.flatMap((c, i) => [
@@ -67,6 +69,7 @@ export function logStateChanges(
     digests[i],
     c.timestamp,
     c.traceParent ?? null,
+    c.traceState ?? null,
   ]);
   const head = 'tenant_id = ? AND projection_id = ?';
   return [
@@ -77,9 +80,9 @@ export function logStateChanges(
       params: distinct.flatMap((d) => [tenantId, d, texts.get(d)]),
     },
     {
-      sql: `INSERT INTO notifications (tenant_id, projection_id, sequence, position, state_key, aggregate_id, aggregate_type, version, state_id, timestamp, created_at, trace_parent)
+      sql: `INSERT INTO notifications (tenant_id, projection_id, sequence, position, state_key, aggregate_id, aggregate_type, version, state_id, timestamp, created_at, trace_parent, trace_state)
             SELECT h.tenant_id, h.projection_id, h.last_sequence + ROW_NUMBER() OVER (ORDER BY c.column1), c.column1, CAST(? AS TEXT), c.column2, c.column3, c.column4,
-                   (SELECT s.state_id FROM notification_states s WHERE s.tenant_id = h.tenant_id AND s.digest = c.column5), c.column6, CAST(? AS BIGINT), c.column7
+                   (SELECT s.state_id FROM notification_states s WHERE s.tenant_id = h.tenant_id AND s.digest = c.column5), c.column6, CAST(? AS BIGINT), c.column7, c.column8
             FROM (VALUES ${values}) AS c
             JOIN notification_heads h ON h.tenant_id = ? AND h.projection_id = ?
             JOIN projections p ON p.tenant_id = h.tenant_id AND p.projection_id = h.projection_id AND (p.active_version = ? OR p.pending_version = ?)

@@ -49,7 +49,7 @@ describe('tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
     await receiver?.stop();
   });
 
-  it('registers nothing, makes no span on any hop, and sends messages and webhooks as ever', async () => {
+  it('registers nothing, makes no span on any hop, and passes the caller traceparent on as sent', async () => {
     expect(tracingOn()).toBe(false);
     expect((trace.getTracerProvider() as ProxyTracerProvider).getDelegate().constructor.name).toBe('NoopTracerProvider');
     expect((context as any)._getContextManager().constructor.name).toBe('NoopContextManager');
@@ -84,8 +84,22 @@ describe('tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
         'stream messages',
       );
 
-      expect(hook.headers.traceparent).toBeUndefined();
-      const fields = ['type', 'sequence', 'projectionId', 'aggregateId', 'aggregateType', 'stateKey', 'version', 'state', 'timestamp'];
+      // The caller's trace context is kept with the event (issue 24): the webhook passes it on as sent, no span of ours in between.
+      expect(hook.headers.traceparent).toBe(TRACEPARENT);
+      expect(hook.body).toMatchObject({ traceparent: TRACEPARENT, traceId: TRACE_ID });
+      const fields = [
+        'type',
+        'sequence',
+        'projectionId',
+        'aggregateId',
+        'aggregateType',
+        'stateKey',
+        'version',
+        'state',
+        'timestamp',
+        'traceparent',
+        'traceId',
+      ];
       expect(Object.keys(hook.body).sort()).toEqual([...fields].sort());
       expect(Object.keys(ws.messages[0]).sort()).toEqual([...fields].sort());
       expect(Object.keys(sse.events.find((e) => e.event === 'state_changed')!.data).sort()).toEqual([...fields].sort());

@@ -2,6 +2,7 @@ import { toStoredSettings } from '../../src/notifications/log/notification-setti
 import { Store } from '../../src/store/store.port';
 import { describeIdempotencyStore } from './idempotency-store.conformance';
 import { describeMultiInstanceStore } from './multi-instance.conformance';
+import { describeIdsAndTraceStore } from './ids-and-trace.conformance';
 import { describeProjectionStore } from './projection-store.conformance';
 import { req, tenant } from './store-fixtures';
 
@@ -325,6 +326,7 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect(await store.snapshots.listAggregates(t, 'acct', 'acct-2', 10)).toEqual([{ aggregateId: 'acct-3', version: 1 }]);
     });
 
+    describeIdsAndTraceStore(() => store);
     describeProjectionStore(() => store);
     describeMultiInstanceStore(() => store, harness, extra);
     describeIdempotencyStore(() => store, harness, extra);

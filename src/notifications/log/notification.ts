@@ -19,7 +19,14 @@ export function notificationView(n: Notification) {
     version: n.version,
     state: new RawJson(n.state),
     timestamp: isoTime(n.timestamp),
+    ...traceFields(n),
   };
+}
+
+/** The W3C trace context the notification carries, named like the headers (only when present). */
+function traceFields(n: Notification): { traceparent?: string; tracestate?: string } {
+  if (!n.traceParent) return {};
+  return n.traceState ? { traceparent: n.traceParent, tracestate: n.traceState } : { traceparent: n.traceParent };
 }
 
 const NOTIFICATION_FIELDS = {
@@ -32,11 +39,19 @@ const NOTIFICATION_FIELDS = {
   state: anyJson({ description: 'the state under stateKey after the event' }),
   timestamp: timestamp(),
 };
-export const NOTIFICATIONS_PAGE_SCHEMA: JsonSchema = object({ notifications: arrayOf(object(NOTIFICATION_FIELDS)) });
+const TRACE_FIELDS = {
+  traceparent: string({
+    description:
+      "the W3C traceparent of the event's append (the caller's; with tracing on, the service's span in that trace); only when the append sent one",
+  }),
+  tracestate: string({ description: 'the W3C tracestate sent with that traceparent; only when one was' }),
+};
+export const NOTIFICATIONS_PAGE_SCHEMA: JsonSchema = object({ notifications: arrayOf(object(NOTIFICATION_FIELDS, TRACE_FIELDS)) });
 
 /**
- * The stream message (WebSocket, SSE, webhook body). `traceId` only when the notification continues
- * a trace (tracing on): with tracing off every message is exactly as before (docs/operations.md, Tracing).
+ * The stream message (WebSocket, SSE, webhook body). `traceId` (and `traceparent`, `tracestate`) only
+ * when the notification continues a trace: its append sent one, or tracing traced it; otherwise every
+ * message is exactly as before (docs/notifications.md, Trace context).
  */
 export function streamMessage(n: Notification) {
   const message = { type: 'state_changed' as const, ...notificationView(n) };
@@ -46,7 +61,7 @@ export function streamMessage(n: Notification) {
 /** A WebSocket message, and the data of a server-sent event. */
 export const STREAM_MESSAGE_SCHEMA: JsonSchema = object(
   { type: constant('state_changed'), ...NOTIFICATION_FIELDS },
-  { traceId: string({ description: 'the W3C trace id of the append that caused it (only with tracing on)' }) },
+  { ...TRACE_FIELDS, traceId: string({ description: 'the W3C trace id of the append that caused it (only when traced)' }) },
 );
 
 const texts = new WeakMap<Notification, string>();

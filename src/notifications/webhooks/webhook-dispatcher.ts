@@ -309,9 +309,12 @@ export class WebhookDispatcher {
       'webhook-sequence': String(d.sequence),
       'webhook-projection-id': d.projectionId,
     };
-    // Traced: the attempt continues the notification's trace and hands it to the receiver.
+    // The notification's trace goes on to the receiver: through the attempt's span when tracing is
+    // on, else as stored (the caller's own traceparent: the service adds no span of its own).
     const span = startWebhookAttemptSpan(n.traceParent, url, d);
     if (span) headers.traceparent = traceParentOf(span)!;
+    else if (n.traceParent) headers.traceparent = n.traceParent;
+    if (headers.traceparent && n.traceState) headers.tracestate = n.traceState;
     const sent = performance.now();
     const r = await this.sender.send(url, headers, body);
     endWebhookAttemptSpan(span, r);

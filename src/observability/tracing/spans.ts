@@ -70,19 +70,25 @@ export function startRouteSpan(
   );
 }
 
-/** A lane's run over these events, in the trace of the first traced append among them. */
+/**
+ * A lane's run over these events, in the trace of the first traced append among them: the append's
+ * span remembered here, else the caller's traceparent stored with the event (a restart, another instance).
+ */
 export function startLaneRunSpan(
   traces: AppendTraces | undefined,
   lane: { tenantId: string; versionId: string },
-  events: readonly { position: number }[],
+  events: readonly { position: number; traceParent?: string }[],
 ): Span | undefined {
   if (!traces || !tracingOn() || events.length === 0) return undefined;
   return startCarriedSpan(
     'eventstore.lane.run',
-    traces.of(
-      lane.tenantId,
-      events.map((e) => e.position),
-    ),
+    [
+      ...traces.of(
+        lane.tenantId,
+        events.map((e) => e.position),
+      ),
+      ...events.map((e) => e.traceParent),
+    ],
     {
       'eventstore.tenant_id': lane.tenantId,
       'eventstore.version_id': lane.versionId,

@@ -119,6 +119,22 @@ describe('tracing on (in-memory exporter)', () => {
     expect(outer).toBe(formatTraceParent(request.spanContext()));
   });
 
+  it('a lane run with nothing remembered (a restart, another instance) continues the traceparent stored with its events', async () => {
+    const empty = new AppendTraces();
+    const lane = { tenantId: 't', versionId: 'v' };
+    expect(startLaneRunSpan(empty, lane, [{ position: 1 }])).toBeUndefined();
+    startLaneRunSpan(empty, lane, [{ position: 1 }, { position: 2, traceParent: B }])!.end();
+    // Remembered first: the append's own span is the parent, the stored caller's one a link.
+    const remembered = new AppendTraces();
+    remembered.remember('t', 3, 3, A);
+    startLaneRunSpan(remembered, lane, [{ position: 3, traceParent: B }])!.end();
+    const [fromStore, fromMemory] = await spans();
+    expect(fromStore.spanContext().traceId).toBe(parseTraceParent(B)!.traceId);
+    expect(fromStore.parentSpanContext?.spanId).toBe(parseTraceParent(B)!.spanId);
+    expect(fromMemory.parentSpanContext?.spanId).toBe(parseTraceParent(A)!.spanId);
+    expect(fromMemory.links.map((l) => l.context.spanId)).toEqual([parseTraceParent(B)!.spanId]);
+  });
+
   it('a notification keeps the write span when its event is in the run trace, else its own append trace', async () => {
     const run = startCarriedSpan('eventstore.lane.run', [A, B], {}, { kind: SpanKind.INTERNAL })!;
     const write = startNotificationWriteSpan(run, 'p', 2)!;

@@ -41,9 +41,10 @@ const APPEND = {
     ORDER BY tenant_id FOR UPDATE
   ), ins AS (
     INSERT INTO events (tenant_id, position, aggregate_id, version, event_id, aggregate_type, event_type,
-                        data, metadata, correlation_id, causation_id, created_at)
-    SELECT x.t, h.position + x.o, x.a, x.v, x.i, x.y, x.e, x.d, x.m, x.c, x.k, to_timestamp(x.ts / 1000.0)
-    FROM json_to_recordset($3::json) AS x(t text, o bigint, a text, v bigint, i uuid, y text, e text, d text, m text, c text, k text, ts bigint)
+                        data, metadata, correlation_id, causation_id, created_at, trace_parent, trace_state)
+    SELECT x.t, h.position + x.o, x.a, x.v, x.i, x.y, x.e, x.d, x.m, x.c, x.k, to_timestamp(x.ts / 1000.0), x.tp, x.tt
+    FROM json_to_recordset($3::json) AS x(t text, o bigint, a text, v bigint, i uuid, y text, e text, d text, m text, c text, k text, ts bigint,
+                                          tp text, tt text)
     JOIN h ON h.tenant_id = x.t
     RETURNING 1
   ), st AS (
@@ -194,6 +195,8 @@ export class PostgresEventLog implements EventLog {
           c: r.correlationId,
           k: r.causationId,
           ts: r.timestamp,
+          tp: r.traceParent ?? null,
+          tt: r.traceState ?? null,
         })),
       ),
       tenants.map((t) => plan.heads.get(t) ?? 0),

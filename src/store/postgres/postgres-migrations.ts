@@ -1,3 +1,4 @@
+import { EVENT_TRACE_MIGRATION } from '../event-trace-schema';
 import {
   notificationsMigration,
   WEBHOOK_TURNS_MIGRATION,
@@ -166,4 +167,5 @@ export const POSTGRES_MIGRATIONS: string[] = [
   uploadClaimMigration('bigint'),
   idempotencyKeysMigration('bigint'),
   apiKeyScopesMigration('timestamptz'),
+  EVENT_TRACE_MIGRATION,
 ];

@@ -17,7 +17,7 @@ export class SqliteAppendTransaction {
     const stream = db.prepare('SELECT aggregate_type, version FROM streams WHERE tenant_id = ? AND aggregate_id = ?');
     const insertEvent = db.prepare(
       `INSERT INTO events (tenant_id, position, aggregate_id, version, event_id, aggregate_type, event_type,
-         data, metadata, correlation_id, causation_id, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+         data, metadata, correlation_id, causation_id, created_at, trace_parent, trace_state) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
     );
     const upsertStream = db.prepare(
       `INSERT INTO streams (tenant_id, aggregate_id, aggregate_type, version) VALUES (?,?,?,?)
@@ -84,6 +84,8 @@ export class SqliteAppendTransaction {
           e.correlationId,
           e.causationId,
           e.timestamp,
+          e.traceParent ?? null,
+          e.traceState ?? null,
         );
       }
       for (const s of plan.streams) upsertStream.run(s.tenantId, s.aggregateId, s.aggregateType, s.version);

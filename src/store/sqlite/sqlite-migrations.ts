@@ -1,3 +1,4 @@
+import { EVENT_TRACE_MIGRATION } from '../event-trace-schema';
 import {
   notificationsMigration,
   WEBHOOK_TURNS_MIGRATION,
@@ -165,4 +166,5 @@ export const SQLITE_MIGRATIONS: string[] = [
   uploadClaimMigration('INTEGER'),
   idempotencyKeysMigration('INTEGER'),
   apiKeyScopesMigration('INTEGER'),
+  EVENT_TRACE_MIGRATION,
 ];

@@ -24,12 +24,14 @@ export interface StatefulAppend {
 
 export const STATEFUL_APPEND = Symbol('STATEFUL_APPEND');
 
-/** The append path: the stateful stage when it wants the append, else group commit; then the committed port. */
+/** The append path: the stateful stage when it wants the append, else group commit; then the committed ports. */
 export class AppendPipeline {
   constructor(
     private readonly batcher: AppendBatcher,
     private readonly stateful: StatefulAppend | null,
     private readonly committed: AppendCommitted | null,
+    /** EVENTS_APPENDED: the event streams' doorbell. */
+    private readonly live: AppendCommitted | null = null,
   ) {}
 
   async append(request: AppendRequest): Promise<AppendOutcomeWithState> {
@@ -37,6 +39,7 @@ export class AppendPipeline {
     const outcome = handled ?? { result: await this.batcher.append(request) };
     const events = outcome.result.events;
     this.committed?.appended(request.tenantId, events[events.length - 1].position, appendTrace(events[0].position));
+    this.live?.appended(request.tenantId, events[events.length - 1].position);
     return outcome;
   }
 }

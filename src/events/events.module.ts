@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
 import { LanesModule } from '../lanes/lanes.module';
+import { NotificationsModule } from '../notifications/notifications.module';
 import { ReducersModule } from '../reducers/reducers.module';
 import { STORE, Store } from '../store/store.port';
 import { AppendBatcher } from './append-batcher';
 import { AppendBatcherModule } from './append-batcher.module';
-import { APPEND_COMMITTED, AppendCommitted } from './append-committed.port';
+import { APPEND_COMMITTED, AppendCommitted, EVENTS_APPENDED } from './append-committed.port';
 import { AppendPipeline, STATEFUL_APPEND, StatefulAppend } from './append-pipeline';
 import { EventAppender } from './event-appender';
 import { EventReader } from './event-reader';
@@ -12,13 +13,15 @@ import { EventsController } from './events.controller';
 
 /** Appends and reads. The ports its pipeline calls are bound by the modules that own them (reducers, lanes). */
 @Module({
-  imports: [AppendBatcherModule, ReducersModule, LanesModule],
+  // NotificationsModule: EVENTS_APPENDED and EVENT_STREAM_SSE (the log's live streams live beside the projection streams).
+  imports: [AppendBatcherModule, ReducersModule, LanesModule, NotificationsModule],
   controllers: [EventsController],
   providers: [
     {
       provide: AppendPipeline,
-      inject: [AppendBatcher, STATEFUL_APPEND, APPEND_COMMITTED],
-      useFactory: (b: AppendBatcher, stateful: StatefulAppend, committed: AppendCommitted) => new AppendPipeline(b, stateful, committed),
+      inject: [AppendBatcher, STATEFUL_APPEND, APPEND_COMMITTED, EVENTS_APPENDED],
+      useFactory: (b: AppendBatcher, stateful: StatefulAppend, committed: AppendCommitted, live: AppendCommitted) =>
+        new AppendPipeline(b, stateful, committed, live),
     },
     { provide: EventAppender, inject: [AppendPipeline], useFactory: (p: AppendPipeline) => new EventAppender(p) },
     { provide: EventReader, inject: [STORE], useFactory: (store: Store) => new EventReader(store.events) },

@@ -8,6 +8,7 @@ import {
 } from '../notification-schema';
 import { webhookSuspensionsMigration } from '../webhook-suspension-schema';
 import { droppedVersionsMigration } from '../projection-schema';
+import { EVENT_LOG_FILTER_MIGRATION } from '../event-log-schema';
 import { uploadClaimMigration } from '../upload-schema';
 
 /** Ordered, append-only: a migration once shipped is never edited, only followed. */
@@ -162,4 +163,5 @@ export const POSTGRES_MIGRATIONS: string[] = [
   webhookUrlMigration('postgres'),
   NOTIFICATION_TRACE_MIGRATION,
   uploadClaimMigration('bigint'),
+  EVENT_LOG_FILTER_MIGRATION,
 ];

@@ -8,6 +8,7 @@ import {
 } from '../notification-schema';
 import { webhookSuspensionsMigration } from '../webhook-suspension-schema';
 import { droppedVersionsMigration } from '../projection-schema';
+import { EVENT_LOG_FILTER_MIGRATION } from '../event-log-schema';
 import { uploadClaimMigration } from '../upload-schema';
 
 /** Ordered, append-only: a migration once shipped is never edited, only followed. */
@@ -161,4 +162,5 @@ export const SQLITE_MIGRATIONS: string[] = [
   webhookUrlMigration('sqlite'),
   NOTIFICATION_TRACE_MIGRATION,
   uploadClaimMigration('INTEGER'),
+  EVENT_LOG_FILTER_MIGRATION,
 ];

@@ -165,7 +165,9 @@ describe.each(STORE_BACKENDS)('the tenant log over HTTP on %s', (backend) => {
 
   it('takes up to 10,000 a page and 20 values a filter', async () => {
     expect((await a.get('/events?limit=10000')).status).toBe(200);
-    const twenty = Array.from({ length: 19 }, (_, i) => `E${i}`).concat('Closed').join(',');
+    const twenty = Array.from({ length: 19 }, (_, i) => `E${i}`)
+      .concat('Closed')
+      .join(',');
     const res = await a.get(`/events?eventType=${twenty}`);
     expect(res.status).toBe(200);
     expect(positions(res.body)).toEqual(matching((w) => w.eventType === 'Closed'));

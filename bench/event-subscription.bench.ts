@@ -52,10 +52,12 @@ async function poll(url: string, key: string, from: number, into: Arrivals, stop
   let after = from;
   while (!stop()) {
     const started = performance.now();
-    const res = await call(`${url}/events?afterPosition=${after}&limit=10000`, 'GET', key);
+    // fetch (its own connection pool), not `call`: the poll must not queue behind the appends' sockets.
+    const res = await fetch(`${url}/events?afterPosition=${after}&limit=10000`, { headers: { 'x-api-key': key } });
+    const body = (await res.json()) as { events: { position: number }[]; nextAfterPosition: number };
     const now = performance.now();
-    for (const e of res.body.events) if (!into.has(e.position)) into.set(e.position, now);
-    after = res.body.nextAfterPosition;
+    for (const e of body.events) if (!into.has(e.position)) into.set(e.position, now);
+    after = body.nextAfterPosition;
     const wait = POLL_MS - (performance.now() - started);
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
   }

@@ -13,7 +13,7 @@ import { EVENT_COLUMNS } from './event-row';
  * given the event types drive (the finer of the two, as a rule) and the aggregate types filter the
  * rows found.
  */
-export function logQuerySql(tenantId: string, q: LogQuery, param: (v: unknown) => string): string {
+export function logQuerySql(tenantId: string, q: LogQuery, param: (v: unknown) => string, dialect: 'sqlite' | 'postgres'): string {
   const backward = q.direction === 'backward';
   const cursor = backward ? (q.beforePosition ?? Number.MAX_SAFE_INTEGER) : q.afterPosition;
   const order = backward ? 'DESC' : 'ASC';
@@ -26,8 +26,12 @@ export function logQuerySql(tenantId: string, q: LogQuery, param: (v: unknown) =
       : (['aggregate_type', aggregateTypes, 'event_type', eventTypes] as const);
 
   const filter = () => (filterValues.length > 0 ? ` AND ${filterColumn} IN (${filterValues.map(param).join(', ')})` : '');
+  // SQLite has no statistics (no ANALYZE is run) and would rather walk the primary key, which gives
+  // position order, filtering as it goes: the whole log for a rare type. So it is told the index.
+  const index = driveColumn === 'event_type' ? 'events_by_event_type' : 'events_by_type';
+  const from = (driveValue?: string) => (dialect === 'sqlite' && driveValue !== undefined ? `events INDEXED BY ${index}` : 'events');
   const range = (driveValue?: string) =>
-    `SELECT ${EVENT_COLUMNS} FROM events WHERE tenant_id = ${param(tenantId)}` +
+    `SELECT ${EVENT_COLUMNS} FROM ${from(driveValue)} WHERE tenant_id = ${param(tenantId)}` +
     (driveValue !== undefined ? ` AND ${driveColumn} = ${param(driveValue)}` : '') +
     ` AND position ${cmp} ${param(cursor)}${filter()} ORDER BY position ${order} LIMIT ${param(q.limit)}`;
 

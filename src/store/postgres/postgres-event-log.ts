@@ -243,7 +243,7 @@ export class PostgresEventLog implements EventLog {
    */
   async readLog(tenantId: string, query: LogQuery): Promise<StoredEvent[]> {
     const values: unknown[] = [];
-    const text = logQuerySql(tenantId, query, (v) => (values.push(v), `$${values.length}`));
+    const text = logQuerySql(tenantId, query, (v) => (values.push(v), `$${values.length}`), 'postgres');
     // Named by its text: each shape is parsed once per connection (a handful of shapes in practice).
     const { rows } = await this.pool.query<EventDbRow>({ name: `es_log_${shapeId(text)}`, text, values });
     return rows.map(toStoredEvent);

@@ -54,7 +54,7 @@ export class SqliteEventLog implements EventLog {
 
   async readLog(tenantId: string, query: LogQuery): Promise<StoredEvent[]> {
     const values: unknown[] = [];
-    const sql = logQuerySql(tenantId, query, (v) => (values.push(v), '?'));
+    const sql = logQuerySql(tenantId, query, (v) => (values.push(v), '?'), 'sqlite');
     return (this.statement(sql).all(...values) as EventDbRow[]).map(toStoredEvent);
   }
 

@@ -1,3 +1,4 @@
+import WebSocket from 'ws';
 import { Client, clientFor, newTenant, RunningService, startService } from '../support/service-harness';
 import { envFor, STORE_BACKENDS, stopBackends } from '../support/store-backends';
 import { SseCollector, WsCollector } from '../support/stream-clients';
@@ -192,6 +193,82 @@ describe.each(STORE_BACKENDS)('event streams on %s', (backend) => {
       expect(ws.messages.map((m) => m.aggregateId)).toEqual(['mine-0', 'mine-1']);
     } finally {
       await ws.close();
+    }
+  });
+});
+
+describe('event streams: keepalive and the slow-consumer cut, as on projection streams', () => {
+  let svc: RunningService;
+  beforeAll(async () => {
+    // A 1 KiB buffer bound: every 2 KB event puts the socket over it, so each connection is cut after one event.
+    svc = await startService({ STREAM_PING_MS: '300', SSE_HEARTBEAT_MS: '300', STREAM_MAX_BUFFERED_BYTES: '1024' });
+  }, 120_000);
+  afterAll(() => svc?.close());
+
+  it('cuts a consumer past the buffer bound with the position to resume after; resuming from it gets every event once', async () => {
+    const a = await newTenant(svc.url, 'slow-a');
+    const pad = 'x'.repeat(2048);
+    for (let i = 0; i < 12; i++)
+      expect((await a.post('/events', { aggregateId: `big-${i % 3}`, eventType: 'Big', data: { pad } })).status).toBe(201);
+    const ws: number[] = [];
+    let wsCuts = 0;
+    while (ws.length < 12) {
+      const c = await WsCollector.openEvents(svc.url, a.key, `?afterPosition=${ws[ws.length - 1] ?? 0}`);
+      await until(
+        () => c.closeCode,
+        (code) => code !== null,
+        10_000,
+        'the cut',
+      );
+      expect(c.closeCode).toBe(4008);
+      const reason = JSON.parse(c.closeReason);
+      expect(reason).toEqual({ code: 'SLOW_CONSUMER', resumeAfterPosition: c.positions()[c.positions().length - 1] });
+      ws.push(...c.positions());
+      wsCuts++;
+    }
+    expect(ws).toEqual(range(1, 12));
+    expect(wsCuts).toBeGreaterThan(1);
+
+    const sse: number[] = [];
+    while (sse.length < 12) {
+      const c = await SseCollector.openEvents(svc.url, a.key, `?afterPosition=${sse[sse.length - 1] ?? 0}`);
+      await until(
+        () => c.events.find((e) => e.event === 'error'),
+        (e) => e !== undefined,
+        10_000,
+        'the error event',
+      );
+      expect(c.events.find((e) => e.event === 'error')!.data).toEqual({
+        code: 'SLOW_CONSUMER',
+        resumeAfterPosition: c.positions()[c.positions().length - 1],
+      });
+      sse.push(...c.positions());
+      c.close();
+    }
+    expect(sse).toEqual(range(1, 12));
+  });
+
+  it('pings WebSocket clients and closes one that does not answer (4000); sends SSE heartbeats', async () => {
+    const a = await newTenant(svc.url, 'ping-a');
+    const raw = new WebSocket(`${svc.url.replace(/^http/, 'ws')}/events/stream`, { headers: { 'x-api-key': a.key } });
+    const pings: string[] = [];
+    raw.on('message', (d) => pings.push(String(d)));
+    const closed = new Promise<number>((r) => raw.once('close', (code) => r(code)));
+    expect(await closed).toBe(4000);
+    expect(pings).toContain(JSON.stringify({ type: 'ping' }));
+    const answering = await WsCollector.openEvents(svc.url, a.key);
+    const sse = await SseCollector.openEvents(svc.url, a.key);
+    try {
+      await until(
+        () => sse.comments,
+        (n) => n >= 2,
+        10_000,
+        'heartbeats',
+      );
+      expect(answering.closeCode).toBeNull(); // it answered every ping meanwhile
+    } finally {
+      await answering.close();
+      sse.close();
     }
   });
 });

@@ -10,7 +10,7 @@ const CHANNEL = 'es:events';
  * (STREAM_POLL_MS) when Redis is absent or down. A wake only: the streams read the log by position.
  */
 export class EventFeed implements AppendCommitted {
-  private readonly bus = new WakeBus(CHANNEL);
+  private readonly bus = new WakeBus(CHANNEL, undefined, 2, true);
 
   connect(redisUrl: string): Promise<void> {
     return this.bus.connect(redisUrl);

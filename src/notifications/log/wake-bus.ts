@@ -2,6 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import type Redis from 'ioredis';
 
+/** Between the keys of a batched message (the event feed's keys are tenant ids: no control characters). */
+const BATCH_SEPARATOR = '\u0001';
+
 /** The newest number the store has for a key (a projection's last sequence, a tenant's head position). */
 export type HeadOf = (key: string[]) => Promise<number>;
 
@@ -11,7 +14,9 @@ export type HeadOf = (key: string[]) => Promise<number>;
  * Shared by the notification feed (key: tenant, projection) and the event feed (key: tenant).
  *
  * - `publish`: wakes are coalesced per key for COALESCE_MS, then ring the local subscribers and,
- *   with Redis, every other instance's (one channel per bus; an instance ignores its own).
+ *   with Redis, every other instance's (one channel per bus; an instance ignores its own). With
+ *   `batched`, the keys rung in one interval travel in one Redis message (the event feed, rung by
+ *   every append of every tenant: one PUBLISH per interval and instance, not one per tenant).
  * - `startPolling`: without Redis, or while it is down, a write on another instance rings nothing
  *   here; so every `pollMs` the head of each key subscribed here is read (one read per key, not per
  *   connection) and its subscribers are woken when it moved.
@@ -33,6 +38,7 @@ export class WakeBus {
     /** Also told of every wake of a key, local or from another instance (the webhooks of a projection). */
     private readonly onWake: (key: string[]) => void = () => undefined,
     private readonly coalesceMs = 2,
+    private readonly batched = false,
   ) {
     this.logger = new Logger(`WakeBus ${channel}`);
   }
@@ -45,8 +51,8 @@ export class WakeBus {
     this.sub.on('message', (_channel: string, message: string) => {
       const sep = message.indexOf('\u0000');
       if (sep < 0 || message.slice(0, sep) === this.instance) return;
-      const id = message.slice(sep + 1);
-      if (id) this.wakeLocal(id);
+      const rest = message.slice(sep + 1);
+      for (const id of this.batched ? rest.split(BATCH_SEPARATOR) : [rest]) if (id) this.wakeLocal(id);
     });
     await this.sub.subscribe(this.channel);
   }
@@ -61,12 +67,23 @@ export class WakeBus {
     const id = key.join('\u0000');
     if (this.scheduled.has(id)) return;
     this.scheduled.add(id);
+    if (this.batched) {
+      if (this.scheduled.size === 1) setTimeout(this.flush, this.coalesceMs);
+      return;
+    }
     setTimeout(() => {
       this.scheduled.delete(id);
       this.wakeLocal(id);
       this.pub?.publish(this.channel, `${this.instance}\u0000${id}`).catch(() => undefined);
     }, this.coalesceMs);
   }
+
+  private readonly flush = (): void => {
+    const ids = [...this.scheduled];
+    this.scheduled.clear();
+    for (const id of ids) this.wakeLocal(id);
+    this.pub?.publish(this.channel, `${this.instance}\u0000${ids.join(BATCH_SEPARATOR)}`).catch(() => undefined);
+  };
 
   subscribe(key: string[], wake: () => void): () => void {
     const id = key.join('\u0000');

@@ -3,8 +3,8 @@ import type { IncomingMessage, ServerResponse } from 'http';
 /** The raw query of an event stream: checked by the stream itself, with the same rules as GET /events (log-query.ts). */
 export interface EventStreamQuery {
   afterPosition?: string;
-  aggregateType?: string;
-  eventType?: string;
+  aggregateType?: string | string[];
+  eventType?: string | string[];
 }
 
 /**

@@ -77,8 +77,8 @@ export class EventsController {
   async stream(
     @CurrentTenant() tenant: TenantRecord,
     @Query('afterPosition') afterPosition: string | undefined,
-    @Query('aggregateType') aggregateType: string | undefined,
-    @Query('eventType') eventType: string | undefined,
+    @Query('aggregateType') aggregateType: string | string[] | undefined,
+    @Query('eventType') eventType: string | string[] | undefined,
     @Query('fromVersion', new IntQueryPipe('fromVersion', undefined, 1)) fromVersion: number | undefined,
     @Query('beforeVersion', new IntQueryPipe('beforeVersion', undefined, 1)) beforeVersion: number | undefined,
     @Query('direction', DirectionPipe) direction: Direction,

@@ -17,6 +17,7 @@ describe('the log query words', () => {
     expect(parseTypeList('aggregateType', undefined)).toBeUndefined();
     expect(parseLogFilters({ aggregateType: 'a', eventType: undefined })).toEqual({ aggregateTypes: ['a'] });
     expect(parseLogFilters({})).toEqual({});
+    expect(parseTypeList('eventType', ['A', 'B,C', 'A'])).toEqual(['A', 'B', 'C']); // given more than once: one list
   });
 
   it('refuses an empty list, an empty value, an invalid value and more than 20 values', () => {
@@ -33,5 +34,6 @@ describe('the log query words', () => {
     expect(parseDirection('')).toBe('forward');
     expect(parseDirection('backward')).toBe('backward');
     expect(fieldOf(() => parseDirection('Backward'))).toBe('direction');
+    expect(fieldOf(() => parseDirection(['backward', 'forward']))).toBe('direction');
   });
 });

@@ -20,9 +20,10 @@ export type Direction = 'forward' | 'backward';
  * Absent: no filter. Given but empty (`aggregateType=`) is refused rather than read as "all": a
  * client that built an empty list by mistake would otherwise get the whole log.
  */
-export function parseTypeList(field: 'aggregateType' | 'eventType', raw: string | undefined): string[] | undefined {
+export function parseTypeList(field: 'aggregateType' | 'eventType', raw: string | string[] | undefined): string[] | undefined {
   if (raw === undefined) return undefined;
-  const values = raw.split(',');
+  // Given more than once (`eventType=A&eventType=B`): one list, as `eventType=A,B`.
+  const values = (Array.isArray(raw) ? raw.join(',') : String(raw)).split(',');
   if (values.length > LOG_FILTER_MAX_VALUES) throw validationFailed(field, `at most ${LOG_FILTER_MAX_VALUES} comma-separated values`);
   const [pattern, max] =
     field === 'aggregateType' ? [AGGREGATE_TYPE_PATTERN, LIMITS.aggregateTypeMax] : [EVENT_TYPE_PATTERN, LIMITS.eventTypeMax];
@@ -32,28 +33,28 @@ export function parseTypeList(field: 'aggregateType' | 'eventType', raw: string 
   return [...new Set(values)];
 }
 
-export function parseLogFilters(q: { aggregateType?: string; eventType?: string }): LogFilters {
+export function parseLogFilters(q: { aggregateType?: string | string[]; eventType?: string | string[] }): LogFilters {
   const aggregateTypes = parseTypeList('aggregateType', q.aggregateType);
   const eventTypes = parseTypeList('eventType', q.eventType);
   return { ...(aggregateTypes ? { aggregateTypes } : {}), ...(eventTypes ? { eventTypes } : {}) };
 }
 
-export function parseDirection(raw: string | undefined): Direction {
+export function parseDirection(raw: string | string[] | undefined): Direction {
   if (raw === undefined || raw === '' || raw === 'forward') return 'forward';
   if (raw === 'backward') return 'backward';
   throw validationFailed('direction', "must be 'forward' or 'backward'");
 }
 
 /** `aggregateType` / `eventType` as a route's query parameter (VALIDATION_FAILED before the handler runs). */
-export class TypeListPipe implements PipeTransform<string | undefined, string[] | undefined> {
+export class TypeListPipe implements PipeTransform<string | string[] | undefined, string[] | undefined> {
   constructor(readonly name: 'aggregateType' | 'eventType') {}
-  transform(raw: string | undefined): string[] | undefined {
+  transform(raw: string | string[] | undefined): string[] | undefined {
     return parseTypeList(this.name, raw);
   }
 }
 
-export class DirectionPipe implements PipeTransform<string | undefined, Direction> {
-  transform(raw: string | undefined): Direction {
+export class DirectionPipe implements PipeTransform<string | string[] | undefined, Direction> {
+  transform(raw: string | string[] | undefined): Direction {
     return parseDirection(raw);
   }
 }

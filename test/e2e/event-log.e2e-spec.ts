@@ -125,6 +125,7 @@ describe.each(STORE_BACKENDS)('the tenant log over HTTP on %s', (backend) => {
       (w: (typeof written)[number]) => w.aggregateType !== 'cart' && w.eventType !== 'Closed',
     ],
     ['aggregateType=nothing', () => false],
+    ['eventType=Created&eventType=Closed', (w: (typeof written)[number]) => w.eventType !== 'Changed'],
   ])('filters with %s, forwards and backwards, page by page', async (query, pred) => {
     const expected = matching(pred);
     if (query !== 'aggregateType=nothing') expect(expected.length).toBeGreaterThan(3);
@@ -149,6 +150,7 @@ describe.each(STORE_BACKENDS)('the tenant log over HTTP on %s', (backend) => {
     ['afterPosition=1e3', 'afterPosition'],
     ['afterPosition=99999999999999999999', 'afterPosition'],
     ['direction=sideways', 'direction'],
+    ['direction=backward&direction=forward', 'direction'],
     ['direction=backward&afterPosition=3', 'afterPosition'],
     ['beforePosition=3', 'beforePosition'],
     ['direction=backward&beforePosition=0', 'beforePosition'],

@@ -10,7 +10,12 @@ afterAll(() => stopBackends(), 60_000);
 const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
 
 /** Appends one event at a time (each acknowledged before the next), for as long as asked; positions as acknowledged. */
-async function appendSome(c: Client, n: number, eventType = (i: number) => (i % 2 ? 'Odd' : 'Even'), prefix = 'acct'): Promise<number[]> {
+async function appendSome(
+  c: Client,
+  n: number,
+  eventType: (i: number) => string = (i) => (i % 2 ? 'Odd' : 'Even'),
+  prefix = 'acct',
+): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < n; i++) {
     const res = await c.post('/events', { aggregateId: `${prefix}-${i % 7}`, eventType: eventType(i), data: { i } });
@@ -86,8 +91,8 @@ describe.each(STORE_BACKENDS)('event streams on %s', (backend) => {
     const a = await newTenant(svc.url, 'filter-a');
     await appendSome(a, 6, (i) => ['A', 'B', 'C'][i % 3]);
     await a.post('/events', { aggregateId: 'other-1', aggregateType: 'other', eventType: 'B', data: {} });
-    const ws = await WsCollector.openEvents(svc.url, a.key, '?afterPosition=0&eventType=B,C&aggregateType=acct');
-    const sse = await SseCollector.openEvents(svc.url, a.key, '?afterPosition=0&eventType=B');
+    const ws = await WsCollector.openEvents(svc.url, a.key, '?afterPosition=0&eventType=B&eventType=C&aggregateType=acct');
+    const sse = await SseCollector.openEvents(svc.url, a.key, '?afterPosition=0&eventType=B&aggregateType=acct,other');
     try {
       await appendSome(a, 6, (i) => ['A', 'B', 'C'][i % 3], 'acct');
       await a.post('/events', { aggregateId: 'other-2', aggregateType: 'other', eventType: 'C', data: {} });

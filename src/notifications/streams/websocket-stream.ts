@@ -165,10 +165,9 @@ export class WebSocketStreamServer {
   /** The filters and the cursor are checked as GET /events checks them; no cursor: from the head (live only). */
   private async eventStream(tenantId: string, query: URLSearchParams): Promise<OpenStream<unknown>> {
     const events = this.events!;
-    const filters = parseLogFilters({
-      aggregateType: query.get('aggregateType') ?? undefined,
-      eventType: query.get('eventType') ?? undefined,
-    });
+    // A filter given more than once is one list, as on the HTTP routes.
+    const given = (name: string) => (query.has(name) ? query.getAll(name) : undefined);
+    const filters = parseLogFilters({ aggregateType: given('aggregateType'), eventType: given('eventType') });
     const afterParam = query.get('afterPosition');
     const afterPosition = afterParam === null ? await events.headPosition(tenantId) : parseSequence('afterPosition', afterParam);
     return {

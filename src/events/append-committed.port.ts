@@ -16,3 +16,9 @@ export interface AppendTrace {
 }
 
 export const APPEND_COMMITTED = Symbol('APPEND_COMMITTED');
+
+/**
+ * The same news for the live readers of the log (GET /events/stream): NotificationsModule binds it
+ * to EventFeed, which wakes this instance's event streams and, through Redis, the other instances'.
+ */
+export const EVENTS_APPENDED = Symbol('EVENTS_APPENDED');

@@ -33,12 +33,14 @@ export interface StatefulAppend {
 
 export const STATEFUL_APPEND = Symbol('STATEFUL_APPEND');
 
-/** The append path: the stateful stage when it wants the append, else group commit; then the committed port. */
+/** The append path: the stateful stage when it wants the append, else group commit; then the committed ports. */
 export class AppendPipeline {
   constructor(
     private readonly batcher: AppendBatcher,
     private readonly stateful: StatefulAppend | null,
     private readonly committed: AppendCommitted | null,
+    /** EVENTS_APPENDED: the event streams' doorbell. */
+    private readonly live: AppendCommitted | null = null,
     /** Test hook (TEST_KILL_AFTER_COMMIT_KEY): SIGKILL this process once an append with this key is committed, before its answer. */
     private readonly killAfterCommitKey?: string,
   ) {}
@@ -51,6 +53,7 @@ export class AppendPipeline {
     if (this.killAfterCommitKey !== undefined && request.idempotency?.key === this.killAfterCommitKey) process.kill(process.pid, 'SIGKILL');
     const events = outcome.result.events;
     this.committed?.appended(request.tenantId, events[events.length - 1].position, appendTrace(events[0].position));
+    this.live?.appended(request.tenantId, events[events.length - 1].position);
     return outcome;
   }
 }

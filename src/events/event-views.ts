@@ -1,6 +1,6 @@
 import { isoTime } from '../common/iso-time';
 import { anyJson, arrayOf, integer, jsonObject, JsonSchema, nullable, object, string, timestamp } from '../common/json-schema';
-import { RawJson, rawJsonOrNull } from '../common/raw-json';
+import { RawJson, rawJsonOrNull, stringifyJson } from '../common/raw-json';
 import { StoredEvent } from '../store/event-log.port';
 import { AppendOutcomeWithState } from './append-pipeline';
 
@@ -120,5 +120,42 @@ export const STORED_EVENT_SCHEMA: JsonSchema = object(
 /** GET /events/{aggregateId}: a page of the stream; `nextFromVersion` when more follow. */
 export const STORED_EVENTS_PAGE_SCHEMA: JsonSchema = object(
   { events: arrayOf(STORED_EVENT_SCHEMA) },
-  { nextFromVersion: integer({ minimum: 1, description: 'pass as fromVersion to read the next page' }) },
+  {
+    nextFromVersion: integer({ minimum: 1, description: 'pass as fromVersion to read the next page' }),
+    nextBeforeVersion: integer({ minimum: 2, description: 'direction=backward: older events precede; pass as beforeVersion' }),
+  },
 );
+
+/** GET /events: a page of the tenant's log (its cursors: README, "Reading the log"). */
+export function logPageView(page: { events: StoredEvent[]; nextAfterPosition?: number; nextBeforePosition?: number }) {
+  return {
+    events: page.events.map(storedEventView),
+    ...(page.nextAfterPosition !== undefined ? { nextAfterPosition: page.nextAfterPosition } : {}),
+    ...(page.nextBeforePosition !== undefined ? { nextBeforePosition: page.nextBeforePosition } : {}),
+  };
+}
+
+export const LOG_PAGE_SCHEMA: JsonSchema = object(
+  { events: arrayOf(STORED_EVENT_SCHEMA) },
+  {
+    nextAfterPosition: integer({
+      minimum: 0,
+      description: 'forward: always present — the last position returned, or afterPosition when the page is empty; pass as afterPosition',
+    }),
+    nextBeforePosition: integer({
+      minimum: 1,
+      description: 'backward: the oldest position returned, present when the page is full; pass as beforePosition',
+    }),
+  },
+);
+
+/** One message of GET /events/stream (WebSocket message, SSE `event` data): the event as the log read shows it. */
+export function eventStreamText(e: StoredEvent): string {
+  return stringifyJson({ type: 'event', ...storedEventView(e) });
+}
+
+export const EVENT_STREAM_MESSAGE_SCHEMA: JsonSchema = {
+  ...STORED_EVENT_SCHEMA,
+  properties: { type: { const: 'event' }, ...(STORED_EVENT_SCHEMA.properties as object) },
+  required: ['type', ...((STORED_EVENT_SCHEMA.required as string[] | undefined) ?? [])],
+};

@@ -2,11 +2,12 @@ import { Inject, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { LanesModule } from '../lanes/lanes.module';
+import { NotificationsModule } from '../notifications/notifications.module';
 import { ReducersModule } from '../reducers/reducers.module';
 import { STORE, Store } from '../store/store.port';
 import { AppendBatcher } from './append-batcher';
 import { AppendBatcherModule } from './append-batcher.module';
-import { APPEND_COMMITTED, AppendCommitted } from './append-committed.port';
+import { APPEND_COMMITTED, AppendCommitted, EVENTS_APPENDED } from './append-committed.port';
 import { AppendPipeline, STATEFUL_APPEND, StatefulAppend } from './append-pipeline';
 import { EventAppender } from './event-appender';
 import { EventReader } from './event-reader';
@@ -15,14 +16,15 @@ import { IdempotencyKeySweep } from './idempotency-key-sweep';
 
 /** Appends and reads. The ports its pipeline calls are bound by the modules that own them (reducers, lanes). */
 @Module({
-  imports: [AppendBatcherModule, ReducersModule, LanesModule],
+  // NotificationsModule: EVENTS_APPENDED and EVENT_STREAM_SSE (the log's live streams live beside the projection streams).
+  imports: [AppendBatcherModule, ReducersModule, LanesModule, NotificationsModule],
   controllers: [EventsController],
   providers: [
     {
       provide: AppendPipeline,
-      inject: [AppendBatcher, STATEFUL_APPEND, APPEND_COMMITTED, APP_CONFIG],
-      useFactory: (b: AppendBatcher, stateful: StatefulAppend, committed: AppendCommitted, config: AppConfig) =>
-        new AppendPipeline(b, stateful, committed, config.idempotency.killAfterCommitKey),
+      inject: [AppendBatcher, STATEFUL_APPEND, APPEND_COMMITTED, EVENTS_APPENDED, APP_CONFIG],
+      useFactory: (b: AppendBatcher, stateful: StatefulAppend, committed: AppendCommitted, live: AppendCommitted, config: AppConfig) =>
+        new AppendPipeline(b, stateful, committed, live, config.idempotency.killAfterCommitKey),
     },
     {
       provide: EventAppender,

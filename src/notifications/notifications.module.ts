@@ -2,6 +2,8 @@ import { BeforeApplicationShutdown, Inject, Module, OnApplicationBootstrap, OnAp
 import { HttpAdapterHost } from '@nestjs/core';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { EVENTS_APPENDED } from '../events/append-committed.port';
+import { EVENT_STREAM_SSE, EventStreamSse } from '../events/event-stream.port';
 import { LANE_APPLIED } from '../lanes/lane-applied.port';
 import { AppMetrics } from '../observability/metrics/app-metrics';
 import { PROJECTION_NOTIFICATION_SETUP } from '../projections/projection-notification-setup.port';
@@ -10,12 +12,14 @@ import { TenantQuotas } from '../quotas/tenant-quotas';
 import { STORE, Store } from '../store/store.port';
 import { TenancyModule } from '../tenancy/tenancy.module';
 import { TenantDirectory } from '../tenancy/tenant-directory';
+import { EventFeed } from './log/event-feed';
 import { NotificationFeed } from './log/notification-feed';
 import { NotificationLog } from './log/notification-log';
 import { NotificationLogController } from './log/notification-log.controller';
 import { NotificationReader } from './log/notification-reader';
 import { NotificationRetention } from './log/notification-retention';
 import { ProjectionLookup, StoredProjectionLookup } from './log/projection-lookup';
+import { ServiceEventStreamSource } from './streams/event-stream-source';
 import { ServiceStreamSource } from './streams/service-stream-source';
 import { SseStream } from './streams/sse-stream';
 import { SseStreamController } from './streams/sse-stream.controller';
@@ -55,6 +59,20 @@ const STREAM_PAGE = 200;
       },
     },
     {
+      provide: EventFeed,
+      inject: [APP_CONFIG],
+      useFactory: async (c: AppConfig) => {
+        const feed = new EventFeed();
+        if (c.redisUrl) await feed.connect(c.redisUrl);
+        return feed;
+      },
+    },
+    {
+      provide: ServiceEventStreamSource,
+      inject: [STORE, EventFeed],
+      useFactory: (s: Store, f: EventFeed) => new ServiceEventStreamSource(s.events, f),
+    },
+    {
       provide: WebhookUrlGuard,
       inject: [APP_CONFIG],
       useFactory: (c: AppConfig) => new WebhookUrlGuard({ allowPrivate: c.webhooks.allowPrivate }),
@@ -86,25 +104,46 @@ const STREAM_PAGE = 200;
     // The tenant's stream quota (all its keys, across instances with Redis) on top of the per-key and per-instance caps.
     {
       provide: WebSocketStreamServer,
-      inject: [ServiceStreamSource, APP_CONFIG, StreamLimiter, TenantQuotas],
-      useFactory: (src: ServiceStreamSource, c: AppConfig, limiter: StreamLimiter, quotas: TenantQuotas) =>
+      inject: [ServiceStreamSource, APP_CONFIG, StreamLimiter, TenantQuotas, ServiceEventStreamSource],
+      useFactory: (
+        src: ServiceStreamSource,
+        c: AppConfig,
+        limiter: StreamLimiter,
+        quotas: TenantQuotas,
+        events: ServiceEventStreamSource,
+      ) =>
         new WebSocketStreamServer(
           src,
           { pingIntervalMs: c.notifications.pingMs, maxBufferedBytes: c.notifications.maxBufferedBytes, pageSize: STREAM_PAGE },
           limiter,
           quotas,
+          events,
         ),
     },
     {
       provide: SseStream,
-      inject: [ServiceStreamSource, APP_CONFIG, StreamLimiter, TenantQuotas],
-      useFactory: (src: ServiceStreamSource, c: AppConfig, limiter: StreamLimiter, quotas: TenantQuotas) =>
+      inject: [ServiceStreamSource, APP_CONFIG, StreamLimiter, TenantQuotas, ServiceEventStreamSource],
+      useFactory: (
+        src: ServiceStreamSource,
+        c: AppConfig,
+        limiter: StreamLimiter,
+        quotas: TenantQuotas,
+        events: ServiceEventStreamSource,
+      ) =>
         new SseStream(
           src,
           { heartbeatMs: c.notifications.sseHeartbeatMs, maxBufferedBytes: c.notifications.maxBufferedBytes, pageSize: STREAM_PAGE },
           limiter,
           quotas,
+          events,
         ),
+    },
+    // The log's live streams (GET /events/stream): EventsModule's append pipeline rings the feed, its controller hands SSE here.
+    { provide: EVENTS_APPENDED, useExisting: EventFeed },
+    {
+      provide: EVENT_STREAM_SSE,
+      inject: [SseStream],
+      useFactory: (sse: SseStream): EventStreamSse => ({ serve: (...args) => sse.serveEvents(...args) }),
     },
     {
       provide: WebhookDispatcher,
@@ -163,12 +202,22 @@ const STREAM_PAGE = 200;
     },
   ],
   // StreamLimiter: the open-stream gauges of GET /metrics (observability/metrics).
-  exports: [LANE_APPLIED, PROJECTION_NOTIFICATION_SETUP, StreamLimiter, WebSocketStreamServer, SseStream],
+  exports: [
+    LANE_APPLIED,
+    PROJECTION_NOTIFICATION_SETUP,
+    StreamLimiter,
+    WebSocketStreamServer,
+    SseStream,
+    EVENTS_APPENDED,
+    EVENT_STREAM_SSE,
+  ],
 })
 export class NotificationsModule implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     private readonly feed: NotificationFeed,
+    private readonly eventFeed: EventFeed,
+    @Inject(STORE) private readonly store: Store,
     private readonly dispatcher: WebhookDispatcher,
     private readonly retention: NotificationRetention,
     private readonly ws: WebSocketStreamServer,
@@ -179,6 +228,7 @@ export class NotificationsModule implements OnApplicationBootstrap, BeforeApplic
 
   onApplicationBootstrap(): void {
     this.feed.startPolling((t, p) => this.reader.headSequence(t, p), this.config.notifications.pollMs);
+    this.eventFeed.startPolling((t) => this.store.events.headPosition(t), this.config.notifications.pollMs);
     this.ws.attach(this.adapterHost.httpAdapter.getHttpServer());
     this.dispatcher.start();
     this.retention.start();
@@ -193,6 +243,6 @@ export class NotificationsModule implements OnApplicationBootstrap, BeforeApplic
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.feed.close();
+    await Promise.all([this.feed.close(), this.eventFeed.close()]);
   }
 }

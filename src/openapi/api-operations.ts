@@ -69,6 +69,11 @@ const IDEMPOTENCY_KEY = {
   },
 };
 const IDEMPOTENCY_ERRORS: ErrorCode[] = ['INVALID_IDEMPOTENCY_KEY', 'IDEMPOTENCY_KEY_REUSED'];
+const DIRECTION = { direction: { description: 'forward (default) or backward', schema: { enum: ['forward', 'backward'] } } };
+const LOG_FILTERS = {
+  aggregateType: { description: 'only these aggregate types: a comma-separated list of up to 20', schema: string() },
+  eventType: { description: 'only these event types: a comma-separated list of up to 20', schema: string() },
+};
 const ARCHIVE_ERRORS: ErrorCode[] = ['INVALID_ARCHIVE', 'ARCHIVE_TOO_LARGE', 'VALIDATION_FAILED'];
 
 const REDUCER_UPLOAD_BODY = object(
@@ -118,9 +123,56 @@ export const OPERATIONS: Record<string, OperationSpec> = {
   },
   'GET /events/{aggregateId}': {
     tag: 'events',
-    summary: "Read an aggregate's events, in version order",
-    parameters: { fromVersion: { description: 'first version to return' }, limit: { description: 'page size' } },
+    summary: "Read an aggregate's events, in version order (or newest first with direction=backward)",
+    parameters: {
+      fromVersion: { description: 'first version to return (forward only; default 1)' },
+      beforeVersion: { description: 'direction=backward: versions below this one (default: from the last)' },
+      ...DIRECTION,
+      limit: { description: 'page size' },
+    },
     responses: { 200: json('a page of the stream (empty for an unknown aggregate)', 'StoredEventsPage') },
+    errors: ['VALIDATION_FAILED'],
+  },
+  'GET /events': {
+    tag: 'events',
+    summary: 'Read the tenant\'s log in position order (README, "Reading the log")',
+    parameters: {
+      afterPosition: { description: 'forward: events after this position (default 0: from the start)' },
+      beforePosition: { description: 'direction=backward: events before this position (default: from the head)' },
+      ...DIRECTION,
+      limit: { description: 'page size (default 1,000, at most 10,000)' },
+      ...LOG_FILTERS,
+    },
+    responses: { 200: json('a page of the log; nextAfterPosition (forward) / nextBeforePosition (backward) to go on', 'LogPage') },
+    errors: ['VALIDATION_FAILED'],
+  },
+  'GET /events/stream': {
+    tag: 'events',
+    summary: "Follow the tenant's log live: a WebSocket upgrade, or server-sent events",
+    description:
+      'With `Upgrade: websocket` (the key in X-API-Key, `?apiKey=` or the subprotocol `apikey.<key>`): 101, then one ' +
+      "`{type: 'event', …}` message (EventStreamMessage) per event after afterPosition (absent: from the head), then live; " +
+      "`{type: 'ping'}` keepalives to answer with `{type: 'pong'}`. With `Accept: text/event-stream`: server-sent events, one " +
+      '`event` per event, its position as the id (Last-Event-ID resumes). Any other GET reads the aggregate named `stream` ' +
+      '(as GET /events/{aggregateId}, with its parameters).',
+    parameters: {
+      afterPosition: { description: 'start after this position (absent: the head, live events only)', schema: integer({ minimum: 0 }) },
+      ...LOG_FILTERS,
+      'last-event-id': { description: 'SSE: the id (position) of the last event received; wins over afterPosition' },
+      fromVersion: { description: 'the aggregate `stream` only' },
+      beforeVersion: { description: 'the aggregate `stream` only' },
+      ...DIRECTION,
+      limit: { description: 'the aggregate `stream` only' },
+    },
+    responses: {
+      101: { description: 'WebSocket: switching protocols; messages are EventStreamMessage', schema: 'EventStreamMessage' },
+      200: {
+        description: 'server-sent events (each data an EventStreamMessage); without Accept: text/event-stream, the aggregate `stream`',
+        contentType: 'text/event-stream',
+        schema: string(),
+      },
+    },
+    errors: ['VALIDATION_FAILED', 'TOO_MANY_STREAMS'],
   },
   // Reducers and aggregate types
   'POST /reducers/upload': {

@@ -105,6 +105,16 @@ export interface AppendResult {
 
 export type AppendOutcome = { ok: true; result: AppendResult } | { ok: false; error: DomainError };
 
+/**
+ * One page of the tenant's log (EventLog.readLog). Forward: events with position > afterPosition,
+ * ascending. Backward: events with position < beforePosition (absent: from the head), descending.
+ * A filter list, when given and not empty, keeps only events whose aggregate type (event type) is
+ * one of its values; both lists given, an event must match both.
+ */
+export type LogQuery = { limit: number; aggregateTypes?: string[]; eventTypes?: string[] } & (
+  { direction: 'forward'; afterPosition: number } | { direction: 'backward'; beforePosition?: number }
+);
+
 export interface StreamInfo {
   aggregateType: string;
   version: number;
@@ -118,6 +128,15 @@ export interface StreamInfo {
 export interface EventLog {
   appendMany(requests: AppendRequest[]): Promise<AppendOutcome[]>;
   readStream(tenantId: string, aggregateId: string, fromVersion: number, limit: number): Promise<StoredEvent[]>;
+  /** Events of the stream with version <= atOrBeforeVersion, descending (GET /events/{id}?direction=backward). */
+  readStreamBackward(tenantId: string, aggregateId: string, atOrBeforeVersion: number, limit: number): Promise<StoredEvent[]>;
+  /**
+   * A page of the tenant's whole log in position order, filtered (LogQuery). Only committed events,
+   * gap-free: positions are drawn under the tenant's head lock and committed in their order, so a
+   * read never sees position N+1 without N. The one read of the log by position for the HTTP log,
+   * the event streams and whatever else follows the log (event webhooks, export).
+   */
+  readLog(tenantId: string, query: LogQuery): Promise<StoredEvent[]>;
   /** Events with position > afterPosition, ascending. What projections read. */
   readAll(tenantId: string, afterPosition: number, limit: number): Promise<StoredEvent[]>;
   streamInfo(tenantId: string, aggregateId: string): Promise<StreamInfo | null>;

@@ -96,6 +96,66 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect(await store.events.readStream(t, 'p-1', 11, 3)).toEqual([]);
     });
 
+    it('reads the tenant log by position, forwards and backwards, filtered by aggregate and event types', async () => {
+      const t = await tenant(store, 't1');
+      const other = await tenant(store, 't2');
+      // 3 aggregate types × 4 event types, interleaved, in separate commits; another tenant's events in between.
+      const want: { position: number; type: string; eventType: string }[] = [];
+      for (let i = 0; i < 24; i++) {
+        const type = ['order', 'cart', 'user'][i % 3];
+        const eventType = ['A', 'B', 'C', 'D'][i % 4];
+        const [o] = await store.events.appendMany([
+          req(t, `${type}-${i % 2}`, { aggregateType: type, events: [{ eventType, data: '{}' }] }),
+        ]);
+        want.push({ position: o.ok ? o.result.events[0].position : -1, type, eventType });
+        await store.events.appendMany([req(other, `order-x`, { events: [{ eventType, data: '{}' }] })]);
+      }
+      const read = async (q: Parameters<typeof store.events.readLog>[1]) => (await store.events.readLog(t, q)).map((e) => e.position);
+      const where = (pred: (w: (typeof want)[number]) => boolean) => want.filter(pred).map((w) => w.position);
+
+      expect(await read({ direction: 'forward', afterPosition: 0, limit: 100 })).toEqual(where(() => true));
+      expect(await read({ direction: 'forward', afterPosition: 5, limit: 3 })).toEqual([6, 7, 8]);
+      expect(await read({ direction: 'backward', limit: 3 })).toEqual([24, 23, 22]);
+      expect(await read({ direction: 'backward', beforePosition: 5, limit: 100 })).toEqual([4, 3, 2, 1]);
+      expect(await read({ direction: 'forward', afterPosition: 24, limit: 10 })).toEqual([]);
+      expect(await read({ direction: 'forward', afterPosition: 0, limit: 100, aggregateTypes: ['cart'] })).toEqual(
+        where((w) => w.type === 'cart'),
+      );
+      expect(await read({ direction: 'forward', afterPosition: 0, limit: 100, eventTypes: ['B', 'D'] })).toEqual(
+        where((w) => w.eventType === 'B' || w.eventType === 'D'),
+      );
+      // Several values of the driving filter: each limited, merged by position, the limit kept.
+      expect(await read({ direction: 'forward', afterPosition: 2, limit: 5, eventTypes: ['A', 'B', 'C'] })).toEqual(
+        where((w) => w.position > 2 && w.eventType !== 'D').slice(0, 5),
+      );
+      expect(await read({ direction: 'backward', beforePosition: 20, limit: 4, aggregateTypes: ['order', 'user'] })).toEqual(
+        where((w) => w.position < 20 && w.type !== 'cart')
+          .reverse()
+          .slice(0, 4),
+      );
+      expect(
+        await read({ direction: 'forward', afterPosition: 0, limit: 100, aggregateTypes: ['order', 'cart'], eventTypes: ['A', 'C'] }),
+      ).toEqual(where((w) => w.type !== 'user' && (w.eventType === 'A' || w.eventType === 'C')));
+      expect(await read({ direction: 'forward', afterPosition: 0, limit: 100, aggregateTypes: ['nothing'] })).toEqual([]);
+      // The other tenant's log is its own, numbered from 1.
+      expect((await store.events.readLog(other, { direction: 'forward', afterPosition: 0, limit: 100 })).map((e) => e.position)).toEqual(
+        Array.from({ length: 24 }, (_, i) => i + 1),
+      );
+      // A row as readAll has it.
+      expect(await store.events.readLog(t, { direction: 'forward', afterPosition: 0, limit: 2 })).toEqual(
+        await store.events.readAll(t, 0, 2),
+      );
+    });
+
+    it('reads a stream backwards from a version', async () => {
+      const t = await tenant(store, 't1');
+      const events = Array.from({ length: 10 }, (_, i) => ({ eventType: 'E', data: `{"i":${i}}` }));
+      await store.events.appendMany([req(t, 'p-1', { events })]);
+      expect((await store.events.readStreamBackward(t, 'p-1', 6, 3)).map((e) => e.version)).toEqual([6, 5, 4]);
+      expect((await store.events.readStreamBackward(t, 'p-1', 100, 2)).map((e) => e.version)).toEqual([10, 9]);
+      expect(await store.events.readStreamBackward(t, 'p-2', 100, 2)).toEqual([]);
+    });
+
     it('gives versions 1..N with no gap or duplicate under concurrent writers', async () => {
       const t = await tenant(store, 't1');
       const writers = [store];
@@ -668,6 +728,8 @@ export function testEventStore(name: string, harness: StoreHarness): void {
         await new Promise((r) => setTimeout(r, 300));
         // The reader sees nothing past position 1 while position 2 is uncommitted, even though a later append waits.
         expect((await store.events.readAll(t, 0, 100)).map((e) => e.position)).toEqual([1]);
+        expect((await store.events.readLog(t, { direction: 'forward', afterPosition: 0, limit: 100 })).map((e) => e.position)).toEqual([1]);
+        expect((await store.events.readLog(t, { direction: 'backward', limit: 100 })).map((e) => e.position)).toEqual([1]);
         release();
         const [h] = await held;
         const [l] = await later;
@@ -677,6 +739,27 @@ export function testEventStore(name: string, harness: StoreHarness): void {
           [2, 'slow-1'],
           [3, 'fast-1'],
         ]);
+      });
+
+      it('shows a reader of the log only gap-free prefixes while several instances append', async () => {
+        const t = await tenant(store, 't1');
+        const writers = [store, await harness.sameStorage(store), await harness.sameStorage(store)];
+        const reader = await harness.sameStorage(store);
+        extra.push(...writers.slice(1), reader);
+        let done = false;
+        const appends = Promise.all(
+          writers.map(async (w, k) => {
+            for (let i = 0; i < 40; i++) await w.events.appendMany([req(t, `w${k}-${i % 3}`), req(t, `v${k}-${i % 5}`)]);
+          }),
+        ).finally(() => (done = true));
+        let reads = 0;
+        while (!done || reads === 0) {
+          const got = (await reader.events.readLog(t, { direction: 'forward', afterPosition: 0, limit: 1000 })).map((e) => e.position);
+          expect(got).toEqual(Array.from({ length: got.length }, (_, i) => i + 1));
+          reads++;
+        }
+        await appends;
+        expect((await reader.events.readLog(t, { direction: 'backward', limit: 1000 })).length).toBe(240);
       });
 
       it('decides on the stored version, not what one instance last saw, after another instance wrote', async () => {

@@ -173,6 +173,12 @@ async function workload(svc: ServiceProcess, receiver: WebhookReceiver): Promise
     (await other.post('/events', { aggregateId: 'order-0', eventType: 'OrderPlaced', data: { customerId: 'x', lines: [] } })).status,
   ).toBe(201);
   expect((await t.get('/events/order-0?fromVersion=1&limit=10')).body.events).toHaveLength(2);
+  // The log read in each of its shapes (no filter, one value, several values, both lists, backward).
+  for (const q of ['', '&eventType=OrderPlaced', '&eventType=OrderPlaced,ItemAdded', '&aggregateType=order&eventType=OrderPlaced']) {
+    expect((await t.get(`/events?afterPosition=0${q}`)).status).toBe(200);
+    expect((await t.get(`/events?direction=backward${q}`)).status).toBe(200);
+  }
+  expect((await t.get('/events/order-0?direction=backward')).status).toBe(200);
   expect((await t.get('/aggregate-types/order')).status).toBe(200);
   await until(
     () => t.get('/aggregate-types/order/order-1/state'),
@@ -270,6 +276,7 @@ describe.each(STORE_BACKENDS)('SQL the service runs on %s', (backend) => {
       WEBHOOK_POLL_MS: '100',
       NOTIFICATIONS_RETENTION_SWEEP_MS: '100',
       IDEMPOTENCY_KEYS_SWEEP_MS: '100',
+      // The webhook heads' repair sweep too (its default, 10 s, made it show only in a slow run).
       WEBHOOK_REPAIR_MS: '100',
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
     });

@@ -26,9 +26,16 @@ export class WsCollector {
 
   static open(baseUrl: string, projectionId: string, key: string, afterSequence?: number): Promise<WsCollector> {
     const q = afterSequence === undefined ? '' : `?afterSequence=${afterSequence}`;
-    const socket = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/projections/${encodeURIComponent(projectionId)}/stream${q}`, {
-      headers: { 'x-api-key': key },
-    });
+    return WsCollector.openPath(baseUrl, `/projections/${encodeURIComponent(projectionId)}/stream${q}`, key);
+  }
+
+  /** The tenant's log stream (GET /events/stream): `query` as given, e.g. `?afterPosition=0&eventType=A`. */
+  static openEvents(baseUrl: string, key: string, query = ''): Promise<WsCollector> {
+    return WsCollector.openPath(baseUrl, `/events/stream${query}`, key);
+  }
+
+  static openPath(baseUrl: string, pathAndQuery: string, key: string): Promise<WsCollector> {
+    const socket = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}${pathAndQuery}`, { headers: key ? { 'x-api-key': key } : {} });
     const c = new WsCollector(socket);
     return new Promise((resolve, reject) => {
       socket.once('open', () => resolve(c));
@@ -41,6 +48,11 @@ export class WsCollector {
 
   sequences(): number[] {
     return this.messages.map((m) => m.sequence);
+  }
+
+  /** Event streams: the positions of the `event` messages received. */
+  positions(): number[] {
+    return this.messages.filter((m) => m.type === 'event').map((m) => m.position);
   }
 
   close(): Promise<void> {
@@ -61,9 +73,18 @@ export class SseCollector {
   private req?: http.ClientRequest;
 
   static open(baseUrl: string, projectionId: string, key: string, headers: Record<string, string> = {}, query = ''): Promise<SseCollector> {
+    return SseCollector.openPath(baseUrl, `/projections/${encodeURIComponent(projectionId)}/stream${query}`, key, headers);
+  }
+
+  /** The tenant's log stream (GET /events/stream). */
+  static openEvents(baseUrl: string, key: string, query = '', headers: Record<string, string> = {}): Promise<SseCollector> {
+    return SseCollector.openPath(baseUrl, `/events/stream${query}`, key, headers);
+  }
+
+  static openPath(baseUrl: string, pathAndQuery: string, key: string, headers: Record<string, string> = {}): Promise<SseCollector> {
     const c = new SseCollector();
     return new Promise((resolve, reject) => {
-      const req = http.get(`${baseUrl}/projections/${encodeURIComponent(projectionId)}/stream${query}`, {
+      const req = http.get(`${baseUrl}${pathAndQuery}`, {
         headers: { ...(key ? { 'x-api-key': key } : {}), accept: 'text/event-stream', ...headers },
       });
       c.req = req;
@@ -108,6 +129,11 @@ export class SseCollector {
 
   sequences(): number[] {
     return this.events.filter((e) => e.event === 'state_changed').map((e) => Number(e.id));
+  }
+
+  /** Event streams: the ids (positions) of the `event` events received. */
+  positions(): number[] {
+    return this.events.filter((e) => e.event === 'event').map((e) => Number(e.id));
   }
 
   close(): void {

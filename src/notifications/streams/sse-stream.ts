@@ -2,10 +2,14 @@ import { IncomingMessage, ServerResponse } from 'http';
 import { Logger } from '@nestjs/common';
 import { DomainError, notFound } from '../../common/domain-error';
 import { writeErrorAnswer } from '../../common/error-http-mapping';
-import { Notification, streamText } from '../log/notification';
+import { parseLogFilters } from '../../events/log-query';
+import type { EventStreamQuery } from '../../events/event-stream.port';
+import { eventCursorFeed, EventStreamSource } from './event-stream-source';
 import { NotificationCursor, parseSequence } from './notification-cursor';
+import { StreamCursor } from './stream-cursor';
 import { NO_TENANT_STREAM_QUOTA, StreamLimiter, TenantStreamQuota } from './stream-limiter';
 import { StreamSource } from './stream-source';
+import { EVENT_WIRE, NOTIFICATION_WIRE, StreamWire } from './stream-wire';
 
 /** Who opens a stream: the tenant, and the API key's hash (per-key caps). */
 export interface StreamOwner {
@@ -28,14 +32,45 @@ export interface SseStreamOptions {
  */
 export class SseStream {
   private readonly logger = new Logger('SseStream');
-  private readonly connections = new Set<SseConnection>();
+  private readonly connections = new Set<SseConnection<unknown>>();
 
   constructor(
     private readonly source: StreamSource,
     private readonly opts: SseStreamOptions,
     private readonly limiter: StreamLimiter,
     private readonly tenantStreams: TenantStreamQuota = NO_TENANT_STREAM_QUOTA,
+    /** The tenant's log, for `GET /events/stream` (serveEvents). */
+    private readonly events?: EventStreamSource,
   ) {}
+
+  /**
+   * `GET /events/stream` as server-sent events (the port EVENT_STREAM_SSE): ids are positions, so
+   * Last-Event-ID resumes after the last event received; the same caps, heartbeat and slow-consumer
+   * cut as a projection's stream. Answers its own refusals, as `serve` does.
+   */
+  async serveEvents(req: IncomingMessage, res: ServerResponse, owner: StreamOwner, query: EventStreamQuery, lastEventId?: string) {
+    try {
+      const events = this.events;
+      if (!events) throw new DomainError('NOT_FOUND', 'route not found');
+      await this.open(req, res, owner, async () => {
+        const filters = parseLogFilters(query);
+        const explicitAfter =
+          lastEventId !== undefined
+            ? parseSequence('Last-Event-ID', lastEventId)
+            : query.afterPosition !== undefined
+              ? parseSequence('afterPosition', query.afterPosition)
+              : null;
+        const afterPosition = explicitAfter ?? (await events.headPosition(owner.tenantId));
+        return {
+          wire: EVENT_WIRE,
+          cursor: (send) => new StreamCursor(eventCursorFeed(events, owner.tenantId, filters), afterPosition, send, this.opts),
+        } as OpenSse<unknown>;
+      });
+    } catch (e) {
+      if (!(e instanceof DomainError)) this.logger.error(`SSE event stream failed: ${e instanceof Error ? e.stack : e}`);
+      writeErrorAnswer(res, e instanceof DomainError ? e : new DomainError('INTERNAL', 'stream failed'));
+    }
+  }
 
   /**
    * `handle`, answering its refusals itself: the route has taken the reply over, so no exception
@@ -70,27 +105,38 @@ export class SseStream {
     lastEventId?: string,
   ): Promise<void> {
     const { tenantId } = owner;
+    await this.open(req, res, owner, async () => {
+      const explicitAfter =
+        lastEventId !== undefined
+          ? parseSequence('Last-Event-ID', lastEventId)
+          : query.afterSequence !== undefined
+            ? parseSequence('afterSequence', query.afterSequence)
+            : null;
+      const projection = await this.source.projection(tenantId, projectionId);
+      if (!projection) throw notFound(`projection '${projectionId}'`);
+      if (!projection.sse)
+        throw new DomainError(
+          'SSE_DISABLED',
+          `server-sent events are not enabled for projection '${projectionId}' (upload config "sse": true)`,
+        );
+      const afterSequence = explicitAfter ?? (await this.source.headSequence(tenantId, projectionId));
+      return {
+        wire: NOTIFICATION_WIRE,
+        cursor: (send) => new NotificationCursor(this.source, tenantId, projectionId, afterSequence, send, this.opts),
+      } as OpenSse<unknown>;
+    });
+  }
+
+  /** The caps first (released when the response closes, however it ends), then the stream's own checks, then the stream. */
+  private async open(req: IncomingMessage, res: ServerResponse, owner: StreamOwner, admit: () => Promise<OpenSse<unknown>>) {
     // Counted with the WebSockets; the slot goes back when the response closes, however it ends.
     const release = this.limiter.acquire(owner.keyHash, 'sse');
     res.once('close', release);
     if (res.destroyed) release();
-    const releaseTenant = await this.tenantStreams.acquireStream(tenantId);
+    const releaseTenant = await this.tenantStreams.acquireStream(owner.tenantId);
     res.once('close', releaseTenant);
     if (res.destroyed) releaseTenant();
-    const explicitAfter =
-      lastEventId !== undefined
-        ? parseSequence('Last-Event-ID', lastEventId)
-        : query.afterSequence !== undefined
-          ? parseSequence('afterSequence', query.afterSequence)
-          : null;
-    const projection = await this.source.projection(tenantId, projectionId);
-    if (!projection) throw notFound(`projection '${projectionId}'`);
-    if (!projection.sse)
-      throw new DomainError(
-        'SSE_DISABLED',
-        `server-sent events are not enabled for projection '${projectionId}' (upload config "sse": true)`,
-      );
-    const afterSequence = explicitAfter ?? (await this.source.headSequence(tenantId, projectionId));
+    const stream = await admit();
     if (res.destroyed || req.destroyed) return;
 
     // A quiet stream is not an idle connection: the heartbeat and the slow-consumer cut look after it.
@@ -102,7 +148,7 @@ export class SseStream {
       'x-accel-buffering': 'no',
     });
     res.flushHeaders();
-    const connection = new SseConnection(res, this.source, tenantId, projectionId, afterSequence, this.opts);
+    const connection = new SseConnection(res, owner.tenantId, stream, this.opts);
     this.connections.add(connection);
     // A key revoked or expired while the stream runs ends it (the key was checked only at its start).
     const unwatch = this.source.watchKey(owner.keyHash, () => connection.end({ code: 'KEY_REVOKED' }));
@@ -132,19 +178,25 @@ export class SseStream {
   }
 }
 
-class SseConnection {
-  private readonly cursor: NotificationCursor;
+/** A stream admitted: how its items are written, and its cursor once the response can take them. */
+interface OpenSse<T> {
+  wire: StreamWire<T>;
+  cursor: (send: (item: T) => boolean) => StreamCursor<T>;
+}
+
+class SseConnection<T> {
+  private readonly cursor: StreamCursor<T>;
+  private readonly wire: StreamWire<T>;
   private readonly heartbeat: NodeJS.Timeout;
 
   constructor(
     private readonly res: ServerResponse,
-    source: StreamSource,
     readonly tenantId: string,
-    projectionId: string,
-    afterSequence: number,
+    open: OpenSse<T>,
     private readonly opts: SseStreamOptions,
   ) {
-    this.cursor = new NotificationCursor(source, tenantId, projectionId, afterSequence, this.send, opts);
+    this.wire = open.wire;
+    this.cursor = open.cursor(this.send);
     this.cursor.onError = this.onCursorError;
     this.heartbeat = setInterval(() => this.res.write(': ping\n\n'), opts.heartbeatMs);
     this.cursor.start();
@@ -162,12 +214,13 @@ class SseConnection {
     this.res.end();
   }
 
-  private readonly send = (n: Notification): boolean => {
+  private readonly send = (item: T): boolean => {
     if (this.res.writableEnded || this.res.destroyed) return false;
-    this.res.write(`id: ${n.sequence}\nevent: state_changed\ndata: ${streamText(n)}\n\n`);
+    const n = this.wire.numberOf(item);
+    this.res.write(`id: ${n}\nevent: ${this.wire.sseEvent}\ndata: ${this.wire.text(item)}\n\n`);
     if (this.res.writableLength <= this.opts.maxBufferedBytes) return true;
-    // The error event queues behind everything already written, so the client has all up to n.
-    this.end({ code: 'SLOW_CONSUMER', resumeAfterSequence: n.sequence });
+    // The error event queues behind everything already written, so the client has all up to this item.
+    this.end({ code: 'SLOW_CONSUMER', [this.wire.resumeField]: n });
     return false;
   };
 

@@ -4,11 +4,14 @@ import { RawData, WebSocket, WebSocketServer } from 'ws';
 import { DomainError, validationFailed } from '../../common/domain-error';
 import { errorHeaders, statusOf, toErrorBody } from '../../common/error-http-mapping';
 import { requestTargetProblem } from '../../common/url-params';
+import { parseLogFilters } from '../../events/log-query';
 import { scopeCheck } from '../../tenancy/scope-check';
-import { Notification, streamText } from '../log/notification';
+import { eventCursorFeed, EventStreamSource } from './event-stream-source';
 import { NotificationCursor, parseSequence } from './notification-cursor';
+import { StreamCursor } from './stream-cursor';
 import { NO_TENANT_STREAM_QUOTA, StreamLimiter, TenantStreamQuota } from './stream-limiter';
 import { StreamSource } from './stream-source';
+import { EVENT_WIRE, NOTIFICATION_WIRE, StreamWire } from './stream-wire';
 
 export interface WebSocketStreamOptions {
   /** Interval of `{"type":"ping"}`; a client without a pong by the next ping is closed. */
@@ -28,6 +31,8 @@ const CLOSE_GOING_AWAY = 1001;
 const CLOSE_INTERNAL_ERROR = 1011;
 
 const STREAM_PATH = /^\/projections\/([^/]+)\/stream$/;
+/** The tenant's log (GET /events/stream); a plain GET of it is a route (SSE, or the aggregate named `stream`). */
+const EVENT_STREAM_PATH = '/events/stream';
 /** Browsers cannot set headers on a WebSocket, so the key may ride in the subprotocol list. */
 const API_KEY_PROTOCOL_PREFIX = 'apikey.';
 /**
@@ -40,7 +45,7 @@ export const STREAM_PROTOCOL = 'eventstore.v1';
 const SHUTDOWN_GRACE_MS = 1000;
 
 /**
- * `GET /projections/{id}/stream` over WebSocket, on the HTTP server's 'upgrade' event so that
+ * `GET /projections/{id}/stream` and `GET /events/stream` over WebSocket, on the HTTP server's 'upgrade' event so that
  * every refusal is a plain HTTP response with the service's error body, before any handshake.
  */
 export class WebSocketStreamServer {
@@ -50,7 +55,7 @@ export class WebSocketStreamServer {
     // Never the key's entry: only the fixed protocol is ever answered.
     handleProtocols: (protocols) => (protocols.has(STREAM_PROTOCOL) ? STREAM_PROTOCOL : false),
   });
-  private readonly connections = new Set<WebSocketStreamConnection>();
+  private readonly connections = new Set<WebSocketStreamConnection<unknown>>();
   private readonly upgradeListeners = new Map<Server, (req: IncomingMessage, socket: Duplex, head: Buffer) => void>();
   private closed = false;
 
@@ -59,6 +64,8 @@ export class WebSocketStreamServer {
     private readonly opts: WebSocketStreamOptions,
     private readonly limiter: StreamLimiter,
     private readonly tenantStreams: TenantStreamQuota = NO_TENANT_STREAM_QUOTA,
+    /** The tenant's log; without it `/events/stream` is not a stream path here. */
+    private readonly events?: EventStreamSource,
   ) {}
 
   attach(server: Server): void {
@@ -90,7 +97,7 @@ export class WebSocketStreamServer {
 
   private onUpgrade(server: Server, req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    const match = STREAM_PATH.exec(url.pathname);
+    const match = STREAM_PATH.exec(url.pathname) ?? (this.events && url.pathname === EVENT_STREAM_PATH ? [url.pathname] : null);
     if (!match) {
       // Another upgrade handler may own this path: answering is left to it unless there is none.
       if (server.listenerCount('upgrade') <= 1) refuse(socket, new DomainError('NOT_FOUND', 'route not found'));
@@ -105,7 +112,7 @@ export class WebSocketStreamServer {
     }
     // Without a listener a socket error during the asynchronous checks would crash the process.
     socket.on('error', destroySocket);
-    this.admit(req, socket, head, match[1], url.searchParams).catch((err: unknown) => {
+    this.admit(req, socket, head, match[1] ?? null, url.searchParams).catch((err: unknown) => {
       refuse(socket, err instanceof DomainError ? err : new DomainError('INTERNAL', 'internal error'));
     });
   }
@@ -114,7 +121,8 @@ export class WebSocketStreamServer {
     req: IncomingMessage,
     socket: Duplex,
     head: Buffer,
-    encodedProjectionId: string,
+    /** null: the event stream. */
+    encodedProjectionId: string | null,
     query: URLSearchParams,
   ): Promise<void> {
     const offered = offeredProtocols(req);
@@ -127,7 +135,7 @@ export class WebSocketStreamServer {
     const tenant = await this.source.authenticate(apiKeyOf(req, query, offered));
     if (!tenant) throw new DomainError('UNAUTHORIZED', 'missing or invalid API key');
     // The upgrade is the stream route's WebSocket side: the same scope as its SSE side (@RequiresScope there).
-    const scopeRefused = scopeCheck(tenant.scopes, 'state:read');
+    const scopeRefused = scopeCheck(tenant.scopes, encodedProjectionId === null ? 'events:read' : 'state:read');
     if (scopeRefused) throw scopeRefused;
     // The slot is taken before anything else is looked up and goes back when the socket closes,
     // whether the stream ran, was refused below or never finished its handshake.
@@ -137,20 +145,17 @@ export class WebSocketStreamServer {
     const releaseTenant = await this.tenantStreams.acquireStream(tenant.tenantId);
     socket.once('close', releaseTenant);
     if (socket.destroyed) releaseTenant();
-    const afterParam = query.get('afterSequence');
-    const explicitAfter = afterParam === null ? null : parseSequence('afterSequence', afterParam);
-    const projectionId = decodePathSegment(encodedProjectionId);
-    if (projectionId === null || !(await this.source.projection(tenant.tenantId, projectionId))) {
-      throw new DomainError('NOT_FOUND', 'projection not found');
-    }
-    const afterSequence = explicitAfter ?? (await this.source.headSequence(tenant.tenantId, projectionId));
+    const open =
+      encodedProjectionId === null
+        ? await this.eventStream(tenant.tenantId, query)
+        : await this.projectionStream(tenant.tenantId, encodedProjectionId, query);
     if (this.closed) {
       socket.destroy();
       return;
     }
     socket.off('error', destroySocket);
     this.wss.handleUpgrade(req, socket, head, (ws) => {
-      const connection = new WebSocketStreamConnection(ws, this.source, tenant.tenantId, projectionId, afterSequence, this.opts);
+      const connection = new WebSocketStreamConnection(ws, tenant.tenantId, open, this.opts);
       this.connections.add(connection);
       const unwatch = this.source.watchKey(tenant.keyHash, () => connection.keyRevoked());
       ws.once('close', () => {
@@ -159,24 +164,58 @@ export class WebSocketStreamServer {
       });
     });
   }
+
+  private async projectionStream(tenantId: string, encodedProjectionId: string, query: URLSearchParams): Promise<OpenStream<unknown>> {
+    const afterParam = query.get('afterSequence');
+    const explicitAfter = afterParam === null ? null : parseSequence('afterSequence', afterParam);
+    const projectionId = decodePathSegment(encodedProjectionId);
+    if (projectionId === null || !(await this.source.projection(tenantId, projectionId))) {
+      throw new DomainError('NOT_FOUND', 'projection not found');
+    }
+    const afterSequence = explicitAfter ?? (await this.source.headSequence(tenantId, projectionId));
+    return {
+      wire: NOTIFICATION_WIRE,
+      cursor: (send) => new NotificationCursor(this.source, tenantId, projectionId, afterSequence, send, this.opts),
+    } as OpenStream<unknown>;
+  }
+
+  /** The filters and the cursor are checked as GET /events checks them; no cursor: from the head (live only). */
+  private async eventStream(tenantId: string, query: URLSearchParams): Promise<OpenStream<unknown>> {
+    const events = this.events!;
+    // A filter given more than once is one list, as on the HTTP routes.
+    const given = (name: string) => (query.has(name) ? query.getAll(name) : undefined);
+    const filters = parseLogFilters({ aggregateType: given('aggregateType'), eventType: given('eventType') });
+    const afterParam = query.get('afterPosition');
+    const afterPosition = afterParam === null ? await events.headPosition(tenantId) : parseSequence('afterPosition', afterParam);
+    return {
+      wire: EVENT_WIRE,
+      cursor: (send) => new StreamCursor(eventCursorFeed(events, tenantId, filters), afterPosition, send, this.opts),
+    } as OpenStream<unknown>;
+  }
+}
+
+/** A stream admitted: how its items are written, and its cursor once the transport can send. */
+interface OpenStream<T> {
+  wire: StreamWire<T>;
+  cursor: (send: (item: T) => boolean) => StreamCursor<T>;
 }
 
 /** One client: its cursor, its keepalive and the reasons it gets closed. */
-class WebSocketStreamConnection {
-  private readonly cursor: NotificationCursor;
+class WebSocketStreamConnection<T> {
+  private readonly cursor: StreamCursor<T>;
+  private readonly wire: StreamWire<T>;
   private readonly pingTimer: NodeJS.Timeout;
   /** Cleared by any pong (message or frame); still set at the next ping means the client is gone. */
   private awaitingPong = false;
 
   constructor(
     private readonly ws: WebSocket,
-    source: StreamSource,
     readonly tenantId: string,
-    projectionId: string,
-    afterSequence: number,
+    open: OpenStream<T>,
     private readonly opts: WebSocketStreamOptions,
   ) {
-    this.cursor = new NotificationCursor(source, tenantId, projectionId, afterSequence, this.send, opts);
+    this.wire = open.wire;
+    this.cursor = open.cursor(this.send);
     this.cursor.onError = this.onCursorError;
     this.pingTimer = setInterval(this.ping, opts.pingIntervalMs);
     // Protocol errors (e.g. a message over maxPayload) are reported here and then closed by ws itself.
@@ -206,13 +245,13 @@ class WebSocketStreamConnection {
     this.close(CLOSE_KEY_REVOKED, JSON.stringify({ code: 'KEY_REVOKED' }));
   }
 
-  private readonly send = (n: Notification): boolean => {
+  private readonly send = (item: T): boolean => {
     if (this.ws.readyState !== WebSocket.OPEN) return false;
     this.corkUntilNextTick();
-    this.ws.send(streamText(n));
+    this.ws.send(this.wire.text(item));
     if (this.ws.bufferedAmount <= this.opts.maxBufferedBytes) return true;
-    // Everything up to n is already queued ahead of the close frame, so the client has it all.
-    this.close(CLOSE_SLOW_CONSUMER, JSON.stringify({ code: 'SLOW_CONSUMER', resumeAfterSequence: n.sequence }));
+    // Everything up to this item is already queued ahead of the close frame, so the client has it all.
+    this.close(CLOSE_SLOW_CONSUMER, JSON.stringify({ code: 'SLOW_CONSUMER', [this.wire.resumeField]: this.wire.numberOf(item) }));
     return false;
   };
 

@@ -1,8 +1,9 @@
 import { Pool, PoolClient } from 'pg';
 import { idempotencyKeyOf, MonotonicClock, planAppends, RememberedKey, streamKey, tenantsOf } from '../append-plan';
-import { AppendOutcome, AppendRequest, EventLog, StoredEvent, StreamInfo } from '../event-log.port';
+import { AppendOutcome, AppendRequest, EventLog, LogQuery, StoredEvent, StreamInfo } from '../event-log.port';
 import { EVENT_COLUMNS, EventDbRow, toStoredEvent } from '../event-row';
 import { REMEMBERED_KEY_COLUMNS, RememberedKeyRow, rememberedKeys } from '../idempotency-rows';
+import { logQuerySql } from '../log-query-sql';
 import type { InflightWrites } from './postgres-store';
 import { StreamVersionCache } from './stream-version-cache';
 import { withTransaction } from './with-transaction';
@@ -296,6 +297,27 @@ export class PostgresEventLog implements EventLog {
     return rows.map(toStoredEvent);
   }
 
+  async readStreamBackward(tenantId: string, aggregateId: string, atOrBeforeVersion: number, limit: number): Promise<StoredEvent[]> {
+    const { rows } = await this.pool.query<EventDbRow>({
+      name: 'es_read_stream_backward',
+      text: `SELECT ${EVENT_COLUMNS} FROM events WHERE tenant_id = $1 AND aggregate_id = $2 AND version <= $3 ORDER BY version DESC LIMIT $4`,
+      values: [tenantId, aggregateId, atOrBeforeVersion, limit],
+    });
+    return rows.map(toStoredEvent);
+  }
+
+  /**
+   * One statement, so one snapshot: the tenant's appends commit in position order (each holds the
+   * tenant's head row until its commit), so a snapshot that sees position N+1 sees N too.
+   */
+  async readLog(tenantId: string, query: LogQuery): Promise<StoredEvent[]> {
+    const values: unknown[] = [];
+    const text = logQuerySql(tenantId, query, (v) => (values.push(v), `$${values.length}`), 'postgres');
+    // Named by its text: each shape is parsed once per connection (a handful of shapes in practice).
+    const { rows } = await this.pool.query<EventDbRow>({ name: `es_log_${shapeId(text)}`, text, values });
+    return rows.map(toStoredEvent);
+  }
+
   async readAll(tenantId: string, afterPosition: number, limit: number): Promise<StoredEvent[]> {
     const { rows } = await this.pool.query<EventDbRow>({
       name: 'es_read_all',
@@ -322,4 +344,12 @@ export class PostgresEventLog implements EventLog {
     });
     return rows[0] ? Number(rows[0].position) : 0;
   }
+}
+
+const shapeIds = new Map<string, number>();
+/** A small number per distinct SQL text (pg's statement names are per connection and must not clash). */
+function shapeId(text: string): number {
+  let id = shapeIds.get(text);
+  if (id === undefined) shapeIds.set(text, (id = shapeIds.size));
+  return id;
 }

@@ -9,6 +9,7 @@ import {
 } from '../notification-schema';
 import { webhookSuspensionsMigration } from '../webhook-suspension-schema';
 import { droppedVersionsMigration } from '../projection-schema';
+import { EVENT_LOG_FILTER_MIGRATION } from '../event-log-schema';
 import { uploadClaimMigration } from '../upload-schema';
 import { idempotencyKeysMigration } from '../idempotency-schema';
 import { apiKeyScopesMigration } from '../api-key-schema';
@@ -168,4 +169,5 @@ export const POSTGRES_MIGRATIONS: string[] = [
   idempotencyKeysMigration('bigint'),
   apiKeyScopesMigration('timestamptz'),
   EVENT_TRACE_MIGRATION,
+  EVENT_LOG_FILTER_MIGRATION,
 ];

@@ -1,9 +1,13 @@
 import type Database from 'better-sqlite3';
-import { AppendOutcome, AppendRequest, EventLog, StoredEvent, StreamInfo } from '../event-log.port';
+import { AppendOutcome, AppendRequest, EventLog, LogQuery, StoredEvent, StreamInfo } from '../event-log.port';
 import { EVENT_COLUMNS as COLUMNS, EventDbRow, toStoredEvent } from '../event-row';
+import { logQuerySql } from '../log-query-sql';
+import { statementCache } from './statement-cache';
 
 export class SqliteEventLog implements EventLog {
   private stmts!: ReturnType<SqliteEventLog['compile']>;
+  /** The log reads' statements, one per shape (filter list lengths, direction). */
+  private statement!: ReturnType<typeof statementCache>;
 
   /** Reads run here, on the caller's connection; appends go to `append` (the writer thread). */
   constructor(
@@ -14,6 +18,7 @@ export class SqliteEventLog implements EventLog {
   /** Called after migrations, when the tables exist. */
   prepare(): void {
     this.stmts = this.compile();
+    this.statement = statementCache(this.db);
   }
 
   private compile() {
@@ -23,6 +28,9 @@ export class SqliteEventLog implements EventLog {
       stream: db.prepare('SELECT aggregate_type, version FROM streams WHERE tenant_id = ? AND aggregate_id = ?'),
       readStream: db.prepare(
         `SELECT ${COLUMNS} FROM events WHERE tenant_id = ? AND aggregate_id = ? AND version >= ? ORDER BY version LIMIT ?`,
+      ),
+      readStreamBackward: db.prepare(
+        `SELECT ${COLUMNS} FROM events WHERE tenant_id = ? AND aggregate_id = ? AND version <= ? ORDER BY version DESC LIMIT ?`,
       ),
       readAll: db.prepare(`SELECT ${COLUMNS} FROM events WHERE tenant_id = ? AND position > ? ORDER BY position LIMIT ?`),
     };
@@ -38,6 +46,16 @@ export class SqliteEventLog implements EventLog {
 
   async readAll(tenantId: string, afterPosition: number, limit: number): Promise<StoredEvent[]> {
     return (this.stmts.readAll.all(tenantId, afterPosition, limit) as EventDbRow[]).map(toStoredEvent);
+  }
+
+  async readStreamBackward(tenantId: string, aggregateId: string, atOrBeforeVersion: number, limit: number): Promise<StoredEvent[]> {
+    return (this.stmts.readStreamBackward.all(tenantId, aggregateId, atOrBeforeVersion, limit) as EventDbRow[]).map(toStoredEvent);
+  }
+
+  async readLog(tenantId: string, query: LogQuery): Promise<StoredEvent[]> {
+    const values: unknown[] = [];
+    const sql = logQuerySql(tenantId, query, (v) => (values.push(v), '?'), 'sqlite');
+    return (this.statement(sql).all(...values) as EventDbRow[]).map(toStoredEvent);
   }
 
   async streamInfo(tenantId: string, aggregateId: string): Promise<StreamInfo | null> {

@@ -38,11 +38,15 @@ export class EventsController {
   async append(
     @CurrentTenant() tenant: TenantRecord,
     @Body(new DtoValidationPipe(AppendEventDto)) body: AppendEventDto,
-    @Headers() headers: Record<string, string | string[] | undefined>,
+    @Headers('Idempotency-Key') key: string | undefined,
+    @Headers('traceparent') traceparent: string | undefined,
+    @Headers('tracestate') tracestate: string | undefined,
     @Req() req: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    return appendedView(replayMarked(reply, await this.appender.appendOne(tenant.tenantId, body, appendContextOf(headers, req))));
+    return appendedView(
+      replayMarked(reply, await this.appender.appendOne(tenant.tenantId, body, appendContextOf(req, key, traceparent, tracestate))),
+    );
   }
 
   @Post('batch')
@@ -53,11 +57,15 @@ export class EventsController {
   async appendBatch(
     @CurrentTenant() tenant: TenantRecord,
     @Body(new DtoValidationPipe(AppendBatchDto)) body: AppendBatchDto,
-    @Headers() headers: Record<string, string | string[] | undefined>,
+    @Headers('Idempotency-Key') key: string | undefined,
+    @Headers('traceparent') traceparent: string | undefined,
+    @Headers('tracestate') tracestate: string | undefined,
     @Req() req: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    return batchAppendedView(replayMarked(reply, await this.appender.appendBatch(tenant.tenantId, body, appendContextOf(headers, req))));
+    return batchAppendedView(
+      replayMarked(reply, await this.appender.appendBatch(tenant.tenantId, body, appendContextOf(req, key, traceparent, tracestate))),
+    );
   }
 
   /** The tenant's log in position order (README, "Reading the log"). */
@@ -158,16 +166,12 @@ export class EventsController {
 
 /** The key with the digest the body parser recorded (README "Retrying appends safely"). */
 /** The request's Idempotency-Key (with the digest of its route and body) and the caller's trace context. */
-function appendContextOf(headers: Record<string, string | string[] | undefined>, req: FastifyRequest): AppendContext {
-  return {
-    idempotency: idempotencyOf(headers['idempotency-key'], req),
-    trace: callerTraceContext(headers.traceparent, headers.tracestate),
-  };
+function appendContextOf(req: FastifyRequest, key?: string, traceparent?: string, tracestate?: string): AppendContext {
+  return { idempotency: idempotencyOf(key, req), trace: callerTraceContext(traceparent, tracestate) };
 }
 
-function idempotencyOf(header: string | string[] | undefined, req: FastifyRequest): RequestIdempotency | undefined {
-  // Node joins a repeated header into one string, which the key's syntax refuses (400).
-  const key = parseIdempotencyKey(Array.isArray(header) ? header.join(', ') : header);
+function idempotencyOf(header: string | undefined, req: FastifyRequest): RequestIdempotency | undefined {
+  const key = parseIdempotencyKey(header);
   return key === undefined ? undefined : { key, requestHash: bodyDigestOf(req) ?? '' };
 }
 

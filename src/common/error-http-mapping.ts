@@ -52,6 +52,10 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   WEBHOOK_NOT_SUSPENDED: 409,
   // A replay of a delivery whose notification retention has removed (`sequence`, `oldestSequence`).
   NOTIFICATION_EXPIRED: 410,
+  // The aggregate was erased: its state read and any further append (README "Erasure").
+  AGGREGATE_ERASED: 410,
+  // An aggregate or event type starting with '$' (the service's own events: $system, $erased).
+  RESERVED_NAME: 400,
   INTERNAL: 500,
 };
 

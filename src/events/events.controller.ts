@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { DtoValidationPipe } from '../common/dto-validation.pipe';
 import { IntQueryPipe } from '../common/int-query.pipe';
 import { ExactPayloads, Quota } from '../common/route-options';
@@ -9,13 +9,16 @@ import { EventAppender } from './event-appender';
 import { AppendBatchDto, AppendEventDto } from './event-input.dto';
 import { LIMITS } from './event-limits';
 import { EventReader } from './event-reader';
-import { appendedView, batchAppendedView, storedEventView } from './event-views';
+import { appendedView, batchAppendedView, erasedView, storedEventView } from './event-views';
+import { EventEraser } from './event-eraser';
+import { RequiresScope } from '../tenancy/scopes';
 
 @Controller('events')
 export class EventsController {
   constructor(
     private readonly appender: EventAppender,
     private readonly reader: EventReader,
+    private readonly eraser: EventEraser,
   ) {}
 
   @Post()
@@ -32,6 +35,14 @@ export class EventsController {
   @Quota('append-batch')
   async appendBatch(@CurrentTenant() tenant: TenantRecord, @Body(new DtoValidationPipe(AppendBatchDto)) body: AppendBatchDto) {
     return batchAppendedView(await this.appender.appendBatch(tenant.tenantId, body));
+  }
+
+  /** Erasure (README "Erasure"): 200 with the tombstone, the same again for an aggregate erased before. */
+  @Delete(':aggregateId')
+  @HttpCode(200)
+  @RequiresScope('events:erase')
+  async erase(@CurrentTenant() tenant: TenantRecord, @Param('aggregateId', AggregateIdPipe) aggregateId: string) {
+    return erasedView(await this.eraser.erase(tenant.tenantId, aggregateId));
   }
 
   @Get(':aggregateId')

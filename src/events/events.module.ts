@@ -8,6 +8,7 @@ import { APPEND_COMMITTED, AppendCommitted } from './append-committed.port';
 import { AppendPipeline, STATEFUL_APPEND, StatefulAppend } from './append-pipeline';
 import { EventAppender } from './event-appender';
 import { EventReader } from './event-reader';
+import { EventEraser } from './event-eraser';
 import { EventsController } from './events.controller';
 
 /** Appends and reads. The ports its pipeline calls are bound by the modules that own them (reducers, lanes). */
@@ -21,6 +22,11 @@ import { EventsController } from './events.controller';
       useFactory: (b: AppendBatcher, stateful: StatefulAppend, committed: AppendCommitted) => new AppendPipeline(b, stateful, committed),
     },
     { provide: EventAppender, inject: [AppendPipeline], useFactory: (p: AppendPipeline) => new EventAppender(p) },
+    {
+      provide: EventEraser,
+      inject: [STORE, STATEFUL_APPEND, APPEND_COMMITTED],
+      useFactory: (store: Store, stateful: StatefulAppend, committed: AppendCommitted) => new EventEraser(store.erasure, stateful, committed),
+    },
     { provide: EventReader, inject: [STORE], useFactory: (store: Store) => new EventReader(store.events) },
   ],
   exports: [AppendPipeline, EventReader],

@@ -86,19 +86,29 @@ export const OPERATIONS: Record<string, OperationSpec> = {
     tag: 'events',
     summary: 'Append one event',
     responses: { 201: json('appended; state when a reducer is bound to the type', 'Appended') },
-    errors: ['VERSION_CONFLICT', 'AGGREGATE_TYPE_MISMATCH', 'RUNTIME_UNAVAILABLE'],
+    errors: ['VERSION_CONFLICT', 'AGGREGATE_TYPE_MISMATCH', 'AGGREGATE_ERASED', 'RESERVED_NAME', 'RUNTIME_UNAVAILABLE'],
   },
   'POST /events/batch': {
     tag: 'events',
     summary: 'Append several events to one aggregate atomically (all or none)',
     responses: { 201: json('appended', 'BatchAppended') },
-    errors: ['VERSION_CONFLICT', 'AGGREGATE_TYPE_MISMATCH', 'RUNTIME_UNAVAILABLE'],
+    errors: ['VERSION_CONFLICT', 'AGGREGATE_TYPE_MISMATCH', 'AGGREGATE_ERASED', 'RESERVED_NAME', 'RUNTIME_UNAVAILABLE'],
   },
   'GET /events/{aggregateId}': {
     tag: 'events',
     summary: "Read an aggregate's events, in version order",
     parameters: { fromVersion: { description: 'first version to return' }, limit: { description: 'page size' } },
     responses: { 200: json('a page of the stream (empty for an unknown aggregate)', 'StoredEventsPage') },
+  },
+  'DELETE /events/{aggregateId}': {
+    tag: 'events',
+    summary: "Erase an aggregate for good: its events' data and metadata, its state, the notifications they caused (README \"Erasure\")",
+    description:
+      'Keeps each event as a tombstone (eventId, version, position, eventType, timestamp; data {} and erasedAt on reads) and appends ' +
+      'a $erased event (aggregate type $system, stream $erasures) in the same transaction. Its state read and further appends ' +
+      'then answer 410 AGGREGATE_ERASED. Erasing again answers 200 with the first erasure. Scope events:erase.',
+    responses: { 200: json('erased (or erased before: the same answer)', 'Erased') },
+    errors: ['NOT_FOUND', 'RESERVED_NAME'],
   },
   // Reducers and aggregate types
   'POST /reducers/upload': {
@@ -130,7 +140,7 @@ export const OPERATIONS: Record<string, OperationSpec> = {
     tag: 'reducers',
     summary: "An aggregate's state, computed by its type's reducer",
     responses: { 200: json('the state', 'AggregateState') },
-    errors: ['NO_REDUCER_BOUND', 'NOT_FOUND', 'REDUCER_FAILED', 'STATE_TOO_LARGE', 'RUNTIME_UNAVAILABLE'],
+    errors: ['NO_REDUCER_BOUND', 'NOT_FOUND', 'AGGREGATE_ERASED', 'REDUCER_FAILED', 'STATE_TOO_LARGE', 'RUNTIME_UNAVAILABLE'],
   },
   // Projections
   'POST /projections/upload': {

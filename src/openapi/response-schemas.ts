@@ -1,6 +1,6 @@
 import { ERROR_CODES } from '../common/domain-error';
 import { object, string } from '../common/json-schema';
-import { APPENDED_SCHEMA, BATCH_APPENDED_SCHEMA, STORED_EVENTS_PAGE_SCHEMA } from '../events/event-views';
+import { APPENDED_SCHEMA, BATCH_APPENDED_SCHEMA, ERASED_SCHEMA, STORED_EVENTS_PAGE_SCHEMA } from '../events/event-views';
 import { HEALTH_SCHEMA, LIVENESS_SCHEMA, READINESS_SCHEMA } from '../health/readiness';
 import { NOTIFICATIONS_PAGE_SCHEMA, STREAM_MESSAGE_SCHEMA } from '../notifications/log/notification';
 import { WEBHOOK_STATUS_SCHEMA } from '../notifications/webhooks/webhook-endpoints';
@@ -51,6 +51,7 @@ export const NAMED_SCHEMAS = {
   Appended: APPENDED_SCHEMA,
   BatchAppended: BATCH_APPENDED_SCHEMA,
   StoredEventsPage: STORED_EVENTS_PAGE_SCHEMA,
+  Erased: ERASED_SCHEMA,
   ReducerUploadAnswer: REDUCER_UPLOAD_ANSWER_SCHEMA,
   ReducerRecord: REDUCER_RECORD_SCHEMA,
   Binding: BINDING_SCHEMA,

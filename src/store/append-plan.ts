@@ -1,4 +1,4 @@
-import { aggregateTypeMismatch, DomainError, versionConflict } from '../common/domain-error';
+import { aggregateErased, aggregateTypeMismatch, DomainError, reservedName, versionConflict } from '../common/domain-error';
 import { uuidv7 } from '../common/uuid-v7';
 import { AppendOutcome, AppendRequest, Snapshot, StoredEvent, StreamInfo } from './event-log.port';
 
@@ -69,6 +69,17 @@ export function planAppends(
     const aggregateType = decideAggregateType(req, known?.aggregateType);
     if (aggregateType instanceof DomainError) {
       outcomes.push({ ok: false, error: aggregateType });
+      continue;
+    }
+    // Erased: refused whatever else the request says (read under the commit's lock: see erasure-schema.ts).
+    const erasedAt = current.get(key)?.erasedAt;
+    if (erasedAt !== undefined) {
+      outcomes.push({ ok: false, error: aggregateErased(req.aggregateId, erasedAt) });
+      continue;
+    }
+    // The service's own streams ($system) take no appends from tenants, whatever id names them.
+    if (aggregateType.startsWith('$')) {
+      outcomes.push({ ok: false, error: reservedName('aggregateType', aggregateType) });
       continue;
     }
     if (req.expectedVersion !== undefined && req.expectedVersion !== version) {

@@ -69,6 +69,8 @@ export interface StoredEvent {
   metadata: string | null;
   correlationId: string | null;
   causationId: string | null;
+  /** Epoch ms of the aggregate's erasure; set only on an erased event (data '{}', metadata null). */
+  erasedAt?: number;
 }
 
 export interface AppendResult {
@@ -82,6 +84,8 @@ export type AppendOutcome = { ok: true; result: AppendResult } | { ok: false; er
 export interface StreamInfo {
   aggregateType: string;
   version: number;
+  /** Epoch ms; set when the aggregate was erased (no append, no state any more). */
+  erasedAt?: number;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { StoredEvent } from './event-log.port';
+import { StoredEvent, StreamInfo } from './event-log.port';
 
 /** Column names shared by both adapters, so one mapper reads either. */
 export interface EventDbRow {
@@ -13,10 +13,11 @@ export interface EventDbRow {
   metadata: string | null;
   correlation_id: string | null;
   causation_id: string | null;
+  erased_at?: number | string | Date | null;
 }
 
 export const EVENT_COLUMNS =
-  'position, event_id, aggregate_id, aggregate_type, event_type, version, created_at, data, metadata, correlation_id, causation_id';
+  'position, event_id, aggregate_id, aggregate_type, event_type, version, created_at, data, metadata, correlation_id, causation_id, erased_at';
 
 export const toStoredEvent = (r: EventDbRow): StoredEvent => ({
   position: Number(r.position),
@@ -30,4 +31,21 @@ export const toStoredEvent = (r: EventDbRow): StoredEvent => ({
   metadata: r.metadata,
   correlationId: r.correlation_id,
   causationId: r.causation_id,
+  ...(r.erased_at != null ? { erasedAt: epochMsOf(r.erased_at) } : {}),
+});
+
+/** A time column as epoch ms: SQLite keeps integers, PostgreSQL timestamptz (a Date) or bigint text. */
+export const epochMsOf = (v: number | string | Date): number => (v instanceof Date ? v.getTime() : Number(v));
+
+/** A streams row as both adapters read it. */
+export interface StreamDbRow {
+  aggregate_type: string;
+  version: number | string;
+  erased_at: number | string | Date | null;
+}
+
+export const toStreamInfo = (r: StreamDbRow): StreamInfo => ({
+  aggregateType: r.aggregate_type,
+  version: Number(r.version),
+  ...(r.erased_at != null ? { erasedAt: epochMsOf(r.erased_at) } : {}),
 });

@@ -83,19 +83,30 @@ export class SqlSnapshotRepository implements SnapshotRepository {
   }
 
   async putIfNewer(tenantId: string, s: Snapshot): Promise<void> {
-    await this.db.run(
-      `INSERT INTO snapshots (tenant_id, aggregate_id, aggregate_type, binding_id, version, state, failed_version, error, updated_at)
+    // The stream's row locked first, and only while not erased: a state computed from events read
+    // before an erasure is never written after it (the erasure holds this row until it commits;
+    // PostgreSQL re-reads it then). Nothing is kept for an erased aggregate.
+    await this.db.batch([
+      {
+        sql: 'UPDATE streams SET version = version WHERE tenant_id = ? AND aggregate_id = ? AND erased_at IS NULL',
+        params: [tenantId, s.aggregateId],
+        mustChange: true,
+      },
+      {
+        sql: `INSERT INTO snapshots (tenant_id, aggregate_id, aggregate_type, binding_id, version, state, failed_version, error, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (tenant_id, aggregate_id) DO UPDATE SET binding_id = excluded.binding_id, version = excluded.version,
          state = excluded.state, failed_version = excluded.failed_version, error = excluded.error, updated_at = excluded.updated_at
        WHERE snapshots.binding_id <> excluded.binding_id OR snapshots.version < excluded.version`,
-      [tenantId, s.aggregateId, s.aggregateType, s.bindingId, s.version, s.state, s.failedVersion, s.error, sqlTime(s.updatedAt)],
-    );
+        params: [tenantId, s.aggregateId, s.aggregateType, s.bindingId, s.version, s.state, s.failedVersion, s.error, sqlTime(s.updatedAt)],
+      },
+    ]);
   }
 
   async listAggregates(tenantId: string, aggregateType: string, afterAggregateId: string, limit: number) {
     const rows = await this.db.all<{ aggregate_id: string; version: number }>(
-      `SELECT aggregate_id, version FROM streams WHERE tenant_id = ? AND aggregate_type = ? AND aggregate_id > ? ORDER BY aggregate_id LIMIT ?`,
+      `SELECT aggregate_id, version FROM streams WHERE tenant_id = ? AND aggregate_type = ? AND aggregate_id > ? AND erased_at IS NULL
+       ORDER BY aggregate_id LIMIT ?`,
       [tenantId, aggregateType, afterAggregateId, limit],
     );
     return rows.map((r) => ({ aggregateId: r.aggregate_id, version: Number(r.version) }));

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { MonotonicClock, planAppends, streamKey, tenantsOf } from '../append-plan';
 import { AppendOutcome, AppendRequest, StreamInfo } from '../event-log.port';
+import { StreamDbRow, toStreamInfo } from '../event-row';
 
 /**
  * One group commit on SQLite, synchronous. SQLite has no round trips, so prepared statements run
@@ -13,7 +14,7 @@ export class SqliteAppendTransaction {
 
   constructor(db: Database.Database) {
     const head = db.prepare('SELECT position FROM tenant_heads WHERE tenant_id = ?');
-    const stream = db.prepare('SELECT aggregate_type, version FROM streams WHERE tenant_id = ? AND aggregate_id = ?');
+    const stream = db.prepare('SELECT aggregate_type, version, erased_at FROM streams WHERE tenant_id = ? AND aggregate_id = ?');
     const insertEvent = db.prepare(
       `INSERT INTO events (tenant_id, position, aggregate_id, version, event_id, aggregate_type, event_type,
          data, metadata, correlation_id, causation_id, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
@@ -42,8 +43,8 @@ export class SqliteAppendTransaction {
       for (const r of reqs) {
         const key = streamKey(r.tenantId, r.aggregateId);
         if (current.has(key)) continue;
-        const s = stream.get(r.tenantId, r.aggregateId) as { aggregate_type: string; version: number } | undefined;
-        if (s) current.set(key, { aggregateType: s.aggregate_type, version: Number(s.version) });
+        const s = stream.get(r.tenantId, r.aggregateId) as StreamDbRow | undefined;
+        if (s) current.set(key, toStreamInfo(s));
       }
       const plan = planAppends(reqs, current, heads, this.clock.now());
       for (const e of plan.rows) {

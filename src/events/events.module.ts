@@ -25,7 +25,8 @@ import { EventsController } from './events.controller';
     {
       provide: EventEraser,
       inject: [STORE, STATEFUL_APPEND, APPEND_COMMITTED],
-      useFactory: (store: Store, stateful: StatefulAppend, committed: AppendCommitted) => new EventEraser(store.erasure, stateful, committed),
+      useFactory: (store: Store, stateful: StatefulAppend, committed: AppendCommitted) =>
+        new EventEraser(store.erasure, stateful, committed),
     },
     { provide: EventReader, inject: [STORE], useFactory: (store: Store) => new EventReader(store.events) },
   ],

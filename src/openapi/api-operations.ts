@@ -102,7 +102,7 @@ export const OPERATIONS: Record<string, OperationSpec> = {
   },
   'DELETE /events/{aggregateId}': {
     tag: 'events',
-    summary: "Erase an aggregate for good: its events' data and metadata, its state, the notifications they caused (README \"Erasure\")",
+    summary: 'Erase an aggregate for good: its events\' data and metadata, its state, the notifications they caused (README "Erasure")',
     description:
       'Keeps each event as a tombstone (eventId, version, position, eventType, timestamp; data {} and erasedAt on reads) and appends ' +
       'a $erased event (aggregate type $system, stream $erasures) in the same transaction. Its state read and further appends ' +

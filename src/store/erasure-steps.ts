@@ -73,10 +73,12 @@ export function* erasureSteps(
     aggregateId,
   ]);
   // 2. The stream is frozen at its version (the CHECK refuses any append that planned otherwise).
-  yield run(
-    `UPDATE streams SET erased_at = ?, erased_version = version, erased_position = ? WHERE tenant_id = ? AND aggregate_id = ?`,
-    [at, position, tenantId, aggregateId],
-  );
+  yield run(`UPDATE streams SET erased_at = ?, erased_version = version, erased_position = ? WHERE tenant_id = ? AND aggregate_id = ?`, [
+    at,
+    position,
+    tenantId,
+    aggregateId,
+  ]);
   // 3. The reducer's state.
   yield run('DELETE FROM snapshots WHERE tenant_id = ? AND aggregate_id = ?', [tenantId, aggregateId]);
   // 4. The notifications its events caused: their state becomes '{}' (their webhook deliveries,

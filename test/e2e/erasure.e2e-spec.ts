@@ -47,13 +47,35 @@ describe.each(STORE_BACKENDS)('erasure over HTTP on %s', (backend) => {
   it('reaches the log, the state, the notification log and a pending delivery; appends and state answer 410; $erased reaches the projection', async () => {
     const append = (aggregateId: string, eventType: string, data: object, extra: object = {}) =>
       a.post('/events', { aggregateId, eventType, data, ...extra });
-    expect((await append('customer-ann', 'Registered', { name: `${SECRET} Smith`, email: `${SECRET}@example.com` }, { metadata: { ip: SECRET }, correlationId: 'signup-1' })).status).toBe(201);
+    expect(
+      (
+        await append(
+          'customer-ann',
+          'Registered',
+          { name: `${SECRET} Smith`, email: `${SECRET}@example.com` },
+          { metadata: { ip: SECRET }, correlationId: 'signup-1' },
+        )
+      ).status,
+    ).toBe(201);
     expect((await append('customer-bo', 'Registered', { name: 'Bo', email: 'bo@example.com' })).status).toBe(201);
-    expect((await a.post('/events/batch', { aggregateId: 'customer-ann', events: [{ eventType: 'Moved', data: { city: `${SECRET}-town` } }] })).status).toBe(201);
+    expect(
+      (await a.post('/events/batch', { aggregateId: 'customer-ann', events: [{ eventType: 'Moved', data: { city: `${SECRET}-town` } }] }))
+        .status,
+    ).toBe(201);
     const state = async (key: string) => (await a.get(`/projections/${projectionId}/state/${key}`)).body;
-    await until(() => state('customer-ann'), (s) => s.state?.events === 2, 60_000, 'the projection applied both events');
+    await until(
+      () => state('customer-ann'),
+      (s) => s.state?.events === 2,
+      60_000,
+      'the projection applied both events',
+    );
     expect((await a.get('/aggregate-types/customer/customer-ann/state')).body.state).toMatchObject({ name: `${SECRET} Smith`, events: 2 });
-    await until(() => receiver.accepted.length, (n) => n >= 3, 60_000, 'the first webhooks');
+    await until(
+      () => receiver.accepted.length,
+      (n) => n >= 3,
+      60_000,
+      'the first webhooks',
+    );
 
     // The receiver goes down; the next change's delivery is attempted and fails, so it is pending during the erasure.
     receiver.down = true;
@@ -65,7 +87,12 @@ describe.each(STORE_BACKENDS)('erasure over HTTP on %s', (backend) => {
       'the rename notification',
     );
     const renamed = pending.find((n) => n.state.name === `${SECRET} Jones`).sequence;
-    await until(() => receiver.attempts.get(renamed) ?? 0, (n) => n >= 1, 60_000, 'a failed attempt of the pending delivery');
+    await until(
+      () => receiver.attempts.get(renamed) ?? 0,
+      (n) => n >= 1,
+      60_000,
+      'a failed attempt of the pending delivery',
+    );
 
     const before = (await a.get('/events/customer-ann')).body.events as any[];
     expect(before).toHaveLength(3);
@@ -89,9 +116,7 @@ describe.each(STORE_BACKENDS)('erasure over HTTP on %s', (backend) => {
 
     // The log: tombstones in place (ids, versions, positions, types, timestamps, correlation), no data or metadata.
     const after = (await a.get('/events/customer-ann')).body.events as any[];
-    expect(after).toEqual(
-      before.map((e) => ({ ...e, data: {}, metadata: null, erasedAt: erased.body.erasedAt })),
-    );
+    expect(after).toEqual(before.map((e) => ({ ...e, data: {}, metadata: null, erasedAt: erased.body.erasedAt })));
     expect(JSON.stringify(after)).not.toContain(SECRET);
     // The system stream holds the $erased event at the position the erasure answered.
     const sys = (await a.get('/events/$erasures')).body.events as any[];
@@ -123,7 +148,12 @@ describe.each(STORE_BACKENDS)('erasure over HTTP on %s', (backend) => {
     expect(together[1].body).toMatchObject({ version: 2, position: 6 }); // positions go on after the $erased event
 
     // The projection saw $erased and dropped the customer's entry.
-    const entry = await until(() => state('customer-ann'), (s) => s.state?.erased === true, 60_000, 'the projection handled $erased');
+    const entry = await until(
+      () => state('customer-ann'),
+      (s) => s.state?.erased === true,
+      60_000,
+      'the projection handled $erased',
+    );
     expect(entry.state).toEqual({ name: '', email: '', events: 0, erased: true });
 
     // The notification log: every notification the customer's events caused now has the state {}.
@@ -136,13 +166,23 @@ describe.each(STORE_BACKENDS)('erasure over HTTP on %s', (backend) => {
     // The receiver comes back: the pending delivery arrives with the erased state, and nothing sent after the erasure holds the data.
     const erasedAtMs = Date.parse(erased.body.erasedAt);
     receiver.down = false;
-    await until(() => receiver.sequences(), (s) => s.includes(renamed), 60_000, 'the pending delivery after the receiver came back');
+    await until(
+      () => receiver.sequences(),
+      (s) => s.includes(renamed),
+      60_000,
+      'the pending delivery after the receiver came back',
+    );
     const late = receiver.accepted.find((w) => w.sequence === renamed)!;
     expect(late.body).toMatchObject({ aggregateId: 'customer-ann' });
     expect(late.body.state).toEqual({});
     expect(receiver.attempts.get(renamed)).toBeGreaterThan(1); // it was pending (and failing) across the erasure
     for (const w of receiver.accepted.filter((x) => x.at >= erasedAtMs)) expect(w.raw.toString('utf8')).not.toContain(SECRET);
-    await until(() => receiver.accepted.some((w) => w.body.aggregateId === '$erasures'), (ok) => ok, 60_000, 'the $erased notification');
+    await until(
+      () => receiver.accepted.some((w) => w.body.aggregateId === '$erasures'),
+      (ok) => ok,
+      60_000,
+      'the $erased notification',
+    );
 
     // A second erasure answers the first one; an unknown aggregate is 404; the service's own stream is refused.
     const again = await del('/events/customer-ann');

@@ -10,7 +10,12 @@ import { req, tenant } from './store-fixtures';
 async function rawAll<T>(store: Store, sql: string, params: unknown[]): Promise<T[]> {
   if (store.kind === 'postgres') {
     let i = 0;
-    return (await (store as PostgresStore).pool.query(sql.replace(/\?/g, () => `$${++i}`), params)).rows as T[];
+    return (
+      await (store as PostgresStore).pool.query(
+        sql.replace(/\?/g, () => `$${++i}`),
+        params,
+      )
+    ).rows as T[];
   }
   return (store as SqliteStore).db.prepare(sql).all(...params) as T[];
 }
@@ -28,14 +33,24 @@ export function describeErasureStore(current: () => Store, harness: StoreHarness
       const store = current();
       const t = await tenant(store, 't1');
       await store.events.appendMany([
-        req(t, 'cust-1', { metadata: '{"ip":"10.0.0.1"}', correlationId: 'c-1', events: [{ eventType: 'Registered', data: '{"name":"Ann"}' }] }),
+        req(t, 'cust-1', {
+          metadata: '{"ip":"10.0.0.1"}',
+          correlationId: 'c-1',
+          events: [{ eventType: 'Registered', data: '{"name":"Ann"}' }],
+        }),
         req(t, 'other-1'),
         req(t, 'cust-1', { events: [{ eventType: 'Moved', data: '{"city":"Oslo"}' }] }),
       ]);
       const before = await store.events.readStream(t, 'cust-1', 1, 10);
       const r = await store.erasure.erase(t, 'cust-1');
       expect(r).toMatchObject({ aggregateId: 'cust-1', aggregateType: 'cust', version: 2, alreadyErased: false });
-      expect(r.erasedEvent).toMatchObject({ position: 4, aggregateId: '$erasures', aggregateType: '$system', eventType: '$erased', version: 1 });
+      expect(r.erasedEvent).toMatchObject({
+        position: 4,
+        aggregateId: '$erasures',
+        aggregateType: '$system',
+        eventType: '$erased',
+        version: 1,
+      });
       expect(JSON.parse(r.erasedEvent.data)).toEqual({ aggregateId: 'cust-1', aggregateType: 'cust' });
 
       const after = await store.events.readStream(t, 'cust-1', 1, 10);
@@ -50,10 +65,11 @@ export function describeErasureStore(current: () => Store, harness: StoreHarness
       expect(await store.events.headPosition(t)).toBe(4);
       expect(await store.events.streamInfo(t, 'cust-1')).toEqual({ aggregateType: 'cust', version: 2, erasedAt: r.erasedAt });
       // No byte of the payloads is left in the events table.
-      const raw = await rawAll<{ data: string; metadata: string | null }>(store, 'SELECT data, metadata FROM events WHERE tenant_id = ? AND aggregate_id = ?', [
-        t,
-        'cust-1',
-      ]);
+      const raw = await rawAll<{ data: string; metadata: string | null }>(
+        store,
+        'SELECT data, metadata FROM events WHERE tenant_id = ? AND aggregate_id = ?',
+        [t, 'cust-1'],
+      );
       expect(raw).toEqual([
         { data: '{}', metadata: null },
         { data: '{}', metadata: null },
@@ -83,11 +99,22 @@ export function describeErasureStore(current: () => Store, harness: StoreHarness
       const store = current();
       const t = await tenant(store, 't1');
       const snapshot = (state: string) => ({ bindingId: 'b1', baseVersion: 0, state });
-      await store.events.appendMany([req(t, 'cust-1', { snapshot: snapshot('{"name":"Ann"}') }), req(t, 'cust-2', { snapshot: snapshot('{"name":"Bo"}') })]);
+      await store.events.appendMany([
+        req(t, 'cust-1', { snapshot: snapshot('{"name":"Ann"}') }),
+        req(t, 'cust-2', { snapshot: snapshot('{"name":"Bo"}') }),
+      ]);
       const v1 = { versionId: 'v1', projectionId: 'p1', tenantId: t, className: 'C', targetPosition: 0, createdAt: 1 };
       const notify = toStoredSettings({ webhookUrl: 'http://x.example/h', isolated: false, sse: true });
       await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'dir', version: v1, ...notify });
-      await store.lanes.route(t, 'v1', [{ key: 'k', position: 1 }, { key: 'k', position: 2 }], 2);
+      await store.lanes.route(
+        t,
+        'v1',
+        [
+          { key: 'k', position: 1 },
+          { key: 'k', position: 2 },
+        ],
+        2,
+      );
       await store.lanes.laneWork(t, 'v1', 'k', 10);
       const change = (position: number, state: string) => ({
         position,
@@ -129,7 +156,9 @@ export function describeErasureStore(current: () => Store, harness: StoreHarness
       const log = await store.notifications.read(t, 'p1', 0, 10);
       expect(log.map((n) => [n.aggregateId, n.state])).toEqual([['cust-1', '{}']]);
       // The pending delivery stays (its key's order holds) and reads the erased state when it is sent.
-      expect(await rawAll(store, "SELECT sequence FROM webhook_deliveries WHERE tenant_id = ? AND status = 'pending'", [t])).toHaveLength(1);
+      expect(await rawAll(store, "SELECT sequence FROM webhook_deliveries WHERE tenant_id = ? AND status = 'pending'", [t])).toHaveLength(
+        1,
+      );
       const texts = await rawAll<{ state: string }>(store, 'SELECT state FROM notification_states WHERE tenant_id = ?', [t]);
       expect(texts.map((s) => s.state)).not.toContain('{"secret":"Ann"}');
 

@@ -83,15 +83,13 @@ export class SqlSnapshotRepository implements SnapshotRepository {
   }
 
   async putIfNewer(tenantId: string, s: Snapshot): Promise<void> {
-    // The stream's row locked first, and only while not erased: a state computed from events read
-    // before an erasure is never written after it (the erasure holds this row until it commits;
-    // PostgreSQL re-reads it then). Nothing is kept for an erased aggregate.
+    // A state computed from events read before an erasure is never kept after it: the stream's row
+    // is locked first (the erasure holds it until it commits), and the last statement, which runs
+    // after the lock is granted (PostgreSQL: a snapshot of its own), takes the write back if the
+    // aggregate is erased. One transaction: the snapshot is never seen in between.
+    const aggregate = [tenantId, s.aggregateId];
     await this.db.batch([
-      {
-        sql: 'UPDATE streams SET version = version WHERE tenant_id = ? AND aggregate_id = ? AND erased_at IS NULL',
-        params: [tenantId, s.aggregateId],
-        mustChange: true,
-      },
+      { sql: 'UPDATE streams SET version = version WHERE tenant_id = ? AND aggregate_id = ?', params: aggregate },
       {
         sql: `INSERT INTO snapshots (tenant_id, aggregate_id, aggregate_type, binding_id, version, state, failed_version, error, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -99,6 +97,11 @@ export class SqlSnapshotRepository implements SnapshotRepository {
          state = excluded.state, failed_version = excluded.failed_version, error = excluded.error, updated_at = excluded.updated_at
        WHERE snapshots.binding_id <> excluded.binding_id OR snapshots.version < excluded.version`,
         params: [tenantId, s.aggregateId, s.aggregateType, s.bindingId, s.version, s.state, s.failedVersion, s.error, sqlTime(s.updatedAt)],
+      },
+      {
+        sql: `DELETE FROM snapshots WHERE tenant_id = ? AND aggregate_id = ?
+              AND EXISTS (SELECT 1 FROM streams e WHERE e.tenant_id = snapshots.tenant_id AND e.aggregate_id = snapshots.aggregate_id AND e.erased_at IS NOT NULL)`,
+        params: aggregate,
       },
     ]);
   }

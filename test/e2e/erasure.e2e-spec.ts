@@ -1,4 +1,5 @@
-import { Client, newTenant, request, RunningService, startService } from '../support/service-harness';
+import { Cluster } from '../support/multi-instance';
+import { Client, clientFor, newTenant, request, RunningService, startService } from '../support/service-harness';
 import { envFor, STORE_BACKENDS, stopBackends } from '../support/store-backends';
 import { deployReducer, fixtureSources, projectionActive, until, uploadProjection } from '../support/tenant-code';
 import { WebhookReceiver } from '../support/webhook-receiver';
@@ -209,5 +210,56 @@ describe.each(STORE_BACKENDS)('erasure over HTTP on %s', (backend) => {
     expect((await del('/events/customer-bo', b.key)).status).toBe(200);
     expect((await a.get('/events/customer-bo')).body.events[0].data).toMatchObject({ name: 'Bo' });
     expect((await a.get('/events/customer-bo')).body.events[0]).not.toHaveProperty('erasedAt');
+  });
+});
+
+describe('erasure racing appends on two instances over one PostgreSQL', () => {
+  let cluster: Cluster;
+
+  beforeAll(async () => {
+    cluster = await Cluster.start(2, { ...(await envFor('postgres')), LOG_LEVEL: 'warn', RUNTIME_COMPILER_HOSTS: '1' });
+  }, 300_000);
+  afterAll(() => cluster?.stop());
+
+  it('lets every append either land before the erasure (and be erased) or be refused 410, never after it', async () => {
+    const [urlA, urlB] = cluster.urls();
+    const onA = await newTenant(urlA, 'race');
+    const onB = clientFor(urlB, onA.key, onA.tenantId);
+    for (let round = 0; round < 4; round++) {
+      const id = `acct-race${round}`;
+      // B appends first: its stream-version cache now holds the aggregate's version.
+      expect((await onB.post('/events', { aggregateId: id, eventType: 'Opened', data: { owner: 'x' } })).status).toBe(201);
+      // Three writers on B append until refused; the erasure on A goes out once a few have landed.
+      let landedSoFar = 0;
+      const statuses: number[] = [];
+      const writer = async () => {
+        for (let i = 0; ; i++) {
+          const r = await onB.post('/events', { aggregateId: id, eventType: 'Deposited', data: { n: i } });
+          statuses.push(r.status);
+          if (r.status === 201) landedSoFar++;
+          else return;
+        }
+      };
+      const writers = Promise.all([writer(), writer(), writer()]);
+      await until(
+        () => landedSoFar,
+        (n) => n >= 3,
+        60_000,
+        'appends landing before the erasure',
+      );
+      const erased = await request(`${urlA}/events/${id}`, 'DELETE', undefined, { 'x-api-key': onA.key });
+      await writers;
+      expect(erased.status).toBe(200);
+      expect(statuses.every((s) => s === 201 || s === 410)).toBe(true);
+      expect(statuses.filter((s) => s === 410)).toHaveLength(3); // each writer stopped at its first refusal
+      const landed = statuses.filter((s) => s === 201).length;
+      const events = (await onA.get(`/events/${id}`)).body.events as any[];
+      expect(events.map((e) => e.version)).toEqual(Array.from({ length: landed + 1 }, (_, i) => i + 1));
+      expect(events.every((e) => e.erasedAt === erased.body.erasedAt && JSON.stringify(e.data) === '{}')).toBe(true);
+      expect(events.every((e) => e.position < erased.body.erasedEvent.position)).toBe(true);
+      expect(erased.body.version).toBe(landed + 1);
+      // Later appends through either instance are refused, B's cached version notwithstanding.
+      for (const c of [onA, onB]) expect((await c.post('/events', { aggregateId: id, eventType: 'Deposited', data: {} })).status).toBe(410);
+    }
   });
 });

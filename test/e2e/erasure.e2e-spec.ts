@@ -3,6 +3,7 @@ import { Client, clientFor, newTenant, request, RunningService, startService } f
 import { envFor, STORE_BACKENDS, stopBackends } from '../support/store-backends';
 import { deployReducer, fixtureSources, projectionActive, until, uploadProjection } from '../support/tenant-code';
 import { WebhookReceiver } from '../support/webhook-receiver';
+import { WsCollector } from '../support/stream-clients';
 
 /**
  * DELETE /events/{aggregateId} (README "Erasure") over HTTP, on both stores, with a real reducer,
@@ -95,6 +96,16 @@ describe.each(STORE_BACKENDS)('erasure over HTTP on %s', (backend) => {
       'a failed attempt of the pending delivery',
     );
 
+    // A stream client before the erasure: the instance's stream tail now holds the customer's data too.
+    const early = await WsCollector.open(svc.url, projectionId, a.key, 0);
+    await until(
+      () => early.raw.join('\n'),
+      (t) => t.includes(`${SECRET} Jones`),
+      60_000,
+      'the stream before the erasure',
+    );
+    await early.close();
+
     const before = (await a.get('/events/customer-ann')).body.events as any[];
     expect(before).toHaveLength(3);
 
@@ -163,6 +174,25 @@ describe.each(STORE_BACKENDS)('erasure over HTTP on %s', (backend) => {
     expect(caused.length).toBeGreaterThanOrEqual(3);
     expect(caused.every((n) => JSON.stringify(n.state) === '{}')).toBe(true);
     expect(JSON.stringify(log)).not.toContain(SECRET);
+
+    // A stream from the start serves the same erased log (the tail's memory expires: see README "Erasure").
+    const streamed = await until(
+      async () => {
+        const ws = await WsCollector.open(svc.url, projectionId, a.key, 0);
+        await until(
+          () => ws.messages.length,
+          (n) => n >= log.length,
+          30_000,
+          'the stream from 0',
+        );
+        await ws.close();
+        return ws.raw.join('\n');
+      },
+      (text) => !text.includes(SECRET),
+      30_000,
+      'a stream without the erased data',
+    );
+    expect(streamed).toContain('"aggregateId":"$erasures"');
 
     // The receiver comes back: the pending delivery arrives with the erased state, and nothing sent after the erasure holds the data.
     const erasedAtMs = Date.parse(erased.body.erasedAt);

@@ -76,6 +76,8 @@ const UNIQUE_VIOLATION = '23505';
 /** streams_erased_frozen (erasure-schema.ts): an append planned before an erasure committed. */
 const CHECK_VIOLATION = '23514';
 const DEADLOCK = '40P01';
+/** The erased state's text removed by retention between the erasure finding it and referring to it. */
+const FOREIGN_KEY_VIOLATION = '23503';
 const ERASE_ATTEMPTS = 3;
 
 type Queryable = Pick<Pool, 'query'> | PoolClient;
@@ -226,7 +228,8 @@ export class PostgresEventLog implements EventLog, AggregateErasure {
 
   /**
    * The erasure's steps (erasure-steps.ts) in one transaction. A deadlock (retention deleting the
-   * same notifications while waiting for a counter row this holds) is retried: nothing was kept.
+   * same notifications while waiting for a counter row this holds), or retention removing the '{}'
+   * state text between this finding and referring to it, is retried: nothing was kept.
    */
   erase(tenantId: string, aggregateId: string): Promise<ErasureResult> {
     return this.inflight.run(async () => {
@@ -241,7 +244,8 @@ export class PostgresEventLog implements EventLog, AggregateErasure {
           this.cache.forget([streamKey(tenantId, aggregateId), streamKey(tenantId, ERASURES_AGGREGATE_ID)]);
           return out;
         } catch (e) {
-          if ((e as { code?: string }).code !== DEADLOCK || attempt >= ERASE_ATTEMPTS) throw e;
+          const code = (e as { code?: string }).code;
+          if ((code !== DEADLOCK && code !== FOREIGN_KEY_VIOLATION) || attempt >= ERASE_ATTEMPTS) throw e;
         }
       }
     });

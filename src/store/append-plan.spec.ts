@@ -46,7 +46,13 @@ describe('planAppends', () => {
 
   it('refuses every append to an erased aggregate, and to the service’s own $ types, without affecting the others', () => {
     const plan = planAppends(
-      [req({}), req({ aggregateId: 'order-2' }), req({ expectedVersion: 2 }), req({ aggregateId: '$erasures', inferredType: '_erasures' })],
+      [
+        req({}),
+        req({ aggregateId: 'order-2' }),
+        req({ expectedVersion: 2 }),
+        req({ aggregateId: '$erasures', inferredType: '_erasures' }),
+        req({ aggregateId: '$mine', inferredType: '_mine' }),
+      ],
       new Map([
         [streamKey('t1', 'order-1'), { aggregateType: 'order', version: 2, erasedAt: 500 }],
         [streamKey('t1', '$erasures'), { aggregateType: '$system', version: 1 }],
@@ -54,7 +60,14 @@ describe('planAppends', () => {
       new Map([['t1', 7]]),
       1000,
     );
-    expect(plan.outcomes.map((o) => (o.ok ? 'ok' : o.error.code))).toEqual(['AGGREGATE_ERASED', 'ok', 'AGGREGATE_ERASED', 'RESERVED_NAME']);
+    expect(plan.outcomes.map((o) => (o.ok ? 'ok' : o.error.code))).toEqual([
+      'AGGREGATE_ERASED',
+      'ok',
+      'AGGREGATE_ERASED',
+      'RESERVED_NAME',
+      'RESERVED_NAME',
+    ]);
+    expect(!plan.outcomes[4].ok && plan.outcomes[4].error.details).toEqual({ field: 'aggregateId' });
     expect(!plan.outcomes[0].ok && plan.outcomes[0].error.details).toEqual({
       aggregateId: 'order-1',
       erasedAt: new Date(500).toISOString(),

@@ -77,9 +77,11 @@ export function planAppends(
       outcomes.push({ ok: false, error: aggregateErased(req.aggregateId, erasedAt) });
       continue;
     }
-    // The service's own streams ($system) take no appends from tenants, whatever id names them.
-    if (aggregateType.startsWith('$')) {
-      outcomes.push({ ok: false, error: reservedName('aggregateType', aggregateType) });
+    // The service's own streams ($system, $erasures) take no appends from tenants: no '$' type, and no
+    // '$' id either (else a tenant could take $erasures before the first erasure writes to it).
+    if (aggregateType.startsWith('$') || req.aggregateId.startsWith('$')) {
+      const [field, value] = aggregateType.startsWith('$') ? ['aggregateType', aggregateType] : ['aggregateId', req.aggregateId];
+      outcomes.push({ ok: false, error: reservedName(field, value) });
       continue;
     }
     if (req.expectedVersion !== undefined && req.expectedVersion !== version) {

@@ -43,6 +43,8 @@ export const ERROR_CODES = [
   'TENANT_EXISTS',
   'IMPORT_INVALID',
   'IMPORT_TRUNCATED',
+  'AGGREGATE_ERASED',
+  'RESERVED_NAME',
   'INTERNAL',
 ] as const;
 
@@ -69,6 +71,19 @@ export const versionConflict = (expectedVersion: number, actualVersion: number):
   new DomainError('VERSION_CONFLICT', `expected version ${expectedVersion} but the aggregate is at version ${actualVersion}`, {
     expectedVersion,
     actualVersion,
+  });
+
+/** The aggregate was erased (DELETE /events/{aggregateId}): its state and further appends are gone for good. */
+export const aggregateErased = (aggregateId: string, erasedAt?: number): DomainError =>
+  new DomainError('AGGREGATE_ERASED', `aggregate '${aggregateId}' was erased`, {
+    aggregateId,
+    ...(erasedAt !== undefined ? { erasedAt: new Date(erasedAt).toISOString() } : {}),
+  });
+
+/** Aggregate and event types starting with '$' are the service's own ($system, $erased). */
+export const reservedName = (field: string, value: string): DomainError =>
+  new DomainError('RESERVED_NAME', `${field} '${value}' is reserved: names starting with '$' belong to the service's own events`, {
+    field,
   });
 
 export const aggregateTypeMismatch = (given: string, actual: string): DomainError =>

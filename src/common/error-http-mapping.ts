@@ -64,6 +64,10 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   IMPORT_INVALID: 400,
   // An import file without its trailer, or whose counts differ from the lines read: cut short; nothing imported.
   IMPORT_TRUNCATED: 400,
+  // The aggregate was erased: its state read and any further append (README "Erasure").
+  AGGREGATE_ERASED: 410,
+  // An aggregate or event type starting with '$' (the service's own events: $system, $erased).
+  RESERVED_NAME: 400,
   INTERNAL: 500,
 };
 

@@ -29,6 +29,8 @@ export interface RememberedOutcome {
 export interface StatefulAppend {
   /** undefined when it has nothing to do with this append (no reducer bound): plain append then. */
   append(request: AppendRequest): Promise<AppendOutcomeWithState | undefined>;
+  /** The aggregate was erased: whatever state of it this instance holds in memory goes. */
+  erased?(tenantId: string, aggregateId: string): void;
 }
 
 export const STATEFUL_APPEND = Symbol('STATEFUL_APPEND');

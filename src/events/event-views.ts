@@ -2,6 +2,7 @@ import { isoTime } from '../common/iso-time';
 import { anyJson, arrayOf, integer, jsonObject, JsonSchema, nullable, object, string, timestamp } from '../common/json-schema';
 import { RawJson, rawJsonOrNull, stringifyJson } from '../common/raw-json';
 import { StoredEvent } from '../store/event-log.port';
+import { ErasureResult } from '../store/erasure.port';
 import { AppendOutcomeWithState } from './append-pipeline';
 
 /** `state` when a reducer is bound and applied; `stateError` when it failed on these events. */
@@ -94,6 +95,8 @@ export function storedEventView(e: StoredEvent) {
     // The caller's W3C trace context, exactly as kept: only when the append sent a valid one.
     ...(e.traceParent ? { traceparent: e.traceParent } : {}),
     ...(e.traceState ? { tracestate: e.traceState } : {}),
+    // Erased (README "Erasure"): data is {} and metadata null; the rest is the tombstone.
+    ...(e.erasedAt !== undefined ? { erasedAt: isoTime(e.erasedAt) } : {}),
   };
 }
 
@@ -103,7 +106,7 @@ export const STORED_EVENT_SCHEMA: JsonSchema = object(
     aggregateId: string(),
     aggregateType: string(),
     eventType: string(),
-    data: jsonObject({ description: 'the event payload, exactly as appended' }),
+    data: jsonObject({ description: 'the event payload, exactly as appended ({} once the aggregate is erased)' }),
     version: integer({ minimum: 1, description: 'the first event of an aggregate has version 1' }),
     timestamp: timestamp(),
     position: integer({ minimum: 1 }),
@@ -114,8 +117,46 @@ export const STORED_EVENT_SCHEMA: JsonSchema = object(
   {
     traceparent: string({ description: 'the W3C traceparent sent with the append (a valid one), as sent; only when one was' }),
     tracestate: string({ description: 'the W3C tracestate sent with that traceparent; only when one was' }),
+    erasedAt: timestamp({ description: 'only on an erased aggregate: when its data and metadata were removed' }),
   },
 );
+
+/** DELETE /events/{aggregateId}: the erasure (the same answer again for an aggregate erased before). */
+export function erasedView(r: ErasureResult) {
+  return {
+    aggregateId: r.aggregateId,
+    aggregateType: r.aggregateType,
+    version: r.version,
+    erasedAt: isoTime(r.erasedAt),
+    erasedEvent: {
+      eventId: r.erasedEvent.eventId,
+      aggregateId: r.erasedEvent.aggregateId,
+      aggregateType: r.erasedEvent.aggregateType,
+      eventType: r.erasedEvent.eventType,
+      position: r.erasedEvent.position,
+      version: r.erasedEvent.version,
+    },
+  };
+}
+
+export const ERASED_SCHEMA: JsonSchema = object({
+  aggregateId: string(),
+  aggregateType: string(),
+  version: integer({ minimum: 1, description: "the aggregate's version: its events 1..version are tombstones now" }),
+  erasedAt: timestamp(),
+  erasedEvent: object(
+    {
+      eventId: string(),
+      aggregateId: string({ description: "'$erasures', the tenant's stream of erasures" }),
+      aggregateType: string({ description: "'$system'" }),
+      eventType: string({ description: "'$erased'" }),
+      position: integer({ minimum: 1 }),
+      version: integer({ minimum: 1 }),
+    },
+    {},
+    { description: 'the $erased system event written in the same transaction (projections drop what they derived)' },
+  ),
+});
 
 /** GET /events/{aggregateId}: a page of the stream; `nextFromVersion` when more follow. */
 export const STORED_EVENTS_PAGE_SCHEMA: JsonSchema = object(

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { bodyDigestOf } from '../common/body-digest';
 import { DtoValidationPipe } from '../common/dto-validation.pipe';
@@ -17,7 +17,8 @@ import { callerTraceContext } from './trace-context';
 import { parseIdempotencyKey } from './idempotency-key';
 import { EventReader, StreamPage } from './event-reader';
 import { EVENT_STREAM_SSE, EventStreamSse } from './event-stream.port';
-import { appendedView, batchAppendedView, logPageView, storedEventView } from './event-views';
+import { appendedView, batchAppendedView, erasedView, logPageView, storedEventView } from './event-views';
+import { EventEraser } from './event-eraser';
 import { Direction, DirectionPipe, TypeListPipe } from './log-query';
 
 const AGGREGATE_NAMED_STREAM = 'stream';
@@ -28,6 +29,7 @@ export class EventsController {
     private readonly appender: EventAppender,
     private readonly reader: EventReader,
     @Inject(EVENT_STREAM_SSE) private readonly sse: EventStreamSse,
+    private readonly eraser: EventEraser,
   ) {}
 
   @Post()
@@ -129,6 +131,14 @@ export class EventsController {
       { afterPosition, aggregateType, eventType },
       lastEventId,
     );
+  }
+
+  /** Erasure (README "Erasure"): 200 with the tombstone, the same again for an aggregate erased before. */
+  @Delete(':aggregateId')
+  @HttpCode(200)
+  @RequiresScope('events:erase')
+  async erase(@CurrentTenant() tenant: TenantRecord, @Param('aggregateId', AggregateIdPipe) aggregateId: string) {
+    return erasedView(await this.eraser.erase(tenant.tenantId, aggregateId));
   }
 
   @Get(':aggregateId')

@@ -11,6 +11,7 @@ import { APPEND_COMMITTED, AppendCommitted, EVENTS_APPENDED } from './append-com
 import { AppendPipeline, STATEFUL_APPEND, StatefulAppend } from './append-pipeline';
 import { EventAppender } from './event-appender';
 import { EventReader } from './event-reader';
+import { EventEraser } from './event-eraser';
 import { EventsController } from './events.controller';
 import { IdempotencyKeySweep } from './idempotency-key-sweep';
 
@@ -36,6 +37,12 @@ import { IdempotencyKeySweep } from './idempotency-key-sweep';
       inject: [STORE, APP_CONFIG],
       useFactory: (store: Store, config: AppConfig) =>
         new IdempotencyKeySweep(store.idempotencyKeys, config.idempotency.keepMs, config.idempotency.sweepMs),
+    },
+    {
+      provide: EventEraser,
+      inject: [STORE, STATEFUL_APPEND, APPEND_COMMITTED, EVENTS_APPENDED],
+      useFactory: (store: Store, stateful: StatefulAppend, committed: AppendCommitted, live: AppendCommitted) =>
+        new EventEraser(store.erasure, stateful, committed, live),
     },
     { provide: EventReader, inject: [STORE], useFactory: (store: Store) => new EventReader(store.events) },
   ],

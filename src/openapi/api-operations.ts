@@ -112,14 +112,28 @@ export const OPERATIONS: Record<string, OperationSpec> = {
     responses: {
       201: json('appended; state when a reducer is bound to the type (a replay: the first answer, Idempotent-Replayed: true)', 'Appended'),
     },
-    errors: ['VERSION_CONFLICT', 'AGGREGATE_TYPE_MISMATCH', 'RUNTIME_UNAVAILABLE', ...IDEMPOTENCY_ERRORS],
+    errors: [
+      'VERSION_CONFLICT',
+      'AGGREGATE_TYPE_MISMATCH',
+      'AGGREGATE_ERASED',
+      'RESERVED_NAME',
+      'RUNTIME_UNAVAILABLE',
+      ...IDEMPOTENCY_ERRORS,
+    ],
   },
   'POST /events/batch': {
     tag: 'events',
     summary: 'Append several events to one aggregate atomically (all or none)',
     parameters: { ...IDEMPOTENCY_KEY, ...TRACE_CONTEXT_HEADERS },
     responses: { 201: json('appended (a replay: the first answer, Idempotent-Replayed: true)', 'BatchAppended') },
-    errors: ['VERSION_CONFLICT', 'AGGREGATE_TYPE_MISMATCH', 'RUNTIME_UNAVAILABLE', ...IDEMPOTENCY_ERRORS],
+    errors: [
+      'VERSION_CONFLICT',
+      'AGGREGATE_TYPE_MISMATCH',
+      'AGGREGATE_ERASED',
+      'RESERVED_NAME',
+      'RUNTIME_UNAVAILABLE',
+      ...IDEMPOTENCY_ERRORS,
+    ],
   },
   'GET /events/{aggregateId}': {
     tag: 'events',
@@ -174,6 +188,16 @@ export const OPERATIONS: Record<string, OperationSpec> = {
     },
     errors: ['VALIDATION_FAILED', 'TOO_MANY_STREAMS'],
   },
+  'DELETE /events/{aggregateId}': {
+    tag: 'events',
+    summary: 'Erase an aggregate for good: its events\' data and metadata, its state, the notifications they caused (README "Erasure")',
+    description:
+      'Keeps each event as a tombstone (eventId, version, position, eventType, timestamp; data {} and erasedAt on reads) and appends ' +
+      'a $erased event (aggregate type $system, stream $erasures) in the same transaction. Its state read and further appends ' +
+      'then answer 410 AGGREGATE_ERASED. Erasing again answers 200 with the first erasure. Scope events:erase.',
+    responses: { 200: json('erased (or erased before: the same answer)', 'Erased') },
+    errors: ['NOT_FOUND', 'RESERVED_NAME'],
+  },
   // Reducers and aggregate types
   'POST /reducers/upload': {
     tag: 'reducers',
@@ -204,7 +228,7 @@ export const OPERATIONS: Record<string, OperationSpec> = {
     tag: 'reducers',
     summary: "An aggregate's state, computed by its type's reducer",
     responses: { 200: json('the state', 'AggregateState') },
-    errors: ['NO_REDUCER_BOUND', 'NOT_FOUND', 'REDUCER_FAILED', 'STATE_TOO_LARGE', 'RUNTIME_UNAVAILABLE'],
+    errors: ['NO_REDUCER_BOUND', 'NOT_FOUND', 'AGGREGATE_ERASED', 'REDUCER_FAILED', 'STATE_TOO_LARGE', 'RUNTIME_UNAVAILABLE'],
   },
   // Projections
   'POST /projections/upload': {

@@ -3,6 +3,7 @@ import { object, string } from '../common/json-schema';
 import {
   APPENDED_SCHEMA,
   BATCH_APPENDED_SCHEMA,
+  ERASED_SCHEMA,
   EVENT_STREAM_MESSAGE_SCHEMA,
   LOG_PAGE_SCHEMA,
   STORED_EVENTS_PAGE_SCHEMA,
@@ -61,6 +62,7 @@ export const NAMED_SCHEMAS = {
   StoredEventsPage: STORED_EVENTS_PAGE_SCHEMA,
   LogPage: LOG_PAGE_SCHEMA,
   EventStreamMessage: EVENT_STREAM_MESSAGE_SCHEMA,
+  Erased: ERASED_SCHEMA,
   ReducerUploadAnswer: REDUCER_UPLOAD_ANSWER_SCHEMA,
   ReducerRecord: REDUCER_RECORD_SCHEMA,
   Binding: BINDING_SCHEMA,

@@ -19,6 +19,8 @@ class World {
   readonly folds: { aggregateId: string; bindingId: string; state: string | null; versions: number[] }[] = [];
   readonly reads = { streamInfo: 0, snapshotGet: 0 };
   commits = 0;
+  /** Aggregates erased (epoch ms), as the store's erasure leaves them: no snapshot, appends refused. */
+  readonly erased = new Map<string, number>();
   /** Set to hold folds until opened. */
   foldGate?: Promise<void>;
   tooLarge = false;
@@ -48,7 +50,8 @@ class World {
     streamInfo: async (_t: string, aggregateId: string) => {
       this.reads.streamInfo++;
       const s = this.streams.get(aggregateId);
-      return s ? { aggregateType: s.type, version: s.events.length } : null;
+      const erasedAt = this.erased.get(aggregateId);
+      return s ? { aggregateType: s.type, version: s.events.length, ...(erasedAt !== undefined ? { erasedAt } : {}) } : null;
     },
     readStream: async (_t: string, aggregateId: string, fromVersion: number, limit: number) =>
       (this.streams.get(aggregateId)?.events ?? []).filter((e) => e.version >= fromVersion).slice(0, limit),
@@ -89,6 +92,7 @@ class World {
       const s = this.streams.get(req.aggregateId);
       const type = decideAggregateType(req, s?.type);
       if (type instanceof DomainError) throw type;
+      if (this.erased.has(req.aggregateId)) throw new DomainError('AGGREGATE_ERASED', 'erased');
       const version = s?.events.length ?? 0;
       if (req.snapshot.baseVersion !== version) throw new DomainError('STATE_STALE', 'stale');
       const stream = s ?? { type, events: [] };
@@ -149,6 +153,31 @@ const append = (aggregateId: string, eventTypes: string[], more: Partial<AppendR
 const stateOf = (o: Awaited<ReturnType<AggregateStateKeeper['append']>>) => (o?.state ? JSON.parse(o.state.text) : undefined);
 
 describe('AggregateStateKeeper', () => {
+  describe('an erased aggregate', () => {
+    it('answers AGGREGATE_ERASED to reads and appends, drops the state it cached, and folds no tombstone', async () => {
+      const w = new World();
+      w.bind('account');
+      const keeper = w.keeper();
+      await keeper.append(append('account-1', ['Opened']));
+      // Erased by another instance: this keeper's cache still holds the state.
+      w.erased.set('account-1', 5_000);
+      w.snapshots.delete('account-1');
+      await expect(keeper.read('t', 'account', 'account-1')).rejects.toMatchObject({ code: 'AGGREGATE_ERASED' });
+      const folds = w.folds.length;
+      await expect(keeper.append(append('account-1', ['Deposited']))).rejects.toMatchObject({ code: 'AGGREGATE_ERASED' });
+      expect(w.folds).toHaveLength(folds); // the read dropped the cached state: nothing to fold from, the stream says erased
+      expect(w.commits).toBe(1);
+      // The same when an append is the first to meet the erasure (the cached state goes with the refusal).
+      await keeper.append(append('account-2', ['Opened']));
+      w.erased.set('account-2', 5_000);
+      w.snapshots.delete('account-2');
+      await expect(keeper.append(append('account-2', ['Deposited']))).rejects.toMatchObject({ code: 'AGGREGATE_ERASED' });
+      const after = w.folds.length;
+      await expect(keeper.append(append('account-2', ['Deposited']))).rejects.toMatchObject({ code: 'AGGREGATE_ERASED' });
+      expect(w.folds).toHaveLength(after);
+    });
+  });
+
   describe('one aggregate at a time', () => {
     it('folds the second of two concurrent appends of an aggregate from the first one’s state', async () => {
       const w = new World();

@@ -1,4 +1,4 @@
-import { DomainError, notFound } from '../common/domain-error';
+import { aggregateErased, DomainError, notFound } from '../common/domain-error';
 import { KeyedMutex } from '../common/keyed-mutex';
 import { LruMap } from '../common/lru-map';
 import { RawJson } from '../common/raw-json';
@@ -127,6 +127,8 @@ export class AggregateStateKeeper implements StatefulAppend {
             this.cache.delete(key);
             continue;
           }
+          // Erased on another instance: the state this one still held goes too.
+          if (e instanceof DomainError && e.code === 'AGGREGATE_ERASED') this.cache.delete(key);
           throw e;
         }
       }
@@ -141,6 +143,10 @@ export class AggregateStateKeeper implements StatefulAppend {
     const info = await this.events.streamInfo(tenantId, aggregateId);
     if (!info || info.aggregateType !== aggregateType) throw notFound(`aggregate '${aggregateId}' of type '${aggregateType}'`);
     const key = streamKey(tenantId, aggregateId);
+    if (info.erasedAt !== undefined) {
+      this.cache.delete(key);
+      throw aggregateErased(aggregateId, info.erasedAt);
+    }
     const snap = await this.mutex.run(key, async () => {
       const stored = await this.snapshots.get(tenantId, aggregateId);
       if (stored && stored.bindingId === binding.bindingId && stored.version === info.version) return stored;
@@ -165,6 +171,10 @@ export class AggregateStateKeeper implements StatefulAppend {
     return this.catchUpFrom(tenantId, aggregateId, aggregateType, binding, null);
   }
 
+  erased(tenantId: string, aggregateId: string): void {
+    this.cache.delete(streamKey(tenantId, aggregateId));
+  }
+
   forget(tenantId: string, aggregateType: string): void {
     this.cache.deleteWhere((_k, v) => v.aggregateType === aggregateType && _k.startsWith(`${tenantId}\u0000`));
   }
@@ -185,6 +195,8 @@ export class AggregateStateKeeper implements StatefulAppend {
     // No usable snapshot, or the store said ours is behind: bring it up to the stream's version.
     const info = await stream();
     if (!info) return { version: 0, state: null, failedVersion: null, error: null };
+    // No fold over tombstones: the commit would refuse it anyway.
+    if (info.erasedAt !== undefined) throw aggregateErased(aggregateId, info.erasedAt);
     const usable = snap && snap.bindingId === binding.bindingId ? snap : null;
     if (usable && usable.version === info.version) return usable;
     const caught = await this.catchUpFrom(tenantId, aggregateId, type, binding, usable);

@@ -44,6 +44,38 @@ describe('planAppends', () => {
     expect(plan.streams.find((s) => s.tenantId === 't1')?.version).toBe(6);
   });
 
+  it('refuses every append to an erased aggregate, and to the service’s own $ types, without affecting the others', () => {
+    const plan = planAppends(
+      [
+        req({}),
+        req({ aggregateId: 'order-2' }),
+        req({ expectedVersion: 2 }),
+        req({ aggregateId: '$erasures', inferredType: '_erasures' }),
+        req({ aggregateId: '$mine', inferredType: '_mine' }),
+      ],
+      new Map([
+        [streamKey('t1', 'order-1'), { aggregateType: 'order', version: 2, erasedAt: 500 }],
+        [streamKey('t1', '$erasures'), { aggregateType: '$system', version: 1 }],
+      ]),
+      new Map([['t1', 7]]),
+      1000,
+    );
+    expect(plan.outcomes.map((o) => (o.ok ? 'ok' : o.error.code))).toEqual([
+      'AGGREGATE_ERASED',
+      'ok',
+      'AGGREGATE_ERASED',
+      'RESERVED_NAME',
+      'RESERVED_NAME',
+    ]);
+    expect(!plan.outcomes[4].ok && plan.outcomes[4].error.details).toEqual({ field: 'aggregateId' });
+    expect(!plan.outcomes[0].ok && plan.outcomes[0].error.details).toEqual({
+      aggregateId: 'order-1',
+      erasedAt: new Date(500).toISOString(),
+    });
+    expect(plan.rows.map((r) => [r.aggregateId, r.position])).toEqual([['order-2', 8]]);
+    expect(plan.streams.map((s) => s.aggregateId)).toEqual(['order-2']);
+  });
+
   it('rejects a request whose expectedVersion is stale without affecting the others', () => {
     const plan = planAppends(
       [req({ expectedVersion: 0 }), req({ expectedVersion: 0 }), req({ expectedVersion: 1 })],

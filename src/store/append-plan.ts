@@ -1,4 +1,11 @@
-import { aggregateTypeMismatch, DomainError, idempotencyKeyReused, versionConflict } from '../common/domain-error';
+import {
+  aggregateErased,
+  aggregateTypeMismatch,
+  DomainError,
+  idempotencyKeyReused,
+  reservedName,
+  versionConflict,
+} from '../common/domain-error';
 import { uuidv7 } from '../common/uuid-v7';
 import { AppendOutcome, AppendRequest, AppendResult, Snapshot, StoredEvent, StreamInfo } from './event-log.port';
 
@@ -110,6 +117,19 @@ export function planAppends(
     const aggregateType = decideAggregateType(req, known?.aggregateType);
     if (aggregateType instanceof DomainError) {
       outcomes.push({ ok: false, error: aggregateType });
+      continue;
+    }
+    // Erased: refused whatever else the request says (read under the commit's lock: see erasure-schema.ts).
+    const erasedAt = current.get(key)?.erasedAt;
+    if (erasedAt !== undefined) {
+      outcomes.push({ ok: false, error: aggregateErased(req.aggregateId, erasedAt) });
+      continue;
+    }
+    // The service's own streams ($system, $erasures) take no appends from tenants: no '$' type, and no
+    // '$' id either (else a tenant could take $erasures before the first erasure writes to it).
+    if (aggregateType.startsWith('$') || req.aggregateId.startsWith('$')) {
+      const [field, value] = aggregateType.startsWith('$') ? ['aggregateType', aggregateType] : ['aggregateId', req.aggregateId];
+      outcomes.push({ ok: false, error: reservedName(field, value) });
       continue;
     }
     if (req.expectedVersion !== undefined && req.expectedVersion !== version) {

@@ -93,6 +93,8 @@ export interface StoredEvent {
   traceParent?: string;
   /** The W3C tracestate sent with that traceparent; absent when none was. */
   traceState?: string;
+  /** Epoch ms of the aggregate's erasure; set only on an erased event (data '{}', metadata null). */
+  erasedAt?: number;
 }
 
 export interface AppendResult {
@@ -118,6 +120,8 @@ export type LogQuery = { limit: number; aggregateTypes?: string[]; eventTypes?: 
 export interface StreamInfo {
   aggregateType: string;
   version: number;
+  /** Epoch ms; set when the aggregate was erased (no append, no state any more). */
+  erasedAt?: number;
 }
 
 /**

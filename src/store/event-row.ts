@@ -1,4 +1,4 @@
-import { StoredEvent } from './event-log.port';
+import { StoredEvent, StreamInfo } from './event-log.port';
 
 /** Column names shared by both adapters, so one mapper reads either. */
 export interface EventDbRow {
@@ -15,10 +15,11 @@ export interface EventDbRow {
   causation_id: string | null;
   trace_parent: string | null;
   trace_state: string | null;
+  erased_at?: number | string | Date | null;
 }
 
 export const EVENT_COLUMNS =
-  'position, event_id, aggregate_id, aggregate_type, event_type, version, created_at, data, metadata, correlation_id, causation_id, trace_parent, trace_state';
+  'position, event_id, aggregate_id, aggregate_type, event_type, version, created_at, data, metadata, correlation_id, causation_id, trace_parent, trace_state, erased_at';
 
 export const toStoredEvent = (r: EventDbRow): StoredEvent => ({
   position: Number(r.position),
@@ -34,4 +35,21 @@ export const toStoredEvent = (r: EventDbRow): StoredEvent => ({
   causationId: r.causation_id,
   ...(r.trace_parent ? { traceParent: r.trace_parent } : {}),
   ...(r.trace_state ? { traceState: r.trace_state } : {}),
+  ...(r.erased_at != null ? { erasedAt: epochMsOf(r.erased_at) } : {}),
+});
+
+/** A time column as epoch ms: SQLite keeps integers, PostgreSQL timestamptz (a Date) or bigint text. */
+export const epochMsOf = (v: number | string | Date): number => (v instanceof Date ? v.getTime() : Number(v));
+
+/** A streams row as both adapters read it. */
+export interface StreamDbRow {
+  aggregate_type: string;
+  version: number | string;
+  erased_at: number | string | Date | null;
+}
+
+export const toStreamInfo = (r: StreamDbRow): StreamInfo => ({
+  aggregateType: r.aggregate_type,
+  version: Number(r.version),
+  ...(r.erased_at != null ? { erasedAt: epochMsOf(r.erased_at) } : {}),
 });

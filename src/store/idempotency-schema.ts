@@ -22,5 +22,8 @@ export function idempotencyKeysMigration(int: 'INTEGER' | 'bigint'): string {
   );
   -- The expiry sweep: the oldest rows first, without reading the rest.
   CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at);
+  -- Erasure: the keys that answered for an aggregate's appends (a request appends to one aggregate,
+  -- so its first position is one of that aggregate's events) lose the reducer state they kept.
+  CREATE INDEX idempotency_keys_by_position ON idempotency_keys (tenant_id, first_position);
   `;
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Notification, NotificationHead, NotificationRepository, RetentionPolicy, StateChange } from './notification-repository.port';
 import { SqlRunner, SqlStatement } from './sql-runner';
+import { ERASED_STATE, ERASED_STATE_DIGEST } from './erasure-steps';
 
 const N_COLUMNS =
   'n.sequence, n.projection_id, n.aggregate_id, n.aggregate_type, n.state_key, n.version, n.position, s.state, n.timestamp, n.trace_parent, n.trace_state';
@@ -54,6 +55,9 @@ export function logStateChanges(
   const digests = changes.map((c) => stateDigest(c.state));
   const texts = new Map<string, string>();
   changes.forEach((c, i) => texts.set(digests[i], c.state));
+  // A change caused by an event of an aggregate erased meanwhile (the lane read it before the
+  // erasure committed) is logged with the erased state instead (erasure-steps.ts), so that text is at hand.
+  texts.set(ERASED_STATE_DIGEST, ERASED_STATE);
   const distinct = [...texts.keys()].sort();
   const values = changes
     .map(
@@ -82,13 +86,15 @@ export function logStateChanges(
     {
       sql: `INSERT INTO notifications (tenant_id, projection_id, sequence, position, state_key, aggregate_id, aggregate_type, version, state_id, timestamp, created_at, trace_parent, trace_state)
             SELECT h.tenant_id, h.projection_id, h.last_sequence + ROW_NUMBER() OVER (ORDER BY c.column1), c.column1, CAST(? AS TEXT), c.column2, c.column3, c.column4,
-                   (SELECT s.state_id FROM notification_states s WHERE s.tenant_id = h.tenant_id AND s.digest = c.column5), c.column6, CAST(? AS BIGINT), c.column7, c.column8
+                   (SELECT s.state_id FROM notification_states s WHERE s.tenant_id = h.tenant_id AND s.digest =
+                      CASE WHEN EXISTS (SELECT 1 FROM streams e WHERE e.tenant_id = h.tenant_id AND e.aggregate_id = c.column2 AND e.erased_at IS NOT NULL)
+                      THEN CAST(? AS TEXT) ELSE c.column5 END), c.column6, CAST(? AS BIGINT), c.column7, c.column8
             FROM (VALUES ${values}) AS c
             JOIN notification_heads h ON h.tenant_id = ? AND h.projection_id = ?
             JOIN projections p ON p.tenant_id = h.tenant_id AND p.projection_id = h.projection_id AND (p.active_version = ? OR p.pending_version = ?)
             LEFT JOIN projection_versions pv ON pv.tenant_id = p.tenant_id AND pv.version_id = p.pending_version AND p.pending_version <> ?
             WHERE (pv.target_position IS NULL OR c.column1 <= pv.target_position)`,
-      params: [key, now, ...valueParams, tenantId, projectionId, versionId, versionId, versionId],
+      params: [key, ERASED_STATE_DIGEST, now, ...valueParams, tenantId, projectionId, versionId, versionId, versionId],
     },
     {
       sql: `UPDATE notification_heads SET last_sequence = COALESCE((SELECT MAX(sequence) FROM notifications WHERE ${head}), last_sequence) WHERE ${head}`,

@@ -83,19 +83,33 @@ export class SqlSnapshotRepository implements SnapshotRepository {
   }
 
   async putIfNewer(tenantId: string, s: Snapshot): Promise<void> {
-    await this.db.run(
-      `INSERT INTO snapshots (tenant_id, aggregate_id, aggregate_type, binding_id, version, state, failed_version, error, updated_at)
+    // A state computed from events read before an erasure is never kept after it: the stream's row
+    // is locked first (the erasure holds it until it commits), and the last statement, which runs
+    // after the lock is granted (PostgreSQL: a snapshot of its own), takes the write back if the
+    // aggregate is erased. One transaction: the snapshot is never seen in between.
+    const aggregate = [tenantId, s.aggregateId];
+    await this.db.batch([
+      { sql: 'UPDATE streams SET version = version WHERE tenant_id = ? AND aggregate_id = ?', params: aggregate },
+      {
+        sql: `INSERT INTO snapshots (tenant_id, aggregate_id, aggregate_type, binding_id, version, state, failed_version, error, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (tenant_id, aggregate_id) DO UPDATE SET binding_id = excluded.binding_id, version = excluded.version,
          state = excluded.state, failed_version = excluded.failed_version, error = excluded.error, updated_at = excluded.updated_at
        WHERE snapshots.binding_id <> excluded.binding_id OR snapshots.version < excluded.version`,
-      [tenantId, s.aggregateId, s.aggregateType, s.bindingId, s.version, s.state, s.failedVersion, s.error, sqlTime(s.updatedAt)],
-    );
+        params: [tenantId, s.aggregateId, s.aggregateType, s.bindingId, s.version, s.state, s.failedVersion, s.error, sqlTime(s.updatedAt)],
+      },
+      {
+        sql: `DELETE FROM snapshots WHERE tenant_id = ? AND aggregate_id = ?
+              AND EXISTS (SELECT 1 FROM streams e WHERE e.tenant_id = snapshots.tenant_id AND e.aggregate_id = snapshots.aggregate_id AND e.erased_at IS NOT NULL)`,
+        params: aggregate,
+      },
+    ]);
   }
 
   async listAggregates(tenantId: string, aggregateType: string, afterAggregateId: string, limit: number) {
     const rows = await this.db.all<{ aggregate_id: string; version: number }>(
-      `SELECT aggregate_id, version FROM streams WHERE tenant_id = ? AND aggregate_type = ? AND aggregate_id > ? ORDER BY aggregate_id LIMIT ?`,
+      `SELECT aggregate_id, version FROM streams WHERE tenant_id = ? AND aggregate_type = ? AND aggregate_id > ? AND erased_at IS NULL
+       ORDER BY aggregate_id LIMIT ?`,
       [tenantId, aggregateType, afterAggregateId, limit],
     );
     return rows.map((r) => ({ aggregateId: r.aggregate_id, version: Number(r.version) }));

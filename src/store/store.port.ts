@@ -8,6 +8,7 @@ import { BindingRepository, SnapshotRepository } from './reducer-state.port';
 import { UploadRepository } from './upload-repository.port';
 import { IdempotencyKeyRepository } from './idempotency-key.port';
 import { TenantTransferStore } from './tenant-transfer.port';
+import { AggregateErasure } from './erasure.port';
 
 /**
  * One durable store, two adapters (sqlite/, postgres/). Later capabilities add their own
@@ -31,6 +32,8 @@ export interface Store {
   readonly idempotencyKeys: IdempotencyKeyRepository;
   /** A whole tenant's rows, table by table: export, import, removal (src/tenant-transfer). */
   readonly transfer: TenantTransferStore;
+  /** DELETE /events/{aggregateId}: an aggregate's data removed for good (erasure.port.ts). */
+  readonly erasure: AggregateErasure;
   /** Runs pending schema migrations; safe to call from several instances at once. */
   migrate(): Promise<void>;
   /**

@@ -209,6 +209,10 @@ async function workload(svc: ServiceProcess, receiver: WebhookReceiver): Promise
   );
   ws.socket.close();
   sse.close();
+  // Erasure (README "Erasure"): its one transaction, and the refusals that read the frozen stream after it.
+  expect((await request(`${svc.url}/events/order-11`, 'DELETE', undefined, { 'x-api-key': t.key })).status).toBe(200);
+  expect((await t.get('/aggregate-types/order/order-11/state')).status).toBe(410);
+  expect((await t.post('/events', { aggregateId: 'order-11', eventType: 'X', data: {} })).status).toBe(410);
   for (const p of [
     `/projections/${projectionId}/status?include=lag`,
     `/projections/${projectionId}/lanes`,

@@ -1,5 +1,5 @@
 import { Notification } from '../log/notification';
-import { NotificationTail } from './notification-tail';
+import { NotificationTail, TAIL_TTL_MS } from './notification-tail';
 
 const n = (sequence: number): Notification => ({
   sequence,
@@ -27,6 +27,23 @@ function store(head: { value: number }) {
 }
 
 describe('NotificationTail', () => {
+  it('serves a row from memory for TAIL_TTL_MS only, then reads the store again (an erasure rewrites states)', async () => {
+    const head = { value: 5 };
+    const s = store(head);
+    let now = 1_000;
+    const tail = new NotificationTail(s.read, () => now);
+    await tail.read('t', 'p', 0, 100);
+    now += TAIL_TTL_MS - 1;
+    await tail.read('t', 'p', 2, 2);
+    expect(s.calls).toHaveLength(1); // still fresh: from memory
+    now += 2;
+    expect((await tail.read('t', 'p', 2, 2)).map((x) => x.sequence)).toEqual([3, 4]);
+    expect(s.calls).toEqual([
+      [0, 100],
+      [2, 2],
+    ]);
+  });
+
   it('serves many readers at the same cursor with one store read, then from memory', async () => {
     const head = { value: 10 };
     const s = store(head);

@@ -1,17 +1,20 @@
 import { Pool, PoolClient } from 'pg';
 import { idempotencyKeyOf, MonotonicClock, planAppends, RememberedKey, streamKey, tenantsOf } from '../append-plan';
 import { AppendOutcome, AppendRequest, EventLog, LogQuery, StoredEvent, StreamInfo } from '../event-log.port';
-import { EVENT_COLUMNS, EventDbRow, toStoredEvent } from '../event-row';
+import { EVENT_COLUMNS, EventDbRow, StreamDbRow, toStoredEvent, toStreamInfo } from '../event-row';
 import { REMEMBERED_KEY_COLUMNS, RememberedKeyRow, rememberedKeys } from '../idempotency-rows';
 import { logQuerySql } from '../log-query-sql';
 import type { InflightWrites } from './postgres-store';
 import { StreamVersionCache } from './stream-version-cache';
 import { withTransaction } from './with-transaction';
+import { AggregateErasure, ERASURES_AGGREGATE_ID, ErasureResult } from '../erasure.port';
+import { driveAsync, erasureSteps } from '../erasure-steps';
+import { toPgPlaceholders } from '../sql-runner';
 
 // Named statements: parsed once per connection, then only bound and executed.
 const READ_STREAMS = {
   name: 'es_streams',
-  text: `SELECT s.tenant_id, s.aggregate_id, s.aggregate_type, s.version
+  text: `SELECT s.tenant_id, s.aggregate_id, s.aggregate_type, s.version, s.erased_at
          FROM streams s JOIN unnest($1::text[], $2::text[]) AS k(t, a) ON s.tenant_id = k.t AND s.aggregate_id = k.a`,
 };
 
@@ -99,10 +102,16 @@ const DELETE_EXPIRED_KEYS = {
 
 const LOCK_HEADS = 'SELECT 1 FROM tenant_heads WHERE tenant_id = ANY($1::text[]) ORDER BY tenant_id FOR UPDATE';
 const UNIQUE_VIOLATION = '23505';
+/** streams_erased_frozen (erasure-schema.ts): an append planned before an erasure committed. */
+const CHECK_VIOLATION = '23514';
+const DEADLOCK = '40P01';
+/** The erased state's text removed by retention between the erasure finding it and referring to it. */
+const FOREIGN_KEY_VIOLATION = '23503';
+const ERASE_ATTEMPTS = 3;
 
 type Queryable = Pick<Pool, 'query'> | PoolClient;
 
-export class PostgresEventLog implements EventLog {
+export class PostgresEventLog implements EventLog, AggregateErasure {
   private readonly clock = new MonotonicClock();
   private readonly cache = new StreamVersionCache();
 
@@ -119,12 +128,13 @@ export class PostgresEventLog implements EventLog {
         const fast = await this.appendOptimistic(requests, keys);
         if (fast) return fast;
       } catch (e) {
-        if ((e as { code?: string }).code !== UNIQUE_VIOLATION) {
+        const code = (e as { code?: string }).code;
+        if (code !== UNIQUE_VIOLATION && code !== CHECK_VIOLATION) {
           this.cache.forget(keys);
           throw e;
         }
       }
-      // Another instance wrote these aggregates meanwhile. Retrying optimistically could starve
+      // Another instance wrote these aggregates meanwhile (or erased one: the locked read sees it). Retrying optimistically could starve
       // under contention, so lock first and read under the lock: this attempt cannot be stale.
       this.cache.forget(keys);
       try {
@@ -277,15 +287,38 @@ export class PostgresEventLog implements EventLog {
       }
     }
     if (missT.length > 0) {
-      const { rows } = await db.query<{ tenant_id: string; aggregate_id: string; aggregate_type: string; version: number }>({
+      const { rows } = await db.query<StreamDbRow & { tenant_id: string; aggregate_id: string }>({
         ...READ_STREAMS,
         values: [missT, missA],
       });
-      for (const r of rows) {
-        current.set(streamKey(r.tenant_id, r.aggregate_id), { aggregateType: r.aggregate_type, version: Number(r.version) });
-      }
+      for (const r of rows) current.set(streamKey(r.tenant_id, r.aggregate_id), toStreamInfo(r));
     }
     return current;
+  }
+
+  /**
+   * The erasure's steps (erasure-steps.ts) in one transaction. A deadlock (retention deleting the
+   * same notifications while waiting for a counter row this holds), or retention removing the '{}'
+   * state text between this finding and referring to it, is retried: nothing was kept.
+   */
+  erase(tenantId: string, aggregateId: string): Promise<ErasureResult> {
+    return this.inflight.run(async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const out = await withTransaction(this.pool, (c) =>
+            driveAsync(erasureSteps('postgres', tenantId, aggregateId, this.clock.now()), async (s) => {
+              const r = await c.query(toPgPlaceholders(s.sql), s.params);
+              return s.kind === 'all' ? r.rows : (r.rowCount ?? 0);
+            }),
+          );
+          this.cache.forget([streamKey(tenantId, aggregateId), streamKey(tenantId, ERASURES_AGGREGATE_ID)]);
+          return out;
+        } catch (e) {
+          const code = (e as { code?: string }).code;
+          if ((code !== DEADLOCK && code !== FOREIGN_KEY_VIOLATION) || attempt >= ERASE_ATTEMPTS) throw e;
+        }
+      }
+    });
   }
 
   async readStream(tenantId: string, aggregateId: string, fromVersion: number, limit: number): Promise<StoredEvent[]> {
@@ -328,12 +361,12 @@ export class PostgresEventLog implements EventLog {
   }
 
   async streamInfo(tenantId: string, aggregateId: string): Promise<StreamInfo | null> {
-    const { rows } = await this.pool.query<{ aggregate_type: string; version: number }>({
+    const { rows } = await this.pool.query<StreamDbRow>({
       name: 'es_stream_info',
-      text: 'SELECT aggregate_type, version FROM streams WHERE tenant_id = $1 AND aggregate_id = $2',
+      text: 'SELECT aggregate_type, version, erased_at FROM streams WHERE tenant_id = $1 AND aggregate_id = $2',
       values: [tenantId, aggregateId],
     });
-    return rows[0] ? { aggregateType: rows[0].aggregate_type, version: Number(rows[0].version) } : null;
+    return rows[0] ? toStreamInfo(rows[0]) : null;
   }
 
   async headPosition(tenantId: string): Promise<number> {

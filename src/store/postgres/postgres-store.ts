@@ -58,6 +58,8 @@ export class PostgresStore implements Store {
   readonly webhooks: SqlWebhookRepository;
   readonly idempotencyKeys: SqlIdempotencyKeyRepository;
   readonly transfer: SqlTenantTransfer;
+  /** The event log erases too: it holds the stream versions an erasure must drop from its cache. */
+  readonly erasure: PostgresEventLog;
   private readonly inflight = new InflightWrites();
 
   constructor(options: PostgresStoreOptions) {
@@ -72,6 +74,7 @@ export class PostgresStore implements Store {
     // An idle client's error (server restart) must not crash the process; the next query reconnects.
     this.pool.on('error', () => undefined);
     this.events = new PostgresEventLog(this.pool, this.inflight, options.beforeCommit);
+    this.erasure = this.events;
     const sql = new PostgresSqlRunner(this.pool);
     this.tenants = new SqlTenantRepository(sql);
     this.uploads = new SqlUploadRepository(sql);

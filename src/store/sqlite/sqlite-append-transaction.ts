@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { idempotencyKeyOf, MonotonicClock, planAppends, RememberedKey, streamKey, tenantsOf } from '../append-plan';
 import { AppendOutcome, AppendRequest, StreamInfo } from '../event-log.port';
 import { REMEMBERED_KEY_COLUMNS, REMEMBERED_KEY_JOIN, RememberedKeyRow, rememberedKeys } from '../idempotency-rows';
+import { StreamDbRow, toStreamInfo } from '../event-row';
 
 /**
  * One group commit on SQLite, synchronous. SQLite has no round trips, so prepared statements run
@@ -14,7 +15,7 @@ export class SqliteAppendTransaction {
 
   constructor(db: Database.Database) {
     const head = db.prepare('SELECT position FROM tenant_heads WHERE tenant_id = ?');
-    const stream = db.prepare('SELECT aggregate_type, version FROM streams WHERE tenant_id = ? AND aggregate_id = ?');
+    const stream = db.prepare('SELECT aggregate_type, version, erased_at FROM streams WHERE tenant_id = ? AND aggregate_id = ?');
     const insertEvent = db.prepare(
       `INSERT INTO events (tenant_id, position, aggregate_id, version, event_id, aggregate_type, event_type,
          data, metadata, correlation_id, causation_id, created_at, trace_parent, trace_state) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
@@ -56,8 +57,8 @@ export class SqliteAppendTransaction {
       for (const r of reqs) {
         const key = streamKey(r.tenantId, r.aggregateId);
         if (current.has(key)) continue;
-        const s = stream.get(r.tenantId, r.aggregateId) as { aggregate_type: string; version: number } | undefined;
-        if (s) current.set(key, { aggregateType: s.aggregate_type, version: Number(s.version) });
+        const s = stream.get(r.tenantId, r.aggregateId) as StreamDbRow | undefined;
+        if (s) current.set(key, toStreamInfo(s));
       }
       let remembered: Map<string, RememberedKey> | undefined;
       const looked = new Set<string>();

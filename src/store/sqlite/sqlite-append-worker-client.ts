@@ -3,7 +3,8 @@ import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { DomainError } from '../../common/domain-error';
 import { AppendOutcome, AppendRequest } from '../event-log.port';
-import { AppendReply, WriteReply } from './sqlite-append.protocol';
+import { AppendReply, EraseReply, WriteReply } from './sqlite-append.protocol';
+import { ErasureResult } from '../erasure.port';
 import { SqlWrite, SqlWriteOutcome } from './sqlite-write-batch';
 
 /** Where the compiled worker is; under ts-jest the sources run from src/, the worker from dist/. */
@@ -40,6 +41,17 @@ export class SqliteAppendWorkerClient {
     });
   }
 
+  /** An erasure, in the appends' turn (see SqliteErasureTransaction). */
+  erase(tenantId: string, aggregateId: string, now: number): Promise<ErasureResult> {
+    if (this.closed) return Promise.reject(new Error('the SQLite store is closed'));
+    const worker = this.worker ?? this.spawn();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      worker.postMessage({ id, erase: { tenantId, aggregateId, now } });
+    });
+  }
+
   /** One group commit of other writes (see SqliteWriteBatch). */
   write(writes: SqlWrite[]): Promise<SqlWriteOutcome[]> {
     if (this.closed) return Promise.reject(new Error('the SQLite store is closed'));
@@ -64,7 +76,7 @@ export class SqliteAppendWorkerClient {
 
   private spawn(): Worker {
     const w = new Worker(workerScript(), { workerData: { file: this.file } });
-    w.on('message', (reply: AppendReply | WriteReply) => this.settle(reply));
+    w.on('message', (reply: AppendReply | WriteReply | EraseReply) => this.settle(reply));
     const fail = (err: unknown) => {
       if (this.worker === w) this.worker = undefined;
       for (const [id, p] of this.pending) {
@@ -81,7 +93,7 @@ export class SqliteAppendWorkerClient {
     return w;
   }
 
-  private settle(reply: AppendReply | WriteReply): void {
+  private settle(reply: AppendReply | WriteReply | EraseReply): void {
     const p = this.pending.get(reply.id);
     if (!p) return;
     this.pending.delete(reply.id);
@@ -89,6 +101,10 @@ export class SqliteAppendWorkerClient {
       p.reject(Object.assign(new Error(reply.failure.message), { code: reply.failure.code }));
     } else if ('written' in reply) {
       p.resolve(reply.written);
+    } else if ('erased' in reply) {
+      p.resolve(reply.erased);
+    } else if ('refused' in reply) {
+      p.reject(new DomainError(reply.refused.code, reply.refused.message, reply.refused.details));
     } else {
       p.resolve(
         reply.outcomes.map((o) => (o.ok ? o : { ok: false, error: new DomainError(o.error.code, o.error.message, o.error.details) })),

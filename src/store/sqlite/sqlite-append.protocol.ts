@@ -1,5 +1,6 @@
 import { ErrorCode } from '../../common/domain-error';
 import { AppendRequest, AppendResult } from '../event-log.port';
+import { ErasureResult } from '../erasure.port';
 import { SqlWrite, SqlWriteOutcome } from './sqlite-write-batch';
 
 /** Messages between SqliteStore and its writer thread (errors cross as plain data). */
@@ -13,6 +14,18 @@ export interface WriteCall {
   id: number;
   writes: SqlWrite[];
 }
+
+/** An erasure (SqliteErasureTransaction), run in the appends' turn. */
+export interface EraseCall {
+  id: number;
+  erase: { tenantId: string; aggregateId: string; now: number };
+}
+
+/** `refused`: a DomainError (NOT_FOUND, RESERVED_NAME) as plain data. */
+export type EraseReply =
+  | { id: number; erased: ErasureResult }
+  | { id: number; refused: { code: ErrorCode; message: string; details: Record<string, unknown> } }
+  | { id: number; failure: { message: string; code?: string } };
 
 export type WriteReply = { id: number; written: SqlWriteOutcome[] } | { id: number; failure: { message: string; code?: string } };
 

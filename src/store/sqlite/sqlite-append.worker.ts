@@ -2,7 +2,9 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { AppendOutcome } from '../event-log.port';
 import { SqliteAppendTransaction } from './sqlite-append-transaction';
 import { openSqlite } from './sqlite-connection';
-import { AppendReply, AppendCall, WireOutcome, WriteCall, WriteReply } from './sqlite-append.protocol';
+import { AppendReply, AppendCall, EraseCall, EraseReply, WireOutcome, WriteCall, WriteReply } from './sqlite-append.protocol';
+import { SqliteErasureTransaction } from './sqlite-erasure';
+import { DomainError } from '../../common/domain-error';
 import { SqliteWriteBatch } from './sqlite-write-batch';
 
 // The writer thread: better-sqlite3 is synchronous, so here the fsync of each group commit
@@ -12,6 +14,7 @@ import { SqliteWriteBatch } from './sqlite-write-batch';
 const db = openSqlite((workerData as { file: string }).file);
 const tx = new SqliteAppendTransaction(db);
 const batch = new SqliteWriteBatch(db);
+const erasure = new SqliteErasureTransaction(db);
 
 const toWire = (o: AppendOutcome): WireOutcome =>
   o.ok ? o : { ok: false, error: { code: o.error.code, message: o.error.message, details: o.error.details } };
@@ -21,7 +24,8 @@ const toWire = (o: AppendOutcome): WireOutcome =>
  * waits for an append, nobody for a lane. Each call runs in a turn of its own, so the messages that
  * came during a commit are all here before the next one is picked.
  */
-const appends: AppendCall[] = [];
+// Erasures are requests too: they take the appends' turns, in arrival order with them.
+const appends: (AppendCall | EraseCall)[] = [];
 const writes: WriteCall[] = [];
 let turnDue = false;
 
@@ -31,16 +35,16 @@ function nextTurn(): void {
   setImmediate(() => {
     turnDue = false;
     const append = appends.shift();
-    if (append) runAppend(append);
+    if (append) runRequest(append);
     else runWrites(writes.shift()!);
     nextTurn();
   });
 }
 
-parentPort!.on('message', (msg: AppendCall | WriteCall | { close: true }) => {
+parentPort!.on('message', (msg: AppendCall | EraseCall | WriteCall | { close: true }) => {
   if ('close' in msg) {
     // The client closes only once every call is answered; anything left is run first all the same.
-    for (let a = appends.shift(); a; a = appends.shift()) runAppend(a);
+    for (let a = appends.shift(); a; a = appends.shift()) runRequest(a);
     for (let w = writes.shift(); w; w = writes.shift()) runWrites(w);
     db.close();
     parentPort!.close();
@@ -60,6 +64,26 @@ function runWrites(msg: WriteCall): void {
     written = { id: msg.id, failure: { message: err.message ?? String(e), code: err.code } };
   }
   parentPort!.postMessage(written);
+}
+
+function runRequest(msg: AppendCall | EraseCall): void {
+  if ('erase' in msg) runErase(msg);
+  else runAppend(msg);
+}
+
+function runErase(msg: EraseCall): void {
+  let reply: EraseReply;
+  try {
+    const { tenantId, aggregateId, now } = msg.erase;
+    reply = { id: msg.id, erased: erasure.erase(tenantId, aggregateId, now) };
+  } catch (e) {
+    if (e instanceof DomainError) reply = { id: msg.id, refused: { code: e.code, message: e.message, details: e.details } };
+    else {
+      const err = e as { message?: string; code?: string };
+      reply = { id: msg.id, failure: { message: err.message ?? String(e), code: err.code } };
+    }
+  }
+  parentPort!.postMessage(reply);
 }
 
 function runAppend(msg: AppendCall): void {

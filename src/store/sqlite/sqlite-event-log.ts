@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { AppendOutcome, AppendRequest, EventLog, LogQuery, StoredEvent, StreamInfo } from '../event-log.port';
-import { EVENT_COLUMNS as COLUMNS, EventDbRow, toStoredEvent } from '../event-row';
+import { EVENT_COLUMNS as COLUMNS, EventDbRow, StreamDbRow, toStoredEvent, toStreamInfo } from '../event-row';
 import { logQuerySql } from '../log-query-sql';
 import { statementCache } from './statement-cache';
 
@@ -25,7 +25,7 @@ export class SqliteEventLog implements EventLog {
     const db = this.db;
     return {
       head: db.prepare('SELECT position FROM tenant_heads WHERE tenant_id = ?'),
-      stream: db.prepare('SELECT aggregate_type, version FROM streams WHERE tenant_id = ? AND aggregate_id = ?'),
+      stream: db.prepare('SELECT aggregate_type, version, erased_at FROM streams WHERE tenant_id = ? AND aggregate_id = ?'),
       readStream: db.prepare(
         `SELECT ${COLUMNS} FROM events WHERE tenant_id = ? AND aggregate_id = ? AND version >= ? ORDER BY version LIMIT ?`,
       ),
@@ -59,8 +59,8 @@ export class SqliteEventLog implements EventLog {
   }
 
   async streamInfo(tenantId: string, aggregateId: string): Promise<StreamInfo | null> {
-    const s = this.stmts.stream.get(tenantId, aggregateId) as { aggregate_type: string; version: number } | undefined;
-    return s ? { aggregateType: s.aggregate_type, version: Number(s.version) } : null;
+    const s = this.stmts.stream.get(tenantId, aggregateId) as StreamDbRow | undefined;
+    return s ? toStreamInfo(s) : null;
   }
 
   async headPosition(tenantId: string): Promise<number> {

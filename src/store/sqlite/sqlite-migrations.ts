@@ -13,6 +13,7 @@ import { EVENT_LOG_FILTER_MIGRATION } from '../event-log-schema';
 import { uploadClaimMigration } from '../upload-schema';
 import { idempotencyKeysMigration } from '../idempotency-schema';
 import { apiKeyScopesMigration } from '../api-key-schema';
+import { erasureMigration } from '../erasure-schema';
 
 /** Ordered, append-only: a migration once shipped is never edited, only followed. */
 export const SQLITE_MIGRATIONS: string[] = [
@@ -169,4 +170,5 @@ export const SQLITE_MIGRATIONS: string[] = [
   apiKeyScopesMigration('INTEGER'),
   EVENT_TRACE_MIGRATION,
   EVENT_LOG_FILTER_MIGRATION,
+  erasureMigration('sqlite'),
 ];

@@ -17,6 +17,8 @@ import { SqliteAppendTransaction } from './sqlite-append-transaction';
 import { SqliteAppendWorkerClient } from './sqlite-append-worker-client';
 import { openSqlite } from './sqlite-connection';
 import { SqliteEventLog } from './sqlite-event-log';
+import { SqliteErasureTransaction } from './sqlite-erasure';
+import { AggregateErasure } from '../erasure.port';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations';
 import { SqlTenantTransfer } from '../sql-tenant-transfer';
 import { SqliteTransferSessions } from './sqlite-transfer-sessions';
@@ -50,6 +52,7 @@ export class SqliteStore implements Store {
   readonly webhooks: SqlWebhookRepository;
   readonly idempotencyKeys: SqlIdempotencyKeyRepository;
   readonly transfer: SqlTenantTransfer;
+  readonly erasure: AggregateErasure;
 
   private readonly writer?: SqliteAppendWorkerClient;
   /** The data file as opened (device and inode): probeWrite() checks that its path still names it. */
@@ -68,11 +71,14 @@ export class SqliteStore implements Store {
       this.events = new SqliteEventLog(this.db, async (reqs) => (tx ??= new SqliteAppendTransaction(this.db)).append(reqs));
       const batch = new SqliteWriteBatch(this.db);
       commitWrites = async (writes) => batch.commit(writes);
+      let erasure: SqliteErasureTransaction | undefined;
+      this.erasure = { erase: async (t, a) => (erasure ??= new SqliteErasureTransaction(this.db)).erase(t, a, Date.now()) };
     } else {
       const writer = new SqliteAppendWorkerClient(options.file);
       this.writer = writer;
       this.events = new SqliteEventLog(this.db, (reqs) => writer.append(reqs));
       commitWrites = (writes) => writer.write(writes);
+      this.erasure = { erase: (t, a) => writer.erase(t, a, Date.now()) };
     }
     const direct = new SqliteDirectSqlRunner(this.db);
     this.tenants = new SqlTenantRepository(direct);

@@ -16,3 +16,8 @@ export interface AppendTrace {
 }
 
 export const APPEND_COMMITTED = Symbol('APPEND_COMMITTED');
+
+/** Several listeners behind the one port (lanes, event webhooks): each told, in order; none can stop the others. */
+export function appendCommittedToAll(...listeners: AppendCommitted[]): AppendCommitted {
+  return { appended: (tenantId, position, traced) => listeners.forEach((l) => l.appended(tenantId, position, traced)) };
+}

@@ -163,7 +163,8 @@ const STREAM_PAGE = 200;
     },
   ],
   // StreamLimiter: the open-stream gauges of GET /metrics (observability/metrics).
-  exports: [LANE_APPLIED, PROJECTION_NOTIFICATION_SETUP, StreamLimiter],
+  // WebhookSecrets, WebhookUrlGuard: the event webhooks (src/event-webhooks) sign and check URLs as these do.
+  exports: [LANE_APPLIED, PROJECTION_NOTIFICATION_SETUP, StreamLimiter, WebhookSecrets, WebhookUrlGuard],
 })
 export class NotificationsModule implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   constructor(

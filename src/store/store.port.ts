@@ -6,6 +6,7 @@ import { ProjectionCatalogRepository } from './projection-catalog.port';
 import { WebhookRepository } from './webhook-repository.port';
 import { BindingRepository, SnapshotRepository } from './reducer-state.port';
 import { UploadRepository } from './upload-repository.port';
+import { EventWebhookRepository } from './event-webhook-repository.port';
 
 /**
  * One durable store, two adapters (sqlite/, postgres/). Later capabilities add their own
@@ -25,6 +26,8 @@ export interface Store {
   readonly lanes: LaneStore;
   readonly notifications: NotificationRepository;
   readonly webhooks: WebhookRepository;
+  /** Event webhooks: subscriptions to the tenant's log delivered to a URL (src/event-webhooks). */
+  readonly eventWebhooks: EventWebhookRepository;
   /** Runs pending schema migrations; safe to call from several instances at once. */
   migrate(): Promise<void>;
   /**

@@ -16,7 +16,7 @@ const USAGE = `usage: npm run admin -- <command>
                                   override quotas: rates as 100/1s, 5000/10s, 60/1h; counts as integers; 0 is no
                                   limit; <name>=default drops an override. Names: appendRequests, appendEvents,
                                   uploads, streams, webhooksInFlight, storedEvents,
-                                  projections, keysPerProjection, pendingDeliveries
+                                  projections, keysPerProjection, pendingDeliveries, eventWebhooks
 Running instances see a change within QUOTA_OVERRIDES_CACHE_MS (5 s by default).
 Works on the store the service uses (DATABASE_URL, else DATA_DIR), with or without the service running.`;
 

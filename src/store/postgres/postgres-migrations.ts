@@ -9,6 +9,7 @@ import {
 import { webhookSuspensionsMigration } from '../webhook-suspension-schema';
 import { droppedVersionsMigration } from '../projection-schema';
 import { uploadClaimMigration } from '../upload-schema';
+import { eventWebhooksMigration } from '../event-webhook-schema';
 
 /** Ordered, append-only: a migration once shipped is never edited, only followed. */
 export const POSTGRES_MIGRATIONS: string[] = [
@@ -162,4 +163,5 @@ export const POSTGRES_MIGRATIONS: string[] = [
   webhookUrlMigration('postgres'),
   NOTIFICATION_TRACE_MIGRATION,
   uploadClaimMigration('bigint'),
+  eventWebhooksMigration('bigint'),
 ];

@@ -6,6 +6,7 @@ import { SqlBindingRepository, SqlSnapshotRepository } from '../sql-reducer-stat
 import { SqlTenantRepository } from '../sql-tenant-repository';
 import { SqlUploadRepository } from '../sql-upload-repository';
 import { SqlWebhookRepository } from '../sql-webhook-repository';
+import { SqlEventWebhookRepository } from '../sql-event-webhook-repository';
 import { Store, WRITE_PROBE_SQL } from '../store.port';
 import { PostgresSqlRunner } from './postgres-sql-runner';
 import { PostgresEventLog } from './postgres-event-log';
@@ -53,6 +54,7 @@ export class PostgresStore implements Store {
   readonly lanes: SqlLaneStore;
   readonly notifications: SqlNotificationRepository;
   readonly webhooks: SqlWebhookRepository;
+  readonly eventWebhooks: SqlEventWebhookRepository;
   private readonly inflight = new InflightWrites();
 
   constructor(options: PostgresStoreOptions) {
@@ -76,6 +78,7 @@ export class PostgresStore implements Store {
     this.lanes = new SqlLaneStore(sql);
     this.notifications = new SqlNotificationRepository(sql);
     this.webhooks = new SqlWebhookRepository(sql);
+    this.eventWebhooks = new SqlEventWebhookRepository(sql);
   }
 
   async migrate(): Promise<void> {

@@ -9,6 +9,7 @@ import {
 import { webhookSuspensionsMigration } from '../webhook-suspension-schema';
 import { droppedVersionsMigration } from '../projection-schema';
 import { uploadClaimMigration } from '../upload-schema';
+import { eventWebhooksMigration } from '../event-webhook-schema';
 
 /** Ordered, append-only: a migration once shipped is never edited, only followed. */
 export const SQLITE_MIGRATIONS: string[] = [
@@ -161,4 +162,5 @@ export const SQLITE_MIGRATIONS: string[] = [
   webhookUrlMigration('sqlite'),
   NOTIFICATION_TRACE_MIGRATION,
   uploadClaimMigration('INTEGER'),
+  eventWebhooksMigration('INTEGER'),
 ];

@@ -8,6 +8,7 @@ import { SqlBindingRepository, SqlSnapshotRepository } from '../sql-reducer-stat
 import { SqlTenantRepository } from '../sql-tenant-repository';
 import { SqlUploadRepository } from '../sql-upload-repository';
 import { SqlWebhookRepository } from '../sql-webhook-repository';
+import { SqlEventWebhookRepository } from '../sql-event-webhook-repository';
 import { Store, WRITE_PROBE_SQL } from '../store.port';
 import { CommitWrites, SqliteSqlRunner } from './sqlite-sql-runner';
 import { SqliteDirectSqlRunner } from './sqlite-direct-sql-runner';
@@ -45,6 +46,7 @@ export class SqliteStore implements Store {
   readonly lanes: SqlLaneStore;
   readonly notifications: SqlNotificationRepository;
   readonly webhooks: SqlWebhookRepository;
+  readonly eventWebhooks: SqlEventWebhookRepository;
 
   private readonly writer?: SqliteAppendWorkerClient;
   /** The data file as opened (device and inode): probeWrite() checks that its path still names it. */
@@ -79,6 +81,7 @@ export class SqliteStore implements Store {
     this.lanes = new SqlLaneStore(sql);
     this.notifications = new SqlNotificationRepository(sql);
     this.webhooks = new SqlWebhookRepository(sql);
+    this.eventWebhooks = new SqlEventWebhookRepository(sql);
   }
 
   static inDataDir(dataDir: string): SqliteStore {

@@ -1,0 +1,232 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Logger } from '@nestjs/common';
+import { LruMap } from '../common/lru-map';
+import { stringifyJson } from '../common/raw-json';
+import { SerialRunner } from '../common/serial-runner';
+import { AppendCommitted } from '../events/append-committed.port';
+import { storedEventView } from '../events/event-views';
+import { WebhookSecrets } from '../notifications/webhooks/webhook-secrets';
+import { SendResult } from '../notifications/webhooks/webhook-sender';
+import { WebhookSigner } from '../notifications/webhooks/webhook-signer';
+import { StoredEvent } from '../store/event-log.port';
+import { EventWebhookClaim, EventWebhookRecord, EventWebhookRepository } from '../store/event-webhook-repository.port';
+
+export interface EventWebhookDispatcherOptions {
+  /** The retry schedule (WEBHOOK_RETRY_BACKOFF_MS): a delay per failed attempt, then dead-lettered. */
+  backoffMs: number[];
+  /** One attempt's deadline (WEBHOOK_TIMEOUT_MS): a claim always outlives the attempt under way by more. */
+  timeoutMs: number;
+  /** The repair poll (WEBHOOK_POLL_MS): appends on other instances, due retries, lapsed claims. */
+  pollMs: number;
+  /** Subscriptions this instance delivers at once (WEBHOOK_CONCURRENCY). */
+  concurrency: number;
+  /** Dead letters in a row that suspend a subscription (a receiver that is gone, not one bad event). */
+  suspendAfterDead: number;
+}
+
+/** The POST (WebhookSender.send): one attempt, SSRF-checked, 2xx or the reason. */
+export interface EventWebhookTransport {
+  send(url: string, headers: Record<string, string>, body: string): Promise<SendResult>;
+}
+
+/** The tenant's webhooksInFlight quota (src/quotas), shared with the projection webhooks. */
+export interface EventWebhookSlots {
+  acquireWebhookSlot(tenantId: string): Promise<(() => void) | null>;
+}
+
+/** Matching events read per store round trip, and positions scanned per read (so a rare filter costs bounded reads). */
+const PAGE = 100;
+const WINDOW = 1_000;
+/** A claim outlives the attempt under way by this much (clock skew between instances included). */
+const CLAIM_MARGIN_MS = 5_000;
+const SECRETS_CACHE_MS = 1_000;
+const key = (tenantId: string, webhookId: string) => `${tenantId}\u0000${webhookId}`;
+
+/** The body of one delivery: the event as the log read shows it, `type: 'event'` first. */
+export function eventMessage(e: StoredEvent): string {
+  return stringifyJson({ type: 'event', ...storedEventView(e) });
+}
+
+/** `webhook-id`: the same for every attempt and replay of one event to one subscription, for receivers to deduplicate. */
+export const eventMessageId = (webhookId: string, position: number) => `msg_${webhookId}_${position}`;
+
+/**
+ * Delivers event webhooks: per subscription one event at a time, in position order, the cursor
+ * moved in the store only after a 2xx. A subscription is delivered by one instance at a time: it is
+ * claimed in the store (owner + until, extended with each step so that it always outlives the
+ * attempt under way), and every write while delivering is fenced by the claim and the cursor read,
+ * so a lapsed claim, a replay or a delete stops a run at its next write. A crashed instance's claims
+ * lapse after WEBHOOK_TIMEOUT_MS + 5 s and the poll of another instance takes them.
+ *
+ * Woken by appends on this instance (APPEND_COMMITTED) and by a poll every `pollMs` (appends on
+ * other instances, due retries, lapsed claims): one statement over the active subscriptions that
+ * have events after their cursor.
+ */
+export class EventWebhookDispatcher implements AppendCommitted {
+  private readonly logger = new Logger('EventWebhookDispatcher');
+  /** This process's claims: unique per process, readable in the store by an operator. */
+  readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  /** Subscriptions this instance is delivering; `again`: woken meanwhile, read once more before letting go. */
+  private readonly running = new Map<string, { again: boolean; done: Promise<void> }>();
+  private readonly secretsCache = new LruMap<string, { secrets: string[]; until: number; generation: number }>(1_000);
+  private timer?: NodeJS.Timeout;
+  private closing = false;
+  private readonly ticks = new SerialRunner(
+    () => this.tick(),
+    (e) => this.logger.warn(`event webhook tick failed: ${e instanceof Error ? e.message : e}`),
+  );
+
+  constructor(
+    private readonly repo: EventWebhookRepository,
+    private readonly secrets: Pick<WebhookSecrets, 'signing' | 'generation'>,
+    private readonly transport: EventWebhookTransport,
+    private readonly options: EventWebhookDispatcherOptions,
+    private readonly slots: EventWebhookSlots = { acquireWebhookSlot: async () => () => undefined },
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => this.wake(), this.options.pollMs);
+    this.timer.unref();
+    this.wake();
+  }
+
+  /** Lets go of every claim once its attempt under way has ended, so another instance takes over at once. */
+  async close(): Promise<void> {
+    this.closing = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.ticks.stop();
+    await Promise.all([...this.running.values()].map((r) => r.done));
+  }
+
+  /** APPEND_COMMITTED: an append on this instance. The tick is one statement, and wakes coalesce while one runs. */
+  appended(): void {
+    this.wake();
+  }
+
+  wake(): void {
+    if (!this.closing) this.ticks.wake();
+  }
+
+  /** How long a claim is taken for: past the attempt's deadline, with a margin. */
+  private get claimMs(): number {
+    return this.options.timeoutMs + CLAIM_MARGIN_MS;
+  }
+
+  private async tick(): Promise<void> {
+    const now = Date.now();
+    const due = await this.repo.due(now, this.owner, this.options.concurrency + this.running.size);
+    for (const d of due) {
+      if (this.closing) return;
+      const id = key(d.tenantId, d.webhookId);
+      const mine = this.running.get(id);
+      if (mine) {
+        mine.again = true;
+        continue;
+      }
+      if (this.running.size >= this.options.concurrency) return;
+      const claimed = await this.repo.claim(d.tenantId, d.webhookId, this.owner, now, now + this.claimMs);
+      if (!claimed) continue;
+      const entry = { again: false, done: Promise.resolve() };
+      entry.done = this.run(claimed, entry)
+        .catch((e) => this.logger.warn(`event webhook ${d.webhookId} (tenant ${d.tenantId}): ${e instanceof Error ? e.message : e}`))
+        .finally(() => {
+          this.running.delete(id);
+          if (entry.again) this.wake();
+        });
+      this.running.set(id, entry);
+    }
+  }
+
+  /** Delivers the subscription's events from its cursor until none is left, an attempt fails, or the claim is lost. */
+  private async run(w: EventWebhookRecord, entry: { again: boolean }): Promise<void> {
+    const claim: EventWebhookClaim = {
+      tenantId: w.tenantId,
+      webhookId: w.webhookId,
+      owner: this.owner,
+      deliveredPosition: w.deliveredPosition,
+    };
+    /** Until when this run's claim holds, as last written. */
+    const lease = { until: w.claimUntil ?? 0 };
+    let attempts = w.attempts;
+    // A retry not yet due (claimed by the poll of an instance whose clock runs ahead): leave it for later.
+    if (w.nextAttemptAt > Date.now()) return this.repo.release(claim);
+    for (;;) {
+      entry.again = false;
+      const page = await this.repo.eventsAfter(w, claim.deliveredPosition, PAGE, WINDOW);
+      if (page.events.length === 0) {
+        if (page.extent > claim.deliveredPosition) {
+          // Only filtered-out events: the cursor passes them, so the next read starts after them.
+          if (!(await this.repo.advance(claim, page.extent, (lease.until = Date.now() + this.claimMs)))) return;
+          claim.deliveredPosition = page.extent;
+          continue;
+        }
+        if (entry.again) continue;
+        return this.repo.release(claim);
+      }
+      for (const e of page.events) {
+        if (this.closing) return this.repo.release(claim);
+        // The claim must outlive this attempt (its deadline and a second): extended first when it would not.
+        if (lease.until - Date.now() < this.options.timeoutMs + 1_000) {
+          if (!(await this.repo.renew(claim, (lease.until = Date.now() + this.claimMs)))) return;
+        }
+        const slot = await this.slots.acquireWebhookSlot(w.tenantId);
+        if (!slot) {
+          // The tenant's webhooksInFlight quota is taken: let go, the poll comes back (not an attempt, nothing counted).
+          return this.repo.release(claim);
+        }
+        let r: SendResult;
+        try {
+          r = await this.attempt(w, e);
+        } finally {
+          slot();
+        }
+        const now = Date.now();
+        if (r.ok) {
+          if (!(await this.repo.advance(claim, e.position, (lease.until = now + this.claimMs)))) return;
+          claim.deliveredPosition = e.position;
+          attempts = 0;
+          continue;
+        }
+        attempts++;
+        const error = r.error.slice(0, 1_000);
+        const delay = this.options.backoffMs[attempts - 1];
+        if (delay !== undefined) {
+          await this.repo.attemptFailed(claim, attempts, error, now + delay, now);
+          return;
+        }
+        const kept = await this.repo.deadLettered(claim, e, attempts, error, now, this.options.suspendAfterDead);
+        this.logger.warn(`event webhook ${w.webhookId} (tenant ${w.tenantId}): event at position ${e.position} dead-lettered: ${error}`);
+        // Dead letters end the run: the next event is taken by the next tick, from the store (suspended or not).
+        if (kept) this.wake();
+        return;
+      }
+    }
+  }
+
+  private async attempt(w: EventWebhookRecord, e: StoredEvent): Promise<SendResult> {
+    const body = eventMessage(e);
+    const secrets = await this.signing(w.tenantId);
+    const headers: Record<string, string> = {
+      ...WebhookSigner.headers(secrets, eventMessageId(w.webhookId, e.position), Math.floor(Date.now() / 1000), body),
+      // What a receiver needs to see a gap (dead letters) and to fetch it: GET /events/{aggregateId} or the log read.
+      'webhook-position': String(e.position),
+      'webhook-subscription-id': w.webhookId,
+    };
+    return this.transport.send(w.url, headers, body);
+  }
+
+  /**
+   * The tenant's shared secret (and the previous one during a rotation's overlap), cached for a
+   * second; a rotation on this instance shows at once (the secrets' generation moved).
+   */
+  private async signing(tenantId: string): Promise<string[]> {
+    const generation = this.secrets.generation;
+    const hit = this.secretsCache.get(tenantId);
+    if (hit && hit.until > Date.now() && hit.generation === generation) return hit.secrets;
+    // The projection id is not used for the tenant's shared secret.
+    const secrets = await this.secrets.signing(tenantId, '', false);
+    this.secretsCache.set(tenantId, { secrets, until: Date.now() + SECRETS_CACHE_MS, generation });
+    return secrets;
+  }
+}

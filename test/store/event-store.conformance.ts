@@ -1,5 +1,6 @@
 import { toStoredSettings } from '../../src/notifications/log/notification-settings';
 import { Store } from '../../src/store/store.port';
+import { describeEventWebhookStore } from './event-webhook-store.conformance';
 import { describeMultiInstanceStore } from './multi-instance.conformance';
 import { describeProjectionStore } from './projection-store.conformance';
 import { req, tenant } from './store-fixtures';
@@ -326,6 +327,7 @@ export function testEventStore(name: string, harness: StoreHarness): void {
 
     describeProjectionStore(() => store);
     describeMultiInstanceStore(() => store, harness, extra);
+    describeEventWebhookStore(() => store, harness, extra);
 
     it('logs state changes gap-free, exactly once, only for the versions that speak for the projection', async () => {
       const t = await tenant(store, 't1');

@@ -54,7 +54,13 @@ export function describeEventWebhookStore(current: () => Store, harness: StoreHa
       for (let round = 0; round < 10; round++) {
         const claims = await Promise.all(
           Array.from({ length: 6 }, (_, i) =>
-            (i % 2 ? other : store).eventWebhooks.claim(t, 'w', `owner-${round}-${i}`, now + round * 100_000, now + round * 100_000 + 50_000),
+            (i % 2 ? other : store).eventWebhooks.claim(
+              t,
+              'w',
+              `owner-${round}-${i}`,
+              now + round * 100_000,
+              now + round * 100_000 + 50_000,
+            ),
           ),
         );
         const winners = claims.filter((c) => c !== null);

@@ -8,6 +8,7 @@ import { WebhookUrlGuard } from '../notifications/webhooks/webhook-url-guard';
 import { QuotasModule } from '../quotas/quotas.module';
 import { TenantQuotas } from '../quotas/tenant-quotas';
 import { STORE, Store } from '../store/store.port';
+import { EVENT_WEBHOOKS_APPENDED } from '../events/append-committed.port';
 import { EventWebhookDispatcher } from './event-webhook-dispatcher';
 import { EventWebhooks } from './event-webhooks';
 import { EventWebhooksController } from './event-webhooks.controller';
@@ -53,8 +54,9 @@ export const SUSPEND_AFTER_DEAD_LETTERS = 3;
           wake: () => d.wake(),
         }),
     },
+    { provide: EVENT_WEBHOOKS_APPENDED, useExisting: EventWebhookDispatcher },
   ],
-  exports: [EventWebhookDispatcher],
+  exports: [EVENT_WEBHOOKS_APPENDED],
 })
 export class EventWebhooksModule implements OnApplicationBootstrap, BeforeApplicationShutdown {
   constructor(private readonly dispatcher: EventWebhookDispatcher) {}

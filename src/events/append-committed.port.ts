@@ -17,6 +17,9 @@ export interface AppendTrace {
 
 export const APPEND_COMMITTED = Symbol('APPEND_COMMITTED');
 
+/** The event webhooks' listener (src/event-webhooks binds it to its dispatcher): told after the lanes. */
+export const EVENT_WEBHOOKS_APPENDED = Symbol('EVENT_WEBHOOKS_APPENDED');
+
 /** Several listeners behind the one port (lanes, event webhooks): each told, in order; none can stop the others. */
 export function appendCommittedToAll(...listeners: AppendCommitted[]): AppendCommitted {
   return { appended: (tenantId, position, traced) => listeners.forEach((l) => l.appended(tenantId, position, traced)) };

@@ -48,13 +48,13 @@ class FakeRepo {
     public w: EventWebhookRecord,
     public log: StoredEvent[],
   ) {}
-  async due() {
-    return this.w.claimOwner === null && this.log.some((e) => e.position > this.w.deliveredPosition)
+  async due(_now = 0, owner = '') {
+    return (this.w.claimOwner === null || this.w.claimOwner === owner) && this.log.some((e) => e.position > this.w.deliveredPosition)
       ? [{ tenantId: 't', webhookId: 'w' }]
       : [];
   }
   async claim(_t: string, _w: string, owner: string, _now: number, until: number) {
-    if (this.w.claimOwner !== null) return null;
+    if (this.w.claimOwner !== null && this.w.claimOwner !== owner) return null;
     this.w = { ...this.w, claimOwner: owner, claimUntil: until };
     this.calls.push('claim');
     return this.w;
@@ -65,11 +65,14 @@ class FakeRepo {
     const types = w.eventTypes;
     return { events: inWindow.filter((e) => !types || types.includes(e.eventType)).slice(0, limit), extent };
   }
-  async advance(c: EventWebhookClaim, position: number) {
+  async advance(c: EventWebhookClaim, position: number, until: number) {
     if (position >= this.fenceLostAt || c.deliveredPosition !== this.w.deliveredPosition) return false;
-    this.w = { ...this.w, deliveredPosition: position, attempts: 0 };
+    this.w = { ...this.w, deliveredPosition: position, attempts: 0, claimUntil: until };
     this.calls.push(`advance ${position}`);
     return true;
+  }
+  async get() {
+    return this.w;
   }
   async renew() {
     return true;
@@ -112,13 +115,13 @@ async function settle(d: EventWebhookDispatcher, repo: FakeRepo): Promise<void> 
   for (let i = 0; i < 50; i++) {
     d.wake();
     await new Promise((r) => setTimeout(r, 5));
-    if (repo.w.claimOwner === null && (await repo.due()).length === 0) break;
+    if ((await repo.due(0, d.owner)).length === 0) break;
   }
   await d.close();
 }
 
 describe('EventWebhookDispatcher', () => {
-  it('delivers in position order, moving the cursor after each 2xx, and lets go when the log is read to its end', async () => {
+  it('delivers in position order, moving the cursor after each 2xx, keeps its claim when the log is read to its end and lets it go at close', async () => {
     const repo = new FakeRepo(record(), [event(1), event(2), event(3)]);
     const { d, sent } = dispatcherOver(repo, () => true);
     await settle(d, repo);
@@ -126,6 +129,19 @@ describe('EventWebhookDispatcher', () => {
     expect(sent.map((s) => s.headers['webhook-id'])).toEqual(['msg_w_1', 'msg_w_2', 'msg_w_3']);
     expect(sent[0].headers['webhook-signature']).toMatch(/^v1,/);
     expect(repo.calls).toEqual(['claim', 'advance 1', 'advance 2', 'advance 3', 'release']);
+  });
+
+  it('delivers the next events under the claim it kept, without claiming again', async () => {
+    const repo = new FakeRepo(record(), [event(1)]);
+    const { d, sent } = dispatcherOver(repo, () => true);
+    d.wake();
+    for (let i = 0; i < 100 && repo.w.deliveredPosition < 1; i++) await new Promise((r) => setTimeout(r, 5));
+    repo.log.push(event(2));
+    d.wake();
+    for (let i = 0; i < 100 && repo.w.deliveredPosition < 2; i++) await new Promise((r) => setTimeout(r, 5));
+    await d.close();
+    expect(sent.map((s) => s.headers['webhook-position'])).toEqual(['1', '2']);
+    expect(repo.calls).toEqual(['claim', 'advance 1', 'advance 2', 'release']);
   });
 
   it('passes over a window of filtered-out events by moving the cursor to its extent', async () => {

@@ -69,6 +69,13 @@ export class EventWebhookDispatcher implements AppendCommitted {
   readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   /** Subscriptions this instance is delivering; `again`: woken meanwhile, read once more before letting go. */
   private readonly running = new Map<string, { again: boolean; done: Promise<void> }>();
+  /**
+   * Claims this instance holds, with their `until` as last written. A run that has read the log to
+   * its end keeps its claim (no write): the next wake-up delivers at once without claiming again,
+   * which saves two store writes per live event. It lapses by itself when the subscription stays idle
+   * (another instance may take it then), and `close` lets it go.
+   */
+  private readonly held = new Map<string, { tenantId: string; webhookId: string; until: number }>();
   private readonly secretsCache = new LruMap<string, { secrets: string[]; until: number; generation: number }>(1_000);
   private timer?: NodeJS.Timeout;
   private closing = false;
@@ -97,6 +104,12 @@ export class EventWebhookDispatcher implements AppendCommitted {
     if (this.timer) clearInterval(this.timer);
     await this.ticks.stop();
     await Promise.all([...this.running.values()].map((r) => r.done));
+    await Promise.all(
+      [...this.held.values()].map((h) =>
+        this.repo.release({ ...h, owner: this.owner, deliveredPosition: 0 }).catch((e) => this.logger.warn(`releasing a claim: ${e}`)),
+      ),
+    );
+    this.held.clear();
   }
 
   /** APPEND_COMMITTED: an append on this instance. The tick is one statement, and wakes coalesce while one runs. */
@@ -125,7 +138,7 @@ export class EventWebhookDispatcher implements AppendCommitted {
         continue;
       }
       if (this.running.size >= this.options.concurrency) return;
-      const claimed = await this.repo.claim(d.tenantId, d.webhookId, this.owner, now, now + this.claimMs);
+      const claimed = await this.claimOrReuse(id, d.tenantId, d.webhookId, now);
       if (!claimed) continue;
       const entry = { again: false, done: Promise.resolve() };
       entry.done = this.run(claimed, entry)
@@ -138,6 +151,23 @@ export class EventWebhookDispatcher implements AppendCommitted {
     }
   }
 
+  /**
+   * The subscription's row under this instance's claim: a claim still held (and long enough for an
+   * attempt) is used as it is, with a read of the row (a replay may have moved the cursor); else it
+   * is claimed in the store.
+   */
+  private async claimOrReuse(id: string, tenantId: string, webhookId: string, now: number): Promise<EventWebhookRecord | null> {
+    const h = this.held.get(id);
+    if (h && h.until - now > this.options.timeoutMs + 1_000) {
+      const row = await this.repo.get(tenantId, webhookId);
+      if (row && row.status === 'active' && row.claimOwner === this.owner && row.claimUntil === h.until) return row;
+    }
+    this.held.delete(id);
+    const row = await this.repo.claim(tenantId, webhookId, this.owner, now, now + this.claimMs);
+    if (row) this.held.set(id, { tenantId, webhookId, until: row.claimUntil ?? 0 });
+    return row;
+  }
+
   /** Delivers the subscription's events from its cursor until none is left, an attempt fails, or the claim is lost. */
   private async run(w: EventWebhookRecord, entry: { again: boolean }): Promise<void> {
     const claim: EventWebhookClaim = {
@@ -146,34 +176,42 @@ export class EventWebhookDispatcher implements AppendCommitted {
       owner: this.owner,
       deliveredPosition: w.deliveredPosition,
     };
-    /** Until when this run's claim holds, as last written. */
-    const lease = { until: w.claimUntil ?? 0 };
+    const id = key(w.tenantId, w.webhookId);
+    /** Until when this run's claim holds, as last written (shared with `held`, so the next run can reuse it). */
+    const lease = { tenantId: w.tenantId, webhookId: w.webhookId, until: w.claimUntil ?? 0 };
+    this.held.set(id, lease);
+    /** The claim let go in the store (or lost): forgotten here too. */
+    const letGo = async (release: boolean) => {
+      this.held.delete(id);
+      if (release) await this.repo.release(claim);
+    };
     let attempts = w.attempts;
     // A retry not yet due (claimed by the poll of an instance whose clock runs ahead): leave it for later.
-    if (w.nextAttemptAt > Date.now()) return this.repo.release(claim);
+    if (w.nextAttemptAt > Date.now()) return letGo(true);
     for (;;) {
       entry.again = false;
       const page = await this.repo.eventsAfter(w, claim.deliveredPosition, PAGE, WINDOW);
       if (page.events.length === 0) {
         if (page.extent > claim.deliveredPosition) {
           // Only filtered-out events: the cursor passes them, so the next read starts after them.
-          if (!(await this.repo.advance(claim, page.extent, (lease.until = Date.now() + this.claimMs)))) return;
+          if (!(await this.repo.advance(claim, page.extent, (lease.until = Date.now() + this.claimMs)))) return letGo(false);
           claim.deliveredPosition = page.extent;
           continue;
         }
         if (entry.again) continue;
-        return this.repo.release(claim);
+        // Read to the end: the claim is kept (see `held`), or let go when stopping.
+        return this.closing ? letGo(true) : undefined;
       }
       for (const e of page.events) {
-        if (this.closing) return this.repo.release(claim);
+        if (this.closing) return letGo(true);
         // The claim must outlive this attempt (its deadline and a second): extended first when it would not.
         if (lease.until - Date.now() < this.options.timeoutMs + 1_000) {
-          if (!(await this.repo.renew(claim, (lease.until = Date.now() + this.claimMs)))) return;
+          if (!(await this.repo.renew(claim, (lease.until = Date.now() + this.claimMs)))) return letGo(false);
         }
         const slot = await this.slots.acquireWebhookSlot(w.tenantId);
         if (!slot) {
           // The tenant's webhooksInFlight quota is taken: let go, the poll comes back (not an attempt, nothing counted).
-          return this.repo.release(claim);
+          return letGo(true);
         }
         let r: SendResult;
         try {
@@ -183,7 +221,7 @@ export class EventWebhookDispatcher implements AppendCommitted {
         }
         const now = Date.now();
         if (r.ok) {
-          if (!(await this.repo.advance(claim, e.position, (lease.until = now + this.claimMs)))) return;
+          if (!(await this.repo.advance(claim, e.position, (lease.until = now + this.claimMs)))) return letGo(false);
           claim.deliveredPosition = e.position;
           attempts = 0;
           continue;
@@ -191,6 +229,8 @@ export class EventWebhookDispatcher implements AppendCommitted {
         attempts++;
         const error = r.error.slice(0, 1_000);
         const delay = this.options.backoffMs[attempts - 1];
+        // Both writes below let the claim go in the store.
+        this.held.delete(id);
         if (delay !== undefined) {
           await this.repo.attemptFailed(claim, attempts, error, now + delay, now);
           return;

@@ -168,4 +168,43 @@ describe('event webhooks on two instances (PostgreSQL)', () => {
     );
     expect(cluster.errorLines()).toEqual([]);
   });
+
+  it('hands its subscriptions over at once when an instance stops (SIGTERM lets its claims go)', async () => {
+    await cluster.instances[1].start();
+    await cluster.ready(1);
+    for (const rx of receivers) rx.delayMs = 15;
+    const before = receivers.map((rx) => new Set(rx.sequences()).size);
+    // Appends through the survivor-to-be only, so its own wake-ups (not a lapsed claim) decide how fast it takes over.
+    const appending = appendThrough([1], 150);
+    const leaver = cluster.instances[0].child.pid!;
+    await until(
+      async () => ({ got: receivers.map((rx, i) => new Set(rx.sequences()).size - before[i]), holders: await claimHolders() }),
+      (x) => x.got.every((n) => n >= 5) && x.holders.includes(leaver),
+      60_000,
+      'deliveries under way, the first instance holding a subscription',
+    );
+    const stoppedAt = Date.now();
+    expect(await cluster.instances[0].kill('SIGTERM')).toBe(0);
+    const stopped = Date.now();
+    await appending;
+    const last = 550;
+    for (const rx of receivers) {
+      await until(
+        () => new Set(rx.sequences()).size,
+        (n) => n >= last,
+        60_000,
+        'every event delivered after the stop',
+      );
+    }
+    for (const rx of receivers) {
+      const seqs = rx.sequences().filter((s) => s > 400);
+      // A stop loses nothing and repeats nothing: the attempts under way end before the claims go.
+      expect(seqs).toEqual(range(401, last));
+      // Taken over well before a claim could have lapsed (CLAIM_MS after the stop).
+      const firstAfter = rx.accepted.find((a) => a.at > stopped)?.at;
+      expect(firstAfter).toBeDefined();
+      expect(firstAfter! - stopped).toBeLessThan(CLAIM_MS - 2_000);
+    }
+    expect(stopped - stoppedAt).toBeLessThan(CLAIM_MS);
+  });
 });

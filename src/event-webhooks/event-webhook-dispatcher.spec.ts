@@ -1,6 +1,6 @@
 import { StoredEvent } from '../store/event-log.port';
 import { EventWebhookClaim, EventWebhookRecord, EventWebhookRepository } from '../store/event-webhook-repository.port';
-import { EventWebhookDispatcher, eventMessage, eventMessageId } from './event-webhook-dispatcher';
+import { EventWebhookDispatcher, eventMessage, eventMessageId, IDLE_HOLD_MS } from './event-webhook-dispatcher';
 
 const event = (position: number, over: Partial<StoredEvent> = {}): StoredEvent => ({
   position,
@@ -121,7 +121,7 @@ async function settle(d: EventWebhookDispatcher, repo: FakeRepo): Promise<void> 
 }
 
 describe('EventWebhookDispatcher', () => {
-  it('delivers in position order, moving the cursor after each 2xx, keeps its claim when the log is read to its end and lets it go at close', async () => {
+  it('delivers in position order, moving the cursor after each 2xx, and lets the claim go once idle', async () => {
     const repo = new FakeRepo(record(), [event(1), event(2), event(3)]);
     const { d, sent } = dispatcherOver(repo, () => true);
     await settle(d, repo);
@@ -142,6 +142,19 @@ describe('EventWebhookDispatcher', () => {
     await d.close();
     expect(sent.map((s) => s.headers['webhook-position'])).toEqual(['1', '2']);
     expect(repo.calls).toEqual(['claim', 'advance 1', 'advance 2', 'release']);
+  });
+
+  it('lets an idle claim go after IDLE_HOLD_MS, so another instance can take the subscription', async () => {
+    const repo = new FakeRepo(record(), [event(1)]);
+    const { d } = dispatcherOver(repo, () => true);
+    d.wake();
+    for (let i = 0; i < 100 && repo.w.deliveredPosition < 1; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(repo.w.claimOwner).toBe(d.owner);
+    for (let i = 0; i < 200 && repo.w.claimOwner !== null; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(repo.calls).toEqual(['claim', 'advance 1', 'release']);
+    await d.close();
+    expect(repo.calls).toHaveLength(3);
+    expect(IDLE_HOLD_MS).toBeLessThan(1_000);
   });
 
   it('passes over a window of filtered-out events by moving the cursor to its extent', async () => {

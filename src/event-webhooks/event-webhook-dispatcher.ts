@@ -41,6 +41,12 @@ const WINDOW = 1_000;
 /** A claim outlives the attempt under way by this much (clock skew between instances included). */
 const CLAIM_MARGIN_MS = 5_000;
 const SECRETS_CACHE_MS = 1_000;
+/**
+ * A run that read the log to its end keeps its claim this long, then lets it go (and looks at the log
+ * once more). Events close together go out under one claim (no claim and release writes each); an
+ * append on another instance finds the subscription free (or this instance's look) within this time.
+ */
+export const IDLE_HOLD_MS = 250;
 const key = (tenantId: string, webhookId: string) => `${tenantId}\u0000${webhookId}`;
 
 /** The body of one delivery: the event as the log read shows it, `type: 'event'` first. */
@@ -71,11 +77,15 @@ export class EventWebhookDispatcher implements AppendCommitted {
   private readonly running = new Map<string, { again: boolean; done: Promise<void> }>();
   /**
    * Claims this instance holds, with their `until` as last written. A run that has read the log to
-   * its end keeps its claim (no write): the next wake-up delivers at once without claiming again,
-   * which saves two store writes per live event. It lapses by itself when the subscription stays idle
-   * (another instance may take it then), and `close` lets it go.
+   * its end keeps its claim for IDLE_HOLD_MS (no write): a wake-up within it delivers at once without
+   * claiming again, which saves two store writes per event while events come close together. Then it
+   * is let go (holdIdle), and `close` lets go of the rest.
    */
   private readonly held = new Map<string, { tenantId: string; webhookId: string; until: number }>();
+  /** Idle claims being let go: a new claim of the same subscription waits for its release to land. */
+  private readonly releasing = new Map<string, Promise<void>>();
+  /** The subscription a tick is claiming or reusing right now: its idle claim must not be let go meanwhile. */
+  private reserved?: string;
   private readonly secretsCache = new LruMap<string, { secrets: string[]; until: number; generation: number }>(1_000);
   private timer?: NodeJS.Timeout;
   private closing = false;
@@ -104,6 +114,7 @@ export class EventWebhookDispatcher implements AppendCommitted {
     if (this.timer) clearInterval(this.timer);
     await this.ticks.stop();
     await Promise.all([...this.running.values()].map((r) => r.done));
+    await Promise.all(this.releasing.values());
     await Promise.all(
       [...this.held.values()].map((h) =>
         this.repo.release({ ...h, owner: this.owner, deliveredPosition: 0 }).catch((e) => this.logger.warn(`releasing a claim: ${e}`)),
@@ -157,15 +168,40 @@ export class EventWebhookDispatcher implements AppendCommitted {
    * is claimed in the store.
    */
   private async claimOrReuse(id: string, tenantId: string, webhookId: string, now: number): Promise<EventWebhookRecord | null> {
-    const h = this.held.get(id);
-    if (h && h.until - now > this.options.timeoutMs + 1_000) {
-      const row = await this.repo.get(tenantId, webhookId);
-      if (row && row.status === 'active' && row.claimOwner === this.owner && row.claimUntil === h.until) return row;
+    this.reserved = id;
+    try {
+      const h = this.held.get(id);
+      if (h && h.until - now > this.options.timeoutMs + 1_000) {
+        const row = await this.repo.get(tenantId, webhookId);
+        if (row && row.status === 'active' && row.claimOwner === this.owner && row.claimUntil === h.until) return row;
+      }
+      this.held.delete(id);
+      // An idle claim of ours being let go: claimed again only once that write has landed.
+      await this.releasing.get(id);
+      const row = await this.repo.claim(tenantId, webhookId, this.owner, now, now + this.claimMs);
+      if (row) this.held.set(id, { tenantId, webhookId, until: row.claimUntil ?? 0 });
+      return row;
+    } finally {
+      this.reserved = undefined;
     }
-    this.held.delete(id);
-    const row = await this.repo.claim(tenantId, webhookId, this.owner, now, now + this.claimMs);
-    if (row) this.held.set(id, { tenantId, webhookId, until: row.claimUntil ?? 0 });
-    return row;
+  }
+
+  /** After IDLE_HOLD_MS with no new run of it, an idle claim is let go, and the log looked at once more. */
+  private holdIdle(id: string, lease: { tenantId: string; webhookId: string; until: number }, claim: EventWebhookClaim): void {
+    const timer = setTimeout(() => {
+      // A run (or a tick about to start one) has it again, or it was let go otherwise.
+      if (this.closing || this.held.get(id) !== lease || this.running.has(id) || this.reserved === id) return;
+      this.held.delete(id);
+      const released = this.repo
+        .release(claim)
+        .catch((e) => this.logger.warn(`event webhook ${claim.webhookId}: letting its claim go: ${e instanceof Error ? e.message : e}`))
+        .finally(() => {
+          this.releasing.delete(id);
+          this.wake();
+        });
+      this.releasing.set(id, released);
+    }, IDLE_HOLD_MS);
+    timer.unref();
   }
 
   /** Delivers the subscription's events from its cursor until none is left, an attempt fails, or the claim is lost. */
@@ -199,8 +235,9 @@ export class EventWebhookDispatcher implements AppendCommitted {
           continue;
         }
         if (entry.again) continue;
-        // Read to the end: the claim is kept (see `held`), or let go when stopping.
-        return this.closing ? letGo(true) : undefined;
+        // Read to the end: the claim is kept a moment (see `held`), or let go when stopping.
+        if (this.closing) return letGo(true);
+        return this.holdIdle(id, lease, claim);
       }
       for (const e of page.events) {
         if (this.closing) return letGo(true);

@@ -1,7 +1,7 @@
 import { isoTime } from '../common/iso-time';
 import { arrayOf, integer, JsonSchema, nullable, object, string, timestamp } from '../common/json-schema';
 import { EventWebhookDeadLetter } from '../store/event-webhook-repository.port';
-import { EventWebhookStatus, PENDING_COUNT_CAP } from './event-webhooks';
+import { EventWebhookStatus, PENDING_COUNT_CAP, PENDING_COUNT_WINDOW } from './event-webhooks';
 
 const orNull = (ms: number | null) => (ms === null ? null : isoTime(ms));
 
@@ -40,7 +40,9 @@ export const EVENT_WEBHOOK_SCHEMA: JsonSchema = object({
   pendingEvents: integer({
     minimum: 0,
     maximum: PENDING_COUNT_CAP,
-    description: `matching events after deliveredPosition, counted up to ${PENDING_COUNT_CAP} (that figure means at least as many)`,
+    description:
+      `matching events among the ${PENDING_COUNT_WINDOW} positions after deliveredPosition, counted up to ${PENDING_COUNT_CAP} ` +
+      '(that figure means at least as many; compare headPosition with deliveredPosition for the whole distance)',
   }),
   deadDeliveries: integer({ minimum: 0 }),
   attempts: integer({ minimum: 0, description: 'failed attempts of the next event' }),

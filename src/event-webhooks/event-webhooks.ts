@@ -3,8 +3,12 @@ import { uuidv7 } from '../common/uuid-v7';
 import { EventWebhookDeadLetter, EventWebhookRecord, EventWebhookRepository } from '../store/event-webhook-repository.port';
 import { CreateEventWebhookDto } from './event-webhook.dto';
 
-/** Matching events counted for `pendingEvents` at most (a status read must stay cheap on a long backlog). */
+/**
+ * Matching events counted for `pendingEvents` at most, among this many positions after the cursor:
+ * a status read must stay cheap on a long backlog with a rare filter.
+ */
 export const PENDING_COUNT_CAP = 10_000;
+export const PENDING_COUNT_WINDOW = 100_000;
 
 /** What the routes need of the rest of the service: the SSRF check, the tenant's secret and limit, a wake-up. */
 export interface EventWebhookDeps {
@@ -133,7 +137,7 @@ export class EventWebhooks {
 
   private async withCounts(w: EventWebhookRecord, head: number): Promise<EventWebhookStatus> {
     const [pendingEvents, deadDeliveries] = await Promise.all([
-      head > w.deliveredPosition ? this.repo.pendingCount(w, PENDING_COUNT_CAP) : 0,
+      head > w.deliveredPosition ? this.repo.pendingCount(w, PENDING_COUNT_CAP, PENDING_COUNT_WINDOW) : 0,
       this.repo.deadCount(w.tenantId, w.webhookId),
     ]);
     return { webhook: w, pendingEvents, deadDeliveries, headPosition: head };

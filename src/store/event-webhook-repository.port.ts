@@ -83,8 +83,8 @@ export interface EventWebhookRepository {
   headPosition(tenantId: string): Promise<number>;
   deadCount(tenantId: string, webhookId: string): Promise<number>;
   deadLetters(tenantId: string, webhookId: string, afterPosition: number, limit: number): Promise<EventWebhookDeadLetter[]>;
-  /** Matching events after the cursor, counted up to `cap`. */
-  pendingCount(w: EventWebhookRecord, cap: number): Promise<number>;
+  /** Matching events after the cursor among the next `window` positions, counted up to `cap`. */
+  pendingCount(w: EventWebhookRecord, cap: number, window: number): Promise<number>;
   /**
    * Cursor back to `fromPosition - 1`, due now, its dead letters from `fromPosition` on removed
    * (they are delivered again); only while active. False when none or suspended.

@@ -136,12 +136,13 @@ export class SqlEventWebhookRepository implements EventWebhookRepository {
     }));
   }
 
-  async pendingCount(w: EventWebhookRecord, cap: number): Promise<number> {
+  async pendingCount(w: EventWebhookRecord, cap: number, window: number): Promise<number> {
     const a = inList('aggregate_type', w.aggregateTypes);
     const e = inList('event_type', w.eventTypes);
+    // Bounded twice (matches counted, positions looked at): a status read on a long backlog with a rare filter stays cheap.
     const [r] = await this.db.all<{ n: number }>(
-      `SELECT COUNT(*) AS n FROM (SELECT 1 AS one FROM events WHERE tenant_id = ? AND position > ?${a.sql}${e.sql} LIMIT ?) AS pending`,
-      [w.tenantId, w.deliveredPosition, ...a.params, ...e.params, cap],
+      `SELECT COUNT(*) AS n FROM (SELECT 1 AS one FROM events WHERE tenant_id = ? AND position > ? AND position <= ?${a.sql}${e.sql} LIMIT ?) AS pending`,
+      [w.tenantId, w.deliveredPosition, w.deliveredPosition + window, ...a.params, ...e.params, cap],
     );
     return Number(r?.n ?? 0);
   }

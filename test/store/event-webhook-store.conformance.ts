@@ -111,8 +111,9 @@ export function describeEventWebhookStore(current: () => Store, harness: StoreHa
       // A window shorter than the gap: nothing matches in it, the extent says how far it looked.
       expect(await store.eventWebhooks.eventsAfter(w, 3, 10, 1)).toEqual({ events: [], extent: 4 });
       expect(await store.eventWebhooks.eventsAfter(w, 4, 10, 1000)).toEqual({ events: [], extent: 4 });
-      expect(await store.eventWebhooks.pendingCount(w, 10)).toBe(2);
-      expect(await store.eventWebhooks.pendingCount(w, 1)).toBe(1);
+      expect(await store.eventWebhooks.pendingCount(w, 10, 1000)).toBe(2);
+      expect(await store.eventWebhooks.pendingCount(w, 1, 1000)).toBe(1);
+      expect(await store.eventWebhooks.pendingCount(w, 10, 2)).toBe(1); // positions 1 and 2 looked at
       expect(await store.eventWebhooks.headPosition(t)).toBe(4);
     });
 

@@ -38,8 +38,10 @@ export interface EventWebhookSlots {
 /** Matching events read per store round trip, and positions scanned per read (so a rare filter costs bounded reads). */
 const PAGE = 100;
 const WINDOW = 1_000;
-/** A claim outlives the attempt under way by this much (clock skew between instances included). */
+/** A claim is taken (and extended) for the attempt's deadline and this much more. */
 const CLAIM_MARGIN_MS = 5_000;
+/** An attempt starts only under a claim that outlives its deadline by this much (clock skew between instances included). */
+const ATTEMPT_MARGIN_MS = 3_000;
 const SECRETS_CACHE_MS = 1_000;
 /**
  * A run that read the log to its end keeps its claim this long, then lets it go (and looks at the log
@@ -171,7 +173,7 @@ export class EventWebhookDispatcher implements AppendCommitted {
     this.reserved = id;
     try {
       const h = this.held.get(id);
-      if (h && h.until - now > this.options.timeoutMs + 1_000) {
+      if (h && h.until - now > this.options.timeoutMs + ATTEMPT_MARGIN_MS) {
         const row = await this.repo.get(tenantId, webhookId);
         if (row && row.status === 'active' && row.claimOwner === this.owner && row.claimUntil === h.until) return row;
       }
@@ -241,8 +243,8 @@ export class EventWebhookDispatcher implements AppendCommitted {
       }
       for (const e of page.events) {
         if (this.closing) return letGo(true);
-        // The claim must outlive this attempt (its deadline and a second): extended first when it would not.
-        if (lease.until - Date.now() < this.options.timeoutMs + 1_000) {
+        // The claim must outlive this attempt (its deadline and the margin): extended first when it would not.
+        if (lease.until - Date.now() < this.options.timeoutMs + ATTEMPT_MARGIN_MS) {
           if (!(await this.repo.renew(claim, (lease.until = Date.now() + this.claimMs)))) return letGo(false);
         }
         const slot = await this.slots.acquireWebhookSlot(w.tenantId);

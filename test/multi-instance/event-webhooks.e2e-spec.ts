@@ -118,7 +118,7 @@ describe('event webhooks on two instances (PostgreSQL)', () => {
   });
 
   it('takes over the subscriptions of a killed instance within seconds, repeating at most the attempt in flight', async () => {
-    for (const rx of receivers) rx.delayMs = 15; // slow receivers: the kill lands mid-delivery
+    for (const rx of receivers) rx.delayMs = 30; // slow receivers (~5 s for 150 events): the kill lands mid-delivery
     const before = receivers.map((rx) => rx.accepted.length);
     await appendThrough([0, 1], 150);
     // Kill the second instance while it holds a subscription, mid-way.
@@ -172,21 +172,21 @@ describe('event webhooks on two instances (PostgreSQL)', () => {
   it('hands its subscriptions over at once when an instance stops (SIGTERM lets its claims go)', async () => {
     await cluster.instances[1].start();
     await cluster.ready(1);
-    for (const rx of receivers) rx.delayMs = 15;
+    // Slow receivers (150 events take each ~5 s), the appends through the instance that will stop, so that it
+    // is woken first and holds the subscriptions while most of their events are still to be delivered.
+    for (const rx of receivers) rx.delayMs = 30;
     const before = receivers.map((rx) => new Set(rx.sequences()).size);
-    // Appends through the survivor-to-be only, so its own wake-ups (not a lapsed claim) decide how fast it takes over.
-    const appending = appendThrough([1], 150);
+    await appendThrough([0], 150);
     const leaver = cluster.instances[0].child.pid!;
     await until(
       async () => ({ got: receivers.map((rx, i) => new Set(rx.sequences()).size - before[i]), holders: await claimHolders() }),
-      (x) => x.got.every((n) => n >= 5) && x.holders.includes(leaver),
+      (x) => x.got.every((n) => n >= 5) && x.got.some((n) => n < 120) && x.holders.includes(leaver),
       60_000,
       'deliveries under way, the first instance holding a subscription',
     );
     const stoppedAt = Date.now();
     expect(await cluster.instances[0].kill('SIGTERM')).toBe(0);
     const stopped = Date.now();
-    await appending;
     const last = 550;
     for (const rx of receivers) {
       await until(
@@ -200,11 +200,12 @@ describe('event webhooks on two instances (PostgreSQL)', () => {
       const seqs = rx.sequences().filter((s) => s > 400);
       // A stop loses nothing and repeats nothing: the attempts under way end before the claims go.
       expect(seqs).toEqual(range(401, last));
-      // Taken over well before a claim could have lapsed (CLAIM_MS after the stop).
+      // Taken over well before a claim could have lapsed (CLAIM_MS after the stop), when there was anything left.
       const firstAfter = rx.accepted.find((a) => a.at > stopped)?.at;
-      expect(firstAfter).toBeDefined();
-      expect(firstAfter! - stopped).toBeLessThan(CLAIM_MS - 2_000);
+      if (firstAfter !== undefined) expect(firstAfter - stopped).toBeLessThan(CLAIM_MS - 2_000);
     }
+    // At least one subscription had most of its events left at the stop: they came from the other instance.
+    expect(receivers.some((rx) => rx.accepted.some((a) => a.at > stopped))).toBe(true);
     expect(stopped - stoppedAt).toBeLessThan(CLAIM_MS);
   });
 });

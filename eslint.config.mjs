@@ -122,6 +122,13 @@ export default tseslint.config(
               from: under('notifications/streams'),
               message: 'streams and webhooks share only the log',
             },
+            // Event webhooks (a feature beside notifications): the events module reaches them through their module only.
+            {
+              target: under(...FEATURES),
+              from: abs('src/event-webhooks/**'),
+              except: [abs('src/event-webhooks/*.module.ts')],
+              message: 'the features reach event-webhooks/ only through its module (EVENT_WEBHOOKS_APPENDED is a port of events/)',
+            },
             // compilation/ hands compiled uploads to the catalogs, openapi/ describes every module's routes:
             // both sit above everything, imported by AppModule only.
             {

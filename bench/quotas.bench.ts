@@ -252,6 +252,7 @@ async function checkCost(rates: RateLimiter, calls: number): Promise<number> {
     projections: 0,
     keysPerProjection: 0,
     pendingDeliveries: 0,
+    eventWebhooks: 0,
   };
   const catalog = new TenantLimitsCatalog(
     { getTenant: async () => null, getLimits: async () => null, putLimits: async () => false },

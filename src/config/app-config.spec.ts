@@ -40,6 +40,7 @@ describe('loadConfig', () => {
         projections: 100,
         keysPerProjection: 100_000,
         pendingDeliveries: 10_000,
+        eventWebhooks: 10,
       },
       overridesCacheMs: 5_000,
       refusalDelayMs: 500,

@@ -343,6 +343,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         projections: int('QUOTA_PROJECTIONS', 100, 0, 1_000_000),
         keysPerProjection: int('QUOTA_KEYS_PER_PROJECTION', 100_000, 0, 1_000_000_000),
         pendingDeliveries: int('QUOTA_PENDING_DELIVERIES', 10_000, 0, 1_000_000_000),
+        // Each event webhook is one claimed delivery loop and one due-poll row: a handful per tenant is what connectors need.
+        eventWebhooks: int('QUOTA_EVENT_WEBHOOKS', 10, 0, 1_000_000),
       },
       overridesCacheMs: int('QUOTA_OVERRIDES_CACHE_MS', 5_000, 0, 3_600_000),
       refusalDelayMs: int('QUOTA_REFUSAL_DELAY_MS', 500, 0, 10_000),

@@ -22,3 +22,11 @@ export const APPEND_COMMITTED = Symbol('APPEND_COMMITTED');
  * to EventFeed, which wakes this instance's event streams and, through Redis, the other instances'.
  */
 export const EVENTS_APPENDED = Symbol('EVENTS_APPENDED');
+
+/** The event webhooks' listener (src/event-webhooks binds it to its dispatcher): told after the lanes. */
+export const EVENT_WEBHOOKS_APPENDED = Symbol('EVENT_WEBHOOKS_APPENDED');
+
+/** Several listeners behind the one port (lanes, event webhooks): each told, in order; none can stop the others. */
+export function appendCommittedToAll(...listeners: AppendCommitted[]): AppendCommitted {
+  return { appended: (tenantId, position, traced) => listeners.forEach((l) => l.appended(tenantId, position, traced)) };
+}

@@ -7,7 +7,8 @@ import { ReducersModule } from '../reducers/reducers.module';
 import { STORE, Store } from '../store/store.port';
 import { AppendBatcher } from './append-batcher';
 import { AppendBatcherModule } from './append-batcher.module';
-import { APPEND_COMMITTED, AppendCommitted, EVENTS_APPENDED } from './append-committed.port';
+import { EventWebhooksModule } from '../event-webhooks/event-webhooks.module';
+import { APPEND_COMMITTED, AppendCommitted, appendCommittedToAll, EVENT_WEBHOOKS_APPENDED, EVENTS_APPENDED } from './append-committed.port';
 import { AppendPipeline, STATEFUL_APPEND, StatefulAppend } from './append-pipeline';
 import { EventAppender } from './event-appender';
 import { EventReader } from './event-reader';
@@ -15,17 +16,24 @@ import { EventEraser } from './event-eraser';
 import { EventsController } from './events.controller';
 import { IdempotencyKeySweep } from './idempotency-key-sweep';
 
-/** Appends and reads. The ports its pipeline calls are bound by the modules that own them (reducers, lanes). */
+/** Appends and reads. The ports its pipeline calls are bound by the modules that own them (reducers, lanes, event webhooks). */
 @Module({
-  // NotificationsModule: EVENTS_APPENDED and EVENT_STREAM_SSE (the log's live streams live beside the projection streams).
-  imports: [AppendBatcherModule, ReducersModule, LanesModule, NotificationsModule],
+  // NotificationsModule: EVENTS_APPENDED and EVENT_STREAM_SSE (the log's live streams live beside the projection streams);
+  // EventWebhooksModule: EVENT_WEBHOOKS_APPENDED (the event webhooks' dispatcher).
+  imports: [AppendBatcherModule, ReducersModule, LanesModule, NotificationsModule, EventWebhooksModule],
   controllers: [EventsController],
   providers: [
     {
       provide: AppendPipeline,
-      inject: [AppendBatcher, STATEFUL_APPEND, APPEND_COMMITTED, EVENTS_APPENDED, APP_CONFIG],
-      useFactory: (b: AppendBatcher, stateful: StatefulAppend, committed: AppendCommitted, live: AppendCommitted, config: AppConfig) =>
-        new AppendPipeline(b, stateful, committed, live, config.idempotency.killAfterCommitKey),
+      inject: [AppendBatcher, STATEFUL_APPEND, APPEND_COMMITTED, EVENT_WEBHOOKS_APPENDED, EVENTS_APPENDED, APP_CONFIG],
+      useFactory: (
+        b: AppendBatcher,
+        stateful: StatefulAppend,
+        committed: AppendCommitted,
+        hooks: AppendCommitted,
+        live: AppendCommitted,
+        config: AppConfig,
+      ) => new AppendPipeline(b, stateful, appendCommittedToAll(committed, hooks), live, config.idempotency.killAfterCommitKey),
     },
     {
       provide: EventAppender,
@@ -40,9 +48,9 @@ import { IdempotencyKeySweep } from './idempotency-key-sweep';
     },
     {
       provide: EventEraser,
-      inject: [STORE, STATEFUL_APPEND, APPEND_COMMITTED, EVENTS_APPENDED],
-      useFactory: (store: Store, stateful: StatefulAppend, committed: AppendCommitted, live: AppendCommitted) =>
-        new EventEraser(store.erasure, stateful, committed, live),
+      inject: [STORE, STATEFUL_APPEND, APPEND_COMMITTED, EVENT_WEBHOOKS_APPENDED, EVENTS_APPENDED],
+      useFactory: (store: Store, stateful: StatefulAppend, committed: AppendCommitted, hooks: AppendCommitted, live: AppendCommitted) =>
+        new EventEraser(store.erasure, stateful, appendCommittedToAll(committed, hooks), live),
     },
     { provide: EventReader, inject: [STORE], useFactory: (store: Store) => new EventReader(store.events) },
   ],

@@ -210,6 +210,9 @@ const STREAM_PAGE = 200;
     SseStream,
     EVENTS_APPENDED,
     EVENT_STREAM_SSE,
+    // The event webhooks (src/event-webhooks) sign and check URLs as these do.
+    WebhookSecrets,
+    WebhookUrlGuard,
   ],
 })
 export class NotificationsModule implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {

@@ -45,6 +45,7 @@ export const TAGS = {
   projections: 'Projection uploads, status, state and lanes',
   notifications: 'Polling, WebSocket and server-sent events',
   webhooks: 'Webhook secrets, deliveries, suspension',
+  'event-webhooks': "Event webhooks: the tenant's log delivered to a URL",
   system: 'Health, identity, this document',
   keys: "The tenant's API keys (scope keys:manage)",
   admin: 'Admin API (ADMIN_TOKEN)',
@@ -354,6 +355,56 @@ export const OPERATIONS: Record<string, OperationSpec> = {
     tag: 'webhooks',
     summary: "Rotate the tenant's shared webhook secret (every projection without an isolated one)",
     responses: { 200: json('the new secret', 'TenantRotated') },
+  },
+  // Event webhooks
+  'POST /event-webhooks': {
+    tag: 'event-webhooks',
+    summary: "Subscribe a URL to the tenant's events (filters, from a position)",
+    description:
+      'Each matching event is POSTed as `{type: "event", …the event}` in position order, signed with the tenant\'s shared secret ' +
+      '(Standard Webhooks), retried on WEBHOOK_RETRY_BACKOFF_MS, then dead-lettered. `afterPosition` absent: from the head (later events only).',
+    responses: { 201: json("created; `secret` is the tenant's shared webhook secret", 'EventWebhookCreated') },
+    errors: ['WEBHOOK_URL_REFUSED', 'QUOTA_EXCEEDED'],
+  },
+  'GET /event-webhooks': {
+    tag: 'event-webhooks',
+    summary: "The tenant's event webhooks with their cursor and backlog",
+    responses: { 200: json('every event webhook of the tenant', 'EventWebhooks') },
+  },
+  'GET /event-webhooks/{id}': {
+    tag: 'event-webhooks',
+    summary: 'An event webhook: active or suspended, delivered position, pending and dead counts, last error',
+    responses: { 200: json('the event webhook', 'EventWebhook') },
+    errors: ['NOT_FOUND'],
+  },
+  'DELETE /event-webhooks/{id}': {
+    tag: 'event-webhooks',
+    summary: 'Delete an event webhook and its dead letters',
+    responses: { 204: noContent('deleted') },
+    errors: ['NOT_FOUND'],
+  },
+  'GET /event-webhooks/{id}/deliveries': {
+    tag: 'event-webhooks',
+    summary: "An event webhook's dead-lettered deliveries",
+    parameters: {
+      status: { description: 'only `dead` (live deliveries are not kept as rows)', schema: { enum: ['dead'] } },
+      afterPosition: { description: 'dead letters after this position', schema: integer({ minimum: 0 }) },
+      limit: { description: 'at most this many (default 100, at most 1,000)', schema: integer({ minimum: 1, maximum: 1000 }) },
+    },
+    responses: { 200: json('dead letters in position order', 'EventWebhookDeliveries') },
+    errors: ['NOT_FOUND'],
+  },
+  'POST /event-webhooks/{id}/replay': {
+    tag: 'event-webhooks',
+    summary: 'Deliver every matching event again from a position (dead letters from there on are attempted again)',
+    responses: { 200: json('the event webhook, its cursor moved back', 'EventWebhook') },
+    errors: ['NOT_FOUND', 'WEBHOOK_SUSPENDED'],
+  },
+  'POST /event-webhooks/{id}/resume': {
+    tag: 'event-webhooks',
+    summary: 'Resume an event webhook suspended after dead letters in a row, from its cursor',
+    responses: { 200: json('active again', 'EventWebhook') },
+    errors: ['NOT_FOUND', 'WEBHOOK_NOT_SUSPENDED'],
   },
   // System
   'GET /health': {

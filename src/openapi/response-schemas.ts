@@ -8,6 +8,12 @@ import {
   LOG_PAGE_SCHEMA,
   STORED_EVENTS_PAGE_SCHEMA,
 } from '../events/event-views';
+import {
+  EVENT_WEBHOOK_CREATED_SCHEMA,
+  EVENT_WEBHOOK_DELIVERIES_SCHEMA,
+  EVENT_WEBHOOK_SCHEMA,
+  EVENT_WEBHOOKS_SCHEMA,
+} from '../event-webhooks/event-webhook-views';
 import { HEALTH_SCHEMA, LIVENESS_SCHEMA, READINESS_SCHEMA } from '../health/readiness';
 import { NOTIFICATIONS_PAGE_SCHEMA, STREAM_MESSAGE_SCHEMA } from '../notifications/log/notification';
 import { WEBHOOK_STATUS_SCHEMA } from '../notifications/webhooks/webhook-endpoints';
@@ -84,6 +90,10 @@ export const NAMED_SCHEMAS = {
   Replayed: REPLAYED_SCHEMA,
   WebhookStatus: WEBHOOK_STATUS_SCHEMA,
   Resumed: RESUMED_SCHEMA,
+  EventWebhook: EVENT_WEBHOOK_SCHEMA,
+  EventWebhookCreated: EVENT_WEBHOOK_CREATED_SCHEMA,
+  EventWebhooks: EVENT_WEBHOOKS_SCHEMA,
+  EventWebhookDeliveries: EVENT_WEBHOOK_DELIVERIES_SCHEMA,
   Health: HEALTH_SCHEMA,
   Liveness: LIVENESS_SCHEMA,
   Readiness: READINESS_SCHEMA,

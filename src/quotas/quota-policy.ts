@@ -31,6 +31,8 @@ export interface TenantLimits {
   keysPerProjection: number;
   /** Webhook deliveries of one projection waiting to be delivered; past it the endpoint is suspended. */
   pendingDeliveries: number;
+  /** Event webhooks (subscriptions to the tenant's log delivered to a URL) the tenant may have. */
+  eventWebhooks: number;
 }
 
 export type LimitName = keyof TenantLimits;
@@ -44,6 +46,7 @@ export const COUNT_LIMIT_NAMES = [
   'projections',
   'keysPerProjection',
   'pendingDeliveries',
+  'eventWebhooks',
 ] as const;
 export const LIMIT_NAMES: readonly LimitName[] = [...RATE_LIMIT_NAMES, ...COUNT_LIMIT_NAMES];
 

@@ -31,6 +31,7 @@ const DEFAULTS: TenantLimits = {
   projections: 100,
   keysPerProjection: 100_000,
   pendingDeliveries: 10_000,
+  eventWebhooks: 10,
 };
 
 describe('TenantLimitsCatalog', () => {

@@ -16,6 +16,7 @@ const LIMITS: TenantLimits = {
   projections: 2,
   keysPerProjection: 3,
   pendingDeliveries: 4,
+  eventWebhooks: 5,
 };
 
 async function refusal(p: Promise<unknown>): Promise<DomainError> {

@@ -110,6 +110,11 @@ export class TenantQuotas {
     return (await this.limits.limitsOf(tenantId)).keysPerProjection;
   }
 
+  /** Event webhooks the tenant may have (0: no limit); the store checks it with the insert (src/event-webhooks). */
+  async eventWebhooks(tenantId: string): Promise<number> {
+    return (await this.limits.limitsOf(tenantId)).eventWebhooks;
+  }
+
   /** Deliveries one webhook endpoint may have waiting (0: no limit); past it the endpoint is suspended. */
   async pendingDeliveries(tenantId: string): Promise<number> {
     return (await this.limits.limitsOf(tenantId)).pendingDeliveries;

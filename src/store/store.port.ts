@@ -9,6 +9,7 @@ import { UploadRepository } from './upload-repository.port';
 import { IdempotencyKeyRepository } from './idempotency-key.port';
 import { TenantTransferStore } from './tenant-transfer.port';
 import { AggregateErasure } from './erasure.port';
+import { EventWebhookRepository } from './event-webhook-repository.port';
 
 /**
  * One durable store, two adapters (sqlite/, postgres/). Later capabilities add their own
@@ -34,6 +35,8 @@ export interface Store {
   readonly transfer: TenantTransferStore;
   /** DELETE /events/{aggregateId}: an aggregate's data removed for good (erasure.port.ts). */
   readonly erasure: AggregateErasure;
+  /** Event webhooks: subscriptions to the tenant's log delivered to a URL (src/event-webhooks). */
+  readonly eventWebhooks: EventWebhookRepository;
   /** Runs pending schema migrations; safe to call from several instances at once. */
   migrate(): Promise<void>;
   /**

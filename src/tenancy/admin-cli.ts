@@ -24,7 +24,7 @@ const USAGE = `usage: npm run admin -- <command>
                                   override quotas: rates as 100/1s, 5000/10s, 60/1h; counts as integers; 0 is no
                                   limit; <name>=default drops an override. Names: appendRequests, appendEvents,
                                   uploads, streams, webhooksInFlight, storedEvents,
-                                  projections, keysPerProjection, pendingDeliveries
+                                  projections, keysPerProjection, pendingDeliveries, eventWebhooks
   export <tenantId> [--out <file>]
                                   write the tenant's export (NDJSON) to the file, or to stdout
   import <file>                   recreate a tenant from an export file (refused if the store has it)

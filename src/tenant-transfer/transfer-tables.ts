@@ -63,6 +63,22 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
       target_position: Math.max(Number(r.target_position ?? 0), ctx.headPosition),
     }),
   },
+  {
+    // Event webhooks travel with their cursors, suspended like the projections' webhooks: the source
+    // service may still be delivering them, and two services delivering one subscription would
+    // repeat events. POST /event-webhooks/{id}/resume continues from the cursor.
+    name: 'event_webhooks',
+    onImport: (r) => ({
+      ...r,
+      claim_owner: null,
+      claim_until: null,
+      status: 'suspended',
+      suspended_at: r.suspended_at ?? Date.now(),
+      suspended_reason: r.status === 'suspended' ? r.suspended_reason : 'imported',
+    }),
+  },
+  // Dead letters name the events a subscription gave up on: replay from a position still reaches them after a move.
+  { name: 'event_webhook_dead_letters' },
 ];
 
 /** Tables with tenant rows that an export leaves out, and why: derived state the import rebuilds, or secrets. */

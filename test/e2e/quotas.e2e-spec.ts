@@ -344,6 +344,7 @@ describe.each(STORE_BACKENDS)('quotas on %s', (backend) => {
         projections: 100,
         keysPerProjection: 100_000,
         pendingDeliveries: 10_000,
+        eventWebhooks: 10,
       },
       updatedAt: null,
     });

@@ -78,6 +78,12 @@ const ALLOWED: Allowed[] = [
       /^SELECT w\.tenant_id, w\.projection_id, w\.state_key, w\.sequence FROM webhook_deliveries w WHERE w\.status = 'waiting' AND NOT EXISTS/,
   },
   {
+    name: 'event webhook poll',
+    why: 'EventWebhookDispatcher (every WEBHOOK_POLL_MS, and on appends): the active event webhooks of every tenant that are due and have events after their cursor',
+    match:
+      /^SELECT w\.tenant_id, w\.webhook_id FROM event_webhooks w JOIN tenant_heads h ON h\.tenant_id = w\.tenant_id WHERE w\.status = 'active'/,
+  },
+  {
     name: 'notification retention',
     why: 'NotificationRetention.sweep: projections with notifications past NOTIFICATIONS_KEEP_*, all tenants (each is then pruned by tenant)',
     match: /^SELECT h\.tenant_id, h\.projection_id FROM notification_heads h WHERE h\.last_sequence - h\.pruned_sequence > /,
@@ -225,6 +231,7 @@ async function workload(svc: ServiceProcess, receiver: WebhookReceiver): Promise
     expect([p, (await t.get(p)).status]).toEqual([p, 200]);
   }
   expect((await t.post(`/projections/${projectionId}/webhook/deliveries/replay`, {})).status).toBe(200);
+  await eventWebhooksWorkload(svc, t);
   expect((await t.post('/webhooks/rotate', {})).status).toBe(200);
   expect((await request(`${svc.url}/admin/lanes`, 'GET', undefined, admin)).status).toBe(200);
   expect((await request(`${svc.url}/metrics`, 'GET')).status).toBe(200);
@@ -262,6 +269,35 @@ async function workload(svc: ServiceProcess, receiver: WebhookReceiver): Promise
   expect(imported.status).toBe(201);
 }
 
+/** Event webhooks (src/event-webhooks): every route, a delivery, a dead letter, a replay, a delete. */
+async function eventWebhooksWorkload(svc: ServiceProcess, t: ReturnType<typeof clientFor>): Promise<void> {
+  const rx = await new WebhookReceiver().start();
+  try {
+    const made = await t.post('/event-webhooks', { url: rx.url, afterPosition: 0, aggregateTypes: ['order'], eventTypes: ['OrderPlaced'] });
+    expect(made.status).toBe(201);
+    rx.secrets = [made.body.secret];
+    const id = made.body.webhookId;
+    const all = await t.post('/event-webhooks', { url: rx.url });
+    expect(all.status).toBe(201);
+    rx.failFirst.set(1, 99); // position 1 never accepted: dead after the retry schedule
+    await until(
+      () => rx.sequences().length,
+      (n) => n >= 3,
+      30_000,
+      'event webhook deliveries',
+    );
+    for (const p of ['/event-webhooks', `/event-webhooks/${id}`, `/event-webhooks/${id}/deliveries?status=dead`]) {
+      expect([p, (await t.get(p)).status]).toEqual([p, 200]);
+    }
+    expect((await t.post(`/event-webhooks/${id}/replay`, { fromPosition: 2 })).status).toBe(200);
+    expect((await t.post(`/event-webhooks/${id}/resume`, {})).status).toBe(409);
+    const gone = await fetch(`${svc.url}/event-webhooks/${all.body.webhookId}`, { method: 'DELETE', headers: { 'x-api-key': t.key } });
+    expect(gone.status).toBe(204);
+  } finally {
+    await rx.stop();
+  }
+}
+
 const findingsByBackend = new Map<StoreBackend, string[]>();
 
 describe.each(STORE_BACKENDS)('SQL the service runs on %s', (backend) => {
@@ -278,11 +314,13 @@ describe.each(STORE_BACKENDS)('SQL the service runs on %s', (backend) => {
       // Every background sweep runs several times within the workload.
       LANE_SWEEP_MS: '100',
       WEBHOOK_POLL_MS: '100',
+      // Ran only when the workload outlasted its 10 s default (a slow machine): every run now.
+      WEBHOOK_REPAIR_MS: '100',
       NOTIFICATIONS_RETENTION_SWEEP_MS: '100',
       IDEMPOTENCY_KEYS_SWEEP_MS: '100',
-      // The webhook heads' repair sweep too (its default, 10 s, made it show only in a slow run).
-      WEBHOOK_REPAIR_MS: '100',
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+      // Event webhooks: a dead letter within the workload.
+      WEBHOOK_RETRY_BACKOFF_MS: '20,20',
     });
     await svc.start();
     try {

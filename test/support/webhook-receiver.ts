@@ -45,7 +45,8 @@ export class WebhookReceiver {
         const raw = Buffer.concat(chunks);
         const body = raw.toString('utf8');
         const headers = req.headers as Record<string, string | undefined>;
-        const sequence = Number(headers['webhook-sequence']);
+        // Projection webhooks number by sequence, event webhooks by position.
+        const sequence = Number(headers['webhook-sequence'] ?? headers['webhook-position']);
         const n = (this.attempts.get(sequence) ?? 0) + 1;
         this.attempts.set(sequence, n);
         if (n === 1 && this.hangFirst.has(sequence)) return; // no answer: the sender's timeout decides

@@ -14,6 +14,7 @@ import { uploadClaimMigration } from '../upload-schema';
 import { idempotencyKeysMigration } from '../idempotency-schema';
 import { apiKeyScopesMigration } from '../api-key-schema';
 import { erasureMigration } from '../erasure-schema';
+import { eventWebhooksMigration } from '../event-webhook-schema';
 
 /** Ordered, append-only: a migration once shipped is never edited, only followed. */
 export const POSTGRES_MIGRATIONS: string[] = [
@@ -172,4 +173,5 @@ export const POSTGRES_MIGRATIONS: string[] = [
   EVENT_TRACE_MIGRATION,
   EVENT_LOG_FILTER_MIGRATION,
   erasureMigration('postgres'),
+  eventWebhooksMigration('bigint'),
 ];

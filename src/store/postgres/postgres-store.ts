@@ -7,6 +7,7 @@ import { SqlTenantRepository } from '../sql-tenant-repository';
 import { SqlUploadRepository } from '../sql-upload-repository';
 import { SqlWebhookRepository } from '../sql-webhook-repository';
 import { SqlIdempotencyKeyRepository } from '../sql-idempotency-key-repository';
+import { SqlEventWebhookRepository } from '../sql-event-webhook-repository';
 import { Store, WRITE_PROBE_SQL } from '../store.port';
 import { PostgresSqlRunner } from './postgres-sql-runner';
 import { PostgresEventLog } from './postgres-event-log';
@@ -60,6 +61,7 @@ export class PostgresStore implements Store {
   readonly transfer: SqlTenantTransfer;
   /** The event log erases too: it holds the stream versions an erasure must drop from its cache. */
   readonly erasure: PostgresEventLog;
+  readonly eventWebhooks: SqlEventWebhookRepository;
   private readonly inflight = new InflightWrites();
 
   constructor(options: PostgresStoreOptions) {
@@ -86,6 +88,7 @@ export class PostgresStore implements Store {
     this.webhooks = new SqlWebhookRepository(sql);
     this.idempotencyKeys = new SqlIdempotencyKeyRepository(sql);
     this.transfer = new SqlTenantTransfer(sql, new PostgresTransferSessions(this.pool));
+    this.eventWebhooks = new SqlEventWebhookRepository(sql);
   }
 
   async migrate(): Promise<void> {

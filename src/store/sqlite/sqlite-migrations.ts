@@ -14,6 +14,7 @@ import { uploadClaimMigration } from '../upload-schema';
 import { idempotencyKeysMigration } from '../idempotency-schema';
 import { apiKeyScopesMigration } from '../api-key-schema';
 import { erasureMigration } from '../erasure-schema';
+import { eventWebhooksMigration } from '../event-webhook-schema';
 
 /** Ordered, append-only: a migration once shipped is never edited, only followed. */
 export const SQLITE_MIGRATIONS: string[] = [
@@ -171,4 +172,5 @@ export const SQLITE_MIGRATIONS: string[] = [
   EVENT_TRACE_MIGRATION,
   EVENT_LOG_FILTER_MIGRATION,
   erasureMigration('sqlite'),
+  eventWebhooksMigration('INTEGER'),
 ];

@@ -9,6 +9,7 @@ import { SqlTenantRepository } from '../sql-tenant-repository';
 import { SqlUploadRepository } from '../sql-upload-repository';
 import { SqlWebhookRepository } from '../sql-webhook-repository';
 import { SqlIdempotencyKeyRepository } from '../sql-idempotency-key-repository';
+import { SqlEventWebhookRepository } from '../sql-event-webhook-repository';
 import { Store, WRITE_PROBE_SQL } from '../store.port';
 import { CommitWrites, SqliteSqlRunner } from './sqlite-sql-runner';
 import { SqliteDirectSqlRunner } from './sqlite-direct-sql-runner';
@@ -53,6 +54,7 @@ export class SqliteStore implements Store {
   readonly idempotencyKeys: SqlIdempotencyKeyRepository;
   readonly transfer: SqlTenantTransfer;
   readonly erasure: AggregateErasure;
+  readonly eventWebhooks: SqlEventWebhookRepository;
 
   private readonly writer?: SqliteAppendWorkerClient;
   /** The data file as opened (device and inode): probeWrite() checks that its path still names it. */
@@ -93,6 +95,7 @@ export class SqliteStore implements Store {
     this.idempotencyKeys = new SqlIdempotencyKeyRepository(sql);
     // Deletes through the writer thread (short chunks beside the appends); exports and imports on connections of their own.
     this.transfer = new SqlTenantTransfer(sql, new SqliteTransferSessions(options.file, this.db));
+    this.eventWebhooks = new SqlEventWebhookRepository(sql);
   }
 
   static inDataDir(dataDir: string): SqliteStore {

@@ -1,0 +1,145 @@
+import { DomainError, notFound, validationFailed } from '../common/domain-error';
+import { uuidv7 } from '../common/uuid-v7';
+import { EventWebhookDeadLetter, EventWebhookRecord, EventWebhookRepository } from '../store/event-webhook-repository.port';
+import { CreateEventWebhookDto } from './event-webhook.dto';
+
+/**
+ * Matching events counted for `pendingEvents` at most, among this many positions after the cursor:
+ * a status read must stay cheap on a long backlog with a rare filter.
+ */
+export const PENDING_COUNT_CAP = 10_000;
+export const PENDING_COUNT_WINDOW = 100_000;
+
+/** What the routes need of the rest of the service: the SSRF check, the tenant's secret and limit, a wake-up. */
+export interface EventWebhookDeps {
+  /** WebhookUrlGuard.checkRegistration: WEBHOOK_URL_REFUSED for what is (or resolves to) not public. */
+  checkUrl(url: string): Promise<void>;
+  /** The tenant's shared webhook secret (made on first use): every event webhook signs with it. */
+  tenantSecret(tenantId: string): Promise<string>;
+  /** The tenant's eventWebhooks limit (0: no limit). */
+  limit(tenantId: string): Promise<number>;
+  /** A subscription has something to deliver now (created, replayed, resumed). */
+  wake(): void;
+}
+
+export interface EventWebhookStatus {
+  webhook: EventWebhookRecord;
+  pendingEvents: number;
+  deadDeliveries: number;
+  headPosition: number;
+}
+
+/**
+ * The event webhooks of a tenant: creation within its limit, reads with their backlog, delete,
+ * replay from a position, resume of a suspended one. Delivery itself is EventWebhookDispatcher's.
+ */
+export class EventWebhooks {
+  constructor(
+    private readonly repo: EventWebhookRepository,
+    private readonly deps: EventWebhookDeps,
+  ) {}
+
+  async create(tenantId: string, dto: CreateEventWebhookDto): Promise<{ status: EventWebhookStatus; secret: string }> {
+    await this.deps.checkUrl(dto.url);
+    const head = await this.repo.headPosition(tenantId);
+    const afterPosition = dto.afterPosition ?? head;
+    if (afterPosition > head) {
+      throw validationFailed('afterPosition', `is past the tenant's last position (${head}); use at most ${head}`);
+    }
+    const limit = await this.deps.limit(tenantId);
+    const webhookId = uuidv7();
+    const now = Date.now();
+    const made = await this.repo.create(
+      {
+        tenantId,
+        webhookId,
+        name: dto.name ?? null,
+        url: dto.url,
+        aggregateTypes: dto.aggregateTypes ? [...new Set(dto.aggregateTypes)] : null,
+        eventTypes: dto.eventTypes ? [...new Set(dto.eventTypes)] : null,
+        afterPosition,
+        createdAt: now,
+      },
+      limit,
+    );
+    if (!made) {
+      const used = await this.repo.count(tenantId);
+      throw new DomainError(
+        'QUOTA_EXCEEDED',
+        `the tenant has ${used} event webhooks and may have at most ${limit}; delete one first (nothing was stored)`,
+        { quota: 'eventWebhooks', limit, used },
+      );
+    }
+    const secret = await this.deps.tenantSecret(tenantId);
+    this.deps.wake();
+    return { status: await this.status(tenantId, webhookId), secret };
+  }
+
+  async list(tenantId: string): Promise<EventWebhookStatus[]> {
+    const all = await this.repo.list(tenantId);
+    const head = await this.repo.headPosition(tenantId);
+    return Promise.all(all.map((w) => this.withCounts(w, head)));
+  }
+
+  async status(tenantId: string, webhookId: string): Promise<EventWebhookStatus> {
+    return this.withCounts(await this.existing(tenantId, webhookId), await this.repo.headPosition(tenantId));
+  }
+
+  async delete(tenantId: string, webhookId: string): Promise<void> {
+    if (!(await this.repo.delete(tenantId, webhookId))) throw notFound('event webhook');
+  }
+
+  /** `status`: only `dead` (live deliveries are not rows: the cursor and the status say where delivery stands). */
+  async deliveries(
+    tenantId: string,
+    webhookId: string,
+    status: string | undefined,
+    afterPosition: number,
+    limit: number,
+  ): Promise<EventWebhookDeadLetter[]> {
+    if (status !== undefined && status !== 'dead') throw validationFailed('status', "must be 'dead' (the only deliveries kept as rows)");
+    await this.existing(tenantId, webhookId);
+    return this.repo.deadLetters(tenantId, webhookId, afterPosition, limit);
+  }
+
+  /** Every matching event from `fromPosition` on is delivered again (their dead letters go: they are attempted again). */
+  async replay(tenantId: string, webhookId: string, fromPosition: number): Promise<EventWebhookStatus> {
+    const w = await this.existing(tenantId, webhookId);
+    if (w.status === 'suspended') {
+      throw new DomainError('WEBHOOK_SUSPENDED', 'the event webhook is suspended: resume it first (POST /event-webhooks/{id}/resume)', {
+        webhookId,
+      });
+    }
+    const head = await this.repo.headPosition(tenantId);
+    if (fromPosition > head + 1) {
+      throw validationFailed('fromPosition', `is past the tenant's next position (${head + 1}); use at most ${head + 1}`);
+    }
+    // Lost only to a suspension or a delete in between: answered as what it now is.
+    if (!(await this.repo.replay(tenantId, webhookId, fromPosition, Date.now()))) return this.replay(tenantId, webhookId, fromPosition);
+    this.deps.wake();
+    return this.status(tenantId, webhookId);
+  }
+
+  async resume(tenantId: string, webhookId: string): Promise<EventWebhookStatus> {
+    const w = await this.existing(tenantId, webhookId);
+    if (w.status !== 'suspended' || !(await this.repo.resume(tenantId, webhookId, Date.now()))) {
+      throw new DomainError('WEBHOOK_NOT_SUSPENDED', 'the event webhook is not suspended', { webhookId });
+    }
+    this.deps.wake();
+    return this.status(tenantId, webhookId);
+  }
+
+  private async existing(tenantId: string, webhookId: string): Promise<EventWebhookRecord> {
+    const w = await this.repo.get(tenantId, webhookId);
+    if (!w) throw notFound('event webhook');
+    return w;
+  }
+
+  private async withCounts(w: EventWebhookRecord, head: number): Promise<EventWebhookStatus> {
+    const [pendingEvents, deadDeliveries] = await Promise.all([
+      head > w.deliveredPosition ? this.repo.pendingCount(w, PENDING_COUNT_CAP, PENDING_COUNT_WINDOW) : 0,
+      this.repo.deadCount(w.tenantId, w.webhookId),
+    ]);
+    return { webhook: w, pendingEvents, deadDeliveries, headPosition: head };
+  }
+}

@@ -74,6 +74,15 @@ describe.each(STORE_BACKENDS)('event webhooks (%s)', (backend) => {
     const id = created.body.webhookId;
     rx.secrets = [created.body.secret];
     const later: number[] = [];
+    // The caller's trace context rides with its event to the receiver (tracing is off in this service).
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const traced = await c.post(
+      '/events',
+      { aggregateId: 'order-7', eventType: 'Placed', data: {} },
+      { traceparent, tracestate: 'vendor=a1' },
+    );
+    expect(traced.status).toBe(201);
+    later.push(traced.body.position);
     for (let i = 2; i <= 6; i++) {
       later.push(await append(c, `order-${i}`, 'Placed', { i }));
       later.push(await append(c, `order-${i}`, i % 2 ? 'Paid' : 'Cancelled'));
@@ -89,6 +98,7 @@ describe.each(STORE_BACKENDS)('event webhooks (%s)', (backend) => {
       'order-4',
       'order-5',
       'order-6',
+      'order-7',
       'cart-1',
       'cart-2',
       'cart-3',
@@ -102,7 +112,7 @@ describe.each(STORE_BACKENDS)('event webhooks (%s)', (backend) => {
       const e = events.get(p);
       if (e.aggregateType === 'order' && ['Placed', 'Paid'].includes(e.eventType)) expected.push(p);
     }
-    expect(expected.length).toBe(8); // order-1..6 Placed, order-3 and order-5 Paid
+    expect(expected.length).toBe(9); // order-1..7 Placed, order-3 and order-5 Paid
     await until(
       () => rx.sequences(),
       (s) => s.length >= expected.length,
@@ -118,6 +128,9 @@ describe.each(STORE_BACKENDS)('event webhooks (%s)', (backend) => {
       expect(a.verifiedBy).toBe(0);
       expect(signedOverBytes(created.body.secret, a.headers, a.raw)).toBe(true);
     }
+    const tracedDelivery = rx.accepted.find((a) => a.sequence === traced.body.position)!;
+    expect([tracedDelivery.headers.traceparent, tracedDelivery.headers.tracestate]).toEqual([traceparent, 'vendor=a1']);
+    expect(rx.accepted.filter((a) => a.headers.traceparent !== undefined)).toHaveLength(1);
     // The payload's own text, byte for byte (not re-encoded).
     expect(rx.accepted[0].raw.toString('utf8')).toContain('"data":{"total":5,"note":"exact  text ✓"}');
     expect(rx.accepted[0].body).toMatchObject({ metadata: { source: 'test' }, correlationId: 'corr-1', aggregateType: 'order' });

@@ -117,6 +117,21 @@ describe.each(STORE_BACKENDS)('Unicode aggregate ids through every route on %s',
     expect((await c.get('/events/acct%2042')).body.events[0].aggregateId).toBe('acct 42');
   });
 
+  it('keeps each id through the log read, backwards, and erasure by its percent-encoded path', async () => {
+    const log = await c.get('/events?aggregateType=acct&limit=10000');
+    expect(log.status).toBe(200);
+    const ids = [...new Set(log.body.events.map((e: any) => e.aggregateId))];
+    expect(ids).toEqual(IDS);
+    const back = await c.get(`/events/${path('compte-é-ü-日本')}?direction=backward&limit=1`);
+    expect([back.status, back.body.events[0].aggregateId, back.body.events[0].version]).toEqual([200, 'compte-é-ü-日本', 3]);
+    const id = 'emoji \u{1F680}\u{1F469}\u200d\u{1F4BB}';
+    const erased = await request(`${svc.url}/events/${path(id)}`, 'DELETE', undefined, { 'x-api-key': c.key });
+    expect([erased.status, erased.body.aggregateId]).toEqual([200, id]);
+    const system = await c.get('/events/%24erasures');
+    expect(system.body.events.map((e: any) => e.data)).toContainEqual({ aggregateId: id, aggregateType: 'acct' });
+    expect((await c.get(`/aggregate-types/acct/${path(id)}/state`)).status).toBe(410);
+  });
+
   it('stores exactly what was sent: NFC and NFD spellings are two aggregates; an id is never trimmed', async () => {
     const nfc = 'caf\u00e9';
     const nfd = 'cafe\u0301';

@@ -95,6 +95,31 @@ export function describeErasureStore(current: () => Store, harness: StoreHarness
       expect(second.erasedEvent).toMatchObject({ position: 6, version: 2 }); // the tenant's one $erasures stream
     });
 
+    it('clears the reducer state idempotency keys remembered for the aggregate, and only for it', async () => {
+      const store = current();
+      const t = await tenant(store, 't1');
+      const outcome = JSON.stringify({ state: '{"name":"Ann"}' });
+      const keyed = (aggregateId: string, key: string) =>
+        req(t, aggregateId, { idempotency: { key, requestHash: `h-${key}`, notBefore: 0, outcome } });
+      await store.events.appendMany([keyed('cust-1', 'k1')]);
+      await store.events.appendMany([keyed('other-1', 'k2')]);
+      await store.events.appendMany([keyed('cust-1', 'k3')]);
+      await store.erasure.erase(t, 'cust-1');
+      const rows = await rawAll<{ idem_key: string; outcome: string | null }>(
+        store,
+        'SELECT idem_key, outcome FROM idempotency_keys WHERE tenant_id = ? ORDER BY idem_key',
+        [t],
+      );
+      expect(rows.map((r) => [r.idem_key, r.outcome])).toEqual([
+        ['k1', null],
+        ['k2', outcome],
+        ['k3', null],
+      ]);
+      // A retry still answers the first append's events (now tombstones), without the erased state.
+      const [replay] = await store.events.appendMany([keyed('cust-1', 'k1')]);
+      expect(replay.ok && replay.result.replay).toEqual({ outcome: null });
+    });
+
     it('removes the snapshot, keeps catch-up from writing one again, and rewrites the notifications the events caused', async () => {
       const store = current();
       const t = await tenant(store, 't1');

@@ -194,7 +194,17 @@ describe.each(STORE_BACKENDS)('events API over HTTP on %s', (backend) => {
 
     it('tells a key’s tenant', async () => {
       const res = await a.get('/auth/whoami');
-      expect(res).toEqual({ status: 200, body: { tenantId: a.tenantId, name: 'tenant-a', createdAt: expect.stringMatching(/Z$/) } });
+      expect(res).toEqual({
+        status: 200,
+        body: {
+          tenantId: a.tenantId,
+          name: 'tenant-a',
+          createdAt: expect.stringMatching(/Z$/),
+          // A tenant's first key is made without scopes: it holds every one (README "API keys and scopes").
+          keyId: expect.stringMatching(/^key_/),
+          scopes: ['events:read', 'events:write', 'events:erase', 'state:read', 'deploy', 'keys:manage'],
+        },
+      });
     });
 
     it('never shows one tenant another’s aggregates or positions', async () => {

@@ -109,7 +109,8 @@ const ALLOWED: Allowed[] = [
   {
     name: 'idempotency keys of a group commit (PostgreSQL)',
     why: 'the group commit reads (and, under the tenants lock, purges expired) keys of several tenants in one statement, each row naming its tenant through the parameter arrays (q.t)',
-    match: /(unnest\(\$1::text\[\], \$2::text\[\], \$3::bigint\[\]\) AS q\(t, key, nb\) (ON|WHERE) k\.tenant_id = q\.t)/,
+    match:
+      /unnest\(\$1::text\[\], \$2::text\[\], \$3::bigint\[\]\) AS q\(t, key, nb\) (WHERE k\.tenant_id = q\.t|CROSS JOIN LATERAL \(SELECT \* FROM idempotency_keys i WHERE i\.tenant_id = q\.t )/,
   },
 ];
 

@@ -23,9 +23,9 @@ const READ_STREAMS = {
  *  - chk: every stream the plan touched is still at the version (and type) the plan assumed;
  *  - h: lock the tenants' counter rows, in tenant order (writers never deadlock), only if chk passed;
  *  - insert events at counter + offset, upsert streams, advance counters;
- *  - remember the idempotency keys of accepted requests (plain INSERT: a key another instance took
- *    since this plan read the keys fails the statement with a unique violation, and the locked retry
- *    below reads that key and replays it).
+ *  - remember the idempotency keys of accepted requests (plain INSERT: a key the store already has —
+ *    the optimistic plan does not read them, or another instance took it since — fails the statement
+ *    with a unique violation, and the locked retry below reads that key and replays it).
  * The statement's snapshot predates the lock wait, so a writer on another instance that committed
  * in between is caught by the (tenant, aggregate, version) unique key instead: the caller retries.
  */
@@ -152,7 +152,11 @@ export class PostgresEventLog implements EventLog, AggregateErasure {
   /** One round trip, planned on cached versions. null when they were stale (nothing written). */
   private async appendOptimistic(requests: AppendRequest[], keys: Set<string>): Promise<AppendOutcome[] | null> {
     const current = await this.currentStreams(this.pool, keys);
-    const remembered = await this.rememberedKeys(this.pool, requests);
+    // The batch's keys are not looked up first (a round trip less per keyed commit): a key the store
+    // already has fails the commit statement with a unique violation, and the locked retry reads it
+    // and replays. Only when the plan would refuse a keyed request are they read first, so that a
+    // retry whose expectedVersion its first attempt made stale answers that attempt, not 409.
+    const remembered = refusesKeyed(requests, current) ? await this.rememberedKeys(this.pool, requests) : undefined;
     if (!this.beforeCommit) return this.runAppend(this.pool, requests, keys, current, remembered);
     return withTransaction(this.pool, async (c) => {
       const out = await this.runAppend(c, requests, keys, current, remembered);
@@ -388,4 +392,12 @@ function shapeId(text: string): number {
   let id = shapeIds.get(text);
   if (id === undefined) shapeIds.set(text, (id = shapeIds.size));
   return id;
+}
+
+/** Whether a plan without the store's keys refuses one of the batch's keyed requests (none keyed: false, no planning). */
+function refusesKeyed(requests: AppendRequest[], current: Map<string, StreamInfo>): boolean {
+  if (!requests.some((r) => r.idempotency)) return false;
+  const zero = new Map(tenantsOf(requests).map((t) => [t, 0]));
+  const { outcomes } = planAppends(requests, current, zero, Date.now());
+  return outcomes.some((o, i) => !o.ok && requests[i].idempotency !== undefined);
 }

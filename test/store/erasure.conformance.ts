@@ -1,24 +1,8 @@
 import { DomainError } from '../../src/common/domain-error';
 import { toStoredSettings } from '../../src/notifications/log/notification-settings';
-import { PostgresStore } from '../../src/store/postgres/postgres-store';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store';
 import { Store } from '../../src/store/store.port';
 import type { StoreHarness } from './event-store.conformance';
-import { req, tenant } from './store-fixtures';
-
-/** A query straight on the storage: what an erasure left in the tables themselves. */
-async function rawAll<T>(store: Store, sql: string, params: unknown[]): Promise<T[]> {
-  if (store.kind === 'postgres') {
-    let i = 0;
-    return (
-      await (store as PostgresStore).pool.query(
-        sql.replace(/\?/g, () => `$${++i}`),
-        params,
-      )
-    ).rows as T[];
-  }
-  return (store as SqliteStore).db.prepare(sql).all(...params) as T[];
-}
+import { rawAll, req, tenant } from './store-fixtures';
 
 const codeOf = async (p: Promise<unknown>): Promise<string> =>
   p.then(

@@ -6,7 +6,7 @@ import { describeEventWebhookStore } from './event-webhook-store.conformance';
 import { describeMultiInstanceStore } from './multi-instance.conformance';
 import { describeIdsAndTraceStore } from './ids-and-trace.conformance';
 import { describeProjectionStore } from './projection-store.conformance';
-import { req, tenant } from './store-fixtures';
+import { heldCommit, req, tenant } from './store-fixtures';
 
 export interface StoreHarness {
   /** A migrated store on fresh, empty storage. */
@@ -708,18 +708,7 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       it('never lets a reader pass a transaction that is still open', async () => {
         const t = await tenant(store, 't1');
         await store.events.appendMany([req(t, 'seed-1')]);
-        let release!: () => void;
-        let entered!: () => void;
-        const inside = new Promise<void>((r) => (entered = r));
-        const gate = new Promise<void>((r) => (release = r));
-        const slow = await harness.sameStorage(store, {
-          beforeCommit: async () => {
-            entered();
-            await gate;
-          },
-        });
-        const fast = await harness.sameStorage(store);
-        extra.push(slow, fast);
+        const { slow, fast, inside, release } = await heldCommit(harness, store, extra);
 
         const held = slow.events.appendMany([req(t, 'slow-1')]);
         await inside; // position 2 is drawn and the transaction is open

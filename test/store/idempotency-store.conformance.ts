@@ -1,7 +1,7 @@
 import { AppendOutcome, AppendRequest } from '../../src/store/event-log.port';
 import { Store } from '../../src/store/store.port';
 import type { StoreHarness } from './event-store.conformance';
-import { req, tenant } from './store-fixtures';
+import { heldCommit, req, tenant } from './store-fixtures';
 
 /** A keyed append request: `hash` stands for the digest of route and body, `notBefore` for the retention's start. */
 const keyed = (t: string, aggregateId: string, key: string, hash = 'h1', over: Partial<AppendRequest> = {}): AppendRequest =>
@@ -121,18 +121,7 @@ export function describeIdempotencyStore(current: () => Store, harness: StoreHar
       it('answers the loser of a key race with the winner’s events once the winner commits', async () => {
         const store = current();
         const t = await tenant(store, 't1');
-        let release!: () => void;
-        let entered!: () => void;
-        const inside = new Promise<void>((r) => (entered = r));
-        const gate = new Promise<void>((r) => (release = r));
-        const slow = await harness.sameStorage(store, {
-          beforeCommit: async () => {
-            entered();
-            await gate;
-          },
-        });
-        const fast = await harness.sameStorage(store);
-        extra.push(slow, fast);
+        const { slow, fast, inside, release } = await heldCommit(harness, store, extra);
         const winner = slow.events.appendMany([keyed(t, 'w-1', 'k-held')]);
         await inside; // the key is written, not committed: the other instance's look-up cannot see it
         const loser = fast.events.appendMany([keyed(t, 'l-1', 'k-held')]);

@@ -7,7 +7,7 @@ import { SqliteStore } from '../../src/store/sqlite/sqlite-store';
 import { Store } from '../../src/store/store.port';
 import { WebhookDelivery } from '../../src/store/webhook-repository.port';
 import type { StoreHarness } from './event-store.conformance';
-import { req, tenant } from './store-fixtures';
+import { rawAll, req, tenant } from './store-fixtures';
 
 /** A statement straight on the storage: only to plant rows an older release could have left. */
 async function rawRun(store: Store, sql: string, params: unknown[]): Promise<void> {
@@ -20,20 +20,6 @@ async function rawRun(store: Store, sql: string, params: unknown[]): Promise<voi
   } else {
     (store as SqliteStore).db.prepare(sql).run(...params);
   }
-}
-
-/** A query straight on the storage (one statement: one consistent view on both stores). */
-async function rawAll<T>(store: Store, sql: string, params: unknown[]): Promise<T[]> {
-  if (store.kind === 'postgres') {
-    let i = 0;
-    return (
-      await (store as PostgresStore).pool.query(
-        sql.replace(/\?/g, () => `$${++i}`),
-        params,
-      )
-    ).rows as T[];
-  }
-  return (store as SqliteStore).db.prepare(sql).all(...params) as T[];
 }
 
 const yieldTurn = () => new Promise((r) => setImmediate(r));

@@ -48,6 +48,9 @@ class FakeRepo {
     public w: EventWebhookRecord,
     public log: StoredEvent[],
   ) {}
+  async anyActive() {
+    return true;
+  }
   async due(_now = 0, owner = '') {
     return (this.w.claimOwner === null || this.w.claimOwner === owner) && this.log.some((e) => e.position > this.w.deliveredPosition)
       ? [{ tenantId: 't', webhookId: 'w' }]

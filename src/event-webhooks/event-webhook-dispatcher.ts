@@ -91,6 +91,14 @@ export class EventWebhookDispatcher implements AppendCommitted {
   private readonly secretsCache = new LruMap<string, { secrets: string[]; until: number; generation: number }>(1_000);
   private timer?: NodeJS.Timeout;
   private closing = false;
+  /**
+   * Whether any event webhook is active, as the last poll saw it or as this instance made it since:
+   * while none is (most services), an append wakes nothing, so it adds no store read to the append
+   * path. A webhook made on another instance is seen by the next poll, which delivers anyway.
+   */
+  private anyActive = true;
+  /** Bumped by every wake-up that says something may be due: a poll's answer read before it is stale. */
+  private activations = 0;
   private readonly ticks = new SerialRunner(
     () => this.tick(),
     (e) => this.logger.warn(`event webhook tick failed: ${e instanceof Error ? e.message : e}`),
@@ -105,9 +113,9 @@ export class EventWebhookDispatcher implements AppendCommitted {
   ) {}
 
   start(): void {
-    this.timer = setInterval(() => this.wake(), this.options.pollMs);
+    this.timer = setInterval(() => this.poll(), this.options.pollMs);
     this.timer.unref();
-    this.wake();
+    this.poll();
   }
 
   /** Lets go of every claim once its attempt under way has ended, so another instance takes over at once. */
@@ -127,11 +135,27 @@ export class EventWebhookDispatcher implements AppendCommitted {
 
   /** APPEND_COMMITTED: an append on this instance. The tick is one statement, and wakes coalesce while one runs. */
   appended(): void {
-    this.wake();
+    if (this.anyActive && !this.closing) this.ticks.wake();
   }
 
+  /** Something may be due (a webhook made, replayed or resumed here; a run woken meanwhile). */
   wake(): void {
+    this.anyActive = true;
+    this.activations++;
     if (!this.closing) this.ticks.wake();
+  }
+
+  /** Every `pollMs`: a tick (appends on other instances, due retries, lapsed claims) and a look at whether any webhook is active. */
+  private poll(): void {
+    if (this.closing) return;
+    const seen = this.activations;
+    this.repo.anyActive().then(
+      (active) => {
+        if (this.activations === seen) this.anyActive = active;
+      },
+      () => undefined, // unknown: keep waking on appends
+    );
+    this.ticks.wake();
   }
 
   /** How long a claim is taken for: past the attempt's deadline, with a margin. */

@@ -96,6 +96,8 @@ export interface EventWebhookRepository {
   // The dispatcher's side.
   /** Active subscriptions due by `now` whose tenant has events after their cursor, unclaimed or claimed by `owner` (all tenants). */
   due(now: number, owner: string, limit: number): Promise<{ tenantId: string; webhookId: string }[]>;
+  /** Whether any tenant has an active event webhook (the dispatcher's poll: while none has, appends wake nothing). */
+  anyActive(): Promise<boolean>;
   /** Claims it for `owner` until `until` if it is active and unclaimed (or the claim lapsed, or is the owner's): the row, else null. */
   claim(tenantId: string, webhookId: string, owner: string, now: number, until: number): Promise<EventWebhookRecord | null>;
   /** The claim extended (false: lost it, or the cursor moved under it). */

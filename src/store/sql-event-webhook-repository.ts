@@ -182,6 +182,12 @@ export class SqlEventWebhookRepository implements EventWebhookRepository {
     return rows.map((r) => ({ tenantId: r.tenant_id, webhookId: r.webhook_id }));
   }
 
+  async anyActive(): Promise<boolean> {
+    // Every tenant's (by design: one cheap probe per poll, the index event_webhooks_due is on active rows).
+    const rows = await this.db.all<{ one: number }>("SELECT 1 AS one FROM event_webhooks WHERE status = 'active' LIMIT 1", []);
+    return rows.length > 0;
+  }
+
   async claim(tenantId: string, webhookId: string, owner: string, now: number, until: number): Promise<EventWebhookRecord | null> {
     // The claimability is checked in the UPDATE itself: on PostgreSQL a second claimer waits for the
     // first's row lock, re-reads the row, finds the claim live and changes nothing; SQLite writes are serial.

@@ -78,6 +78,11 @@ const ALLOWED: Allowed[] = [
       /^SELECT w\.tenant_id, w\.projection_id, w\.state_key, w\.sequence FROM webhook_deliveries w WHERE w\.status = 'waiting' AND NOT EXISTS/,
   },
   {
+    name: 'event webhooks: any active',
+    why: 'EventWebhookDispatcher (every WEBHOOK_POLL_MS): whether any tenant has an active event webhook; while none has, appends wake nothing',
+    match: /^SELECT 1 AS one FROM event_webhooks WHERE status = 'active' LIMIT 1$/,
+  },
+  {
     name: 'event webhook poll',
     why: 'EventWebhookDispatcher (every WEBHOOK_POLL_MS, and on appends): the active event webhooks of every tenant that are due and have events after their cursor',
     match:

@@ -4,7 +4,18 @@ import * as path from 'node:path';
 import { AppendBatcher } from '../src/events/append-batcher';
 import { PostgresStore } from '../src/store/postgres/postgres-store';
 import { ThrowawayPostgres } from '../test/support/throwaway-postgres';
-import { closedLoop, CONNECTIONS, DURATION_S, fmt, hammer, HttpFigures, median, startChild, stopChild } from './bench-util';
+import {
+  checkoutsUnderTest,
+  closedLoop,
+  CONNECTIONS,
+  DURATION_S,
+  fmt,
+  hammer,
+  HttpFigures,
+  median,
+  startChild,
+  stopChild,
+} from './bench-util';
 
 const ADMIN = 'bench-admin-token-0123456789';
 const AGGREGATES = 5000;
@@ -72,6 +83,8 @@ async function storeLevel(pg: ThrowawayPostgres): Promise<{ ours: number; emmett
 }
 
 async function main(): Promise<void> {
+  // BENCH_SERVICE_DIR (issue 25): echo, singles and batches per store, this checkout against a base one, same run.
+  if (process.env.BENCH_SERVICE_DIR || process.env.BENCH_HOTPATH === '1') return hotPath();
   const baseline = process.env.BENCH_BASELINE_DIR;
   // BENCH_COMPARE_ONLY=1: only the before/after table (the full figures take another three minutes).
   if (baseline && process.env.BENCH_COMPARE_ONLY === '1') return beforeAfter(path.resolve(baseline, 'dist', 'src', 'main.js'));
@@ -119,6 +132,79 @@ async function main(): Promise<void> {
     await pg.stop();
   }
   if (baseline) await beforeAfter(path.resolve(baseline, 'dist', 'src', 'main.js'));
+}
+
+/**
+ * Issue 25 item 1: per round, the bare Fastify echo, then for each store (SQLite; PostgreSQL with
+ * BENCH_POSTGRES=1) and each checkout (BENCH_SERVICE_DIR first, then this one; the order alternates
+ * by round) single appends, exact-decimal appends and batches of 100: req/s, the ratio to the echo of
+ * the same round, p99 and the service process's CPU per append. BENCH_ROUNDS (default 3) rounds.
+ */
+async function hotPath(): Promise<void> {
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+  const checkouts = checkoutsUnderTest();
+  const pg = process.env.BENCH_POSTGRES === '1' ? await ThrowawayPostgres.start() : null;
+  console.log(`# append hot path — ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}`);
+  console.log(
+    `# autocannon ${CONNECTIONS} connections, ${DURATION_S} s per figure, ${rounds} rounds, checkouts: ${checkouts.map((c) => `${c.label}=${c.dir}`).join(', ')}\n`,
+  );
+  type Row = { round: number; store: string; label: string; echo: HttpFigures; f: ServiceFigures };
+  const rows: Row[] = [];
+  let db = 0;
+  try {
+    for (let r = 0; r < rounds; r++) {
+      const bare = await startChild('bench/bare-fastify.js', {});
+      await hammer(`${bare.url}/echo`, {}, single, 2);
+      const echo = await hammer(`${bare.url}/echo`, {}, single, undefined, bare.child.pid);
+      await stopChild(bare.child);
+      for (const store of pg ? ['sqlite', 'postgres'] : ['sqlite']) {
+        for (const c of r % 2 === 0 ? checkouts : [...checkouts].reverse()) {
+          const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'es-bench-'));
+          const env: Record<string, string> =
+            store === 'sqlite' ? { DATA_DIR: dataDir } : { DATABASE_URL: await pg!.createDatabase(`bench_hot_${db++}`) };
+          const f = await serviceFigures(env, path.join(c.dir, 'dist', 'src', 'main.js'));
+          fs.rmSync(dataDir, { recursive: true, force: true });
+          rows.push({ round: r + 1, store, label: c.label, echo, f });
+          const s = f.single;
+          console.log(
+            `round ${r + 1} ${store} ${c.label}: echo ${fmt(echo.reqPerSec)}/s (${fmt(echo.serverCpuUs ?? 0, 1)} µs); single ${fmt(s.reqPerSec)}/s = ${fmt(s.reqPerSec / echo.reqPerSec, 2)}×, p99 ${fmt(s.p99, 1)} ms, ${fmt(s.serverCpuUs ?? 0, 1)} µs/append; batch ${fmt(f.batch.reqPerSec * 100)} ev/s, p99 ${fmt(f.batch.p99, 1)} ms`,
+          );
+        }
+      }
+    }
+  } finally {
+    await pg?.stop();
+  }
+  const failed = rows.reduce(
+    (n, x) => n + x.f.single.non2xx + x.f.single.errors + x.f.batch.non2xx + x.f.batch.errors + x.f.exact.non2xx + x.f.exact.errors,
+    0,
+  );
+  const col = (xs: Row[], v: (x: Row) => number, d: number) =>
+    `${xs.map((x) => fmt(v(x), d)).join(' / ')} (median ${fmt(median(xs.map(v)), d)})`;
+  console.log(
+    '\n| store | checkout | single appends/s | ÷ echo same round | single p99 ms | µs CPU/append | exact-decimal appends/s | batch ×100 events/s | batch p99 ms | µs CPU/batched event |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  for (const store of pg ? ['sqlite', 'postgres'] : ['sqlite'])
+    for (const c of checkouts) {
+      const xs = rows.filter((x) => x.store === store && x.label === c.label);
+      console.log(
+        `| ${store} | ${c.label} | ${col(xs, (x) => x.f.single.reqPerSec, 0)} | ${col(xs, (x) => x.f.single.reqPerSec / x.echo.reqPerSec, 2)} | ${col(xs, (x) => x.f.single.p99, 0)} | ${col(xs, (x) => x.f.single.serverCpuUs ?? 0, 0)} | ${col(xs, (x) => x.f.exact.reqPerSec, 0)} | ${col(xs, (x) => x.f.batch.reqPerSec * 100, 0)} | ${col(xs, (x) => x.f.batch.p99, 0)} | ${col(xs, (x) => (x.f.batch.serverCpuUs ?? 0) / 100, 1)} |`,
+      );
+    }
+  const echoes = [...new Set(rows.map((x) => x.echo))];
+  console.log(
+    `\nbare Fastify echo: ${col(
+      echoes.map((e) => ({ echo: e }) as Row),
+      (x) => x.echo.reqPerSec,
+      0,
+    )} req/s, ${col(
+      echoes.map((e) => ({ echo: e }) as Row),
+      (x) => x.echo.serverCpuUs ?? 0,
+      1,
+    )} µs CPU/request`,
+  );
+  console.log(`failed requests: ${failed}`);
 }
 
 /**

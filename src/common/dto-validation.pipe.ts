@@ -1,5 +1,6 @@
 import { PipeTransform } from '@nestjs/common';
 import { validateSync, ValidationError } from 'class-validator';
+import { compileDtoCheck, CompiledDtoCheck } from './compiled-dto-check';
 import { DomainError, validationFailed } from './domain-error';
 
 type DtoClass<T> = (new () => T) & { NESTED?: Record<string, new () => unknown> };
@@ -31,7 +32,8 @@ export function validateDto<T extends object>(dto: DtoClass<T>, body: unknown, p
     throw new DomainError('VALIDATION_FAILED', `${prefix || 'body'} must be a JSON object`, { field: prefix || 'body' });
   }
   const instance = Object.assign(new dto(), body);
-  const problem = firstProblem(validateSync(instance, { forbidUnknownValues: false }));
+  // A body the compiled rules accept is valid; any other is refused by validateSync, which says why.
+  const problem = checkOf(dto)?.(instance) ? null : firstProblem(validateSync(instance, { forbidUnknownValues: false }));
   if (problem) {
     const field = prefix ? `${prefix}.${problem.field}` : problem.field;
     throw validationFailed(field, problem.message);
@@ -41,6 +43,15 @@ export function validateDto<T extends object>(dto: DtoClass<T>, body: unknown, p
     items.forEach((item, i) => validateDto(elementDto as DtoClass<object>, item, `${prefix ? prefix + '.' : ''}${field}[${i}]`));
   }
   return instance;
+}
+
+/** Each DTO's rules compiled once, on first use (null: the DTO needs validateSync every time). */
+const compiledChecks = new Map<DtoClass<object>, CompiledDtoCheck | null>();
+
+function checkOf(dto: DtoClass<object>): CompiledDtoCheck | null {
+  let check = compiledChecks.get(dto);
+  if (check === undefined) compiledChecks.set(dto, (check = compileDtoCheck(dto)));
+  return check;
 }
 
 export interface DtoPipeOptions {

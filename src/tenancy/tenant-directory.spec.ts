@@ -92,6 +92,7 @@ describe('TenantDirectory', () => {
     await dir.authenticate(apiKey);
     expect(repo.lookups).toBe(1);
     now += 6_000;
+    await nextTurn(); // the lookup of the turn is shared (see below)
     await dir.authenticate(apiKey);
     expect(repo.lookups).toBe(2);
   });
@@ -125,16 +126,37 @@ describe('TenantDirectory', () => {
       expect(refused).toMatchObject({ code: 'UNAUTHORIZED', message: expect.stringContaining('expired') });
     });
 
-    it('with cacheMs 0, requests with one key at the same time share one lookup; later ones look again', async () => {
+    it('with cacheMs 0, requests with one key in one event-loop turn share one lookup; later turns look again', async () => {
       const repo = new MemoryTenants();
       const dir = new TenantDirectory(repo, 0);
       const { apiKey } = await dir.createTenant('acme');
+      await nextTurn();
       const before = repo.lookups;
       const all = await Promise.all(Array.from({ length: 10 }, () => dir.resolve(apiKey)));
       expect(all.every((r) => r !== null)).toBe(true);
       expect(repo.lookups - before).toBe(1);
+      await dir.resolve(apiKey); // settled, but the same turn: shared
+      expect(repo.lookups - before).toBe(1);
+      await nextTurn();
       await dir.resolve(apiKey);
       expect(repo.lookups - before).toBe(2);
+    });
+
+    it('with cacheMs 0 a revocation by another instance holds from the next turn', async () => {
+      const repo = new MemoryTenants();
+      const a = new TenantDirectory(repo, 0);
+      const b = new TenantDirectory(repo, 0);
+      const { tenant, apiKey, keyId } = await a.createTenant('acme');
+      await nextTurn();
+      expect(await b.resolve(apiKey)).not.toBeNull();
+      await a.revokeKey(tenant.tenantId, keyId);
+      await nextTurn();
+      expect(await b.resolve(apiKey)).toBeNull();
+      // and on the instance that revoked, at once
+      const { apiKey: k2, keyId: id2 } = await a.issueKey(tenant.tenantId);
+      expect(await a.resolve(k2)).not.toBeNull();
+      await a.revokeKey(tenant.tenantId, id2);
+      expect(await a.resolve(k2)).toBeNull();
     });
 
     it('with cacheMs 0 a revocation by another instance holds on the next request', async () => {
@@ -228,3 +250,8 @@ describe('TenantDirectory', () => {
     });
   });
 });
+
+/** After every callback of this event-loop turn (setImmediate runs after the turn's I/O). */
+function nextTurn(): Promise<void> {
+  return new Promise((r) => setImmediate(r));
+}

@@ -8,6 +8,7 @@ import { answerRouterError, installRequestTargetCheck } from './common/url-param
 import { ROUTER_MAX_PARAM_LENGTH } from './common/url-limits';
 import { ErrorFilter } from './common/error.filter';
 import { installExactJson } from './common/exact-json-http';
+import { installLeanAsyncBind } from './common/lean-async-bind';
 import { RedactingLogger } from './common/redacting-logger';
 import { installRequestIdHeader, requestIdOf, ServiceLogController, serviceLoggerOptions } from './common/service-log';
 import { RequestDrain } from './common/request-drain';
@@ -34,6 +35,8 @@ export interface ServiceApp {
 
 export async function createApp(config: AppConfig): Promise<ServiceApp> {
   const { requestTimeoutMs, connectionTimeoutMs, headersTimeoutMs, bodyReadTimeoutMs } = config.http;
+  // Fastify binds a callback per request with a body; Node 20's bind costs ~5 % of an append (see the file).
+  installLeanAsyncBind();
   const adapter = new FastifyAdapter({
     bodyLimit: LIMITS.bodyBytes,
     logger: serviceLoggerOptions(config.logLevel, config.logFormat),

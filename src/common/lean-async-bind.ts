@@ -18,12 +18,9 @@ export function installLeanAsyncBind(): void {
     // Anything unusual (not a function: Node's own error) takes Node's path.
     if (typeof fn !== 'function') return original.call(this, fn, thisArg) as F;
     const resource = this;
-    const bound =
-      thisArg === undefined
-        ? function (this: unknown, ...args: unknown[]) {
-            return resource.runInAsyncScope(fn, this, ...args);
-          }
-        : resource.runInAsyncScope.bind(resource, fn, thisArg);
+    const bound = function (this: unknown, ...args: unknown[]) {
+      return resource.runInAsyncScope(fn, thisArg === undefined ? this : thisArg, ...args);
+    };
     Object.defineProperty(bound, 'length', { configurable: true, enumerable: false, value: fn.length, writable: false });
     return bound as F;
   } as typeof original;

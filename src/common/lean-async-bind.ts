@@ -16,7 +16,7 @@ export function installLeanAsyncBind(): void {
   installed = true;
   AsyncResource.prototype.bind = function leanBind<F extends (...args: any[]) => any>(this: AsyncResource, fn: F, thisArg?: unknown): F {
     // Anything unusual (not a function: Node's own error) takes Node's path.
-    if (typeof fn !== 'function') return original.call(this, fn, thisArg) as F;
+    if (typeof fn !== 'function') return (original as (fn: unknown, thisArg?: unknown) => F).call(this, fn, thisArg);
     const resource = this;
     const bound = function (this: unknown, ...args: unknown[]) {
       return resource.runInAsyncScope(fn, thisArg === undefined ? this : thisArg, ...args);

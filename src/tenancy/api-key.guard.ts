@@ -21,11 +21,12 @@ export class ApiKeyGuard implements CanActivate {
   ) {}
 
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
-    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [ctx.getHandler(), ctx.getClass()])) return true;
     const req = ctx
       .switchToHttp()
       .getRequest<TenantRequest & { headers: Record<string, string | string[] | undefined>; query?: unknown }>();
+    // The common case first: RequestAuth resolved the key (public routes never carry a tenant).
     if (req.tenant) return true;
+    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [ctx.getHandler(), ctx.getClass()])) return true;
     const keyInQuery = this.reflector.getAllAndOverride<boolean>(KEY_IN_QUERY, [ctx.getHandler(), ctx.getClass()]) ?? false;
     // The route's scope rides in its Fastify route config (@RequiresScope), as the hook reads it.
     const options = (Reflect.getMetadata(FASTIFY_ROUTE_CONFIG_METADATA, ctx.getHandler()) ?? {}) as ServiceRouteOptions;

@@ -76,13 +76,19 @@ const DTOS = [
 
 /** A small deterministic generator (the corpus is the same on every run). */
 function rng(seed: number) {
-  return () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  return () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
 }
 
 describe('compileDtoCheck', () => {
   it.each(DTOS.map((d) => [d.name, d] as const))('%s: says yes exactly when validateSync finds nothing', (_, dto) => {
     const check = compileDtoCheck(dto);
-    const props = [...new Set(getMetadataStorage().getTargetValidationMetadatas(dto, '', false, false, undefined).map((m) => m.propertyName))];
+    const props = [
+      ...new Set(
+        getMetadataStorage()
+          .getTargetValidationMetadatas(dto, '', false, false, undefined)
+          .map((m) => m.propertyName),
+      ),
+    ];
     const next = rng(props.length * 7919 + dto.name.length);
     let yes = 0;
     let no = 0;

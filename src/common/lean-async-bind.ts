@@ -17,11 +17,15 @@ export function installLeanAsyncBind(): void {
   AsyncResource.prototype.bind = function leanBind<F extends (...args: any[]) => any>(this: AsyncResource, fn: F, thisArg?: unknown): F {
     // Anything unusual (not a function: Node's own error) takes Node's path.
     if (typeof fn !== 'function') return (original as (fn: unknown, thisArg?: unknown) => F).call(this, fn, thisArg);
-    const resource = this;
-    const bound = function (this: unknown, ...args: unknown[]) {
-      return resource.runInAsyncScope(fn, thisArg === undefined ? this : thisArg, ...args);
-    };
+    const bound = leanBound(this, fn, thisArg);
     Object.defineProperty(bound, 'length', { configurable: true, enumerable: false, value: fn.length, writable: false });
     return bound as F;
   } as typeof original;
+}
+
+/** The bound function: `fn` in the resource's scope, `this` the caller's unless `thisArg` was given. */
+function leanBound(resource: AsyncResource, fn: (...args: any[]) => any, thisArg: unknown) {
+  return function (this: unknown, ...args: unknown[]) {
+    return resource.runInAsyncScope(fn, thisArg === undefined ? this : thisArg, ...args);
+  };
 }

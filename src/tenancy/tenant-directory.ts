@@ -47,10 +47,11 @@ const TENANT_CACHE_MS = 60_000;
 export const KEY_WATCH_MS = 5_000;
 
 /**
- * Tenants and their keys. Authentication is on every request. With `cacheMs` 0 (the default) every
- * request reads its key's row (one unique-index lookup), so a revocation holds at once on every
- * instance; with more, resolved keys are cached that long and a revocation takes up to that on the
- * other instances (at once on the one that made it). Expiry is checked on every request either way.
+ * Tenants and their keys. Authentication is on every request. With `cacheMs` 0 (the default) the
+ * key's row is read in every event-loop turn that has a request with it (one unique-index lookup,
+ * shared by that turn's requests: findKey), so a revocation holds at once on every instance; with
+ * more, resolved keys are cached that long and a revocation takes up to that on the other
+ * instances (at once on the one that made it). Expiry is checked on every request either way.
  * Tenant records are cached for a minute regardless (they do not change while they exist).
  */
 export class TenantDirectory {
@@ -209,9 +210,9 @@ export class TenantDirectory {
   }
 
   /**
-   * The key's row. Requests with the same key at the same time share one lookup (a client with many
-   * connections would otherwise send a query per request): a revocation that commits while a lookup
-   * is under way holds for the requests after it, one lookup's time later at most.
+   * The key's row. Requests with the same key in the same event-loop turn share one lookup (a client
+   * with many connections would otherwise send a query per request): a revocation that commits while
+   * a lookup is under way, or during the turn it settled in, holds from the next turn.
    */
   private findKey(hash: string): Promise<ApiKeyRecord | null> {
     const pending = this.lookups.get(hash);

@@ -14,6 +14,8 @@ interface PropertyPlan {
   rules: { validate: Validate; args: ValidationArguments }[];
 }
 
+const NOTHING = Object.freeze({});
+
 const SUPPORTED = new Set<string>([ValidationTypes.IS_DEFINED, ValidationTypes.CUSTOM_VALIDATION, ValidationTypes.CONDITIONAL_VALIDATION]);
 
 /**
@@ -61,8 +63,12 @@ export function compileDtoCheck(dto: new () => object): CompiledDtoCheck | null 
       for (const rule of plan.rules) {
         rule.args.object = instance;
         rule.args.value = value;
+        const yes = rule.validate(value, rule.args) === true;
+        // Not kept past the call: the last body checked (up to the body limit) would stay reachable.
+        rule.args.object = NOTHING;
+        rule.args.value = undefined;
         // A promise (a constraint that turned out async) is not a yes: class-validator decides.
-        if (rule.validate(value, rule.args) !== true) return false;
+        if (!yes) return false;
       }
     }
     return true;

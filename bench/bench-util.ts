@@ -99,10 +99,15 @@ export const NO_QUOTAS: Record<string, string> = {
 };
 
 /** A child process that answers HTTP (/health on the service; bare Fastify answers 404 there). Quotas are off unless `env` sets them. */
-export async function startChild(script: string, env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
+export async function startChild(
+  script: string,
+  env: Record<string, string>,
+  /** Node options for the child (e.g. --cpu-prof, which NODE_OPTIONS refuses). */
+  nodeArgs: string[] = [],
+): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
   // A relative script is this checkout's build; an absolute one may be another checkout's (a baseline).
-  const child = spawn(process.execPath, [path.isAbsolute(script) ? script : path.join(__dirname, '..', script)], {
+  const child = spawn(process.execPath, [...nodeArgs, path.isAbsolute(script) ? script : path.join(__dirname, '..', script)], {
     env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...NO_QUOTAS, ...env, PORT: String(port) },
     // Inherited, not piped: an unread pipe fills up and then blocks the service's log writes.
     stdio: ['ignore', 'inherit', 'inherit'],

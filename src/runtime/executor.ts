@@ -331,7 +331,11 @@ export class Executor {
         sent,
       )
       .then(
-        () => this.failUnanswered(sent, new HostCallError('PROTOCOL', `${this.label}: a batch ended without answering every item`)),
+        // The error only when some item went unanswered: an Error (its stack) per batch is measurable on the append path.
+        () => {
+          if (sent.some((c) => !c.settled))
+            this.failUnanswered(sent, new HostCallError('PROTOCOL', `${this.label}: a batch ended without answering every item`));
+        },
         (e) => this.onBatchFailed(host, sent, e),
       )
       .finally(() => {

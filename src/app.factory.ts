@@ -11,6 +11,7 @@ import { installExactJson } from './common/exact-json-http';
 import { RedactingLogger } from './common/redacting-logger';
 import { installRequestIdHeader, requestIdOf, ServiceLogController, serviceLoggerOptions } from './common/service-log';
 import { RequestDrain } from './common/request-drain';
+import { installRefusedBodyLinger } from './common/refused-body-linger';
 import { AppConfig } from './config/app-config';
 import { LIMITS } from './events/event-limits';
 import { installRequestTracing } from './observability/tracing/request-tracing';
@@ -66,6 +67,8 @@ export async function createApp(config: AppConfig): Promise<ServiceApp> {
   installExactJson(fastify);
   const drain = new RequestDrain();
   drain.install(fastify);
+  // A refusal sent before its body was read still reaches a client that is sending it (issue 25 item 6).
+  installRefusedBodyLinger(fastify.server, config.http.refusedBodyLinger);
 
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     // Nest's logs through the same logger (its level decides), so that every line is one JSON object.

@@ -52,6 +52,8 @@ export interface AppConfig {
     headersTimeoutMs: number;
     /** A body not fully arrived this long after its headers: 408 REQUEST_TIMEOUT, connection closed. */
     bodyReadTimeoutMs: number;
+    /** A body refused before it was read is still read and thrown away this long, up to this many bytes, after the answer. */
+    refusedBodyLinger: { ms: number; bytes: number };
   };
   lanes: {
     /** Lanes run at once per service instance. */
@@ -260,6 +262,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       connectionTimeoutMs: int('CONNECTION_TIMEOUT_MS', 60_000, 1_000, 3_600_000),
       headersTimeoutMs: int('HEADERS_TIMEOUT_MS', 10_000, 100, 3_600_000),
       bodyReadTimeoutMs: int('BODY_READ_TIMEOUT_MS', 10_000, 100, 3_600_000),
+      refusedBodyLinger: {
+        ms: int('REFUSED_BODY_LINGER_MS', 5_000, 0, 60_000),
+        bytes: int('REFUSED_BODY_LINGER_BYTES', 16 * 1024 * 1024, 0, 1024 ** 3),
+      },
     },
     lanes: {
       concurrency: laneConcurrency,

@@ -19,6 +19,7 @@ import { tracingOn } from './observability/tracing/tracing';
 import { DEFAULT_ARCHIVE_LIMITS } from './runtime/archive-reader';
 import { mountBullBoard } from './lanes/bull-board';
 import { AppMetrics } from './observability/metrics/app-metrics';
+import { AppendTurns, installAppendTurns } from './events/append-turns';
 import { installHttpMetrics } from './observability/metrics/http-metrics';
 import { LaneScheduler } from './lanes/lane-scheduler.port';
 import { LANE_SCHEDULER } from './lanes/lanes.module';
@@ -90,6 +91,8 @@ export async function createApp(config: AppConfig): Promise<ServiceApp> {
   new RequestAuth(app.get(TenantDirectory), config.adminToken).install(fastify);
   // After authentication (it counts by the tenant) and, for appends and uploads, still before the body.
   app.get(QuotaGate).install(fastify);
+  // After the quotas: a tenant's appends past its turns wait here, before their bodies are read.
+  installAppendTurns(fastify, new AppendTurns(config.appendTurns), config.appendTurns);
   // Uploads: one archive per request, capped at the archive limit while it streams in.
   await app.register(multipart as any, {
     limits: { fileSize: DEFAULT_ARCHIVE_LIMITS.maxArchiveBytes, files: 1, fields: 10, fieldSize: 64 * 1024, parts: 12 },

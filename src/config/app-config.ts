@@ -42,6 +42,8 @@ export interface AppConfig {
     /** Tests only (TEST_KILL_AFTER_COMMIT_KEY): SIGKILL the process after an append with this key commits, before it is answered. */
     killAfterCommitKey?: string;
   };
+  /** Per-tenant turns for append requests on an instance's event loop (src/events/append-turns.ts). */
+  appendTurns: { inFlightPerTenant: number; queuedPerTenant: number };
   /** Deadlines on a connection and a request (streams, once open, are exempt). */
   http: {
     /** Node's cut-off for receiving a whole request (headers and body); answered 408 REQUEST_TIMEOUT. */
@@ -256,6 +258,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       keepMs: int('IDEMPOTENCY_KEYS_KEEP_MS', 86_400_000, 1_000, 30 * 86_400_000),
       sweepMs: int('IDEMPOTENCY_KEYS_SWEEP_MS', 60_000, 50, 86_400_000),
       killAfterCommitKey: str('TEST_KILL_AFTER_COMMIT_KEY'),
+    },
+    appendTurns: {
+      inFlightPerTenant: int('APPEND_IN_FLIGHT_PER_TENANT', 2, 0, 100_000),
+      queuedPerTenant: int('APPEND_QUEUED_PER_TENANT', 1_000, 0, 1_000_000),
     },
     http: {
       requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 30_000, 1_000, 3_600_000),

@@ -1,0 +1,94 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { DomainError } from '../common/domain-error';
+import { errorHeaders, statusOf, toErrorBody } from '../common/error-http-mapping';
+import { routeOptionsOf } from '../common/route-options';
+import { TenantRequest } from '../tenancy/current-tenant.decorator';
+
+export interface AppendTurnsOptions {
+  /** Append requests of one tenant past authentication and not yet answered, per instance; 0 = no limit. */
+  inFlightPerTenant: number;
+  /** Append requests of one tenant waiting for a turn, per instance; past it → 429 RATE_LIMITED. */
+  queuedPerTenant: number;
+}
+
+interface Turns {
+  running: number;
+  waiting: (() => void)[];
+}
+
+/**
+ * Per-tenant turns on an instance's event loop for appends (issue 25 item 5). Parsing and checking
+ * a 100-event batch costs the event loop milliseconds; a tenant flooding batches from many
+ * connections would otherwise have all of them parsed in one turn of the loop, and another
+ * tenant's single append waits behind all of them. Here a tenant has at most `inFlightPerTenant`
+ * append requests between authentication and answer; the rest wait, in arrival order, before their
+ * body is read (a waiting body costs nothing: the socket stops being read). Another tenant's
+ * append does not wait on them at all. A tenant that keeps more than `queuedPerTenant` waiting is
+ * answered 429 RATE_LIMITED (policy `appends-in-flight`).
+ *
+ * Plain class: `enter` / the release it returns are what the hook uses, testable without Fastify.
+ */
+export class AppendTurns {
+  private readonly byTenant = new Map<string, Turns>();
+
+  constructor(private readonly options: AppendTurnsOptions) {}
+
+  /** Resolves with the release once the tenant has a turn; rejects (429) when too many already wait. */
+  enter(tenantId: string): Promise<() => void> | (() => void) {
+    let t = this.byTenant.get(tenantId);
+    if (!t) this.byTenant.set(tenantId, (t = { running: 0, waiting: [] }));
+    const turns = t;
+    if (turns.running < this.options.inFlightPerTenant) {
+      turns.running++;
+      return this.releaser(tenantId, turns);
+    }
+    if (turns.waiting.length >= this.options.queuedPerTenant) {
+      throw new DomainError(
+        'RATE_LIMITED',
+        `over the tenant's ${this.options.inFlightPerTenant} append requests in progress and ${this.options.queuedPerTenant} waiting on this instance; retry in 1 s`,
+        { policy: 'appends-in-flight', limit: this.options.inFlightPerTenant + this.options.queuedPerTenant, retryAfterSeconds: 1 },
+      );
+    }
+    return new Promise((resolve) => turns.waiting.push(() => resolve(this.releaser(tenantId, turns))));
+  }
+
+  /** Tenants with a request running or waiting (the map never keeps an idle tenant). */
+  get activeTenants(): number {
+    return this.byTenant.size;
+  }
+
+  private releaser(tenantId: string, turns: Turns): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = turns.waiting.shift();
+      // The turn passes straight to the next waiting request: `running` stays as it is.
+      if (next) return next();
+      if (--turns.running === 0) this.byTenant.delete(tenantId);
+    };
+  }
+}
+
+/** Installs the turns on the append routes (`@Quota('append' | 'append-batch')`), after authentication. */
+export function installAppendTurns(fastify: FastifyInstance, turns: AppendTurns, options: AppendTurnsOptions): void {
+  if (options.inFlightPerTenant === 0) return;
+  fastify.addHook('onRequest', async (req: FastifyRequest & TenantRequest, reply) => {
+    const quota = routeOptionsOf(req).quota;
+    if ((quota !== 'append' && quota !== 'append-batch') || !req.tenant) return;
+    let release: () => void;
+    try {
+      release = await turns.enter(req.tenant.tenantId);
+    } catch (e) {
+      if (!(e instanceof DomainError)) throw e;
+      // Answered before the body is read: the connection closes behind it (refused-body-linger.ts reads the rest).
+      return reply
+        .code(statusOf(e.code))
+        .headers({ ...errorHeaders(e), connection: 'close' })
+        .send(toErrorBody(e));
+    }
+    // 'close' fires once the answer is sent or the client went away, so no turn is ever kept.
+    if (reply.raw.closed || req.raw.socket?.destroyed) release();
+    else reply.raw.once('close', release);
+  });
+}

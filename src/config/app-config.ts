@@ -260,7 +260,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       killAfterCommitKey: str('TEST_KILL_AFTER_COMMIT_KEY'),
     },
     appendTurns: {
-      inFlightPerTenant: int('APPEND_IN_FLIGHT_PER_TENANT', 2, 0, 100_000),
+      inFlightPerTenant: int('APPEND_IN_FLIGHT_PER_TENANT', 4, 0, 100_000),
       queuedPerTenant: int('APPEND_QUEUED_PER_TENANT', 1_000, 0, 1_000_000),
     },
     http: {

@@ -73,22 +73,28 @@ export class AppendTurns {
 /** Installs the turns on the append routes (`@Quota('append' | 'append-batch')`), after authentication. */
 export function installAppendTurns(fastify: FastifyInstance, turns: AppendTurns, options: AppendTurnsOptions): void {
   if (options.inFlightPerTenant === 0) return;
-  fastify.addHook('onRequest', async (req: FastifyRequest & TenantRequest, reply) => {
+  // A callback hook, not an async one: a request with a free turn (the usual case) goes on in the
+  // same tick, without a promise.
+  fastify.addHook('onRequest', (req: FastifyRequest & TenantRequest, reply, done) => {
     const quota = routeOptionsOf(req).quota;
-    if ((quota !== 'append' && quota !== 'append-batch') || !req.tenant) return;
-    let release: () => void;
+    if ((quota !== 'append' && quota !== 'append-batch') || !req.tenant) return done();
+    const go = (release: () => void) => {
+      // 'close' fires once the answer is sent or the client went away, so no turn is ever kept.
+      if (reply.raw.closed || req.raw.socket?.destroyed) release();
+      else reply.raw.once('close', release);
+      done();
+    };
     try {
-      release = await turns.enter(req.tenant.tenantId);
+      const entered = turns.enter(req.tenant.tenantId);
+      if (typeof entered === 'function') return go(entered);
+      entered.then(go, done);
     } catch (e) {
-      if (!(e instanceof DomainError)) throw e;
+      if (!(e instanceof DomainError)) return done(e as Error);
       // Answered before the body is read: the connection closes behind it (refused-body-linger.ts reads the rest).
-      return reply
+      void reply
         .code(statusOf(e.code))
         .headers({ ...errorHeaders(e), connection: 'close' })
         .send(toErrorBody(e));
     }
-    // 'close' fires once the answer is sent or the client went away, so no turn is ever kept.
-    if (reply.raw.closed || req.raw.socket?.destroyed) release();
-    else reply.raw.once('close', release);
   });
 }

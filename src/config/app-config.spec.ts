@@ -150,7 +150,7 @@ describe('loadConfig', () => {
       bodyReadTimeoutMs: 10_000,
       refusedBodyLinger: { ms: 5_000, bytes: 16 * 1024 * 1024 },
     });
-    expect(c.appendTurns).toEqual({ inFlightPerTenant: 4, queuedPerTenant: 1_000 });
+    expect(c.appendTurns).toEqual({ inFlightPerTenant: 4, queuedPerTenant: 1_000, contentionWindowMs: 1_000 });
     expect(c.runtime.maxStateBytes).toBe(1024 * 1024);
     expect(c.notifications.maxStreamsPerKey).toBe(100);
     expect(c.notifications.maxStreamsPerInstance).toBe(10_000);

@@ -43,7 +43,7 @@ export interface AppConfig {
     killAfterCommitKey?: string;
   };
   /** Per-tenant turns for append requests on an instance's event loop (src/events/append-turns.ts). */
-  appendTurns: { inFlightPerTenant: number; queuedPerTenant: number };
+  appendTurns: { inFlightPerTenant: number; queuedPerTenant: number; contentionWindowMs: number };
   /** Deadlines on a connection and a request (streams, once open, are exempt). */
   http: {
     /** Node's cut-off for receiving a whole request (headers and body); answered 408 REQUEST_TIMEOUT. */
@@ -262,6 +262,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     appendTurns: {
       inFlightPerTenant: int('APPEND_IN_FLIGHT_PER_TENANT', 4, 0, 100_000),
       queuedPerTenant: int('APPEND_QUEUED_PER_TENANT', 1_000, 0, 1_000_000),
+      contentionWindowMs: int('APPEND_TURNS_WINDOW_MS', 1_000, 1, 3_600_000),
     },
     http: {
       requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 30_000, 1_000, 3_600_000),

@@ -4,8 +4,15 @@ import { AppendTurns } from './append-turns';
 const tick = () => new Promise((r) => setImmediate(r));
 
 describe('AppendTurns', () => {
+  /** Turns where tenant 'other' appended just now: the limits hold (they hold only while another tenant appends). */
+  const contended = (options: { inFlightPerTenant: number; queuedPerTenant: number }) => {
+    const turns = new AppendTurns({ ...options, contentionWindowMs: 60_000 });
+    (turns.enter('other') as () => void)();
+    return turns;
+  };
+
   it('lets a tenant run up to its limit at once; the rest wait in arrival order and run as turns free up', async () => {
-    const turns = new AppendTurns({ inFlightPerTenant: 2, queuedPerTenant: 10 });
+    const turns = contended({ inFlightPerTenant: 2, queuedPerTenant: 10 });
     const order: number[] = [];
     const releases: (() => void)[] = [];
     const entering = [1, 2, 3, 4].map(async (n) => {
@@ -28,7 +35,7 @@ describe('AppendTurns', () => {
   });
 
   it("never makes one tenant wait on another's turns", async () => {
-    const turns = new AppendTurns({ inFlightPerTenant: 1, queuedPerTenant: 10 });
+    const turns = contended({ inFlightPerTenant: 1, queuedPerTenant: 10 });
     await turns.enter('A');
     const waitingA = turns.enter('A');
     let aRan = false;
@@ -40,7 +47,7 @@ describe('AppendTurns', () => {
   });
 
   it('refuses with 429 RATE_LIMITED (policy appends-in-flight) once too many of a tenant wait', async () => {
-    const turns = new AppendTurns({ inFlightPerTenant: 1, queuedPerTenant: 2 });
+    const turns = contended({ inFlightPerTenant: 1, queuedPerTenant: 2 });
     await turns.enter('A');
     void turns.enter('A');
     void turns.enter('A');
@@ -53,5 +60,25 @@ describe('AppendTurns', () => {
     expect(refused).toBeInstanceOf(DomainError);
     expect(refused).toMatchObject({ code: 'RATE_LIMITED', details: { policy: 'appends-in-flight', retryAfterSeconds: 1 } });
     expect(typeof turns.enter('B')).toBe('function');
+  });
+
+  it('holds no one while a tenant appends alone, and holds it once another tenant appends within the window', () => {
+    let now = 0;
+    const turns = new AppendTurns({ inFlightPerTenant: 1, queuedPerTenant: 10, contentionWindowMs: 1_000 }, () => now);
+    // Alone: every request goes on at once.
+    expect([1, 2, 3].map(() => typeof turns.enter('A'))).toEqual(['function', 'function', 'function']);
+    now = 10;
+    (turns.enter('B') as () => void)();
+    // B appended within the window: A's next waits.
+    expect(turns.enter('A')).toBeInstanceOf(Promise);
+    // B's last append is past the window, and nothing of A's waits any more: A goes on at once again.
+    now = 2_000;
+    const alone = new AppendTurns({ inFlightPerTenant: 1, queuedPerTenant: 10, contentionWindowMs: 1_000 }, () => now);
+    (alone.enter('A') as () => void)();
+    now = 2_010;
+    (alone.enter('B') as () => void)();
+    now = 2_010 + 1_500;
+    expect(typeof alone.enter('A')).toBe('function');
+    expect(typeof alone.enter('A')).toBe('function');
   });
 });

@@ -9,6 +9,8 @@ export interface AppendTurnsOptions {
   inFlightPerTenant: number;
   /** Append requests of one tenant waiting for a turn, per instance; past it → 429 RATE_LIMITED. */
   queuedPerTenant: number;
+  /** The limits hold while another tenant appended on this instance within this long (ms). */
+  contentionWindowMs: number;
 }
 
 interface Turns {
@@ -26,19 +28,32 @@ interface Turns {
  * append does not wait on them at all. A tenant that keeps more than `queuedPerTenant` waiting is
  * answered 429 RATE_LIMITED (policy `appends-in-flight`).
  *
+ * Work-conserving: the limit holds only while another tenant appended on this instance within the
+ * last `contentionWindowMs`. A tenant alone keeps every connection's request in flight (the group
+ * commit needs them to fill its transactions); one of 1,000 tenants each with a request or two is
+ * never held either.
+ *
  * Plain class: `enter` / the release it returns are what the hook uses, testable without Fastify.
  */
 export class AppendTurns {
   private readonly byTenant = new Map<string, Turns>();
+  /** Tenants that appended lately, with when; swept once a window. */
+  private readonly recent = new Map<string, number>();
+  private lastSweep = 0;
 
-  constructor(private readonly options: AppendTurnsOptions) {}
+  constructor(
+    private readonly options: AppendTurnsOptions,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   /** Resolves with the release once the tenant has a turn; rejects (429) when too many already wait. */
   enter(tenantId: string): Promise<() => void> | (() => void) {
     let t = this.byTenant.get(tenantId);
     if (!t) this.byTenant.set(tenantId, (t = { running: 0, waiting: [] }));
     const turns = t;
-    if (turns.running < this.options.inFlightPerTenant) {
+    // Every append notes its tenant as active, whether or not it waits.
+    const contended = this.contended(tenantId);
+    if (turns.running < this.options.inFlightPerTenant || (!contended && turns.waiting.length === 0)) {
       turns.running++;
       return this.releaser(tenantId, turns);
     }
@@ -50,6 +65,17 @@ export class AppendTurns {
       );
     }
     return new Promise((resolve) => turns.waiting.push(() => resolve(this.releaser(tenantId, turns))));
+  }
+
+  /** Whether another tenant appended lately (and notes that this one does now). */
+  private contended(tenantId: string): boolean {
+    const now = this.now();
+    if (now - this.lastSweep >= this.options.contentionWindowMs) {
+      this.lastSweep = now;
+      for (const [id, at] of this.recent) if (now - at >= this.options.contentionWindowMs) this.recent.delete(id);
+    }
+    this.recent.set(tenantId, now);
+    return this.recent.size > 1;
   }
 
   /** Tenants with a request running or waiting (the map never keeps an idle tenant). */

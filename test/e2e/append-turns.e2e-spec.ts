@@ -14,7 +14,13 @@ describe('per-tenant append turns', () => {
   const sockets: net.Socket[] = [];
 
   beforeAll(async () => {
-    svc = await startService({ APPEND_IN_FLIGHT_PER_TENANT: '1', APPEND_QUEUED_PER_TENANT: '1', BODY_READ_TIMEOUT_MS: '20000' });
+    svc = await startService({
+      APPEND_IN_FLIGHT_PER_TENANT: '1',
+      APPEND_QUEUED_PER_TENANT: '1',
+      // B's append below keeps the turns on for A for the whole test.
+      APPEND_TURNS_WINDOW_MS: '600000',
+      BODY_READ_TIMEOUT_MS: '20000',
+    });
     a = await newTenant(svc.url, 'flooder');
     b = await newTenant(svc.url, 'neighbour');
   }, 120_000);
@@ -47,6 +53,8 @@ describe('per-tenant append turns', () => {
   }
 
   it("answers another tenant at once while one tenant's appends hold every turn and queue place, and refuses that tenant's next with 429", async () => {
+    // The turns hold while another tenant appends: B does, first.
+    expect((await b.post('/events', { aggregateId: 'b-0', eventType: 'E', data: {} })).status).toBe(201);
     // Three stalled appends of A: whichever order they arrive in, one holds A's one turn (its body
     // never completes), one holds the one queue place, and the third is refused.
     const stalled = [stalledAppend(a.key), stalledAppend(a.key), stalledAppend(a.key)];

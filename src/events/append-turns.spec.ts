@@ -81,4 +81,19 @@ describe('AppendTurns', () => {
     expect(typeof alone.enter('A')).toBe('function');
     expect(typeof alone.enter('A')).toBe('function');
   });
+
+  it('lets the whole queue go once the other tenants have been quiet for a window', async () => {
+    let now = 0;
+    const turns = new AppendTurns({ inFlightPerTenant: 1, queuedPerTenant: 10, contentionWindowMs: 1_000 }, () => now);
+    (turns.enter('B') as () => void)();
+    const first = turns.enter('A') as () => void;
+    let ran = 0;
+    const waiting = [turns.enter('A'), turns.enter('A'), turns.enter('A')].map((p) => Promise.resolve(p).then(() => ran++));
+    await tick();
+    expect(ran).toBe(0);
+    now = 5_000; // B quiet since long: A's release lets all three waiting go, not one.
+    first();
+    await Promise.all(waiting);
+    expect(ran).toBe(3);
+  });
 });

@@ -53,7 +53,7 @@ export class AppendTurns {
     const turns = t;
     // Every append notes its tenant as active, whether or not it waits.
     const contended = this.contended(tenantId);
-    if (turns.running < this.options.inFlightPerTenant || (!contended && turns.waiting.length === 0)) {
+    if (turns.running < this.options.inFlightPerTenant || !contended) {
       turns.running++;
       return this.releaser(tenantId, turns);
     }
@@ -69,13 +69,25 @@ export class AppendTurns {
 
   /** Whether another tenant appended lately (and notes that this one does now). */
   private contended(tenantId: string): boolean {
+    const now = this.sweep();
+    this.recent.set(tenantId, now);
+    return this.recent.size > 1;
+  }
+
+  /** Whether more than one tenant appended lately (asked by a releasing tenant, itself among them). */
+  private othersActive(): boolean {
+    this.sweep();
+    return this.recent.size > 1;
+  }
+
+  /** Forgets tenants quiet for a window, at most once a window (so a sweep costs nothing per append). */
+  private sweep(): number {
     const now = this.now();
     if (now - this.lastSweep >= this.options.contentionWindowMs) {
       this.lastSweep = now;
       for (const [id, at] of this.recent) if (now - at >= this.options.contentionWindowMs) this.recent.delete(id);
     }
-    this.recent.set(tenantId, now);
-    return this.recent.size > 1;
+    return now;
   }
 
   /** Tenants with a request running or waiting (the map never keeps an idle tenant). */
@@ -89,8 +101,18 @@ export class AppendTurns {
       if (released) return;
       released = true;
       const next = turns.waiting.shift();
-      // The turn passes straight to the next waiting request: `running` stays as it is.
-      if (next) return next();
+      if (next) {
+        // The turn passes straight to the next waiting request: `running` stays as it is.
+        next();
+        // Nobody else appends any more: the rest of the queue goes too, or it would stay at the limit.
+        if (!this.othersActive()) {
+          for (let more = turns.waiting.shift(); more; more = turns.waiting.shift()) {
+            turns.running++;
+            more();
+          }
+        }
+        return;
+      }
       if (--turns.running === 0) this.byTenant.delete(tenantId);
     };
   }

@@ -12,6 +12,7 @@ import { installLeanAsyncBind } from './common/lean-async-bind';
 import { RedactingLogger } from './common/redacting-logger';
 import { installRequestIdHeader, requestIdOf, ServiceLogController, serviceLoggerOptions } from './common/service-log';
 import { RequestDrain } from './common/request-drain';
+import { installRefusedBodyLinger } from './common/refused-body-linger';
 import { AppConfig } from './config/app-config';
 import { LIMITS } from './events/event-limits';
 import { installRequestTracing } from './observability/tracing/request-tracing';
@@ -19,6 +20,7 @@ import { tracingOn } from './observability/tracing/tracing';
 import { DEFAULT_ARCHIVE_LIMITS } from './runtime/archive-reader';
 import { mountBullBoard } from './lanes/bull-board';
 import { AppMetrics } from './observability/metrics/app-metrics';
+import { AppendTurns, installAppendTurns } from './events/append-turns';
 import { installHttpMetrics } from './observability/metrics/http-metrics';
 import { LaneScheduler } from './lanes/lane-scheduler.port';
 import { LANE_SCHEDULER } from './lanes/lanes.module';
@@ -69,6 +71,8 @@ export async function createApp(config: AppConfig): Promise<ServiceApp> {
   installExactJson(fastify);
   const drain = new RequestDrain();
   drain.install(fastify);
+  // A refusal sent before its body was read still reaches a client that is sending it (issue 25 item 6).
+  installRefusedBodyLinger(fastify.server, config.http.refusedBodyLinger);
 
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     // Nest's logs through the same logger (its level decides), so that every line is one JSON object.
@@ -90,6 +94,8 @@ export async function createApp(config: AppConfig): Promise<ServiceApp> {
   new RequestAuth(app.get(TenantDirectory), config.adminToken).install(fastify);
   // After authentication (it counts by the tenant) and, for appends and uploads, still before the body.
   app.get(QuotaGate).install(fastify);
+  // After the quotas: a tenant's appends past its turns wait here, before their bodies are read.
+  installAppendTurns(fastify, new AppendTurns(config.appendTurns), config.appendTurns);
   // Uploads: one archive per request, capped at the archive limit while it streams in.
   await app.register(multipart as any, {
     limits: { fileSize: DEFAULT_ARCHIVE_LIMITS.maxArchiveBytes, files: 1, fields: 10, fieldSize: 64 * 1024, parts: 12 },

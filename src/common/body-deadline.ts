@@ -2,12 +2,14 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from './domain-error';
 import { statusOf, toErrorBody } from './error-http-mapping';
+import { isLingering } from './refused-body-linger';
 
 /**
  * A request's body must have fully arrived within `ms` of its headers. Past that it is answered
  * 408 REQUEST_TIMEOUT in the service's error format and its connection closed, so a client that
  * announces 4 MB and trickles it holds nothing for long. A request already answered (refused
- * before its body was read) whose body is still trickling just has its socket destroyed.
+ * before its body was read) whose body is still trickling has its socket destroyed, unless it is
+ * closing with its own bounds (refused-body-linger.ts).
  */
 const expired = new WeakSet<IncomingMessage>();
 
@@ -38,12 +40,14 @@ function expire(req: FastifyRequest, reply: FastifyReply, ms: number): void {
   const raw = req.raw;
   if (raw.complete || raw.socket?.destroyed) return;
   if (reply.sent) {
-    raw.socket?.destroy();
+    // Answered before its body was read and closing: the linger's own bounds end it.
+    if (!isLingering(raw.socket)) raw.socket?.destroy();
     return;
   }
   expired.add(raw);
-  // The socket goes once the answer is out, whatever the client keeps sending.
-  reply.raw.once('finish', () => raw.socket?.destroy());
+  // The answer says `Connection: close`: the socket goes after it, once what the client is still
+  // sending has been read and thrown away for a bounded time (refused-body-linger.ts), not before
+  // the client could read the answer.
   const err = Object.assign(new DomainError('REQUEST_TIMEOUT', `the request body did not fully arrive within ${ms} ms`), {
     statusCode: 408,
   });

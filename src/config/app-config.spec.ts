@@ -143,7 +143,14 @@ describe('loadConfig', () => {
 
   it('has documented defaults for the connection and result limits', () => {
     const c = loadConfig({});
-    expect(c.http).toEqual({ requestTimeoutMs: 30_000, connectionTimeoutMs: 60_000, headersTimeoutMs: 10_000, bodyReadTimeoutMs: 10_000 });
+    expect(c.http).toEqual({
+      requestTimeoutMs: 30_000,
+      connectionTimeoutMs: 60_000,
+      headersTimeoutMs: 10_000,
+      bodyReadTimeoutMs: 10_000,
+      refusedBodyLinger: { ms: 5_000, bytes: 16 * 1024 * 1024 },
+    });
+    expect(c.appendTurns).toEqual({ inFlightPerTenant: 4, queuedPerTenant: 1_000, contentionWindowMs: 1_000 });
     expect(c.runtime.maxStateBytes).toBe(1024 * 1024);
     expect(c.notifications.maxStreamsPerKey).toBe(100);
     expect(c.notifications.maxStreamsPerInstance).toBe(10_000);

@@ -42,6 +42,8 @@ export interface AppConfig {
     /** Tests only (TEST_KILL_AFTER_COMMIT_KEY): SIGKILL the process after an append with this key commits, before it is answered. */
     killAfterCommitKey?: string;
   };
+  /** Per-tenant turns for append requests on an instance's event loop (src/events/append-turns.ts). */
+  appendTurns: { inFlightPerTenant: number; queuedPerTenant: number; contentionWindowMs: number };
   /** Deadlines on a connection and a request (streams, once open, are exempt). */
   http: {
     /** Node's cut-off for receiving a whole request (headers and body); answered 408 REQUEST_TIMEOUT. */
@@ -52,6 +54,8 @@ export interface AppConfig {
     headersTimeoutMs: number;
     /** A body not fully arrived this long after its headers: 408 REQUEST_TIMEOUT, connection closed. */
     bodyReadTimeoutMs: number;
+    /** A body refused before it was read is still read and thrown away this long, up to this many bytes, after the answer. */
+    refusedBodyLinger: { ms: number; bytes: number };
   };
   lanes: {
     /** Lanes run at once per service instance. */
@@ -255,11 +259,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       sweepMs: int('IDEMPOTENCY_KEYS_SWEEP_MS', 60_000, 50, 86_400_000),
       killAfterCommitKey: str('TEST_KILL_AFTER_COMMIT_KEY'),
     },
+    appendTurns: {
+      inFlightPerTenant: int('APPEND_IN_FLIGHT_PER_TENANT', 4, 0, 100_000),
+      queuedPerTenant: int('APPEND_QUEUED_PER_TENANT', 1_000, 0, 1_000_000),
+      contentionWindowMs: int('APPEND_TURNS_WINDOW_MS', 1_000, 1, 3_600_000),
+    },
     http: {
       requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 30_000, 1_000, 3_600_000),
       connectionTimeoutMs: int('CONNECTION_TIMEOUT_MS', 60_000, 1_000, 3_600_000),
       headersTimeoutMs: int('HEADERS_TIMEOUT_MS', 10_000, 100, 3_600_000),
       bodyReadTimeoutMs: int('BODY_READ_TIMEOUT_MS', 10_000, 100, 3_600_000),
+      refusedBodyLinger: {
+        ms: int('REFUSED_BODY_LINGER_MS', 5_000, 0, 60_000),
+        bytes: int('REFUSED_BODY_LINGER_BYTES', 16 * 1024 * 1024, 0, 1024 ** 3),
+      },
     },
     lanes: {
       concurrency: laneConcurrency,

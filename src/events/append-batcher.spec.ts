@@ -105,4 +105,42 @@ describe('AppendBatcher', () => {
     await Promise.all([first, ...rest]);
     expect(log.batches).toEqual([['k-a'], ['k-c'], ['k-b', 'k-d']]);
   });
+
+  describe('tenants in turn (issue 25 item 5)', () => {
+    const of = (tenantId: string, id: string, n = 1): AppendRequest => ({ ...req(id, n), tenantId });
+
+    it("takes one append from each waiting tenant per round, so another tenant's append is not behind a flood", async () => {
+      const log = new RecordingLog();
+      const b = new AppendBatcher(log, { maxEventsPerCommit: 250 });
+      const first = b.append(of('A', 'a0', 100));
+      await new Promise((r) => setImmediate(r));
+      // A queues five 100-event batches, then B one single append: B goes in the next commit.
+      const flood = [1, 2, 3, 4, 5].map((i) => b.append(of('A', `a${i}`, 100)));
+      const single = b.append(of('B', 'b1'));
+      await Promise.all([first, ...flood, single]);
+      expect(log.batches).toEqual([['a0'], ['a1', 'b1', 'a2'], ['a3', 'a4'], ['a5']]);
+    });
+
+    it('orders tenants by their oldest waiting append, so a tenant left out of a full commit goes first in the next', async () => {
+      const log = new RecordingLog();
+      const b = new AppendBatcher(log, { maxEventsPerCommit: 100 });
+      const first = b.append(of('X', 'x0'));
+      await new Promise((r) => setImmediate(r));
+      const rest = [b.append(of('A', 'a1', 100)), b.append(of('B', 'b1', 100)), b.append(of('C', 'c1', 1)), b.append(of('A', 'a2', 1))];
+      await Promise.all([first, ...rest]);
+      // A's batch fills a commit; B (older than C) goes next; C and A's second after: never two of A's before B's one.
+      expect(log.batches).toEqual([['x0'], ['a1'], ['b1'], ['c1', 'a2']]);
+    });
+
+    it("keeps each tenant's appends in arrival order and holds an aggregate left behind", async () => {
+      const log = new RecordingLog();
+      const b = new AppendBatcher(log, { maxConcurrentCommits: 2 });
+      const first = b.append(of('A', 'x'));
+      await new Promise((r) => setImmediate(r));
+      const rest = [of('A', 'x'), of('A', 'y'), of('B', 'x'), of('A', 'x'), of('B', 'z')].map((r) => b.append(r));
+      await Promise.all([first, ...rest]);
+      // A's x is in flight: A's later x appends wait together; B's aggregate x is another stream.
+      expect(log.batches).toEqual([['x'], ['y', 'x', 'z'], ['x', 'x']]);
+    });
+  });
 });

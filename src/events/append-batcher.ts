@@ -32,7 +32,7 @@ const DEFAULTS: AppendBatcherOptions = { maxEventsPerCommit: 5000, maxConcurrent
  * Group commit. Appends that arrive while transactions are in flight wait and then go together in
  * the next one, so the store pays one commit (one fsync) per batch, not per append. Each append
  * is still checked and answered on its own. Concurrent batches never share an aggregate, so an
- * aggregate's appends commit in arrival order.
+ * aggregate's appends commit in arrival order. Tenants take turns within a commit (see take()).
  */
 export class AppendBatcher {
   private queue: Pending[] = [];
@@ -92,25 +92,48 @@ export class AppendBatcher {
     }
   }
 
+  /**
+   * The next transaction's appends, tenants in turn: round one takes each waiting tenant's oldest
+   * eligible append, round two each one's second, and so on until the commit is full. Tenants go
+   * in the order of their oldest waiting append, so one left out of a full commit goes first in
+   * the next: a tenant's queued batches delay another tenant's append by at most the commit in
+   * flight and at most one more (issue 25 item 5). Within a tenant, arrival order is kept.
+   */
   private take(): Pending[] {
+    const byTenant = new Map<string, Pending[]>();
+    for (const p of this.queue) {
+      const own = byTenant.get(p.request.tenantId);
+      if (own) own.push(p);
+      else byTenant.set(p.request.tenantId, [p]);
+    }
+    const lanes = [...byTenant.values()].map((items) => ({ items, next: 0 }));
+    const taken = new Set<Pending>();
     const batch: Pending[] = [];
-    const rest: Pending[] = [];
     // An aggregate left behind once stays behind for this batch, so its appends keep their order.
     const held = new Set<string>();
     let events = 0;
-    let full = false;
-    for (const p of this.queue) {
-      const size = p.request.events.length;
-      if (!full && batch.length > 0 && events + size > this.options.maxEventsPerCommit) full = true;
-      if (full || p.keys.some((k) => this.busyKeys.has(k) || held.has(k))) {
-        for (const k of p.keys) held.add(k);
-        rest.push(p);
-      } else {
-        batch.push(p);
-        events += size;
+    let open = lanes.length;
+    round: while (open > 0) {
+      open = 0;
+      for (const lane of lanes) {
+        while (lane.next < lane.items.length) {
+          const p = lane.items[lane.next++];
+          if (p.keys.some((k) => this.busyKeys.has(k) || held.has(k))) {
+            for (const k of p.keys) held.add(k);
+            continue;
+          }
+          const size = p.request.events.length;
+          // Full: nothing smaller skips ahead of what did not fit (it goes first next time).
+          if (batch.length > 0 && events + size > this.options.maxEventsPerCommit) break round;
+          batch.push(p);
+          taken.add(p);
+          events += size;
+          break;
+        }
+        if (lane.next < lane.items.length) open++;
       }
     }
-    this.queue = rest;
+    this.queue = taken.size === 0 ? this.queue : this.queue.filter((p) => !taken.has(p));
     return batch;
   }
 

@@ -5,6 +5,7 @@ import { Job, JobsOptions, Queue, Worker } from 'bullmq';
 import Redis from 'ioredis';
 import { SerialRunner } from '../common/serial-runner';
 import { FairLaneQueue } from './fair-lane-queue';
+import { trace } from './lane-trace';
 import { laneId, runLaneHandler } from './in-process-lane-scheduler';
 import { LaneHandler, LaneRef, LaneRunOutcome, LaneScheduler, LaneSchedulerStats } from './lane-scheduler.port';
 
@@ -33,15 +34,23 @@ const RECONCILE_MS = 500;
 const FEED_RETRY_MS = 1000;
 
 /**
- * For each dedupe key: 1 while the lane's job (or the follow-up BullMQ creates when it finishes)
- * still exists, 0 once it has finished or vanished. A key pointing at a job that is gone (a Redis
- * outage) counts as finished, as BullMQ's own stale-key recovery treats it. ARGV[1]: the job key prefix.
+ * For each dedupe key: 0 once the lane's job (and any follow-up BullMQ created when it finished)
+ * has finished or vanished; 1 while its job waits (or waits out a delay); 2 while it has been taken
+ * by a worker (BullMQ stamps `processedOn` when a worker takes a job). A key pointing at a job that
+ * is gone (a Redis outage) counts as finished, as BullMQ's own stale-key recovery treats it.
+ * ARGV[1]: the job key prefix.
  */
-const LANE_JOBS_ALIVE = `
+const LANE_JOBS_STATE = `
 local out = {}
 for i, key in ipairs(KEYS) do
   local id = redis.call('GET', key)
-  out[i] = id and redis.call('EXISTS', ARGV[1] .. id) or 0
+  if not id or redis.call('EXISTS', ARGV[1] .. id) == 0 then
+    out[i] = 0
+  elseif redis.call('HEXISTS', ARGV[1] .. id, 'processedOn') == 1 then
+    out[i] = 2
+  else
+    out[i] = 1
+  end
 end
 return out`;
 
@@ -52,6 +61,12 @@ interface FedLane {
   confirmed: boolean;
   /** Woken again by this instance while in Redis: its job may have a follow-up that only Redis knows of. */
   rewoken: boolean;
+  /**
+   * Holds one of its tenant's slots: true from the feed until a worker takes the job. The slot caps
+   * what a tenant has WAITING in Redis (what another tenant's new job queues behind), not what runs:
+   * the workers' concurrency bounds that.
+   */
+  slot: boolean;
 }
 
 /**
@@ -120,7 +135,7 @@ export class BullmqLaneScheduler implements LaneScheduler {
     this.instanceId = options.instanceId ?? `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     if (/\s/.test(this.instanceId)) throw new Error(`instanceId must not contain spaces: ${this.instanceId}`);
     this.queueConnection = new Redis(options.redisUrl, { connectionName: `${this.connectionTag}:queue`, maxRetriesPerRequest: 2 });
-    this.queueConnection.defineCommand('laneJobsAlive', { lua: LANE_JOBS_ALIVE });
+    this.queueConnection.defineCommand('laneJobsState', { lua: LANE_JOBS_STATE });
     this.queue = new Queue<LaneRef>(options.queueName ?? 'es-lanes', { connection: this.queueConnection });
     this.queue.on('error', (e) => this.logger.warn(`queue: ${e.message}`));
   }
@@ -139,6 +154,7 @@ export class BullmqLaneScheduler implements LaneScheduler {
     const inRedis = new Map<string, LaneRef>();
     for (const lane of lanes) {
       const id = laneId(lane);
+      trace(id, 'wake');
       const fed = this.fed.get(id);
       // In Redis already: BullMQ's dedupe decides atomically (see above). Otherwise it waits its turn here.
       if (fed) {
@@ -231,7 +247,11 @@ export class BullmqLaneScheduler implements LaneScheduler {
 
   private async runJob(handler: LaneHandler, job: Job<LaneRef>): Promise<LaneRunOutcome['status']> {
     const lane = job.data;
+    trace(laneId(lane), 'worker-took');
+    // Taken: no longer ahead of anyone in the queue, so its tenant may feed the next lane while it runs.
+    this.releaseSlot(laneId(lane));
     const outcome = await runLaneHandler(handler, lane, this.logger);
+    trace(laneId(lane), `ran-${outcome.status}`);
     if (outcome.status === 'more') {
       // Like a new wake, at the back of its tenant's turn here: other lanes, of this tenant too, go first.
       const id = laneId(lane);
@@ -254,12 +274,14 @@ export class BullmqLaneScheduler implements LaneScheduler {
           this.waiting.release(next.lane.tenantId); // holds a slot already (never expected: every push checks `fed`)
           continue;
         }
-        this.fed.set(next.id, { lane: next.lane, confirmed: false, rewoken: false });
+        this.fed.set(next.id, { lane: next.lane, confirmed: false, rewoken: false, slot: true });
         batch.push(next.lane);
       }
       if (batch.length === 0) return;
+      for (const l of batch) trace(laneId(l), 'taken-from-fair');
       try {
         await this.queue.addBulk(batch.map((lane) => ({ name: JOB_NAME, data: lane, opts: jobOptions(lane, 0) })));
+        for (const l of batch) trace(laneId(l), 'added', () => `waiting=${this.waiting.size} fed=${this.fed.size}`);
       } catch (e) {
         // Redis unreachable: the lanes wait here again and are offered later (the store sweep wakes them too).
         for (const lane of batch) {
@@ -283,6 +305,7 @@ export class BullmqLaneScheduler implements LaneScheduler {
   /** A job of a lane finished in this instance: its slot is free unless its chain goes on in Redis. */
   private jobFinished(lane: LaneRef, status: LaneRunOutcome['status'] | undefined): void {
     const id = laneId(lane);
+    trace(id, 'done');
     const fed = this.fed.get(id);
     if (!fed) return; // fed by another instance
     if (status === 'retry') return; // re-added by the run, delayed: still in Redis
@@ -325,12 +348,15 @@ export class BullmqLaneScheduler implements LaneScheduler {
     try {
       for (let i = 0; i < ids.length && !this.closed; i += WAKE_CHUNK) {
         const chunk = ids.slice(i, i + WAKE_CHUNK);
-        const alive: number[] = await (this.queueConnection as unknown as LaneJobsAlive).laneJobsAlive(
+        const states: number[] = await (this.queueConnection as unknown as LaneJobsState).laneJobsState(
           chunk.length,
           ...chunk.map((id) => this.queue.toKey(`de:${dedupeId(id)}`)),
           this.queue.toKey(''),
         );
-        chunk.forEach((id, j) => alive[j] === 0 && this.giveBack(id));
+        chunk.forEach((id, j) => {
+          if (states[j] === 0) this.giveBack(id);
+          else if (states[j] === 2) this.releaseSlot(id); // taken by another instance's worker
+        });
       }
     } catch (e) {
       this.logger.warn(`checking lanes in Redis failed (checked again in ${RECONCILE_MS} ms): ${e instanceof Error ? e.message : e}`);
@@ -339,16 +365,26 @@ export class BullmqLaneScheduler implements LaneScheduler {
     this.feeder.wake();
   }
 
+  /** The lane's job chain has ended in Redis: forgotten here, and its slot (if still held) freed. */
   private giveBack(id: string): void {
     const f = this.fed.get(id);
     if (!f) return;
     this.fed.delete(id);
+    if (f.slot) this.waiting.release(f.lane.tenantId);
+  }
+
+  /** The lane's job was taken by a worker: its tenant's slot is free (the lane stays `fed` until its chain ends). */
+  private releaseSlot(id: string): void {
+    const f = this.fed.get(id);
+    if (!f?.slot) return;
+    f.slot = false;
     this.waiting.release(f.lane.tenantId);
+    this.feeder.wake();
   }
 }
 
-interface LaneJobsAlive {
-  laneJobsAlive(numKeys: number, ...keysThenPrefix: string[]): Promise<number[]>;
+interface LaneJobsState {
+  laneJobsState(numKeys: number, ...keysThenPrefix: string[]): Promise<number[]>;
 }
 
 function laneData(lane: LaneRef): LaneRef {

@@ -34,23 +34,15 @@ const RECONCILE_MS = 500;
 const FEED_RETRY_MS = 1000;
 
 /**
- * For each dedupe key: 0 once the lane's job (and any follow-up BullMQ created when it finished)
- * has finished or vanished; 1 while its job waits (or waits out a delay); 2 while it has been taken
- * by a worker (BullMQ stamps `processedOn` when a worker takes a job). A key pointing at a job that
- * is gone (a Redis outage) counts as finished, as BullMQ's own stale-key recovery treats it.
- * ARGV[1]: the job key prefix.
+ * For each dedupe key: 1 while the lane's job (or the follow-up BullMQ creates when it finishes)
+ * still exists, 0 once it has finished or vanished. A key pointing at a job that is gone (a Redis
+ * outage) counts as finished, as BullMQ's own stale-key recovery treats it. ARGV[1]: the job key prefix.
  */
-const LANE_JOBS_STATE = `
+const LANE_JOBS_ALIVE = `
 local out = {}
 for i, key in ipairs(KEYS) do
   local id = redis.call('GET', key)
-  if not id or redis.call('EXISTS', ARGV[1] .. id) == 0 then
-    out[i] = 0
-  elseif redis.call('HEXISTS', ARGV[1] .. id, 'processedOn') == 1 then
-    out[i] = 2
-  else
-    out[i] = 1
-  end
+  out[i] = id and redis.call('EXISTS', ARGV[1] .. id) or 0
 end
 return out`;
 
@@ -61,12 +53,6 @@ interface FedLane {
   confirmed: boolean;
   /** Woken again by this instance while in Redis: its job may have a follow-up that only Redis knows of. */
   rewoken: boolean;
-  /**
-   * Holds one of its tenant's slots: true from the feed until a worker takes the job. The slot caps
-   * what a tenant has WAITING in Redis (what another tenant's new job queues behind), not what runs:
-   * the workers' concurrency bounds that.
-   */
-  slot: boolean;
 }
 
 /**
@@ -127,6 +113,10 @@ export class BullmqLaneScheduler implements LaneScheduler {
   private reconciler?: NodeJS.Timeout;
   private readonly toCheck = new Set<string>();
   private checkScheduled = false;
+  /** Runs waiting for the next feed to reach Redis (see runJob). */
+  private refillWaiters: (() => void)[] = [];
+  /** Jobs whose finish runJob handled already: their `completed` event changes nothing. */
+  private readonly finishedEarly = new Set<string>();
 
   constructor(private readonly options: BullmqLaneSchedulerOptions) {
     this.concurrency = options.concurrency ?? 8;
@@ -135,7 +125,7 @@ export class BullmqLaneScheduler implements LaneScheduler {
     this.instanceId = options.instanceId ?? `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     if (/\s/.test(this.instanceId)) throw new Error(`instanceId must not contain spaces: ${this.instanceId}`);
     this.queueConnection = new Redis(options.redisUrl, { connectionName: `${this.connectionTag}:queue`, maxRetriesPerRequest: 2 });
-    this.queueConnection.defineCommand('laneJobsState', { lua: LANE_JOBS_STATE });
+    this.queueConnection.defineCommand('laneJobsAlive', { lua: LANE_JOBS_ALIVE });
     this.queue = new Queue<LaneRef>(options.queueName ?? 'es-lanes', { connection: this.queueConnection });
     this.queue.on('error', (e) => this.logger.warn(`queue: ${e.message}`));
   }
@@ -195,10 +185,14 @@ export class BullmqLaneScheduler implements LaneScheduler {
     this.worker.on('error', (e) => this.logger.warn(`worker: ${e.message}`));
     this.worker.on('failed', (job, e) => {
       this.logger.warn(`lane job ${job?.id} failed (the store sweep will wake the lane again): ${e.message}`);
+      if (job?.id !== undefined && this.finishedEarly.delete(job.id)) return;
       if (job) this.jobFinished(job.data, undefined);
     });
     // Emitted once BullMQ has finished the job in Redis (and created a follow-up, if any).
-    this.worker.on('completed', (job, status: LaneRunOutcome['status']) => this.jobFinished(job.data, status));
+    this.worker.on('completed', (job, status: LaneRunOutcome['status']) => {
+      if (job.id !== undefined && this.finishedEarly.delete(job.id)) return;
+      this.jobFinished(job.data, status);
+    });
     await this.worker.waitUntilReady();
     this.feeder.wake(); // lanes woken before start
   }
@@ -219,6 +213,7 @@ export class BullmqLaneScheduler implements LaneScheduler {
     clearTimeout(this.feedRetry);
     clearInterval(this.reconciler);
     await this.feeder.stop();
+    this.releaseRefillWaiters(this.refillWaiters); // no feed runs any more: runs awaiting one finish now
     // The worker first: it waits for running handlers, whose re-adds still need the queue.
     await this.worker?.close();
     await this.handOver();
@@ -247,17 +242,28 @@ export class BullmqLaneScheduler implements LaneScheduler {
 
   private async runJob(handler: LaneHandler, job: Job<LaneRef>): Promise<LaneRunOutcome['status']> {
     const lane = job.data;
-    trace(laneId(lane), 'worker-took');
-    // Taken: no longer ahead of anyone in the queue, so its tenant may feed the next lane while it runs.
-    this.releaseSlot(laneId(lane));
+    const id = laneId(lane);
+    trace(id, 'worker-took');
     const outcome = await runLaneHandler(handler, lane, this.logger);
-    trace(laneId(lane), `ran-${outcome.status}`);
+    trace(id, `ran-${outcome.status}`);
     if (outcome.status === 'more') {
       // Like a new wake, at the back of its tenant's turn here: other lanes, of this tenant too, go first.
-      const id = laneId(lane);
       this.giveBack(id);
       this.waiting.push(id, laneData(lane));
-      this.feeder.wake();
+      await this.refill();
+    } else if (outcome.status === 'idle' || outcome.status === 'held') {
+      const fed = this.fed.get(id);
+      // Nothing of this instance's follows the run (no wake from here during it): its slot is free
+      // now, before BullMQ finishes the job. A wake from now on waits in the fair queue like any
+      // other, and its add (this job still active) becomes BullMQ's follow-up. Then the refill: the
+      // next lanes of this instance reach Redis before this job's finish, whose fetch-next takes
+      // one of them in the same round trip (see "Keeping the worker fed" above).
+      if (fed && !fed.rewoken && job.id !== undefined) {
+        this.finishedEarly.add(job.id);
+        this.giveBack(id);
+        trace(id, 'done');
+        await this.refill();
+      }
     } else if (outcome.status === 'retry') {
       // The latest add wins over a wake during the run. If it fails (Redis down), the job fails: the store sweep wakes the lane.
       await this.queue.add(JOB_NAME, lane, jobOptions(lane, Math.max(0, outcome.afterMs)));
@@ -265,8 +271,35 @@ export class BullmqLaneScheduler implements LaneScheduler {
     return outcome.status;
   }
 
+  /**
+   * Resolves once the feed that starts next has put its first lanes in Redis (or found none to
+   * feed, or failed): a run awaits it before BullMQ finishes its job, so that the finish's
+   * fetch-next finds them.
+   */
+  private refill(): Promise<void> {
+    if (this.closed || this.feeder.stopped) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      this.refillWaiters.push(resolve);
+      this.feeder.wake();
+    });
+  }
+
+  private releaseRefillWaiters(waiters: (() => void)[]): void {
+    for (const w of waiters.splice(0)) w();
+  }
+
   /** Moves lanes whose tenant has room from the fair queue into Redis, in turn order. */
   private async feed(): Promise<void> {
+    const waiters = this.refillWaiters;
+    this.refillWaiters = [];
+    try {
+      await this.feedAll(waiters);
+    } finally {
+      this.releaseRefillWaiters(waiters);
+    }
+  }
+
+  private async feedAll(waiters: (() => void)[]): Promise<void> {
     while (this.worker && !this.closed) {
       const batch: LaneRef[] = [];
       for (let next; batch.length < WAKE_CHUNK && (next = this.waiting.take());) {
@@ -274,7 +307,7 @@ export class BullmqLaneScheduler implements LaneScheduler {
           this.waiting.release(next.lane.tenantId); // holds a slot already (never expected: every push checks `fed`)
           continue;
         }
-        this.fed.set(next.id, { lane: next.lane, confirmed: false, rewoken: false, slot: true });
+        this.fed.set(next.id, { lane: next.lane, confirmed: false, rewoken: false });
         batch.push(next.lane);
       }
       if (batch.length === 0) return;
@@ -299,6 +332,7 @@ export class BullmqLaneScheduler implements LaneScheduler {
         if (f) f.confirmed = true;
       }
       this.reconcileWhileFed();
+      this.releaseRefillWaiters(waiters);
     }
   }
 
@@ -348,15 +382,12 @@ export class BullmqLaneScheduler implements LaneScheduler {
     try {
       for (let i = 0; i < ids.length && !this.closed; i += WAKE_CHUNK) {
         const chunk = ids.slice(i, i + WAKE_CHUNK);
-        const states: number[] = await (this.queueConnection as unknown as LaneJobsState).laneJobsState(
+        const alive: number[] = await (this.queueConnection as unknown as LaneJobsAlive).laneJobsAlive(
           chunk.length,
           ...chunk.map((id) => this.queue.toKey(`de:${dedupeId(id)}`)),
           this.queue.toKey(''),
         );
-        chunk.forEach((id, j) => {
-          if (states[j] === 0) this.giveBack(id);
-          else if (states[j] === 2) this.releaseSlot(id); // taken by another instance's worker
-        });
+        chunk.forEach((id, j) => alive[j] === 0 && this.giveBack(id));
       }
     } catch (e) {
       this.logger.warn(`checking lanes in Redis failed (checked again in ${RECONCILE_MS} ms): ${e instanceof Error ? e.message : e}`);
@@ -365,26 +396,16 @@ export class BullmqLaneScheduler implements LaneScheduler {
     this.feeder.wake();
   }
 
-  /** The lane's job chain has ended in Redis: forgotten here, and its slot (if still held) freed. */
   private giveBack(id: string): void {
     const f = this.fed.get(id);
     if (!f) return;
     this.fed.delete(id);
-    if (f.slot) this.waiting.release(f.lane.tenantId);
-  }
-
-  /** The lane's job was taken by a worker: its tenant's slot is free (the lane stays `fed` until its chain ends). */
-  private releaseSlot(id: string): void {
-    const f = this.fed.get(id);
-    if (!f?.slot) return;
-    f.slot = false;
     this.waiting.release(f.lane.tenantId);
-    this.feeder.wake();
   }
 }
 
-interface LaneJobsState {
-  laneJobsState(numKeys: number, ...keysThenPrefix: string[]): Promise<number[]>;
+interface LaneJobsAlive {
+  laneJobsAlive(numKeys: number, ...keysThenPrefix: string[]): Promise<number[]>;
 }
 
 function laneData(lane: LaneRef): LaneRef {

@@ -5,7 +5,6 @@ import { Job, JobsOptions, Queue, Worker } from 'bullmq';
 import Redis from 'ioredis';
 import { SerialRunner } from '../common/serial-runner';
 import { FairLaneQueue } from './fair-lane-queue';
-import { trace } from './lane-trace';
 import { laneId, runLaneHandler } from './in-process-lane-scheduler';
 import { LaneHandler, LaneRef, LaneRunOutcome, LaneScheduler, LaneSchedulerStats } from './lane-scheduler.port';
 
@@ -74,6 +73,17 @@ interface FedLane {
  * delay); a `more` goes back to the fair queue of the instance that ran it, behind its tenant's
  * other lanes. This instance's worker reports a finish at once; lanes another instance ran (or a
  * flush removed) are found by a check every RECONCILE_MS while any are in Redis.
+ *
+ * Keeping the worker fed (issue 25). BullMQ's worker fetches a job with the finish of the previous
+ * one (one round trip) only if one is waiting then; otherwise its main loop fetches one job per round
+ * trip, in sequence. With the cap, a busy tenant's jobs are all running, so every finish found the
+ * queue empty and every job went the slow way; a tenant's lanes per second were then the cap divided
+ * by (feed + one-at-a-time fetch + run + finish + the completed event), 50–100× slower than
+ * in-process at 1,000 lanes/s. So a run that ends `idle`/`held` with no wake from here during it
+ * gives its slot back when the handler returns (nothing of this instance's follows it in Redis) and
+ * waits for the next feed to reach Redis before BullMQ finishes the job: the finish's fetch-next then
+ * takes a lane fed meanwhile. The cap still counts waiting + running exactly. (A job BullMQ sees
+ * stalled after its handler returned runs again uncounted: bounded by the running jobs.)
  *
  * Dedupe, and wakes while a lane runs. A lane's jobs share a BullMQ deduplication id (the lane
  * id, base64url so that no character is special to BullMQ); job ids are BullMQ's own counter.
@@ -144,7 +154,6 @@ export class BullmqLaneScheduler implements LaneScheduler {
     const inRedis = new Map<string, LaneRef>();
     for (const lane of lanes) {
       const id = laneId(lane);
-      trace(id, 'wake');
       const fed = this.fed.get(id);
       // In Redis already: BullMQ's dedupe decides atomically (see above). Otherwise it waits its turn here.
       if (fed) {
@@ -243,9 +252,7 @@ export class BullmqLaneScheduler implements LaneScheduler {
   private async runJob(handler: LaneHandler, job: Job<LaneRef>): Promise<LaneRunOutcome['status']> {
     const lane = job.data;
     const id = laneId(lane);
-    trace(id, 'worker-took');
     const outcome = await runLaneHandler(handler, lane, this.logger);
-    trace(id, `ran-${outcome.status}`);
     if (outcome.status === 'more') {
       // Like a new wake, at the back of its tenant's turn here: other lanes, of this tenant too, go first.
       this.giveBack(id);
@@ -261,7 +268,6 @@ export class BullmqLaneScheduler implements LaneScheduler {
       if (fed && !fed.rewoken && job.id !== undefined) {
         this.finishedEarly.add(job.id);
         this.giveBack(id);
-        trace(id, 'done');
         await this.refill();
       }
     } else if (outcome.status === 'retry') {
@@ -311,10 +317,8 @@ export class BullmqLaneScheduler implements LaneScheduler {
         batch.push(next.lane);
       }
       if (batch.length === 0) return;
-      for (const l of batch) trace(laneId(l), 'taken-from-fair');
       try {
         await this.queue.addBulk(batch.map((lane) => ({ name: JOB_NAME, data: lane, opts: jobOptions(lane, 0) })));
-        for (const l of batch) trace(laneId(l), 'added', () => `waiting=${this.waiting.size} fed=${this.fed.size}`);
       } catch (e) {
         // Redis unreachable: the lanes wait here again and are offered later (the store sweep wakes them too).
         for (const lane of batch) {
@@ -339,7 +343,6 @@ export class BullmqLaneScheduler implements LaneScheduler {
   /** A job of a lane finished in this instance: its slot is free unless its chain goes on in Redis. */
   private jobFinished(lane: LaneRef, status: LaneRunOutcome['status'] | undefined): void {
     const id = laneId(lane);
-    trace(id, 'done');
     const fed = this.fed.get(id);
     if (!fed) return; // fed by another instance
     if (status === 'retry') return; // re-added by the run, delayed: still in Redis

@@ -11,6 +11,7 @@
  * With LANE_CONCURRENCY's and LANE_MAX_IN_FLIGHT_PER_TENANT's defaults (64, 32); RUNS rounds.
  *
  *   npm run build && BENCH_SERVICE_DIR=/work/base RUNS=3 node dist/bench/bullmq-lanes.bench.js
+ *   ONLY=base MODES=bullmq RUNS=1 BENCH_SERVICE_DIR=/work/base node --cpu-prof --cpu-prof-dir=/tmp/prof dist/bench/bullmq-lanes.bench.js
  */
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -24,6 +25,8 @@ const KEYS = Number(process.env.KEYS ?? 2000);
 const BACKLOG = Number(process.env.BACKLOG ?? 20_000);
 const RUNS = Number(process.env.RUNS ?? 3);
 const MODES = (process.env.MODES ?? 'bullmq,in-process').split(',');
+/** Only this checkout ('base' or 'this'): for a CPU profile of one. */
+const ONLY = process.env.ONLY;
 const CONCURRENCY = 64;
 const CAP = 32;
 
@@ -114,7 +117,7 @@ async function main(): Promise<void> {
       `concurrency ${CONCURRENCY}, cap ${CAP}; live ${fmt(RATE)} lanes/s × ${SECONDS} s over ${fmt(KEYS)} keys, runs of ${RUN_MS} ms; catch-up ${fmt(BACKLOG)} lanes`,
   );
   for (let run = 1; run <= RUNS; run++) {
-    for (const c of checkoutsUnderTest()) {
+    for (const c of checkoutsUnderTest().filter((x) => !ONLY || x.label === ONLY)) {
       for (const mode of MODES) {
         if (mode === 'in-process' && c.label !== 'this') continue; // the reference; unchanged by this slice
         const redis = mode === 'bullmq' ? await ThrowawayRedis.start() : undefined;

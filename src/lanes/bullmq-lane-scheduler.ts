@@ -283,7 +283,8 @@ export class BullmqLaneScheduler implements LaneScheduler {
    * fetch-next finds them.
    */
   private refill(): Promise<void> {
-    if (this.closed || this.feeder.stopped) return Promise.resolve();
+    // Nothing waits here: there is nothing to refill, and the finish need not wait for a feed under way.
+    if (this.closed || this.feeder.stopped || this.waiting.size === 0) return Promise.resolve();
     return new Promise<void>((resolve) => {
       this.refillWaiters.push(resolve);
       this.feeder.wake();

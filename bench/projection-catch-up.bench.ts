@@ -7,13 +7,16 @@
  *
  * One service (a child process, SQLite, in-process lanes unless SERVICE_ENV says otherwise) per
  * run; BENCH_RUNS runs. BENCH_SERVICE_DIR: another built checkout measured in the same run.
+ * BENCH_LANES=bullmq: BullMQ lanes (a Redis of its own per service, started here), else in-process.
  *
  *   npm run bench:projection-catch-up
  *   KEYS=100000 BENCH_RUNS=3 node dist/bench/projection-catch-up.bench.js
+ *   BENCH_LANES=bullmq BENCH_SERVICE_DIR=/work/base node dist/bench/projection-catch-up.bench.js
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { ThrowawayRedis } from '../test/support/throwaway-redis';
 import { zipSources } from '../test/support/zip-writer';
 import {
   adminPost,
@@ -33,6 +36,7 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const KEYS = Number(process.env.KEYS ?? 100_000);
 const B_RATE = Number(process.env.B_RATE ?? 20);
 const serviceEnv = JSON.parse(process.env.SERVICE_ENV ?? '{}') as Record<string, string>;
+const BULLMQ = process.env.BENCH_LANES === 'bullmq';
 
 const checkouts = checkoutsUnderTest();
 
@@ -71,10 +75,12 @@ interface RunFigures {
 
 async function once(c: Checkout): Promise<RunFigures> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'es-catchup-'));
+  const redis = BULLMQ ? await ThrowawayRedis.start() : undefined;
   const { url, child } = await startChild(path.join(c.dir, 'dist', 'src', 'main.js'), {
     DATA_DIR: dataDir,
     ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
     QUOTA_KEYS_PER_PROJECTION: '0',
+    ...(redis ? { REDIS_URL: redis.url } : {}),
     ...serviceEnv,
   });
   try {
@@ -127,13 +133,14 @@ async function once(c: Checkout): Promise<RunFigures> {
     return { lat, catchUpS: (caughtUp - catchUpStart) / 1000, appendedS };
   } finally {
     await stopChild(child);
+    await redis?.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
 async function main() {
   console.log(
-    `# projection catch-up — ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}; A catches up ${fmt(KEYS)} keys, B appends ${B_RATE}/s`,
+    `# projection catch-up — ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}; A catches up ${fmt(KEYS)} keys, B appends ${B_RATE}/s, ${BULLMQ ? 'BullMQ' : 'in-process'} lanes`,
   );
   const all = new Map<string, RunFigures[]>(checkouts.map((c) => [c.label, []]));
   for (let run = 1; run <= RUNS; run++) {

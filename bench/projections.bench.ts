@@ -5,7 +5,19 @@ import * as path from 'node:path';
 import { exampleSources } from '../test/support/runtime-harness';
 import { ThrowawayRedis } from '../test/support/throwaway-redis';
 import { zipSources } from '../test/support/zip-writer';
-import { call, fmt, pct, startChild, stopChild } from './bench-util';
+import { call, Checkout, checkoutsUnderTest, cpuMsOf, fmt, pct, startChild, stopChild } from './bench-util';
+
+/*
+ * Projections: catch-up over PROJ_KEYS × PROJ_PER_KEY events, then append acknowledged → state
+ * readable at LIVE_RATE appends/s (default 1,000) for LIVE_SECONDS, LIVE_RUNS times per service, with the
+ * service's CPU per append (process incl. its threads; not the executors). PROJ_MODES: which lane
+ * modes (in-process,bullmq). BENCH_SERVICE_DIR: another built checkout measured in the same run, first.
+ *   PROJ_KEYS=2000 PROJ_PER_KEY=10 PROJ_MODES=bullmq LIVE_RUNS=3 BENCH_SERVICE_DIR=/work/base npm run bench:projections
+ */
+const MODES = (process.env.PROJ_MODES ?? 'in-process,bullmq').split(',');
+const LIVE_RATE = Number(process.env.LIVE_RATE ?? 1000);
+const LIVE_SECONDS = Number(process.env.LIVE_SECONDS ?? 10);
+const LIVE_RUNS = Number(process.env.LIVE_RUNS ?? 1);
 
 const ADMIN = 'bench-admin-token-0123456789';
 const KEYS = Number(process.env.PROJ_KEYS ?? 10_000);
@@ -95,9 +107,10 @@ function rssMb(pid: number): number {
   return Number(execSync(`ps -o rss= -p ${pid}`).toString().trim()) / 1024;
 }
 
-async function run(label: string, env: Record<string, string>, redis?: ThrowawayRedis): Promise<void> {
+async function run(c: Checkout, mode: string, env: Record<string, string>, redis?: ThrowawayRedis): Promise<void> {
+  const label = `${c.label} ${mode}`;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'es-bench-proj-'));
-  const { url, child } = await startChild('src/main.js', { ADMIN_TOKEN: ADMIN, DATA_DIR: dataDir, ...env });
+  const { url, child } = await startChild(path.join(c.dir, 'dist', 'src', 'main.js'), { ADMIN_TOKEN: ADMIN, DATA_DIR: dataDir, ...env });
   try {
     const key = await tenant(url);
     const t0 = performance.now();
@@ -108,10 +121,14 @@ async function run(label: string, env: Record<string, string>, redis?: Throwaway
       `[${label}] catch-up (compile included): ${fmt(d.seconds, 1)} s = ${fmt((KEYS * PER_KEY) / d.seconds)} events/s, ${fmt(KEYS / d.seconds)} keys/s`,
     );
     await liveLatency(url, key, d.projectionId, 200, 2); // warm
-    const lat = await liveLatency(url, key, d.projectionId, 1000, 10);
-    console.log(
-      `[${label}] live, 1,000 appends/s for 10 s: append acknowledged → state readable p50 ${fmt(pct(lat, 50), 1)} ms, p99 ${fmt(pct(lat, 99), 1)} ms (${fmt(lat.length)} samples)`,
-    );
+    for (let r = 1; r <= LIVE_RUNS; r++) {
+      const cpu0 = cpuMsOf(child.pid!);
+      const lat = await liveLatency(url, key, d.projectionId, LIVE_RATE, LIVE_SECONDS);
+      const cpuUs = ((cpuMsOf(child.pid!) - cpu0) * 1000) / (LIVE_RATE * LIVE_SECONDS);
+      console.log(
+        `[${label}] live run ${r}, ${fmt(LIVE_RATE)} appends/s for ${LIVE_SECONDS} s: append acknowledged → state readable p50 ${fmt(pct(lat, 50), 1)} ms, p99 ${fmt(pct(lat, 99), 1)} ms (${fmt(lat.length)} samples); service CPU ${fmt(cpuUs, 0)} µs per append + read`,
+      );
+    }
     console.log(
       `[${label}] service RSS with ${fmt(KEYS)} keys: ${fmt(rssMb(child.pid!))} MiB${redis ? `; Redis clients: ${await redis.clientCount()}` : ''}`,
     );
@@ -125,12 +142,15 @@ async function main(): Promise<void> {
   console.log(
     `# projections benchmark — ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}, SQLite store, customer-totals example\n`,
   );
-  await run('in-process', {});
-  const redis = await ThrowawayRedis.start();
-  try {
-    await run('bullmq', { REDIS_URL: redis.url }, redis);
-  } finally {
-    await redis.stop();
+  for (const c of checkoutsUnderTest()) {
+    if (MODES.includes('in-process')) await run(c, 'in-process', {});
+    if (!MODES.includes('bullmq')) continue;
+    const redis = await ThrowawayRedis.start();
+    try {
+      await run(c, 'bullmq', { REDIS_URL: redis.url }, redis);
+    } finally {
+      await redis.stop();
+    }
   }
 }
 

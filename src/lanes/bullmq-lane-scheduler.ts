@@ -74,6 +74,17 @@ interface FedLane {
  * other lanes. This instance's worker reports a finish at once; lanes another instance ran (or a
  * flush removed) are found by a check every RECONCILE_MS while any are in Redis.
  *
+ * Keeping the worker fed (issue 25). BullMQ's worker fetches a job with the finish of the previous
+ * one (one round trip) only if one is waiting then; otherwise its main loop fetches one job per round
+ * trip, in sequence. With the cap, a busy tenant's jobs are all running, so every finish found the
+ * queue empty and every job went the slow way; a tenant's lanes per second were then the cap divided
+ * by (feed + one-at-a-time fetch + run + finish + the completed event), 50–100× slower than
+ * in-process at 1,000 lanes/s. So a run that ends `idle`/`held` with no wake from here during it
+ * gives its slot back when the handler returns (nothing of this instance's follows it in Redis) and
+ * waits for the next feed to reach Redis before BullMQ finishes the job: the finish's fetch-next then
+ * takes a lane fed meanwhile. The cap still counts waiting + running exactly. (A job BullMQ sees
+ * stalled after its handler returned runs again uncounted: bounded by the running jobs.)
+ *
  * Dedupe, and wakes while a lane runs. A lane's jobs share a BullMQ deduplication id (the lane
  * id, base64url so that no character is special to BullMQ); job ids are BullMQ's own counter.
  * A wake for a lane that is in Redis already (from this instance) is added at once, and with
@@ -112,6 +123,10 @@ export class BullmqLaneScheduler implements LaneScheduler {
   private reconciler?: NodeJS.Timeout;
   private readonly toCheck = new Set<string>();
   private checkScheduled = false;
+  /** Runs waiting for the next feed to reach Redis (see runJob). */
+  private refillWaiters: (() => void)[] = [];
+  /** Jobs whose finish runJob handled already: their `completed` event changes nothing. */
+  private readonly finishedEarly = new Set<string>();
 
   constructor(private readonly options: BullmqLaneSchedulerOptions) {
     this.concurrency = options.concurrency ?? 8;
@@ -179,10 +194,14 @@ export class BullmqLaneScheduler implements LaneScheduler {
     this.worker.on('error', (e) => this.logger.warn(`worker: ${e.message}`));
     this.worker.on('failed', (job, e) => {
       this.logger.warn(`lane job ${job?.id} failed (the store sweep will wake the lane again): ${e.message}`);
+      if (job?.id !== undefined && this.finishedEarly.delete(job.id)) return;
       if (job) this.jobFinished(job.data, undefined);
     });
     // Emitted once BullMQ has finished the job in Redis (and created a follow-up, if any).
-    this.worker.on('completed', (job, status: LaneRunOutcome['status']) => this.jobFinished(job.data, status));
+    this.worker.on('completed', (job, status: LaneRunOutcome['status']) => {
+      if (job.id !== undefined && this.finishedEarly.delete(job.id)) return;
+      this.jobFinished(job.data, status);
+    });
     await this.worker.waitUntilReady();
     this.feeder.wake(); // lanes woken before start
   }
@@ -203,6 +222,7 @@ export class BullmqLaneScheduler implements LaneScheduler {
     clearTimeout(this.feedRetry);
     clearInterval(this.reconciler);
     await this.feeder.stop();
+    this.releaseRefillWaiters(this.refillWaiters); // no feed runs any more: runs awaiting one finish now
     // The worker first: it waits for running handlers, whose re-adds still need the queue.
     await this.worker?.close();
     await this.handOver();
@@ -231,13 +251,25 @@ export class BullmqLaneScheduler implements LaneScheduler {
 
   private async runJob(handler: LaneHandler, job: Job<LaneRef>): Promise<LaneRunOutcome['status']> {
     const lane = job.data;
+    const id = laneId(lane);
     const outcome = await runLaneHandler(handler, lane, this.logger);
     if (outcome.status === 'more') {
       // Like a new wake, at the back of its tenant's turn here: other lanes, of this tenant too, go first.
-      const id = laneId(lane);
       this.giveBack(id);
       this.waiting.push(id, laneData(lane));
-      this.feeder.wake();
+      await this.refill();
+    } else if (outcome.status === 'idle' || outcome.status === 'held') {
+      const fed = this.fed.get(id);
+      // Nothing of this instance's follows the run (no wake from here during it): its slot is free
+      // now, before BullMQ finishes the job. A wake from now on waits in the fair queue like any
+      // other, and its add (this job still active) becomes BullMQ's follow-up. Then the refill: the
+      // next lanes of this instance reach Redis before this job's finish, whose fetch-next takes
+      // one of them in the same round trip (see "Keeping the worker fed" above).
+      if (fed && !fed.rewoken && job.id !== undefined) {
+        this.finishedEarly.add(job.id);
+        this.giveBack(id);
+        await this.refill();
+      }
     } else if (outcome.status === 'retry') {
       // The latest add wins over a wake during the run. If it fails (Redis down), the job fails: the store sweep wakes the lane.
       await this.queue.add(JOB_NAME, lane, jobOptions(lane, Math.max(0, outcome.afterMs)));
@@ -245,8 +277,36 @@ export class BullmqLaneScheduler implements LaneScheduler {
     return outcome.status;
   }
 
+  /**
+   * Resolves once the feed that starts next has put its first lanes in Redis (or found none to
+   * feed, or failed): a run awaits it before BullMQ finishes its job, so that the finish's
+   * fetch-next finds them.
+   */
+  private refill(): Promise<void> {
+    // Nothing waits here: there is nothing to refill, and the finish need not wait for a feed under way.
+    if (this.closed || this.feeder.stopped || this.waiting.size === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      this.refillWaiters.push(resolve);
+      this.feeder.wake();
+    });
+  }
+
+  private releaseRefillWaiters(waiters: (() => void)[]): void {
+    for (const w of waiters.splice(0)) w();
+  }
+
   /** Moves lanes whose tenant has room from the fair queue into Redis, in turn order. */
   private async feed(): Promise<void> {
+    const waiters = this.refillWaiters;
+    this.refillWaiters = [];
+    try {
+      await this.feedAll(waiters);
+    } finally {
+      this.releaseRefillWaiters(waiters);
+    }
+  }
+
+  private async feedAll(waiters: (() => void)[]): Promise<void> {
     while (this.worker && !this.closed) {
       const batch: LaneRef[] = [];
       for (let next; batch.length < WAKE_CHUNK && (next = this.waiting.take());) {
@@ -277,6 +337,7 @@ export class BullmqLaneScheduler implements LaneScheduler {
         if (f) f.confirmed = true;
       }
       this.reconcileWhileFed();
+      this.releaseRefillWaiters(waiters);
     }
   }
 

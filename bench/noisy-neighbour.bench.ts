@@ -25,6 +25,7 @@ import {
  * Target: B's p50 and p99 while A floods within 1.5× of B alone.
  *
  *   BENCH_SECONDS (default 10), BENCH_ROUNDS (default 2), BENCH_POSTGRES=1 (PostgreSQL too),
+ * BENCH_SQLITE=0: PostgreSQL only.
  *   BENCH_SERVICE_DIR (a built baseline checkout, measured first in the same run).
  * Quotas are off (A's ~12,000 events/s is under the default 20,000/s anyway), except the ones
  * this change adds, which keep their defaults.
@@ -144,11 +145,12 @@ async function main(): Promise<void> {
   };
   try {
     let n = 0;
-    await run('sqlite', async () => {
-      const d = path.join(dir, `s${n++}`);
-      fs.mkdirSync(d);
-      return { DATA_DIR: d };
-    });
+    if (process.env.BENCH_SQLITE !== '0')
+      await run('sqlite', async () => {
+        const d = path.join(dir, `s${n++}`);
+        fs.mkdirSync(d);
+        return { DATA_DIR: d };
+      });
     if (process.env.BENCH_POSTGRES === '1') {
       const pg = await ThrowawayPostgres.start();
       try {

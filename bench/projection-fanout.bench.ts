@@ -48,7 +48,9 @@ const serviceEnv = JSON.parse(process.env.SERVICE_ENV ?? '{}') as Record<string,
 const checkouts = checkoutsUnderTest();
 let postgres: Promise<ThrowawayPostgres> | undefined;
 const storeEnv = async (): Promise<Record<string, string>> =>
-  process.env.BENCH_POSTGRES === '1' ? { DATABASE_URL: await (postgres ??= ThrowawayPostgres.start()).then((pg) => pg.createDatabase('bench_fanout')) } : {};
+  process.env.BENCH_POSTGRES === '1'
+    ? { DATABASE_URL: await (postgres ??= ThrowawayPostgres.start()).then((pg) => pg.createDatabase('bench_fanout')) }
+    : {};
 
 const tally = (n: number) => `
 using EventSourcing;

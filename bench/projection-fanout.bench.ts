@@ -13,6 +13,7 @@
  *
  * Each checkout is measured with 1 projection and with PROJECTIONS (default 200), alternating.
  * BENCH_SERVICE_DIR: another built checkout measured in the same run (the code before a change).
+ * BENCH_POSTGRES=1: on PostgreSQL (a throwaway server, a fresh database per service) instead of SQLite.
  *
  *   npm run bench:projection-fanout
  *   BENCH_SERVICE_DIR=/work/wt/base BENCH_RUNS=3 node dist/bench/projection-fanout.bench.js
@@ -21,6 +22,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { exampleSources } from '../test/support/runtime-harness';
+import { ThrowawayPostgres } from '../test/support/throwaway-postgres';
 import { zipSources } from '../test/support/zip-writer';
 import {
   adminPost,
@@ -44,6 +46,11 @@ const RATE = Number(process.env.RATE ?? 0);
 const serviceEnv = JSON.parse(process.env.SERVICE_ENV ?? '{}') as Record<string, string>;
 
 const checkouts = checkoutsUnderTest();
+let postgres: Promise<ThrowawayPostgres> | undefined;
+const storeEnv = async (): Promise<Record<string, string>> =>
+  process.env.BENCH_POSTGRES === '1'
+    ? { DATABASE_URL: await (postgres ??= ThrowawayPostgres.start()).then((pg) => pg.createDatabase('bench_fanout')) }
+    : {};
 
 const tally = (n: number) => `
 using EventSourcing;
@@ -150,6 +157,7 @@ async function measure(c: Checkout, projections: number): Promise<RunFigures[]> 
     DATA_DIR: dataDir,
     ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
     QUOTA_PROJECTIONS: '0',
+    ...(await storeEnv()),
     ...serviceEnv,
   });
   try {
@@ -209,7 +217,7 @@ const spread = (xs: number[], d = 1) => `${fmt(median(xs), d)} (${fmt(Math.min(.
 
 async function main() {
   console.log(
-    `# projection fan-out — ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}; ${RUNS} runs × ${SECONDS} s, sequential appends of A and B at once${RATE ? `, each at most ${RATE}/s` : ', each as fast as it goes'}`,
+    `# projection fan-out (${process.env.BENCH_POSTGRES === '1' ? 'PostgreSQL' : 'SQLite'}) — ${new Date().toISOString()}, ${os.cpus().length} cores, node ${process.version}; ${RUNS} runs × ${SECONDS} s, sequential appends of A and B at once${RATE ? `, each at most ${RATE}/s` : ', each as fast as it goes'}`,
   );
   const results = new Map<string, RunFigures[]>();
   for (const c of checkouts) {
@@ -230,6 +238,7 @@ async function main() {
       )} | ${spread(rs.map((r) => r.drainS))} |`,
     );
   }
+  if (postgres) await (await postgres).stop();
 }
 
 void main().catch((e) => {

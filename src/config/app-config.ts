@@ -14,6 +14,8 @@ export interface AppConfig {
   host: string;
   dataDir: string;
   databaseUrl?: string;
+  /** PostgreSQL: connections of the lanes' own pool (LANE_POOL_SIZE), beside the appends' 10. */
+  lanePoolSize?: number;
   redisUrl?: string;
   adminToken?: string;
   bootstrapApiKey?: string;
@@ -243,6 +245,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     host: str('HOST') ?? '0.0.0.0',
     dataDir: path.resolve(str('DATA_DIR') ?? './data'),
     databaseUrl,
+    lanePoolSize: int('LANE_POOL_SIZE', 4, 1, 64),
     redisUrl,
     adminToken,
     bootstrapApiKey,

@@ -61,6 +61,8 @@ export class InProcessLaneScheduler implements LaneScheduler {
   private readonly logger = new Logger('InProcessLaneScheduler');
   private readonly concurrency: number;
   private readonly entries = new Map<string, LaneEntry>();
+  /** Entries per version (tenant and version id): what `pendingOf` answers. */
+  private readonly perVersion = new Map<string, number>();
   private readonly queue: FairLaneQueue;
   private handler?: LaneHandler;
   private running = 0;
@@ -92,6 +94,22 @@ export class InProcessLaneScheduler implements LaneScheduler {
     this.pump();
   }
 
+  pendingOf(tenantId: string, versionId: string): number {
+    return this.perVersion.get(`${tenantId}\0${versionId}`) ?? 0;
+  }
+
+  private count(lane: LaneRef, by: 1 | -1): void {
+    const k = `${lane.tenantId}\0${lane.versionId}`;
+    const n = (this.perVersion.get(k) ?? 0) + by;
+    if (n > 0) this.perVersion.set(k, n);
+    else this.perVersion.delete(k);
+  }
+
+  private forget(id: string, entry: LaneEntry): void {
+    this.entries.delete(id);
+    this.count(entry.lane, -1);
+  }
+
   async stats(): Promise<LaneSchedulerStats> {
     // Every entry that is not running is queued or waiting out a retry delay.
     return { queued: this.entries.size - this.running, running: this.running };
@@ -103,7 +121,7 @@ export class InProcessLaneScheduler implements LaneScheduler {
       if (entry.phase === 'running') continue;
       clearTimeout(entry.timer);
       this.queue.delete(id);
-      this.entries.delete(id);
+      this.forget(id, entry);
     }
     if (this.running > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
@@ -119,6 +137,7 @@ export class InProcessLaneScheduler implements LaneScheduler {
         dirty: false,
       };
       this.entries.set(id, fresh);
+      this.count(fresh.lane, 1);
       this.queue.push(id, fresh.lane);
     } else if (entry.phase === 'running') {
       entry.dirty = true;
@@ -173,7 +192,7 @@ export class InProcessLaneScheduler implements LaneScheduler {
 
   private settle(id: string, entry: LaneEntry, outcome: LaneRunOutcome): void {
     if (this.closed) {
-      this.entries.delete(id);
+      this.forget(id, entry);
       return;
     }
     switch (outcome.status) {
@@ -197,7 +216,7 @@ export class InProcessLaneScheduler implements LaneScheduler {
       case 'held':
       case 'idle':
         if (entry.dirty) this.enqueue(id, entry);
-        else this.entries.delete(id);
+        else this.forget(id, entry);
         return;
     }
   }

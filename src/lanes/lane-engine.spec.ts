@@ -295,6 +295,54 @@ describe('LaneEngine with many tenants', () => {
     expect(await callsPerSweep(10_000)).toBe(1);
   });
 
+  it('skips the lanes-with-work read of a version whose lanes are busy here, but not for more than nine sweeps in a row', async () => {
+    const v: ProjectionVersion = {
+      tenantId: 't0',
+      versionId: 'busy',
+      projectionId: 'p',
+      className: 'C',
+      targetPosition: 0,
+      routedPosition: 0,
+      caughtUpAt: 1,
+      createdAt: 1,
+    };
+    let reads = 0;
+    const repo = {
+      liveVersions: async () => [],
+      getVersion: async () => v,
+      versionsOf: async () => [v],
+      sweepCandidates: async () => ({ live: [{ version: v, behindHead: false, hasInbox: true }], dropped: [] }),
+      lanesWithWork: async () => (reads++, []),
+      purgeSpent: async () => 0,
+    } as unknown as ProjectionCatalogRepository & LaneStore;
+    const scheduler = new InProcessLaneScheduler({ concurrency: 4 });
+    let busy = 1;
+    jest.spyOn(scheduler, 'pendingOf').mockImplementation(() => busy);
+    const engine = new LaneEngine(
+      { readAll: async () => [] } as unknown as EventLog,
+      repo,
+      repo,
+      {
+        resolveKeys: async () => [],
+        apply: async () => [],
+        unload: async () => undefined,
+      } as any,
+      scheduler,
+      { sweepMs: 1_000_000 },
+    );
+    await engine.start();
+    const sweep = () => (engine as unknown as { sweep(): Promise<void> }).sweep();
+    for (let i = 0; i < 9; i++) await sweep();
+    expect(reads).toBe(0); // busy: nine sweeps skip it
+    await sweep();
+    expect(reads).toBe(1); // the tenth reads all the same (a wake-up lost meanwhile is repaired)
+    busy = 0;
+    await sweep();
+    await sweep();
+    expect(reads).toBe(3); // idle here: every sweep reads
+    await engine.close();
+  });
+
   it('drops the router of a version that is gone from the store, instead of routing it from the start', async () => {
     const { engine, calls } = idleStore(3);
     await engine.start();

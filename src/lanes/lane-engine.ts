@@ -34,6 +34,13 @@ export interface LaneEngineOptions {
 }
 
 const DEFAULT_DROPPED_GRACE_MS = 60_000;
+/**
+ * Sweeps in a row that skip a busy version's read for lanes with work (see sweep): while its lanes
+ * run, that read (every inbox row of the version, on the event loop) repairs nothing the runs do not
+ * reach, and with 200 busy versions it was a sixth of the event loop (issue 25, item 2). A wake-up
+ * lost meanwhile is repaired at most this many sweeps later.
+ */
+const BUSY_SWEEP_SKIPS = 9;
 const versionKey = (tenantId: string, versionId: string) => `${tenantId}\u0000${versionId}`;
 
 /**
@@ -62,6 +69,8 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
   private readonly dropped = new LruMap<string, true>(10_000);
   /** Runs the lanes the scheduler hands out; tells this engine (LaneApplied) after each stored run. */
   readonly runner: LaneRunner;
+  /** Busy versions' skipped sweep reads in a row (tenant and version id → count). */
+  private readonly skippedSweeps = new Map<string, number>();
   /** Tracing on: each recent append's trace by position, for its routing and lane runs. */
   private readonly traces = tracingOn() ? new AppendTraces() : undefined;
 
@@ -169,6 +178,7 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
       await router.stop();
     }
     this.catchingUp.delete(versionId);
+    this.skippedSweeps.delete(versionKey(tenantId, versionId));
     this.runner.forget(tenantId, versionId);
     await this.runtime.unload(tenantId, versionId).catch(() => undefined);
   }
@@ -241,6 +251,13 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
         if (c.behindHead) router.wake();
         if (!c.hasInbox) continue;
         const { tenantId, versionId } = c.version;
+        const vk = versionKey(tenantId, versionId);
+        const skipped = this.skippedSweeps.get(vk) ?? 0;
+        if ((this.scheduler.pendingOf?.(tenantId, versionId) ?? 0) > 0 && skipped < BUSY_SWEEP_SKIPS) {
+          this.skippedSweeps.set(vk, skipped + 1);
+          continue;
+        }
+        this.skippedSweeps.delete(vk);
         // One version's read at a time, the event loop free between them: a tenant with 200 busy
         // projections must not hold requests behind 200 reads in a row.
         await new Promise((r) => setImmediate(r));

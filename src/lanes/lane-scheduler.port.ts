@@ -55,6 +55,11 @@ export interface LaneScheduler {
   stats(): Promise<LaneSchedulerStats>;
   /** Stops taking work and waits for running handlers. */
   close(): Promise<void>;
+  /**
+   * This process's lanes of a version that are queued, running or waiting out a retry (in-process;
+   * absent where the queue is shared). The sweep skips a busy version's read for lanes with work.
+   */
+  pendingOf?(tenantId: string, versionId: string): number;
   /** The shared queue an operators' Bull Board shows (BullMQ); absent where there is none (in-process). */
   boardAdapter?(): Queue;
 }

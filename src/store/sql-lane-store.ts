@@ -49,17 +49,28 @@ const UNAPPLIED = (i: string) => `${i}.position > COALESCE((SELECT l.applied_pos
  * it reads the catalog's version rows in its writes' own transactions to refuse a dropped version.
  */
 export class SqlLaneStore implements LaneStore {
-  constructor(private readonly db: SqlRunner) {}
+  constructor(
+    private readonly db: SqlRunner,
+    /**
+     * For the writes of lane runs and routing (`applied`, `route`, `consume`): rows derived from
+     * the log, each with its checkpoint (the lane's applied position, the version's routed
+     * position) in the same transaction. The stores give these a durability class of their own
+     * (SQLite: synchronous=NORMAL, PostgreSQL: synchronous_commit=off, on a pool of their own):
+     * a crash of the machine may lose the last of them, checkpoint included, and the lanes then do
+     * that work again from the log. Operator actions and leases stay on `db`. Issue 25, item 2.
+     */
+    private readonly derived: SqlRunner = db,
+  ) {}
 
   async route(tenantId: string, versionId: string, items: InboxItem[], routedPosition: number) {
-    return this.db.batch(this.routeStatements(tenantId, [{ versionId, items, routedPosition }]));
+    return this.derived.batch(this.routeStatements(tenantId, [{ versionId, items, routedPosition }]));
   }
 
   async routeMany(tenantId: string, routes: VersionRoute[]): Promise<string[]> {
     if (routes.length === 0) return [];
     // One transaction for all (the usual case); a version dropped meanwhile fails it whole, and
     // then each goes on its own so that only the dropped one is refused.
-    if (await this.db.batch(this.routeStatements(tenantId, routes))) return [];
+    if (await this.derived.batch(this.routeStatements(tenantId, routes))) return [];
     const gone: string[] = [];
     for (const r of routes) if (!(await this.route(tenantId, r.versionId, r.items, r.routedPosition))) gone.push(r.versionId);
     return gone;
@@ -157,11 +168,11 @@ export class SqlLaneStore implements LaneStore {
   async applied(tenantId: string, versionId: string, key: string, r: AppliedChange) {
     const statements = this.appliedStatements(tenantId, versionId, key, r);
     try {
-      return await this.db.batch(statements);
+      return await this.derived.batch(statements);
     } catch (e) {
       // PostgreSQL: retention removed a state text this lane had just found (and it committed
       // first): nothing was kept; once more stores the text again.
-      if (['23502', '23503'].includes((e as { code?: string }).code ?? '')) return this.db.batch(statements);
+      if (['23502', '23503'].includes((e as { code?: string }).code ?? '')) return this.derived.batch(statements);
       throw e;
     }
   }
@@ -197,7 +208,7 @@ export class SqlLaneStore implements LaneStore {
   }
 
   async consume(tenantId: string, versionId: string, key: string, position: number) {
-    await this.db.batch([
+    await this.derived.batch([
       {
         sql: `UPDATE lanes SET applied_position = CASE WHEN applied_position > ? THEN applied_position ELSE ? END, attempts = 0
               WHERE tenant_id = ? AND version_id = ? AND state_key = ?`,

@@ -4,8 +4,10 @@ import { SqliteStore } from './sqlite/sqlite-store';
 import { Store } from './store.port';
 
 /** DATABASE_URL selects PostgreSQL; otherwise the embedded SQLite file in DATA_DIR. */
-export async function openStore(config: Pick<AppConfig, 'databaseUrl' | 'dataDir'>): Promise<Store> {
-  const store = config.databaseUrl ? new PostgresStore({ connectionString: config.databaseUrl }) : SqliteStore.inDataDir(config.dataDir);
+export async function openStore(config: Pick<AppConfig, 'databaseUrl' | 'dataDir' | 'lanePoolSize'>): Promise<Store> {
+  const store = config.databaseUrl
+    ? new PostgresStore({ connectionString: config.databaseUrl, lanePoolSize: config.lanePoolSize })
+    : SqliteStore.inDataDir(config.dataDir);
   try {
     await store.migrate();
   } catch (e) {

@@ -6,7 +6,14 @@ export class PostgresSqlRunner implements SqlRunner {
   readonly dialect = 'postgres' as const;
   private readonly converted = new Map<string, string>();
 
-  constructor(private readonly pool: Pool) {}
+  constructor(
+    private readonly pool: Pool,
+    /**
+     * Batches commit with synchronous_commit=off (derived rows: see SqlLaneStore): a crash of the
+     * server may lose the last of them; a later synchronous commit's WAL flush covers them too.
+     */
+    private readonly asyncCommit = false,
+  ) {}
 
   private pg(sql: string): string {
     let s = this.converted.get(sql);
@@ -25,6 +32,7 @@ export class PostgresSqlRunner implements SqlRunner {
   async batch(statements: SqlStatement[]): Promise<boolean> {
     try {
       await withTransaction(this.pool, async (client) => {
+        if (this.asyncCommit) await client.query('SET LOCAL synchronous_commit = off');
         for (const s of statements) {
           const r = await client.query(this.pg(s.sql), s.params);
           if (!guardHolds(s, r.rowCount ?? 0)) throw new GuardMissed();

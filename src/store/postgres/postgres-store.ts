@@ -18,6 +18,8 @@ import { PostgresTransferSessions } from './postgres-transfer-sessions';
 export interface PostgresStoreOptions {
   connectionString: string;
   poolSize?: number;
+  /** Connections of the lanes' own pool (LANE_POOL_SIZE, default 4): lane runs never take one an append waits for. */
+  lanePoolSize?: number;
   /**
    * Runs inside an append transaction just before COMMIT. Tests use it to hold a transaction
    * open and show that later commits of the same tenant cannot overtake it.
@@ -48,6 +50,8 @@ export class InflightWrites {
 export class PostgresStore implements Store {
   readonly kind = 'postgres' as const;
   readonly pool: Pool;
+  /** The lane store's reads and writes (issue 25, item 2): appends never queue behind lane work for a client. */
+  readonly lanePool: Pool;
   readonly events: PostgresEventLog;
   readonly tenants: SqlTenantRepository;
   readonly uploads: SqlUploadRepository;
@@ -65,16 +69,21 @@ export class PostgresStore implements Store {
   private readonly inflight = new InflightWrites();
 
   constructor(options: PostgresStoreOptions) {
-    this.pool = new Pool({
-      connectionString: options.connectionString,
-      max: options.poolSize ?? 10,
-      // A server that does not answer must fail requests (503/500), not hang them.
-      connectionTimeoutMillis: 10_000,
-      // bigint (int8) as JS number: positions and versions stay far below 2^53.
-      types: { getTypeParser: (oid: number, format?: any) => (oid === 20 ? Number : types.getTypeParser(oid, format)) } as any,
-    });
-    // An idle client's error (server restart) must not crash the process; the next query reconnects.
-    this.pool.on('error', () => undefined);
+    const pool = (max: number) => {
+      const p = new Pool({
+        connectionString: options.connectionString,
+        max,
+        // A server that does not answer must fail requests (503/500), not hang them.
+        connectionTimeoutMillis: 10_000,
+        // bigint (int8) as JS number: positions and versions stay far below 2^53.
+        types: { getTypeParser: (oid: number, format?: any) => (oid === 20 ? Number : types.getTypeParser(oid, format)) } as any,
+      });
+      // An idle client's error (server restart) must not crash the process; the next query reconnects.
+      p.on('error', () => undefined);
+      return p;
+    };
+    this.pool = pool(options.poolSize ?? 10);
+    this.lanePool = pool(options.lanePoolSize ?? 4);
     this.events = new PostgresEventLog(this.pool, this.inflight, options.beforeCommit);
     this.erasure = this.events;
     const sql = new PostgresSqlRunner(this.pool);
@@ -83,7 +92,9 @@ export class PostgresStore implements Store {
     this.bindings = new SqlBindingRepository(sql);
     this.snapshots = new SqlSnapshotRepository(sql);
     this.projections = new SqlProjectionCatalogRepository(sql);
-    this.lanes = new SqlLaneStore(sql);
+    // Lane runs and routing: a pool of their own, their derived rows committed without waiting
+    // for the WAL flush (see SqlLaneStore); leases and operator actions on the same pool, synchronously.
+    this.lanes = new SqlLaneStore(new PostgresSqlRunner(this.lanePool), new PostgresSqlRunner(this.lanePool, true));
     this.notifications = new SqlNotificationRepository(sql);
     this.webhooks = new SqlWebhookRepository(sql);
     this.idempotencyKeys = new SqlIdempotencyKeyRepository(sql);
@@ -126,6 +137,6 @@ export class PostgresStore implements Store {
 
   async close(): Promise<void> {
     await this.inflight.drained();
-    await this.pool.end();
+    await Promise.all([this.pool.end(), this.lanePool.end()]);
   }
 }

@@ -52,14 +52,14 @@ export class SqliteAppendWorkerClient {
     });
   }
 
-  /** One group commit of other writes (see SqliteWriteBatch). */
-  write(writes: SqlWrite[]): Promise<SqlWriteOutcome[]> {
+  /** One group commit of other writes (see SqliteWriteBatch; `derived`: its durability class). */
+  write(writes: SqlWrite[], derived = false): Promise<SqlWriteOutcome[]> {
     if (this.closed) return Promise.reject(new Error('the SQLite store is closed'));
     const worker = this.worker ?? this.spawn();
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      worker.postMessage({ id, writes });
+      worker.postMessage(derived ? { id, writes, derived: true } : { id, writes });
     });
   }
 

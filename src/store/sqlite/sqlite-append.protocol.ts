@@ -13,6 +13,8 @@ export interface AppendCall {
 export interface WriteCall {
   id: number;
   writes: SqlWrite[];
+  /** Derived rows (lane runs, routing): their own durability class and the writer's last turn (SqliteWriteBatch). */
+  derived?: true;
 }
 
 /** An erasure (SqliteErasureTransaction), run in the appends' turn. */

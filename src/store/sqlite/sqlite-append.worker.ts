@@ -27,16 +27,18 @@ const toWire = (o: AppendOutcome): WireOutcome =>
 // Erasures are requests too: they take the appends' turns, in arrival order with them.
 const appends: (AppendCall | EraseCall)[] = [];
 const writes: WriteCall[] = [];
+/** Lane runs and routing: after every other write (nobody waits for them but the lanes). */
+const derived: WriteCall[] = [];
 let turnDue = false;
 
 function nextTurn(): void {
-  if (turnDue || (appends.length === 0 && writes.length === 0)) return;
+  if (turnDue || (appends.length === 0 && writes.length === 0 && derived.length === 0)) return;
   turnDue = true;
   setImmediate(() => {
     turnDue = false;
     const append = appends.shift();
     if (append) runRequest(append);
-    else runWrites(writes.shift()!);
+    else runWrites(writes.shift() ?? derived.shift()!);
     nextTurn();
   });
 }
@@ -46,11 +48,12 @@ parentPort!.on('message', (msg: AppendCall | EraseCall | WriteCall | { close: tr
     // The client closes only once every call is answered; anything left is run first all the same.
     for (let a = appends.shift(); a; a = appends.shift()) runRequest(a);
     for (let w = writes.shift(); w; w = writes.shift()) runWrites(w);
+    for (let w = derived.shift(); w; w = derived.shift()) runWrites(w);
     db.close();
     parentPort!.close();
     return;
   }
-  if ('writes' in msg) writes.push(msg);
+  if ('writes' in msg) (msg.derived ? derived : writes).push(msg);
   else appends.push(msg);
   nextTurn();
 });
@@ -58,7 +61,7 @@ parentPort!.on('message', (msg: AppendCall | EraseCall | WriteCall | { close: tr
 function runWrites(msg: WriteCall): void {
   let written: WriteReply;
   try {
-    written = { id: msg.id, written: batch.commit(msg.writes) };
+    written = { id: msg.id, written: batch.commit(msg.writes, msg.derived === true) };
   } catch (e) {
     const err = e as { message?: string; code?: string };
     written = { id: msg.id, failure: { message: err.message ?? String(e), code: err.code } };

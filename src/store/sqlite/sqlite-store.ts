@@ -67,12 +67,14 @@ export class SqliteStore implements Store {
       this.opened = { file: options.file, dev, ino };
     }
     let commitWrites: CommitWrites;
+    let commitDerived: CommitWrites;
     if (options.file === ':memory:') {
       // A private in-memory database cannot be shared with a thread: write on this one.
       let tx: SqliteAppendTransaction | undefined;
       this.events = new SqliteEventLog(this.db, async (reqs) => (tx ??= new SqliteAppendTransaction(this.db)).append(reqs));
       const batch = new SqliteWriteBatch(this.db);
       commitWrites = async (writes) => batch.commit(writes);
+      commitDerived = async (writes) => batch.commit(writes, true);
       let erasure: SqliteErasureTransaction | undefined;
       this.erasure = { erase: async (t, a) => (erasure ??= new SqliteErasureTransaction(this.db)).erase(t, a, Date.now()) };
     } else {
@@ -80,6 +82,7 @@ export class SqliteStore implements Store {
       this.writer = writer;
       this.events = new SqliteEventLog(this.db, (reqs) => writer.append(reqs));
       commitWrites = (writes) => writer.write(writes);
+      commitDerived = (writes) => writer.write(writes, true);
       this.erasure = { erase: (t, a) => writer.erase(t, a, Date.now()) };
     }
     const direct = new SqliteDirectSqlRunner(this.db);
@@ -89,7 +92,8 @@ export class SqliteStore implements Store {
     this.snapshots = new SqlSnapshotRepository(direct);
     const sql = (this.sqlRunner = new SqliteSqlRunner(this.db, commitWrites));
     this.projections = new SqlProjectionCatalogRepository(sql);
-    this.lanes = new SqlLaneStore(sql);
+    // Lane runs and routing: group commits of their own, without an fsync each (see SqlLaneStore).
+    this.lanes = new SqlLaneStore(sql, new SqliteSqlRunner(this.db, commitDerived));
     this.notifications = new SqlNotificationRepository(sql);
     this.webhooks = new SqlWebhookRepository(sql);
     this.idempotencyKeys = new SqlIdempotencyKeyRepository(sql);

@@ -20,8 +20,17 @@ export class SqliteWriteBatch {
 
   private readonly stmt = statementCache(this.db);
 
-  commit(writes: SqlWrite[]): SqlWriteOutcome[] {
+  /**
+   * `derived`: the writes are rows recomputed from their own checkpoint (lane runs and routing, see
+   * SqlLaneStore and docs/scaling.md), committed with synchronous=NORMAL: no fsync of their own. In WAL
+   * mode a process crash (kill -9) still loses nothing of them (the frames are in the OS's cache);
+   * a power loss may lose those after the last fsync (the next append's, or a checkpoint's), whose
+   * checkpoint goes with them, so the lanes apply those events again. The WAL is one ordered file:
+   * an append's fsync covers every frame before it, derived or not.
+   */
+  commit(writes: SqlWrite[], derived = false): SqlWriteOutcome[] {
     const outcomes: SqlWriteOutcome[] = [];
+    if (derived) this.db.exec('PRAGMA synchronous = NORMAL');
     try {
       this.db.exec('BEGIN IMMEDIATE');
       for (const statements of writes) {
@@ -49,6 +58,9 @@ export class SqliteWriteBatch {
     } catch (error) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
       throw error;
+    } finally {
+      // Back at once: every other commit of this connection (appends above all) is FULL.
+      if (derived) this.db.exec('PRAGMA synchronous = FULL');
     }
     return outcomes;
   }

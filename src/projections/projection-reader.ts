@@ -125,8 +125,8 @@ export class ProjectionReader {
   }
 
   private async appliedPosition(tenantId: string, versionId: string, routed: number): Promise<number> {
-    const l = await this.laneStore.lag(tenantId, versionId);
-    return l.oldestUnapplied !== null ? Math.min(l.oldestUnapplied - 1, routed) : routed;
+    const oldest = await this.laneStore.oldestUnapplied(tenantId, versionId);
+    return oldest !== null ? Math.min(oldest - 1, routed) : routed;
   }
 
   /**

@@ -157,6 +157,13 @@ export interface LaneStore {
   hasUnappliedUpTo(tenantId: string, versionId: string, position: number): Promise<boolean>;
   lag(tenantId: string, versionId: string): Promise<VersionLag>;
   /**
+   * The position of the version's oldest unapplied inbox row (null: none), read by the index in
+   * position order: what a catching-up state read needs, without lag()'s counts, which scan every
+   * inbox row (issue 25: a tenant catching up 100,000 keys whose state was polled spent the event
+   * loop on those counts).
+   */
+  oldestUnapplied(tenantId: string, versionId: string): Promise<number | null>;
+  /**
    * Every live (active or pending) version of every tenant with its lag figures and its
    * projection's notification head, in ONE statement: a metrics scrape costs one round trip
    * however many projections there are (it reads the lane and inbox rows once, grouped).

@@ -363,6 +363,14 @@ export class SqlLaneStore implements LaneStore {
     };
   }
 
+  async oldestUnapplied(tenantId: string, versionId: string): Promise<number | null> {
+    const [row] = await this.db.all<{ position: number }>(
+      `SELECT i.position FROM lane_inbox i WHERE i.tenant_id = ? AND i.version_id = ? AND ${UNAPPLIED('i')} ORDER BY i.position LIMIT 1`,
+      [tenantId, versionId],
+    );
+    return row ? Number(row.position) : null;
+  }
+
   async versionGauges(): Promise<VersionGauges[]> {
     // The applied position as lag() and ProjectionReader.lag count it: just before the oldest inbox row, at most the routed position.
     const applied = 'CASE WHEN i.oldest IS NOT NULL AND i.oldest - 1 < v.routed_position THEN i.oldest - 1 ELSE v.routed_position END';

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, clientFor, newTenant, ServiceProcess } from '../support/service-harness';
 import { envFor, postgresServer, STORE_BACKENDS, stopBackends } from '../support/store-backends';
-import { zipSources } from '../support/zip-writer';
+import { projectionActive, until, uploadProjection } from '../support/tenant-code';
 
 /**
  * Issue 25, item 2: lane runs and routing commit in a durability class of their own (SQLite
@@ -37,27 +37,19 @@ namespace Crash${n}
     }
 }`;
 
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 240_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn().catch(() => undefined as T);
-    if (v !== undefined && ok(v)) return v;
-    if (Date.now() > end) throw new Error(`condition not met: ${JSON.stringify(v)?.slice(0, 300)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+/** The shared `until`, with a failed call (a service restarting) counted as not yet. */
+async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
+  const v = await until(
+    () => fn().catch(() => undefined),
+    (x) => x !== undefined && ok(x),
+    240_000,
+  );
+  return v as T; // `until` returns only a value `ok` accepted
 }
 
 async function deploy(url: string, c: Client, n: number): Promise<string> {
-  const form = new FormData();
-  form.append('file', new Blob([zipSources([{ path: `Crash${n}.cs`, content: tally(n) }])]), 'p.zip');
-  const res = await fetch(`${url}/projections/upload`, { method: 'POST', headers: { 'x-api-key': c.key }, body: form });
-  const { uploadId } = (await res.json()) as { uploadId: string };
-  const st = await until(
-    () => c.get(`/projections/${uploadId}/status`),
-    (r) => r.body?.status === 'compiled' || r.body?.status === 'failed',
-  );
-  if (!st.body.projectionId) throw new Error(`not deployed: ${JSON.stringify(st.body)}`);
-  return st.body.projectionId;
+  const { uploadId } = await uploadProjection(url, c.key, [{ path: `Crash${n}.cs`, content: tally(n) }]);
+  return projectionActive(url, c.key, uploadId);
 }
 
 /** EVENTS appends over KEYS aggregates from 8 writers; every one acknowledged. */
@@ -109,7 +101,7 @@ async function expectRecomputed(c: Client, ids: string[]): Promise<void> {
   for (const id of ids) {
     for (let k = 0; k < KEYS; k++) {
       const want = expected(k);
-      const r = await until(
+      const r = await eventually(
         () => c.get(`/projections/${id}/state/k${k}`),
         (r) => r.status === 200 && Number(r.body.state.count ?? r.body.state.Count) >= want.count,
       );
@@ -146,7 +138,7 @@ describe.each(STORE_BACKENDS)('lanes after a crash on %s', (backend) => {
 
   /** Some lane work was committed after `seen` notifications of the first projection, so that a crash now has some to lose. */
   async function lanesMoving(c: Client, id: string, seen: number): Promise<void> {
-    await until(
+    await eventually(
       () => notificationsOf(c, id),
       (n) => n.length > seen,
     );
@@ -198,7 +190,7 @@ describe.each(STORE_BACKENDS)('lanes after a crash on %s', (backend) => {
       image.close();
       expect(inboxAtImage).toBeGreaterThan(0); // the lanes had work left at that moment
       // Lane commits made after the image: these are what the "power loss" takes away.
-      await until(
+      await eventually(
         async () => (await Promise.all(ids.map((id) => notificationsOf(c, id)))).reduce((a, n) => a + n.length, 0),
         (n) => n > notesAtImage,
       );

@@ -27,7 +27,7 @@ import { ProjectionsController } from './projections.controller';
       provide: ProjectionReader,
       inject: [STORE, APP_CONFIG, AppliedSignal],
       useFactory: (s: Store, c: AppConfig, signal: AppliedSignal) =>
-        new ProjectionReader(s.projections, s.lanes, s.events, c.lanes.readWaitMs, signal),
+        new ProjectionReader(s.projections, s.laneReads, s.events, c.lanes.readWaitMs, signal),
     },
     {
       provide: ProjectionCatalog,

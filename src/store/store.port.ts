@@ -27,6 +27,12 @@ export interface Store {
   readonly projections: ProjectionCatalogRepository;
   /** The versions' per-key lanes: inbox, state, checkpoint, holds, leases. */
   readonly lanes: LaneStore;
+  /**
+   * The same lane store for reads on a request's path (a projection's state and lag): on
+   * PostgreSQL over the ordinary pool, so a state read never waits for a client of the lanes' own
+   * pool while the lanes are saturated; on SQLite the lane store itself.
+   */
+  readonly laneReads: LaneStore;
   readonly notifications: NotificationRepository;
   readonly webhooks: WebhookRepository;
   /** Appends' idempotency keys: their expiry (the appends read and write them themselves). */

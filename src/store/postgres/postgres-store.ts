@@ -59,6 +59,7 @@ export class PostgresStore implements Store {
   readonly snapshots: SqlSnapshotRepository;
   readonly projections: SqlProjectionCatalogRepository;
   readonly lanes: SqlLaneStore;
+  readonly laneReads: SqlLaneStore;
   readonly notifications: SqlNotificationRepository;
   readonly webhooks: SqlWebhookRepository;
   readonly idempotencyKeys: SqlIdempotencyKeyRepository;
@@ -95,6 +96,7 @@ export class PostgresStore implements Store {
     // Lane runs and routing: a pool of their own, their derived rows committed without waiting
     // for the WAL flush (see SqlLaneStore); leases and operator actions on the same pool, synchronously.
     this.lanes = new SqlLaneStore(new PostgresSqlRunner(this.lanePool), new PostgresSqlRunner(this.lanePool, true));
+    this.laneReads = new SqlLaneStore(sql);
     this.notifications = new SqlNotificationRepository(sql);
     this.webhooks = new SqlWebhookRepository(sql);
     this.idempotencyKeys = new SqlIdempotencyKeyRepository(sql);

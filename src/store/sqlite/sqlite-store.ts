@@ -49,6 +49,7 @@ export class SqliteStore implements Store {
   readonly sqlRunner: SqliteSqlRunner;
   readonly projections: SqlProjectionCatalogRepository;
   readonly lanes: SqlLaneStore;
+  readonly laneReads: SqlLaneStore;
   readonly notifications: SqlNotificationRepository;
   readonly webhooks: SqlWebhookRepository;
   readonly idempotencyKeys: SqlIdempotencyKeyRepository;
@@ -94,6 +95,7 @@ export class SqliteStore implements Store {
     this.projections = new SqlProjectionCatalogRepository(sql);
     // Lane runs and routing: group commits of their own, without an fsync each (see SqlLaneStore).
     this.lanes = new SqlLaneStore(sql, new SqliteSqlRunner(this.db, commitDerived));
+    this.laneReads = this.lanes; // reads are on the event loop's own connection either way
     this.notifications = new SqlNotificationRepository(sql);
     this.webhooks = new SqlWebhookRepository(sql);
     this.idempotencyKeys = new SqlIdempotencyKeyRepository(sql);

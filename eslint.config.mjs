@@ -54,10 +54,8 @@ export default tseslint.config(
                 abs('src/config/**'),
                 abs('src/common/**'),
                 file('src/quotas/quota-policy.ts'),
-                file('src/runtime/isolation.ts'),
-                file('src/runtime/sandbox.ts'),
               ],
-              message: 'config/ parses settings: it may use value types of quotas and runtime, nothing else',
+              message: 'config/ parses settings: it may use value types of quotas, nothing else',
             },
             // Tracing is called by every hop: it calls none of them.
             {
@@ -75,10 +73,10 @@ export default tseslint.config(
             },
             // Services over the store: no feature.
             {
-              target: under('runtime', 'tenancy', 'quotas'),
+              target: under('tenant-code', 'tenancy', 'quotas'),
               from: under(...FEATURES),
               except: [file('src/events/event-limits.ts')],
-              message: 'runtime, tenancy and quotas sit under the features',
+              message: 'tenant-code, tenancy and quotas sit under the features',
             },
             // The features along an event's path: upward only a module (composition) or a port file (the caller owns its port).
             {
@@ -132,12 +130,12 @@ export default tseslint.config(
             // compilation/ hands compiled uploads to the catalogs, openapi/ describes every module's routes:
             // both sit above everything, imported by AppModule only.
             {
-              target: under('common', 'config', 'store', 'runtime', 'tenancy', 'quotas', ...FEATURES, 'openapi'),
+              target: under('common', 'config', 'store', 'tenant-code', 'tenancy', 'quotas', ...FEATURES, 'openapi'),
               from: under('compilation'),
               message: 'only AppModule imports compilation/',
             },
             {
-              target: under('common', 'config', 'store', 'runtime', 'tenancy', 'quotas', ...FEATURES, 'compilation'),
+              target: under('common', 'config', 'store', 'tenant-code', 'tenancy', 'quotas', ...FEATURES, 'compilation'),
               from: under('openapi'),
               message: 'only AppModule imports openapi/',
             },
@@ -149,7 +147,7 @@ export default tseslint.config(
               message: 'the AppMetrics port depends on nothing of the service',
             },
             {
-              target: under('runtime', 'tenancy', 'quotas', ...FEATURES),
+              target: under('tenant-code', 'tenancy', 'quotas', ...FEATURES),
               from: abs('src/observability/metrics/**'),
               except: [file('src/observability/metrics/app-metrics.ts')],
               message: 'a hop reaches the metrics only through the AppMetrics port (observability/metrics/app-metrics.ts)',

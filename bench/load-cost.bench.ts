@@ -1,6 +1,6 @@
 import * as path from 'node:path';
-import { findRuntimeDll, HostLauncher } from '../src/runtime/host-launcher';
-import { HostProcess } from '../src/runtime/host-process';
+import { findRuntimeDll, HostLauncher } from '../src/tenant-code/host/host-launcher';
+import { HostProcess } from '../src/tenant-code/host/host-process';
 import { realPool, exampleSources } from '../test/support/runtime-harness';
 import { fmt, median } from './bench-util';
 

@@ -1,8 +1,8 @@
 import * as os from 'node:os';
 import { RawJson } from '../src/common/raw-json';
-import { findRuntimeDll, HostLauncher } from '../src/runtime/host-launcher';
-import { HostProcess } from '../src/runtime/host-process';
-import { DEFAULT_POOL_OPTIONS, RuntimePool } from '../src/runtime/runtime-pool';
+import { findRuntimeDll, HostLauncher } from '../src/tenant-code/host/host-launcher';
+import { HostProcess } from '../src/tenant-code/host/host-process';
+import { DEFAULT_POOL_OPTIONS, RuntimePool } from '../src/tenant-code/runtime-pool';
 import { exampleSources, wireEvent } from '../test/support/runtime-harness';
 import { fmt, median } from './bench-util';
 

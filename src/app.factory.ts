@@ -17,7 +17,7 @@ import { AppConfig } from './config/app-config';
 import { LIMITS } from './events/event-limits';
 import { installRequestTracing } from './observability/tracing/request-tracing';
 import { tracingOn } from './observability/tracing/tracing';
-import { DEFAULT_ARCHIVE_LIMITS } from './runtime/archive-reader';
+import { DEFAULT_ARCHIVE_LIMITS } from './tenant-code/compiler/archive-reader';
 import { mountBullBoard } from './lanes/bull-board';
 import { AppMetrics } from './observability/metrics/app-metrics';
 import { AppendTurns, installAppendTurns } from './events/append-turns';

@@ -4,9 +4,9 @@ import { ProjectionCatalog } from '../projections/projection-catalog';
 import { ProjectionsModule } from '../projections/projections.module';
 import { ReducerCatalog } from '../reducers/reducer-catalog';
 import { ReducersModule } from '../reducers/reducers.module';
-import { CompileQueue } from '../runtime/compile-queue';
-import { RuntimeModule } from '../runtime/runtime.module';
-import { RuntimePool } from '../runtime/runtime-pool';
+import { CompileQueue } from '../tenant-code/compiler/compile-queue';
+import { RuntimeModule } from '../tenant-code/tenant-code.module';
+import { RuntimePool } from '../tenant-code/runtime-pool';
 import { STORE, Store } from '../store/store.port';
 import { CompileWorker } from './compile-worker';
 

@@ -1,5 +1,5 @@
-import { CompileQueue } from '../runtime/compile-queue';
-import { CompileResult } from '../runtime/runtime-protocol';
+import { CompileQueue } from '../tenant-code/compiler/compile-queue';
+import { CompileResult } from '../tenant-code/host/runtime-protocol';
 import { SqliteStore } from '../store/sqlite/sqlite-store';
 import { UploadKind, UploadRecord } from '../store/upload-repository.port';
 import { Compiler, CompileWorker } from './compile-worker';

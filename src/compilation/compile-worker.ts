@@ -1,9 +1,9 @@
 import { Logger } from '@nestjs/common';
 import { ProjectionCatalog } from '../projections/projection-catalog';
 import { ReducerCatalog } from '../reducers/reducer-catalog';
-import { CompileQueue } from '../runtime/compile-queue';
-import { HostCallError } from '../runtime/host-process';
-import { CompileResult } from '../runtime/runtime-protocol';
+import { CompileQueue } from '../tenant-code/compiler/compile-queue';
+import { HostCallError } from '../tenant-code/host/host-process';
+import { CompileResult } from '../tenant-code/host/runtime-protocol';
 import { AppMetrics, NO_METRICS } from '../observability/metrics/app-metrics';
 import { UploadKind, UploadRecord, UploadRepository } from '../store/upload-repository.port';
 

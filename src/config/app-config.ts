@@ -1,7 +1,6 @@
 import * as path from 'node:path';
 import { parseRate, RatePolicy, TenantLimits } from '../quotas/quota-policy';
-import { defaultExecHosts, Isolation, ISOLATIONS } from '../runtime/isolation';
-import { SandboxMode, SandboxOptions } from '../runtime/sandbox';
+import { defaultExecHosts, Isolation, ISOLATIONS, SandboxMode, SandboxOptions } from './isolation-settings';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -113,7 +112,7 @@ export interface AppConfig {
     unavailableWaitMs: number;
     /** Managed heap cap of the compiler, MiB; RLIMIT_DATA as for executors. */
     compileHeapMb: number;
-    /** The operating-system fences around executors and the compiler (src/runtime/sandbox.ts). */
+    /** The operating-system fences around executors and the compiler (src/tenant-code/host/sandbox.ts). */
     sandbox: SandboxOptions;
     /** A reducer's or projection's state whose JSON is longer fails its event with STATE_TOO_LARGE (checked in the host). */
     maxStateBytes: number;

@@ -1,4 +1,4 @@
-import { RuntimePool } from '../runtime/runtime-pool';
+import { RuntimePool } from '../tenant-code/runtime-pool';
 import { ReadinessCheck } from './readiness';
 
 /**

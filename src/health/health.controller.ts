@@ -2,11 +2,11 @@ import { Controller, Get, HttpCode, HttpStatus, Inject, Module, OnApplicationShu
 import { FastifyReply } from 'fastify';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { SANDBOX_STATUS, SandboxStatus } from '../runtime/sandbox-check';
+import { SANDBOX_STATUS, SandboxStatus } from '../tenant-code/host/sandbox-check';
 import { STORE, Store } from '../store/store.port';
 import { Public } from '../tenancy/public.decorator';
 import { Readiness } from './readiness';
-import { RuntimePool } from '../runtime/runtime-pool';
+import { RuntimePool } from '../tenant-code/runtime-pool';
 import { compilerReadiness } from './compiler-readiness';
 import { RedisReadinessCheck, redisReadiness } from './redis-readiness';
 import { runtimeReadiness } from './runtime-readiness';

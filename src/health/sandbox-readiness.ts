@@ -1,4 +1,4 @@
-import { SandboxStatus } from '../runtime/sandbox-check';
+import { SandboxStatus } from '../tenant-code/host/sandbox-check';
 import { ReadinessCheck } from './readiness';
 
 /**

@@ -4,7 +4,7 @@ import { AppendCommitted, AppendTrace } from '../events/append-committed.port';
 import { AppendTraces } from '../observability/tracing/append-traces';
 import { tracingOn } from '../observability/tracing/tracing';
 import { AppMetrics } from '../observability/metrics/app-metrics';
-import { RuntimePool } from '../runtime/runtime-pool';
+import { RuntimePool } from '../tenant-code/runtime-pool';
 import { EventLog } from '../store/event-log.port';
 import { LaneStore } from '../store/lane-store.port';
 import { ProjectionCatalogRepository, ProjectionVersion } from '../store/projection-catalog.port';

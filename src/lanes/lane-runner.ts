@@ -1,10 +1,10 @@
 import { Logger } from '@nestjs/common';
 import { LruMap } from '../common/lru-map';
 import { rawJsonOrNull } from '../common/raw-json';
-import { toWireEvent } from '../runtime/wire-event';
-import { HostCallError } from '../runtime/host-process';
-import { CoalescingApplier } from '../runtime/coalescing-applier';
-import { RuntimePool } from '../runtime/runtime-pool';
+import { toWireEvent } from '../tenant-code/wire-event';
+import { HostCallError } from '../tenant-code/host/host-process';
+import { CoalescingApplier } from '../tenant-code/executors/coalescing-applier';
+import { RuntimePool } from '../tenant-code/runtime-pool';
 import { AppMetrics, NO_METRICS, secondsSince } from '../observability/metrics/app-metrics';
 import { StoredEvent } from '../store/event-log.port';
 import { LaneRecord, LaneStore } from '../store/lane-store.port';

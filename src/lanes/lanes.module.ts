@@ -8,7 +8,7 @@ import { NotificationsModule } from '../notifications/notifications.module';
 import { AppMetrics } from '../observability/metrics/app-metrics';
 import { QuotasModule } from '../quotas/quotas.module';
 import { TenantQuotas } from '../quotas/tenant-quotas';
-import { RuntimePool } from '../runtime/runtime-pool';
+import { RuntimePool } from '../tenant-code/runtime-pool';
 import { STORE, Store } from '../store/store.port';
 import { AppliedSignal } from './applied-signal';
 import { InProcessLaneScheduler } from './in-process-lane-scheduler';

@@ -1,10 +1,10 @@
 import { Logger } from '@nestjs/common';
 import { groupBy } from '../common/group-by';
 import { SerialRunner } from '../common/serial-runner';
-import { toWireEvent } from '../runtime/wire-event';
-import { HostCallError } from '../runtime/host-process';
-import { RuntimePool } from '../runtime/runtime-pool';
-import { ResolvedKey, WireEvent } from '../runtime/runtime-protocol';
+import { toWireEvent } from '../tenant-code/wire-event';
+import { HostCallError } from '../tenant-code/host/host-process';
+import { RuntimePool } from '../tenant-code/runtime-pool';
+import { ResolvedKey, WireEvent } from '../tenant-code/host/runtime-protocol';
 import { EventLog, StoredEvent } from '../store/event-log.port';
 import { ProjectionCatalogRepository, ProjectionVersion } from '../store/projection-catalog.port';
 import { InboxItem, LaneStore, VersionRoute } from '../store/lane-store.port';

@@ -3,8 +3,8 @@ import { boolean, constant, JsonSchema, nullable, object, oneOf, string } from '
 import { DomainError, notFound, validationFailed } from '../common/domain-error';
 import { MultipartUpload } from '../common/multipart-upload';
 import { LaneEngine } from '../lanes/lane-engine';
-import { readSourceArchive } from '../runtime/archive-reader';
-import { CompileQueue } from '../runtime/compile-queue';
+import { readSourceArchive } from '../tenant-code/compiler/archive-reader';
+import { CompileQueue } from '../tenant-code/compiler/compile-queue';
 import { EventLog } from '../store/event-log.port';
 import { ProjectionCatalogRepository, ProjectionRecord } from '../store/projection-catalog.port';
 import { UploadRecord, UploadRepository } from '../store/upload-repository.port';

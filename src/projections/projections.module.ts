@@ -5,7 +5,7 @@ import { AppliedSignal } from '../lanes/applied-signal';
 import { LaneEngine } from '../lanes/lane-engine';
 import { LanesModule } from '../lanes/lanes.module';
 import { NotificationsModule } from '../notifications/notifications.module';
-import { CompileQueue } from '../runtime/compile-queue';
+import { CompileQueue } from '../tenant-code/compiler/compile-queue';
 import { QuotasModule } from '../quotas/quotas.module';
 import { TenantQuotas } from '../quotas/tenant-quotas';
 import { STORE, Store } from '../store/store.port';

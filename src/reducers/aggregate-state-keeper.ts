@@ -10,7 +10,7 @@ import { AppendRequest, EventLog, Snapshot, SnapshotChange, StreamInfo } from '.
 import { Binding, SnapshotRepository } from '../store/reducer-state.port';
 import { BindingLookup } from './aggregate-binder';
 import { Folded, ReducerRunner } from './reducer-runner';
-import { toWireEvent } from '../runtime/wire-event';
+import { toWireEvent } from '../tenant-code/wire-event';
 import { inReducerSpan } from '../observability/tracing/spans';
 
 /** The state an append starts from: a snapshot's content at a version. */

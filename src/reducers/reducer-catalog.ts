@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { DomainError, notFound, validationFailed } from '../common/domain-error';
 import { REDUCER_ID_PATTERN } from '../events/event-limits';
 import { MultipartUpload } from '../common/multipart-upload';
-import { readSourceArchive } from '../runtime/archive-reader';
-import { CompileQueue } from '../runtime/compile-queue';
+import { readSourceArchive } from '../tenant-code/compiler/archive-reader';
+import { CompileQueue } from '../tenant-code/compiler/compile-queue';
 import { UploadRecord, UploadRepository } from '../store/upload-repository.port';
 import { AggregateBinder } from './aggregate-binder';
 

@@ -1,10 +1,10 @@
 import { DomainError } from '../common/domain-error';
 import { rawJsonOrNull } from '../common/raw-json';
 import { Binding } from '../store/reducer-state.port';
-import { HostCallError } from '../runtime/host-process';
-import { CoalescingApplier } from '../runtime/coalescing-applier';
-import { RuntimePool } from '../runtime/runtime-pool';
-import { WireEvent } from '../runtime/runtime-protocol';
+import { HostCallError } from '../tenant-code/host/host-process';
+import { CoalescingApplier } from '../tenant-code/executors/coalescing-applier';
+import { RuntimePool } from '../tenant-code/runtime-pool';
+import { WireEvent } from '../tenant-code/host/runtime-protocol';
 import { AppMetrics, NO_METRICS, secondsSince } from '../observability/metrics/app-metrics';
 
 /** The state after a run of events, or where and why the reducer stopped. */

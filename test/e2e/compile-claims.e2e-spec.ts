@@ -1,6 +1,6 @@
 import { ProjectionCatalog } from '../../src/projections/projection-catalog';
 import { ReducerCatalog } from '../../src/reducers/reducer-catalog';
-import { RuntimePool } from '../../src/runtime/runtime-pool';
+import { RuntimePool } from '../../src/tenant-code/runtime-pool';
 import { STORE, Store } from '../../src/store/store.port';
 import { exampleSources } from '../support/runtime-harness';
 import { Client, clientFor, newTenant, startService } from '../support/service-harness';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { RuntimePool } from '../../src/runtime/runtime-pool';
+import { RuntimePool } from '../../src/tenant-code/runtime-pool';
 import { deepParentheses, pathologicalFixture, PathologicalSource } from '../support/pathological-sources';
 import { exampleSources } from '../support/runtime-harness';
 import { Client, newTenant, startService } from '../support/service-harness';

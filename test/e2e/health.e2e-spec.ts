@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { RuntimePool } from '../../src/runtime/runtime-pool';
+import { RuntimePool } from '../../src/tenant-code/runtime-pool';
 import { newTenant, request, startService } from '../support/service-harness';
 import { parseScrape } from '../support/prometheus-text';
 import { ThrowawayPostgres } from '../support/throwaway-postgres';

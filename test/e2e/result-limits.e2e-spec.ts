@@ -1,4 +1,4 @@
-import { RuntimePool } from '../../src/runtime/runtime-pool';
+import { RuntimePool } from '../../src/tenant-code/runtime-pool';
 import { Client, newTenant, startService } from '../support/service-harness';
 import { zipSources } from '../support/zip-writer';
 import { fixtureSources } from '../support/tenant-code';

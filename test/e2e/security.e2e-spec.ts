@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { RuntimePool } from '../../src/runtime/runtime-pool';
+import { RuntimePool } from '../../src/tenant-code/runtime-pool';
 import { Client, newTenant, RunningService, startService } from '../support/service-harness';
 import { exampleSources, REPO } from '../support/runtime-harness';
 import { zipSources } from '../support/zip-writer';

@@ -1,4 +1,4 @@
-import { RuntimePool } from '../../src/runtime/runtime-pool';
+import { RuntimePool } from '../../src/tenant-code/runtime-pool';
 import { exampleSources } from '../support/runtime-harness';
 import { Client, newTenant, RunningService, startService } from '../support/service-harness';
 import { envFor, STORE_BACKENDS, stopBackends } from '../support/store-backends';

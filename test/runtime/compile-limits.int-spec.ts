@@ -1,5 +1,5 @@
-import { HostCallError } from '../../src/runtime/host-process';
-import { RuntimePool } from '../../src/runtime/runtime-pool';
+import { HostCallError } from '../../src/tenant-code/host/host-process';
+import { RuntimePool } from '../../src/tenant-code/runtime-pool';
 import { deepParentheses, pathologicalFixture } from '../support/pathological-sources';
 import { exampleSources, realPool } from '../support/runtime-harness';
 

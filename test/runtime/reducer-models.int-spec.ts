@@ -1,6 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fc from 'fast-check';
-import { findRuntimeDll } from '../../src/runtime/host-launcher';
+import { findRuntimeDll } from '../../src/tenant-code/host/host-launcher';
 import { REDUCERS, runCases } from '../support/lossless-arbitraries';
 import { jsonText } from '../support/raw-json';
 import { exampleSources, fixtureSources } from '../support/tenant-code';

@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadConfig } from '../../src/config/app-config';
-import { HostProcess } from '../../src/runtime/host-process';
-import { createLauncher } from '../../src/runtime/runtime.module';
+import { HostProcess } from '../../src/tenant-code/host/host-process';
+import { createLauncher } from '../../src/tenant-code/tenant-code.module';
 import { REPO } from '../support/runtime-harness';
 
 /**

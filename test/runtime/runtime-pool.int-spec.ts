@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { RawJson } from '../../src/common/raw-json';
-import { HostCallError } from '../../src/runtime/host-process';
-import { DEFAULT_POOL_OPTIONS, RuntimePool } from '../../src/runtime/runtime-pool';
+import { HostCallError } from '../../src/tenant-code/host/host-process';
+import { DEFAULT_POOL_OPTIONS, RuntimePool } from '../../src/tenant-code/runtime-pool';
 import { dotnetProcessUnder, uidOf } from '../support/host-processes';
 import { exampleSources, realPool, REPO, wireEvent } from '../support/runtime-harness';
 
@@ -198,7 +198,7 @@ describe('the runtime bridge over the real .NET host', () => {
 describe('compile queue over the real compiler', () => {
   it('finishes, after a restart, the compiles a previous run left pending', async () => {
     const { SqliteStore } = await import('../../src/store/sqlite/sqlite-store');
-    const { CompileQueue } = await import('../../src/runtime/compile-queue');
+    const { CompileQueue } = await import('../../src/tenant-code/compiler/compile-queue');
     const { CompileWorker } = await import('../../src/compilation/compile-worker');
     const os = await import('node:os');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'es-cq-'));

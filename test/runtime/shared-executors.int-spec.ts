@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { HostCallError } from '../../src/runtime/host-process';
-import { RuntimePool, RuntimePoolOptions } from '../../src/runtime/runtime-pool';
-import { ApplyGroupPayload } from '../../src/runtime/runtime-protocol';
-import { rendezvousSlot } from '../../src/runtime/tenant-placement';
+import { HostCallError } from '../../src/tenant-code/host/host-process';
+import { RuntimePool, RuntimePoolOptions } from '../../src/tenant-code/runtime-pool';
+import { ApplyGroupPayload } from '../../src/tenant-code/host/runtime-protocol';
+import { rendezvousSlot } from '../../src/tenant-code/executors/tenant-placement';
 import { dotnetProcessUnder } from '../support/host-processes';
 import { exampleSources, realPool, REPO, wireEvent } from '../support/runtime-harness';
 

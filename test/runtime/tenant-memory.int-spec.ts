@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { RuntimePool } from '../../src/runtime/runtime-pool';
-import { ApplyGroupPayload } from '../../src/runtime/runtime-protocol';
+import { RuntimePool } from '../../src/tenant-code/runtime-pool';
+import { ApplyGroupPayload } from '../../src/tenant-code/host/runtime-protocol';
 import { realPool, REPO, wireEvent } from '../support/runtime-harness';
 
 /**

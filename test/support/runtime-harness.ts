@@ -1,9 +1,9 @@
 import { RawJson, stringifyJson } from '../../src/common/raw-json';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { findRuntimeDll, HostLauncher } from '../../src/runtime/host-launcher';
-import { DEFAULT_POOL_OPTIONS, RuntimePool, RuntimePoolOptions } from '../../src/runtime/runtime-pool';
-import { WireEvent } from '../../src/runtime/runtime-protocol';
+import { findRuntimeDll, HostLauncher } from '../../src/tenant-code/host/host-launcher';
+import { DEFAULT_POOL_OPTIONS, RuntimePool, RuntimePoolOptions } from '../../src/tenant-code/runtime-pool';
+import { WireEvent } from '../../src/tenant-code/host/runtime-protocol';
 
 /** The repository root, from the sources (ts-jest) or from dist/ (benchmarks). */
 export const REPO = (() => {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AssemblyBudget, AssemblyBudgetOptions, BudgetEntry } from './assembly-budget';
-import { HostCallError, HostFailure, HostProcess } from './host-process';
+import { HostCallError, HostFailure, HostProcess } from '../host/host-process';
 
 /** Gives a host the bytes of a tenant's compiled upload when it needs to (re)load it. */
 export type AssemblySource = (tenantId: string, assemblyId: string) => Promise<Buffer>;

@@ -1,6 +1,6 @@
 import * as yauzl from 'yauzl';
 import * as zlib from 'zlib';
-import { DomainError } from '../common/domain-error';
+import { DomainError } from '../../common/domain-error';
 
 /**
  * Reads a tenant's zip of C# sources entirely in memory. Nothing is ever written to disk, and

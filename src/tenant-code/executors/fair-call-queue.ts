@@ -1,4 +1,4 @@
-import { groupBy } from '../common/group-by';
+import { groupBy } from '../../common/group-by';
 
 /** A tenant's waiting calls: those an HTTP request waits for (a reducer on an append) go first. */
 interface TenantCalls<T> {

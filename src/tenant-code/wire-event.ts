@@ -1,7 +1,7 @@
 import { RawJson, rawJsonOrNull } from '../common/raw-json';
 import { isoTime } from '../common/iso-time';
 import { StoredEvent } from '../store/event-log.port';
-import { WireEvent } from './runtime-protocol';
+import { WireEvent } from './host/runtime-protocol';
 
 /** An event as the C# contract sees it (data and metadata as their stored JSON text, verbatim). */
 export function toWireEvent(

@@ -1,6 +1,7 @@
 import { HostLauncher } from './host-launcher';
 import { SandboxRefusedError, verifySandbox } from './sandbox-check';
-import { SandboxMode, SandboxTools } from './sandbox';
+import { SandboxMode } from '../../config/isolation-settings';
+import { SandboxTools } from './sandbox';
 
 /** Host stand-ins (real processes, sh): what a host writes at start, or how it fails. */
 const READY = (seccomp: boolean) =>

@@ -1,5 +1,5 @@
-import { HostProcess } from './host-process';
-import { CompileResult } from './runtime-protocol';
+import { HostProcess } from '../host/host-process';
+import { CompileResult } from '../host/runtime-protocol';
 
 interface CompilerSlot {
   host?: Promise<HostProcess>;

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { SandboxOptions } from '../../config/isolation-settings';
 
 /**
  * The operating-system fences around runtime hosts (executors and the compiler), each standing on its
@@ -15,17 +16,6 @@ import * as path from 'node:path';
 export const FENCES = ['namespaces', 'network', 'unprivilegedUser', 'seccomp', 'rlimits'] as const;
 export type Fence = (typeof FENCES)[number];
 export type Fences = Record<Fence, boolean>;
-export type SandboxMode = 'strict' | 'weak';
-
-export interface SandboxOptions {
-  /** strict: refuse to start without every fence; weak: run with what the machine has, and say so. */
-  mode: SandboxMode;
-  /** Who hosts run as when the service runs as root (no passwd entry needed). */
-  uid: number;
-  gid: number;
-  /** The bubblewrap command (a name on PATH or a path). */
-  bwrap: string;
-}
 
 export const DEFAULT_SANDBOX: SandboxOptions = { mode: 'strict', uid: 61000, gid: 61000, bwrap: 'bwrap' };
 

@@ -1,6 +1,7 @@
 import { HostLauncher } from './host-launcher';
 import { HostLaunch, HostProcess, HostReady } from './host-process';
-import { Fence, FENCE_REMEDIES, FENCES, Fences, SandboxMode } from './sandbox';
+import { SandboxMode } from '../../config/isolation-settings';
+import { Fence, FENCE_REMEDIES, FENCES, Fences } from './sandbox';
 
 /** What GET /health/ready reports, and what the start-up check found. */
 export interface SandboxStatus {

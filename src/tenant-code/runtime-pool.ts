@@ -1,11 +1,11 @@
 import { AppMetrics, NO_METRICS } from '../observability/metrics/app-metrics';
 import { Logger } from '@nestjs/common';
 import * as fs from 'node:fs';
-import { AssemblyBudgetOptions } from './assembly-budget';
-import { CompilerPool } from './compiler-pool';
-import { AssemblySource, Executor, ExecutorCall, ExecutorListener } from './executor';
-import { HostCallError, HostFailure, HostProcess } from './host-process';
-import { HostLauncher } from './host-launcher';
+import { AssemblyBudgetOptions } from './executors/assembly-budget';
+import { CompilerPool } from './compiler/compiler-pool';
+import { AssemblySource, Executor, ExecutorCall, ExecutorListener } from './executors/executor';
+import { HostCallError, HostFailure, HostProcess } from './host/host-process';
+import { HostLauncher } from './host/host-launcher';
 import {
   ApplyGroupPayload,
   ApplyGroupResult,
@@ -17,15 +17,15 @@ import {
   HostMode,
   ResolvedKey,
   WireEvent,
-} from './runtime-protocol';
-import { QuarantineOptions, QuarantineBook, rendezvousSlot } from './tenant-placement';
-import { MemoryRefusals } from './memory-refusals';
+} from './host/runtime-protocol';
+import { QuarantineOptions, QuarantineBook, rendezvousSlot } from './executors/tenant-placement';
+import { MemoryRefusals } from './executors/memory-refusals';
 
-import { defaultExecHosts, Isolation } from './isolation';
-import { WARM_UP_ASSEMBLY, WARM_UP_SOURCES, WARM_UP_TENANT, warmUpEvent } from './executor-warm-up';
+import { defaultExecHosts, Isolation } from '../config/isolation-settings';
+import { WARM_UP_ASSEMBLY, WARM_UP_SOURCES, WARM_UP_TENANT, warmUpEvent } from './executors/executor-warm-up';
 
-export type { AssemblySource } from './executor';
-export type { Isolation } from './isolation';
+export type { AssemblySource } from './executors/executor';
+export type { Isolation } from '../config/isolation-settings';
 
 export interface RuntimePoolOptions {
   isolation: Isolation;

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import * as os from 'node:os';
 import { Logger } from '@nestjs/common';
-import { DomainError } from '../common/domain-error';
-import { KeyedMutex } from '../common/keyed-mutex';
-import { UploadKind, UploadRecord, UploadRepository } from '../store/upload-repository.port';
+import { DomainError } from '../../common/domain-error';
+import { KeyedMutex } from '../../common/keyed-mutex';
+import { UploadKind, UploadRecord, UploadRepository } from '../../store/upload-repository.port';
 
 export interface CompileQueueOptions {
   /** Compiles run at once: one per compiler host. */

@@ -1,6 +1,6 @@
-import { HostCallError } from './host-process';
-import { RuntimePool } from './runtime-pool';
-import { ApplyGroupPayload, ApplyGroupResult } from './runtime-protocol';
+import { HostCallError } from '../host/host-process';
+import { RuntimePool } from '../runtime-pool';
+import { ApplyGroupPayload, ApplyGroupResult } from '../host/runtime-protocol';
 
 export type ApplyGroup = ApplyGroupPayload;
 

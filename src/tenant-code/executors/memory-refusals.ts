@@ -1,4 +1,4 @@
-import { HostCallError } from './host-process';
+import { HostCallError } from '../host/host-process';
 
 /**
  * Uploads an executor refused for their tenant's memory (TENANT_MEMORY_EXCEEDED), remembered while

@@ -1,8 +1,8 @@
 import { AssemblyBudgetOptions } from './assembly-budget';
 import { AssemblySource, ExecutorAssemblies } from './executor-assemblies';
 import { FairCallQueue } from './fair-call-queue';
-import { HostCallError, HostFailure, HostItem, HostProcess, HostStall } from './host-process';
-import { BatchItem } from './runtime-protocol';
+import { HostCallError, HostFailure, HostItem, HostProcess, HostStall } from '../host/host-process';
+import { BatchItem } from '../host/runtime-protocol';
 
 export type { AssemblySource } from './executor-assemblies';
 

@@ -4,10 +4,10 @@ import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { DomainError } from '../common/domain-error';
 import { STORE, Store } from '../store/store.port';
-import { CompileQueue } from './compile-queue';
-import { findRuntimeDll, HostLauncher } from './host-launcher';
+import { CompileQueue } from './compiler/compile-queue';
+import { findRuntimeDll, HostLauncher } from './host/host-launcher';
 import { DEFAULT_POOL_OPTIONS, RuntimePool } from './runtime-pool';
-import { SANDBOX_STATUS, SandboxStatus, verifySandbox } from './sandbox-check';
+import { SANDBOX_STATUS, SandboxStatus, verifySandbox } from './host/sandbox-check';
 
 const MB = 1024 * 1024;
 

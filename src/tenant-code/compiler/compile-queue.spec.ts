@@ -1,10 +1,10 @@
-import { DomainError } from '../common/domain-error';
-import { SqliteStore } from '../store/sqlite/sqlite-store';
-import { Compiler, CompileWorker } from '../compilation/compile-worker';
-import { UploadRecord, UploadRepository } from '../store/upload-repository.port';
-import { HostCallError } from './host-process';
+import { DomainError } from '../../common/domain-error';
+import { SqliteStore } from '../../store/sqlite/sqlite-store';
+import { Compiler, CompileWorker } from '../../compilation/compile-worker';
+import { UploadRecord, UploadRepository } from '../../store/upload-repository.port';
+import { HostCallError } from '../host/host-process';
 import { CompileQueue, CompileQueueOptions } from './compile-queue';
-import { CompileResult } from './runtime-protocol';
+import { CompileResult } from '../host/runtime-protocol';
 
 const ok: CompileResult = {
   ok: true,

@@ -1,4 +1,4 @@
-import { HostCallError } from './host-process';
+import { HostCallError } from '../host/host-process';
 import { MemoryRefusals } from './memory-refusals';
 
 describe('MemoryRefusals', () => {

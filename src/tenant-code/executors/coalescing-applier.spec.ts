@@ -1,6 +1,6 @@
 import { CoalescingApplier } from './coalescing-applier';
-import { HostCallError } from './host-process';
-import { ApplyGroupPayload, ApplyGroupResult } from './runtime-protocol';
+import { HostCallError } from '../host/host-process';
+import { ApplyGroupPayload, ApplyGroupResult } from '../host/runtime-protocol';
 
 interface Call {
   tenantId: string;

@@ -1,9 +1,9 @@
 import * as zlib from 'zlib';
 import type * as Yauzl from 'yauzl';
-import { DomainError, ErrorCode } from '../common/domain-error';
-import { statusOf } from '../common/error-http-mapping';
+import { DomainError, ErrorCode } from '../../common/domain-error';
+import { statusOf } from '../../common/error-http-mapping';
 import { DEFAULT_ARCHIVE_LIMITS, readSourceArchive } from './archive-reader';
-import { FakeEntry, makeZip } from '../../test/support/zip-writer';
+import { FakeEntry, makeZip } from '../../../test/support/zip-writer';
 
 // The reader reaches yauzl through the module's exports, so a spy here sees every zipfile it opens.
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- the module object itself, not an import binding

@@ -1,4 +1,4 @@
-import type { RawJson } from '../common/raw-json';
+import type { RawJson } from '../../common/raw-json';
 
 /**
  * The stdio protocol of the .NET runtime host, as TypeScript types. The single source of truth is

@@ -1,5 +1,5 @@
-import { RawJson } from '../common/raw-json';
-import { WireEvent } from './runtime-protocol';
+import { RawJson } from '../../common/raw-json';
+import { WireEvent } from '../host/runtime-protocol';
 
 /**
  * The executors' warm-up at service start (shared isolation). A host's first load of an assembly and

@@ -1,4 +1,4 @@
-import { stringifyJson } from '../common/raw-json';
+import { stringifyJson } from '../../common/raw-json';
 import { ChildProcess, spawn } from 'node:child_process';
 import { HostErrorCode, HostMode, HostRequests, HostRequestType } from './runtime-protocol';
 

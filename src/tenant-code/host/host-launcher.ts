@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { SandboxOptions } from '../../config/isolation-settings';
 import { HostLaunch } from './host-process';
 import { HostMode } from './runtime-protocol';
 import {
@@ -12,7 +13,6 @@ import {
   Fences,
   INSIDE,
   libraryBinds,
-  SandboxOptions,
   SandboxTools,
 } from './sandbox';
 

@@ -2,7 +2,8 @@ import * as os from 'node:os';
 import { RawJson } from '../src/common/raw-json';
 import { findRuntimeDll, HostLauncher } from '../src/tenant-code/host/host-launcher';
 import { HostProcess } from '../src/tenant-code/host/host-process';
-import { DEFAULT_POOL_OPTIONS, RuntimePool } from '../src/tenant-code/runtime-pool';
+import { RuntimePool } from '../src/tenant-code/runtime-pool';
+import { DEFAULT_POOL_OPTIONS } from '../src/tenant-code/runtime-pool-options';
 import { exampleSources, wireEvent } from '../test/support/runtime-harness';
 import { fmt, median } from './bench-util';
 

@@ -6,7 +6,8 @@ import { DomainError } from '../common/domain-error';
 import { STORE, Store } from '../store/store.port';
 import { CompileQueue } from './compiler/compile-queue';
 import { findRuntimeDll, HostLauncher } from './host/host-launcher';
-import { DEFAULT_POOL_OPTIONS, RuntimePool } from './runtime-pool';
+import { RuntimePool } from './runtime-pool';
+import { DEFAULT_POOL_OPTIONS } from './runtime-pool-options';
 import { SANDBOX_STATUS, SandboxStatus, verifySandbox } from './host/sandbox-check';
 
 const MB = 1024 * 1024;

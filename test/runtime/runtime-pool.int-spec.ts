@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { RawJson } from '../../src/common/raw-json';
 import { HostCallError } from '../../src/tenant-code/host/host-process';
-import { DEFAULT_POOL_OPTIONS, RuntimePool } from '../../src/tenant-code/runtime-pool';
+import { RuntimePool } from '../../src/tenant-code/runtime-pool';
+import { DEFAULT_POOL_OPTIONS } from '../../src/tenant-code/runtime-pool-options';
 import { dotnetProcessUnder, uidOf } from '../support/host-processes';
 import { exampleSources, realPool, REPO, wireEvent } from '../support/runtime-harness';
 

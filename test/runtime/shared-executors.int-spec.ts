@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { HostCallError } from '../../src/tenant-code/host/host-process';
-import { RuntimePool, RuntimePoolOptions } from '../../src/tenant-code/runtime-pool';
+import { RuntimePool } from '../../src/tenant-code/runtime-pool';
+import { RuntimePoolOptions } from '../../src/tenant-code/runtime-pool-options';
 import { ApplyGroupPayload } from '../../src/tenant-code/host/runtime-protocol';
 import { rendezvousSlot } from '../../src/tenant-code/executors/tenant-placement';
 import { dotnetProcessUnder } from '../support/host-processes';

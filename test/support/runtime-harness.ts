@@ -2,7 +2,8 @@ import { RawJson, stringifyJson } from '../../src/common/raw-json';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { findRuntimeDll, HostLauncher } from '../../src/tenant-code/host/host-launcher';
-import { DEFAULT_POOL_OPTIONS, RuntimePool, RuntimePoolOptions } from '../../src/tenant-code/runtime-pool';
+import { RuntimePool } from '../../src/tenant-code/runtime-pool';
+import { DEFAULT_POOL_OPTIONS, RuntimePoolOptions } from '../../src/tenant-code/runtime-pool-options';
 import { WireEvent } from '../../src/tenant-code/host/runtime-protocol';
 
 /** The repository root, from the sources (ts-jest) or from dist/ (benchmarks). */

@@ -1,5 +1,7 @@
 import { RawJson } from '../../common/raw-json';
-import { WireEvent } from '../host/runtime-protocol';
+import { CompilerPool } from '../compiler/compiler-pool';
+import { BatchItem, WireEvent } from '../host/runtime-protocol';
+import { Executor } from './executor';
 
 /**
  * The executors' warm-up at service start (shared isolation). A host's first load of an assembly and
@@ -73,4 +75,58 @@ export function warmUpEvent(): WireEvent {
     correlationId: null,
     causationId: null,
   };
+}
+
+/** The warm-up upload, compiled: its assembly and the classes to call. */
+export interface WarmUpAssembly {
+  assembly: Buffer;
+  reducer: string;
+  projection: string;
+}
+
+/** What a warm-up call is given (the pool's own limits). */
+export interface WarmUpLimits {
+  callDeadlineMs: number;
+  maxStateBytes: number;
+  maxResultBytes: number;
+  maxKeyLength: number;
+}
+
+/** The built-in warm-up upload, compiled once (RuntimePool serves its assembly to the executors). */
+export async function compileWarmUp(compilers: Pick<CompilerPool, 'compile'>): Promise<WarmUpAssembly> {
+  const compiled = await compilers.compile(WARM_UP_SOURCES);
+  if (!compiled.ok) throw new Error(`the warm-up sources did not compile: ${compiled.compilationError}`);
+  const className = (suffix: string) => compiled.discovered.find((d) => d.className.endsWith(suffix))!.className;
+  return { assembly: Buffer.from(compiled.assembly, 'base64'), reducer: className('WarmUpReducer'), projection: className('WarmUpProjection') };
+}
+
+/** Loads the warm-up into each executor, runs its reducer and its projection's key once, and drops it. */
+export async function runWarmUp(executors: Executor[], warm: WarmUpAssembly, limits: WarmUpLimits): Promise<void> {
+  const run = (ex: Executor, item: BatchItem) =>
+    new Promise((resolve, reject) =>
+      ex.submit({
+        tenantId: WARM_UP_TENANT,
+        assemblyId: WARM_UP_ASSEMBLY,
+        item,
+        deadlineMs: limits.callDeadlineMs,
+        resolve,
+        reject,
+        reruns: 0,
+      }),
+    );
+  const { maxStateBytes, maxResultBytes, maxKeyLength } = limits;
+  await Promise.all(
+    executors.map(async (ex) => {
+      await run(ex, {
+        op: 'apply',
+        assemblyId: WARM_UP_ASSEMBLY,
+        className: warm.reducer,
+        groups: [{ state: null, events: [warmUpEvent()] }],
+        maxStateBytes,
+        maxResultBytes,
+      });
+      await run(ex, { op: 'resolveKeys', assemblyId: WARM_UP_ASSEMBLY, className: warm.projection, events: [warmUpEvent()], maxKeyLength });
+      ex.forget(WARM_UP_TENANT, WARM_UP_ASSEMBLY);
+    }),
+  );
 }

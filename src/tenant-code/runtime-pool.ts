@@ -3,7 +3,9 @@ import { Isolation } from '../config/isolation-settings';
 import { AppMetrics, NO_METRICS } from '../observability/metrics/app-metrics';
 import { CompilerPool } from './compiler/compiler-pool';
 import { Compiler } from './compiler.port';
-import { AssemblySource, Executor, ExecutorCall, ExecutorListener } from './executors/executor';
+import { AssemblySource } from './executors/executor-assemblies';
+import { Executor } from './executors/executor';
+import { ExecutorCall, ExecutorListener } from './executors/executor-call';
 import { compileWarmUp, runWarmUp, WARM_UP_TENANT } from './executors/executor-warm-up';
 import { MemoryRefusals } from './executors/memory-refusals';
 import { ExecutorRoster, Placement } from './executors/executor-roster';
@@ -37,7 +39,7 @@ function offenceText(failure: HostFailure, executor: Executor): string {
  *
  * Only tenants with calls pending have an entry here: an idle tenant costs no process and no timer.
  */
-export class RuntimePool implements TenantCode, Compiler, TenantCodeReadiness, ExecutorListener {
+export class RuntimePool implements TenantCode, Compiler, TenantCodeReadiness, ExecutorListener<Executor> {
   private readonly logger = new Logger('RuntimePool');
   private readonly compilers: CompilerPool;
   private readonly roster: ExecutorRoster;

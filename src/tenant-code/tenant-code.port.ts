@@ -21,7 +21,13 @@ export abstract class TenantCode {
   ): Promise<ApplyGroupResult[]>;
 
   /** The projection `className`'s state key of each event (or its refusal), in order. */
-  abstract resolveKeys(tenantId: string, assemblyId: string, className: string, events: WireEvent[], deadlineMs?: number): Promise<ResolvedKey[]>;
+  abstract resolveKeys(
+    tenantId: string,
+    assemblyId: string,
+    className: string,
+    events: WireEvent[],
+    deadlineMs?: number,
+  ): Promise<ResolvedKey[]>;
 
   /** Drops a compiled upload wherever it is loaded (a redeploy, a delete). */
   abstract unload(tenantId: string, assemblyId: string): Promise<void>;

@@ -37,7 +37,8 @@ export class ExecutorRoster {
   ) {
     this.quarantine = new QuarantineBook(options.quarantine);
     if (options.isolation === 'shared') {
-      for (let i = 0; i < Math.max(1, options.execHosts); i++) this.shared.push(create(`executor[shared-${i}]`, { stallMs: options.stallMs }));
+      for (let i = 0; i < Math.max(1, options.execHosts); i++)
+        this.shared.push(create(`executor[shared-${i}]`, { stallMs: options.stallMs }));
     }
   }
 

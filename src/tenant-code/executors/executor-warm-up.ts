@@ -97,7 +97,11 @@ export async function compileWarmUp(compilers: Pick<CompilerPool, 'compile'>): P
   const compiled = await compilers.compile(WARM_UP_SOURCES);
   if (!compiled.ok) throw new Error(`the warm-up sources did not compile: ${compiled.compilationError}`);
   const className = (suffix: string) => compiled.discovered.find((d) => d.className.endsWith(suffix))!.className;
-  return { assembly: Buffer.from(compiled.assembly, 'base64'), reducer: className('WarmUpReducer'), projection: className('WarmUpProjection') };
+  return {
+    assembly: Buffer.from(compiled.assembly, 'base64'),
+    reducer: className('WarmUpReducer'),
+    projection: className('WarmUpProjection'),
+  };
 }
 
 /** Loads the warm-up into each executor, runs its reducer and its projection's key once, and drops it. */

@@ -1,97 +1,10 @@
-import { AssemblyBudgetOptions } from './assembly-budget';
-import { AssemblySource, ExecutorAssemblies } from './executor-assemblies';
+import { ExecutorAssemblies } from './executor-assemblies';
+import { countRequest, ExecutorCall, ExecutorCounters, ExecutorListener, ExecutorOptions } from './executor-call';
+import { DeathReports } from './death-report';
 import { FairCallQueue } from './fair-call-queue';
+import { StallWatch } from './stall-watch';
 import { HostCallError, HostFailure, HostItem, HostProcess, HostStall } from '../host/host-process';
 import { BatchItem } from '../host/runtime-protocol';
-
-export type { AssemblySource } from './executor-assemblies';
-
-/** One apply/resolveKeys call of a tenant, waiting for or sent to an executor. */
-export interface ExecutorCall {
-  tenantId: string;
-  /** The tenant's own id of the upload (several tenants may use the same one). */
-  assemblyId: string;
-  /** What the host is asked; its assemblyId is replaced by the executor's own, tenant-qualified one. */
-  item: BatchItem;
-  deadlineMs: number;
-  /** A request waits for it (a reducer on an append): it goes before its tenant's background calls. */
-  urgent?: boolean;
-  resolve: (result: any) => void;
-  reject: (e: unknown) => void;
-  /** Times it was sent to an executor that died running another call before reaching it. */
-  reruns: number;
-  settled?: boolean;
-  /**
-   * It ran past the stall threshold in a shared executor while other tenants' calls waited: its
-   * executor was replaced, and it runs again where its (now quarantined) tenant goes. Its tenant
-   * was counted an offender then; its failing there is not counted again.
-   */
-  stalled?: boolean;
-}
-
-/** What an executor tells the pool (RuntimePool) about its calls. */
-export interface ExecutorListener {
-  /**
-   * The executor died or hung running this tenant's call (or loading its assembly): the tenant is to
-   * blame. `counted`: the call is one that stalled a shared executor, for which it was blamed already.
-   */
-  offended(executor: Executor, tenantId: string, failure: HostFailure, counted?: boolean): void;
-  /**
-   * This tenant's call ran `ms` in a shared executor while other tenants' calls waited behind it: the
-   * executor is being replaced, and the call with the tenant's other calls comes back in `interrupted`
-   * to run again where the tenant goes now (the tenant is to be moved apart).
-   */
-  stalled(executor: Executor, tenantId: string, ms: number): void;
-  /**
-   * Once per death, after `offended`: the calls sent but never run because another call killed the
-   * executor, in their order (to run again), and the tenants blamed (whose queued calls may have to
-   * follow them elsewhere, behind their interrupted ones).
-   */
-  interrupted(executor: Executor, calls: ExecutorCall[], offenders: string[]): void;
-  /** A call is answered, either way. */
-  settled(call: ExecutorCall): void;
-  /** The tenant's upload was refused for the tenant's memory (TENANT_MEMORY_EXCEEDED), after `offended`. */
-  refused(tenantId: string, assemblyId: string, error: HostCallError): void;
-}
-
-export interface ExecutorOptions {
-  label: string;
-  spawn: () => Promise<HostProcess>;
-  assemblies: AssemblySource;
-  budget: AssemblyBudgetOptions;
-  /** Calls of one tenant sent and unanswered at once. */
-  tenantCallsInFlight: number;
-  /** Calls carried by one batch request. */
-  itemsPerRequest: number;
-  /** Batch requests written ahead of the host (2: the next one is in the pipe while the host runs the current one). */
-  requestsInFlight: number;
-  /** Deadline of load, unload and stats requests. */
-  requestDeadlineMs: number;
-  /** What one tenant's assemblies may hold in this executor (the host charges type initialisers and runners to it). */
-  tenantMemoryBytes: number;
-  /**
-   * The host's heap limit: when it dies (or hangs) while the assemblies loaded in it were charged at
-   * least half of this, the memory is taken for the cause, and its largest holder for the culprit.
-   */
-  heapBytes: number;
-  /**
-   * Shared executors: a call running this long while other tenants' calls wait behind it has its
-   * process replaced at once (those calls run again on the new one) instead of at its deadline.
-   * 0: never (executors of one tenant, quarantine executors).
-   */
-  stallMs: number;
-}
-
-export interface ExecutorCounters {
-  requests: number;
-  items: number;
-  /** Requests that carried calls of two tenants or more. */
-  sharedRequests: number;
-  /** The most tenants one request carried. */
-  maxTenantsInRequest: number;
-  /** Host processes started (the first included). */
-  starts: number;
-}
 
 /** Failures that end the host process. */
 const DEATHS: ReadonlySet<HostFailure> = new Set(['TIMEOUT', 'CRASHED', 'PROTOCOL']);
@@ -107,23 +20,21 @@ const MAX_RERUNS = 3;
  * When the host dies or hangs, the call it was running is known (HostCallError.position): that
  * call fails and its tenant is reported (`offended`); every other call it had been sent never ran,
  * and goes back to the pool (`interrupted`) to run again, on this executor's replacement or
- * wherever its tenant goes now.
+ * wherever its tenant goes now (DeathReports gathers both per death; StallWatch, a shared
+ * executor's call holding up other tenants').
  */
 export class Executor {
   readonly counters: ExecutorCounters = { requests: 0, items: 0, sharedRequests: 0, maxTenantsInRequest: 0, starts: 0 };
   private readonly queue: FairCallQueue<ExecutorCall>;
   private readonly assemblies: ExecutorAssemblies;
+  private readonly deaths: DeathReports<Executor>;
   private host?: HostProcess;
   private starting = false;
   /** Callers of `prestart` waiting for the process. */
   private startWaiters: { resolve: () => void; reject: (e: unknown) => void }[] = [];
   private requests = 0;
   private scheduled = false;
-  private death?: { calls: ExecutorCall[]; offenders: Set<string> };
-  /** The call the host has been running past `stallMs`, while no other tenant's call waited (yet). */
-  private stall?: { host: HostProcess; call: ExecutorCall; ms: number };
-  /** The stalled call whose process is being replaced (killed for it, not by it). */
-  private replacing?: ExecutorCall;
+  private readonly stalls = new StallWatch();
   /** A process being replaced because its memory is held by loaded code: the call it was running is not to blame. */
   private exhausted?: HostProcess;
   /** Batches sent to the host and not yet settled, oldest first (which calls wait behind a stalled one). */
@@ -133,8 +44,9 @@ export class Executor {
 
   constructor(
     private readonly options: ExecutorOptions,
-    private readonly listener: ExecutorListener,
+    private readonly listener: ExecutorListener<Executor>,
   ) {
+    this.deaths = new DeathReports(this, listener);
     this.queue = new FairCallQueue(options.tenantCallsInFlight);
     this.assemblies = new ExecutorAssemblies({
       source: options.assemblies,
@@ -143,12 +55,12 @@ export class Executor {
       tenantMemoryBytes: options.tenantMemoryBytes,
       fetched: () => this.schedule(),
       memoryExceeded: (tenantId, assemblyId, error) => {
-        this.blame(tenantId, 'TENANT_MEMORY_EXCEEDED');
+        this.deaths.blame(tenantId, 'TENANT_MEMORY_EXCEEDED');
         this.listener.refused(tenantId, assemblyId, error);
       },
       loadKilledHost: (host, tenantId, failure) => {
         this.lost(host);
-        this.blame(tenantId, failure);
+        this.deaths.blame(tenantId, failure);
       },
     });
   }
@@ -252,7 +164,7 @@ export class Executor {
 
   private pump(): void {
     if (this.closed) return;
-    if (this.stall && this.replaceStalled()) return;
+    if (this.stalls.pending && this.replaceStalled()) return;
     while (this.requests < this.options.requestsInFlight && this.queue.size > 0) {
       const host = this.host;
       if (!host?.alive) return this.start();
@@ -315,11 +227,7 @@ export class Executor {
       sent.push(c);
     }
     if (!sent.length) return;
-    const tenants = new Set(sent.map((c) => c.tenantId)).size;
-    this.counters.requests++;
-    this.counters.items += sent.length;
-    if (tenants > 1) this.counters.sharedRequests++;
-    this.counters.maxTenantsInRequest = Math.max(this.counters.maxTenantsInRequest, tenants);
+    countRequest(this.counters, sent);
     this.requests++;
     this.batches.add(sent);
     host
@@ -347,10 +255,7 @@ export class Executor {
 
   /** The host has been running one call for `stallMs`: act now if other tenants wait, else when one comes (pump). */
   private onStall(host: HostProcess, stall: HostStall): void {
-    const call = (stall.tag as ExecutorCall[])[stall.itemIndex];
-    if (host !== this.host || !call || call.settled) return;
-    this.stall = { host, call, ms: stall.ms };
-    this.schedule();
+    if (this.stalls.report(host, this.host, (stall.tag as ExecutorCall[])[stall.itemIndex], stall.ms)) this.schedule();
   }
 
   /**
@@ -361,15 +266,9 @@ export class Executor {
    * others on this executor's new process, its tenant's wherever that tenant goes now.
    */
   private replaceStalled(): boolean {
-    const { host, call, ms } = this.stall!;
-    if (host !== this.host || call.settled || !host.alive) {
-      this.stall = undefined;
-      return false;
-    }
-    if (!this.othersWaiting(call.tenantId)) return false;
-    this.stall = undefined;
-    call.stalled = true;
-    this.replacing = call;
+    const due = this.stalls.due(this.host, (tenantId) => this.othersWaiting(tenantId));
+    if (!due) return false;
+    const { host, call, ms } = due;
     this.listener.stalled(this, call.tenantId, ms);
     host.kill('CRASHED', `host replaced: a call ran past ${ms} ms while other tenants' calls waited`);
     return true;
@@ -393,7 +292,7 @@ export class Executor {
     if (item.error.code === 'TENANT_MEMORY_EXCEEDED' || item.error.code === 'HOST_MEMORY_EXHAUSTED') {
       // Its own memory (preparing its runner went over its cap, or it holds the most of an exhausted heap): its offence;
       // its assemblies are unloaded here, which gives the memory back (its calls go to quarantine from now on).
-      this.blame(call.tenantId, item.error.code);
+      this.deaths.blame(call.tenantId, item.error.code);
       this.assemblies.forgetTenant(call.tenantId);
       if (item.error.code === 'TENANT_MEMORY_EXCEEDED') this.listener.refused(call.tenantId, call.assemblyId, err);
       return this.finish(call, () => call.reject(err));
@@ -415,19 +314,19 @@ export class Executor {
     const holder = this.memoryCulprit(host, sent, e);
     this.lost(host);
     const culprit = e.position.running && this.exhausted !== host && !holder ? e.position.itemIndex : undefined;
-    const report = this.deathReport();
-    if (holder) this.blame(holder, e.failure);
+    this.deaths.open();
+    if (holder) this.deaths.blame(holder, e.failure);
     sent.forEach((c, i) => {
       if (c.settled) return;
       this.queue.settled(c.tenantId);
-      if (i === culprit && c === this.replacing) {
-        this.replacing = undefined;
+      if (i === culprit && c === this.stalls.replacing) {
+        this.stalls.replacing = undefined;
         // Replaced for stalling, not failed: it leads its tenant's calls to where the tenant goes now.
-        report.offenders.add(c.tenantId);
+        this.deaths.moveApart(c.tenantId);
         this.assemblies.unpin(this.assemblies.get(c.tenantId, c.assemblyId));
-        report.calls.push(c);
+        this.deaths.rerun(c);
       } else if (i === culprit) {
-        this.blame(c.tenantId, e.failure, c.stalled);
+        this.deaths.blame(c.tenantId, e.failure, c.stalled);
         this.finish(c, () => c.reject(e));
       } else if (this.assemblies.get(c.tenantId, c.assemblyId)?.killedBy) {
         // Its assembly's load (its static initialisers) killed the host: running it again would only load it again.
@@ -438,7 +337,7 @@ export class Executor {
       } else {
         c.reruns++;
         this.assemblies.unpin(this.assemblies.get(c.tenantId, c.assemblyId));
-        report.calls.push(c);
+        this.deaths.rerun(c);
       }
     });
   }
@@ -452,7 +351,7 @@ export class Executor {
     const host = this.host;
     const holder = this.assemblies.largestHolder();
     if (!host?.alive || holder?.tenantId === call.tenantId || call.reruns >= MAX_RERUNS) return false;
-    if (holder) this.blame(holder.tenantId, 'HOST_MEMORY_EXHAUSTED');
+    if (holder) this.deaths.blame(holder.tenantId, 'HOST_MEMORY_EXHAUSTED');
     this.exhausted = host;
     host.kill('CRASHED', `host replaced: out of memory held by ${holder ? `tenant ${holder.tenantId}'s assemblies` : 'loaded code'}`);
     return true;
@@ -466,27 +365,8 @@ export class Executor {
   private memoryCulprit(host: HostProcess, sent: ExecutorCall[], e: HostCallError): string | undefined {
     if (!e.position.running || e.position.itemIndex === undefined || this.exhausted === host) return undefined;
     const charges = this.assemblies.chargesOf(host);
-    if (sent[e.position.itemIndex] === this.replacing || !charges || charges.total < this.options.heapBytes / 2) return undefined;
+    if (sent[e.position.itemIndex] === this.stalls.replacing || !charges || charges.total < this.options.heapBytes / 2) return undefined;
     return charges.holder?.tenantId;
-  }
-
-  private blame(tenantId: string, failure: HostFailure, counted = false): void {
-    this.deathReport().offenders.add(tenantId);
-    this.listener.offended(this, tenantId, failure, counted);
-  }
-
-  /**
-   * Every request in flight fails in the same tick, the oldest first (and a load before the batch
-   * needing it): their interrupted calls are handed back once, in order, after all of them.
-   */
-  private deathReport(): { calls: ExecutorCall[]; offenders: Set<string> } {
-    if (this.death) return this.death;
-    const report = (this.death = { calls: [], offenders: new Set<string>() });
-    queueMicrotask(() => {
-      this.death = undefined;
-      this.listener.interrupted(this, report.calls, [...report.offenders]);
-    });
-    return report;
   }
 
   private failUnanswered(sent: ExecutorCall[], e: unknown): void {

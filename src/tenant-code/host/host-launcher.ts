@@ -4,17 +4,7 @@ import * as path from 'node:path';
 import { SandboxOptions } from '../../config/isolation-settings';
 import { HostLaunch } from './host-process';
 import { HostMode } from './runtime-protocol';
-import {
-  Bind,
-  bwrapArgs,
-  DEFAULT_SANDBOX,
-  detectTools,
-  dropArgs,
-  Fences,
-  INSIDE,
-  libraryBinds,
-  SandboxTools,
-} from './sandbox';
+import { Bind, bwrapArgs, DEFAULT_SANDBOX, detectTools, dropArgs, Fences, INSIDE, libraryBinds, SandboxTools } from './sandbox';
 
 export interface HostLimits {
   /** Managed heap cap (DOTNET_GCHeapHardLimit). */
@@ -31,8 +21,8 @@ export interface LauncherOptions {
 
 /** The runtime host build: runtime/bin/ (runtime/build.sh), or RUNTIME_DIR. */
 export function findRuntimeDll(runtimeDir?: string): string {
-  const dir = runtimeDir ?? path.resolve(__dirname, '../../..', 'runtime', 'bin');
-  const candidates = [dir, path.resolve(__dirname, '../..', 'runtime', 'bin')];
+  const dir = runtimeDir ?? path.resolve(__dirname, '../../../..', 'runtime', 'bin');
+  const candidates = [dir, path.resolve(__dirname, '../../..', 'runtime', 'bin')];
   for (const d of candidates) {
     const dll = path.join(d, 'EventSourcing.Runtime.dll');
     if (fs.existsSync(dll)) return dll;

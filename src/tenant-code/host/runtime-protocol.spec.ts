@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { HOST_ERROR_CODES, HOST_REQUEST_TYPES, ITEM_ERROR_CODES, PROTOCOL_VERSION } from './runtime-protocol';
 
-const protocol = JSON.parse(fs.readFileSync(path.join(__dirname, '../../runtime/protocol.json'), 'utf8'));
+const protocol = JSON.parse(fs.readFileSync(path.join(__dirname, '../../../runtime/protocol.json'), 'utf8'));
 
 describe('runtime protocol', () => {
   it('names exactly the request types of runtime/protocol.json', () => {

@@ -50,11 +50,7 @@ export default tseslint.config(
             {
               target: abs('src/config/**'),
               from: abs('src/**'),
-              except: [
-                abs('src/config/**'),
-                abs('src/common/**'),
-                file('src/quotas/quota-policy.ts'),
-              ],
+              except: [abs('src/config/**'), abs('src/common/**'), file('src/quotas/quota-policy.ts')],
               message: 'config/ parses settings: it may use value types of quotas, nothing else',
             },
             // Tracing is called by every hop: it calls none of them.

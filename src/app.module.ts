@@ -12,7 +12,7 @@ import { MetricsModule } from './observability/metrics/metrics.module';
 import { ProjectionsModule } from './projections/projections.module';
 import { QuotasModule } from './quotas/quotas.module';
 import { ReducersModule } from './reducers/reducers.module';
-import { RuntimeModule } from './tenant-code/tenant-code.module';
+import { TenantCodeModule } from './tenant-code/tenant-code.module';
 import { StoreModule } from './store/store.module';
 import { TenancyModule } from './tenancy/tenancy.module';
 import { TenantTransferModule } from './tenant-transfer/tenant-transfer.module';
@@ -26,7 +26,7 @@ export class AppModule {
         ConfigModule.forRoot(config),
         StoreModule,
         AppMetricsModule,
-        RuntimeModule,
+        TenantCodeModule,
         TenancyModule,
         QuotasModule,
         EventsModule,

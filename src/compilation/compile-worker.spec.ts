@@ -2,7 +2,8 @@ import { CompileQueue } from '../tenant-code/compiler/compile-queue';
 import { CompileResult } from '../tenant-code/host/runtime-protocol';
 import { SqliteStore } from '../store/sqlite/sqlite-store';
 import { UploadKind, UploadRecord } from '../store/upload-repository.port';
-import { Compiler, CompileWorker } from './compile-worker';
+import { Compiler } from '../tenant-code/compiler.port';
+import { CompileWorker } from './compile-worker';
 
 const compiled: CompileResult = {
   ok: true,

@@ -1,16 +1,12 @@
-import { Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ProjectionCatalog } from '../projections/projection-catalog';
 import { ReducerCatalog } from '../reducers/reducer-catalog';
 import { CompileQueue } from '../tenant-code/compiler/compile-queue';
 import { HostCallError } from '../tenant-code/host/host-process';
 import { CompileResult } from '../tenant-code/host/runtime-protocol';
 import { AppMetrics, NO_METRICS } from '../observability/metrics/app-metrics';
-import { UploadKind, UploadRecord, UploadRepository } from '../store/upload-repository.port';
-
-/** What compiles an upload's sources (RuntimePool: a free compiler host). */
-export interface Compiler {
-  compile(files: { path: string; content: string }[], kind?: UploadKind): Promise<CompileResult>;
-}
+import { UploadRecord, UploadRepository } from '../store/upload-repository.port';
+import { Compiler } from '../tenant-code/compiler.port';
 
 /** A compile that crashed the compiler or failed inside it (out of memory, killed) is tried once more, then failed. */
 const MAX_CRASHES = 2;
@@ -24,19 +20,21 @@ const MAX_CRASHES = 2;
  * A compile that outlives the deadline is failed, never retried (it would only hold a compiler
  * again); one that crashes the compiler or fails inside it is retried once, on the tenant's next turn.
  */
+@Injectable()
 export class CompileWorker {
   private readonly logger = new Logger('CompileWorker');
   private readonly crashes = new Map<string, number>();
   private readonly compiling = new Set<Promise<void>>();
   private loop?: Promise<void>;
+  private readonly now: () => number = Date.now;
 
   constructor(
     private readonly queue: CompileQueue,
     private readonly compiler: Compiler,
     private readonly uploads: UploadRepository,
-    private readonly reducers: Pick<ReducerCatalog, 'autoBind'>,
-    private readonly projections: Pick<ProjectionCatalog, 'deploy'>,
-    private readonly now: () => number = Date.now,
+    // The catalogs by their class (tests give objects with the one method called).
+    @Inject(ReducerCatalog) private readonly reducers: Pick<ReducerCatalog, 'autoBind'>,
+    @Inject(ProjectionCatalog) private readonly projections: Pick<ProjectionCatalog, 'deploy'>,
     private readonly metrics: AppMetrics = NO_METRICS,
   ) {}
 

@@ -1,4 +1,4 @@
-import { RuntimePool } from '../tenant-code/runtime-pool';
+import { TenantCodeReadiness } from '../tenant-code/tenant-code-readiness.port';
 import { ReadinessCheck } from './readiness';
 
 /**
@@ -6,7 +6,7 @@ import { ReadinessCheck } from './readiness';
  * be restarting after a crash or a killed compile, which the queue waits for anyway). At start the
  * executors' warm-up compiles on one, so this holds no longer than the runtime check does.
  */
-export function compilerReadiness(pool: RuntimePool): ReadinessCheck {
+export function compilerReadiness(pool: TenantCodeReadiness): ReadinessCheck {
   return {
     name: 'compiler',
     check: async () => {

@@ -6,7 +6,7 @@ import { SANDBOX_STATUS, SandboxStatus } from '../tenant-code/host/sandbox-check
 import { STORE, Store } from '../store/store.port';
 import { Public } from '../tenancy/public.decorator';
 import { Readiness } from './readiness';
-import { RuntimePool } from '../tenant-code/runtime-pool';
+import { TenantCodeReadiness } from '../tenant-code/tenant-code-readiness.port';
 import { compilerReadiness } from './compiler-readiness';
 import { RedisReadinessCheck, redisReadiness } from './redis-readiness';
 import { runtimeReadiness } from './runtime-readiness';
@@ -55,8 +55,8 @@ export const REDIS_CHECK = Symbol('REDIS_CHECK');
     },
     {
       provide: Readiness,
-      inject: [SANDBOX_STATUS, RuntimePool, STORE, REDIS_CHECK],
-      useFactory: (sandbox: SandboxStatus, pool: RuntimePool, store: Store, redis: RedisReadinessCheck | null) =>
+      inject: [SANDBOX_STATUS, TenantCodeReadiness, STORE, REDIS_CHECK],
+      useFactory: (sandbox: SandboxStatus, pool: TenantCodeReadiness, store: Store, redis: RedisReadinessCheck | null) =>
         new Readiness([
           sandboxReadiness(sandbox),
           runtimeReadiness(pool),

@@ -1,4 +1,4 @@
-import { RuntimePool } from '../tenant-code/runtime-pool';
+import { TenantCodeReadiness } from '../tenant-code/tenant-code-readiness.port';
 import { ReadinessCheck } from './readiness';
 
 /**
@@ -8,7 +8,7 @@ import { ReadinessCheck } from './readiness';
  * If they could not start, readiness stays false with the reason (appends then answer 503
  * RUNTIME_UNAVAILABLE as before; the executors are tried again on each call).
  */
-export function runtimeReadiness(pool: RuntimePool): ReadinessCheck {
+export function runtimeReadiness(pool: TenantCodeReadiness): ReadinessCheck {
   return {
     name: 'runtime',
     check: () => {

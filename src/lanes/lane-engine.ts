@@ -4,7 +4,7 @@ import { AppendCommitted, AppendTrace } from '../events/append-committed.port';
 import { AppendTraces } from '../observability/tracing/append-traces';
 import { tracingOn } from '../observability/tracing/tracing';
 import { AppMetrics } from '../observability/metrics/app-metrics';
-import { RuntimePool } from '../tenant-code/runtime-pool';
+import { TenantCode } from '../tenant-code/tenant-code.port';
 import { EventLog } from '../store/event-log.port';
 import { LaneStore } from '../store/lane-store.port';
 import { ProjectionCatalogRepository, ProjectionVersion } from '../store/projection-catalog.port';
@@ -78,7 +78,7 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
     private readonly log: EventLog,
     private readonly catalog: ProjectionCatalogRepository,
     private readonly lanes: LaneStore,
-    private readonly runtime: Pick<RuntimePool, 'resolveKeys' | 'apply' | 'unload'>,
+    private readonly runtime: TenantCode,
     private readonly scheduler: LaneScheduler,
     private readonly options: LaneEngineOptions = { sweepMs: 2000 },
     /** What else happens when a lane applied (notifications); nothing in unit setups. */

@@ -4,7 +4,7 @@ import { rawJsonOrNull } from '../common/raw-json';
 import { toWireEvent } from '../tenant-code/wire-event';
 import { HostCallError } from '../tenant-code/host/host-process';
 import { CoalescingApplier } from '../tenant-code/executors/coalescing-applier';
-import { RuntimePool } from '../tenant-code/runtime-pool';
+import { TenantCode } from '../tenant-code/tenant-code.port';
 import { AppMetrics, NO_METRICS, secondsSince } from '../observability/metrics/app-metrics';
 import { StoredEvent } from '../store/event-log.port';
 import { LaneRecord, LaneStore } from '../store/lane-store.port';
@@ -57,7 +57,7 @@ export class LaneRunner {
     private readonly lanes: LaneStore,
     /** Whether the lane's version still exists (a dropped one's run stops). */
     private readonly catalog: Pick<ProjectionCatalogRepository, 'getVersion'>,
-    private readonly runtime: Pick<RuntimePool, 'apply' | 'resolveKeys'>,
+    private readonly runtime: Pick<TenantCode, 'apply' | 'resolveKeys'>,
     private readonly options: LaneRunnerOptions = DEFAULT_LANE_OPTIONS,
     /** Told after each stored run (the engine: readers, catch-up, notifications). */
     private readonly applied: LaneApplied = NO_LANE_APPLIED,

@@ -8,7 +8,7 @@ import { NotificationsModule } from '../notifications/notifications.module';
 import { AppMetrics } from '../observability/metrics/app-metrics';
 import { QuotasModule } from '../quotas/quotas.module';
 import { TenantQuotas } from '../quotas/tenant-quotas';
-import { RuntimePool } from '../tenant-code/runtime-pool';
+import { TenantCode } from '../tenant-code/tenant-code.port';
 import { STORE, Store } from '../store/store.port';
 import { AppliedSignal } from './applied-signal';
 import { InProcessLaneScheduler } from './in-process-lane-scheduler';
@@ -32,7 +32,7 @@ async function createScheduler(config: AppConfig): Promise<LaneScheduler> {
 
 function createEngine(
   s: Store,
-  pool: RuntimePool,
+  pool: TenantCode,
   scheduler: LaneScheduler,
   c: AppConfig,
   signal: AppliedSignal,
@@ -80,7 +80,7 @@ function createEngine(
     { provide: AppliedSignal, useValue: new AppliedSignal() },
     {
       provide: LaneEngine,
-      inject: [STORE, RuntimePool, LANE_SCHEDULER, APP_CONFIG, AppliedSignal, TenantQuotas, LANE_APPLIED, AppMetrics],
+      inject: [STORE, TenantCode, LANE_SCHEDULER, APP_CONFIG, AppliedSignal, TenantQuotas, LANE_APPLIED, AppMetrics],
       useFactory: createEngine,
     },
     { provide: APPEND_COMMITTED, useExisting: LaneEngine },

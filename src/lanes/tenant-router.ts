@@ -3,7 +3,7 @@ import { groupBy } from '../common/group-by';
 import { SerialRunner } from '../common/serial-runner';
 import { toWireEvent } from '../tenant-code/wire-event';
 import { HostCallError } from '../tenant-code/host/host-process';
-import { RuntimePool } from '../tenant-code/runtime-pool';
+import { TenantCode } from '../tenant-code/tenant-code.port';
 import { ResolvedKey, WireEvent } from '../tenant-code/host/runtime-protocol';
 import { EventLog, StoredEvent } from '../store/event-log.port';
 import { ProjectionCatalogRepository, ProjectionVersion } from '../store/projection-catalog.port';
@@ -61,7 +61,7 @@ export class TenantRouter {
     private readonly lanes: LaneStore,
     /** The stored positions of the versions routed here (and which of them still exist). */
     private readonly catalog: Pick<ProjectionCatalogRepository, 'versionsOf'>,
-    private readonly runtime: Pick<RuntimePool, 'resolveKeys'>,
+    private readonly runtime: Pick<TenantCode, 'resolveKeys'>,
     private readonly scheduler: LaneScheduler,
     private readonly events: TenantRouterEvents,
     /** The tenant's keysPerProjection limit: new keys past it are held in `!unresolved` (KEY_LIMIT). */

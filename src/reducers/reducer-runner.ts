@@ -3,7 +3,7 @@ import { rawJsonOrNull } from '../common/raw-json';
 import { Binding } from '../store/reducer-state.port';
 import { HostCallError } from '../tenant-code/host/host-process';
 import { CoalescingApplier } from '../tenant-code/executors/coalescing-applier';
-import { RuntimePool } from '../tenant-code/runtime-pool';
+import { TenantCode } from '../tenant-code/tenant-code.port';
 import { WireEvent } from '../tenant-code/host/runtime-protocol';
 import { AppMetrics, NO_METRICS, secondsSince } from '../observability/metrics/app-metrics';
 
@@ -41,7 +41,7 @@ export class ReducerRunner {
   private readonly applier: CoalescingApplier;
 
   constructor(
-    runtime: Pick<RuntimePool, 'apply'>,
+    runtime: Pick<TenantCode, 'apply'>,
     private readonly waitMs: number,
     private readonly metrics: AppMetrics = NO_METRICS,
   ) {

@@ -5,7 +5,7 @@ import { AppendBatcher } from '../events/append-batcher';
 import { AppendBatcherModule } from '../events/append-batcher.module';
 import { STATEFUL_APPEND } from '../events/append-pipeline';
 import { CompileQueue } from '../tenant-code/compiler/compile-queue';
-import { RuntimePool } from '../tenant-code/runtime-pool';
+import { TenantCode } from '../tenant-code/tenant-code.port';
 import { STORE, Store } from '../store/store.port';
 import { AggregateBinder, BindingLookup } from './aggregate-binder';
 import { AggregateStateKeeper } from './aggregate-state-keeper';
@@ -27,8 +27,8 @@ import { StateCatchUp } from './state-catch-up';
     { provide: BindingLookup, inject: [STORE], useFactory: (s: Store) => new BindingLookup(s.bindings) },
     {
       provide: ReducerRunner,
-      inject: [RuntimePool, APP_CONFIG, AppMetrics],
-      useFactory: (pool: RuntimePool, c: AppConfig, metrics: AppMetrics) => new ReducerRunner(pool, c.runtime.unavailableWaitMs, metrics),
+      inject: [TenantCode, APP_CONFIG, AppMetrics],
+      useFactory: (pool: TenantCode, c: AppConfig, metrics: AppMetrics) => new ReducerRunner(pool, c.runtime.unavailableWaitMs, metrics),
     },
     {
       provide: AggregateStateKeeper,

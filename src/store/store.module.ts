@@ -3,11 +3,16 @@ import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { openStore } from './store.factory';
 import { STORE, Store } from './store.port';
+import { UploadRepository } from './upload-repository.port';
 
 @Global()
 @Module({
-  providers: [{ provide: STORE, inject: [APP_CONFIG], useFactory: (config: AppConfig) => openStore(config) }],
-  exports: [STORE],
+  providers: [
+    { provide: STORE, inject: [APP_CONFIG], useFactory: (config: AppConfig) => openStore(config) },
+    // uploads (tenant-code, compilation)
+    { provide: UploadRepository, inject: [STORE], useFactory: (s: Store) => s.uploads },
+  ],
+  exports: [STORE, UploadRepository],
 })
 export class StoreModule implements OnApplicationShutdown {
   constructor(@Inject(STORE) private readonly store: Store) {}

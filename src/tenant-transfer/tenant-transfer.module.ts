@@ -7,7 +7,6 @@ import { NotificationsModule } from '../notifications/notifications.module';
 import { SseStream } from '../notifications/streams/sse-stream';
 import { WebSocketStreamServer } from '../notifications/streams/websocket-stream';
 import { RuntimePool } from '../tenant-code/runtime-pool';
-import { RuntimeModule } from '../tenant-code/tenant-code.module';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { STORE, Store } from '../store/store.port';
@@ -23,7 +22,7 @@ import { TenantPresence, TenantRemover } from './tenant-remover';
  * above the features (it drops a removed tenant's routers and assemblies): imported by AppModule only.
  */
 @Module({
-  imports: [TenancyModule, LanesModule, RuntimeModule, NotificationsModule],
+  imports: [TenancyModule, LanesModule, NotificationsModule],
   controllers: [TenantTransferController],
   providers: [
     {

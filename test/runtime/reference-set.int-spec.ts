@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadConfig } from '../../src/config/app-config';
 import { HostProcess } from '../../src/tenant-code/host/host-process';
-import { createLauncher } from '../../src/tenant-code/tenant-code.module';
+import { createLauncher } from '../../src/tenant-code/sandboxed-launcher';
 import { REPO } from '../support/runtime-harness';
 
 /**

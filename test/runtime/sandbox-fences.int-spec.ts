@@ -5,7 +5,7 @@ import { loadConfig } from '../../src/config/app-config';
 import { HostLauncher } from '../../src/tenant-code/host/host-launcher';
 import { HostCallError, HostProcess } from '../../src/tenant-code/host/host-process';
 import { HostMode } from '../../src/tenant-code/host/runtime-protocol';
-import { createLauncher } from '../../src/tenant-code/tenant-code.module';
+import { createLauncher } from '../../src/tenant-code/sandboxed-launcher';
 import { SandboxStatus } from '../../src/tenant-code/host/sandbox-check';
 import { dotnetProcessUnder } from '../support/host-processes';
 import { ADMIN_TOKEN, ServiceProcess } from '../support/service-harness';

@@ -4,7 +4,6 @@ import { RedisReadinessCheck } from '../../health/redis-readiness';
 import { AppConfig } from '../../config/app-config';
 import { NotificationsModule } from '../../notifications/notifications.module';
 import { StreamLimiter } from '../../notifications/streams/stream-limiter';
-import { RuntimeModule } from '../../tenant-code/tenant-code.module';
 import { RuntimePool } from '../../tenant-code/runtime-pool';
 import { STORE, Store } from '../../store/store.port';
 import { AppMetrics } from './app-metrics';
@@ -23,7 +22,7 @@ export class MetricsModule {
     if (!config.metrics.enabled) return { module: MetricsModule };
     return {
       module: MetricsModule,
-      imports: [RuntimeModule, NotificationsModule, HealthModule],
+      imports: [NotificationsModule, HealthModule],
       controllers: [MetricsController],
       providers: [
         {

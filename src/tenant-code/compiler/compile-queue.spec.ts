@@ -1,6 +1,7 @@
 import { DomainError } from '../../common/domain-error';
 import { SqliteStore } from '../../store/sqlite/sqlite-store';
-import { Compiler, CompileWorker } from '../../compilation/compile-worker';
+import { CompileWorker } from '../../compilation/compile-worker';
+import { Compiler } from '../compiler.port';
 import { UploadRecord, UploadRepository } from '../../store/upload-repository.port';
 import { HostCallError } from '../host/host-process';
 import { CompileQueue, CompileQueueOptions } from './compile-queue';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import * as os from 'node:os';
-import { Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { DomainError } from '../../common/domain-error';
 import { KeyedMutex } from '../../common/keyed-mutex';
 import { UploadKind, UploadRecord, UploadRepository } from '../../store/upload-repository.port';
@@ -26,6 +26,20 @@ export interface CompileQueueOptions {
    */
   sweepMs: number;
   /** Names this instance in its claims (default: host, pid and a random suffix). */
+  owner?: string;
+}
+
+/**
+ * The options a CompileQueue is given, each defaulting to DEFAULT_QUEUE_OPTIONS'. A class, so that Nest
+ * injects the service's by type (TenantCodeModule derives them from the compiler pool and the config).
+ */
+export abstract class CompileQueueSettings implements Partial<CompileQueueOptions> {
+  concurrency?: number;
+  maxPendingPerTenant?: number;
+  deadlineMs?: number;
+  unavailableRetryMs?: number;
+  claimMs?: number;
+  sweepMs?: number;
   owner?: string;
 }
 
@@ -55,6 +69,7 @@ export const DEFAULT_QUEUE_OPTIONS: CompileQueueOptions = {
  * A claim lapses after `claimMs`: an instance that died mid-compile leaves its upload to another,
  * found by the sweep (every `sweepMs` while a compiler is free here).
  */
+@Injectable()
 export class CompileQueue {
   private readonly logger = new Logger('CompileQueue');
   private readonly submitting = new KeyedMutex();
@@ -74,11 +89,11 @@ export class CompileQueue {
   /** This instance's name in the uploads it claims. */
   readonly owner: string;
   private readonly claimMs: number;
+  private readonly now: () => number = Date.now;
 
   constructor(
     private readonly uploads: UploadRepository,
-    options: Partial<CompileQueueOptions> = {},
-    private readonly now: () => number = Date.now,
+    options: CompileQueueSettings = {},
   ) {
     this.options = { ...DEFAULT_QUEUE_OPTIONS, ...options };
     this.owner = this.options.owner ?? `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;

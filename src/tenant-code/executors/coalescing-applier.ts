@@ -1,5 +1,5 @@
 import { HostCallError } from '../host/host-process';
-import { RuntimePool } from '../runtime-pool';
+import { TenantCode } from '../tenant-code.port';
 import { ApplyGroupPayload, ApplyGroupResult } from '../host/runtime-protocol';
 
 export type ApplyGroup = ApplyGroupPayload;
@@ -52,7 +52,7 @@ export class CoalescingApplier {
   private readonly maxGroups: number;
 
   constructor(
-    private readonly runtime: Pick<RuntimePool, 'apply'>,
+    private readonly runtime: Pick<TenantCode, 'apply'>,
     options: CoalescingOptions = {},
   ) {
     this.urgent = options.urgent ?? false;

@@ -4,7 +4,7 @@ import { LruMap } from '../common/lru-map';
 import { RawJson } from '../common/raw-json';
 import { uuidv7 } from '../common/uuid-v7';
 import { AppendBatcher } from '../events/append-batcher';
-import { AppendOutcomeWithState, StatefulAppend } from '../events/append-pipeline';
+import { AppendOutcomeWithState, StatefulAppend } from '../events/stateful-append.port';
 import { decideAggregateType, streamKey } from '../store/append-plan';
 import { AppendRequest, EventLog, Snapshot, SnapshotChange, StreamInfo } from '../store/event-log.port';
 import { Binding, SnapshotRepository } from '../store/reducer-state.port';

@@ -1,12 +1,14 @@
-import { Module, OnApplicationShutdown } from '@nestjs/common';
+import { Global, Module, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { AppendBatcher } from '../events/append-batcher';
 import { AppendBatcherModule } from '../events/append-batcher.module';
-import { STATEFUL_APPEND } from '../events/append-pipeline';
+import { StatefulAppend } from '../events/stateful-append.port';
 import { CompileQueue } from '../runtime/compile-queue';
 import { RuntimePool } from '../runtime/runtime-pool';
-import { STORE, Store } from '../store/store.port';
+import { EventLog } from '../store/event-log.port';
+import { BindingRepository, SnapshotRepository } from '../store/reducer-state.port';
+import { UploadRepository } from '../store/upload-repository.port';
 import { AggregateBinder, BindingLookup } from './aggregate-binder';
 import { AggregateStateKeeper } from './aggregate-state-keeper';
 import { BindingStatus } from './binding-status';
@@ -17,14 +19,16 @@ import { AggregateTypesController, ReducersController } from './reducers.control
 import { StateCatchUp } from './state-catch-up';
 
 /**
- * Reducers and aggregate state. Binds the events module's STATEFUL_APPEND to AggregateStateKeeper;
- * exports ReducerCatalog (CompilationModule auto-binds through it).
+ * Reducers and aggregate state. Binds the events module's StatefulAppend port to AggregateStateKeeper
+ * (global, so that EventsModule takes the port without importing this module); exports ReducerCatalog
+ * (CompilationModule auto-binds through it).
  */
+@Global()
 @Module({
   imports: [AppendBatcherModule],
   controllers: [ReducersController, AggregateTypesController],
   providers: [
-    { provide: BindingLookup, inject: [STORE], useFactory: (s: Store) => new BindingLookup(s.bindings) },
+    { provide: BindingLookup, inject: [BindingRepository], useFactory: (bindings: BindingRepository) => new BindingLookup(bindings) },
     {
       provide: ReducerRunner,
       inject: [RuntimePool, APP_CONFIG, AppMetrics],
@@ -32,33 +36,35 @@ import { StateCatchUp } from './state-catch-up';
     },
     {
       provide: AggregateStateKeeper,
-      inject: [STORE, BindingLookup, ReducerRunner, AppendBatcher],
-      useFactory: (s: Store, lookup: BindingLookup, runner: ReducerRunner, batcher: AppendBatcher) =>
-        new AggregateStateKeeper(s.events, s.snapshots, lookup, runner, batcher),
+      inject: [EventLog, SnapshotRepository, BindingLookup, ReducerRunner, AppendBatcher],
+      useFactory: (events: EventLog, snapshots: SnapshotRepository, lookup: BindingLookup, runner: ReducerRunner, batcher: AppendBatcher) =>
+        new AggregateStateKeeper(events, snapshots, lookup, runner, batcher),
     },
     {
       provide: StateCatchUp,
-      inject: [STORE, BindingLookup, AggregateStateKeeper],
-      useFactory: (s: Store, lookup: BindingLookup, keeper: AggregateStateKeeper) => new StateCatchUp(s.snapshots, lookup, keeper),
+      inject: [SnapshotRepository, BindingLookup, AggregateStateKeeper],
+      useFactory: (snapshots: SnapshotRepository, lookup: BindingLookup, keeper: AggregateStateKeeper) =>
+        new StateCatchUp(snapshots, lookup, keeper),
     },
     {
       provide: AggregateBinder,
-      inject: [STORE, BindingLookup, StateCatchUp],
-      useFactory: (s: Store, lookup: BindingLookup, catchUp: StateCatchUp) => new AggregateBinder(s.bindings, s.uploads, lookup, catchUp),
+      inject: [BindingRepository, UploadRepository, BindingLookup, StateCatchUp],
+      useFactory: (bindings: BindingRepository, uploads: UploadRepository, lookup: BindingLookup, catchUp: StateCatchUp) =>
+        new AggregateBinder(bindings, uploads, lookup, catchUp),
     },
     {
       provide: ReducerCatalog,
-      inject: [STORE, CompileQueue, AggregateBinder],
-      useFactory: (s: Store, q: CompileQueue, binder: AggregateBinder) => new ReducerCatalog(s.uploads, q, binder),
+      inject: [UploadRepository, CompileQueue, AggregateBinder],
+      useFactory: (uploads: UploadRepository, q: CompileQueue, binder: AggregateBinder) => new ReducerCatalog(uploads, q, binder),
     },
     {
       provide: BindingStatus,
       inject: [BindingLookup, StateCatchUp],
       useFactory: (lookup: BindingLookup, catchUp: StateCatchUp) => new BindingStatus(lookup, catchUp),
     },
-    { provide: STATEFUL_APPEND, useExisting: AggregateStateKeeper },
+    { provide: StatefulAppend, useExisting: AggregateStateKeeper },
   ],
-  exports: [STATEFUL_APPEND, ReducerCatalog],
+  exports: [StatefulAppend, ReducerCatalog],
 })
 export class ReducersModule implements OnApplicationShutdown {
   constructor(private readonly catchUp: StateCatchUp) {}

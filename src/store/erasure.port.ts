@@ -26,6 +26,6 @@ export interface ErasureResult {
  * system event appended at the tenant's head. Throws NOT_FOUND for an unknown aggregate and
  * RESERVED_NAME for the service's own streams. Who calls it: events/ (EventEraser).
  */
-export interface AggregateErasure {
-  erase(tenantId: string, aggregateId: string): Promise<ErasureResult>;
+export abstract class AggregateErasure {
+  abstract erase(tenantId: string, aggregateId: string): Promise<ErasureResult>;
 }

@@ -26,37 +26,37 @@ export interface UploadRecord {
   compiledAt: number | null;
 }
 
-export interface UploadRepository {
-  create(record: Omit<UploadRecord, 'status' | 'discovered' | 'compilationError' | 'assemblySha256' | 'compiledAt'>): Promise<void>;
+export abstract class UploadRepository {
+  abstract create(record: Omit<UploadRecord, 'status' | 'discovered' | 'compilationError' | 'assemblySha256' | 'compiledAt'>): Promise<void>;
   /** Tenant-scoped: another tenant's upload id reads as absent. */
-  get(tenantId: string, uploadId: string): Promise<UploadRecord | null>;
+  abstract get(tenantId: string, uploadId: string): Promise<UploadRecord | null>;
   /**
    * Tenants with uploads still to compile, the one waiting longest first (the compile queue's turns);
    * with `now`, only those with an upload no live compile claim holds (one another instance could take).
    */
-  pendingTenants(now?: number): Promise<string[]>;
+  abstract pendingTenants(now?: number): Promise<string[]>;
   /** A tenant's oldest upload still to compile. */
-  oldestPending(tenantId: string): Promise<UploadRecord | null>;
+  abstract oldestPending(tenantId: string): Promise<UploadRecord | null>;
   /**
    * Claims the tenant's oldest upload still to compile that no live claim holds (none, or lapsed
    * before `now`) for `owner` until `until`: one guarded UPDATE, so of several instances claiming at
    * once exactly one gets each upload. Null when there is none to claim.
    */
-  claimOldest(tenantId: string, owner: string, now: number, until: number): Promise<UploadRecord | null>;
+  abstract claimOldest(tenantId: string, owner: string, now: number, until: number): Promise<UploadRecord | null>;
   /** Gives up `owner`'s claim on a pending upload (left for a later turn, on any instance). */
-  releaseClaim(tenantId: string, uploadId: string, owner: string): Promise<void>;
+  abstract releaseClaim(tenantId: string, uploadId: string, owner: string): Promise<void>;
   /** How many of a tenant's uploads are still to compile (the per-tenant cap); all tenants' without one (the compile queue's depth). */
-  countPending(tenantId?: string): Promise<number>;
+  abstract countPending(tenantId?: string): Promise<number>;
   /**
    * Records a compile. With `claim`, only while the upload is still pending under that owner's
    * claim (false, and nothing written, when another instance took it over after the claim lapsed).
    */
-  markCompiled(
+  abstract markCompiled(
     tenantId: string,
     uploadId: string,
     r: { discovered: DiscoveredImplementation[]; assembly: Buffer; assemblySha256: string; at: number; claim?: string },
   ): Promise<boolean>;
-  markFailed(tenantId: string, uploadId: string, r: { compilationError: string; at: number; claim?: string }): Promise<boolean>;
+  abstract markFailed(tenantId: string, uploadId: string, r: { compilationError: string; at: number; claim?: string }): Promise<boolean>;
   /** The compiled DLL, for executors to load. */
-  getAssembly(tenantId: string, uploadId: string): Promise<Buffer | null>;
+  abstract getAssembly(tenantId: string, uploadId: string): Promise<Buffer | null>;
 }

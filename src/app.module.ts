@@ -3,6 +3,7 @@ import { CompilationModule } from './compilation/compilation.module';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { EventsModule } from './events/events.module';
+import { EventWebhooksModule } from './event-webhooks/event-webhooks.module';
 import { HealthModule } from './health/health.controller';
 import { LanesModule } from './lanes/lanes.module';
 import { NotificationsModule } from './notifications/notifications.module';
@@ -35,6 +36,7 @@ export class AppModule {
         ProjectionsModule,
         CompilationModule,
         NotificationsModule,
+        EventWebhooksModule,
         HealthModule,
         TenantTransferModule,
         OpenApiModule,

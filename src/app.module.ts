@@ -4,7 +4,7 @@ import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { EventsModule } from './events/events.module';
 import { EventWebhooksModule } from './event-webhooks/event-webhooks.module';
-import { HealthModule } from './health/health.controller';
+import { HealthModule } from './health/health.module';
 import { LanesModule } from './lanes/lanes.module';
 import { NotificationsModule } from './notifications/notifications.module';
 import { OpenApiModule } from './openapi/openapi.module';

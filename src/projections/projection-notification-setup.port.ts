@@ -28,7 +28,7 @@ export abstract class ProjectionNotificationSetup {
   abstract webhookStatus?(tenantId: string, p: ProjectionRecord): Promise<object | null>;
 }
 
-/** TODO(merge): the former Symbol token's name, kept so that the projections' and notifications' modules compile until the lead renames it. */
+/** TODO(merge): the former Symbol token's name, kept so that the projections' and notifications' modules compile meanwhile. */
 export const PROJECTION_NOTIFICATION_SETUP = ProjectionNotificationSetup;
 
 export interface UploadNotificationsView {

@@ -44,7 +44,8 @@ type QuotaRedis = { redis: Redis; circuit: RedisCircuit } | null;
     {
       provide: TenantLimitsCatalog,
       inject: [TenantRepository, APP_CONFIG],
-      useFactory: (tenants: TenantRepository, c: AppConfig) => new TenantLimitsCatalog(tenants, c.quotas.defaults, c.quotas.overridesCacheMs),
+      useFactory: (tenants: TenantRepository, c: AppConfig) =>
+        new TenantLimitsCatalog(tenants, c.quotas.defaults, c.quotas.overridesCacheMs),
     },
     { provide: StoredEventsGauge, inject: [EventLog], useFactory: (events: EventLog) => new StoredEventsGauge(events) },
     TenantQuotas,

@@ -27,7 +27,9 @@ export interface UploadRecord {
 }
 
 export abstract class UploadRepository {
-  abstract create(record: Omit<UploadRecord, 'status' | 'discovered' | 'compilationError' | 'assemblySha256' | 'compiledAt'>): Promise<void>;
+  abstract create(
+    record: Omit<UploadRecord, 'status' | 'discovered' | 'compilationError' | 'assemblySha256' | 'compiledAt'>,
+  ): Promise<void>;
   /** Tenant-scoped: another tenant's upload id reads as absent. */
   abstract get(tenantId: string, uploadId: string): Promise<UploadRecord | null>;
   /**

@@ -3,7 +3,6 @@ import { TenantRepository } from '../store/tenant-repository.port';
 import { TenantTransferStore, TransferTableShape } from '../store/tenant-transfer.port';
 import { TenantPresence } from './tenant-presence.port';
 
-
 /** Rows deleted per statement: each chunk is its own short transaction, so a huge tenant blocks no one. */
 export const REMOVE_CHUNK_ROWS = 5_000;
 

@@ -160,7 +160,8 @@ function violation(row: Row): string | null {
   }
   // A boundary: its type is called here, and its code (the classes of its file: both sides of it) calls the to-method.
   const boundary = classNamed(how.type);
-  if (!targets.some((d) => memberOf(d, boundary))) return `no call in ${row.from.type}.${row.from.member} resolves to a member of ${how.type}`;
+  if (!targets.some((d) => memberOf(d, boundary)))
+    return `no call in ${row.from.type}.${row.from.member} resolves to a member of ${how.type}`;
   const sides: ts.ClassDeclaration[] = [];
   ts.forEachChild(boundary.getSourceFile(), (n) => void (ts.isClassDeclaration(n) && sides.push(n)));
   return sides.some((c) => callTargets(c).includes(to)) ? null : `no code of ${how.type}'s file calls ${row.to.type}.${row.to.member}`;
@@ -180,7 +181,7 @@ describe('ARCHITECTURE.md: one event, hop by hop', () => {
 
   it('every hop is reached from the start through the table', () => {
     const reached = new Set([PATH_START]);
-    for (let grew = true; grew; ) {
+    for (let grew = true; grew;) {
       grew = false;
       for (const r of rows)
         if (reached.has(named(r.from)) && !reached.has(named(r.to))) {

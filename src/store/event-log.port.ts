@@ -127,7 +127,9 @@ export interface StreamInfo {
 /**
  * The event log. `appendMany` is the group-commit primitive: all requests in one transaction,
  * each checked on its own; a request that fails (version or type conflict) stores nothing and
- * does not affect the others.
+ * does not affect the others. Adapters: SqliteEventLog, PostgresEventLog (StoreModule provides the one
+ * chosen, as store.events). Who calls it: AppendBatcher (appendMany), EventReader, AggregateStateKeeper,
+ * the lanes' routers (readAll), StoredEventsGauge (headPosition), the event streams (readLog).
  */
 export abstract class EventLog {
   abstract appendMany(requests: AppendRequest[]): Promise<AppendOutcome[]>;

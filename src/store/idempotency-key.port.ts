@@ -1,6 +1,7 @@
 /**
  * The idempotency keys of appends, outside the append itself (which reads and writes them in its own
- * transaction, event-log.port.ts): what the expiry sweep needs.
+ * transaction, event-log.port.ts): what the expiry sweep needs. Adapter: SqlIdempotencyKeyRepository
+ * (both stores, store.idempotencyKeys). Who calls it: IdempotencyKeySweep.
  */
 export abstract class IdempotencyKeyRepository {
   /**

@@ -57,7 +57,10 @@ export interface RetentionPolicy {
   removeBefore: number;
 }
 
-/** The notification log (written by `LaneStore.applied`), read by every channel. */
+/**
+ * The notification log (written by `LaneStore.applied`), read by every channel (store.notifications).
+ * Adapter: SqlNotificationRepository (both stores). Who calls it: notifications/ (reader, retention, settings, webhooks).
+ */
 export abstract class NotificationRepository {
   /** Ascending, after `afterSequence`. */
   abstract read(tenantId: string, projectionId: string, afterSequence: number, limit: number): Promise<Notification[]>;

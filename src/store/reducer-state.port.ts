@@ -11,11 +11,13 @@ export interface Binding {
   boundAt: number;
 }
 
+/** Reducer bindings (store.bindings). Adapter: SqlBindingRepository. Who calls it: reducers/ (BindingLookup, AggregateBinder). */
 export abstract class BindingRepository {
   abstract put(binding: Binding): Promise<void>;
   abstract get(tenantId: string, aggregateType: string): Promise<Binding | null>;
 }
 
+/** Aggregate states (store.snapshots). Adapter: SqlSnapshotRepository. Who calls it: reducers/ (AggregateStateKeeper, StateCatchUp). */
 export abstract class SnapshotRepository {
   abstract get(tenantId: string, aggregateId: string): Promise<Snapshot | null>;
   /**

@@ -30,6 +30,10 @@ export interface TenantLimitsRecord {
   updatedAt: number;
 }
 
+/**
+ * Tenants, their API keys and limit overrides (store.tenants). Adapter: SqlTenantRepository (both
+ * stores). Who calls it: tenancy/ (TenantDirectory, FirstRun), quotas/ (TenantLimitsCatalog), tenant transfer.
+ */
 export abstract class TenantRepository {
   abstract createTenant(tenant: TenantRecord): Promise<void>;
   /**

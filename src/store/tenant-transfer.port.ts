@@ -25,6 +25,10 @@ export interface TransferRow {
   row: Record<string, unknown>;
 }
 
+/**
+ * A whole tenant's rows, table by table (store.transfer). Adapter: SqlTenantTransfer (both stores).
+ * Who calls it: tenant-transfer/ (TenantExporter, TenantImporter, TenantRemover).
+ */
 export abstract class TenantTransferStore {
   /** The number of migrations this store has applied (the export header's schemaVersion). */
   abstract schemaVersion(): Promise<number>;

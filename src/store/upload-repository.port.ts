@@ -26,6 +26,11 @@ export interface UploadRecord {
   compiledAt: number | null;
 }
 
+/**
+ * Uploads and their compilation (store.uploads): the store is the compile queue. Adapter:
+ * SqlUploadRepository (both stores). Who calls it: runtime/ (CompileQueue), reducers/ (ReducerCatalog,
+ * AggregateBinder), projections/, the metrics scrape (countPending).
+ */
 export abstract class UploadRepository {
   abstract create(
     record: Omit<UploadRecord, 'status' | 'discovered' | 'compilationError' | 'assemblySha256' | 'compiledAt'>,

@@ -33,7 +33,7 @@ const CATS = [
   ['quota gate', (s) => s.some((f) => f.url.includes('quota'))],
   [
     'group commit + writer message (batcher, worker client)',
-    (s) => s.some((f) => /append-batcher|sqlite-append-worker-client|postgres-event-log|postgres-append|pg\/lib|pg-protocol/.test(f.url)),
+    (s) => s.some((f) => /append-batcher|append-writer-thread|postgres-event-log|postgres-append|pg\/lib|pg-protocol/.test(f.url)),
   ],
   ['reply write (writev)', (s) => s.some((f) => f.functionName === 'writev' || f.functionName === 'writevGeneric')],
   ['garbage collector', (s) => s[0].functionName === '(garbage collector)'],

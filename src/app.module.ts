@@ -3,7 +3,8 @@ import { CompilationModule } from './compilation/compilation.module';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { EventsModule } from './events/events.module';
-import { HealthModule } from './health/health.controller';
+import { EventWebhooksModule } from './event-webhooks/event-webhooks.module';
+import { HealthModule } from './health/health.module';
 import { LanesModule } from './lanes/lanes.module';
 import { NotificationsModule } from './notifications/notifications.module';
 import { OpenApiModule } from './openapi/openapi.module';
@@ -35,6 +36,7 @@ export class AppModule {
         ProjectionsModule,
         CompilationModule,
         NotificationsModule,
+        EventWebhooksModule,
         HealthModule,
         TenantTransferModule,
         OpenApiModule,

@@ -4,7 +4,7 @@ import { Logger } from '@nestjs/common';
 import { LruMap } from '../common/lru-map';
 import { stringifyJson } from '../common/raw-json';
 import { SerialRunner } from '../common/serial-runner';
-import { AppendCommitted } from '../events/append-committed.port';
+import { EventWebhooksAppended } from '../events/append-committed.port';
 import { storedEventView } from '../events/event-views';
 import { WebhookSecrets } from '../notifications/webhooks/webhook-secrets';
 import { SendResult } from '../notifications/webhooks/webhook-sender';
@@ -71,7 +71,7 @@ export const eventMessageId = (webhookId: string, position: number) => `msg_${we
  * other instances, due retries, lapsed claims): one statement over the active subscriptions that
  * have events after their cursor.
  */
-export class EventWebhookDispatcher implements AppendCommitted {
+export class EventWebhookDispatcher implements EventWebhooksAppended {
   private readonly logger = new Logger('EventWebhookDispatcher');
   /** This process's claims: unique per process, readable in the store by an operator. */
   readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;

@@ -1,4 +1,4 @@
-import { BeforeApplicationShutdown, Module, OnApplicationBootstrap } from '@nestjs/common';
+import { BeforeApplicationShutdown, Global, Module, OnApplicationBootstrap } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { NotificationsModule } from '../notifications/notifications.module';
@@ -21,6 +21,7 @@ export const SUSPEND_AFTER_DEAD_LETTERS = 3;
  * webhooks' signer, sender, SSRF guard, secrets and retry schedule (notifications/webhooks) and the
  * tenant's webhooksInFlight quota; EventsModule hands the dispatcher its appends (APPEND_COMMITTED).
  */
+@Global()
 @Module({
   imports: [NotificationsModule, QuotasModule],
   controllers: [EventWebhooksController],

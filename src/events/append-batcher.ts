@@ -38,7 +38,7 @@ export class AppendBatcher {
   private queue: Pending[] = [];
   private active = 0;
   private readonly busyKeys = new Set<string>();
-  private scheduled = false;
+  private readonly tick = new GroupCommitTick();
   private closed = false;
   private idleWaiters: (() => void)[] = [];
   private readonly options: AppendBatcherOptions;
@@ -55,15 +55,13 @@ export class AppendBatcher {
     if (this.closed) return Promise.reject(new DomainError('SERVICE_UNAVAILABLE', 'the service is shutting down'));
     return new Promise<AppendResult>((resolve, reject) => {
       this.queue.push({ request, keys: keysOf(request), resolve, reject, trace: activeTraceParent() });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        // setImmediate, not a microtask: lets every request already parsed in this I/O turn join.
-        setImmediate(() => {
-          this.scheduled = false;
-          this.pump();
-        });
-      }
+      this.tick.schedule(this);
     });
+  }
+
+  /** The tick's flush: as many transactions as may be in flight, from what waits (GroupCommitTick calls it). */
+  flush(): void {
+    this.pump();
   }
 
   /** Refuses new appends and resolves once everything accepted so far is committed and answered. */
@@ -151,6 +149,25 @@ export class AppendBatcher {
       // bad request, or a passing fault, cannot fail its neighbours.
       for (const p of batch) await this.commit([p]);
     }
+  }
+}
+
+/**
+ * The group-commit tick, a named asynchronous boundary of the append path (ARCHITECTURE.md, "One
+ * event, hop by hop"): the first append of a turn schedules one flush of the batcher on the next
+ * setImmediate, and every append until then joins it. setImmediate, not a microtask: lets every
+ * request already parsed in this I/O turn join.
+ */
+export class GroupCommitTick {
+  private scheduled = false;
+
+  schedule(batcher: AppendBatcher): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      batcher.flush();
+    });
   }
 }
 

@@ -1,61 +1,45 @@
+import { Inject, Injectable } from '@nestjs/common';
 import { RawJson } from '../common/raw-json';
-import { AppendRequest, AppendResult } from '../store/event-log.port';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { AppendRequest } from '../store/event-log.port';
 import { AppendBatcher } from './append-batcher';
-import { AppendCommitted } from './append-committed.port';
+import { AppendCommitted, EventsAppended, EventWebhooksAppended } from './append-committed.port';
+import { AppendOutcomeWithState, RememberedOutcome, StatefulAppend } from './stateful-append.port';
 import { appendTrace } from '../observability/tracing/spans';
 
-/** What an append answers beyond the stored events: the aggregate's state, when a reducer is bound. */
-export interface AppendOutcomeWithState {
-  result: AppendResult;
-  /** The state's JSON text, written into the response verbatim. */
-  state?: RawJson;
-  stateError?: { code: 'REDUCER_FAILED' | 'STATE_TOO_LARGE'; message: string; failedVersion: number };
-  /** The request's Idempotency-Key was already answered: this is that answer again, and nothing was stored. */
-  replayed?: boolean;
-}
-
-/** What of an answer is not in the log, as remembered with an idempotency key (AggregateStateKeeper writes it). */
-export interface RememberedOutcome {
-  /** The state's JSON text. */
-  state?: string;
-  stateError?: AppendOutcomeWithState['stateError'];
-}
-
-/**
- * A stage that may take over an append (the reducers module computes the state and writes it in
- * the same commit). A port, so that events does not depend on reducers: ReducersModule binds
- * STATEFUL_APPEND to AggregateStateKeeper.
- */
-export interface StatefulAppend {
-  /** undefined when it has nothing to do with this append (no reducer bound): plain append then. */
-  append(request: AppendRequest): Promise<AppendOutcomeWithState | undefined>;
-  /** The aggregate was erased: whatever state of it this instance holds in memory goes. */
-  erased?(tenantId: string, aggregateId: string): void;
-}
-
-export const STATEFUL_APPEND = Symbol('STATEFUL_APPEND');
-
 /** The append path: the stateful stage when it wants the append, else group commit; then the committed ports. */
+@Injectable()
 export class AppendPipeline {
+  /** Test hook (TEST_KILL_AFTER_COMMIT_KEY): SIGKILL this process once an append with this key is committed, before its answer. */
+  private readonly killAfterCommitKey?: string;
+
   constructor(
     private readonly batcher: AppendBatcher,
-    private readonly stateful: StatefulAppend | null,
-    private readonly committed: AppendCommitted | null,
-    /** EVENTS_APPENDED: the event streams' doorbell. */
-    private readonly live: AppendCommitted | null = null,
-    /** Test hook (TEST_KILL_AFTER_COMMIT_KEY): SIGKILL this process once an append with this key is committed, before its answer. */
-    private readonly killAfterCommitKey?: string,
-  ) {}
+    private readonly stateful: StatefulAppend,
+    /** The lanes: told first. */
+    private readonly committed: AppendCommitted,
+    /** The event webhooks: told after the lanes. */
+    private readonly hooks: EventWebhooksAppended,
+    /** The event streams' doorbell: told last. */
+    private readonly live: EventsAppended,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.killAfterCommitKey = config.idempotency.killAfterCommitKey;
+  }
 
   async append(request: AppendRequest): Promise<AppendOutcomeWithState> {
-    const handled = this.stateful ? await this.stateful.append(request) : undefined;
+    const handled = await this.stateful.append(request);
     const outcome = handled ?? { result: await this.batcher.append(request) };
     const replay = outcome.result.replay;
     if (replay) return replayedOutcome(outcome.result, replay.outcome);
     if (this.killAfterCommitKey !== undefined && request.idempotency?.key === this.killAfterCommitKey) process.kill(process.pid, 'SIGKILL');
     const events = outcome.result.events;
-    this.committed?.appended(request.tenantId, events[events.length - 1].position, appendTrace(events[0].position));
-    this.live?.appended(request.tenantId, events[events.length - 1].position);
+    const position = events[events.length - 1].position;
+    const traced = appendTrace(events[0].position);
+    this.committed.appended(request.tenantId, position, traced);
+    this.hooks.appended(request.tenantId, position, traced);
+    this.live.appended(request.tenantId, position);
     return outcome;
   }
 }

@@ -1,7 +1,11 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
 import { DomainError, validationFailed } from '../common/domain-error';
 import { payloadText } from '../common/json-source-text';
 import { AppendRequest, NewEvent } from '../store/event-log.port';
-import { AppendOutcomeWithState, AppendPipeline } from './append-pipeline';
+import { AppendPipeline } from './append-pipeline';
+import { AppendOutcomeWithState } from './stateful-append.port';
 import { AppendBatchDto, AppendEventDto, EventEnvelopeDto } from './event-input.dto';
 import { inferAggregateType, jsonDepthExceeds, LIMITS } from './event-limits';
 import { CallerTraceContext } from './trace-context';
@@ -19,13 +23,18 @@ export interface AppendContext {
 }
 
 /** Turns validated input into append requests (payloads checked for size and depth, then encoded once) and hands them to group commit. */
+@Injectable()
 export class EventAppender {
+  /** How long an idempotency key is remembered (IDEMPOTENCY_KEYS_KEEP_MS). */
+  private readonly idempotencyKeepMs: number;
+  private readonly now: () => number = Date.now;
+
   constructor(
     private readonly pipeline: AppendPipeline,
-    /** How long an idempotency key is remembered (IDEMPOTENCY_KEYS_KEEP_MS). */
-    private readonly idempotencyKeepMs = 86_400_000,
-    private readonly now: () => number = Date.now,
-  ) {}
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.idempotencyKeepMs = config.idempotency.keepMs;
+  }
 
   /** The request's own context: its Idempotency-Key, and the caller's W3C trace context (stored with the events). */
   appendOne(tenantId: string, input: AppendEventDto, context: AppendContext = {}): Promise<AppendOutcomeWithState> {

@@ -1,3 +1,4 @@
+import { Injectable } from '@nestjs/common';
 import { validationFailed } from '../common/domain-error';
 import { EventLog, StoredEvent } from '../store/event-log.port';
 import { Direction, LogFilters } from './log-query';
@@ -33,6 +34,7 @@ export interface LogPage {
   nextBeforePosition?: number;
 }
 
+@Injectable()
 export class EventReader {
   constructor(private readonly log: EventLog) {}
 

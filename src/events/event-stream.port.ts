@@ -8,13 +8,13 @@ export interface EventStreamQuery {
 }
 
 /**
- * `GET /events/stream` as server-sent events, for EventsController, which has authenticated the
+ * `GET /events/stream` as server-sent events, for EventsController.stream, which has authenticated the
  * tenant and taken the reply over; the stream answers its own refusals. NotificationsModule binds
  * it (notifications/streams, beside the projection streams whose keepalive, slow-consumer cut and
  * caps it shares). The WebSocket upgrade of the same path never reaches a route.
  */
-export interface EventStreamSse {
-  serve(
+export abstract class EventStreamSse {
+  abstract serve(
     req: IncomingMessage,
     res: ServerResponse,
     owner: { tenantId: string; keyHash: string },
@@ -23,4 +23,5 @@ export interface EventStreamSse {
   ): Promise<void>;
 }
 
-export const EVENT_STREAM_SSE = Symbol('EVENT_STREAM_SSE');
+/** TODO(merge): the former Symbol token's name, kept so that NotificationsModule's binding compiles until the lead renames it. */
+export const EVENT_STREAM_SSE = EventStreamSse;

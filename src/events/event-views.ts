@@ -3,7 +3,7 @@ import { anyJson, arrayOf, integer, jsonObject, JsonSchema, nullable, object, st
 import { RawJson, rawJsonOrNull, stringifyJson } from '../common/raw-json';
 import { StoredEvent } from '../store/event-log.port';
 import { ErasureResult } from '../store/erasure.port';
-import { AppendOutcomeWithState } from './append-pipeline';
+import { AppendOutcomeWithState } from './stateful-append.port';
 
 /** `state` when a reducer is bound and applied; `stateError` when it failed on these events. */
 function stateFields(o: AppendOutcomeWithState) {

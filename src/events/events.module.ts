@@ -1,63 +1,25 @@
-import { Inject, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { AppConfig } from '../config/app-config';
-import { APP_CONFIG } from '../config/config.module';
-import { LanesModule } from '../lanes/lanes.module';
-import { NotificationsModule } from '../notifications/notifications.module';
-import { ReducersModule } from '../reducers/reducers.module';
-import { STORE, Store } from '../store/store.port';
-import { AppendBatcher } from './append-batcher';
+import { Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AppendBatcherModule } from './append-batcher.module';
-import { EventWebhooksModule } from '../event-webhooks/event-webhooks.module';
-import { APPEND_COMMITTED, AppendCommitted, appendCommittedToAll, EVENT_WEBHOOKS_APPENDED, EVENTS_APPENDED } from './append-committed.port';
-import { AppendPipeline, STATEFUL_APPEND, StatefulAppend } from './append-pipeline';
+import { AppendPipeline } from './append-pipeline';
 import { EventAppender } from './event-appender';
 import { EventReader } from './event-reader';
 import { EventEraser } from './event-eraser';
 import { EventsController } from './events.controller';
 import { IdempotencyKeySweep } from './idempotency-key-sweep';
 
-/** Appends and reads. The ports its pipeline calls are bound by the modules that own them (reducers, lanes, event webhooks). */
+/**
+ * Appends and reads. The ports its pipeline calls (StatefulAppend, AppendCommitted,
+ * EventWebhooksAppended, EventsAppended, EventStreamSse) are bound by the global modules that own
+ * them (reducers, lanes, event webhooks, notifications): this module imports none of them.
+ */
 @Module({
-  // NotificationsModule: EVENTS_APPENDED and EVENT_STREAM_SSE (the log's live streams live beside the projection streams);
-  // EventWebhooksModule: EVENT_WEBHOOKS_APPENDED (the event webhooks' dispatcher).
-  imports: [AppendBatcherModule, ReducersModule, LanesModule, NotificationsModule, EventWebhooksModule],
+  imports: [AppendBatcherModule],
   controllers: [EventsController],
-  providers: [
-    {
-      provide: AppendPipeline,
-      inject: [AppendBatcher, STATEFUL_APPEND, APPEND_COMMITTED, EVENT_WEBHOOKS_APPENDED, EVENTS_APPENDED, APP_CONFIG],
-      useFactory: (
-        b: AppendBatcher,
-        stateful: StatefulAppend,
-        committed: AppendCommitted,
-        hooks: AppendCommitted,
-        live: AppendCommitted,
-        config: AppConfig,
-      ) => new AppendPipeline(b, stateful, appendCommittedToAll(committed, hooks), live, config.idempotency.killAfterCommitKey),
-    },
-    {
-      provide: EventAppender,
-      inject: [AppendPipeline, APP_CONFIG],
-      useFactory: (p: AppendPipeline, config: AppConfig) => new EventAppender(p, config.idempotency.keepMs),
-    },
-    {
-      provide: IdempotencyKeySweep,
-      inject: [STORE, APP_CONFIG],
-      useFactory: (store: Store, config: AppConfig) =>
-        new IdempotencyKeySweep(store.idempotencyKeys, config.idempotency.keepMs, config.idempotency.sweepMs),
-    },
-    {
-      provide: EventEraser,
-      inject: [STORE, STATEFUL_APPEND, APPEND_COMMITTED, EVENT_WEBHOOKS_APPENDED, EVENTS_APPENDED],
-      useFactory: (store: Store, stateful: StatefulAppend, committed: AppendCommitted, hooks: AppendCommitted, live: AppendCommitted) =>
-        new EventEraser(store.erasure, stateful, appendCommittedToAll(committed, hooks), live),
-    },
-    { provide: EventReader, inject: [STORE], useFactory: (store: Store) => new EventReader(store.events) },
-  ],
+  providers: [AppendPipeline, EventAppender, IdempotencyKeySweep, EventEraser, EventReader],
   exports: [AppendPipeline, EventReader],
 })
 export class EventsModule implements OnApplicationBootstrap, OnApplicationShutdown {
-  constructor(@Inject(IdempotencyKeySweep) private readonly sweep: IdempotencyKeySweep) {}
+  constructor(private readonly sweep: IdempotencyKeySweep) {}
 
   onApplicationBootstrap(): void {
     this.sweep.start();

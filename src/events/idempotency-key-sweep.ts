@@ -1,4 +1,6 @@
-import { Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
 import { IdempotencyKeyRepository } from '../store/idempotency-key.port';
 
 /** Rows deleted per statement: bounded, so that a sweep after a long pause holds no lock for long. */
@@ -9,16 +11,22 @@ const CHUNK = 5_000;
  * instances are harmless). Only space: appends already treat a key older than `keepMs` as unknown,
  * so a key is forgotten on time even when the sweep is late.
  */
+@Injectable()
 export class IdempotencyKeySweep {
   private readonly logger = new Logger('IdempotencyKeySweep');
   private timer?: NodeJS.Timeout;
   private running = false;
 
+  private readonly keepMs: number;
+  private readonly sweepMs: number;
+
   constructor(
     private readonly repo: IdempotencyKeyRepository,
-    private readonly keepMs: number,
-    private readonly sweepMs: number,
-  ) {}
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.keepMs = config.idempotency.keepMs;
+    this.sweepMs = config.idempotency.sweepMs;
+  }
 
   start(): void {
     this.timer = setInterval(() => void this.sweep(), this.sweepMs);

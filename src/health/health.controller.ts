@@ -1,17 +1,7 @@
-import { Controller, Get, HttpCode, HttpStatus, Inject, Module, OnApplicationShutdown, Res } from '@nestjs/common';
+import { Controller, Get, HttpCode, HttpStatus, Res } from '@nestjs/common';
 import { FastifyReply } from 'fastify';
-import { AppConfig } from '../config/app-config';
-import { APP_CONFIG } from '../config/config.module';
-import { SANDBOX_STATUS, SandboxStatus } from '../tenant-code/host/sandbox-check';
-import { STORE, Store } from '../store/store.port';
 import { Public } from '../tenancy/public.decorator';
 import { Readiness } from './readiness';
-import { TenantCodeReadiness } from '../tenant-code/tenant-code-readiness.port';
-import { compilerReadiness } from './compiler-readiness';
-import { RedisReadinessCheck, redisReadiness } from './redis-readiness';
-import { runtimeReadiness } from './runtime-readiness';
-import { sandboxReadiness } from './sandbox-readiness';
-import { storeReadiness } from './store-readiness';
 
 @Controller('health')
 export class HealthController {
@@ -39,39 +29,5 @@ export class HealthController {
     const report = await this.readiness.report();
     if (report.status !== 'ready') reply.status(HttpStatus.SERVICE_UNAVAILABLE);
     return report;
-  }
-}
-
-/** The Redis check (null without REDIS_URL); the metrics' eventstore_dependency_up asks it too. */
-export const REDIS_CHECK = Symbol('REDIS_CHECK');
-
-@Module({
-  controllers: [HealthController],
-  providers: [
-    {
-      provide: REDIS_CHECK,
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => (config.redisUrl ? redisReadiness(config.redisUrl) : null),
-    },
-    {
-      provide: Readiness,
-      inject: [SANDBOX_STATUS, TenantCodeReadiness, STORE, REDIS_CHECK],
-      useFactory: (sandbox: SandboxStatus, pool: TenantCodeReadiness, store: Store, redis: RedisReadinessCheck | null) =>
-        new Readiness([
-          sandboxReadiness(sandbox),
-          runtimeReadiness(pool),
-          compilerReadiness(pool),
-          storeReadiness(store),
-          ...(redis ? [redis] : []),
-        ]),
-    },
-  ],
-  exports: [REDIS_CHECK],
-})
-export class HealthModule implements OnApplicationShutdown {
-  constructor(@Inject(REDIS_CHECK) private readonly redis: RedisReadinessCheck | null) {}
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.redis?.close();
   }
 }

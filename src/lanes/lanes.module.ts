@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import * as os from 'node:os';
-import { Inject, Logger, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Global, Inject, Logger, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { APPEND_COMMITTED } from '../events/append-committed.port';
@@ -73,6 +73,7 @@ function createEngine(
  * the applied signal. Binds the events module's APPEND_COMMITTED to the engine; takes LANE_APPLIED
  * from notifications.
  */
+@Global()
 @Module({
   imports: [QuotasModule, NotificationsModule],
   providers: [

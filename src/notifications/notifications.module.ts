@@ -1,4 +1,4 @@
-import { BeforeApplicationShutdown, Inject, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { BeforeApplicationShutdown, Global, Inject, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -45,6 +45,7 @@ const STREAM_PAGE = 200;
  * depend on log/ and not on each other. Binds LANE_APPLIED (lanes) to NotificationFeed and
  * PROJECTION_NOTIFICATION_SETUP (the projection catalog) to NotificationSetup; imports neither.
  */
+@Global()
 @Module({
   imports: [TenancyModule, QuotasModule],
   controllers: [NotificationLogController, SseStreamController, ProjectionWebhookController, WebhooksController],

@@ -10,15 +10,14 @@ export interface SlotGrant {
 /**
  * Counted slots by key (streams open, webhook attempts in flight). In-process by default; on
  * Redis when REDIS_URL is set, so the count spans instances (a slot of an instance that died
- * without giving it back expires).
+ * without giving it back expires). Adapters: InProcessConcurrencyLimiter, RedisConcurrencyLimiter
+ * (QuotasModule chooses); called by TenantQuotas.
  */
-export interface ConcurrencyLimiter {
-  readonly kind: 'in-process' | 'redis';
+export abstract class ConcurrencyLimiter {
+  abstract readonly kind: 'in-process' | 'redis';
   /** Takes one of `limit` slots under `key` (limit > 0). */
-  acquire(key: string, limit: number): Promise<SlotGrant>;
-  close(): Promise<void>;
+  abstract acquire(key: string, limit: number): Promise<SlotGrant>;
+  abstract close(): Promise<void>;
 }
-
-export const CONCURRENCY_LIMITER = Symbol('CONCURRENCY_LIMITER');
 
 export const REFUSED_SLOT = (held: number): SlotGrant => ({ granted: false, held, release: () => undefined });

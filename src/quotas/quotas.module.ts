@@ -1,15 +1,15 @@
-import { AppMetrics } from '../observability/metrics/app-metrics';
 import { Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { STORE, Store } from '../store/store.port';
-import { CONCURRENCY_LIMITER, ConcurrencyLimiter } from './concurrency-limiter.port';
+import { EventLog } from '../store/event-log.port';
+import { TenantRepository } from '../store/tenant-repository.port';
+import { ConcurrencyLimiter } from './concurrency-limiter.port';
 import { InProcessConcurrencyLimiter } from './in-process-concurrency-limiter';
 import { InProcessRateLimiter } from './in-process-rate-limiter';
 import { QuotaGate } from './quota-gate';
 import { connectQuotaRedis } from './quota-redis';
-import { RATE_LIMITER, RateLimiter } from './rate-limiter.port';
+import { RateLimiter } from './rate-limiter.port';
 import { RedisCircuit } from './redis-circuit';
 import { RedisConcurrencyLimiter } from './redis-concurrency-limiter';
 import { RedisRateLimiter } from './redis-rate-limiter';
@@ -31,27 +31,24 @@ type QuotaRedis = { redis: Redis; circuit: RedisCircuit } | null;
       useFactory: (c: AppConfig): Promise<QuotaRedis> | null => (c.redisUrl ? connectQuotaRedis(c.redisUrl) : null),
     },
     {
-      provide: RATE_LIMITER,
+      provide: RateLimiter,
       inject: [QUOTA_REDIS],
       useFactory: (r: QuotaRedis): RateLimiter => (r ? new RedisRateLimiter(r.redis, { circuit: r.circuit }) : new InProcessRateLimiter()),
     },
     {
-      provide: CONCURRENCY_LIMITER,
+      provide: ConcurrencyLimiter,
       inject: [QUOTA_REDIS],
       useFactory: (r: QuotaRedis): ConcurrencyLimiter =>
         r ? new RedisConcurrencyLimiter(r.redis, { circuit: r.circuit }) : new InProcessConcurrencyLimiter(),
     },
     {
       provide: TenantLimitsCatalog,
-      inject: [STORE, APP_CONFIG],
-      useFactory: (s: Store, c: AppConfig) => new TenantLimitsCatalog(s.tenants, c.quotas.defaults, c.quotas.overridesCacheMs),
+      inject: [TenantRepository, APP_CONFIG],
+      useFactory: (tenants: TenantRepository, c: AppConfig) =>
+        new TenantLimitsCatalog(tenants, c.quotas.defaults, c.quotas.overridesCacheMs),
     },
-    {
-      provide: TenantQuotas,
-      inject: [TenantLimitsCatalog, RATE_LIMITER, CONCURRENCY_LIMITER, STORE, AppMetrics],
-      useFactory: (l: TenantLimitsCatalog, r: RateLimiter, c: ConcurrencyLimiter, s: Store, m: AppMetrics) =>
-        new TenantQuotas(l, r, c, new StoredEventsGauge(s.events), m),
-    },
+    { provide: StoredEventsGauge, inject: [EventLog], useFactory: (events: EventLog) => new StoredEventsGauge(events) },
+    TenantQuotas,
     {
       provide: QuotaGate,
       inject: [TenantQuotas, APP_CONFIG],
@@ -63,8 +60,8 @@ type QuotaRedis = { redis: Redis; circuit: RedisCircuit } | null;
 export class QuotasModule implements OnApplicationShutdown {
   constructor(
     @Inject(QUOTA_REDIS) private readonly quotaRedis: QuotaRedis,
-    @Inject(RATE_LIMITER) private readonly rates: RateLimiter,
-    @Inject(CONCURRENCY_LIMITER) private readonly slots: ConcurrencyLimiter,
+    private readonly rates: RateLimiter,
+    private readonly slots: ConcurrencyLimiter,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {

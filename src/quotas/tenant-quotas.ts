@@ -1,3 +1,4 @@
+import { Injectable } from '@nestjs/common';
 import { AppMetrics, NO_METRICS } from '../observability/metrics/app-metrics';
 import { DomainError } from '../common/domain-error';
 import { RateLimitState } from '../common/rate-limit-fields';
@@ -24,6 +25,7 @@ const NOTHING_HELD: Release = () => undefined;
  * answers (RATE_LIMITED with Retry-After and the RateLimit fields; TOO_MANY_STREAMS with scope
  * `tenant`; QUOTA_EXCEEDED); an admission returns the state its RateLimit field reports.
  */
+@Injectable()
 export class TenantQuotas {
   constructor(
     private readonly limits: TenantLimitsCatalog,

@@ -1,8 +1,10 @@
+import { Injectable, Optional } from '@nestjs/common';
 import { DomainError, notFound } from '../common/domain-error';
 import { LruMap } from '../common/lru-map';
 import { uuidv7 } from '../common/uuid-v7';
 import { Binding, BindingRepository } from '../store/reducer-state.port';
 import { UploadRepository } from '../store/upload-repository.port';
+import { Rebound } from './rebound.port';
 
 const CACHE_MS = 2_000;
 
@@ -10,12 +12,13 @@ const CACHE_MS = 2_000;
  * Which reducer computes an aggregate type now. Lookups are on every append, so they are cached
  * briefly (another instance's rebind is seen within CACHE_MS; this instance's at once).
  */
+@Injectable()
 export class BindingLookup {
   private readonly cache = new LruMap<string, { binding: Binding | null; until: number }>(10_000);
 
   constructor(
     private readonly bindings: BindingRepository,
-    private readonly now: () => number = Date.now,
+    @Optional() private readonly now: () => number = Date.now,
   ) {}
 
   async current(tenantId: string, aggregateType: string): Promise<Binding | null> {
@@ -33,22 +36,18 @@ export class BindingLookup {
   }
 }
 
-/** Told after each bind (StateCatchUp: drops the keeper's states of the type, recomputes its snapshots). */
-export interface Rebound {
-  rebound(binding: Binding): void;
-}
-
 /**
  * Binds reducers to aggregate types: checks that the upload compiled and resolves the class;
  * every bind gets a new binding id, which makes earlier snapshots stale.
  */
+@Injectable()
 export class AggregateBinder {
   constructor(
     private readonly bindings: BindingRepository,
     private readonly uploads: UploadRepository,
     private readonly lookup: BindingLookup,
     private readonly rebound: Rebound,
-    private readonly now: () => number = Date.now,
+    @Optional() private readonly now: () => number = Date.now,
   ) {}
 
   /** The binding in force (the lookup's, cached). */

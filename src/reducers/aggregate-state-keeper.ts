@@ -1,10 +1,11 @@
+import { Injectable, Optional } from '@nestjs/common';
 import { aggregateErased, DomainError, notFound } from '../common/domain-error';
 import { KeyedMutex } from '../common/keyed-mutex';
 import { LruMap } from '../common/lru-map';
 import { RawJson } from '../common/raw-json';
 import { uuidv7 } from '../common/uuid-v7';
 import { AppendBatcher } from '../events/append-batcher';
-import { AppendOutcomeWithState, StatefulAppend } from '../events/append-pipeline';
+import { AppendOutcomeWithState, StatefulAppend } from '../events/stateful-append.port';
 import { decideAggregateType, streamKey } from '../store/append-plan';
 import { AppendRequest, EventLog, Snapshot, SnapshotChange, StreamInfo } from '../store/event-log.port';
 import { Binding, SnapshotRepository } from '../store/reducer-state.port';
@@ -50,6 +51,7 @@ export interface AggregateStateView {
  * stream (events appended while unbound, or by another instance), is brought up to date from the
  * log first — the store refuses a state computed on a stale version (STATE_STALE).
  */
+@Injectable()
 export class AggregateStateKeeper implements StatefulAppend {
   private readonly cache: LruMap<string, Snapshot>;
   private readonly mutex = new KeyedMutex();
@@ -62,8 +64,9 @@ export class AggregateStateKeeper implements StatefulAppend {
     private readonly binder: BindingLookup,
     private readonly runner: ReducerRunner,
     private readonly batcher: AppendBatcher,
-    cacheSize = 50_000,
-    private readonly now: () => number = Date.now,
+    // Tests' tuning; Nest provides neither, so the defaults apply.
+    @Optional() cacheSize: number = 50_000,
+    @Optional() private readonly now: () => number = Date.now,
   ) {
     this.cache = new LruMap(cacheSize);
   }

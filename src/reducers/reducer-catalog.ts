@@ -1,3 +1,4 @@
+import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { DomainError, notFound, validationFailed } from '../common/domain-error';
 import { REDUCER_ID_PATTERN } from '../events/event-limits';
@@ -11,6 +12,7 @@ import { AggregateBinder } from './aggregate-binder';
  * Reducer uploads: the archive is checked and read in memory, queued for compiling (202 at
  * once), and once compiled every discovered reducer is bound to its aggregate type.
  */
+@Injectable()
 export class ReducerCatalog {
   constructor(
     private readonly uploads: UploadRepository,

@@ -1,4 +1,7 @@
+import { Inject, Injectable } from '@nestjs/common';
 import { DomainError } from '../common/domain-error';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
 import { rawJsonOrNull } from '../common/raw-json';
 import { Binding } from '../store/reducer-state.port';
 import { HostCallError } from '../tenant-code/host/host-process';
@@ -37,14 +40,17 @@ const REDUCER_GROUPS_PER_CALL = 64;
  * process) become a failure at an event — events are facts and stay stored. An executor that
  * cannot be started at all is the service's fault: callers wait up to `waitMs`, then get 503.
  */
+@Injectable()
 export class ReducerRunner {
   private readonly applier: CoalescingApplier;
+  private readonly waitMs: number;
 
   constructor(
-    runtime: Pick<TenantCode, 'apply'>,
-    private readonly waitMs: number,
+    @Inject(TenantCode) runtime: Pick<TenantCode, 'apply'>,
+    @Inject(APP_CONFIG) config: AppConfig,
     private readonly metrics: AppMetrics = NO_METRICS,
   ) {
+    this.waitMs = config.runtime.unavailableWaitMs;
     // Every fold here is on a request's path (an append, a state read): ahead of the tenant's lanes.
     this.applier = new CoalescingApplier(runtime, {
       urgent: true,

@@ -1,6 +1,7 @@
-import { Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { Binding, SnapshotRepository } from '../store/reducer-state.port';
-import { BindingLookup, Rebound } from './aggregate-binder';
+import { BindingLookup } from './aggregate-binder';
+import { Rebound } from './rebound.port';
 import { AggregateStateKeeper } from './aggregate-state-keeper';
 
 export interface CatchUpProgress {
@@ -20,6 +21,7 @@ const IN_FLIGHT = 16;
  * in the background. Until an aggregate is done, its state is computed on demand by a read or an
  * append, so nothing waits for this. A newer bind of the same type supersedes a running one.
  */
+@Injectable()
 export class StateCatchUp implements Rebound {
   private readonly logger = new Logger('StateCatchUp');
   private readonly progress = new Map<string, CatchUpProgress>();

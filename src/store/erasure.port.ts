@@ -24,8 +24,9 @@ export interface ErasureResult {
  * snapshot, the state of the notifications its events caused (and so of their pending webhook
  * deliveries, which read it when sent), the stream frozen against appends, and the `$erased`
  * system event appended at the tenant's head. Throws NOT_FOUND for an unknown aggregate and
- * RESERVED_NAME for the service's own streams. Who calls it: events/ (EventEraser).
+ * RESERVED_NAME for the service's own streams. Who calls it: events/ (EventEraser). Adapters: SQLite
+ * (SqliteErasureTransaction on the writer thread), PostgresEventLog (store.erasure).
  */
-export interface AggregateErasure {
-  erase(tenantId: string, aggregateId: string): Promise<ErasureResult>;
+export abstract class AggregateErasure {
+  abstract erase(tenantId: string, aggregateId: string): Promise<ErasureResult>;
 }

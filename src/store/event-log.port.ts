@@ -127,22 +127,24 @@ export interface StreamInfo {
 /**
  * The event log. `appendMany` is the group-commit primitive: all requests in one transaction,
  * each checked on its own; a request that fails (version or type conflict) stores nothing and
- * does not affect the others.
+ * does not affect the others. Adapters: SqliteEventLog, PostgresEventLog (StoreModule provides the one
+ * chosen, as store.events). Who calls it: AppendBatcher (appendMany), EventReader, AggregateStateKeeper,
+ * the lanes' routers (readAll), StoredEventsGauge (headPosition), the event streams (readLog).
  */
-export interface EventLog {
-  appendMany(requests: AppendRequest[]): Promise<AppendOutcome[]>;
-  readStream(tenantId: string, aggregateId: string, fromVersion: number, limit: number): Promise<StoredEvent[]>;
+export abstract class EventLog {
+  abstract appendMany(requests: AppendRequest[]): Promise<AppendOutcome[]>;
+  abstract readStream(tenantId: string, aggregateId: string, fromVersion: number, limit: number): Promise<StoredEvent[]>;
   /** Events of the stream with version <= atOrBeforeVersion, descending (GET /events/{id}?direction=backward). */
-  readStreamBackward(tenantId: string, aggregateId: string, atOrBeforeVersion: number, limit: number): Promise<StoredEvent[]>;
+  abstract readStreamBackward(tenantId: string, aggregateId: string, atOrBeforeVersion: number, limit: number): Promise<StoredEvent[]>;
   /**
    * A page of the tenant's whole log in position order, filtered (LogQuery). Only committed events,
    * gap-free: positions are drawn under the tenant's head lock and committed in their order, so a
    * read never sees position N+1 without N. The one read of the log by position for the HTTP log,
    * the event streams and whatever else follows the log (event webhooks, export).
    */
-  readLog(tenantId: string, query: LogQuery): Promise<StoredEvent[]>;
+  abstract readLog(tenantId: string, query: LogQuery): Promise<StoredEvent[]>;
   /** Events with position > afterPosition, ascending. What projections read. */
-  readAll(tenantId: string, afterPosition: number, limit: number): Promise<StoredEvent[]>;
-  streamInfo(tenantId: string, aggregateId: string): Promise<StreamInfo | null>;
-  headPosition(tenantId: string): Promise<number>;
+  abstract readAll(tenantId: string, afterPosition: number, limit: number): Promise<StoredEvent[]>;
+  abstract streamInfo(tenantId: string, aggregateId: string): Promise<StreamInfo | null>;
+  abstract headPosition(tenantId: string): Promise<number>;
 }

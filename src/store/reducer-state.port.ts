@@ -11,21 +11,23 @@ export interface Binding {
   boundAt: number;
 }
 
-export interface BindingRepository {
-  put(binding: Binding): Promise<void>;
-  get(tenantId: string, aggregateType: string): Promise<Binding | null>;
+/** Reducer bindings (store.bindings). Adapter: SqlBindingRepository. Who calls it: reducers/ (BindingLookup, AggregateBinder). */
+export abstract class BindingRepository {
+  abstract put(binding: Binding): Promise<void>;
+  abstract get(tenantId: string, aggregateType: string): Promise<Binding | null>;
 }
 
-export interface SnapshotRepository {
-  get(tenantId: string, aggregateId: string): Promise<Snapshot | null>;
+/** Aggregate states (store.snapshots). Adapter: SqlSnapshotRepository. Who calls it: reducers/ (AggregateStateKeeper, StateCatchUp). */
+export abstract class SnapshotRepository {
+  abstract get(tenantId: string, aggregateId: string): Promise<Snapshot | null>;
   /**
    * Writes a snapshot computed outside an append (catch-up, a read that computed it), unless the
    * stored one is of the same binding and at least as new: catch-up never regresses what an
    * append wrote meanwhile.
    */
-  putIfNewer(tenantId: string, snapshot: Snapshot): Promise<void>;
+  abstract putIfNewer(tenantId: string, snapshot: Snapshot): Promise<void>;
   /** Aggregates of a type in id order, for catch-up to walk in pages. */
-  listAggregates(
+  abstract listAggregates(
     tenantId: string,
     aggregateType: string,
     afterAggregateId: string,

@@ -1,18 +1,57 @@
 import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { AggregateErasure } from './erasure.port';
+import { EventLog } from './event-log.port';
+import { IdempotencyKeyRepository } from './idempotency-key.port';
+import { NotificationRepository } from './notification-repository.port';
+import { ProjectionCatalogRepository } from './projection-catalog.port';
+import { BindingRepository, SnapshotRepository } from './reducer-state.port';
 import { openStore } from './store.factory';
 import { STORE, Store } from './store.port';
+import { TenantRepository } from './tenant-repository.port';
+import { TenantTransferStore } from './tenant-transfer.port';
 import { UploadRepository } from './upload-repository.port';
 
+/**
+ * The store, global: STORE (the adapter SQLite or PostgreSQL, chosen by DATABASE_URL) and each of
+ * its repositories under its own port class, so that a consumer injects the role it uses.
+ */
 @Global()
 @Module({
   providers: [
     { provide: STORE, inject: [APP_CONFIG], useFactory: (config: AppConfig) => openStore(config) },
-    // uploads (tenant-code, compilation)
+    // Each role derived from the one real choice made for STORE.
+    // events, tenancy, reducers, projections, notifications, tenant transfer
+    { provide: EventLog, inject: [STORE], useFactory: (s: Store) => s.events },
+    { provide: TenantRepository, inject: [STORE], useFactory: (s: Store) => s.tenants },
     { provide: UploadRepository, inject: [STORE], useFactory: (s: Store) => s.uploads },
+    { provide: BindingRepository, inject: [STORE], useFactory: (s: Store) => s.bindings },
+    { provide: SnapshotRepository, inject: [STORE], useFactory: (s: Store) => s.snapshots },
+    { provide: ProjectionCatalogRepository, inject: [STORE], useFactory: (s: Store) => s.projections },
+    { provide: NotificationRepository, inject: [STORE], useFactory: (s: Store) => s.notifications },
+    { provide: IdempotencyKeyRepository, inject: [STORE], useFactory: (s: Store) => s.idempotencyKeys },
+    { provide: TenantTransferStore, inject: [STORE], useFactory: (s: Store) => s.transfer },
+    { provide: AggregateErasure, inject: [STORE], useFactory: (s: Store) => s.erasure },
+    // lanes
+    // webhooks, event webhooks
   ],
-  exports: [STORE, UploadRepository],
+  exports: [
+    STORE,
+    // events, tenancy, reducers, projections, notifications, tenant transfer
+    EventLog,
+    TenantRepository,
+    UploadRepository,
+    BindingRepository,
+    SnapshotRepository,
+    ProjectionCatalogRepository,
+    NotificationRepository,
+    IdempotencyKeyRepository,
+    TenantTransferStore,
+    AggregateErasure,
+    // lanes
+    // webhooks, event webhooks
+  ],
 })
 export class StoreModule implements OnApplicationShutdown {
   constructor(@Inject(STORE) private readonly store: Store) {}

@@ -30,30 +30,34 @@ export interface TenantLimitsRecord {
   updatedAt: number;
 }
 
-export interface TenantRepository {
-  createTenant(tenant: TenantRecord): Promise<void>;
+/**
+ * Tenants, their API keys and limit overrides (store.tenants). Adapter: SqlTenantRepository (both
+ * stores). Who calls it: tenancy/ (TenantDirectory, FirstRun), quotas/ (TenantLimitsCatalog), tenant transfer.
+ */
+export abstract class TenantRepository {
+  abstract createTenant(tenant: TenantRecord): Promise<void>;
   /**
    * First run: creates this tenant with this key only if the store holds no tenant at all, in one
    * transaction serialised against other instances doing the same; false (nothing written) otherwise.
    */
-  createFirstTenant(tenant: TenantRecord, key: NewApiKey): Promise<boolean>;
-  getTenant(tenantId: string): Promise<TenantRecord | null>;
-  listTenants(): Promise<TenantRecord[]>;
-  addKey(key: NewApiKey): Promise<void>;
+  abstract createFirstTenant(tenant: TenantRecord, key: NewApiKey): Promise<boolean>;
+  abstract getTenant(tenantId: string): Promise<TenantRecord | null>;
+  abstract listTenants(): Promise<TenantRecord[]>;
+  abstract addKey(key: NewApiKey): Promise<void>;
   /**
    * Adds the key only while the tenant has fewer than `maxLive` live keys (not revoked, not expired
    * at `now`), checked and written in one transaction serialised per tenant against other
    * instances; false (nothing written) when the tenant is at the cap.
    */
-  addKeyWithin(key: NewApiKey, maxLive: number, now: number): Promise<boolean>;
-  findKeyByHash(keyHash: string): Promise<ApiKeyRecord | null>;
+  abstract addKeyWithin(key: NewApiKey, maxLive: number, now: number): Promise<boolean>;
+  abstract findKeyByHash(keyHash: string): Promise<ApiKeyRecord | null>;
   /** Which of these key hashes name a key still live at `now` (not revoked, not expired). */
-  liveKeyHashes(keyHashes: string[], now: number): Promise<string[]>;
+  abstract liveKeyHashes(keyHashes: string[], now: number): Promise<string[]>;
   /** The tenant's keys not revoked (expired ones included), oldest first. */
-  listKeys(tenantId: string): Promise<ApiKeyRecord[]>;
+  abstract listKeys(tenantId: string): Promise<ApiKeyRecord[]>;
   /** false when no such live key of that tenant exists. */
-  revokeKey(tenantId: string, keyId: string, at: number): Promise<boolean>;
-  getLimits(tenantId: string): Promise<TenantLimitsRecord | null>;
+  abstract revokeKey(tenantId: string, keyId: string, at: number): Promise<boolean>;
+  abstract getLimits(tenantId: string): Promise<TenantLimitsRecord | null>;
   /** Replaces the tenant's overrides; false when no such tenant exists. */
-  putLimits(record: TenantLimitsRecord): Promise<boolean>;
+  abstract putLimits(record: TenantLimitsRecord): Promise<boolean>;
 }

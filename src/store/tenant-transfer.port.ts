@@ -25,27 +25,31 @@ export interface TransferRow {
   row: Record<string, unknown>;
 }
 
-export interface TenantTransferStore {
+/**
+ * A whole tenant's rows, table by table (store.transfer). Adapter: SqlTenantTransfer (both stores).
+ * Who calls it: tenant-transfer/ (TenantExporter, TenantImporter, TenantRemover).
+ */
+export abstract class TenantTransferStore {
   /** The number of migrations this store has applied (the export header's schemaVersion). */
-  schemaVersion(): Promise<number>;
+  abstract schemaVersion(): Promise<number>;
   /** Every table of the schema with a tenant_id column, with its columns and primary key. */
-  tenantTables(): Promise<TransferTableShape[]>;
+  abstract tenantTables(): Promise<TransferTableShape[]>;
   /**
    * The tenant's rows of the given tables, in that order, each table in primary key order, all
    * read from ONE snapshot of the store (a consistent export while appends go on), a page (up to
    * 1,000 rows of one table) at a time.
    */
-  exportRows(tenantId: string, tables: TransferTableShape[]): AsyncGenerator<TransferRow[]>;
+  abstract exportRows(tenantId: string, tables: TransferTableShape[]): AsyncGenerator<TransferRow[]>;
   /**
    * Inserts the rows in ONE transaction: all of them or none. Rejects with TENANT_EXISTS when a
    * row conflicts with one already stored (the tenant, or one of its key hashes). Columns must be
    * the target's (checked by the caller against tenantTables()).
    */
-  importRows(rows: AsyncIterable<TransferRow>, shapes: Map<string, TransferTableShape>): Promise<void>;
+  abstract importRows(rows: AsyncIterable<TransferRow>, shapes: Map<string, TransferTableShape>): Promise<void>;
   /**
    * Deletes up to `chunk` of the tenant's rows of one table, in its own short transaction; rows
    * deleted. `orphansOnly`: only while the store has no tenants row of that id (in the statement
    * itself, so a tenant imported again meanwhile keeps its rows).
    */
-  deleteChunk(tenantId: string, table: TransferTableShape, chunk: number, orphansOnly?: boolean): Promise<number>;
+  abstract deleteChunk(tenantId: string, table: TransferTableShape, chunk: number, orphansOnly?: boolean): Promise<number>;
 }

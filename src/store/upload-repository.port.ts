@@ -27,9 +27,9 @@ export interface UploadRecord {
 }
 
 /**
- * The uploads and their compiles. An abstract class, so that it is also the DI token (StoreModule
- * derives it from STORE). Adapter: SqlUploadRepository (SQLite and PostgreSQL). Callers: CompileQueue,
- * CompileWorker, RuntimePool's assembly source (TenantCodeModule), the reducer and projection catalogs.
+ * Uploads and their compilation (store.uploads): the store is the compile queue. Adapter:
+ * SqlUploadRepository (both stores). Who calls it: runtime/ (CompileQueue), reducers/ (ReducerCatalog,
+ * AggregateBinder), projections/, the metrics scrape (countPending).
  */
 export abstract class UploadRepository {
   abstract create(

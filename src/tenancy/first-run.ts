@@ -1,4 +1,6 @@
+import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
 import { TenantDirectory } from './tenant-directory';
 
 export const FIRST_RUN_TENANT_NAME = 'default';
@@ -16,13 +18,14 @@ export interface FirstRunTenant {
  * "The store has no tenant" is checked in the same transaction that creates it (serialised between
  * instances), so instances starting together create one, and a restart, which finds it, prints nothing.
  */
+@Injectable()
 export class FirstRun {
   /** Set at start when this instance created the tenant; printed once by main.ts (never logged). */
   created: FirstRunTenant | null = null;
 
   constructor(
     private readonly directory: TenantDirectory,
-    private readonly config: Pick<AppConfig, 'adminToken' | 'bootstrapApiKey' | 'firstRunTenant'>,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'adminToken' | 'bootstrapApiKey' | 'firstRunTenant'>,
   ) {}
 
   get applies(): boolean {

@@ -2,7 +2,7 @@ import { Inject, Logger, Module, OnApplicationBootstrap } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { STORE, Store } from '../store/store.port';
+import { TenantRepository } from '../store/tenant-repository.port';
 import { AdminGuard } from './admin.guard';
 import { ApiKeyGuard } from './api-key.guard';
 import { FirstRun } from './first-run';
@@ -14,14 +14,10 @@ import { TenantDirectory } from './tenant-directory';
   providers: [
     {
       provide: TenantDirectory,
-      inject: [STORE, APP_CONFIG],
-      useFactory: (store: Store, config: AppConfig) => new TenantDirectory(store.tenants, config.apiKeyCacheMs),
+      inject: [TenantRepository, APP_CONFIG],
+      useFactory: (tenants: TenantRepository, config: AppConfig) => new TenantDirectory(tenants, config.apiKeyCacheMs),
     },
-    {
-      provide: FirstRun,
-      inject: [TenantDirectory, APP_CONFIG],
-      useFactory: (directory: TenantDirectory, config: AppConfig) => new FirstRun(directory, config),
-    },
+    FirstRun,
     AdminGuard,
     { provide: APP_GUARD, useClass: ApiKeyGuard },
   ],

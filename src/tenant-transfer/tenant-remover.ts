@@ -1,14 +1,7 @@
 import { notFound } from '../common/domain-error';
 import { TenantRepository } from '../store/tenant-repository.port';
 import { TenantTransferStore, TransferTableShape } from '../store/tenant-transfer.port';
-
-/** What an instance holds of a tenant in memory, dropped once its rows are gone (tenant-transfer.module.ts binds it). */
-export interface TenantPresence {
-  /** Before any row goes: cached keys of the tenant (this instance refuses them at once), its open streams closed. */
-  stop(tenantId: string): Promise<void>;
-  /** After the projection rows went: routers of these versions, assemblies loaded for the tenant. */
-  forgetWork(tenantId: string, versionIds: string[]): Promise<void>;
-}
+import { TenantPresence } from './tenant-presence.port';
 
 /** Rows deleted per statement: each chunk is its own short transaction, so a huge tenant blocks no one. */
 export const REMOVE_CHUNK_ROWS = 5_000;

@@ -4,18 +4,16 @@ import type { FastifyInstance } from 'fastify';
 import { LaneEngine } from '../lanes/lane-engine';
 import { LanesModule } from '../lanes/lanes.module';
 import { NotificationsModule } from '../notifications/notifications.module';
-import { SseStream } from '../notifications/streams/sse-stream';
-import { WebSocketStreamServer } from '../notifications/streams/websocket-stream';
-import { RuntimePool } from '../tenant-code/runtime-pool';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { STORE, Store } from '../store/store.port';
 import { TenancyModule } from '../tenancy/tenancy.module';
-import { TenantDirectory } from '../tenancy/tenant-directory';
 import { NDJSON, TenantTransferController } from './tenant-transfer.controller';
 import { TenantExporter } from './tenant-exporter';
 import { TenantImporter } from './tenant-importer';
-import { TenantPresence, TenantRemover } from './tenant-remover';
+import { ServiceTenantPresence } from './service-tenant-presence';
+import { TenantPresence } from './tenant-presence.port';
+import { TenantRemover } from './tenant-remover';
 
 /**
  * Export, import and removal of a whole tenant (docs/operations.md, "Moving a tenant"). Sits
@@ -25,6 +23,7 @@ import { TenantPresence, TenantRemover } from './tenant-remover';
   imports: [TenancyModule, LanesModule, NotificationsModule],
   controllers: [TenantTransferController],
   providers: [
+    { provide: TenantPresence, useClass: ServiceTenantPresence },
     {
       provide: TenantExporter,
       inject: [STORE],
@@ -41,27 +40,8 @@ import { TenantPresence, TenantRemover } from './tenant-remover';
     },
     {
       provide: TenantRemover,
-      inject: [APP_CONFIG, STORE, TenantDirectory, LaneEngine, RuntimePool, WebSocketStreamServer, SseStream],
-      useFactory: (
-        config: AppConfig,
-        store: Store,
-        directory: TenantDirectory,
-        lanes: LaneEngine,
-        runtime: RuntimePool,
-        ws: WebSocketStreamServer,
-        sse: SseStream,
-      ) => {
-        const presence: TenantPresence = {
-          stop: async (tenantId) => {
-            directory.forgetTenant(tenantId);
-            sse.closeTenant(tenantId);
-            await ws.closeTenant(tenantId);
-          },
-          forgetWork: async (tenantId, versionIds) => {
-            for (const v of versionIds) await lanes.retire(tenantId, v);
-            for (const a of runtime.loadedAssemblies(tenantId)) await runtime.unload(tenantId, a).catch(() => undefined);
-          },
-        };
+      inject: [APP_CONFIG, STORE, TenantPresence],
+      useFactory: (config: AppConfig, store: Store, presence: TenantPresence) => {
         const logger = new Logger('TenantTransfer');
         return new TenantRemover(store, presence, { followUpMs: config.apiKeyCacheMs + 1_000, warn: (m) => logger.warn(m) });
       },

@@ -1,4 +1,4 @@
-import { AppendCommitted } from '../../events/append-committed.port';
+import { EventsAppended } from '../../events/append-committed.port';
 import { WakeBus } from './wake-bus';
 
 const CHANNEL = 'es:events';
@@ -9,7 +9,7 @@ const CHANNEL = 'es:events';
  * by other instances through Redis, and by the poll of each streamed tenant's head position
  * (STREAM_POLL_MS) when Redis is absent or down. A wake only: the streams read the log by position.
  */
-export class EventFeed implements AppendCommitted {
+export class EventFeed implements EventsAppended {
   private readonly bus = new WakeBus(CHANNEL, undefined, 2, true);
 
   connect(redisUrl: string): Promise<void> {

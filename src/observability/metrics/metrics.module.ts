@@ -1,6 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { HealthModule, REDIS_CHECK } from '../../health/health.controller';
-import { RedisReadinessCheck } from '../../health/redis-readiness';
+import { HealthModule } from '../../health/health.module';
+import { RedisCheck } from '../../health/redis-check.port';
 import { AppConfig } from '../../config/app-config';
 import { NotificationsModule } from '../../notifications/notifications.module';
 import { StreamLimiter } from '../../notifications/streams/stream-limiter';
@@ -27,8 +27,8 @@ export class MetricsModule {
       providers: [
         {
           provide: ScrapeGauges,
-          inject: [AppMetrics, STORE, RuntimePool, StreamLimiter, REDIS_CHECK],
-          useFactory: (metrics: AppMetrics, s: Store, pool: RuntimePool, streams: StreamLimiter, redis: RedisReadinessCheck | null) =>
+          inject: [AppMetrics, STORE, RuntimePool, StreamLimiter, RedisCheck],
+          useFactory: (metrics: AppMetrics, s: Store, pool: RuntimePool, streams: StreamLimiter, redis: RedisCheck | null) =>
             new ScrapeGauges((metrics as PrometheusMetrics).registry, {
               versionGauges: () => s.lanes.versionGauges(),
               pendingCompiles: () => s.uploads.countPending(),

@@ -7,7 +7,7 @@ import { StreamDbRow, toStreamInfo } from '../event-row';
 /**
  * One group commit on SQLite, synchronous. SQLite has no round trips, so prepared statements run
  * per row inside one transaction are its set-based form: what group commit saves is the fsync
- * per commit. Runs inside the append worker (see sqlite-append.worker.ts).
+ * per commit. Runs inside the append worker (see AppendWriterTurns in append-writer-thread.ts).
  */
 export class SqliteAppendTransaction {
   private readonly clock = new MonotonicClock();

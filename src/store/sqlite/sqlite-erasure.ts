@@ -7,7 +7,7 @@ import { statementCache } from './statement-cache';
 /**
  * An erasure as one SQLite transaction (BEGIN IMMEDIATE: the write lock for its whole length, so no
  * append or lane commit comes between its statements). Runs on the writer thread beside the appends
- * (sqlite-append.worker.ts), or on the caller's connection for ':memory:'. Synchronous.
+ * (AppendWriterTurns in append-writer-thread.ts), or on the caller's connection for ':memory:'. Synchronous.
  */
 export class SqliteErasureTransaction {
   private readonly stmt;

@@ -3,16 +3,20 @@ import { AppendOutcome, AppendRequest, EventLog, LogQuery, StoredEvent, StreamIn
 import { EVENT_COLUMNS as COLUMNS, EventDbRow, StreamDbRow, toStoredEvent, toStreamInfo } from '../event-row';
 import { logQuerySql } from '../log-query-sql';
 import { statementCache } from './statement-cache';
+import type { AppendWriterThread } from './append-writer-thread';
 
 export class SqliteEventLog implements EventLog {
   private stmts!: ReturnType<SqliteEventLog['compile']>;
   /** The log reads' statements, one per shape (filter list lengths, direction). */
   private statement!: ReturnType<typeof statementCache>;
 
-  /** Reads run here, on the caller's connection; appends go to `append` (the writer thread). */
+  /**
+   * Reads run here, on the caller's connection; appends go to the writer thread (for a private
+   * ':memory:' database, which a thread cannot share, SqliteStore gives a stand-in on this thread).
+   */
   constructor(
     private readonly db: Database.Database,
-    private readonly append: (requests: AppendRequest[]) => Promise<AppendOutcome[]>,
+    private readonly writer: Pick<AppendWriterThread, 'append'>,
   ) {}
 
   /** Called after migrations, when the tables exist. */
@@ -37,7 +41,7 @@ export class SqliteEventLog implements EventLog {
   }
 
   appendMany(requests: AppendRequest[]): Promise<AppendOutcome[]> {
-    return this.append(requests);
+    return this.writer.append(requests);
   }
 
   async readStream(tenantId: string, aggregateId: string, fromVersion: number, limit: number): Promise<StoredEvent[]> {

@@ -15,7 +15,7 @@ import { CommitWrites, SqliteSqlRunner } from './sqlite-sql-runner';
 import { SqliteDirectSqlRunner } from './sqlite-direct-sql-runner';
 import { SqliteWriteBatch } from './sqlite-write-batch';
 import { SqliteAppendTransaction } from './sqlite-append-transaction';
-import { SqliteAppendWorkerClient } from './sqlite-append-worker-client';
+import { AppendWriterThread } from './append-writer-thread';
 import { openSqlite } from './sqlite-connection';
 import { SqliteEventLog } from './sqlite-event-log';
 import { SqliteErasureTransaction } from './sqlite-erasure';
@@ -57,7 +57,7 @@ export class SqliteStore implements Store {
   readonly erasure: AggregateErasure;
   readonly eventWebhooks: SqlEventWebhookRepository;
 
-  private readonly writer?: SqliteAppendWorkerClient;
+  private readonly writer?: AppendWriterThread;
   /** The data file as opened (device and inode): probeWrite() checks that its path still names it. */
   private readonly opened?: { file: string; dev: number; ino: number };
 
@@ -72,16 +72,16 @@ export class SqliteStore implements Store {
     if (options.file === ':memory:') {
       // A private in-memory database cannot be shared with a thread: write on this one.
       let tx: SqliteAppendTransaction | undefined;
-      this.events = new SqliteEventLog(this.db, async (reqs) => (tx ??= new SqliteAppendTransaction(this.db)).append(reqs));
+      this.events = new SqliteEventLog(this.db, { append: async (reqs) => (tx ??= new SqliteAppendTransaction(this.db)).append(reqs) });
       const batch = new SqliteWriteBatch(this.db);
       commitWrites = async (writes) => batch.commit(writes);
       commitDerived = async (writes) => batch.commit(writes, true);
       let erasure: SqliteErasureTransaction | undefined;
       this.erasure = { erase: async (t, a) => (erasure ??= new SqliteErasureTransaction(this.db)).erase(t, a, Date.now()) };
     } else {
-      const writer = new SqliteAppendWorkerClient(options.file);
+      const writer = new AppendWriterThread(options.file);
       this.writer = writer;
-      this.events = new SqliteEventLog(this.db, (reqs) => writer.append(reqs));
+      this.events = new SqliteEventLog(this.db, writer);
       commitWrites = (writes) => writer.write(writes);
       commitDerived = (writes) => writer.write(writes, true);
       this.erasure = { erase: (t, a) => writer.erase(t, a, Date.now()) };

@@ -13,7 +13,7 @@ export type SqlWriteOutcome =
  * Runs writes as ONE transaction, each in a savepoint of its own so that one failing write fails
  * only its caller: one fsync (synchronous=FULL) for all of them. Throws when the transaction itself
  * fails (nothing of any write kept). Runs on the writer thread, beside the appends (see
- * sqlite-append.worker.ts), so neither the fsync nor a wait for the write lock stalls the event loop.
+ * AppendWriterTurns in append-writer-thread.ts), so neither the fsync nor a wait for the write lock stalls the event loop.
  */
 export class SqliteWriteBatch {
   constructor(private readonly db: Database.Database) {}

@@ -1,38 +1,31 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { LruMap } from '../common/lru-map';
 import { stringifyJson } from '../common/raw-json';
 import { SerialRunner } from '../common/serial-runner';
 import { AppendCommitted } from '../events/append-committed.port';
 import { storedEventView } from '../events/event-views';
 import { WebhookSecrets } from '../notifications/webhooks/webhook-secrets';
-import { SendResult } from '../notifications/webhooks/webhook-sender';
+import { TenantWebhookQuota } from '../notifications/webhooks/tenant-webhook-quota.port';
+import { SendResult, WebhookSender } from '../notifications/webhooks/webhook-sender';
 import { WebhookSigner } from '../notifications/webhooks/webhook-signer';
 import { StoredEvent } from '../store/event-log.port';
-import { EventWebhookClaim, EventWebhookRecord, EventWebhookRepository } from '../store/event-webhook-repository.port';
+import { EventWebhookClaims } from '../store/event-webhook-claims.port';
+import { EventWebhookClaim, EventWebhookRecord } from '../store/event-webhook-records';
 
-export interface EventWebhookDispatcherOptions {
+/** The event webhooks' delivery settings (EventWebhooksModule provides them from AppConfig). */
+export abstract class EventWebhookDispatcherOptions {
   /** The retry schedule (WEBHOOK_RETRY_BACKOFF_MS): a delay per failed attempt, then dead-lettered. */
-  backoffMs: number[];
+  abstract readonly backoffMs: number[];
   /** One attempt's deadline (WEBHOOK_TIMEOUT_MS): a claim always outlives the attempt under way by more. */
-  timeoutMs: number;
+  abstract readonly timeoutMs: number;
   /** The repair poll (WEBHOOK_POLL_MS): appends on other instances, due retries, lapsed claims. */
-  pollMs: number;
+  abstract readonly pollMs: number;
   /** Subscriptions this instance delivers at once (WEBHOOK_CONCURRENCY). */
-  concurrency: number;
+  abstract readonly concurrency: number;
   /** Dead letters in a row that suspend a subscription (a receiver that is gone, not one bad event). */
-  suspendAfterDead: number;
-}
-
-/** The POST (WebhookSender.send): one attempt, SSRF-checked, 2xx or the reason. */
-export interface EventWebhookTransport {
-  send(url: string, headers: Record<string, string>, body: string): Promise<SendResult>;
-}
-
-/** The tenant's webhooksInFlight quota (src/quotas), shared with the projection webhooks. */
-export interface EventWebhookSlots {
-  acquireWebhookSlot(tenantId: string): Promise<(() => void) | null>;
+  abstract readonly suspendAfterDead: number;
 }
 
 /** Matching events read per store round trip, and positions scanned per read (so a rare filter costs bounded reads). */
@@ -71,6 +64,7 @@ export const eventMessageId = (webhookId: string, position: number) => `msg_${we
  * other instances, due retries, lapsed claims): one statement over the active subscriptions that
  * have events after their cursor.
  */
+@Injectable()
 export class EventWebhookDispatcher implements AppendCommitted {
   private readonly logger = new Logger('EventWebhookDispatcher');
   /** This process's claims: unique per process, readable in the store by an operator. */
@@ -105,11 +99,13 @@ export class EventWebhookDispatcher implements AppendCommitted {
   );
 
   constructor(
-    private readonly repo: EventWebhookRepository,
-    private readonly secrets: Pick<WebhookSecrets, 'signing' | 'generation'>,
-    private readonly transport: EventWebhookTransport,
+    private readonly repo: EventWebhookClaims,
+    private readonly secrets: WebhookSecrets,
+    /** The POST: one attempt, SSRF-checked, 2xx or the reason. */
+    private readonly transport: WebhookSender,
     private readonly options: EventWebhookDispatcherOptions,
-    private readonly slots: EventWebhookSlots = { acquireWebhookSlot: async () => () => undefined },
+    /** The tenant's webhooksInFlight quota (src/quotas), shared with the projection webhooks. */
+    private readonly slots: TenantWebhookQuota,
   ) {}
 
   start(): void {

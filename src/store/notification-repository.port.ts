@@ -58,20 +58,20 @@ export interface RetentionPolicy {
 }
 
 /** The notification log (written by `LaneStore.applied`), read by every channel. */
-export interface NotificationRepository {
+export abstract class NotificationRepository {
   /** Ascending, after `afterSequence`. */
-  read(tenantId: string, projectionId: string, afterSequence: number, limit: number): Promise<Notification[]>;
-  head(tenantId: string, projectionId: string): Promise<NotificationHead | null>;
+  abstract read(tenantId: string, projectionId: string, afterSequence: number, limit: number): Promise<Notification[]>;
+  abstract head(tenantId: string, projectionId: string): Promise<NotificationHead | null>;
   /**
    * Removes what the policy lets go (past the newest `keepCount` and older than `removeBefore`), but
    * nothing a webhook delivery still needs (not yet turned into a delivery, or pending) unless the
    * endpoint is suspended. Returns the new pruned sequence.
    */
-  prune(tenantId: string, projectionId: string, policy: RetentionPolicy): Promise<number>;
+  abstract prune(tenantId: string, projectionId: string, policy: RetentionPolicy): Promise<number>;
   /**
    * Projections the policy has something to remove from: more than `keepCount` notifications kept,
    * and the oldest kept one from before `removeBefore`. One statement: a projection with nothing to
    * remove costs an index probe in it, not statements of its own.
    */
-  headsToPrune(policy: RetentionPolicy): Promise<{ tenantId: string; projectionId: string }[]>;
+  abstract headsToPrune(policy: RetentionPolicy): Promise<{ tenantId: string; projectionId: string }[]>;
 }

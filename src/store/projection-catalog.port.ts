@@ -53,36 +53,36 @@ export interface DroppedVersion {
  * writes its tombstone in one transaction; the version's lanes stay for the lane store's purge
  * (LaneStore.dropVersion), which every lane write refuses from the drop on.
  */
-export interface ProjectionCatalogRepository {
-  getByName(tenantId: string, name: string): Promise<ProjectionRecord | null>;
-  get(tenantId: string, projectionId: string): Promise<ProjectionRecord | null>;
-  list(tenantId: string): Promise<ProjectionRecord[]>;
+export abstract class ProjectionCatalogRepository {
+  abstract getByName(tenantId: string, name: string): Promise<ProjectionRecord | null>;
+  abstract get(tenantId: string, projectionId: string): Promise<ProjectionRecord | null>;
+  abstract list(tenantId: string): Promise<ProjectionRecord[]>;
   /**
    * Creates the projection with `version` active, or makes `version` the pending version of the
    * existing one; a pending version it replaces is dropped in the same transaction (its row gone,
    * a tombstone written). Returns the projection.
    */
-  deploy(p: DeployRequest): Promise<ProjectionRecord>;
-  getVersion(tenantId: string, versionId: string): Promise<ProjectionVersion | null>;
+  abstract deploy(p: DeployRequest): Promise<ProjectionRecord>;
+  abstract getVersion(tenantId: string, versionId: string): Promise<ProjectionVersion | null>;
   /** Those of these versions of one tenant that still exist, in one read (a tenant's router, whatever its number of projections). */
-  versionsOf(tenantId: string, versionIds: string[]): Promise<ProjectionVersion[]>;
+  abstract versionsOf(tenantId: string, versionIds: string[]): Promise<ProjectionVersion[]>;
   /** Versions that are active or pending (what routers and sweepers work on), all tenants. */
-  liveVersions(): Promise<ProjectionVersion[]>;
-  markCaughtUp(tenantId: string, versionId: string, at: number): Promise<void>;
+  abstract liveVersions(): Promise<ProjectionVersion[]>;
+  abstract markCaughtUp(tenantId: string, versionId: string, at: number): Promise<void>;
   /**
    * The pending version becomes active and the old active version is dropped (row gone, tombstone
    * written), atomically; the old one is returned for its lanes to be purged.
    */
-  promote(tenantId: string, projectionId: string, versionId: string): Promise<string | null>;
+  abstract promote(tenantId: string, projectionId: string, versionId: string): Promise<string | null>;
   /**
    * Deletes the projection with its versions (rows gone, tombstones written), notifications,
    * deliveries and secret, in one transaction: the versions dropped, for their lanes to be purged;
    * null when there is no such projection.
    */
-  delete(tenantId: string, projectionId: string): Promise<string[] | null>;
+  abstract delete(tenantId: string, projectionId: string): Promise<string[] | null>;
   /**
    * Forgets a tombstone (its version's rows were purged after every late writer had finished).
    * The catalog writes tombstones with its drops, so it forgets them too; the lane sweep says when.
    */
-  forgetDropped(tenantId: string, versionId: string): Promise<void>;
+  abstract forgetDropped(tenantId: string, versionId: string): Promise<void>;
 }

@@ -6,6 +6,7 @@ import { describeEventWebhookStore } from './event-webhook-store.conformance';
 import { describeMultiInstanceStore } from './multi-instance.conformance';
 import { describeIdsAndTraceStore } from './ids-and-trace.conformance';
 import { describeProjectionStore } from './projection-store.conformance';
+import { describeWebhookStore, storeWebhookFixture } from './webhook-store.conformance';
 import { heldCommit, req, tenant } from './store-fixtures';
 
 export interface StoreHarness {
@@ -394,6 +395,7 @@ export function testEventStore(name: string, harness: StoreHarness): void {
     describeIdempotencyStore(() => store, harness, extra);
     describeErasureStore(() => store, harness, extra);
     describeEventWebhookStore(() => store, harness, extra);
+    describeWebhookStore(() => storeWebhookFixture(store));
 
     it('logs state changes gap-free, exactly once, only for the versions that speak for the projection', async () => {
       const t = await tenant(store, 't1');

@@ -1,4 +1,4 @@
-import { EventWebhookClaim, NewEventWebhook } from '../../src/store/event-webhook-repository.port';
+import { EventWebhookClaim, NewEventWebhook } from '../../src/store/event-webhook-records';
 import { Store } from '../../src/store/store.port';
 import type { StoreHarness } from './event-store.conformance';
 import { req, tenant } from './store-fixtures';

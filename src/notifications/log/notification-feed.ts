@@ -1,11 +1,7 @@
 import { LaneApplied } from '../../lanes/lane-applied.port';
 import { LaneRef } from '../../lanes/lane-scheduler.port';
+import { NotifiedProjections } from './notified-projections.port';
 import { WakeBus } from './wake-bus';
-
-/** Told of every wake, whatever the projection and wherever its lane ran (WebhookDispatcher). */
-export interface NotifiedProjections {
-  notified(tenantId: string, projectionId: string): void;
-}
 
 const CHANNEL = 'es:notifications';
 

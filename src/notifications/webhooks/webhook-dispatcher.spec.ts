@@ -9,7 +9,7 @@ import {
   WebhookRepository,
   WebhookSecretRecord,
   WebhookSuspension,
-} from '../../store/webhook-repository.port';
+} from '../../store/webhook-records';
 import { toStoredSettings } from '../log/notification-settings';
 import { SecretCipher } from './secret-cipher';
 import { TenantWebhookQuota, WebhookDispatcher, WebhookDispatcherOptions } from './webhook-dispatcher';

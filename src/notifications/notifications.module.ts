@@ -157,12 +157,20 @@ const STREAM_PAGE = 200;
     },
     // webhooks/: Nest constructs the services; the factories read AppConfig's webhooks section.
     { provide: WebhookDispatcherOptions, inject: [APP_CONFIG], useFactory: (c: AppConfig) => c.webhooks },
-    { provide: WebhookUrlGuard, inject: [APP_CONFIG], useFactory: (c: AppConfig) => new WebhookUrlGuard({ allowPrivate: c.webhooks.allowPrivate }) },
+    {
+      provide: WebhookUrlGuard,
+      inject: [APP_CONFIG],
+      useFactory: (c: AppConfig) => new WebhookUrlGuard({ allowPrivate: c.webhooks.allowPrivate }),
+    },
     {
       provide: WebhookSecrets,
       inject: [WebhookSecretStore, APP_CONFIG],
       useFactory: (store: WebhookSecretStore, c: AppConfig) =>
-        new WebhookSecrets(store, SecretCipher.fromConfig({ keyBase64: c.webhooks.secretsKey, dataDir: c.dataDir }), c.webhooks.secretOverlapMs),
+        new WebhookSecrets(
+          store,
+          SecretCipher.fromConfig({ keyBase64: c.webhooks.secretsKey, dataDir: c.dataDir }),
+          c.webhooks.secretOverlapMs,
+        ),
     },
     {
       provide: WebhookSender,

@@ -1,4 +1,4 @@
-import { EventWebhookClaim, EventWebhookDeadLetter, EventWebhookPage, EventWebhookRecord, NewEventWebhook } from './event-webhook-records';
+import { EventWebhookClaim, EventWebhookPage, EventWebhookRecord } from './event-webhook-records';
 
 /**
  * The event webhooks' delivery side: `due` (the dispatchers' poll over every tenant's active

@@ -1,4 +1,4 @@
-import { EventWebhookClaim, EventWebhookDeadLetter, EventWebhookPage, EventWebhookRecord, NewEventWebhook } from './event-webhook-records';
+import { EventWebhookDeadLetter, EventWebhookRecord, NewEventWebhook } from './event-webhook-records';
 
 /**
  * Event webhook subscriptions as the API manages them (create within the limit, status, delete,

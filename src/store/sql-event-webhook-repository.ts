@@ -1,13 +1,7 @@
 import { EventWebhookClaims } from './event-webhook-claims.port';
 import { EventWebhookSubscriptions } from './event-webhook-subscriptions.port';
 import { EventDbRow, EVENT_COLUMNS, toStoredEvent } from './event-row';
-import {
-  EventWebhookClaim,
-  EventWebhookDeadLetter,
-  EventWebhookPage,
-  EventWebhookRecord,
-  NewEventWebhook,
-} from './event-webhook-records';
+import { EventWebhookClaim, EventWebhookDeadLetter, EventWebhookPage, EventWebhookRecord, NewEventWebhook } from './event-webhook-records';
 import { serializedBy } from './sql-dialect';
 import { SqlRunner } from './sql-runner';
 

@@ -17,4 +17,3 @@ export type WebhookRepository = WebhookSecretStore &
   WebhookEndpointState &
   WebhookDeliveryLog &
   WebhookDeliveryRetention;
-

@@ -211,7 +211,11 @@ export function describeWebhookStore(current: () => WebhookFixture): void {
       const [d1] = await w.dueOfTenants(['ws'], 1000, 10);
       await w.delivered(d1, 1100);
       expect(await w.suspension('ws', 'p')).toBeNull();
-      expect(await w.suspend('ws', 'p', 'PENDING_LIMIT: test', 1200)).toEqual({ resumeSequence: 2, reason: 'PENDING_LIMIT: test', suspendedAt: 1200 });
+      expect(await w.suspend('ws', 'p', 'PENDING_LIMIT: test', 1200)).toEqual({
+        resumeSequence: 2,
+        reason: 'PENDING_LIMIT: test',
+        suspendedAt: 1200,
+      });
       expect(await w.suspend('ws', 'p', 'again', 1300)).toEqual({ resumeSequence: 2, reason: 'PENDING_LIMIT: test', suspendedAt: 1200 });
       expect(await w.pendingCount('ws', 'p', 10)).toBe(0);
       expect(await w.backlogged(100)).not.toContainEqual({ tenantId: 'ws', projectionId: 'p' });
@@ -245,11 +249,26 @@ export function describeWebhookStore(current: () => WebhookFixture): void {
 
     it('keeps secrets as given, the replaced one for the overlap', async () => {
       expect(await w.getSecret('wk', '')).toBeNull();
-      expect(await w.ensureSecret('wk', '', 'sealed-1', 10)).toEqual({ secret: 'sealed-1', previousSecret: null, previousUntil: null, rotatedAt: 10 });
+      expect(await w.ensureSecret('wk', '', 'sealed-1', 10)).toEqual({
+        secret: 'sealed-1',
+        previousSecret: null,
+        previousUntil: null,
+        rotatedAt: 10,
+      });
       expect(await w.ensureSecret('wk', '', 'sealed-x', 11)).toMatchObject({ secret: 'sealed-1' });
-      expect(await w.replaceSecret('wk', '', 'sealed-2', 20, 99)).toEqual({ secret: 'sealed-2', previousSecret: 'sealed-1', previousUntil: 99, rotatedAt: 20 });
+      expect(await w.replaceSecret('wk', '', 'sealed-2', 20, 99)).toEqual({
+        secret: 'sealed-2',
+        previousSecret: 'sealed-1',
+        previousUntil: 99,
+        rotatedAt: 20,
+      });
       expect(await w.replaceSecret('wk', '', 'sealed-2', 30, 120)).toMatchObject({ rotatedAt: 20 }); // the same secret: nothing changes
-      expect(await w.replaceSecret('wk', 'p', 'iso-1', 40, 50)).toEqual({ secret: 'iso-1', previousSecret: null, previousUntil: null, rotatedAt: 40 });
+      expect(await w.replaceSecret('wk', 'p', 'iso-1', 40, 50)).toEqual({
+        secret: 'iso-1',
+        previousSecret: null,
+        previousUntil: null,
+        rotatedAt: 40,
+      });
       expect(await w.getSecret('wk', '')).toMatchObject({ secret: 'sealed-2' });
     });
   });

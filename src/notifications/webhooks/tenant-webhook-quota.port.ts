@@ -10,4 +10,7 @@ export abstract class TenantWebhookQuota {
 }
 
 /** No quota at all (tests, and a tenant without limits). */
-export const NO_TENANT_WEBHOOK_QUOTA: TenantWebhookQuota = { acquireWebhookSlot: async () => () => undefined, pendingDeliveries: async () => 0 };
+export const NO_TENANT_WEBHOOK_QUOTA: TenantWebhookQuota = {
+  acquireWebhookSlot: async () => () => undefined,
+  pendingDeliveries: async () => 0,
+};

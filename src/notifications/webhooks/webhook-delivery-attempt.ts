@@ -34,7 +34,12 @@ export class WebhookDeliveryAttempt {
     ]);
     if (!n || n.sequence !== d.sequence || !target) {
       this.metrics.webhookDeadLettered();
-      await this.queue.attemptFailed(d, !target ? 'webhook no longer configured' : 'NOTIFICATION_EXPIRED: removed by retention', null, Date.now());
+      await this.queue.attemptFailed(
+        d,
+        !target ? 'webhook no longer configured' : 'NOTIFICATION_EXPIRED: removed by retention',
+        null,
+        Date.now(),
+      );
       return;
     }
     const { url, secrets } = target;

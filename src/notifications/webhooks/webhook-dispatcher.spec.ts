@@ -173,7 +173,10 @@ describe('WebhookDispatcher', () => {
     start({ backoffMs: [20, 20, 20] }, { acquireWebhookSlot: async () => () => undefined, pendingDeliveries: async () => 2 });
 
     await until(async () => (await store.webhooks.suspension('t1', 'p1')) !== null, 'the suspension');
-    expect(await store.webhooks.suspension('t1', 'p1')).toMatchObject({ resumeSequence: 1, reason: expect.stringContaining('PENDING_LIMIT') });
+    expect(await store.webhooks.suspension('t1', 'p1')).toMatchObject({
+      resumeSequence: 1,
+      reason: expect.stringContaining('PENDING_LIMIT'),
+    });
     await pause(30); // an attempt claimed before the suspension may still be sent
     const sent = sender.sent.length;
 

@@ -35,7 +35,17 @@ export class InMemoryNotificationLog {
     const head = this.heads.get(k) ?? { lastSequence: 0, prunedSequence: 0, webhookSequence: 0 };
     const list = this.logs.get(k) ?? [];
     const sequence = head.lastSequence + 1;
-    list.push({ sequence, projectionId, aggregateId: stateKey, aggregateType: 'order', stateKey, version: 1, position: sequence, state, timestamp: 0 });
+    list.push({
+      sequence,
+      projectionId,
+      aggregateId: stateKey,
+      aggregateType: 'order',
+      stateKey,
+      version: 1,
+      position: sequence,
+      state,
+      timestamp: 0,
+    });
     this.logs.set(k, list);
     this.heads.set(k, { ...head, lastSequence: sequence });
     return sequence;
@@ -44,7 +54,10 @@ export class InMemoryNotificationLog {
   /** Retention: notifications up to `sequence` removed. */
   prune(tenantId: string, projectionId: string, sequence: number): void {
     const k = id(tenantId, projectionId);
-    this.logs.set(k, (this.logs.get(k) ?? []).filter((n) => n.sequence > sequence));
+    this.logs.set(
+      k,
+      (this.logs.get(k) ?? []).filter((n) => n.sequence > sequence),
+    );
     const head = this.heads.get(k);
     if (head) head.prunedSequence = Math.max(head.prunedSequence, sequence);
   }

@@ -36,7 +36,8 @@ export class InMemoryWebhookRepository
   }
 
   async ensureSecret(tenantId: string, scope: string, secret: string, now: number) {
-    if (!this.secrets.has(id(tenantId, scope))) this.secrets.set(id(tenantId, scope), { secret, previousSecret: null, previousUntil: null, rotatedAt: now });
+    if (!this.secrets.has(id(tenantId, scope)))
+      this.secrets.set(id(tenantId, scope), { secret, previousSecret: null, previousUntil: null, rotatedAt: now });
     return (await this.getSecret(tenantId, scope))!;
   }
 
@@ -87,7 +88,9 @@ export class InMemoryWebhookRepository
     }
     head.webhookSequence = Math.min(head.lastSequence, before + limit);
     // The new rows that are first of their key become heads (decided on the rows as they were).
-    const heads = this.ofProjection(tenantId, projectionId).filter((r) => r.sequence > before && r.status === 'waiting' && !this.earlierOfKey(r));
+    const heads = this.ofProjection(tenantId, projectionId).filter(
+      (r) => r.sequence > before && r.status === 'waiting' && !this.earlierOfKey(r),
+    );
     for (const r of heads) r.status = 'pending';
     return head.webhookSequence - before;
   }
@@ -133,7 +136,12 @@ export class InMemoryWebhookRepository
     const r = this.rows.get(rowId(d.tenantId, d.projectionId, d.sequence));
     // Only the row the attempt was made for (a resume makes the sequence again, created anew).
     if (!r || r.status !== 'pending' || r.createdAt !== d.createdAt) return;
-    Object.assign(r, { status: retryAt === null ? 'dead' : 'pending', nextAttemptAt: retryAt ?? now, lastError: error.slice(0, 1000), updatedAt: now });
+    Object.assign(r, {
+      status: retryAt === null ? 'dead' : 'pending',
+      nextAttemptAt: retryAt ?? now,
+      lastError: error.slice(0, 1000),
+      updatedAt: now,
+    });
     if (retryAt === null) this.promoteNextOfKey(d);
   }
 
@@ -224,12 +232,16 @@ export class InMemoryWebhookRepository
 
   /** The projection's rows in sequence order. */
   private ofProjection(tenantId: string, projectionId: string): Row[] {
-    return [...this.rows.values()].filter((r) => r.tenantId === tenantId && r.projectionId === projectionId).sort((a, b) => a.sequence - b.sequence);
+    return [...this.rows.values()]
+      .filter((r) => r.tenantId === tenantId && r.projectionId === projectionId)
+      .sort((a, b) => a.sequence - b.sequence);
   }
 
   /** An undelivered delivery of the same key before `r` (EARLIER_OF_KEY). */
   private earlierOfKey(r: Row): boolean {
-    return this.ofProjection(r.tenantId, r.projectionId).some((e) => e.stateKey === r.stateKey && undelivered(e) && e.sequence < r.sequence);
+    return this.ofProjection(r.tenantId, r.projectionId).some(
+      (e) => e.stateKey === r.stateKey && undelivered(e) && e.sequence < r.sequence,
+    );
   }
 
   /** The key of `r` has a head (HEAD_OF_KEY). */

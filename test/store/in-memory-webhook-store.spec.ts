@@ -1,10 +1,14 @@
+import { describeEventWebhookStore, EventWebhookFixture, inMemoryEventWebhookFixture } from './event-webhook-store.conformance';
 import { describeWebhookStore, inMemoryWebhookFixture, WebhookFixture } from './webhook-store.conformance';
 
-// The same suite as the SQL stores run (event-store.conformance.ts), on the in-memory adapter.
+// The same suites as the SQL stores run (event-store.conformance.ts), on the in-memory adapters.
 describe('in-memory store conformance', () => {
-  let fixture: WebhookFixture;
+  let webhooks: WebhookFixture;
+  let eventWebhooks: EventWebhookFixture;
   beforeEach(() => {
-    fixture = inMemoryWebhookFixture();
+    webhooks = inMemoryWebhookFixture();
+    eventWebhooks = inMemoryEventWebhookFixture();
   });
-  describeWebhookStore(() => fixture);
+  describeWebhookStore(() => webhooks);
+  describeEventWebhookStore(() => eventWebhooks);
 });

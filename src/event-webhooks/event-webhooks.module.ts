@@ -4,7 +4,9 @@ import { APP_CONFIG } from '../config/config.module';
 import { NotificationsModule } from '../notifications/notifications.module';
 import { QuotasModule } from '../quotas/quotas.module';
 import { EVENT_WEBHOOKS_APPENDED } from '../events/append-committed.port';
-import { EventWebhookDispatcher, EventWebhookDispatcherOptions } from './event-webhook-dispatcher';
+import { EventDeliveryTick } from './event-delivery-tick';
+import { EventWebhookDispatcher } from './event-webhook-dispatcher';
+import { EventWebhookDispatcherOptions, EventWebhookRound } from './event-webhook-round';
 import { EventWebhooks } from './event-webhooks';
 import { EventWebhooksController } from './event-webhooks.controller';
 
@@ -31,6 +33,8 @@ export const SUSPEND_AFTER_DEAD_LETTERS = 3;
         suspendAfterDead: SUSPEND_AFTER_DEAD_LETTERS,
       }),
     },
+    EventWebhookRound,
+    EventDeliveryTick,
     EventWebhookDispatcher,
     EventWebhooks,
     // TODO(merge): the events slice's EventWebhooksAppended port class, bound the same way.

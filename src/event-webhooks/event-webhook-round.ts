@@ -59,9 +59,10 @@ export const eventMessageId = (webhookId: string, position: number) => `msg_${we
  * The event webhooks' deliveries, one round at a time (EventDeliveryTick runs `run`): per
  * subscription one event at a time, in position order, the cursor moved in the store only after a
  * 2xx. A subscription is delivered by one instance at a time: it is claimed in the store (owner +
- * until, extended with each step so that it always outlives the attempt under way), and every write while delivering is fenced by the claim and the cursor read,
- * so a lapsed claim, a replay or a delete stops a run at its next write. A crashed instance's claims
- * lapse after WEBHOOK_TIMEOUT_MS + 5 s and the poll of another instance takes them.
+ * until, extended with each step so that it always outlives the attempt under way), and every
+ * write while delivering is fenced by the claim and the cursor read, so a lapsed claim, a replay
+ * or a delete stops a run at its next write. A crashed instance's claims lapse after
+ * WEBHOOK_TIMEOUT_MS + 5 s and the poll of another instance takes them.
  *
  * A round is one statement over the active subscriptions that have events after their cursor
  * (woken by appends on this instance through EventWebhookDispatcher, and by the tick's poll every

@@ -17,7 +17,7 @@ import { InProcessLaneScheduler } from '../src/lanes/in-process-lane-scheduler';
 import { LaneEngine } from '../src/lanes/lane-engine';
 import { NotificationRetention } from '../src/notifications/log/notification-retention';
 import { SecretCipher } from '../src/notifications/webhooks/secret-cipher';
-import { WebhookDispatcher } from '../src/notifications/webhooks/webhook-dispatcher';
+import { assembleWebhookDispatcher } from '../src/notifications/webhooks/assemble-webhook-dispatcher';
 import { WebhookSecrets } from '../src/notifications/webhooks/webhook-secrets';
 import { WebhookSender } from '../src/notifications/webhooks/webhook-sender';
 import { WebhookUrlGuard } from '../src/notifications/webhooks/webhook-url-guard';
@@ -102,11 +102,13 @@ async function measure(n: number): Promise<string> {
   const engine = new LaneEngine(events, projections, lanes, runtime, new InProcessLaneScheduler({ concurrency: 32 }), { sweepMs: 2000 });
   const secrets = new WebhookSecrets(webhooks, new SecretCipher(randomBytes(32)), 0);
   const sender = new WebhookSender(new WebhookUrlGuard({ allowPrivate: false }), 10_000);
-  const dispatcher = new WebhookDispatcher(webhooks, notifications, projections, secrets, sender, {
-    backoffMs: [1000],
-    timeoutMs: 10_000,
-    pollMs: 1000,
-    concurrency: 64,
+  const dispatcher = assembleWebhookDispatcher({
+    webhooks,
+    notifications,
+    projections,
+    secrets,
+    sender,
+    options: { backoffMs: [1000], timeoutMs: 10_000, pollMs: 1000, concurrency: 64 },
   });
   const retention = new NotificationRetention(notifications, webhooks, {
     keepCount: 100_000,

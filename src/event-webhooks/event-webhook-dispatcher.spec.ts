@@ -1,6 +1,11 @@
 import { StoredEvent } from '../store/event-log.port';
-import { EventWebhookClaim, EventWebhookRecord, EventWebhookRepository } from '../store/event-webhook-repository.port';
-import { EventWebhookDispatcher, eventMessage, eventMessageId, IDLE_HOLD_MS } from './event-webhook-dispatcher';
+import { WebhookSecrets } from '../notifications/webhooks/webhook-secrets';
+import { SendResult, WebhookSender } from '../notifications/webhooks/webhook-sender';
+import { EventWebhookClaims } from '../store/event-webhook-claims.port';
+import { EventWebhookClaim, EventWebhookRecord } from '../store/event-webhook-records';
+import { EventDeliveryTick } from './event-delivery-tick';
+import { EventWebhookDispatcher } from './event-webhook-dispatcher';
+import { eventMessage, eventMessageId, EventWebhookDispatcherOptions, EventWebhookRound, IDLE_HOLD_MS } from './event-webhook-round';
 
 const event = (position: number, over: Partial<StoredEvent> = {}): StoredEvent => ({
   position,
@@ -98,18 +103,26 @@ class FakeRepo {
 
 function dispatcherOver(repo: FakeRepo, answer: (position: number) => boolean, slots = true) {
   const sent: { url: string; headers: Record<string, string>; body: string }[] = [];
-  const d = new EventWebhookDispatcher(
-    repo as unknown as EventWebhookRepository,
-    { generation: 0, signing: async () => ['whsec_' + Buffer.alloc(32, 1).toString('base64')] },
+  const options: EventWebhookDispatcherOptions = {
+    backoffMs: [10, 20],
+    timeoutMs: 1_000,
+    pollMs: 60_000,
+    concurrency: 4,
+    suspendAfterDead: 3,
+  };
+  const round = new EventWebhookRound(
+    repo as unknown as EventWebhookClaims,
+    { generation: 0, signing: async () => ['whsec_' + Buffer.alloc(32, 1).toString('base64')] } as unknown as WebhookSecrets,
     {
-      send: async (url, headers, body) => {
+      send: async (url: string, headers: Record<string, string>, body: string): Promise<SendResult> => {
         sent.push({ url, headers, body });
         return answer(Number(headers['webhook-position'])) ? { ok: true, status: 204 } : { ok: false, error: 'HTTP 500' };
       },
-    },
-    { backoffMs: [10, 20], timeoutMs: 1_000, pollMs: 60_000, concurrency: 4, suspendAfterDead: 3 },
-    { acquireWebhookSlot: async () => (slots ? () => undefined : null) },
+    } as unknown as WebhookSender,
+    options,
+    { acquireWebhookSlot: async () => (slots ? () => undefined : null), pendingDeliveries: async () => 0 },
   );
+  const d = new EventWebhookDispatcher(new EventDeliveryTick(round, options), round);
   return { d, sent };
 }
 

@@ -1,6 +1,6 @@
 import { isoTime } from '../common/iso-time';
 import { arrayOf, integer, JsonSchema, nullable, object, string, timestamp } from '../common/json-schema';
-import { EventWebhookDeadLetter } from '../store/event-webhook-repository.port';
+import { EventWebhookDeadLetter } from '../store/event-webhook-records';
 import { EventWebhookStatus, PENDING_COUNT_CAP, PENDING_COUNT_WINDOW } from './event-webhooks';
 
 const orNull = (ms: number | null) => (ms === null ? null : isoTime(ms));

@@ -1,6 +1,12 @@
+import { Injectable } from '@nestjs/common';
+import { WebhookSecrets } from '../notifications/webhooks/webhook-secrets';
+import { WebhookUrlGuard } from '../notifications/webhooks/webhook-url-guard';
+import { TenantQuotas } from '../quotas/tenant-quotas';
 import { DomainError, notFound, validationFailed } from '../common/domain-error';
 import { uuidv7 } from '../common/uuid-v7';
-import { EventWebhookDeadLetter, EventWebhookRecord, EventWebhookRepository } from '../store/event-webhook-repository.port';
+import { EventWebhookDeadLetter, EventWebhookRecord } from '../store/event-webhook-records';
+import { EventWebhookSubscriptions } from '../store/event-webhook-subscriptions.port';
+import { EventWebhookDispatcher } from './event-webhook-dispatcher';
 import { CreateEventWebhookDto } from './event-webhook.dto';
 
 /**
@@ -9,18 +15,6 @@ import { CreateEventWebhookDto } from './event-webhook.dto';
  */
 export const PENDING_COUNT_CAP = 10_000;
 export const PENDING_COUNT_WINDOW = 100_000;
-
-/** What the routes need of the rest of the service: the SSRF check, the tenant's secret and limit, a wake-up. */
-export interface EventWebhookDeps {
-  /** WebhookUrlGuard.checkRegistration: WEBHOOK_URL_REFUSED for what is (or resolves to) not public. */
-  checkUrl(url: string): Promise<void>;
-  /** The tenant's shared webhook secret (made on first use): every event webhook signs with it. */
-  tenantSecret(tenantId: string): Promise<string>;
-  /** The tenant's eventWebhooks limit (0: no limit). */
-  limit(tenantId: string): Promise<number>;
-  /** A subscription has something to deliver now (created, replayed, resumed). */
-  wake(): void;
-}
 
 export interface EventWebhookStatus {
   webhook: EventWebhookRecord;
@@ -33,20 +27,28 @@ export interface EventWebhookStatus {
  * The event webhooks of a tenant: creation within its limit, reads with their backlog, delete,
  * replay from a position, resume of a suspended one. Delivery itself is EventWebhookDispatcher's.
  */
+@Injectable()
 export class EventWebhooks {
   constructor(
-    private readonly repo: EventWebhookRepository,
-    private readonly deps: EventWebhookDeps,
+    private readonly repo: EventWebhookSubscriptions,
+    /** WEBHOOK_URL_REFUSED for what is (or resolves to) not public. */
+    private readonly guard: WebhookUrlGuard,
+    /** The tenant's shared webhook secret (made on first use): every event webhook signs with it. */
+    private readonly secrets: WebhookSecrets,
+    /** The tenant's eventWebhooks limit (0: no limit). */
+    private readonly quotas: TenantQuotas,
+    /** Woken when a subscription has something to deliver now (created, replayed, resumed). */
+    private readonly dispatcher: EventWebhookDispatcher,
   ) {}
 
   async create(tenantId: string, dto: CreateEventWebhookDto): Promise<{ status: EventWebhookStatus; secret: string }> {
-    await this.deps.checkUrl(dto.url);
+    await this.guard.checkRegistration(dto.url);
     const head = await this.repo.headPosition(tenantId);
     const afterPosition = dto.afterPosition ?? head;
     if (afterPosition > head) {
       throw validationFailed('afterPosition', `is past the tenant's last position (${head}); use at most ${head}`);
     }
-    const limit = await this.deps.limit(tenantId);
+    const limit = await this.quotas.eventWebhooks(tenantId);
     const webhookId = uuidv7();
     const now = Date.now();
     const made = await this.repo.create(
@@ -70,8 +72,8 @@ export class EventWebhooks {
         { quota: 'eventWebhooks', limit, used },
       );
     }
-    const secret = await this.deps.tenantSecret(tenantId);
-    this.deps.wake();
+    const secret = await this.secrets.tenantSecret(tenantId);
+    this.dispatcher.wake();
     return { status: await this.status(tenantId, webhookId), secret };
   }
 
@@ -116,7 +118,7 @@ export class EventWebhooks {
     }
     // Lost only to a suspension or a delete in between: answered as what it now is.
     if (!(await this.repo.replay(tenantId, webhookId, fromPosition, Date.now()))) return this.replay(tenantId, webhookId, fromPosition);
-    this.deps.wake();
+    this.dispatcher.wake();
     return this.status(tenantId, webhookId);
   }
 
@@ -125,7 +127,7 @@ export class EventWebhooks {
     if (w.status !== 'suspended' || !(await this.repo.resume(tenantId, webhookId, Date.now()))) {
       throw new DomainError('WEBHOOK_NOT_SUSPENDED', 'the event webhook is not suspended', { webhookId });
     }
-    this.deps.wake();
+    this.dispatcher.wake();
     return this.status(tenantId, webhookId);
   }
 

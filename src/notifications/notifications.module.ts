@@ -5,11 +5,11 @@ import { APP_CONFIG } from '../config/config.module';
 import { EVENTS_APPENDED } from '../events/append-committed.port';
 import { EVENT_STREAM_SSE, EventStreamSse } from '../events/event-stream.port';
 import { LANE_APPLIED } from '../lanes/lane-applied.port';
-import { AppMetrics } from '../observability/metrics/app-metrics';
 import { PROJECTION_NOTIFICATION_SETUP } from '../projections/projection-notification-setup.port';
 import { QuotasModule } from '../quotas/quotas.module';
 import { TenantQuotas } from '../quotas/tenant-quotas';
 import { STORE, Store } from '../store/store.port';
+import { WebhookSecretStore } from '../store/webhook-secret-store.port';
 import { TenancyModule } from '../tenancy/tenancy.module';
 import { TenantDirectory } from '../tenancy/tenant-directory';
 import { EventFeed } from './log/event-feed';
@@ -17,6 +17,7 @@ import { NotificationFeed } from './log/notification-feed';
 import { NotificationLog } from './log/notification-log';
 import { NotificationLogController } from './log/notification-log.controller';
 import { NotificationReader } from './log/notification-reader';
+import { NotifiedProjections } from './log/notified-projections.port';
 import { NotificationRetention } from './log/notification-retention';
 import { ProjectionLookup, StoredProjectionLookup } from './log/projection-lookup';
 import { ServiceEventStreamSource } from './streams/event-stream-source';
@@ -26,6 +27,12 @@ import { SseStreamController } from './streams/sse-stream.controller';
 import { StreamLimiter } from './streams/stream-limiter';
 import { WebSocketStreamServer } from './streams/websocket-stream';
 import { NotificationSetup } from './webhooks/notification-setup';
+import { DeliveryTick } from './webhooks/delivery-tick';
+import { TenantWebhookQuota } from './webhooks/tenant-webhook-quota.port';
+import { WebhookDeliveryAttempt } from './webhooks/webhook-delivery-attempt';
+import { WebhookDeliveryRound } from './webhooks/webhook-delivery-round';
+import { WebhookDispatcherOptions } from './webhooks/webhook-dispatcher-options';
+import { WebhookTargets } from './webhooks/webhook-targets';
 import { SecretCipher } from './webhooks/secret-cipher';
 import { WebhookDeliveries } from './webhooks/webhook-deliveries';
 import { WebhookDispatcher } from './webhooks/webhook-dispatcher';
@@ -52,8 +59,8 @@ const STREAM_PAGE = 200;
   providers: [
     {
       provide: NotificationFeed,
-      inject: [APP_CONFIG, WebhookDispatcher],
-      useFactory: async (c: AppConfig, webhooks: WebhookDispatcher) => {
+      inject: [APP_CONFIG, NotifiedProjections],
+      useFactory: async (c: AppConfig, webhooks: NotifiedProjections) => {
         const feed = new NotificationFeed(webhooks);
         if (c.redisUrl) await feed.connect(c.redisUrl);
         return feed;
@@ -72,21 +79,6 @@ const STREAM_PAGE = 200;
       provide: ServiceEventStreamSource,
       inject: [STORE, EventFeed],
       useFactory: (s: Store, f: EventFeed) => new ServiceEventStreamSource(s.events, f),
-    },
-    {
-      provide: WebhookUrlGuard,
-      inject: [APP_CONFIG],
-      useFactory: (c: AppConfig) => new WebhookUrlGuard({ allowPrivate: c.webhooks.allowPrivate }),
-    },
-    {
-      provide: WebhookSecrets,
-      inject: [STORE, APP_CONFIG],
-      useFactory: (s: Store, c: AppConfig) =>
-        new WebhookSecrets(
-          s.webhooks,
-          SecretCipher.fromConfig({ keyBase64: c.webhooks.secretsKey, dataDir: c.dataDir }),
-          c.webhooks.secretOverlapMs,
-        ),
     },
     { provide: NotificationReader, inject: [STORE], useFactory: (s: Store) => new NotificationReader(s.notifications) },
     {
@@ -147,21 +139,6 @@ const STREAM_PAGE = 200;
       useFactory: (sse: SseStream): EventStreamSse => ({ serve: (...args) => sse.serveEvents(...args) }),
     },
     {
-      provide: WebhookDispatcher,
-      inject: [STORE, WebhookSecrets, WebhookUrlGuard, APP_CONFIG, TenantQuotas, AppMetrics],
-      useFactory: (s: Store, secrets: WebhookSecrets, guard: WebhookUrlGuard, c: AppConfig, quotas: TenantQuotas, metrics: AppMetrics) =>
-        new WebhookDispatcher(
-          s.webhooks,
-          s.notifications,
-          s.projections,
-          secrets,
-          new WebhookSender(guard, c.webhooks.timeoutMs),
-          c.webhooks,
-          quotas,
-          metrics,
-        ),
-    },
-    {
       provide: NotificationRetention,
       inject: [STORE, APP_CONFIG],
       useFactory: (s: Store, c: AppConfig) =>
@@ -172,35 +149,51 @@ const STREAM_PAGE = 200;
           deadKeepMs: c.webhooks.deadKeepMs,
         }),
     },
-    {
-      provide: WebhookEndpoints,
-      inject: [STORE, TenantQuotas, WebhookDispatcher],
-      useFactory: (s: Store, quotas: TenantQuotas, d: WebhookDispatcher) => new WebhookEndpoints(s.webhooks, s.notifications, quotas, d),
-    },
-    {
-      provide: NotificationSetup,
-      inject: [WebhookSecrets, STORE, WebhookUrlGuard, WebhookEndpoints],
-      useFactory: (secrets: WebhookSecrets, s: Store, guard: WebhookUrlGuard, endpoints: WebhookEndpoints) =>
-        new NotificationSetup(secrets, s.webhooks, guard, endpoints),
-    },
     { provide: LANE_APPLIED, useExisting: NotificationFeed },
-    { provide: PROJECTION_NOTIFICATION_SETUP, useExisting: NotificationSetup },
     { provide: StoredProjectionLookup, inject: [STORE], useFactory: (s: Store) => new StoredProjectionLookup(s.projections) },
     {
       provide: NotificationLog,
       inject: [StoredProjectionLookup, NotificationReader],
       useFactory: (c: ProjectionLookup, r: NotificationReader) => new NotificationLog(c, r),
     },
+    // webhooks/: Nest constructs the services; the factories read AppConfig's webhooks section.
+    { provide: WebhookDispatcherOptions, inject: [APP_CONFIG], useFactory: (c: AppConfig) => c.webhooks },
+    {
+      provide: WebhookUrlGuard,
+      inject: [APP_CONFIG],
+      useFactory: (c: AppConfig) => new WebhookUrlGuard({ allowPrivate: c.webhooks.allowPrivate }),
+    },
+    {
+      provide: WebhookSecrets,
+      inject: [WebhookSecretStore, APP_CONFIG],
+      useFactory: (store: WebhookSecretStore, c: AppConfig) =>
+        new WebhookSecrets(
+          store,
+          SecretCipher.fromConfig({ keyBase64: c.webhooks.secretsKey, dataDir: c.dataDir }),
+          c.webhooks.secretOverlapMs,
+        ),
+    },
+    {
+      provide: WebhookSender,
+      inject: [WebhookUrlGuard, APP_CONFIG],
+      useFactory: (guard: WebhookUrlGuard, c: AppConfig) => new WebhookSender(guard, c.webhooks.timeoutMs),
+    },
+    { provide: TenantWebhookQuota, useExisting: TenantQuotas },
+    WebhookTargets,
+    WebhookDeliveryAttempt,
+    WebhookDeliveryRound,
+    DeliveryTick,
+    WebhookDispatcher,
+    { provide: NotifiedProjections, useExisting: WebhookDispatcher },
+    WebhookEndpoints,
+    NotificationSetup,
+    WebhookDeliveries,
     {
       provide: WebhookSecretRotation,
       inject: [StoredProjectionLookup, WebhookSecrets],
       useFactory: (c: ProjectionLookup, secrets: WebhookSecrets) => new WebhookSecretRotation(c, secrets),
     },
-    {
-      provide: WebhookDeliveries,
-      inject: [StoredProjectionLookup, STORE, WebhookEndpoints],
-      useFactory: (c: ProjectionLookup, s: Store, endpoints: WebhookEndpoints) => new WebhookDeliveries(c, s.webhooks, endpoints),
-    },
+    { provide: PROJECTION_NOTIFICATION_SETUP, useExisting: NotificationSetup },
   ],
   // StreamLimiter: the open-stream gauges of GET /metrics (observability/metrics).
   exports: [
@@ -214,6 +207,8 @@ const STREAM_PAGE = 200;
     // The event webhooks (src/event-webhooks) sign and check URLs as these do.
     WebhookSecrets,
     WebhookUrlGuard,
+    WebhookSender,
+    TenantWebhookQuota,
   ],
 })
 export class NotificationsModule implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {

@@ -1,12 +1,7 @@
+import { EventWebhookClaims } from './event-webhook-claims.port';
+import { EventWebhookSubscriptions } from './event-webhook-subscriptions.port';
 import { EventDbRow, EVENT_COLUMNS, toStoredEvent } from './event-row';
-import {
-  EventWebhookClaim,
-  EventWebhookDeadLetter,
-  EventWebhookPage,
-  EventWebhookRecord,
-  EventWebhookRepository,
-  NewEventWebhook,
-} from './event-webhook-repository.port';
+import { EventWebhookClaim, EventWebhookDeadLetter, EventWebhookPage, EventWebhookRecord, NewEventWebhook } from './event-webhook-records';
 import { serializedBy } from './sql-dialect';
 import { SqlRunner } from './sql-runner';
 
@@ -57,7 +52,7 @@ function inList(column: string, values: string[] | null): { sql: string; params:
   return { sql: ` AND ${column} IN (${values.map(() => '?').join(', ')})`, params: values };
 }
 
-export class SqlEventWebhookRepository implements EventWebhookRepository {
+export class SqlEventWebhookRepository implements EventWebhookSubscriptions, EventWebhookClaims {
   constructor(private readonly db: SqlRunner) {}
 
   async create(w: NewEventWebhook, limit: number): Promise<boolean> {

@@ -8,10 +8,18 @@ import { NotificationRepository } from './notification-repository.port';
 import { ProjectionCatalogRepository } from './projection-catalog.port';
 import { BindingRepository, SnapshotRepository } from './reducer-state.port';
 import { openStore } from './store.factory';
+import { EventWebhookClaims } from './event-webhook-claims.port';
+import { EventWebhookSubscriptions } from './event-webhook-subscriptions.port';
 import { STORE, Store } from './store.port';
 import { TenantRepository } from './tenant-repository.port';
 import { TenantTransferStore } from './tenant-transfer.port';
 import { UploadRepository } from './upload-repository.port';
+import { WebhookDeliveryLog } from './webhook-delivery-log.port';
+import { WebhookDeliveryQueue } from './webhook-delivery-queue.port';
+import { WebhookDeliveryRetention } from './webhook-delivery-retention.port';
+import { WebhookEndpointState } from './webhook-endpoint-state.port';
+import { WebhookHeadRepair } from './webhook-head-repair.port';
+import { WebhookSecretStore } from './webhook-secret-store.port';
 
 /**
  * The store, global: STORE (the adapter SQLite or PostgreSQL, chosen by DATABASE_URL) and each of
@@ -34,7 +42,16 @@ import { UploadRepository } from './upload-repository.port';
     { provide: TenantTransferStore, inject: [STORE], useFactory: (s: Store) => s.transfer },
     { provide: AggregateErasure, inject: [STORE], useFactory: (s: Store) => s.erasure },
     // lanes
-    // webhooks, event webhooks
+    // webhooks
+    { provide: WebhookSecretStore, inject: [STORE], useFactory: (s: Store) => s.webhooks },
+    { provide: WebhookDeliveryQueue, inject: [STORE], useFactory: (s: Store) => s.webhooks },
+    { provide: WebhookHeadRepair, inject: [STORE], useFactory: (s: Store) => s.webhooks },
+    { provide: WebhookEndpointState, inject: [STORE], useFactory: (s: Store) => s.webhooks },
+    { provide: WebhookDeliveryLog, inject: [STORE], useFactory: (s: Store) => s.webhooks },
+    { provide: WebhookDeliveryRetention, inject: [STORE], useFactory: (s: Store) => s.webhooks },
+    // event webhooks
+    { provide: EventWebhookSubscriptions, inject: [STORE], useFactory: (s: Store) => s.eventWebhooks },
+    { provide: EventWebhookClaims, inject: [STORE], useFactory: (s: Store) => s.eventWebhooks },
   ],
   exports: [
     STORE,
@@ -51,6 +68,14 @@ import { UploadRepository } from './upload-repository.port';
     AggregateErasure,
     // lanes
     // webhooks, event webhooks
+    WebhookSecretStore,
+    WebhookDeliveryQueue,
+    WebhookHeadRepair,
+    WebhookEndpointState,
+    WebhookDeliveryLog,
+    WebhookDeliveryRetention,
+    EventWebhookSubscriptions,
+    EventWebhookClaims,
   ],
 })
 export class StoreModule implements OnApplicationShutdown {

@@ -3,13 +3,13 @@ import { TenantRepository } from './tenant-repository.port';
 import { NotificationRepository } from './notification-repository.port';
 import { LaneStore } from './lane-store.port';
 import { ProjectionCatalogRepository } from './projection-catalog.port';
-import { WebhookRepository } from './webhook-repository.port';
+import { WebhookRepository } from './webhook-repository';
 import { BindingRepository, SnapshotRepository } from './reducer-state.port';
 import { UploadRepository } from './upload-repository.port';
 import { IdempotencyKeyRepository } from './idempotency-key.port';
 import { TenantTransferStore } from './tenant-transfer.port';
 import { AggregateErasure } from './erasure.port';
-import { EventWebhookRepository } from './event-webhook-repository.port';
+import { EventWebhookRepository } from './event-webhook-repository';
 
 /**
  * One durable store, two adapters (sqlite/, postgres/). Later capabilities add their own

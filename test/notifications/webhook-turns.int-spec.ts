@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { toStoredSettings } from '../../src/notifications/log/notification-settings';
 import { SecretCipher } from '../../src/notifications/webhooks/secret-cipher';
-import { WebhookDispatcher } from '../../src/notifications/webhooks/webhook-dispatcher';
+import { assembleWebhookDispatcher } from '../../src/notifications/webhooks/assemble-webhook-dispatcher';
 import { WebhookSecrets } from '../../src/notifications/webhooks/webhook-secrets';
 import { WebhookSender } from '../../src/notifications/webhooks/webhook-sender';
 import { WebhookUrlGuard } from '../../src/notifications/webhooks/webhook-url-guard';
@@ -132,19 +132,19 @@ describe.each(['sqlite', 'postgres'] as const)('webhook dispatcher turns on %s',
     const receivers = await new Receivers(slowMs).start();
     const base = `http://127.0.0.1:${receivers.port}`;
     const secrets = new WebhookSecrets(store.webhooks, new SecretCipher(randomBytes(32)), 0);
-    const dispatcher = new WebhookDispatcher(
-      store.webhooks,
-      store.notifications,
-      store.projections,
+    const dispatcher = assembleWebhookDispatcher({
+      webhooks: store.webhooks,
+      notifications: store.notifications,
+      projections: store.projections,
       secrets,
-      new WebhookSender(new WebhookUrlGuard({ allowPrivate: true }), 5_000),
-      {
+      sender: new WebhookSender(new WebhookUrlGuard({ allowPrivate: true }), 5_000),
+      options: {
         backoffMs: [1000],
         timeoutMs: 5_000,
         pollMs: 60_000, // only wake-ups in this test: the poll is not what serves the second tenant
         concurrency,
       },
-    );
+    });
     try {
       const backlog = 2_000;
       await stateChanges(store, 'busy', `${base}/slow`, backlog);

@@ -2,10 +2,11 @@ import { toStoredSettings } from '../../src/notifications/log/notification-setti
 import { Store } from '../../src/store/store.port';
 import { describeIdempotencyStore } from './idempotency-store.conformance';
 import { describeErasureStore } from './erasure.conformance';
-import { describeEventWebhookStore } from './event-webhook-store.conformance';
+import { describeEventWebhookStore, storeEventWebhookFixture } from './event-webhook-store.conformance';
 import { describeMultiInstanceStore } from './multi-instance.conformance';
 import { describeIdsAndTraceStore } from './ids-and-trace.conformance';
 import { describeProjectionStore } from './projection-store.conformance';
+import { describeWebhookStore, storeWebhookFixture } from './webhook-store.conformance';
 import { heldCommit, req, tenant } from './store-fixtures';
 
 export interface StoreHarness {
@@ -393,7 +394,8 @@ export function testEventStore(name: string, harness: StoreHarness): void {
     describeMultiInstanceStore(() => store, harness, extra);
     describeIdempotencyStore(() => store, harness, extra);
     describeErasureStore(() => store, harness, extra);
-    describeEventWebhookStore(() => store, harness, extra);
+    describeEventWebhookStore(() => storeEventWebhookFixture(store, harness, extra));
+    describeWebhookStore(() => storeWebhookFixture(store));
 
     it('logs state changes gap-free, exactly once, only for the versions that speak for the projection', async () => {
       const t = await tenant(store, 't1');

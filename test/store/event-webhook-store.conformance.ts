@@ -1,4 +1,8 @@
-import { EventWebhookClaim, NewEventWebhook } from '../../src/store/event-webhook-repository.port';
+import { AppendRequest } from '../../src/store/event-log.port';
+import { EventWebhookClaim, NewEventWebhook } from '../../src/store/event-webhook-records';
+import { EventWebhookRepository } from '../../src/store/event-webhook-repository';
+import { InMemoryEventWebhookRepository } from '../../src/store/memory/in-memory-event-webhook-repository';
+import { InMemoryTenantLog } from '../../src/store/memory/in-memory-tenant-log';
 import { Store } from '../../src/store/store.port';
 import type { StoreHarness } from './event-store.conformance';
 import { req, tenant } from './store-fixtures';
@@ -15,151 +19,173 @@ const hook = (tenantId: string, webhookId: string, over: Partial<NewEventWebhook
   ...over,
 });
 
+/** What the event webhooks' suite needs of an adapter: its repository, a second instance over the same data, tenants and appends. */
+export interface EventWebhookFixture {
+  repo: EventWebhookRepository;
+  /** Another instance on the same storage (PostgreSQL: another pool; SQLite: another connection; in memory: the same). */
+  other(): Promise<EventWebhookRepository>;
+  tenant(id: string): Promise<string>;
+  append(requests: AppendRequest[]): Promise<void>;
+}
+
+/** The SQL stores: the real event log, other instances opened on the same storage. */
+export function storeEventWebhookFixture(store: Store, harness: StoreHarness, extra: Store[]): EventWebhookFixture {
+  return {
+    repo: store.eventWebhooks,
+    async other() {
+      const other = await harness.sameStorage(store);
+      extra.push(other);
+      return other.eventWebhooks;
+    },
+    tenant: (id) => tenant(store, id),
+    async append(requests) {
+      await store.events.appendMany(requests);
+    },
+  };
+}
+
+/** The in-memory adapter over its in-memory log. */
+export function inMemoryEventWebhookFixture(): EventWebhookFixture {
+  const log = new InMemoryTenantLog();
+  const repo = new InMemoryEventWebhookRepository(log);
+  return { repo, other: async () => repo, tenant: async (id) => id, append: async (requests) => log.append(requests) };
+}
+
 /**
- * The event webhooks' repository (src/store/sql-event-webhook-repository.ts) on each store: the
- * per-tenant cap, claims raced from two store instances (PostgreSQL: two pools; SQLite: two
- * connections and writer threads on one file), the fence on every delivering write, the filtered
- * read with its extent, dead letters and suspension, replay and resume. Part of testEventStore.
+ * The event webhooks' repository (src/store/sql-event-webhook-repository.ts on each store, and the
+ * in-memory adapter): the per-tenant cap, claims raced from two store instances (PostgreSQL: two
+ * pools; SQLite: two connections and writer threads on one file), the fence on every delivering
+ * write, the filtered read with its extent, dead letters and suspension, replay and resume.
  */
-export function describeEventWebhookStore(current: () => Store, harness: StoreHarness, extra: Store[]): void {
-  let store: Store;
+export function describeEventWebhookStore(current: () => EventWebhookFixture): void {
+  let f: EventWebhookFixture;
+  let repo: EventWebhookRepository;
   beforeEach(() => {
-    store = current();
+    f = current();
+    repo = f.repo;
   });
 
   describe('event webhooks', () => {
     it('keeps the per-tenant cap when two instances create at once', async () => {
-      const t = await tenant(store, 'ewh-cap');
-      const other = await harness.sameStorage(store);
-      extra.push(other);
-      const made = await Promise.all(
-        Array.from({ length: 8 }, (_, i) => (i % 2 ? other : store).eventWebhooks.create(hook(t, `w${i}`), 3)),
-      );
+      const t = await f.tenant('ewh-cap');
+      const other = await f.other();
+      const made = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? other : repo).create(hook(t, `w${i}`), 3)));
       expect(made.filter(Boolean)).toHaveLength(3);
-      expect(await store.eventWebhooks.count(t)).toBe(3);
+      expect(await repo.count(t)).toBe(3);
       // Another tenant has its own cap; 0 is no limit.
-      const u = await tenant(store, 'ewh-cap-2');
-      expect(await store.eventWebhooks.create(hook(u, 'x'), 1)).toBe(true);
-      expect(await store.eventWebhooks.create(hook(u, 'y'), 1)).toBe(false);
-      expect(await store.eventWebhooks.create(hook(u, 'z'), 0)).toBe(true);
+      const u = await f.tenant('ewh-cap-2');
+      expect(await repo.create(hook(u, 'x'), 1)).toBe(true);
+      expect(await repo.create(hook(u, 'y'), 1)).toBe(false);
+      expect(await repo.create(hook(u, 'z'), 0)).toBe(true);
     });
 
     it('lets exactly one of two instances claim a subscription; a lapsed claim is taken over and the old owner is fenced off', async () => {
-      const t = await tenant(store, 'ewh-claim');
-      await store.events.appendMany([req(t, 'order-1')]);
-      expect(await store.eventWebhooks.create(hook(t, 'w'), 0)).toBe(true);
-      const other = await harness.sameStorage(store);
-      extra.push(other);
+      const t = await f.tenant('ewh-claim');
+      await f.append([req(t, 'order-1')]);
+      expect(await repo.create(hook(t, 'w'), 0)).toBe(true);
+      const other = await f.other();
       const now = Date.now();
       for (let round = 0; round < 10; round++) {
         const claims = await Promise.all(
           Array.from({ length: 6 }, (_, i) =>
-            (i % 2 ? other : store).eventWebhooks.claim(
-              t,
-              'w',
-              `owner-${round}-${i}`,
-              now + round * 100_000,
-              now + round * 100_000 + 50_000,
-            ),
+            (i % 2 ? other : repo).claim(t, 'w', `owner-${round}-${i}`, now + round * 100_000, now + round * 100_000 + 50_000),
           ),
         );
         const winners = claims.filter((c) => c !== null);
         expect(winners).toHaveLength(1);
-        expect((await store.eventWebhooks.get(t, 'w'))!.claimOwner).toBe(winners[0]!.claimOwner);
+        expect((await repo.get(t, 'w'))!.claimOwner).toBe(winners[0]!.claimOwner);
       }
       // The claim of round 9 holds until now + 950,000: a claim asked at now + 900,000 by someone else fails, past it succeeds.
-      const holder = (await store.eventWebhooks.get(t, 'w'))!.claimOwner!;
-      expect(await other.eventWebhooks.claim(t, 'w', 'late', now + 940_000, now + 1_000_000)).toBeNull();
-      expect(await store.eventWebhooks.due(now + 940_000, 'late', 10)).toEqual([]);
-      expect(await store.eventWebhooks.due(now + 940_000, holder, 10)).toEqual([{ tenantId: t, webhookId: 'w' }]);
-      const taken = await other.eventWebhooks.claim(t, 'w', 'taker', now + 960_000, now + 1_010_000);
+      const holder = (await repo.get(t, 'w'))!.claimOwner!;
+      expect(await other.claim(t, 'w', 'late', now + 940_000, now + 1_000_000)).toBeNull();
+      expect(await repo.due(now + 940_000, 'late', 10)).toEqual([]);
+      expect(await repo.due(now + 940_000, holder, 10)).toEqual([{ tenantId: t, webhookId: 'w' }]);
+      const taken = await other.claim(t, 'w', 'taker', now + 960_000, now + 1_010_000);
       expect(taken?.claimOwner).toBe('taker');
       const old: EventWebhookClaim = { tenantId: t, webhookId: 'w', owner: holder, deliveredPosition: 0 };
-      expect(await store.eventWebhooks.advance(old, 1, now)).toBe(false);
-      expect(await store.eventWebhooks.renew(old, now)).toBe(false);
-      expect(await store.eventWebhooks.attemptFailed(old, 1, 'x', now, now)).toBe(false);
-      expect(await store.eventWebhooks.deadLettered(old, { position: 1, eventId: 'e' }, 1, 'x', now, 3)).toBe(false);
+      expect(await repo.advance(old, 1, now)).toBe(false);
+      expect(await repo.renew(old, now)).toBe(false);
+      expect(await repo.attemptFailed(old, 1, 'x', now, now)).toBe(false);
+      expect(await repo.deadLettered(old, { position: 1, eventId: 'e' }, 1, 'x', now, 3)).toBe(false);
       const mine: EventWebhookClaim = { ...old, owner: 'taker' };
-      expect(await other.eventWebhooks.advance(mine, 1, now + 1_010_000)).toBe(true);
+      expect(await other.advance(mine, 1, now + 1_010_000)).toBe(true);
       // A stale cursor is fenced too (a replay or a second run moved it).
-      expect(await other.eventWebhooks.advance(mine, 1, now + 1_010_000)).toBe(false);
-      expect((await store.eventWebhooks.get(t, 'w'))!.deliveredPosition).toBe(1);
+      expect(await other.advance(mine, 1, now + 1_010_000)).toBe(false);
+      expect((await repo.get(t, 'w'))!.deliveredPosition).toBe(1);
       // Nothing after the cursor: not due, whoever asks.
-      expect(await store.eventWebhooks.due(now + 2_000_000, 'anyone', 10)).toEqual([]);
+      expect(await repo.due(now + 2_000_000, 'anyone', 10)).toEqual([]);
     });
 
     it("reads the tenant's matching events after the cursor within a window, with the extent scanned", async () => {
-      const t = await tenant(store, 'ewh-read');
-      const u = await tenant(store, 'ewh-read-other');
-      await store.events.appendMany([
+      const t = await f.tenant('ewh-read');
+      const u = await f.tenant('ewh-read-other');
+      await f.append([
         req(t, 'order-1', { events: [{ eventType: 'Placed', data: '{"a":1}' }] }),
         req(t, 'cart-1', { events: [{ eventType: 'Placed', data: '{}' }] }),
         req(u, 'order-9', { events: [{ eventType: 'Placed', data: '{}' }] }),
         req(t, 'order-1', { events: [{ eventType: 'Paid', data: '{}' }] }),
         req(t, 'order-2', { events: [{ eventType: 'Shipped', data: '{}' }] }),
       ]);
-      expect(await store.eventWebhooks.create(hook(t, 'w', { aggregateTypes: ['order'], eventTypes: ['Placed', 'Paid'] }), 0)).toBe(true);
-      const w = (await store.eventWebhooks.get(t, 'w'))!;
-      const page = await store.eventWebhooks.eventsAfter(w, 0, 10, 1000);
+      expect(await repo.create(hook(t, 'w', { aggregateTypes: ['order'], eventTypes: ['Placed', 'Paid'] }), 0)).toBe(true);
+      const w = (await repo.get(t, 'w'))!;
+      const page = await repo.eventsAfter(w, 0, 10, 1000);
       expect(page.events.map((e) => [e.position, e.aggregateId, e.eventType])).toEqual([
         [1, 'order-1', 'Placed'],
         [3, 'order-1', 'Paid'],
       ]);
       expect(page.events[0].data).toBe('{"a":1}');
       expect(page.extent).toBe(4);
-      expect(await store.eventWebhooks.eventsAfter(w, 0, 1, 1000)).toMatchObject({ events: [{ position: 1 }], extent: 4 });
+      expect(await repo.eventsAfter(w, 0, 1, 1000)).toMatchObject({ events: [{ position: 1 }], extent: 4 });
       // A window shorter than the gap: nothing matches in it, the extent says how far it looked.
-      expect(await store.eventWebhooks.eventsAfter(w, 3, 10, 1)).toEqual({ events: [], extent: 4 });
-      expect(await store.eventWebhooks.eventsAfter(w, 4, 10, 1000)).toEqual({ events: [], extent: 4 });
-      expect(await store.eventWebhooks.pendingCount(w, 10, 1000)).toBe(2);
-      expect(await store.eventWebhooks.pendingCount(w, 1, 1000)).toBe(1);
-      expect(await store.eventWebhooks.pendingCount(w, 10, 2)).toBe(1); // positions 1 and 2 looked at
-      expect(await store.eventWebhooks.headPosition(t)).toBe(4);
+      expect(await repo.eventsAfter(w, 3, 10, 1)).toEqual({ events: [], extent: 4 });
+      expect(await repo.eventsAfter(w, 4, 10, 1000)).toEqual({ events: [], extent: 4 });
+      expect(await repo.pendingCount(w, 10, 1000)).toBe(2);
+      expect(await repo.pendingCount(w, 1, 1000)).toBe(1);
+      expect(await repo.pendingCount(w, 10, 2)).toBe(1); // positions 1 and 2 looked at
+      expect(await repo.headPosition(t)).toBe(4);
     });
 
     it('dead-letters and moves on, suspends after dead letters in a row, replays and resumes', async () => {
-      const t = await tenant(store, 'ewh-dead');
-      await store.events.appendMany([1, 2, 3, 4].map((i) => req(t, `order-${i}`)));
-      expect(await store.eventWebhooks.create(hook(t, 'w'), 0)).toBe(true);
+      const t = await f.tenant('ewh-dead');
+      await f.append([1, 2, 3, 4].map((i) => req(t, `order-${i}`)));
+      expect(await repo.create(hook(t, 'w'), 0)).toBe(true);
       const now = Date.now();
       const claimAt = async (pos: number) => {
-        expect(await store.eventWebhooks.claim(t, 'w', 'me', now, now + 60_000)).not.toBeNull();
+        expect(await repo.claim(t, 'w', 'me', now, now + 60_000)).not.toBeNull();
         return { tenantId: t, webhookId: 'w', owner: 'me', deliveredPosition: pos };
       };
       let c = await claimAt(0);
-      expect(await store.eventWebhooks.attemptFailed(c, 1, 'HTTP 500', now + 1_000, now)).toBe(true);
-      let w = (await store.eventWebhooks.get(t, 'w'))!;
+      expect(await repo.attemptFailed(c, 1, 'HTTP 500', now + 1_000, now)).toBe(true);
+      let w = (await repo.get(t, 'w'))!;
       expect(w).toMatchObject({ attempts: 1, nextAttemptAt: now + 1_000, lastError: 'HTTP 500', claimOwner: null, deliveredPosition: 0 });
-      expect(await store.eventWebhooks.due(now, 'me', 10)).toEqual([]); // not due yet
+      expect(await repo.due(now, 'me', 10)).toEqual([]); // not due yet
       c = await claimAt(0);
-      expect(await store.eventWebhooks.deadLettered(c, { position: 1, eventId: 'e1' }, 2, 'HTTP 500', now, 2)).toBe(true);
-      w = (await store.eventWebhooks.get(t, 'w'))!;
+      expect(await repo.deadLettered(c, { position: 1, eventId: 'e1' }, 2, 'HTTP 500', now, 2)).toBe(true);
+      w = (await repo.get(t, 'w'))!;
       expect(w).toMatchObject({ status: 'active', deliveredPosition: 1, attempts: 0, consecutiveDead: 1 });
       c = await claimAt(1);
-      expect(await store.eventWebhooks.deadLettered(c, { position: 2, eventId: 'e2' }, 2, 'HTTP 503', now, 2)).toBe(true);
-      w = (await store.eventWebhooks.get(t, 'w'))!;
+      expect(await repo.deadLettered(c, { position: 2, eventId: 'e2' }, 2, 'HTTP 503', now, 2)).toBe(true);
+      w = (await repo.get(t, 'w'))!;
       expect(w).toMatchObject({ status: 'suspended', deliveredPosition: 2, consecutiveDead: 2, suspendedAt: now });
       expect(w.suspendedReason).toContain('HTTP 503');
-      expect(await store.eventWebhooks.claim(t, 'w', 'me', now, now + 60_000)).toBeNull();
-      expect(await store.eventWebhooks.due(now + 10_000, 'me', 10)).toEqual([]);
-      expect(await store.eventWebhooks.deadCount(t, 'w')).toBe(2);
-      expect((await store.eventWebhooks.deadLetters(t, 'w', 1, 10)).map((d) => [d.position, d.eventId, d.lastError])).toEqual([
-        [2, 'e2', 'HTTP 503'],
-      ]);
-      expect(await store.eventWebhooks.replay(t, 'w', 1, now)).toBe(false); // suspended: resume first
-      expect(await store.eventWebhooks.resume(t, 'w', now)).toBe(true);
-      expect(await store.eventWebhooks.resume(t, 'w', now)).toBe(false);
-      expect((await store.eventWebhooks.get(t, 'w'))!).toMatchObject({ status: 'active', consecutiveDead: 0, deliveredPosition: 2 });
-      expect(await store.eventWebhooks.replay(t, 'w', 2, now)).toBe(true);
-      expect((await store.eventWebhooks.get(t, 'w'))!.deliveredPosition).toBe(1);
-      expect((await store.eventWebhooks.deadLetters(t, 'w', 0, 10)).map((d) => d.position)).toEqual([1]);
+      expect(await repo.claim(t, 'w', 'me', now, now + 60_000)).toBeNull();
+      expect(await repo.due(now + 10_000, 'me', 10)).toEqual([]);
+      expect(await repo.deadCount(t, 'w')).toBe(2);
+      expect((await repo.deadLetters(t, 'w', 1, 10)).map((d) => [d.position, d.eventId, d.lastError])).toEqual([[2, 'e2', 'HTTP 503']]);
+      expect(await repo.replay(t, 'w', 1, now)).toBe(false); // suspended: resume first
+      expect(await repo.resume(t, 'w', now)).toBe(true);
+      expect(await repo.resume(t, 'w', now)).toBe(false);
+      expect((await repo.get(t, 'w'))!).toMatchObject({ status: 'active', consecutiveDead: 0, deliveredPosition: 2 });
+      expect(await repo.replay(t, 'w', 2, now)).toBe(true);
+      expect((await repo.get(t, 'w'))!.deliveredPosition).toBe(1);
+      expect((await repo.deadLetters(t, 'w', 0, 10)).map((d) => d.position)).toEqual([1]);
       // A success after a dead letter starts the count again.
       c = await claimAt(1);
-      expect(await store.eventWebhooks.advance(c, 2, now + 60_000)).toBe(true);
-      expect((await store.eventWebhooks.get(t, 'w'))!.consecutiveDead).toBe(0);
-      expect(await store.eventWebhooks.delete(t, 'w')).toBe(true);
-      expect(await store.eventWebhooks.delete(t, 'w')).toBe(false);
-      expect(await store.eventWebhooks.deadCount(t, 'w')).toBe(0);
+      expect(await repo.advance(c, 2, now + 60_000)).toBe(true);
+      expect((await repo.get(t, 'w'))!.consecutiveDead).toBe(0);
+      expect(await repo.delete(t, 'w')).toBe(true);
+      expect(await repo.delete(t, 'w')).toBe(false);
+      expect(await repo.deadCount(t, 'w')).toBe(0);
     });
   });
 }

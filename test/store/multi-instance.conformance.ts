@@ -5,7 +5,7 @@ import { toStoredSettings } from '../../src/notifications/log/notification-setti
 import { PostgresStore } from '../../src/store/postgres/postgres-store';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store';
 import { Store } from '../../src/store/store.port';
-import { WebhookDelivery } from '../../src/store/webhook-repository.port';
+import { WebhookDelivery } from '../../src/store/webhook-records';
 import type { StoreHarness } from './event-store.conformance';
 import { rawAll, req, tenant } from './store-fixtures';
 

@@ -1,11 +1,7 @@
 import { LaneApplied } from '../../lanes/lane-applied.port';
 import { LaneRef } from '../../lanes/lane-scheduler.port';
+import { NotifiedProjections } from './notified-projections.port';
 import { WakeBus } from './wake-bus';
-
-/** Told of every wake, whatever the projection and wherever its lane ran (WebhookDispatcher). */
-export interface NotifiedProjections {
-  notified(tenantId: string, projectionId: string): void;
-}
 
 const CHANNEL = 'es:notifications';
 
@@ -21,11 +17,14 @@ export type HeadSequence = (tenantId: string, projectionId: string) => Promise<n
 export class NotificationFeed implements LaneApplied {
   private readonly bus: WakeBus;
 
-  constructor(webhooks: NotifiedProjections) {
+  constructor(private readonly webhooks: NotifiedProjections) {
     // At 1,000 lane commits/s, each stream client is woken (and writes its socket) a few hundred times a second, not once per commit.
-    this.bus = new WakeBus(CHANNEL, ([tenantId, projectionId]) => {
-      if (tenantId && projectionId) webhooks.notified(tenantId, projectionId);
-    });
+    this.bus = new WakeBus(CHANNEL, (key) => this.woken(key));
+  }
+
+  /** The WakeBus rang for a projection (from here or another instance): its webhook deliveries are made. */
+  private woken([tenantId, projectionId]: string[]): void {
+    if (tenantId && projectionId) this.webhooks.notified(tenantId, projectionId);
   }
 
   connect(redisUrl: string): Promise<void> {

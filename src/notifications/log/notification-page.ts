@@ -3,7 +3,7 @@ import { validationFailed } from '../../common/domain-error';
 import { parseIntParam } from '../../common/int-param';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
-import { DeliveryStatus } from '../../store/webhook-repository.port';
+import { DeliveryStatus } from '../../store/webhook-records';
 
 /** A page of a projection's log (or of its deliveries): after a sequence, at most `limit`. */
 export interface NotificationPage {

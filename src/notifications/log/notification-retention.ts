@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { NotificationRepository } from '../../store/notification-repository.port';
-import { WebhookRepository } from '../../store/webhook-repository.port';
+import { WebhookDeliveryRetention } from '../../store/webhook-delivery-retention.port';
 
 /** Delivered webhook rows are kept this long for the deliveries listing. */
 const DELIVERED_KEEP_MS = 86_400_000;
@@ -16,7 +16,7 @@ export class NotificationRetention {
 
   constructor(
     private readonly repo: NotificationRepository,
-    private readonly webhooks: WebhookRepository,
+    private readonly webhooks: WebhookDeliveryRetention,
     private readonly policy: { keepCount: number; keepMs: number; sweepMs: number; deadKeepMs: number },
   ) {}
 

@@ -1,20 +1,22 @@
+import { Injectable } from '@nestjs/common';
 import {
   ProjectionConfig,
   ProjectionNotificationSetup,
   UploadNotificationsView,
 } from '../../projections/projection-notification-setup.port';
 import { ProjectionRecord, StoredNotifySettings } from '../../store/projection-catalog.port';
-import { WebhookRepository } from '../../store/webhook-repository.port';
+import { WebhookEndpointState } from '../../store/webhook-endpoint-state.port';
 import { parseSettings, settingsFromConfig, toStoredSettings } from '../log/notification-settings';
 import { WebhookEndpoints, WebhookStatusView } from './webhook-endpoints';
 import { WebhookSecrets } from './webhook-secrets';
 import { WebhookUrlGuard } from './webhook-url-guard';
 
 /** A projection's notification settings at upload (checked, secrets made) and at deploy (bound). */
+@Injectable()
 export class NotificationSetup implements ProjectionNotificationSetup {
   constructor(
     private readonly secrets: WebhookSecrets,
-    private readonly webhooks: WebhookRepository,
+    private readonly webhooks: WebhookEndpointState,
     private readonly guard: WebhookUrlGuard,
     private readonly endpoints?: WebhookEndpoints,
   ) {}

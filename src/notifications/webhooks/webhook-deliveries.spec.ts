@@ -1,6 +1,9 @@
 import { notFound } from '../../common/domain-error';
 import { ProjectionRecord } from '../../store/projection-catalog.port';
+import { WebhookDeliveryLog } from '../../store/webhook-delivery-log.port';
+import { StoredProjectionLookup } from '../log/projection-lookup';
 import { WebhookDeliveries } from './webhook-deliveries';
+import { WebhookEndpoints } from './webhook-endpoints';
 
 const projection = (notifyConfig: string | null): ProjectionRecord => ({
   tenantId: 't',
@@ -28,10 +31,18 @@ function setup(p: ProjectionRecord | null) {
     replay: jest.fn(async () => ({ replayed: 2 })),
   };
   const lookup = { projection: async (_t: string, id: string) => p ?? Promise.reject(notFound(`projection '${id}'`)) };
-  return { deliveries: new WebhookDeliveries(lookup, listing, endpoints, () => 1234), listing, endpoints };
+  jest.spyOn(Date, 'now').mockReturnValue(1234);
+  const deliveries = new WebhookDeliveries(
+    lookup as unknown as StoredProjectionLookup,
+    listing as unknown as WebhookDeliveryLog,
+    endpoints as unknown as WebhookEndpoints,
+  );
+  return { deliveries, listing, endpoints };
 }
 
 describe('WebhookDeliveries', () => {
+  afterEach(() => jest.restoreAllMocks());
+
   it('lists, replays and resumes only for an existing projection', async () => {
     const missing = setup(null);
     await expect(missing.deliveries.list('t', 'p', { afterSequence: 0, limit: 10 })).rejects.toMatchObject({ code: 'NOT_FOUND' });

@@ -1,36 +1,22 @@
+import { Injectable } from '@nestjs/common';
 import { notFound } from '../../common/domain-error';
-import { WebhookDelivery } from '../../store/webhook-repository.port';
+import { WebhookDeliveryLog } from '../../store/webhook-delivery-log.port';
+import { WebhookDelivery } from '../../store/webhook-records';
 import { DeliveryFilter } from '../log/notification-page';
 import { parseSettings } from '../log/notification-settings';
-import { ProjectionLookup } from '../log/projection-lookup';
-import { WebhookStatusView } from './webhook-endpoints';
-
-export interface DeliveryListing {
-  list(tenantId: string, projectionId: string, filter: DeliveryFilter): Promise<WebhookDelivery[]>;
-}
-
-/** The operations on an endpoint (WebhookEndpoints). */
-export interface EndpointOperations {
-  status(tenantId: string, projectionId: string): Promise<WebhookStatusView>;
-  resume(tenantId: string, projectionId: string, afterSequence: number | undefined): Promise<{ afterSequence: number; skipped: number }>;
-  replay(
-    tenantId: string,
-    projectionId: string,
-    sequence: number | null,
-    now: number,
-  ): Promise<{ replayed: number; expired?: number; oldestSequence?: number }>;
-}
+import { StoredProjectionLookup } from '../log/projection-lookup';
+import { WebhookEndpoints, WebhookStatusView } from './webhook-endpoints';
 
 /**
  * A projection's webhook as the operator sees it: its deliveries, dead ones replayed, the
  * endpoint's state and its resumption. Every call is about an existing projection (NOT_FOUND otherwise).
  */
+@Injectable()
 export class WebhookDeliveries {
   constructor(
-    private readonly projections: ProjectionLookup,
-    private readonly deliveries: DeliveryListing,
-    private readonly endpoints: EndpointOperations,
-    private readonly now: () => number = Date.now,
+    private readonly projections: StoredProjectionLookup,
+    private readonly deliveries: WebhookDeliveryLog,
+    private readonly endpoints: WebhookEndpoints,
   ) {}
 
   async list(tenantId: string, projectionId: string, filter: DeliveryFilter): Promise<WebhookDelivery[]> {
@@ -41,7 +27,7 @@ export class WebhookDeliveries {
   /** Dead-lettered deliveries back to pending: one (`sequence`) or all of the projection's (null). */
   async replay(tenantId: string, projectionId: string, sequence: number | null) {
     await this.projections.projection(tenantId, projectionId);
-    return this.endpoints.replay(tenantId, projectionId, sequence, this.now());
+    return this.endpoints.replay(tenantId, projectionId, sequence, Date.now());
   }
 
   /** The endpoint's state; NOT_FOUND for a projection without a webhook. */
@@ -59,6 +45,6 @@ export class WebhookDeliveries {
   ): Promise<{ afterSequence: number; skipped: number; resumedAt: number }> {
     await this.projections.projection(tenantId, projectionId);
     const r = await this.endpoints.resume(tenantId, projectionId, afterSequence);
-    return { ...r, resumedAt: this.now() };
+    return { ...r, resumedAt: Date.now() };
   }
 }

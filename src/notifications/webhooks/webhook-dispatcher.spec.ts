@@ -1,192 +1,45 @@
 import { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { NO_METRICS } from '../../observability/metrics/app-metrics';
-import { Notification, NotificationHead, NotificationRepository } from '../../store/notification-repository.port';
-import { ProjectionCatalogRepository, ProjectionRecord } from '../../store/projection-catalog.port';
-import {
-  TENANT_SCOPE,
-  WebhookDelivery,
-  WebhookRepository,
-  WebhookSecretRecord,
-  WebhookSuspension,
-} from '../../store/webhook-repository.port';
+import { InMemoryNotificationLog } from '../../store/memory/in-memory-notification-log';
+import { InMemoryWebhookRepository } from '../../store/memory/in-memory-webhook-repository';
+import { NotificationRepository } from '../../store/notification-repository.port';
+import { ProjectionCatalogRepository } from '../../store/projection-catalog.port';
+import { TENANT_SCOPE, WebhookDelivery } from '../../store/webhook-records';
+import { WebhookRepository } from '../../store/webhook-repository';
 import { toStoredSettings } from '../log/notification-settings';
+import { assembleWebhookDispatcher } from './assemble-webhook-dispatcher';
 import { SecretCipher } from './secret-cipher';
-import { TenantWebhookQuota, WebhookDispatcher, WebhookDispatcherOptions } from './webhook-dispatcher';
+import { TenantWebhookQuota } from './tenant-webhook-quota.port';
+import { WebhookDispatcher } from './webhook-dispatcher';
+import { WebhookDispatcherOptions } from './webhook-dispatcher-options';
 import { WebhookSecrets } from './webhook-secrets';
 import { SendResult, WebhookSender } from './webhook-sender';
 import { WebhookSigner } from './webhook-signer';
 
-/**
- * The store's side of webhooks, in memory, as the port describes it: deliveries made from the log
- * after the webhook cursor, a key's next delivery due only once no earlier one of the key is
- * pending (the SQL keeps those 'waiting'; here they are pending rows the due query skips), claims
- * that count the attempt and push the next try past its deadline.
- */
-class FakeWebhookStore {
-  readonly log = new Map<string, Notification[]>();
-  readonly cursor = new Map<string, number>();
-  readonly rows: WebhookDelivery[] = [];
-  readonly suspensions = new Map<string, WebhookSuspension>();
-  readonly secretRecords = new Map<string, WebhookSecretRecord>();
-  readonly projections = new Map<string, ProjectionRecord>();
+/** The projection webhooks' store in memory: the in-memory adapter of every webhook role over its notification log. */
+class MemoryStore {
+  readonly log = new InMemoryNotificationLog();
+  readonly webhooks = new InMemoryWebhookRepository(this.log);
 
   addProjection(tenantId: string, projectionId: string, url: string): void {
-    const { notifyConfig } = toStoredSettings({ webhookUrl: url, isolated: false, sse: false });
-    this.projections.set(id(tenantId, projectionId), {
-      tenantId,
-      projectionId,
-      name: projectionId,
-      activeVersion: 'v1',
-      pendingVersion: null,
-      createdAt: 0,
-      notifyConfig,
-    });
+    this.log.configure(tenantId, projectionId, toStoredSettings({ webhookUrl: url, isolated: false, sse: false }));
   }
 
   /** A state change of `stateKey` logged: the next sequence of the projection. */
   logChange(tenantId: string, projectionId: string, stateKey: string): number {
-    const list = this.log.get(id(tenantId, projectionId)) ?? [];
-    this.log.set(id(tenantId, projectionId), list);
-    const sequence = list.length + 1;
-    list.push({
-      sequence,
-      projectionId,
-      aggregateId: stateKey,
-      aggregateType: 'order',
-      stateKey,
-      version: 1,
-      position: sequence,
-      state: '{}',
-      timestamp: 0,
-    });
-    return sequence;
+    return this.log.log(tenantId, projectionId, stateKey);
   }
 
-  row(tenantId: string, sequence: number): WebhookDelivery | undefined {
-    return this.rows.find((r) => r.tenantId === tenantId && r.sequence === sequence);
+  /** The projection's deliveries as stored (every status). */
+  rows(tenantId = 't1', projectionId = 'p1'): Promise<WebhookDelivery[]> {
+    return this.webhooks.list(tenantId, projectionId, { afterSequence: 0, limit: 10_000 });
   }
 
-  private isHead(d: WebhookDelivery): boolean {
-    return !this.rows.some(
-      (e) =>
-        e.tenantId === d.tenantId &&
-        e.projectionId === d.projectionId &&
-        e.stateKey === d.stateKey &&
-        e.status === 'pending' &&
-        e.sequence < d.sequence,
-    );
+  async row(tenantId: string, sequence: number): Promise<WebhookDelivery | undefined> {
+    return (await this.rows(tenantId)).find((r) => r.sequence === sequence);
   }
-
-  private due(now: number): WebhookDelivery[] {
-    return this.rows
-      .filter((r) => r.status === 'pending' && r.nextAttemptAt <= now && this.isHead(r))
-      .sort((a, b) => a.nextAttemptAt - b.nextAttemptAt);
-  }
-
-  readonly webhooks: Partial<WebhookRepository> = {
-    getSecret: async (t, scope) => this.secretRecords.get(id(t, scope)) ?? null,
-    ensureSecret: async (t, scope, secret, now) => {
-      if (!this.secretRecords.has(id(t, scope)))
-        this.secretRecords.set(id(t, scope), { secret, previousSecret: null, previousUntil: null, rotatedAt: now });
-      return this.secretRecords.get(id(t, scope))!;
-    },
-    replaceSecret: async (t, scope, secret, now, overlapUntil) => {
-      const before = this.secretRecords.get(id(t, scope));
-      const r = { secret, previousSecret: before?.secret ?? null, previousUntil: before ? overlapUntil : null, rotatedAt: now };
-      this.secretRecords.set(id(t, scope), r);
-      return r;
-    },
-    backlogged: async (limit) =>
-      [...this.projections.values()]
-        .filter((p) => {
-          const k = id(p.tenantId, p.projectionId);
-          return !this.suspensions.has(k) && (this.log.get(k)?.length ?? 0) > (this.cursor.get(k) ?? 0);
-        })
-        .slice(0, limit)
-        .map(({ tenantId, projectionId }) => ({ tenantId, projectionId })),
-    enqueue: async (t, p, limit, now) => {
-      const after = this.cursor.get(id(t, p)) ?? 0;
-      const fresh = (this.log.get(id(t, p)) ?? []).filter((n) => n.sequence > after).slice(0, limit);
-      for (const n of fresh) {
-        this.rows.push({
-          tenantId: t,
-          projectionId: p,
-          sequence: n.sequence,
-          stateKey: n.stateKey,
-          status: 'pending',
-          attempts: 0,
-          nextAttemptAt: now,
-          lastError: null,
-          createdAt: now,
-          updatedAt: now,
-        });
-      }
-      if (fresh.length) this.cursor.set(id(t, p), fresh[fresh.length - 1].sequence);
-      return fresh.length;
-    },
-    tenantsWithDue: async (now, after, limit) => {
-      const tenants = [...new Set(this.due(now).map((d) => d.tenantId))].sort();
-      return [...tenants.filter((t) => t > after), ...tenants.filter((t) => t <= after)].slice(0, limit);
-    },
-    dueOfTenants: async (tenantIds, now, perTenant) =>
-      tenantIds.flatMap((t) =>
-        this.due(now)
-          .filter((d) => d.tenantId === t)
-          .slice(0, perTenant)
-          .map((d) => ({ ...d })),
-      ),
-    claim: async (d, until) => {
-      const r = this.rows.find((e) => same(e, d));
-      if (!r || r.status !== 'pending' || r.attempts !== d.attempts) return false;
-      r.attempts++;
-      r.nextAttemptAt = until;
-      return true;
-    },
-    // A row a suspension dropped meanwhile is not there any more: nothing to update (as in SQL).
-    delivered: async (d, now) => {
-      const r = this.rows.find((e) => same(e, d));
-      if (r) Object.assign(r, { status: 'delivered', updatedAt: now });
-    },
-    attemptFailed: async (d, error, retryAt, now) => {
-      const r = this.rows.find((e) => same(e, d));
-      if (r)
-        Object.assign(
-          r,
-          retryAt === null
-            ? { status: 'dead', lastError: error, updatedAt: now }
-            : { nextAttemptAt: retryAt, lastError: error, updatedAt: now },
-        );
-    },
-    suspension: async (t, p) => this.suspensions.get(id(t, p)) ?? null,
-    pendingCount: async (t, p, cap) =>
-      Math.min(cap, this.rows.filter((r) => r.tenantId === t && r.projectionId === p && r.status === 'pending').length),
-    pendingFailing: async (t, p) =>
-      this.rows.some((r) => r.tenantId === t && r.projectionId === p && r.status === 'pending' && r.lastError !== null),
-    suspend: async (t, p, reason, now) => {
-      const pending = this.rows.filter((r) => r.tenantId === t && r.projectionId === p && r.status === 'pending');
-      const s = { resumeSequence: Math.min(...pending.map((r) => r.sequence)), reason, suspendedAt: now };
-      for (const r of pending) this.rows.splice(this.rows.indexOf(r), 1);
-      this.suspensions.set(id(t, p), s);
-      return s;
-    },
-  };
-
-  readonly notifications: Partial<NotificationRepository> = {
-    read: async (t, p, after, limit) => (this.log.get(id(t, p)) ?? []).filter((n) => n.sequence > after).slice(0, limit),
-    head: async (t, p): Promise<NotificationHead | null> => ({
-      lastSequence: this.log.get(id(t, p))?.length ?? 0,
-      prunedSequence: 0,
-      webhookSequence: this.cursor.get(id(t, p)) ?? 0,
-    }),
-  };
-
-  readonly projectionRepo: Partial<ProjectionCatalogRepository> = { get: async (t, p) => this.projections.get(id(t, p)) ?? null };
 }
-
-const id = (a: string, b: string) => `${a}\u0000${b}`;
-const same = (a: WebhookDelivery, b: WebhookDelivery) =>
-  a.tenantId === b.tenantId && a.projectionId === b.projectionId && a.sequence === b.sequence;
 
 interface Sent {
   tenantId: string;
@@ -224,9 +77,9 @@ function deferred(): { promise: Promise<SendResult>; resolve: (r: SendResult) =>
   return { promise: new Promise<SendResult>((r) => (resolve = r)), resolve };
 }
 
-async function until(cond: () => boolean, what: string, timeoutMs = 3_000): Promise<void> {
+async function until(cond: () => boolean | Promise<boolean>, what: string, timeoutMs = 3_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
+  while (!(await cond())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 2));
   }
@@ -235,15 +88,15 @@ async function until(cond: () => boolean, what: string, timeoutMs = 3_000): Prom
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('WebhookDispatcher', () => {
-  let store: FakeWebhookStore;
+  let store: MemoryStore;
   let sender: FakeSender;
   let secrets: WebhookSecrets;
   let dispatcher: WebhookDispatcher | undefined;
 
   beforeEach(() => {
-    store = new FakeWebhookStore();
+    store = new MemoryStore();
     sender = new FakeSender();
-    secrets = new WebhookSecrets(store.webhooks as WebhookRepository, new SecretCipher(randomBytes(32)), 60_000);
+    secrets = new WebhookSecrets(store.webhooks, new SecretCipher(randomBytes(32)), 60_000);
   });
   afterEach(async () => {
     await dispatcher?.close();
@@ -251,15 +104,15 @@ describe('WebhookDispatcher', () => {
   });
 
   function start(options: Partial<WebhookDispatcherOptions> = {}, quota?: TenantWebhookQuota): WebhookDispatcher {
-    dispatcher = new WebhookDispatcher(
-      store.webhooks as WebhookRepository,
-      store.notifications as NotificationRepository,
-      store.projectionRepo as ProjectionCatalogRepository,
+    dispatcher = assembleWebhookDispatcher({
+      webhooks: store.webhooks,
+      notifications: store.log,
+      projections: store.log,
       secrets,
-      sender as unknown as WebhookSender,
-      { backoffMs: [1_000], timeoutMs: 1_000, pollMs: 10, concurrency: 8, ...options },
+      sender,
+      options: { backoffMs: [1_000], timeoutMs: 1_000, pollMs: 10, concurrency: 8, ...options },
       quota,
-    );
+    });
     dispatcher.start();
     return dispatcher;
   }
@@ -282,7 +135,7 @@ describe('WebhookDispatcher', () => {
     head.resolve({ ok: true, status: 204 });
     await until(() => sender.of('t1', 2).length === 1, "key a's second delivery");
     expect(sender.sent.filter((s) => s.stateKey === 'a').map((s) => s.sequence)).toEqual([1, 2]);
-    expect(store.row('t1', 2)?.status).toBe('delivered');
+    expect((await store.row('t1', 2))?.status).toBe('delivered');
   });
 
   it("retries a failing head on the backoff schedule, dead-letters it after the last step, and only then sends the key's next", async () => {
@@ -297,7 +150,7 @@ describe('WebhookDispatcher', () => {
     expect(attempts[1].at - attempts[0].at).toBeGreaterThanOrEqual(39);
     expect(attempts[2].at - attempts[1].at).toBeGreaterThanOrEqual(79);
     expect(sender.of('t1', 2)[0].at).toBeGreaterThanOrEqual(attempts[2].at);
-    expect(store.row('t1', 1)).toMatchObject({ status: 'dead', attempts: 3, lastError: 'HTTP 500' });
+    expect(await store.row('t1', 1)).toMatchObject({ status: 'dead', attempts: 3, lastError: 'HTTP 500' });
 
     await pause(150);
     expect(sender.of('t1', 1)).toHaveLength(3);
@@ -305,13 +158,13 @@ describe('WebhookDispatcher', () => {
 
   it('sends nothing to a suspended endpoint, however many notifications wait', async () => {
     projection('t1', ['a', 'b', 'c']);
-    store.suspensions.set(id('t1', 'p1'), { resumeSequence: 1, reason: 'PENDING_LIMIT', suspendedAt: 0 });
+    await store.webhooks.suspend('t1', 'p1', 'PENDING_LIMIT', 0);
     start({}, { acquireWebhookSlot: async () => () => undefined, pendingDeliveries: async () => 10 });
 
     dispatcher!.notified('t1', 'p1');
     await pause(80);
     expect(sender.sent).toHaveLength(0);
-    expect(store.rows).toHaveLength(0);
+    expect(await store.rows()).toHaveLength(0);
   });
 
   it('suspends an endpoint at its pendingDeliveries limit whose receiver is failing, and sends it nothing more', async () => {
@@ -319,8 +172,11 @@ describe('WebhookDispatcher', () => {
     sender.answer = async () => ({ ok: false, error: 'HTTP 503' });
     start({ backoffMs: [20, 20, 20] }, { acquireWebhookSlot: async () => () => undefined, pendingDeliveries: async () => 2 });
 
-    await until(() => store.suspensions.has(id('t1', 'p1')), 'the suspension');
-    expect(store.suspensions.get(id('t1', 'p1'))).toMatchObject({ resumeSequence: 1, reason: expect.stringContaining('PENDING_LIMIT') });
+    await until(async () => (await store.webhooks.suspension('t1', 'p1')) !== null, 'the suspension');
+    expect(await store.webhooks.suspension('t1', 'p1')).toMatchObject({
+      resumeSequence: 1,
+      reason: expect.stringContaining('PENDING_LIMIT'),
+    });
     await pause(30); // an attempt claimed before the suspension may still be sent
     const sent = sender.sent.length;
 
@@ -329,7 +185,7 @@ describe('WebhookDispatcher', () => {
     await pause(100);
     expect(sender.sent).toHaveLength(sent);
     expect(new Set(sender.sent.map((s) => s.sequence))).toEqual(new Set([1, 2])); // never past the limit
-    expect(store.rows).toHaveLength(0);
+    expect(await store.rows()).toHaveLength(0);
   });
 
   it('keeps a busy (not failing) endpoint at its limit waiting, and makes its next deliveries when one ends', async () => {
@@ -341,12 +197,12 @@ describe('WebhookDispatcher', () => {
 
     await until(() => sender.of('t1', 2).length === 1, 'the second delivery');
     await pause(50);
-    expect(store.rows.map((r) => r.sequence)).toEqual([1, 2]); // 3 waits in the log: the limit is 2
+    expect((await store.rows()).map((r) => r.sequence)).toEqual([1, 2]); // 3 waits in the log: the limit is 2
 
     first.resolve({ ok: true, status: 204 });
     second.resolve({ ok: true, status: 204 });
     await until(() => sender.of('t1', 3).length === 1, 'the third delivery');
-    expect(store.suspensions.size).toBe(0);
+    expect(await store.webhooks.suspension('t1', 'p1')).toBeNull();
   });
 
   it('serves tenants in turn: one delivery each before a tenant with a backlog gets its second', async () => {
@@ -383,16 +239,15 @@ describe('WebhookDispatcher repair sweep', () => {
     const repaired = jest.fn();
     const metrics = Object.assign(Object.create(NO_METRICS), { webhookHeadRepaired: repaired });
     const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-    const d = new WebhookDispatcher(
-      repo as unknown as WebhookRepository,
-      {} as NotificationRepository,
-      {} as ProjectionCatalogRepository,
-      {} as WebhookSecrets,
-      {} as WebhookSender,
-      { backoffMs: [1_000], timeoutMs: 1_000, pollMs: 60_000, concurrency: 1 },
-      undefined,
+    const d = assembleWebhookDispatcher({
+      webhooks: repo as unknown as WebhookRepository,
+      notifications: {} as NotificationRepository,
+      projections: {} as ProjectionCatalogRepository,
+      secrets: {} as WebhookSecrets,
+      sender: {} as WebhookSender,
+      options: { backoffMs: [1_000], timeoutMs: 1_000, pollMs: 60_000, concurrency: 1 },
       metrics,
-    );
+    });
     d.wake = () => undefined; // the tick is not what this tests
     try {
       expect(await d.repairHeads()).toBe(2);

@@ -1,18 +1,12 @@
+import { Injectable } from '@nestjs/common';
 import { integer, JsonSchema, nullable, object, string, timestamp } from '../../common/json-schema';
 import { DomainError, validationFailed } from '../../common/domain-error';
 import { isoTime } from '../../common/iso-time';
 import { NotificationRepository } from '../../store/notification-repository.port';
-import { WebhookRepository } from '../../store/webhook-repository.port';
-
-/** The tenant's pendingDeliveries limit (src/quotas); 0 is no limit. */
-export interface PendingDeliveriesLimit {
-  pendingDeliveries(tenantId: string): Promise<number>;
-}
-
-/** Where a resumed endpoint's deliveries are made: the dispatcher, woken for the projection. */
-export interface DeliveryWaker {
-  notified(tenantId: string, projectionId: string): void;
-}
+import { WebhookDeliveryLog } from '../../store/webhook-delivery-log.port';
+import { WebhookEndpointState } from '../../store/webhook-endpoint-state.port';
+import { NotifiedProjections } from '../log/notified-projections.port';
+import { TenantWebhookQuota } from './tenant-webhook-quota.port';
 
 /** What the status record and GET …/webhook say of an endpoint. */
 /** GET /projections/{id}/webhook: `{projectionId, webhook: this}`. */
@@ -47,20 +41,23 @@ const ALL = Number.MAX_SAFE_INTEGER;
  * The operator's side of a webhook endpoint: its status, resuming a suspended one, replaying dead
  * deliveries. Suspension itself is the dispatcher's (it sees the backlog grow).
  */
+@Injectable()
 export class WebhookEndpoints {
   constructor(
-    private readonly deliveries: WebhookRepository,
+    private readonly state: WebhookEndpointState,
+    private readonly log: WebhookDeliveryLog,
     private readonly notifications: NotificationRepository,
-    private readonly limits: PendingDeliveriesLimit,
-    private readonly dispatcher: DeliveryWaker,
+    private readonly limits: TenantWebhookQuota,
+    /** Where a resumed endpoint's deliveries are made: the dispatcher, woken for the projection. */
+    private readonly dispatcher: NotifiedProjections,
   ) {}
 
   async status(tenantId: string, projectionId: string): Promise<WebhookStatusView> {
     const limit = await this.limits.pendingDeliveries(tenantId);
     const [suspension, pending, dead] = await Promise.all([
-      this.deliveries.suspension(tenantId, projectionId),
-      this.deliveries.pendingCount(tenantId, projectionId, limit > 0 ? limit : ALL),
-      this.deliveries.countDead(tenantId, projectionId, ALL),
+      this.state.suspension(tenantId, projectionId),
+      this.state.pendingCount(tenantId, projectionId, limit > 0 ? limit : ALL),
+      this.log.countDead(tenantId, projectionId, ALL),
     ]);
     return {
       status: suspension ? 'suspended' : 'active',
@@ -83,7 +80,7 @@ export class WebhookEndpoints {
     projectionId: string,
     afterSequence: number | undefined,
   ): Promise<{ afterSequence: number; skipped: number }> {
-    const suspension = await this.deliveries.suspension(tenantId, projectionId);
+    const suspension = await this.state.suspension(tenantId, projectionId);
     if (!suspension) throw new DomainError('WEBHOOK_NOT_SUSPENDED', `the webhook of projection '${projectionId}' is not suspended`);
     const head = await this.notifications.head(tenantId, projectionId);
     const pruned = head?.prunedSequence ?? 0;
@@ -98,7 +95,7 @@ export class WebhookEndpoints {
         { oldestSequence: pruned + 1, afterSequence: after },
       );
     }
-    if (!(await this.deliveries.resume(tenantId, projectionId, after))) {
+    if (!(await this.state.resume(tenantId, projectionId, after))) {
       throw new DomainError('WEBHOOK_NOT_SUSPENDED', `the webhook of projection '${projectionId}' is not suspended`);
     }
     this.dispatcher.notified(tenantId, projectionId);
@@ -115,7 +112,7 @@ export class WebhookEndpoints {
     sequence: number | null,
     now: number,
   ): Promise<{ replayed: number; expired?: number; oldestSequence?: number }> {
-    if (await this.deliveries.suspension(tenantId, projectionId)) {
+    if (await this.state.suspension(tenantId, projectionId)) {
       throw new DomainError(
         'WEBHOOK_SUSPENDED',
         `the webhook of projection '${projectionId}' is suspended: resume it first (POST /projections/${projectionId}/webhook/resume)`,
@@ -133,10 +130,10 @@ export class WebhookEndpoints {
           },
         );
       }
-      return { replayed: await this.deliveries.replay(tenantId, projectionId, sequence, now) };
+      return { replayed: await this.log.replay(tenantId, projectionId, sequence, now) };
     }
-    const replayed = await this.deliveries.replay(tenantId, projectionId, null, now, pruned);
-    const expired = pruned > 0 ? await this.deliveries.countDead(tenantId, projectionId, pruned) : 0;
+    const replayed = await this.log.replay(tenantId, projectionId, null, now, pruned);
+    const expired = pruned > 0 ? await this.log.countDead(tenantId, projectionId, pruned) : 0;
     return { replayed, expired, ...(expired > 0 ? { oldestSequence: pruned + 1 } : {}) };
   }
 }

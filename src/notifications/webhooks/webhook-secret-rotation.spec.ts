@@ -1,6 +1,6 @@
 import { notFound } from '../../common/domain-error';
 import { ProjectionRecord } from '../../store/projection-catalog.port';
-import { TENANT_SCOPE } from '../../store/webhook-repository.port';
+import { TENANT_SCOPE } from '../../store/webhook-records';
 import { WebhookSecretRotation } from './webhook-secret-rotation';
 
 const projection = (notifyConfig: string | null): ProjectionRecord => ({

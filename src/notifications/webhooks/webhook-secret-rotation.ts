@@ -1,5 +1,5 @@
 import { DomainError } from '../../common/domain-error';
-import { TENANT_SCOPE } from '../../store/webhook-repository.port';
+import { TENANT_SCOPE } from '../../store/webhook-records';
 import { parseSettings } from '../log/notification-settings';
 import { ProjectionLookup } from '../log/projection-lookup';
 

@@ -1,4 +1,5 @@
-import { TENANT_SCOPE, WebhookRepository, WebhookSecretRecord } from '../../store/webhook-repository.port';
+import { TENANT_SCOPE, WebhookSecretRecord } from '../../store/webhook-records';
+import { WebhookSecretStore } from '../../store/webhook-secret-store.port';
 import { SecretCipher } from './secret-cipher';
 import { generateWebhookSecret } from './webhook-signer';
 
@@ -10,7 +11,7 @@ import { generateWebhookSecret } from './webhook-signer';
  */
 export class WebhookSecrets {
   constructor(
-    private readonly repo: WebhookRepository,
+    private readonly repo: WebhookSecretStore,
     private readonly cipher: SecretCipher,
     private readonly overlapMs: number,
   ) {}

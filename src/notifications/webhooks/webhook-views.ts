@@ -1,6 +1,6 @@
 import { isoTime } from '../../common/iso-time';
 import { arrayOf, constant, integer, JsonSchema, nullable, object, string, timestamp } from '../../common/json-schema';
-import { WebhookDelivery } from '../../store/webhook-repository.port';
+import { WebhookDelivery } from '../../store/webhook-records';
 
 export function deliveryView(d: WebhookDelivery) {
   return {

@@ -21,7 +21,9 @@ export const APPEND_COMMITTED = Symbol('APPEND_COMMITTED');
  * The same news for the live readers of the log (GET /events/stream): NotificationsModule binds it
  * to EventFeed, which wakes this instance's event streams and, through Redis, the other instances'.
  */
-export const EVENTS_APPENDED = Symbol('EVENTS_APPENDED');
+export abstract class EventsAppended implements AppendCommitted {
+  abstract appended(tenantId: string, position: number, traced?: AppendTrace): void;
+}
 
 /** The event webhooks' listener (src/event-webhooks binds it to its dispatcher): told after the lanes. */
 export const EVENT_WEBHOOKS_APPENDED = Symbol('EVENT_WEBHOOKS_APPENDED');

@@ -13,8 +13,8 @@ export interface EventStreamQuery {
  * it (notifications/streams, beside the projection streams whose keepalive, slow-consumer cut and
  * caps it shares). The WebSocket upgrade of the same path never reaches a route.
  */
-export interface EventStreamSse {
-  serve(
+export abstract class EventStreamSse {
+  abstract serve(
     req: IncomingMessage,
     res: ServerResponse,
     owner: { tenantId: string; keyHash: string },
@@ -22,5 +22,3 @@ export interface EventStreamSse {
     lastEventId?: string,
   ): Promise<void>;
 }
-
-export const EVENT_STREAM_SSE = Symbol('EVENT_STREAM_SSE');

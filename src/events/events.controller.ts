@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { bodyDigestOf } from '../common/body-digest';
 import { DtoValidationPipe } from '../common/dto-validation.pipe';
@@ -16,7 +16,7 @@ import { LIMITS } from './event-limits';
 import { callerTraceContext } from './trace-context';
 import { parseIdempotencyKey } from './idempotency-key';
 import { EventReader, StreamPage } from './event-reader';
-import { EVENT_STREAM_SSE, EventStreamSse } from './event-stream.port';
+import { EventStreamSse } from './event-stream.port';
 import { appendedView, batchAppendedView, erasedView, logPageView, storedEventView } from './event-views';
 import { EventEraser } from './event-eraser';
 import { Direction, DirectionPipe, TypeListPipe } from './log-query';
@@ -28,7 +28,7 @@ export class EventsController {
   constructor(
     private readonly appender: EventAppender,
     private readonly reader: EventReader,
-    @Inject(EVENT_STREAM_SSE) private readonly sse: EventStreamSse,
+    private readonly sse: EventStreamSse,
     private readonly eraser: EventEraser,
   ) {}
 

@@ -8,7 +8,7 @@ import { STORE, Store } from '../store/store.port';
 import { AppendBatcher } from './append-batcher';
 import { AppendBatcherModule } from './append-batcher.module';
 import { EventWebhooksModule } from '../event-webhooks/event-webhooks.module';
-import { APPEND_COMMITTED, AppendCommitted, appendCommittedToAll, EVENT_WEBHOOKS_APPENDED, EVENTS_APPENDED } from './append-committed.port';
+import { APPEND_COMMITTED, AppendCommitted, appendCommittedToAll, EVENT_WEBHOOKS_APPENDED, EventsAppended } from './append-committed.port';
 import { AppendPipeline, STATEFUL_APPEND, StatefulAppend } from './append-pipeline';
 import { EventAppender } from './event-appender';
 import { EventReader } from './event-reader';
@@ -18,14 +18,14 @@ import { IdempotencyKeySweep } from './idempotency-key-sweep';
 
 /** Appends and reads. The ports its pipeline calls are bound by the modules that own them (reducers, lanes, event webhooks). */
 @Module({
-  // NotificationsModule: EVENTS_APPENDED and EVENT_STREAM_SSE (the log's live streams live beside the projection streams);
+  // NotificationsModule: EventsAppended and EventStreamSse (the log's live streams live beside the projection streams);
   // EventWebhooksModule: EVENT_WEBHOOKS_APPENDED (the event webhooks' dispatcher).
   imports: [AppendBatcherModule, ReducersModule, LanesModule, NotificationsModule, EventWebhooksModule],
   controllers: [EventsController],
   providers: [
     {
       provide: AppendPipeline,
-      inject: [AppendBatcher, STATEFUL_APPEND, APPEND_COMMITTED, EVENT_WEBHOOKS_APPENDED, EVENTS_APPENDED, APP_CONFIG],
+      inject: [AppendBatcher, STATEFUL_APPEND, APPEND_COMMITTED, EVENT_WEBHOOKS_APPENDED, EventsAppended, APP_CONFIG],
       useFactory: (
         b: AppendBatcher,
         stateful: StatefulAppend,
@@ -48,7 +48,7 @@ import { IdempotencyKeySweep } from './idempotency-key-sweep';
     },
     {
       provide: EventEraser,
-      inject: [STORE, STATEFUL_APPEND, APPEND_COMMITTED, EVENT_WEBHOOKS_APPENDED, EVENTS_APPENDED],
+      inject: [STORE, STATEFUL_APPEND, APPEND_COMMITTED, EVENT_WEBHOOKS_APPENDED, EventsAppended],
       useFactory: (store: Store, stateful: StatefulAppend, committed: AppendCommitted, hooks: AppendCommitted, live: AppendCommitted) =>
         new EventEraser(store.erasure, stateful, appendCommittedToAll(committed, hooks), live),
     },

@@ -14,21 +14,19 @@ export interface ProjectionConfig {
 }
 
 /** The notifications capability's part in an upload and a deploy (NotificationsModule binds it; none in unit setups). */
-export interface ProjectionNotificationSetup {
+export abstract class ProjectionNotificationSetup {
   /** At upload: checks the settings (webhook URL), makes secrets; what to keep with the upload and what to answer. */
-  prepare(
+  abstract prepare(
     tenantId: string,
     config: ProjectionConfig | undefined,
   ): Promise<{ meta: Record<string, unknown>; response?: UploadNotificationsView }>;
   /** The settings as stored with the projection. */
-  storedSettings(config: ProjectionConfig | null | undefined): StoredNotifySettings;
+  abstract storedSettings(config: ProjectionConfig | null | undefined): StoredNotifySettings;
   /** After the deploy is stored: binds an isolated secret, starts webhook deliveries. */
-  deployed(tenantId: string, projectionId: string, before: ProjectionRecord | null, meta: Record<string, unknown>): Promise<void>;
+  abstract deployed(tenantId: string, projectionId: string, before: ProjectionRecord | null, meta: Record<string, unknown>): Promise<void>;
   /** The webhook endpoint's state (active or suspended, backlog) for the status record; null without a webhook. */
-  webhookStatus?(tenantId: string, p: ProjectionRecord): Promise<object | null>;
+  abstract webhookStatus?(tenantId: string, p: ProjectionRecord): Promise<object | null>;
 }
-
-export const PROJECTION_NOTIFICATION_SETUP = Symbol('PROJECTION_NOTIFICATION_SETUP');
 
 export interface UploadNotificationsView {
   webhook: { enabled: boolean; secret: string | null; isolated: boolean };

@@ -9,6 +9,7 @@ import { streamText } from '../log/notification';
 import { endWebhookAttemptSpan, startWebhookAttemptSpan } from '../../observability/tracing/spans';
 import { traceParentOf } from '../../observability/tracing/tracing';
 import { parseSettings } from '../log/notification-settings';
+import { NotifiedProjections } from '../log/notified-projections.port';
 import { WebhookSecrets } from './webhook-secrets';
 import { WebhookSender } from './webhook-sender';
 import { WebhookSigner } from './webhook-signer';
@@ -54,7 +55,7 @@ const REPAIR_BATCH = 100;
  * per projection per tick, for the same reason, and only for projections that were notified (the
  * poll looks at every backlog, for wake-ups lost elsewhere): no scan of every tenant per append.
  */
-export class WebhookDispatcher {
+export class WebhookDispatcher implements NotifiedProjections {
   private readonly logger = new Logger('WebhookDispatcher');
   private timer?: NodeJS.Timeout;
   private repairTimer?: NodeJS.Timeout;

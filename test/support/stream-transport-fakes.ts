@@ -231,9 +231,7 @@ export class TransportsHarness {
     this.ws.attach(this.server);
   }
 
-  static async start(
-    opts: { options?: Partial<StreamOptions>; limits?: StreamLimits } = {},
-  ): Promise<TransportsHarness> {
+  static async start(opts: { options?: Partial<StreamOptions>; limits?: StreamLimits } = {}): Promise<TransportsHarness> {
     const options = { pingIntervalMs: 10_000, heartbeatMs: 10_000, maxBufferedBytes: 1 << 20, pageSize: 7, ...opts.options };
     const h = new TransportsHarness(options, opts.limits ?? { perKey: 1000, perInstance: 1000 });
     await new Promise<void>((resolve) => h.server.listen(0, '127.0.0.1', resolve));
@@ -291,7 +289,13 @@ export class TransportsHarness {
   openSse(query = '', headers: Record<string, string> = {}, projectionId = PROJECTION) {
     return new Promise<SseClient>((resolve, reject) => {
       const req = http.get(
-        { host: '127.0.0.1', port: this.port, path: `/projections/${encodeURIComponent(projectionId)}/stream${query}`, headers, agent: false },
+        {
+          host: '127.0.0.1',
+          port: this.port,
+          path: `/projections/${encodeURIComponent(projectionId)}/stream${query}`,
+          headers,
+          agent: false,
+        },
         (res) => resolve(new SseClient(res)),
       );
       req.on('error', reject);

@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { EventsAppended } from '../../events/append-committed.port';
@@ -17,28 +17,16 @@ const CHANNEL = 'es:events';
  * the stream hub) read the log by position.
  */
 @Injectable()
-export class EventFeed extends WakeBus implements EventsAppended, OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
+export class EventFeed extends WakeBus implements EventsAppended {
   private readonly log: Pick<EventLog, 'headPosition'>;
 
   constructor(
     private readonly streams: StreamWakeups,
     @Inject(STORE) store: Store,
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'redisUrl' | 'notifications'>,
+    @Inject(APP_CONFIG) config: Pick<AppConfig, 'redisUrl' | 'notifications'>,
   ) {
-    super(CHANNEL, 2, true);
+    super(CHANNEL, { redisUrl: config.redisUrl, pollMs: config.notifications.pollMs }, 2, true);
     this.log = store.events;
-  }
-
-  async onModuleInit(): Promise<void> {
-    if (this.config.redisUrl) await this.connect(this.config.redisUrl);
-  }
-
-  onApplicationBootstrap(): void {
-    this.startPolling(this.config.notifications.pollMs);
-  }
-
-  onApplicationShutdown(): Promise<void> {
-    return this.close();
   }
 
   appended(tenantId: string): void {

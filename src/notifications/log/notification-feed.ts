@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { LaneApplied } from '../../lanes/lane-applied.port';
@@ -19,28 +19,15 @@ const CHANNEL = 'es:notifications';
  * reaches the streams only.
  */
 @Injectable()
-export class NotificationFeed extends WakeBus implements LaneApplied, OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
+export class NotificationFeed extends WakeBus implements LaneApplied {
   constructor(
     private readonly streams: StreamWakeups,
     private readonly webhooks: NotifiedProjections,
     private readonly reader: NotificationReader,
-    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'redisUrl' | 'notifications'>,
+    @Inject(APP_CONFIG) config: Pick<AppConfig, 'redisUrl' | 'notifications'>,
   ) {
     // At 1,000 lane commits/s, each stream client is woken (and writes its socket) a few hundred times a second, not once per commit.
-    super(CHANNEL);
-  }
-
-  async onModuleInit(): Promise<void> {
-    if (this.config.redisUrl) await this.connect(this.config.redisUrl);
-  }
-
-  /** `pollMs` bounds how late a wake from elsewhere can be. */
-  onApplicationBootstrap(): void {
-    this.startPolling(this.config.notifications.pollMs);
-  }
-
-  onApplicationShutdown(): Promise<void> {
-    return this.close();
+    super(CHANNEL, { redisUrl: config.redisUrl, pollMs: config.notifications.pollMs });
   }
 
   /** A lane run of this instance stored; if it logged notifications, they go out (coalesced per projection). */

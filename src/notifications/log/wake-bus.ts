@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Logger } from '@nestjs/common';
+import { Logger, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import type Redis from 'ioredis';
 
 /** Between the keys of a batched message (the event feed's keys are tenant ids: no control characters). */
@@ -22,7 +22,7 @@ const BATCH_SEPARATOR = '\u0001';
  *   stream open on this instance) is read (one read per key, not per connection) and `headMoved`
  *   is called when it moved.
  */
-export abstract class WakeBus {
+export abstract class WakeBus implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger: Logger;
   private readonly instance = randomUUID();
   private readonly scheduled = new Set<string>();
@@ -35,10 +35,25 @@ export abstract class WakeBus {
 
   protected constructor(
     private readonly channel: string,
+    /** REDIS_URL (none: this instance's wakes only, the poll for the others') and STREAM_POLL_MS. */
+    private readonly across: { redisUrl?: string; pollMs: number },
     private readonly coalesceMs = 2,
     private readonly batched = false,
   ) {
     this.logger = new Logger(`WakeBus ${channel}`);
+  }
+
+  async onModuleInit(): Promise<void> {
+    if (this.across.redisUrl) await this.connect(this.across.redisUrl);
+  }
+
+  /** `pollMs` bounds how late a wake from elsewhere can be. */
+  onApplicationBootstrap(): void {
+    this.startPolling(this.across.pollMs);
+  }
+
+  onApplicationShutdown(): Promise<void> {
+    return this.close();
   }
 
   /** A wake of the key, local or from another instance, once coalesced. */

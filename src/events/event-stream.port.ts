@@ -8,7 +8,7 @@ export interface EventStreamQuery {
 }
 
 /**
- * `GET /events/stream` as server-sent events, for EventsController.stream, which has authenticated the
+ * `GET /events/stream` as server-sent events, for EventsController, which has authenticated the
  * tenant and taken the reply over; the stream answers its own refusals. NotificationsModule binds
  * it (notifications/streams, beside the projection streams whose keepalive, slow-consumer cut and
  * caps it shares). The WebSocket upgrade of the same path never reaches a route.
@@ -22,6 +22,3 @@ export abstract class EventStreamSse {
     lastEventId?: string,
   ): Promise<void>;
 }
-
-/** TODO(merge): the former Symbol token's name, kept so that NotificationsModule's binding compiles until the lead renames it. */
-export const EVENT_STREAM_SSE = EventStreamSse;

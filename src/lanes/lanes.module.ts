@@ -12,7 +12,7 @@ import { TenantCode } from '../tenant-code/tenant-code.port';
 import { STORE, Store } from '../store/store.port';
 import { AppliedSignal } from './applied-signal';
 import { InProcessLaneScheduler } from './in-process-lane-scheduler';
-import { LANE_APPLIED, LaneApplied } from './lane-applied.port';
+import { LaneApplied } from './lane-applied.port';
 import { LaneEngine } from './lane-engine';
 import { LaneKeyCap } from './lane-key-cap';
 import { DEFAULT_LANE_OPTIONS } from './lane-runner';
@@ -81,7 +81,7 @@ function createEngine(
     { provide: AppliedSignal, useValue: new AppliedSignal() },
     {
       provide: LaneEngine,
-      inject: [STORE, TenantCode, LANE_SCHEDULER, APP_CONFIG, AppliedSignal, TenantQuotas, LANE_APPLIED, AppMetrics],
+      inject: [STORE, TenantCode, LANE_SCHEDULER, APP_CONFIG, AppliedSignal, TenantQuotas, LaneApplied, AppMetrics],
       useFactory: createEngine,
     },
     { provide: APPEND_COMMITTED, useExisting: LaneEngine },

@@ -1,17 +1,17 @@
-import { BeforeApplicationShutdown, Global, Inject, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { BeforeApplicationShutdown, Global, Module, OnApplicationBootstrap } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { EVENTS_APPENDED } from '../events/append-committed.port';
-import { EVENT_STREAM_SSE, EventStreamSse } from '../events/event-stream.port';
-import { LANE_APPLIED } from '../lanes/lane-applied.port';
-import { PROJECTION_NOTIFICATION_SETUP } from '../projections/projection-notification-setup.port';
+import { EventsAppended } from '../events/append-committed.port';
+import { EventStreamSse } from '../events/event-stream.port';
+import { LaneApplied } from '../lanes/lane-applied.port';
+import { AppMetrics } from '../observability/metrics/app-metrics';
+import { ProjectionNotificationSetup } from '../projections/projection-notification-setup.port';
 import { QuotasModule } from '../quotas/quotas.module';
 import { TenantQuotas } from '../quotas/tenant-quotas';
 import { STORE, Store } from '../store/store.port';
 import { WebhookSecretStore } from '../store/webhook-secret-store.port';
 import { TenancyModule } from '../tenancy/tenancy.module';
-import { TenantDirectory } from '../tenancy/tenant-directory';
 import { EventFeed } from './log/event-feed';
 import { NotificationFeed } from './log/notification-feed';
 import { NotificationLog } from './log/notification-log';
@@ -20,11 +20,17 @@ import { NotificationReader } from './log/notification-reader';
 import { NotifiedProjections } from './log/notified-projections.port';
 import { NotificationRetention } from './log/notification-retention';
 import { ProjectionLookup, StoredProjectionLookup } from './log/projection-lookup';
+import { StreamWakeups } from './log/stream-wakeups.port';
 import { ServiceEventStreamSource } from './streams/event-stream-source';
+import { EventStreamSource } from './streams/event-stream-source.port';
 import { ServiceStreamSource } from './streams/service-stream-source';
-import { SseStream } from './streams/sse-stream';
+import { SseEventStream, SseStream } from './streams/sse-stream';
 import { SseStreamController } from './streams/sse-stream.controller';
-import { StreamLimiter } from './streams/stream-limiter';
+import { StreamHub } from './streams/stream-hub';
+import { StreamLimiter, StreamLimits } from './streams/stream-limiter';
+import { StreamOptions } from './streams/stream-options';
+import { StreamSource } from './streams/stream-source.port';
+import { TenantStreamQuota } from './streams/tenant-stream-quota.port';
 import { WebSocketStreamServer } from './streams/websocket-stream';
 import { NotificationSetup } from './webhooks/notification-setup';
 import { DeliveryTick } from './webhooks/delivery-tick';
@@ -43,100 +49,27 @@ import { WebhookSender } from './webhooks/webhook-sender';
 import { WebhookUrlGuard } from './webhooks/webhook-url-guard';
 import { ProjectionWebhookController, WebhooksController } from './webhooks/webhooks.controller';
 
-/** Notifications a stream connection reads (and writes to its socket) at a time. */
-const STREAM_PAGE = 200;
-
 /**
  * The notification log (log/) and what pushes it out: the streams (streams/: WebSocket, SSE) and
  * the webhooks (webhooks/). One module, as the three share the feed and the store; the folders
- * depend on log/ and not on each other. Binds LANE_APPLIED (lanes) to NotificationFeed and
- * PROJECTION_NOTIFICATION_SETUP (the projection catalog) to NotificationSetup; imports neither.
+ * depend on log/ and not on each other, so the ports log/ calls (StreamWakeups, NotifiedProjections)
+ * are bound here. Global: it binds the ports other features call (LaneApplied, EventsAppended,
+ * EventStreamSse, ProjectionNotificationSetup) and exports them; the callers' modules do not import it.
  */
 @Global()
 @Module({
   imports: [TenancyModule, QuotasModule],
   controllers: [NotificationLogController, SseStreamController, ProjectionWebhookController, WebhooksController],
   providers: [
-    {
-      provide: NotificationFeed,
-      inject: [APP_CONFIG, NotifiedProjections],
-      useFactory: async (c: AppConfig, webhooks: NotifiedProjections) => {
-        const feed = new NotificationFeed(webhooks);
-        if (c.redisUrl) await feed.connect(c.redisUrl);
-        return feed;
-      },
-    },
-    {
-      provide: EventFeed,
-      inject: [APP_CONFIG],
-      useFactory: async (c: AppConfig) => {
-        const feed = new EventFeed();
-        if (c.redisUrl) await feed.connect(c.redisUrl);
-        return feed;
-      },
-    },
-    {
-      provide: ServiceEventStreamSource,
-      inject: [STORE, EventFeed],
-      useFactory: (s: Store, f: EventFeed) => new ServiceEventStreamSource(s.events, f),
-    },
+    // log: the feeds (Redis or not is their own: connected at module init when REDIS_URL is set), the reader, the polling page
+    NotificationFeed,
+    EventFeed,
     { provide: NotificationReader, inject: [STORE], useFactory: (s: Store) => new NotificationReader(s.notifications) },
+    { provide: StoredProjectionLookup, inject: [STORE], useFactory: (s: Store) => new StoredProjectionLookup(s.projections) },
     {
-      provide: ServiceStreamSource,
-      inject: [TenantDirectory, STORE, NotificationReader, NotificationFeed],
-      useFactory: (t: TenantDirectory, s: Store, r: NotificationReader, f: NotificationFeed) =>
-        new ServiceStreamSource(t, s.projections, r, f),
-    },
-    // One count for both transports: a key's WebSockets and SSE streams share its cap.
-    {
-      provide: StreamLimiter,
-      inject: [APP_CONFIG],
-      useFactory: (c: AppConfig) =>
-        new StreamLimiter({ perKey: c.notifications.maxStreamsPerKey, perInstance: c.notifications.maxStreamsPerInstance }),
-    },
-    // The tenant's stream quota (all its keys, across instances with Redis) on top of the per-key and per-instance caps.
-    {
-      provide: WebSocketStreamServer,
-      inject: [ServiceStreamSource, APP_CONFIG, StreamLimiter, TenantQuotas, ServiceEventStreamSource],
-      useFactory: (
-        src: ServiceStreamSource,
-        c: AppConfig,
-        limiter: StreamLimiter,
-        quotas: TenantQuotas,
-        events: ServiceEventStreamSource,
-      ) =>
-        new WebSocketStreamServer(
-          src,
-          { pingIntervalMs: c.notifications.pingMs, maxBufferedBytes: c.notifications.maxBufferedBytes, pageSize: STREAM_PAGE },
-          limiter,
-          quotas,
-          events,
-        ),
-    },
-    {
-      provide: SseStream,
-      inject: [ServiceStreamSource, APP_CONFIG, StreamLimiter, TenantQuotas, ServiceEventStreamSource],
-      useFactory: (
-        src: ServiceStreamSource,
-        c: AppConfig,
-        limiter: StreamLimiter,
-        quotas: TenantQuotas,
-        events: ServiceEventStreamSource,
-      ) =>
-        new SseStream(
-          src,
-          { heartbeatMs: c.notifications.sseHeartbeatMs, maxBufferedBytes: c.notifications.maxBufferedBytes, pageSize: STREAM_PAGE },
-          limiter,
-          quotas,
-          events,
-        ),
-    },
-    // The log's live streams (GET /events/stream): EventsModule's append pipeline rings the feed, its controller hands SSE here.
-    { provide: EVENTS_APPENDED, useExisting: EventFeed },
-    {
-      provide: EVENT_STREAM_SSE,
-      inject: [SseStream],
-      useFactory: (sse: SseStream): EventStreamSse => ({ serve: (...args) => sse.serveEvents(...args) }),
+      provide: NotificationLog,
+      inject: [StoredProjectionLookup, NotificationReader],
+      useFactory: (c: ProjectionLookup, r: NotificationReader) => new NotificationLog(c, r),
     },
     {
       provide: NotificationRetention,
@@ -149,13 +82,25 @@ const STREAM_PAGE = 200;
           deadKeepMs: c.webhooks.deadKeepMs,
         }),
     },
-    { provide: LANE_APPLIED, useExisting: NotificationFeed },
-    { provide: StoredProjectionLookup, inject: [STORE], useFactory: (s: Store) => new StoredProjectionLookup(s.projections) },
-    {
-      provide: NotificationLog,
-      inject: [StoredProjectionLookup, NotificationReader],
-      useFactory: (c: ProjectionLookup, r: NotificationReader) => new NotificationLog(c, r),
-    },
+    { provide: LaneApplied, useExisting: NotificationFeed },
+    { provide: EventsAppended, useExisting: EventFeed },
+
+    // streams: one hub (admission + the cursors the feeds wake) under both transports; one count for both (StreamLimiter)
+    StreamOptions,
+    StreamLimits,
+    StreamLimiter,
+    { provide: StreamSource, useClass: ServiceStreamSource },
+    { provide: EventStreamSource, useClass: ServiceEventStreamSource },
+    // The tenant's stream quota (all its keys, across instances with Redis) on top of the per-key and per-instance caps.
+    { provide: TenantStreamQuota, useExisting: TenantQuotas },
+    StreamHub,
+    { provide: StreamWakeups, useExisting: StreamHub },
+    WebSocketStreamServer,
+    SseStream,
+    SseEventStream,
+    // The log's live streams (GET /events/stream): EventsModule's controller hands SSE here.
+    { provide: EventStreamSse, useExisting: SseEventStream },
+
     // webhooks/: Nest constructs the services; the factories read AppConfig's webhooks section.
     { provide: WebhookDispatcherOptions, inject: [APP_CONFIG], useFactory: (c: AppConfig) => c.webhooks },
     {
@@ -193,17 +138,17 @@ const STREAM_PAGE = 200;
       inject: [StoredProjectionLookup, WebhookSecrets],
       useFactory: (c: ProjectionLookup, secrets: WebhookSecrets) => new WebhookSecretRotation(c, secrets),
     },
-    { provide: PROJECTION_NOTIFICATION_SETUP, useExisting: NotificationSetup },
+    { provide: ProjectionNotificationSetup, useExisting: NotificationSetup },
   ],
-  // StreamLimiter: the open-stream gauges of GET /metrics (observability/metrics).
+  // StreamLimiter: the open-stream gauges of GET /metrics (observability/metrics); the two transports: tenant-transfer.
   exports: [
-    LANE_APPLIED,
-    PROJECTION_NOTIFICATION_SETUP,
+    LaneApplied,
+    EventsAppended,
+    EventStreamSse,
+    ProjectionNotificationSetup,
     StreamLimiter,
     WebSocketStreamServer,
     SseStream,
-    EVENTS_APPENDED,
-    EVENT_STREAM_SSE,
     // The event webhooks (src/event-webhooks) sign and check URLs as these do.
     WebhookSecrets,
     WebhookUrlGuard,
@@ -211,23 +156,16 @@ const STREAM_PAGE = 200;
     TenantWebhookQuota,
   ],
 })
-export class NotificationsModule implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
+export class NotificationsModule implements OnApplicationBootstrap, BeforeApplicationShutdown {
   constructor(
     private readonly adapterHost: HttpAdapterHost,
-    private readonly feed: NotificationFeed,
-    private readonly eventFeed: EventFeed,
-    @Inject(STORE) private readonly store: Store,
     private readonly dispatcher: WebhookDispatcher,
     private readonly retention: NotificationRetention,
     private readonly ws: WebSocketStreamServer,
     private readonly sse: SseStream,
-    private readonly reader: NotificationReader,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   onApplicationBootstrap(): void {
-    this.feed.startPolling((t, p) => this.reader.headSequence(t, p), this.config.notifications.pollMs);
-    this.eventFeed.startPolling((t) => this.store.events.headPosition(t), this.config.notifications.pollMs);
     this.ws.attach(this.adapterHost.httpAdapter.getHttpServer());
     this.dispatcher.start();
     this.retention.start();
@@ -239,9 +177,5 @@ export class NotificationsModule implements OnApplicationBootstrap, BeforeApplic
     await this.dispatcher.close();
     await this.ws.close();
     this.sse.close();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await Promise.all([this.feed.close(), this.eventFeed.close()]);
   }
 }

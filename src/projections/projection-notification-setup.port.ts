@@ -28,9 +28,6 @@ export abstract class ProjectionNotificationSetup {
   abstract webhookStatus?(tenantId: string, p: ProjectionRecord): Promise<object | null>;
 }
 
-/** TODO(merge): the former Symbol token's name, kept so that the projections' and notifications' modules compile meanwhile. */
-export const PROJECTION_NOTIFICATION_SETUP = ProjectionNotificationSetup;
-
 export interface UploadNotificationsView {
   webhook: { enabled: boolean; secret: string | null; isolated: boolean };
   sse: boolean;

@@ -13,7 +13,7 @@ import { AdminLanesController } from './admin-lanes.controller';
 import { AdminLanesView } from './admin-lanes-view';
 import { LaneOperations } from './lane-operations';
 import { ProjectionCatalog } from './projection-catalog';
-import { PROJECTION_NOTIFICATION_SETUP, ProjectionNotificationSetup } from './projection-notification-setup.port';
+import { ProjectionNotificationSetup } from './projection-notification-setup.port';
 import { ProjectionReader } from './projection-reader';
 import { ProjectionStatus } from './projection-status';
 import { ProjectionsController } from './projections.controller';
@@ -31,7 +31,7 @@ import { ProjectionsController } from './projections.controller';
     },
     {
       provide: ProjectionCatalog,
-      inject: [STORE, CompileQueue, LaneEngine, TenantQuotas, PROJECTION_NOTIFICATION_SETUP],
+      inject: [STORE, CompileQueue, LaneEngine, TenantQuotas, ProjectionNotificationSetup],
       useFactory: (s: Store, q: CompileQueue, engine: LaneEngine, quotas: TenantQuotas, notifications: ProjectionNotificationSetup) =>
         new ProjectionCatalog(s.uploads, s.projections, s.events, q, engine, quotas, notifications),
     },

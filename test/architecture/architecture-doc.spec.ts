@@ -46,7 +46,7 @@ describe('ARCHITECTURE.md names what exists', () => {
     expect({
       ref,
       member: new RegExp(
-        `^\\s+(?:(?:private|protected|public|abstract|readonly|static|async|get)\\s+)*${member}\\b\\??\\s*[(:<=]`,
+        `^\\s+(?:(?:private|protected|public|readonly|static|async|get|abstract|override)\\s+)*${member}\\b\\??\\s*[(:<=]`,
         'm',
       ).test(body!),
     }).toEqual({

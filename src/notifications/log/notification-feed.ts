@@ -1,56 +1,55 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/config.module';
 import { LaneApplied } from '../../lanes/lane-applied.port';
 import { LaneRef } from '../../lanes/lane-scheduler.port';
+import { NotificationReader } from './notification-reader';
 import { NotifiedProjections } from './notified-projections.port';
+import { StreamWakeups } from './stream-wakeups.port';
 import { WakeBus } from './wake-bus';
 
 const CHANNEL = 'es:notifications';
-
-/** The last sequence logged for a projection (0 when none), as the store has it now. */
-export type HeadSequence = (tenantId: string, projectionId: string) => Promise<number>;
 
 /**
  * "Projection P may have new notifications": a wake-up only (WakeBus: coalesced, across instances
  * with Redis, and a poll of the store's head sequence of each projection streamed here, for the
  * lanes of another instance when Redis is absent or down — issue 23's stream missing the last two
- * of 480). It is the lanes' LANE_APPLIED binding.
+ * of 480). The lanes' LaneApplied binding. A wake reaches the projection's streams on this instance
+ * (StreamWakeups: the stream hub) and its webhook (NotifiedProjections: the dispatcher); the poll's
+ * reaches the streams only.
  */
-export class NotificationFeed implements LaneApplied {
-  private readonly bus: WakeBus;
-
-  constructor(private readonly webhooks: NotifiedProjections) {
+@Injectable()
+export class NotificationFeed extends WakeBus implements LaneApplied {
+  constructor(
+    private readonly streams: StreamWakeups,
+    private readonly webhooks: NotifiedProjections,
+    private readonly reader: NotificationReader,
+    @Inject(APP_CONFIG) config: Pick<AppConfig, 'redisUrl' | 'notifications'>,
+  ) {
     // At 1,000 lane commits/s, each stream client is woken (and writes its socket) a few hundred times a second, not once per commit.
-    this.bus = new WakeBus(CHANNEL, (key) => this.woken(key));
+    super(CHANNEL, { redisUrl: config.redisUrl, pollMs: config.notifications.pollMs });
   }
 
-  /** The WakeBus rang for a projection (from here or another instance): its webhook deliveries are made. */
-  private woken([tenantId, projectionId]: string[]): void {
-    if (tenantId && projectionId) this.webhooks.notified(tenantId, projectionId);
-  }
-
-  connect(redisUrl: string): Promise<void> {
-    return this.bus.connect(redisUrl);
-  }
-
-  /** Starts the store poll; `pollMs` bounds how late a wake from elsewhere can be. */
-  startPolling(head: HeadSequence, pollMs: number): void {
-    this.bus.startPolling(([t, p]) => head(t, p), pollMs);
-  }
-
-  /** A lane run of this instance stored; if it logged notifications, they go out. */
+  /** A lane run of this instance stored; if it logged notifications, they go out (coalesced per projection). */
   laneApplied(lane: LaneRef, _appliedPosition: number, notifiedProjection: string | null): void {
-    if (notifiedProjection) this.publish(lane.tenantId, notifiedProjection);
+    if (notifiedProjection) this.publish([lane.tenantId, notifiedProjection]);
   }
 
-  /** A lane of this instance logged notifications for the projection (coalesced per projection). */
-  publish(tenantId: string, projectionId: string): void {
-    this.bus.publish([tenantId, projectionId]);
+  protected woken([tenantId, projectionId]: string[]): void {
+    if (!tenantId || !projectionId) return;
+    this.streams.wakeProjection(tenantId, projectionId);
+    this.webhooks.notified(tenantId, projectionId);
   }
 
-  subscribe(tenantId: string, projectionId: string, wake: () => void): () => void {
-    return this.bus.subscribe([tenantId, projectionId], wake);
+  protected headMoved([tenantId, projectionId]: string[]): void {
+    this.streams.wakeProjection(tenantId, projectionId);
   }
 
-  close(): Promise<void> {
-    return this.bus.close();
+  protected watchedKeys(): string[][] {
+    return this.streams.streamedProjections();
+  }
+
+  protected headOf([tenantId, projectionId]: string[]): Promise<number> {
+    return this.reader.headSequence(tenantId, projectionId);
   }
 }

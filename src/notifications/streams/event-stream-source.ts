@@ -1,22 +1,17 @@
+import { Inject, Injectable } from '@nestjs/common';
 import { LogFilters } from '../../events/log-query';
 import { EventLog, StoredEvent } from '../../store/event-log.port';
-import { EventFeed } from '../log/event-feed';
+import { STORE, Store } from '../../store/store.port';
+import { EventStreamSource } from './event-stream-source.port';
 import { CursorFeed } from './stream-cursor';
 
-/** What the event streams (GET /events/stream, both transports) need: the tenant's log and its doorbell. */
-export interface EventStreamSource {
-  /** The tenant's last position (0 when none): where a stream without afterPosition starts. */
-  headPosition(tenantId: string): Promise<number>;
-  /** Up to `limit` events after `afterPosition` that pass the filters, ascending. */
-  read(tenantId: string, filters: LogFilters, afterPosition: number, limit: number): Promise<StoredEvent[]>;
-  subscribe(tenantId: string, wake: () => void): () => void;
-}
-
+@Injectable()
 export class ServiceEventStreamSource implements EventStreamSource {
-  constructor(
-    private readonly log: Pick<EventLog, 'readLog' | 'headPosition'>,
-    private readonly feed: EventFeed,
-  ) {}
+  private readonly log: Pick<EventLog, 'readLog' | 'headPosition'>;
+
+  constructor(@Inject(STORE) store: Store) {
+    this.log = store.events;
+  }
 
   headPosition(tenantId: string): Promise<number> {
     return this.log.headPosition(tenantId);
@@ -25,17 +20,21 @@ export class ServiceEventStreamSource implements EventStreamSource {
   read(tenantId: string, filters: LogFilters, afterPosition: number, limit: number): Promise<StoredEvent[]> {
     return this.log.readLog(tenantId, { direction: 'forward', afterPosition, limit, ...filters });
   }
-
-  subscribe(tenantId: string, wake: () => void): () => void {
-    return this.feed.subscribe(tenantId, wake);
-  }
 }
 
 /** One event stream's view of the log: the tenant's events passing its filters, by position. */
-export function eventCursorFeed(source: EventStreamSource, tenantId: string, filters: LogFilters): CursorFeed<StoredEvent> {
-  return {
-    read: (after, limit) => source.read(tenantId, filters, after, limit),
-    subscribe: (wake) => source.subscribe(tenantId, wake),
-    numberOf: (e) => e.position,
-  };
+export class EventCursorFeed implements CursorFeed<StoredEvent> {
+  constructor(
+    private readonly source: EventStreamSource,
+    private readonly tenantId: string,
+    private readonly filters: LogFilters,
+  ) {}
+
+  read(after: number, limit: number): Promise<StoredEvent[]> {
+    return this.source.read(this.tenantId, this.filters, after, limit);
+  }
+
+  numberOf(e: StoredEvent): number {
+    return e.position;
+  }
 }

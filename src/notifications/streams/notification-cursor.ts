@@ -1,36 +1,23 @@
 import { validationFailed } from '../../common/domain-error';
 import { parseIntParam } from '../../common/int-param';
 import { Notification } from '../log/notification';
-import { StreamCursor, StreamCursorOptions } from './stream-cursor';
-import { StreamSource } from './stream-source';
+import { CursorFeed } from './stream-cursor';
+import { StreamSource } from './stream-source.port';
 
-export type NotificationCursorOptions = StreamCursorOptions;
-
-/** A projection stream's cursor: the projection's notifications by sequence (StreamCursor). */
-export class NotificationCursor extends StreamCursor<Notification> {
+/** A projection stream's view of the log: the projection's notifications by sequence. */
+export class NotificationCursorFeed implements CursorFeed<Notification> {
   constructor(
-    source: StreamSource,
-    tenantId: string,
-    projectionId: string,
-    afterSequence: number,
-    send: (n: Notification) => boolean,
-    opts: NotificationCursorOptions,
-  ) {
-    super(
-      {
-        read: (after, limit) => source.read(tenantId, projectionId, after, limit),
-        subscribe: (wake) => source.subscribe(tenantId, projectionId, wake),
-        numberOf: (n) => n.sequence,
-      },
-      afterSequence,
-      send,
-      opts,
-    );
+    private readonly source: StreamSource,
+    private readonly tenantId: string,
+    private readonly projectionId: string,
+  ) {}
+
+  read(after: number, limit: number): Promise<Notification[]> {
+    return this.source.read(this.tenantId, this.projectionId, after, limit);
   }
 
-  /** The sequence of the last notification handed to the transport (the starting cursor before any). */
-  get lastSequence(): number {
-    return this.lastNumber;
+  numberOf(n: Notification): number {
+    return n.sequence;
   }
 }
 

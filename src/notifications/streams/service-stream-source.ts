@@ -1,22 +1,25 @@
+import { Inject, Injectable } from '@nestjs/common';
 import { ProjectionCatalogRepository } from '../../store/projection-catalog.port';
+import { STORE, Store } from '../../store/store.port';
 import { TenantDirectory } from '../../tenancy/tenant-directory';
 import { Notification } from '../log/notification';
-import { NotificationFeed } from '../log/notification-feed';
 import { NotificationReader } from '../log/notification-reader';
 import { parseSettings } from '../log/notification-settings';
 import { NotificationTail } from './notification-tail';
-import { StreamSource } from './stream-source';
+import { StreamSource } from './stream-source.port';
 
-/** The stream transports' view of the service: keys, projections, the log and the live feed. */
+/** The projection streams' view of the service: keys, projections and the log (through NotificationTail). */
+@Injectable()
 export class ServiceStreamSource implements StreamSource {
+  private readonly projections: Pick<ProjectionCatalogRepository, 'get'>;
   private readonly tail: NotificationTail;
 
   constructor(
     private readonly tenants: TenantDirectory,
-    private readonly projections: ProjectionCatalogRepository,
+    @Inject(STORE) store: Store,
     private readonly reader: NotificationReader,
-    private readonly feed: NotificationFeed,
   ) {
+    this.projections = store.projections;
     this.tail = new NotificationTail((t, p, after, limit) => this.reader.read(t, p, after, limit));
   }
 
@@ -40,9 +43,5 @@ export class ServiceStreamSource implements StreamSource {
 
   read(tenantId: string, projectionId: string, afterSequence: number, limit: number): Promise<Notification[]> {
     return this.tail.read(tenantId, projectionId, afterSequence, limit);
-  }
-
-  subscribe(tenantId: string, projectionId: string, wake: () => void): () => void {
-    return this.feed.subscribe(tenantId, projectionId, wake);
   }
 }

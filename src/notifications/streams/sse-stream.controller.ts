@@ -5,7 +5,7 @@ import { LongLived } from '../../common/route-options';
 import { TenantRecord } from '../../store/tenant-repository.port';
 import { CurrentTenant, TenantRequest } from '../../tenancy/current-tenant.decorator';
 import { KeyInQuery } from '../../tenancy/public.decorator';
-import { SseStream } from './sse-stream';
+import { projectionSseRequest, SseStream } from './sse-stream';
 import { RequiresScope } from '../../tenancy/scopes';
 
 /** The WebSocket upgrade of the same path is WebSocketStreamServer's (on the HTTP server's 'upgrade', not a route). */
@@ -33,6 +33,6 @@ export class SseStreamController {
     // The stream writes to the raw response from here on, its refusals included.
     reply.hijack();
     const keyHash = (req as TenantRequest).apiKeyHash!;
-    await this.sse.serve(req.raw, reply.raw, { tenantId: tenant.tenantId, keyHash }, id, { afterSequence }, lastEventId);
+    await this.sse.serve(req.raw, reply.raw, { tenantId: tenant.tenantId, keyHash }, projectionSseRequest(id, afterSequence, lastEventId));
   }
 }

@@ -1,93 +1,42 @@
 import { IncomingMessage, ServerResponse } from 'http';
-import { Logger } from '@nestjs/common';
-import { DomainError, notFound } from '../../common/domain-error';
+import { Injectable, Logger } from '@nestjs/common';
+import { DomainError } from '../../common/domain-error';
 import { writeErrorAnswer } from '../../common/error-http-mapping';
-import { parseLogFilters } from '../../events/log-query';
-import type { EventStreamQuery } from '../../events/event-stream.port';
-import { eventCursorFeed, EventStreamSource } from './event-stream-source';
-import { NotificationCursor, parseSequence } from './notification-cursor';
-import { StreamCursor } from './stream-cursor';
-import { NO_TENANT_STREAM_QUOTA, StreamLimiter, TenantStreamQuota } from './stream-limiter';
-import { StreamSource } from './stream-source';
-import { EVENT_WIRE, NOTIFICATION_WIRE, StreamWire } from './stream-wire';
+import { EventStreamQuery, EventStreamSse } from '../../events/event-stream.port';
+import { SseConnection } from './sse-connection';
+import { StreamHub, StreamOwner, StreamRequest } from './stream-hub';
+import { StreamOptions } from './stream-options';
 
-/** Who opens a stream: the tenant, and the API key's hash (per-key caps). */
-export interface StreamOwner {
-  tenantId: string;
-  keyHash: string;
-}
-
-export interface SseStreamOptions {
-  /** Interval of the `: ping` comment that keeps proxies from timing out an idle stream. */
-  heartbeatMs: number;
-  /** Bytes queued on the response beyond which the client counts as too slow and is cut off. */
-  maxBufferedBytes: number;
-  pageSize: number;
-}
+export type { StreamOwner } from './stream-hub';
 
 /**
- * `GET /projections/{id}/stream` as Server-Sent Events, for a route that has already
- * authenticated the tenant and hijacked the reply. Event ids are sequences, so a browser's
- * automatic reconnect (Last-Event-ID) resumes exactly where it stopped.
+ * `GET /projections/{id}/stream` and `GET /events/stream` as server-sent events, for a route that
+ * has already authenticated the tenant and hijacked the reply. Event ids are sequences (positions),
+ * so a browser's automatic reconnect (Last-Event-ID) resumes exactly where it stopped. StreamHub
+ * admits the stream and owns its cursor, which writes to the SseConnection.
  */
+@Injectable()
 export class SseStream {
   private readonly logger = new Logger('SseStream');
   private readonly connections = new Set<SseConnection<unknown>>();
 
   constructor(
-    private readonly source: StreamSource,
-    private readonly opts: SseStreamOptions,
-    private readonly limiter: StreamLimiter,
-    private readonly tenantStreams: TenantStreamQuota = NO_TENANT_STREAM_QUOTA,
-    /** The tenant's log, for `GET /events/stream` (serveEvents). */
-    private readonly events?: EventStreamSource,
+    private readonly hub: StreamHub,
+    private readonly opts: StreamOptions,
   ) {}
 
   /**
-   * `GET /events/stream` as server-sent events (the port EVENT_STREAM_SSE): ids are positions, so
-   * Last-Event-ID resumes after the last event received; the same caps, heartbeat and slow-consumer
-   * cut as a projection's stream. Answers its own refusals, as `serve` does.
-   */
-  async serveEvents(req: IncomingMessage, res: ServerResponse, owner: StreamOwner, query: EventStreamQuery, lastEventId?: string) {
-    try {
-      const events = this.events;
-      if (!events) throw new DomainError('NOT_FOUND', 'route not found');
-      await this.open(req, res, owner, async () => {
-        const filters = parseLogFilters(query);
-        const explicitAfter =
-          lastEventId !== undefined
-            ? parseSequence('Last-Event-ID', lastEventId)
-            : query.afterPosition !== undefined
-              ? parseSequence('afterPosition', query.afterPosition)
-              : null;
-        const afterPosition = explicitAfter ?? (await events.headPosition(owner.tenantId));
-        return {
-          wire: EVENT_WIRE,
-          cursor: (send) => new StreamCursor(eventCursorFeed(events, owner.tenantId, filters), afterPosition, send, this.opts),
-        } as OpenSse<unknown>;
-      });
-    } catch (e) {
-      if (!(e instanceof DomainError)) this.logger.error(`SSE event stream failed: ${e instanceof Error ? e.stack : e}`);
-      writeErrorAnswer(res, e instanceof DomainError ? e : new DomainError('INTERNAL', 'stream failed'));
-    }
-  }
-
-  /**
-   * `handle`, answering its refusals itself: the route has taken the reply over, so no exception
+   * `open`, answering its refusals itself: the route has taken the reply over, so no exception
    * filter will. An unexpected failure is logged and answered as INTERNAL.
    */
-  async serve(
-    req: IncomingMessage,
-    res: ServerResponse,
-    owner: StreamOwner,
-    projectionId: string,
-    query: { afterSequence?: string },
-    lastEventId?: string,
-  ): Promise<void> {
+  async serve(req: IncomingMessage, res: ServerResponse, owner: StreamOwner, request: StreamRequest): Promise<void> {
     try {
-      await this.handle(req, res, owner, projectionId, query, lastEventId);
+      await this.open(req, res, owner, request);
     } catch (e) {
-      if (!(e instanceof DomainError)) this.logger.error(`SSE stream of ${projectionId} failed: ${e instanceof Error ? e.stack : e}`);
+      if (!(e instanceof DomainError)) {
+        const what = request.kind === 'events' ? 'SSE event stream' : `SSE stream of ${request.projectionId}`;
+        this.logger.error(`${what} failed: ${e instanceof Error ? e.stack : e}`);
+      }
       writeErrorAnswer(res, e instanceof DomainError ? e : new DomainError('INTERNAL', 'stream failed'));
     }
   }
@@ -96,47 +45,8 @@ export class SseStream {
    * Throws (TOO_MANY_STREAMS, NOT_FOUND, SSE_DISABLED, VALIDATION_FAILED) before writing anything,
    * so the caller can still answer with an error; resolves once the stream is running.
    */
-  async handle(
-    req: IncomingMessage,
-    res: ServerResponse,
-    owner: StreamOwner,
-    projectionId: string,
-    query: { afterSequence?: string },
-    lastEventId?: string,
-  ): Promise<void> {
-    const { tenantId } = owner;
-    await this.open(req, res, owner, async () => {
-      const explicitAfter =
-        lastEventId !== undefined
-          ? parseSequence('Last-Event-ID', lastEventId)
-          : query.afterSequence !== undefined
-            ? parseSequence('afterSequence', query.afterSequence)
-            : null;
-      const projection = await this.source.projection(tenantId, projectionId);
-      if (!projection) throw notFound(`projection '${projectionId}'`);
-      if (!projection.sse)
-        throw new DomainError(
-          'SSE_DISABLED',
-          `server-sent events are not enabled for projection '${projectionId}' (upload config "sse": true)`,
-        );
-      const afterSequence = explicitAfter ?? (await this.source.headSequence(tenantId, projectionId));
-      return {
-        wire: NOTIFICATION_WIRE,
-        cursor: (send) => new NotificationCursor(this.source, tenantId, projectionId, afterSequence, send, this.opts),
-      } as OpenSse<unknown>;
-    });
-  }
-
-  /** The caps first (released when the response closes, however it ends), then the stream's own checks, then the stream. */
-  private async open(req: IncomingMessage, res: ServerResponse, owner: StreamOwner, admit: () => Promise<OpenSse<unknown>>) {
-    // Counted with the WebSockets; the slot goes back when the response closes, however it ends.
-    const release = this.limiter.acquire(owner.keyHash, 'sse');
-    res.once('close', release);
-    if (res.destroyed) release();
-    const releaseTenant = await this.tenantStreams.acquireStream(owner.tenantId);
-    res.once('close', releaseTenant);
-    if (res.destroyed) releaseTenant();
-    const stream = await admit();
+  async open(req: IncomingMessage, res: ServerResponse, owner: StreamOwner, request: StreamRequest): Promise<void> {
+    const stream = await this.hub.admit(owner, 'sse', res, request);
     if (res.destroyed || req.destroyed) return;
 
     // A quiet stream is not an idle connection: the heartbeat and the slow-consumer cut look after it.
@@ -148,12 +58,11 @@ export class SseStream {
       'x-accel-buffering': 'no',
     });
     res.flushHeaders();
-    const connection = new SseConnection(res, owner.tenantId, stream, this.opts);
+    const connection = new SseConnection(res, owner.tenantId, stream.wire, this.opts);
     this.connections.add(connection);
-    // A key revoked or expired while the stream runs ends it (the key was checked only at its start).
-    const unwatch = this.source.watchKey(owner.keyHash, () => connection.end({ code: 'KEY_REVOKED' }));
+    const cursor = this.hub.open(stream, connection);
     res.once('close', () => {
-      unwatch();
+      this.hub.leave(cursor);
       this.connections.delete(connection);
       connection.stop();
     });
@@ -178,57 +87,30 @@ export class SseStream {
   }
 }
 
-/** A stream admitted: how its items are written, and its cursor once the response can take them. */
-interface OpenSse<T> {
-  wire: StreamWire<T>;
-  cursor: (send: (item: T) => boolean) => StreamCursor<T>;
+/**
+ * `GET /events/stream` as server-sent events (the events' EventStreamSse port): ids are positions,
+ * so Last-Event-ID resumes after the last event received; the same caps, heartbeat and
+ * slow-consumer cut as a projection's stream. Answers its own refusals.
+ */
+@Injectable()
+export class SseEventStream implements EventStreamSse {
+  constructor(private readonly sse: SseStream) {}
+
+  serve(req: IncomingMessage, res: ServerResponse, owner: StreamOwner, query: EventStreamQuery, lastEventId?: string): Promise<void> {
+    return this.sse.serve(req, res, owner, {
+      kind: 'events',
+      filters: { aggregateType: query.aggregateType, eventType: query.eventType },
+      after: sseCursor(lastEventId, 'afterPosition', query.afterPosition),
+    });
+  }
 }
 
-class SseConnection<T> {
-  private readonly cursor: StreamCursor<T>;
-  private readonly wire: StreamWire<T>;
-  private readonly heartbeat: NodeJS.Timeout;
+/** A projection's stream as SSE asks for it: Last-Event-ID (a browser's reconnect) wins over afterSequence. */
+export function projectionSseRequest(projectionId: string, afterSequence: string | undefined, lastEventId?: string): StreamRequest {
+  return { kind: 'projection', projectionId, after: sseCursor(lastEventId, 'afterSequence', afterSequence) };
+}
 
-  constructor(
-    private readonly res: ServerResponse,
-    readonly tenantId: string,
-    open: OpenSse<T>,
-    private readonly opts: SseStreamOptions,
-  ) {
-    this.wire = open.wire;
-    this.cursor = open.cursor(this.send);
-    this.cursor.onError = this.onCursorError;
-    this.heartbeat = setInterval(() => this.res.write(': ping\n\n'), opts.heartbeatMs);
-    this.cursor.start();
-  }
-
-  stop(): void {
-    clearInterval(this.heartbeat);
-    this.cursor.stop();
-  }
-
-  end(error?: Record<string, unknown>): void {
-    this.stop();
-    if (this.res.writableEnded) return;
-    if (error) this.res.write(`event: error\ndata: ${JSON.stringify(error)}\n\n`);
-    this.res.end();
-  }
-
-  private readonly send = (item: T): boolean => {
-    if (this.res.writableEnded || this.res.destroyed) return false;
-    const n = this.wire.numberOf(item);
-    this.res.write(`id: ${n}\nevent: ${this.wire.sseEvent}\ndata: ${this.wire.text(item)}\n\n`);
-    if (this.res.writableLength <= this.opts.maxBufferedBytes) return true;
-    // The error event queues behind everything already written, so the client has all up to this item.
-    this.end({ code: 'SLOW_CONSUMER', [this.wire.resumeField]: n });
-    return false;
-  };
-
-  private readonly onCursorError = (err: unknown): void => {
-    if (err instanceof DomainError && err.code === 'CURSOR_EXPIRED') {
-      this.end({ code: 'CURSOR_EXPIRED', oldestSequence: err.details.oldestSequence });
-    } else {
-      this.end({ code: 'INTERNAL' });
-    }
-  };
+function sseCursor(lastEventId: string | undefined, field: string, fromQuery: string | undefined) {
+  if (lastEventId !== undefined) return { field: 'Last-Event-ID', text: lastEventId };
+  return fromQuery === undefined ? undefined : { field, text: fromQuery };
 }

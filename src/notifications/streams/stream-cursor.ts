@@ -1,3 +1,5 @@
+import { StreamTransport } from './stream-transport.port';
+
 export interface StreamCursorOptions {
   /** Notifications read from the source at a time: the most a connection holds beyond its transport buffer. */
   pageSize: number;
@@ -7,8 +9,6 @@ export interface StreamCursorOptions {
 export interface CursorFeed<T> {
   /** Up to `limit` items numbered above `after`, ascending. */
   read(after: number, limit: number): Promise<T[]>;
-  /** `wake` is called (possibly coalesced) whenever new items may exist. Returns unsubscribe. */
-  subscribe(wake: () => void): () => void;
   numberOf(item: T): number;
 }
 
@@ -20,13 +20,11 @@ export interface CursorFeed<T> {
  *
  * The cursor is the only record of what was sent: a page is always read after it and only
  * numbers above it are sent, so the seam between backlog and live has neither gap nor
- * duplicate however wakes and reads interleave (it subscribes before its first read, so
- * anything stored after that read still wakes it).
+ * duplicate however wakes and reads interleave (StreamHub registers it before its first read, so
+ * anything stored after that read still wakes it). Woken by StreamHub (`wake`); writes to its
+ * transport (`send`), and tells it of a read failure (`failed`, the cursor stopped).
  */
 export class StreamCursor<T> {
-  /** Read failures (e.g. the notifications' DomainError CURSOR_EXPIRED); the cursor has stopped when this is called. */
-  onError: (err: unknown) => void = () => undefined;
-
   private cursor: number;
   private pumping = false;
   /** Set by every wake and cleared when a pump starts a pass, so a wake during a pass earns another pass. */
@@ -34,13 +32,12 @@ export class StreamCursor<T> {
   /** The transport is over its buffer bound: pumping waits for resume(). */
   private paused = false;
   private stopped = false;
-  private unsubscribe: (() => void) | null = null;
+  private started = false;
 
   constructor(
     private readonly feed: CursorFeed<T>,
     after: number,
-    /** Returns false when the transport is over its buffer bound. */
-    private readonly send: (item: T) => boolean,
+    private readonly transport: StreamTransport<T>,
     private readonly opts: StreamCursorOptions,
   ) {
     this.cursor = after;
@@ -51,10 +48,10 @@ export class StreamCursor<T> {
     return this.cursor;
   }
 
+  /** The catch-up: the first read, after the hub has registered the cursor for wakes. */
   start(): void {
-    if (this.stopped || this.unsubscribe) return;
-    // Subscribed before the first read: anything stored after that read still wakes us.
-    this.unsubscribe = this.feed.subscribe(this.wake);
+    if (this.stopped || this.started) return;
+    this.started = true;
     this.wake();
   }
 
@@ -65,15 +62,14 @@ export class StreamCursor<T> {
 
   stop(): void {
     this.stopped = true;
-    this.unsubscribe?.();
-    this.unsubscribe = null;
   }
 
-  private readonly wake = (): void => {
-    if (this.stopped) return;
+  /** New items may exist (StreamHub, for the projection or log this cursor follows). */
+  wake(): void {
+    if (this.stopped || !this.started) return;
     this.wakePending = true;
     if (!this.pumping && !this.paused) void this.pump();
-  };
+  }
 
   private async pump(): Promise<void> {
     this.pumping = true;
@@ -85,7 +81,7 @@ export class StreamCursor<T> {
     } catch (err) {
       if (!this.stopped) {
         this.stop();
-        this.onError(err);
+        this.transport.failed(err);
       }
     } finally {
       this.pumping = false;
@@ -102,7 +98,7 @@ export class StreamCursor<T> {
         if (n <= this.cursor) continue;
         this.cursor = n;
         advanced = true;
-        if (!this.send(item)) {
+        if (!this.transport.send(item)) {
           this.paused = true;
           // What is left after the cursor still has to be read once the transport drains.
           this.wakePending = true;

@@ -1,42 +1,41 @@
+import { Inject, Injectable } from '@nestjs/common';
 import { DomainError } from '../../common/domain-error';
+import { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/config.module';
+import { StreamSlot } from './tenant-stream-quota.port';
 
-export interface StreamLimits {
+/** STREAM_MAX_PER_KEY and STREAM_MAX_PER_INSTANCE (tests give the two numbers as a plain object). */
+@Injectable()
+export class StreamLimits {
   /** Streams (WebSocket and SSE together) one API key may hold open at once. */
-  perKey: number;
+  readonly perKey: number;
   /** Streams this instance holds open at once, all keys together. */
-  perInstance: number;
+  readonly perInstance: number;
+
+  constructor(@Inject(APP_CONFIG) config: Pick<AppConfig, 'notifications'>) {
+    this.perKey = config.notifications.maxStreamsPerKey;
+    this.perInstance = config.notifications.maxStreamsPerInstance;
+  }
 }
 
-export type StreamTransport = 'websocket' | 'sse';
-
-/** Gives a stream's slot back; calling it again does nothing. */
-export type StreamSlot = () => void;
-
-/**
- * The tenant-wide stream quota (src/quotas: all keys of a tenant together, across instances with
- * Redis); throws TOO_MANY_STREAMS with scope `tenant` when it is used up.
- */
-export interface TenantStreamQuota {
-  acquireStream(tenantId: string): Promise<StreamSlot>;
-}
-
-export const NO_TENANT_STREAM_QUOTA: TenantStreamQuota = { acquireStream: async () => () => undefined };
+export type StreamTransportKind = 'websocket' | 'sse';
 
 /**
  * Counts open streams per API key (by its hash: two keys of one tenant count apart) and per
  * instance, across both transports. A stream takes its slot before its handshake or first byte and
  * gives it back when its socket closes, whatever closed it.
  */
+@Injectable()
 export class StreamLimiter {
   private total = 0;
   private readonly byKey = new Map<string, number>();
   /** Open streams by transport (the metrics' gauge); the limits count both together. */
-  private readonly byTransport: Record<StreamTransport, number> = { websocket: 0, sse: 0 };
+  private readonly byTransport: Record<StreamTransportKind, number> = { websocket: 0, sse: 0 };
 
   constructor(private readonly limits: StreamLimits) {}
 
   /** Takes a slot for a stream of this key, or throws TOO_MANY_STREAMS (`limit`, `scope`). */
-  acquire(keyHash: string, transport: StreamTransport = 'websocket'): StreamSlot {
+  acquire(keyHash: string, transport: StreamTransportKind = 'websocket'): StreamSlot {
     const held = this.byKey.get(keyHash) ?? 0;
     if (held >= this.limits.perKey) {
       throw tooMany(
@@ -68,7 +67,7 @@ export class StreamLimiter {
   }
 
   /** Open streams of this instance by transport. */
-  countByTransport(): Record<StreamTransport, number> {
+  countByTransport(): Record<StreamTransportKind, number> {
     return { ...this.byTransport };
   }
 

@@ -1,6 +1,7 @@
 using System.Runtime.Loader;
 using System.Text.Json.Nodes;
 using EventSourcing.Runtime.Compilation;
+using EventSourcing.Runtime.Host;
 
 namespace EventSourcing.Runtime.Tests;
 
@@ -366,7 +367,7 @@ public class AttributeArgumentTests
             }
             public sealed class AReducer : IReducer<S> { public S Apply(S s, Event e) => s; }
             """;
-        var result = new InProcessHost(Runtime.HostMode.Compile).Compile("A.cs", source);
+        var result = new InProcessHost(HostMode.Compile).Compile("A.cs", source);
         Assert.False(result["ok"]!.GetValue<bool>());
         Assert.Contains("forbidden API: System.Threading.CancellationToken in an attribute argument", result["compilationError"]!.GetValue<string>());
     }

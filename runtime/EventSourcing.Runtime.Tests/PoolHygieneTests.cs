@@ -6,6 +6,7 @@ using System.Text;
 using System.Text.Json.Nodes;
 using EventSourcing.Runtime.Execution;
 using Xunit.Abstractions;
+using EventSourcing.Runtime.Host;
 
 namespace EventSourcing.Runtime.Tests;
 

@@ -2,6 +2,7 @@ using System.Text;
 using System.Text.Json;
 using System.Text.Json.Nodes;
 using EventSourcing.Runtime.Compilation;
+using EventSourcing.Runtime.Host;
 
 namespace EventSourcing.Runtime.Tests;
 

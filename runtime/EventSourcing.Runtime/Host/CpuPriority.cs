@@ -1,6 +1,6 @@
 using System.Runtime.InteropServices;
 
-namespace EventSourcing.Runtime;
+namespace EventSourcing.Runtime.Host;
 
 /// <summary>
 /// The lowest CPU priority for a quarantine executor (EVENTSOURCING_AUTOGROUP_NICE, set by the service).

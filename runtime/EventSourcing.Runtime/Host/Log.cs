@@ -1,4 +1,4 @@
-namespace EventSourcing.Runtime;
+namespace EventSourcing.Runtime.Host;
 
 /// <summary>Logs go to stderr only: stdout carries nothing but protocol lines.</summary>
 public static class Log

@@ -1,6 +1,6 @@
 using System.Runtime.InteropServices;
 
-namespace EventSourcing.Runtime;
+namespace EventSourcing.Runtime.Host;
 
 /// <summary>
 /// The host's own seccomp filter, installed through Debian's libseccomp after the runtime has started and before

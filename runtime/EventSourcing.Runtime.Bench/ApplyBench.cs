@@ -2,14 +2,15 @@ using System.Diagnostics;
 using System.Text;
 using System.Text.Json;
 using EventSourcing.Runtime.Compilation;
+using EventSourcing.Runtime.Host;
 
-namespace EventSourcing.Runtime;
+namespace EventSourcing.Runtime.Bench;
 
 /// <summary>
-/// <c>--bench</c>: in-process micro-benchmark through the same request handling as the stdio loop (JSON request
+/// The apply benchmark (the default of EventSourcing.Runtime.Bench): in-process micro-benchmark through the same request handling as the stdio loop (JSON request
 /// bytes in, JSON response bytes out; no pipes). Prints one JSON object to stdout.
 /// </summary>
-public static class Bench
+public static class ApplyBench
 {
     const string FallbackReducer = """
         using EventSourcing;

@@ -1,14 +1,13 @@
-#if SANDBOX_PROBE
 using System.Diagnostics;
 using System.Net.Sockets;
 using System.Runtime.InteropServices;
 using System.Text;
 using System.Text.Json;
 
-namespace EventSourcing.Runtime;
+namespace EventSourcing.Runtime.Probe;
 
 /// <summary>
-/// TEST-ONLY (compiled only with -p:SandboxProbe=true into runtime/bin-probe, never into runtime/bin): stands in for
+/// TEST-ONLY (this folder is compiled only with -p:SandboxProbe=true, into runtime/bin-probe, never into runtime/bin; see the csproj): stands in for
 /// tenant code that has already escaped the IL check. Served as the <c>probe</c> request in every mode, so it runs in
 /// a host started exactly like production ones, after the seccomp filter is in place. Each attempt reports whether
 /// it succeeded and, if not, the errno or exception; test/runtime/sandbox-fences.int-spec.ts judges them.
@@ -219,4 +218,3 @@ internal static class SandboxProbe
         w.WriteEndObject();
     }
 }
-#endif

@@ -58,6 +58,8 @@ public sealed class TenantCompiler
     /// address space only (pages are touched as deep as a compile goes, released when its thread ends), but it counts
     /// towards RLIMIT_DATA: where the limit leaves no room for it, the stack is halved until a thread starts, down to
     /// 64 MiB. EVENTSOURCING_COMPILE_STACK_MB overrides the default.</summary>
+    // Process-wide on purpose: RLIMIT_DATA is the process's, so once a stack size failed to start, every later compile
+    // (one at a time; a compile mode host runs no tenant code) starts with the halved size instead of failing again.
     public static int StackBytes { get; private set; } = StackMb() * 1024 * 1024;
 
     const int DefaultStackMb = 512;

@@ -4,6 +4,8 @@ namespace EventSourcing.Runtime.Host;
 
 public static class HostSetup
 {
+    // Process-wide on purpose: the settings it guards (TZ, default cultures, the regex timeout and cache) are the
+    // process's; set once, before any request (the in-process tests call it from several places).
     static bool _configured;
 
     /// <summary>Deterministic process settings for tenant code: UTC time zone, invariant culture, and a

@@ -4,7 +4,8 @@ namespace EventSourcing.Runtime.Host;
 public static class Log
 {
     static readonly TextWriter Err = CreateErr();
-    public static bool Verbose { get; set; } = Environment.GetEnvironmentVariable("EVENTSOURCING_RUNTIME_VERBOSE") == "1";
+    // Process-wide on purpose: stderr is the process's; both are fixed at start (tenant code cannot reach this assembly).
+    public static bool Verbose { get; } = Environment.GetEnvironmentVariable("EVENTSOURCING_RUNTIME_VERBOSE") == "1";
 
     static TextWriter CreateErr()
     {

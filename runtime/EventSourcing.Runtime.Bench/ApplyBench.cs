@@ -12,6 +12,8 @@ namespace EventSourcing.Runtime.Bench;
 /// </summary>
 public static class ApplyBench
 {
+    static readonly JsonSerializerOptions Indented = new() { WriteIndented = true };
+
     const string FallbackReducer = """
         using EventSourcing;
         namespace BenchCounter;
@@ -114,7 +116,7 @@ public static class ApplyBench
         }
         results["gcHeapBytes"] = GC.GetTotalMemory(false);
         results["runtime"] = Environment.Version.ToString();
-        Console.Out.WriteLine(JsonSerializer.Serialize(results, new JsonSerializerOptions { WriteIndented = true }));
+        Console.Out.WriteLine(JsonSerializer.Serialize(results, Indented));
         return 0;
     }
 

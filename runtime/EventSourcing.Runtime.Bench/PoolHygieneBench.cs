@@ -18,6 +18,8 @@ namespace EventSourcing.Runtime.Bench;
 /// </summary>
 public static class PoolHygieneBench
 {
+    static readonly JsonSerializerOptions Indented = new() { WriteIndented = true };
+
     public static int Run(string? examplesDir)
     {
         examplesDir ??= ApplyBench.FindExamples();
@@ -108,7 +110,7 @@ public static class PoolHygieneBench
             ["processorCount"] = Environment.ProcessorCount,
             ["runtime"] = Environment.Version.ToString(),
         };
-        Console.Out.WriteLine(JsonSerializer.Serialize(results, new JsonSerializerOptions { WriteIndented = true }));
+        Console.Out.WriteLine(JsonSerializer.Serialize(results, Indented));
         return 0;
     }
 

@@ -30,7 +30,7 @@ public partial class HostLayoutTests
         var expected = folder.Length == 0 ? project : project + "." + folder.Replace(Path.DirectorySeparatorChar, '.');
         var declared = NamespaceLine().Matches(text).Select(m => m.Groups[1].Value).ToList();
         // Top-level statements (Program.cs) declare no namespace and no type of their own.
-        if (declared.Count == 0 && TopLevelType().Matches(text).Count == 0) return;
+        if (declared.Count == 0 && TopLevelType().Count(text) == 0) return;
         Assert.Equal([expected], declared);
     }
 

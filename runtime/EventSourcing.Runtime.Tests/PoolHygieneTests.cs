@@ -5,8 +5,8 @@ using System.Runtime.InteropServices;
 using System.Text;
 using System.Text.Json.Nodes;
 using EventSourcing.Runtime.Execution;
-using Xunit.Abstractions;
 using EventSourcing.Runtime.Host;
+using Xunit.Abstractions;
 
 namespace EventSourcing.Runtime.Tests;
 
@@ -308,7 +308,7 @@ public class PoolHygieneTests(ITestOutputHelper output)
         foreach (var array in pooled) pool.Return(array);
     }
 
-    static IEnumerable<string> Scan<T>(T[] array, List<(string Path, byte[] Bytes)> patterns)
+    static HashSet<string> Scan<T>(T[] array, List<(string Path, byte[] Bytes)> patterns)
     {
         if (!RuntimeHelpers.IsReferenceOrContainsReferences<T>())
         {

@@ -1,4 +1,3 @@
-using System.Globalization;
 using EventSourcing.Runtime.Compilation;
 using EventSourcing.Runtime.Host;
 

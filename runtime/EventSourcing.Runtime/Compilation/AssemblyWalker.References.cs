@@ -1,9 +1,5 @@
-using System.Collections.Immutable;
-using System.Reflection;
 using System.Reflection.Metadata;
 using System.Reflection.Metadata.Ecma335;
-using System.Reflection.PortableExecutable;
-using F = EventSourcing.Runtime.Compilation.SignatureProviders.Formatter;
 
 namespace EventSourcing.Runtime.Compilation;
 
@@ -13,6 +9,7 @@ internal sealed partial class AssemblyWalker
     /// <param name="Name">Display name, e.g. System.IO.File.ReadAllText.</param>
     /// <param name="TypeKey">Policy key of the declaring type (namespace.Outer+Inner, no arity), "" for the tenant's own types.</param>
     /// <param name="Member">Metadata member name, e.g. get_Now.</param>
+    /// <param name="Verdict">What the policy says of this use.</param>
     sealed record MemberUse(string Name, string TypeKey, string Member, ApiVerdict Verdict);
 
     void CheckReferences()

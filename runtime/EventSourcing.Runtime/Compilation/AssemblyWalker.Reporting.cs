@@ -1,9 +1,5 @@
-using System.Collections.Immutable;
-using System.Reflection;
 using System.Reflection.Metadata;
 using System.Reflection.Metadata.Ecma335;
-using System.Reflection.PortableExecutable;
-using F = EventSourcing.Runtime.Compilation.SignatureProviders.Formatter;
 
 namespace EventSourcing.Runtime.Compilation;
 

@@ -1,8 +1,3 @@
-using System.Buffers;
-using System.Reflection;
-using System.Text.Json;
-using System.Text.Json.Serialization.Metadata;
-
 namespace EventSourcing.Runtime.Execution;
 
 /// <summary>What a caller asks of one group of an apply (runtime/protocol.json: apply.maxStateBytes, groups[].lastStateOnly).</summary>

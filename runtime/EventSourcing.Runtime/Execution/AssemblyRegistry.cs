@@ -1,9 +1,6 @@
 using System.Reflection;
 using System.Runtime.CompilerServices;
-using System.Runtime.Loader;
 using System.Security.Cryptography;
-using System.Text.Encodings.Web;
-using System.Text.Json;
 using EventSourcing.Runtime.Compilation;
 using EventSourcing.Runtime.Host;
 

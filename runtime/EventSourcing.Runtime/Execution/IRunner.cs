@@ -1,7 +1,4 @@
-using System.Buffers;
-using System.Reflection;
 using System.Text.Json;
-using System.Text.Json.Serialization.Metadata;
 
 namespace EventSourcing.Runtime.Execution;
 

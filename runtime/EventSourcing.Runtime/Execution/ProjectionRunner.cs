@@ -1,6 +1,3 @@
-using System.Buffers;
-using System.Reflection;
-using System.Text.Json.Serialization.Metadata;
 using System.Text.Json;
 using EventSourcing.Runtime.Host;
 
@@ -21,10 +18,10 @@ public sealed class ProjectionRunner<TProjection, TState> : RunnerBase<TState>, 
 
     protected override TState ApplyOne(object instance, TState state, Event e) => ((TProjection)instance).Apply(state, e);
 
-    public void ResolveKeys(JsonElement events, Utf8JsonWriter w, int maxKeyLength)
+    public void ResolveKeys(JsonElement events, Utf8JsonWriter writer, int maxKeyLength)
     {
         // Judged out of the loop's frame, where the projection instance is no longer reachable (TenantMemory.HeldElsewhere).
-        if (ResolveEach(events, w, maxKeyLength) is { } oom && TenantMemory.HeldElsewhere(oom) is { } exhausted) throw exhausted;
+        if (ResolveEach(events, writer, maxKeyLength) is { } oom && TenantMemory.HeldElsewhere(oom) is { } exhausted) throw exhausted;
     }
 
     /// <summary>Returns the first OutOfMemoryException a ResolveKey threw (that event answered RESOLVE_FAILED), if any.</summary>

@@ -1,8 +1,3 @@
-using System.Buffers;
-using System.Reflection;
-using System.Text.Json;
-using System.Text.Json.Serialization.Metadata;
-
 namespace EventSourcing.Runtime.Execution;
 
 /// <summary>Defaults when a request does not name the limits (the TypeScript side always does).</summary>

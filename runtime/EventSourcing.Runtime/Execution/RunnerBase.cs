@@ -1,7 +1,6 @@
-using System.Buffers;
 using System.Reflection;
-using System.Text.Json.Serialization.Metadata;
 using System.Text.Json;
+using System.Text.Json.Serialization.Metadata;
 using EventSourcing.Runtime.Host;
 
 namespace EventSourcing.Runtime.Execution;
@@ -9,8 +8,8 @@ namespace EventSourcing.Runtime.Execution;
 /// <summary>Shared machinery of both runner kinds.</summary>
 public abstract class RunnerBase<TState> where TState : new()
 {
-    protected readonly JsonSerializerOptions Options;
-    protected readonly JsonTypeInfo<TState> StateInfo;
+    protected JsonSerializerOptions Options { get; }
+    protected JsonTypeInfo<TState> StateInfo { get; }
     // Two scratch buffers taken in turn: when a state fails (too large, a throwing getter), the previous
     // state's JSON is still whole in the other one (lastStateOnly writes it at the end).
     readonly CappedBufferWriter[] _scratch = [new(), new()];

@@ -1,6 +1,3 @@
-using System.Buffers;
-using System.Reflection;
-using System.Text.Json.Serialization.Metadata;
 using System.Text.Json;
 using EventSourcing.Runtime.Host;
 

@@ -1,5 +1,3 @@
-using System.Buffers;
-
 namespace EventSourcing.Runtime.Execution;
 
 /// <summary>Thrown out of serialization when the state cannot fit under the cap; <see cref="BytesSoFar"/> were written.</summary>

@@ -1,10 +1,5 @@
 using System.Reflection;
-using System.Runtime.CompilerServices;
 using System.Runtime.Loader;
-using System.Security.Cryptography;
-using System.Text.Encodings.Web;
-using System.Text.Json;
-using EventSourcing.Runtime.Compilation;
 
 namespace EventSourcing.Runtime.Execution;
 

@@ -1,10 +1,3 @@
-using System.Buffers;
-using System.Diagnostics;
-using System.Text.Encodings.Web;
-using System.Text.Json;
-using EventSourcing.Runtime.Compilation;
-using EventSourcing.Runtime.Execution;
-
 namespace EventSourcing.Runtime.Host;
 
 /// <summary>Which request types a host process serves.</summary>

@@ -475,10 +475,11 @@ public sealed class RequestDispatcher
     static bool IsSimpleName(string s) =>
         s.Length is > 0 and <= 200 && s.All(c => char.IsAsciiLetterOrDigit(c) || c is '.' or '_' or '-');
 
+    static readonly string[] ReservedNames = ["EventSourcing", "System", "Microsoft", "mscorlib", "netstandard"];
+
     /// <summary>Names that could collide with the host, the SDK (whose InternalsVisibleTo names the host) or the framework.</summary>
     static bool IsReservedName(string s) =>
-        new[] { "EventSourcing", "System", "Microsoft", "mscorlib", "netstandard" }
-            .Any(p => s.Equals(p, StringComparison.OrdinalIgnoreCase) || s.StartsWith(p + ".", StringComparison.OrdinalIgnoreCase));
+        ReservedNames.Any(p => s.Equals(p, StringComparison.OrdinalIgnoreCase) || s.StartsWith(p + ".", StringComparison.OrdinalIgnoreCase));
 
     static string KindName(JsonValueKind kind) => kind switch
     {

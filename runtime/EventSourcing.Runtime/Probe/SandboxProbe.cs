@@ -66,7 +66,7 @@ internal static class SandboxProbe
         Try(w, "memfdForTheJit", () =>
         {
             var fd = Native(memfd_create("probe", 1));
-            try { Native(ftruncate(fd, 1 << 16)); } finally { close(fd); }
+            try { Native(ftruncate(fd, 1 << 16)); } finally { _ = close(fd); }
             return "memfd sized";
         });
         Try(w, "listRoot", () => string.Join(",", Directory.GetFileSystemEntries("/").Order()));
@@ -91,7 +91,7 @@ internal static class SandboxProbe
         {
             var all = new StringBuilder();
             foreach (var dir in Directory.GetDirectories("/proc").Where(d => Path.GetFileName(d).All(char.IsAsciiDigit)))
-                foreach (var file in new[] { "environ", "cmdline" })
+                foreach (var file in (string[])["environ", "cmdline"])
                     try { all.Append(dir).Append('/').Append(file).Append('=').Append(File.ReadAllText(Path.Combine(dir, file))).Append('\n'); }
                     catch (Exception ex) { all.Append(dir).Append('/').Append(file).Append(": ").Append(ex.GetType().Name).Append('\n'); }
             return all.ToString();
@@ -161,7 +161,7 @@ internal static class SandboxProbe
         Try(w, "ioUringSetup", () =>
         {
             var fd = Syscall("io_uring_setup", 1, Marshal.AllocHGlobal(256).ToInt64());
-            if (fd >= 0) close((int)fd);
+            if (fd >= 0) _ = close((int)fd);
             return Native(fd);
         });
         Try(w, "unshareUserNamespace", () => Native(unshare(0x10000000)));

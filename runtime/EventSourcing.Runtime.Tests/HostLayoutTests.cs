@@ -3,11 +3,12 @@ using EventSourcing.Runtime.Host;
 
 namespace EventSourcing.Runtime.Tests;
 
-/// <summary>Issue 26 item 7: the production assembly holds no test-only probe and no benchmark, and the host's sources
-/// keep the layout a reader relies on: namespace = project namespace + folder, one top-level type per file, named as the file.</summary>
+/// <summary>Issue 26 item 7: the production assembly holds no test-only probe and no benchmark, and the sources of the host,
+/// its benchmarks and these tests keep the layout a reader relies on: namespace = project namespace + folder, one top-level
+/// type per file, named as the file.</summary>
 public partial class HostLayoutTests
 {
-    static readonly string[] Projects = ["EventSourcing.Runtime", "EventSourcing.Runtime.Bench"];
+    static readonly string[] Projects = ["EventSourcing.Runtime", "EventSourcing.Runtime.Bench", "EventSourcing.Runtime.Tests"];
 
     [Fact]
     public void ProductionAssemblyHasNoProbeAndNoBenchmark()

@@ -1,5 +1,5 @@
 using System.Text.Json.Nodes;
-using EventSourcing.Runtime.Compilation;
+using EventSourcing.Runtime.Host;
 
 namespace EventSourcing.Runtime.Tests;
 

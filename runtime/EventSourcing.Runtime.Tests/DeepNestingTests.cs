@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using EventSourcing.Runtime.Compilation;
+using EventSourcing.Runtime.Host;
 
 namespace EventSourcing.Runtime.Tests;
 

@@ -1,7 +1,9 @@
+using EventSourcing.Runtime.Host;
+
 namespace EventSourcing.Runtime.Tests;
 
 /// <summary>Issue 22 red team: generic code that makes new types at run time without bound is refused
-/// (AssemblyVerifier.CheckGenericExpansion, escape-corpus/memory-generic-expansion.cs); ordinary generic code is not.</summary>
+/// (AssemblyWalker.CheckGenericExpansion, escape-corpus/memory-generic-expansion.cs); ordinary generic code is not.</summary>
 public class GenericExpansionTests
 {
     static string Reducer(string members, string apply = "return s;") => $$"""

@@ -5,6 +5,7 @@ using System.Runtime.InteropServices;
 using System.Text;
 using System.Text.Json.Nodes;
 using EventSourcing.Runtime.Execution;
+using EventSourcing.Runtime.Host;
 using Xunit.Abstractions;
 
 namespace EventSourcing.Runtime.Tests;
@@ -307,7 +308,7 @@ public class PoolHygieneTests(ITestOutputHelper output)
         foreach (var array in pooled) pool.Return(array);
     }
 
-    static IEnumerable<string> Scan<T>(T[] array, List<(string Path, byte[] Bytes)> patterns)
+    static HashSet<string> Scan<T>(T[] array, List<(string Path, byte[] Bytes)> patterns)
     {
         if (!RuntimeHelpers.IsReferenceOrContainsReferences<T>())
         {

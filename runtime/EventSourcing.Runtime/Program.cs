@@ -1,14 +1,10 @@
-using System.Globalization;
-using EventSourcing.Runtime;
 using EventSourcing.Runtime.Compilation;
+using EventSourcing.Runtime.Host;
 
 // The runtime host: compiles and runs tenants' C# reducers/projections for the TypeScript service.
 // stdout carries protocol lines only (see runtime/protocol.json); logs go to stderr.
 
 var modeName = Environment.GetEnvironmentVariable("EVENTSOURCING_RUNTIME_MODE") ?? "all";
-var bench = false;
-var benchPools = false;
-string? examplesDir = null;
 for (var i = 0; i < args.Length; i++)
 {
     switch (args[i])
@@ -16,17 +12,8 @@ for (var i = 0; i < args.Length; i++)
         case "--mode" when i + 1 < args.Length:
             modeName = args[++i];
             break;
-        case "--bench":
-            bench = true;
-            break;
-        case "--bench-pools":
-            benchPools = true;
-            break;
-        case "--examples" when i + 1 < args.Length:
-            examplesDir = args[++i];
-            break;
         case "-h" or "--help":
-            Console.Error.WriteLine("usage: EventSourcing.Runtime [--mode compile|exec|all] | --bench [--examples DIR] | --bench-pools [--examples DIR]");
+            Console.Error.WriteLine("usage: EventSourcing.Runtime [--mode compile|exec|all]");
             return 0;
         default:
             Console.Error.WriteLine($"unknown argument '{args[i]}'");
@@ -35,9 +22,6 @@ for (var i = 0; i < args.Length; i++)
 }
 
 HostSetup.ConfigureProcess();
-
-if (bench) return Bench.Run(examplesDir);
-if (benchPools) return PoolHygieneBench.Run(examplesDir);
 
 HostMode mode;
 switch (modeName)
@@ -95,31 +79,3 @@ catch (IOException ex)
     return 3;
 }
 return 0;
-
-namespace EventSourcing.Runtime
-{
-    public static class HostSetup
-    {
-        static bool _configured;
-
-        /// <summary>Deterministic process settings for tenant code: UTC time zone, invariant culture, and a
-        /// default regex match timeout (EVENTSOURCING_REGEX_TIMEOUT_MS, default 2000) against catastrophic backtracking.</summary>
-        public static void ConfigureProcess()
-        {
-            if (_configured) return;
-            _configured = true;
-            Environment.SetEnvironmentVariable("TZ", "UTC");
-            CultureInfo.DefaultThreadCurrentCulture = CultureInfo.InvariantCulture;
-            CultureInfo.DefaultThreadCurrentUICulture = CultureInfo.InvariantCulture;
-            CultureInfo.CurrentCulture = CultureInfo.InvariantCulture;
-            CultureInfo.CurrentUICulture = CultureInfo.InvariantCulture;
-            var ms = int.TryParse(Environment.GetEnvironmentVariable("EVENTSOURCING_REGEX_TIMEOUT_MS"), out var v) && v > 0 ? v : 2000;
-            AppContext.SetData("REGEX_DEFAULT_MATCH_TIMEOUT", TimeSpan.FromMilliseconds(ms));
-            // The static Regex methods keep the last CacheSize patterns they parsed in a process-wide cache: a tenant's
-            // patterns of millions of characters would stay held after its call, charged to nobody, until they fill the
-            // heap and a neighbour's call is failed for it (issue 22 red team, escape-corpus/memory-regex-cache.cs).
-            // No cache: a static call parses its pattern each time, and what it parsed dies with the call.
-            System.Text.RegularExpressions.Regex.CacheSize = 0;
-        }
-    }
-}

@@ -1,28 +1,5 @@
 namespace EventSourcing.Runtime.Compilation;
 
-/// <summary>How a referenced type or member may be used by tenant code.</summary>
-public enum ApiAccess
-{
-    /// <summary>Usable anywhere.</summary>
-    Allowed,
-
-    /// <summary>Not usable at all.</summary>
-    Denied,
-
-    /// <summary>Usable only in the exact shapes the compiler itself emits (see <see cref="CompilerPatterns"/>), e.g.
-    /// <c>Unsafe.As</c> inside Roslyn's inline-array helpers. Never by a type's name: code in lambdas, local
-    /// functions, iterators and other generated types is tenant code.</summary>
-    CompilerOnly,
-}
-
-/// <summary>A verdict with the reason shown to the tenant when the access is refused.</summary>
-public readonly record struct ApiVerdict(ApiAccess Access, string? Reason)
-{
-    public static readonly ApiVerdict Allow = new(ApiAccess.Allowed, null);
-    public static ApiVerdict Deny(string reason) => new(ApiAccess.Denied, reason);
-    public static ApiVerdict CompilerOnly(string reason) => new(ApiAccess.CompilerOnly, reason);
-}
-
 /// <summary>
 /// The allowlist of framework APIs tenant reducers and projections may reference. Checked on the emitted
 /// metadata (every TypeReference and MemberReference, compiler-generated ones included), so it does not

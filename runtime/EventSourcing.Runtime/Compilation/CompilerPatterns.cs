@@ -388,7 +388,7 @@ internal sealed class CompilerPatterns
         return name == ".ctor" && F.Method(sig) == "instance <0>(Object, IntPtr)Void";
     }
 
-    bool IsLoadThis(IlInstruction[] il, int i) => i >= 0 && IlDecoder.IsLoadThis(il[i]);
+    static bool IsLoadThis(IlInstruction[] il, int i) => i >= 0 && IlDecoder.IsLoadThis(il[i]);
 
     bool IsCall(IlInstruction i, string callee) => i.Op == ILOpCode.Call && Callee(i.Token) == callee;
 

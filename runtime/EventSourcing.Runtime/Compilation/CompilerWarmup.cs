@@ -1,3 +1,5 @@
+using EventSourcing.Runtime.Host;
+
 namespace EventSourcing.Runtime.Compilation;
 
 /// <summary>

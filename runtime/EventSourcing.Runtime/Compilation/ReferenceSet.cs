@@ -1,4 +1,5 @@
 using System.Runtime.InteropServices;
+using EventSourcing.Runtime.Host;
 using Microsoft.CodeAnalysis;
 
 namespace EventSourcing.Runtime.Compilation;

@@ -1,48 +1,14 @@
-using System.Collections.Immutable;
 using System.Reflection.Metadata;
 using System.Reflection.Metadata.Ecma335;
 using System.Security.Cryptography;
 using System.Text;
+using EventSourcing.Runtime.Host;
 using Microsoft.CodeAnalysis;
 using Microsoft.CodeAnalysis.CSharp;
 using Microsoft.CodeAnalysis.Emit;
 using Microsoft.CodeAnalysis.Text;
 
 namespace EventSourcing.Runtime.Compilation;
-
-public sealed record SourceFile(string Path, string Content);
-
-public enum ImplementationKind { Reducer, Projection }
-
-/// <summary>A reducer or projection found in a compiled archive.</summary>
-/// <param name="ClassName">Full metadata name (namespace + nested types joined with '+'), usable with Assembly.GetType.</param>
-public sealed record DiscoveredImplementation(
-    string ClassName,
-    string StateTypeName,
-    ImplementationKind Kind,
-    string? AggregateType,
-    string? ProjectionName);
-
-/// <summary>One compiler or policy diagnostic.</summary>
-public sealed record CompileDiagnostic(string? Path, int Line, int Column, string Severity, string Id, string Message)
-{
-    /// <summary>e.g. <c>Account.cs(12,5): error CS0103: The name 'x' does not exist in the current context</c>.</summary>
-    public override string ToString() =>
-        Path is null ? $"{Severity} {Id}: {Message}" : $"{Path}({Line},{Column}): {Severity} {Id}: {Message}";
-}
-
-public sealed record CompileResult(
-    bool Ok,
-    IReadOnlyList<DiscoveredImplementation> Discovered,
-    byte[]? Assembly,
-    IReadOnlyList<CompileDiagnostic> Errors,
-    IReadOnlyList<CompileDiagnostic> Warnings,
-    string? Message)
-{
-    /// <summary>Readable text: a summary line (when there is one) and then one diagnostic per line.</summary>
-    public string ErrorText =>
-        string.Join('\n', (Message is null ? Array.Empty<string>() : new[] { Message }).Concat(Errors.Select(e => e.ToString())));
-}
 
 /// <summary>
 /// Compiles tenant sources with Roslyn against <see cref="ReferenceSet"/>, discovers implementations from
@@ -91,6 +57,8 @@ public sealed class TenantCompiler
     /// address space only (pages are touched as deep as a compile goes, released when its thread ends), but it counts
     /// towards RLIMIT_DATA: where the limit leaves no room for it, the stack is halved until a thread starts, down to
     /// 64 MiB. EVENTSOURCING_COMPILE_STACK_MB overrides the default.</summary>
+    // Process-wide on purpose: RLIMIT_DATA is the process's, so once a stack size failed to start, every later compile
+    // (one at a time; a compile mode host runs no tenant code) starts with the halved size instead of failing again.
     public static int StackBytes { get; private set; } = StackMb() * 1024 * 1024;
 
     const int DefaultStackMb = 512;

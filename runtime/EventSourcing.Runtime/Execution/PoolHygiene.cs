@@ -47,10 +47,13 @@ public static class PoolHygiene
     /// <summary>Bytes of cleared arrays kept in the pools after a switch (the rest are cleared and dropped): bounds what every
     /// later switch clears again. 128 KiB keeps what an apply call's own work rents (JSON escaping, a request's JsonDocument
     /// rows) and drops the big arrays a compile or a load leaves. Settable in-process for the benchmark only.</summary>
-    public static long RetainBytes { get; set; } = DefaultRetainBytes;
+    public static long RetainBytes { get; internal set; } = DefaultRetainBytes;
 
     public const long DefaultRetainBytes = 128 << 10;
 
+    // Process-wide on purpose: what this guards, ArrayPool<T>.Shared, is one per process, so whose data it may hold (the
+    // last domain), on which thread, and the counters (stats.poolScrubs) are too. None of it is tenant data: the domain is
+    // a tenant or assembly id, and tenant code cannot reach this assembly (AssemblyVerifier.AllowedAssemblyReferences).
     static readonly object Gate = new();
     static readonly PoolWalker[] Walkers;
     static string? _domain;
@@ -78,7 +81,7 @@ public static class PoolHygiene
     }
 
     /// <summary>Off only for the benchmark's and the test's baselines (in-process; no setting reaches it in production).</summary>
-    public static bool Enabled { get; set; } = true;
+    public static bool Enabled { get; internal set; } = true;
 
     public static long Switches { get; private set; }
     public static long ClearedArrays { get; private set; }

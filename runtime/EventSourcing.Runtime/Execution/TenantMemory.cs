@@ -1,5 +1,6 @@
 using System.Text.Json;
 using System.Text.Json.Serialization.Metadata;
+using EventSourcing.Runtime.Host;
 
 namespace EventSourcing.Runtime.Execution;
 

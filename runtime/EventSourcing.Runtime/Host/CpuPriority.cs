@@ -1,6 +1,6 @@
 using System.Runtime.InteropServices;
 
-namespace EventSourcing.Runtime;
+namespace EventSourcing.Runtime.Host;
 
 /// <summary>
 /// The lowest CPU priority for a quarantine executor (EVENTSOURCING_AUTOGROUP_NICE, set by the service).
@@ -16,6 +16,7 @@ internal static class CpuPriority
 {
     [DllImport("libc", SetLastError = true)] static extern int getsid(int pid);
 
+    // Process-wide on purpose: the autogroup nice is the process's (its session's), set once at start-up.
     /// <summary>What happened, for the ready line: the group nice set, or why not.</summary>
     public static string? Outcome { get; private set; }
 

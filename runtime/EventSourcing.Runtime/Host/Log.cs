@@ -1,10 +1,11 @@
-namespace EventSourcing.Runtime;
+namespace EventSourcing.Runtime.Host;
 
 /// <summary>Logs go to stderr only: stdout carries nothing but protocol lines.</summary>
 public static class Log
 {
     static readonly TextWriter Err = CreateErr();
-    public static bool Verbose { get; set; } = Environment.GetEnvironmentVariable("EVENTSOURCING_RUNTIME_VERBOSE") == "1";
+    // Process-wide on purpose: stderr is the process's; both are fixed at start (tenant code cannot reach this assembly).
+    public static bool Verbose { get; } = Environment.GetEnvironmentVariable("EVENTSOURCING_RUNTIME_VERBOSE") == "1";
 
     static TextWriter CreateErr()
     {

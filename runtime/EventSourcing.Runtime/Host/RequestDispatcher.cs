@@ -5,21 +5,7 @@ using System.Text.Json;
 using EventSourcing.Runtime.Compilation;
 using EventSourcing.Runtime.Execution;
 
-namespace EventSourcing.Runtime;
-
-/// <summary>Which request types a host process serves.</summary>
-[Flags]
-public enum HostMode
-{
-    /// <summary>Shared compiler: compile (+ ping, stats). Never loads tenant code.</summary>
-    Compile = 1,
-
-    /// <summary>Executor: load, unload, apply, resolveKeys, batch (+ ping, stats). Shared by many tenants' assemblies.</summary>
-    Exec = 2,
-
-    /// <summary>Everything (development and tests).</summary>
-    All = Compile | Exec,
-}
+namespace EventSourcing.Runtime.Host;
 
 /// <summary>
 /// Turns one request line into one response line. Protocol (also in runtime/protocol.json):
@@ -58,7 +44,7 @@ public sealed class RequestDispatcher
         ["ping"] = static (_, _, w) => w.WriteBoolean("pong"u8, true),
         ["stats"] = static (s, p, w) => s.Stats(p, w),
 #if SANDBOX_PROBE
-        ["probe"] = static (_, p, w) => SandboxProbe.Run(p, w),
+        ["probe"] = static (_, p, w) => Probe.SandboxProbe.Run(p, w),
 #endif
     };
 
@@ -489,10 +475,11 @@ public sealed class RequestDispatcher
     static bool IsSimpleName(string s) =>
         s.Length is > 0 and <= 200 && s.All(c => char.IsAsciiLetterOrDigit(c) || c is '.' or '_' or '-');
 
+    static readonly string[] ReservedNames = ["EventSourcing", "System", "Microsoft", "mscorlib", "netstandard"];
+
     /// <summary>Names that could collide with the host, the SDK (whose InternalsVisibleTo names the host) or the framework.</summary>
     static bool IsReservedName(string s) =>
-        new[] { "EventSourcing", "System", "Microsoft", "mscorlib", "netstandard" }
-            .Any(p => s.Equals(p, StringComparison.OrdinalIgnoreCase) || s.StartsWith(p + ".", StringComparison.OrdinalIgnoreCase));
+        ReservedNames.Any(p => s.Equals(p, StringComparison.OrdinalIgnoreCase) || s.StartsWith(p + ".", StringComparison.OrdinalIgnoreCase));
 
     static string KindName(JsonValueKind kind) => kind switch
     {

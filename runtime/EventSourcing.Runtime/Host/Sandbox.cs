@@ -1,6 +1,6 @@
 using System.Runtime.InteropServices;
 
-namespace EventSourcing.Runtime;
+namespace EventSourcing.Runtime.Host;
 
 /// <summary>
 /// The host's own seccomp filter, installed through Debian's libseccomp after the runtime has started and before
@@ -14,6 +14,8 @@ namespace EventSourcing.Runtime;
 /// </summary>
 internal static class Sandbox
 {
+    // Process-wide on purpose: a seccomp filter is a property of the process (every thread, for good), installed once at
+    // start-up before any tenant code is read; these two only report that one fact.
     /// <summary>Whether the filter is in force in this process (reported in the ready line).</summary>
     public static bool Installed { get; private set; }
 

@@ -1,4 +1,4 @@
-namespace EventSourcing.Runtime;
+namespace EventSourcing.Runtime.Host;
 
 /// <summary>
 /// Reads newline-delimited JSON requests from <c>input</c> through one large buffer, hands each complete line

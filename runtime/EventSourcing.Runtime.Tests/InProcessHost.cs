@@ -1,38 +1,9 @@
 using System.Text;
-using System.Text.Json;
 using System.Text.Json.Nodes;
 using EventSourcing.Runtime.Compilation;
+using EventSourcing.Runtime.Host;
 
 namespace EventSourcing.Runtime.Tests;
-
-/// <summary>Paths in the repository.</summary>
-public static class Repo
-{
-    public static readonly string Root = FindRoot();
-
-    public static string Runtime => Path.Combine(Root, "runtime");
-    public static string Examples => Path.Combine(Root, "examples");
-    public static string EscapeCorpus => Path.Combine(Root, "runtime", "escape-corpus");
-
-    static string FindRoot()
-    {
-        for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
-        {
-            if (File.Exists(Path.Combine(dir.FullName, "runtime", "protocol.json"))) return dir.FullName;
-        }
-        throw new InvalidOperationException("repository root (with runtime/protocol.json) not found above " + AppContext.BaseDirectory);
-    }
-
-    /// <summary>The .cs files of an example, with paths relative to the example folder.</summary>
-    public static List<SourceFile> Example(string name)
-    {
-        var dir = Path.Combine(Examples, name);
-        return Directory.GetFiles(dir, "*.cs", SearchOption.AllDirectories)
-            .OrderBy(f => f, StringComparer.Ordinal)
-            .Select(f => new SourceFile(Path.GetRelativePath(dir, f).Replace('\\', '/'), File.ReadAllText(f)))
-            .ToList();
-    }
-}
 
 /// <summary>Drives a <see cref="RequestDispatcher"/> in-process with the wire format (JSON bytes in and out).</summary>
 public sealed class InProcessHost
@@ -157,29 +128,4 @@ public sealed class InProcessHost
         for (var i = 0; i < states.Count; i++)
             states[i] = JsonNode.Parse(states[i]!.GetValue<string>());
     }
-}
-
-public static class Events
-{
-    static int _seq;
-
-    public static JsonObject Make(string eventType, object data, string aggregateId = "agg-1", string aggregateType = "account", long version = 1)
-    {
-        var n = Interlocked.Increment(ref _seq);
-        return new JsonObject
-        {
-            ["eventId"] = $"evt-{n}",
-            ["aggregateId"] = aggregateId,
-            ["aggregateType"] = aggregateType,
-            ["eventType"] = eventType,
-            ["version"] = version,
-            ["timestamp"] = "2025-03-01T12:00:00.000Z",
-            ["data"] = JsonSerializer.SerializeToNode(data),
-            ["metadata"] = null,
-            ["correlationId"] = "corr-1",
-            ["causationId"] = null,
-        };
-    }
-
-    public static JsonArray Array(params JsonObject[] events) => new(events.Select(e => (JsonNode)e).ToArray());
 }

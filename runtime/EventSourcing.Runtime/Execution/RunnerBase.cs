@@ -1,76 +1,15 @@
-using System.Buffers;
 using System.Reflection;
 using System.Text.Json;
 using System.Text.Json.Serialization.Metadata;
+using EventSourcing.Runtime.Host;
 
 namespace EventSourcing.Runtime.Execution;
-
-/// <summary>Runs one reducer/projection class; built once per (assemblyId, className) with MakeGenericType,
-/// after which calls involve no reflection.</summary>
-public interface IRunner
-{
-    Type ImplementationType { get; }
-    Type StateType { get; }
-    bool CanResolveKeys { get; }
-
-    /// <summary>Writes <c>{"states":[...],"ok":true}</c> or <c>{"states":[...],"ok":false,"failedIndex":n,"error":{...}}</c>.</summary>
-    void ApplyGroup(JsonElement state, JsonElement events, Utf8JsonWriter writer, ApplyOptions options);
-
-    /// <summary>Writes one key (string or null) or <c>{"error":{...}}</c> per event, as array items. A key over
-    /// <paramref name="maxKeyLength"/> characters is never written: that event gets KEY_TOO_LONG instead.</summary>
-    void ResolveKeys(JsonElement events, Utf8JsonWriter writer, int maxKeyLength);
-}
-
-/// <summary>What a caller asks of one group of an apply (runtime/protocol.json: apply.maxStateBytes, groups[].lastStateOnly).</summary>
-/// <param name="MaxStateBytes">A state whose JSON is longer fails its event with STATE_TOO_LARGE.</param>
-/// <param name="LastStateOnly">Only the state after the last applied event is written (every state is still checked).</param>
-/// <param name="MaxResultBytes">Once the response is this long, a group stops before writing its next state (never before its
-/// first) and is marked truncated: the caller applies the rest in another call. Bounds a response of many big states.</param>
-public readonly record struct ApplyOptions(int MaxStateBytes, bool LastStateOnly = false, long MaxResultBytes = long.MaxValue);
-
-/// <summary>Defaults when a request does not name the limits (the TypeScript side always does).</summary>
-public static class ResultLimits
-{
-    public const int DefaultMaxStateBytes = 1 << 20;
-    public const int DefaultMaxKeyLength = 1024;
-    public const int DefaultMaxResultBytes = 32 << 20;
-}
-
-public static class RunnerFactory
-{
-    public static IRunner Create(Type implementation, JsonSerializerOptions options)
-    {
-        var reducer = FindInterface(implementation, typeof(IReducer<>));
-        var projection = FindInterface(implementation, typeof(IProjection<>));
-        if (reducer is null && projection is null)
-            throw new ProtocolException(ErrorCodes.ClassNotFound, $"{implementation.FullName} implements neither IReducer<TState> nor IProjection<TState>");
-        if (implementation.IsAbstract || implementation.IsGenericTypeDefinition || implementation.GetConstructor(Type.EmptyTypes) is null)
-            throw new ProtocolException(ErrorCodes.ClassNotFound, $"{implementation.FullName} must be a concrete class with a public parameterless constructor");
-
-        var runnerType = reducer is not null
-            ? typeof(ReducerRunner<,>).MakeGenericType(implementation, reducer.GetGenericArguments()[0])
-            : typeof(ProjectionRunner<,>).MakeGenericType(implementation, projection!.GetGenericArguments()[0]);
-        return (IRunner)Activator.CreateInstance(runnerType, options)!;
-    }
-
-    static Type? FindInterface(Type type, Type open)
-    {
-        Type? found = null;
-        foreach (var i in type.GetInterfaces())
-        {
-            if (!i.IsGenericType || i.GetGenericTypeDefinition() != open) continue;
-            if (found is not null) throw new ProtocolException(ErrorCodes.ClassNotFound, $"{type.FullName} implements {open.Name} more than once");
-            found = i;
-        }
-        return found;
-    }
-}
 
 /// <summary>Shared machinery of both runner kinds.</summary>
 public abstract class RunnerBase<TState> where TState : new()
 {
-    protected readonly JsonSerializerOptions Options;
-    protected readonly JsonTypeInfo<TState> StateInfo;
+    protected JsonSerializerOptions Options { get; }
+    protected JsonTypeInfo<TState> StateInfo { get; }
     // Two scratch buffers taken in turn: when a state fails (too large, a throwing getter), the previous
     // state's JSON is still whole in the other one (lastStateOnly writes it at the end).
     readonly CappedBufferWriter[] _scratch = [new(), new()];
@@ -291,92 +230,5 @@ public abstract class RunnerBase<TState> where TState : new()
             message = ex.GetType().FullName + " (its Message threw)";
         }
         return message.Length > 4000 ? message[..4000] : message;
-    }
-}
-
-public sealed class ReducerRunner<TReducer, TState> : RunnerBase<TState>, IRunner
-    where TReducer : IReducer<TState>, new()
-    where TState : new()
-{
-    public ReducerRunner(JsonSerializerOptions options) : base(options)
-    {
-    }
-
-    public Type ImplementationType => typeof(TReducer);
-    public bool CanResolveKeys => false;
-
-    protected override object NewInstance() => new TReducer();
-
-    protected override TState ApplyOne(object instance, TState state, Event e) => ((TReducer)instance).Apply(state, e);
-
-    public void ResolveKeys(JsonElement events, Utf8JsonWriter writer, int maxKeyLength) =>
-        throw new ProtocolException(ErrorCodes.NotAProjection, $"{typeof(TReducer).FullName} is a reducer; resolveKeys needs an IProjection<TState>");
-}
-
-public sealed class ProjectionRunner<TProjection, TState> : RunnerBase<TState>, IRunner
-    where TProjection : IProjection<TState>, new()
-    where TState : new()
-{
-    public ProjectionRunner(JsonSerializerOptions options) : base(options)
-    {
-    }
-
-    public Type ImplementationType => typeof(TProjection);
-    public bool CanResolveKeys => true;
-
-    protected override object NewInstance() => new TProjection();
-
-    protected override TState ApplyOne(object instance, TState state, Event e) => ((TProjection)instance).Apply(state, e);
-
-    public void ResolveKeys(JsonElement events, Utf8JsonWriter w, int maxKeyLength)
-    {
-        // Judged out of the loop's frame, where the projection instance is no longer reachable (TenantMemory.HeldElsewhere).
-        if (ResolveEach(events, w, maxKeyLength) is { } oom && TenantMemory.HeldElsewhere(oom) is { } exhausted) throw exhausted;
-    }
-
-    /// <summary>Returns the first OutOfMemoryException a ResolveKey threw (that event answered RESOLVE_FAILED), if any.</summary>
-    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    OutOfMemoryException? ResolveEach(JsonElement events, Utf8JsonWriter w, int maxKeyLength)
-    {
-        if (events.ValueKind != JsonValueKind.Array) throw new ProtocolException(ErrorCodes.BadRequest, "events must be an array");
-        OutOfMemoryException? oom = null;
-        var projection = new TProjection();
-        foreach (var eventElement in events.EnumerateArray())
-        {
-            Event e;
-            try
-            {
-                e = EventReader.Read(eventElement, Options);
-            }
-            catch (Exception ex)
-            {
-                w.WriteStartObject();
-                WriteError(w, ErrorCodes.InvalidEvent, ex);
-                w.WriteEndObject();
-                continue;
-            }
-            try
-            {
-                var key = projection.ResolveKey(e);
-                if (key is null) w.WriteNullValue();
-                else if (key.Length <= maxKeyLength) w.WriteStringValue(key);
-                else
-                {
-                    // Refused here, before the key is written: one event's 10 MB key must not make the
-                    // whole batch's response too large to read.
-                    w.WriteStartObject();
-                    WriteLimitError(w, ErrorCodes.KeyTooLong, $"ResolveKey returned a key of {key.Length:N0} characters; the limit is {maxKeyLength:N0}", maxKeyLength);
-                    w.WriteEndObject();
-                }
-            }
-            catch (Exception ex)
-            {
-                oom ??= ex as OutOfMemoryException;
-                w.WriteStartObject();
-                WriteError(w, ErrorCodes.ResolveFailed, ex);
-                w.WriteEndObject();
-            }
-        }
-        return oom;
     }
 }

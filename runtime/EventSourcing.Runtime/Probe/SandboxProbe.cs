@@ -1,14 +1,13 @@
-#if SANDBOX_PROBE
 using System.Diagnostics;
 using System.Net.Sockets;
 using System.Runtime.InteropServices;
 using System.Text;
 using System.Text.Json;
 
-namespace EventSourcing.Runtime;
+namespace EventSourcing.Runtime.Probe;
 
 /// <summary>
-/// TEST-ONLY (compiled only with -p:SandboxProbe=true into runtime/bin-probe, never into runtime/bin): stands in for
+/// TEST-ONLY (this folder is compiled only with -p:SandboxProbe=true, into runtime/bin-probe, never into runtime/bin; see the csproj): stands in for
 /// tenant code that has already escaped the IL check. Served as the <c>probe</c> request in every mode, so it runs in
 /// a host started exactly like production ones, after the seccomp filter is in place. Each attempt reports whether
 /// it succeeded and, if not, the errno or exception; test/runtime/sandbox-fences.int-spec.ts judges them.
@@ -67,7 +66,7 @@ internal static class SandboxProbe
         Try(w, "memfdForTheJit", () =>
         {
             var fd = Native(memfd_create("probe", 1));
-            try { Native(ftruncate(fd, 1 << 16)); } finally { close(fd); }
+            try { Native(ftruncate(fd, 1 << 16)); } finally { _ = close(fd); }
             return "memfd sized";
         });
         Try(w, "listRoot", () => string.Join(",", Directory.GetFileSystemEntries("/").Order()));
@@ -92,7 +91,7 @@ internal static class SandboxProbe
         {
             var all = new StringBuilder();
             foreach (var dir in Directory.GetDirectories("/proc").Where(d => Path.GetFileName(d).All(char.IsAsciiDigit)))
-                foreach (var file in new[] { "environ", "cmdline" })
+                foreach (var file in (string[])["environ", "cmdline"])
                     try { all.Append(dir).Append('/').Append(file).Append('=').Append(File.ReadAllText(Path.Combine(dir, file))).Append('\n'); }
                     catch (Exception ex) { all.Append(dir).Append('/').Append(file).Append(": ").Append(ex.GetType().Name).Append('\n'); }
             return all.ToString();
@@ -162,7 +161,7 @@ internal static class SandboxProbe
         Try(w, "ioUringSetup", () =>
         {
             var fd = Syscall("io_uring_setup", 1, Marshal.AllocHGlobal(256).ToInt64());
-            if (fd >= 0) close((int)fd);
+            if (fd >= 0) _ = close((int)fd);
             return Native(fd);
         });
         Try(w, "unshareUserNamespace", () => Native(unshare(0x10000000)));
@@ -219,4 +218,3 @@ internal static class SandboxProbe
         w.WriteEndObject();
     }
 }
-#endif

@@ -2,15 +2,18 @@ using System.Diagnostics;
 using System.Text;
 using System.Text.Json;
 using EventSourcing.Runtime.Compilation;
+using EventSourcing.Runtime.Host;
 
-namespace EventSourcing.Runtime;
+namespace EventSourcing.Runtime.Bench;
 
 /// <summary>
-/// <c>--bench</c>: in-process micro-benchmark through the same request handling as the stdio loop (JSON request
+/// The apply benchmark (the default of EventSourcing.Runtime.Bench): in-process micro-benchmark through the same request handling as the stdio loop (JSON request
 /// bytes in, JSON response bytes out; no pipes). Prints one JSON object to stdout.
 /// </summary>
-public static class Bench
+public static class ApplyBench
 {
+    static readonly JsonSerializerOptions Indented = new() { WriteIndented = true };
+
     const string FallbackReducer = """
         using EventSourcing;
         namespace BenchCounter;
@@ -113,7 +116,7 @@ public static class Bench
         }
         results["gcHeapBytes"] = GC.GetTotalMemory(false);
         results["runtime"] = Environment.Version.ToString();
-        Console.Out.WriteLine(JsonSerializer.Serialize(results, new JsonSerializerOptions { WriteIndented = true }));
+        Console.Out.WriteLine(JsonSerializer.Serialize(results, Indented));
         return 0;
     }
 

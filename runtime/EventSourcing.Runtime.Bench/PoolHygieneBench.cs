@@ -4,11 +4,12 @@ using System.Text;
 using System.Text.Json;
 using EventSourcing.Runtime.Compilation;
 using EventSourcing.Runtime.Execution;
+using EventSourcing.Runtime.Host;
 
-namespace EventSourcing.Runtime;
+namespace EventSourcing.Runtime.Bench;
 
 /// <summary>
-/// <c>--bench-pools</c>: the cost of <see cref="PoolHygiene"/> per call (issue 22). One apply of one event (an append's call)
+/// <c>--pools</c>: the cost of <see cref="PoolHygiene"/> per call (issue 22). One apply of one event (an append's call)
 /// on the bank-account reducer loaded for two tenants, through the dispatcher as in the stdio loop; calls of one tenant
 /// in a row and calls alternating between the tenants (a switch, so a scrub, on every call), with the hygiene on and off.
 /// Process CPU time per call, several rounds (scenarios interleaved, so that drift on a shared machine hits all alike):
@@ -17,12 +18,14 @@ namespace EventSourcing.Runtime;
 /// </summary>
 public static class PoolHygieneBench
 {
+    static readonly JsonSerializerOptions Indented = new() { WriteIndented = true };
+
     public static int Run(string? examplesDir)
     {
-        examplesDir ??= Bench.FindExamples();
+        examplesDir ??= ApplyBench.FindExamples();
         if (examplesDir is null)
         {
-            Console.Error.WriteLine("bench-pools: examples/bank-account not found (pass --examples DIR)");
+            Console.Error.WriteLine("--pools: examples/bank-account not found (pass --examples DIR)");
             return 1;
         }
         PoolHygiene.SelfTest();
@@ -30,11 +33,11 @@ public static class PoolHygieneBench
         var dir = Path.Combine(examplesDir, "bank-account");
         var files = Directory.GetFiles(dir, "*.cs", SearchOption.AllDirectories).OrderBy(f => f, StringComparer.Ordinal)
             .Select(f => new SourceFile(Path.GetRelativePath(dir, f), File.ReadAllText(f))).ToList();
-        using var compiled = JsonDocument.Parse(Bench.Request(dispatcher, "compile", w => Bench.WriteFiles(w, files)));
+        using var compiled = JsonDocument.Parse(ApplyBench.Request(dispatcher, "compile", w => ApplyBench.WriteFiles(w, files)));
         var assembly = compiled.RootElement.GetProperty("payload").GetProperty("assembly").GetString();
         foreach (var tenant in new[] { "t1", "t2" })
         {
-            Bench.Request(dispatcher, "load", w =>
+            ApplyBench.Request(dispatcher, "load", w =>
             {
                 w.WriteString("assemblyId", tenant + "/bank");
                 w.WriteString("tenant", tenant);
@@ -42,8 +45,8 @@ public static class PoolHygieneBench
             });
         }
         const string ClassName = "BankAccount.AccountReducer";
-        var t1 = Bench.ApplyRequest(ClassName, 1, counter: false, assemblyId: "t1/bank");
-        var t2 = Bench.ApplyRequest(ClassName, 1, counter: false, assemblyId: "t2/bank");
+        var t1 = ApplyBench.ApplyRequest(ClassName, 1, counter: false, assemblyId: "t1/bank");
+        var t2 = ApplyBench.ApplyRequest(ClassName, 1, counter: false, assemblyId: "t2/bank");
         foreach (var r in new[] { t1, t2 })
         {
             var check = Encoding.UTF8.GetString(dispatcher.Handle(r).Span);
@@ -107,7 +110,7 @@ public static class PoolHygieneBench
             ["processorCount"] = Environment.ProcessorCount,
             ["runtime"] = Environment.Version.ToString(),
         };
-        Console.Out.WriteLine(JsonSerializer.Serialize(results, new JsonSerializerOptions { WriteIndented = true }));
+        Console.Out.WriteLine(JsonSerializer.Serialize(results, Indented));
         return 0;
     }
 

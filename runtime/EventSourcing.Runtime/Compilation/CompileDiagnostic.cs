@@ -1,0 +1,9 @@
+namespace EventSourcing.Runtime.Compilation;
+
+/// <summary>One compiler or policy diagnostic.</summary>
+public sealed record CompileDiagnostic(string? Path, int Line, int Column, string Severity, string Id, string Message)
+{
+    /// <summary>e.g. <c>Account.cs(12,5): error CS0103: The name 'x' does not exist in the current context</c>.</summary>
+    public override string ToString() =>
+        Path is null ? $"{Severity} {Id}: {Message}" : $"{Path}({Line},{Column}): {Severity} {Id}: {Message}";
+}

@@ -1,0 +1,3 @@
+namespace EventSourcing.Runtime.Compilation;
+
+public enum ImplementationKind { Reducer, Projection }

@@ -1,0 +1,3 @@
+namespace EventSourcing.Runtime.Compilation;
+
+public sealed record SourceFile(string Path, string Content);

@@ -1,0 +1,43 @@
+using System.Reflection;
+using System.Text.Encodings.Web;
+using System.Text.Json;
+
+namespace EventSourcing.Runtime.Execution;
+
+public sealed class LoadedAssembly
+{
+    internal LoadedAssembly(string id, TenantLoadContext context, Assembly assembly, byte[] sha256, string tenantId, long capBytes, string hygieneDomain)
+    {
+        Id = id;
+        HygieneDomain = hygieneDomain;
+        TenantId = tenantId;
+        CapBytes = capBytes;
+        Context = context;
+        Assembly = assembly;
+        Sha256 = sha256;
+        // One options instance per assembly: the serializer caches type metadata per options instance, and a
+        // shared instance would keep unloaded tenant types alive.
+        Options = new JsonSerializerOptions(JsonSerializerDefaults.Web)
+        {
+            Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping, // the output is JSON for JSON consumers, not HTML
+            TypeInfoResolver = Resolver,
+        };
+    }
+
+    /// <summary>Charges the metadata the serializer builds inside calls (types no preparation reached).</summary>
+    public ChargedTypeInfoResolver Resolver { get; } = new(new System.Text.Json.Serialization.Metadata.DefaultJsonTypeInfoResolver());
+
+    public string Id { get; }
+    /// <summary>Whose memory it is (TenantMemory), and that tenant's cap as its load gave it.</summary>
+    public string TenantId { get; }
+    public long CapBytes { get; }
+    /// <summary>Whose calls these are, for <see cref="PoolHygiene"/>: the tenant named at load, else the assembly itself.</summary>
+    public string HygieneDomain { get; }
+    /// <summary>What it is charged: its image, its type initialisers' and its runners' allocations.</summary>
+    public long ChargedBytes { get; internal set; }
+    internal TenantLoadContext Context { get; }
+    public Assembly Assembly { get; }
+    public byte[] Sha256 { get; }
+    public JsonSerializerOptions Options { get; }
+    internal Dictionary<string, IRunner> Runners { get; } = new(StringComparer.Ordinal);
+}

@@ -20,7 +20,7 @@ const NOT_OURS = new Set(['JSON.stringify', 'CpuPriority.cs']);
 
 /** The body of `class|interface Name … { … }` (to the next top-level closing brace). */
 function declaration(name: string): string | null {
-  const head = new RegExp(`^(?:export )?(?:abstract )?(?:class|interface) ${name}\\b[^\\n]*\\{\\n`, 'm');
+  const head = new RegExp(`^(?:export )?(?:abstract )?(?:class|interface) ${name}\\b[^{]*\\{\\n`, 'm');
   for (const s of sources) {
     const m = head.exec(s.text);
     if (m) return s.text.slice(m.index, s.text.indexOf('\n}\n', m.index) + 2);

@@ -6,16 +6,10 @@ import { describeEventWebhookStore } from './event-webhook-store.conformance';
 import { describeMultiInstanceStore } from './multi-instance.conformance';
 import { describeIdsAndTraceStore } from './ids-and-trace.conformance';
 import { describeProjectionStore } from './projection-store.conformance';
-import { heldCommit, req, tenant } from './store-fixtures';
+import { heldCommit, req, StoreHarness, tenant } from './store-fixtures';
 
-export interface StoreHarness {
-  /** A migrated store on fresh, empty storage. */
-  fresh(): Promise<Store>;
-  /** Another store over the same storage (a second instance, or a reopen after close). */
-  sameStorage(of: Store, options?: { beforeCommit?: (tenantIds: string[]) => Promise<void> }): Promise<Store>;
-  /** Whether two instances can append concurrently (PostgreSQL); SQLite serialises writers in one process. */
-  concurrentInstances: boolean;
-}
+// The harness lives with the fixtures (a leaf every suite imports) so the suites form no cycle through its type.
+export type { StoreHarness };
 
 /** One suite, every adapter: what the event log promises, tested against the real engine. */
 export function testEventStore(name: string, harness: StoreHarness): void {

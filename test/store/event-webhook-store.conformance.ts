@@ -1,6 +1,6 @@
 import { EventWebhookClaim, NewEventWebhook } from '../../src/store/event-webhook-repository.port';
 import { Store } from '../../src/store/store.port';
-import type { StoreHarness } from './event-store.conformance';
+import type { StoreHarness } from './store-fixtures';
 import { req, tenant } from './store-fixtures';
 
 const hook = (tenantId: string, webhookId: string, over: Partial<NewEventWebhook> = {}): NewEventWebhook => ({

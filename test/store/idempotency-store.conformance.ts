@@ -1,6 +1,6 @@
 import { AppendOutcome, AppendRequest } from '../../src/store/event-log.port';
 import { Store } from '../../src/store/store.port';
-import type { StoreHarness } from './event-store.conformance';
+import type { StoreHarness } from './store-fixtures';
 import { heldCommit, req, tenant } from './store-fixtures';
 
 /** A keyed append request: `hash` stands for the digest of route and body, `notBefore` for the retention's start. */

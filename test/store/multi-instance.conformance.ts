@@ -6,7 +6,7 @@ import { PostgresStore } from '../../src/store/postgres/postgres-store';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store';
 import { Store } from '../../src/store/store.port';
 import { WebhookDelivery } from '../../src/store/webhook-repository.port';
-import type { StoreHarness } from './event-store.conformance';
+import type { StoreHarness } from './store-fixtures';
 import { rawAll, req, tenant } from './store-fixtures';
 
 /** A statement straight on the storage: only to plant rows an older release could have left. */

@@ -8,7 +8,7 @@ import { ThrowawayPostgres } from '../support/throwaway-postgres';
 // First run (README, docs/operations.md): `npm start` on an empty store, with neither ADMIN_TOKEN nor
 // BOOTSTRAP_API_KEY, creates a tenant named `default`, prints its key once and a curl that works.
 
-const cli = path.join(__dirname, '..', '..', 'dist', 'src', 'tenancy', 'admin-cli.js');
+const cli = path.join(__dirname, '..', '..', 'dist', 'src', 'admin-cli.js');
 const tenantNames = (dataDir: string, env: Record<string, string> = {}) =>
   execFileSync(process.execPath, [cli, 'list-tenants'], { env: { ...process.env, DATA_DIR: dataDir, ...env }, encoding: 'utf8' })
     .split('\n')

@@ -25,7 +25,7 @@ const ENV = {
   WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
   WEBHOOK_POLL_MS: '100',
 };
-const CLI = path.join(__dirname, '..', '..', 'dist', 'src', 'tenancy', 'admin-cli.js');
+const CLI = path.join(__dirname, '..', '..', 'dist', 'src', 'admin-cli.js');
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
 interface Answer {

@@ -51,19 +51,8 @@ const PENDING_LONG_FILES = [
 // TODO(issue 26 merge): the one cycle the contracts slice removes (InflightWrites moves out of postgres-store.ts).
 // Specs whose sleeps are still to be sorted into waits on a condition or elapse(ms, why) (see the report of issue 26's lint slice).
 const PENDING_SLEEPS = [
-  'src/common/keyed-mutex.spec.ts',
-  'src/compilation/compile-worker.spec.ts',
-  'src/event-webhooks/event-webhook-dispatcher.spec.ts',
-  'src/events/append-batcher.spec.ts',
-  'src/lanes/lane-engine.spec.ts',
-  'src/lanes/lane-runner.spec.ts',
-  'src/lanes/tenant-router.spec.ts',
   'src/notifications/streams/stream-transports.spec.ts',
   'src/notifications/webhooks/webhook-dispatcher.spec.ts',
-  'src/observability/tracing/request-tracing.spec.ts',
-  'src/projections/projection-reader.spec.ts',
-  'src/reducers/aggregate-state-keeper.spec.ts',
-  'src/runtime/compile-queue.spec.ts',
   'test/e2e/append-turns.e2e-spec.ts',
   'test/e2e/compile-claims.e2e-spec.ts',
   'test/e2e/compile-fairness.e2e-spec.ts',
@@ -102,11 +91,6 @@ const PENDING_SLEEPS = [
   'test/store/event-store.conformance.ts',
   'test/store/idempotency-store.conformance.ts',
   'test/store/multi-instance.conformance.ts',
-  'test/support/multi-instance.ts',
-  'test/support/roaming-streams.ts',
-  'test/support/service-harness.ts',
-  'test/support/tenant-code.ts',
-  'test/support/throwaway-redis.ts',
 ];
 const PENDING_CYCLES = ['src/store/postgres/postgres-event-log.ts', 'src/store/postgres/postgres-store.ts'];
 
@@ -282,25 +266,25 @@ export default tseslint.config(
   { files: ['src/**/*.ts'], rules: { 'max-lines': ['error', { max: 400, skipBlankLines: false, skipComments: false }] } },
   { files: PENDING_LONG_FILES, rules: { 'max-lines': 'off' } },
   // Tests wait on conditions (until(...), an event the code exposes), never on a bare sleep; a pause that is
-  // part of what a test proves goes through elapse(ms, why) (test/support/elapse.ts), which says why.
+  // part of what a test proves goes through elapse(ms, why) (test/support/wait.ts), which says why.
   {
     files: ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts', 'test/**/*.ts'],
-    ignores: ['test/support/elapse.ts', ...PENDING_SLEEPS],
+    ignores: ['test/support/wait.ts', ...PENDING_SLEEPS],
     rules: {
       'no-restricted-syntax': [
         'error',
         {
           selector: 'NewExpression[callee.name="Promise"] > :function > CallExpression.body[callee.name="setTimeout"]',
-          message: 'a bare sleep: wait on a condition (until(...)) or, if time must pass, elapse(ms, why) from test/support/elapse.ts',
+          message: 'a bare sleep: wait on a condition (until(...)) or, if time must pass, elapse(ms, why) from test/support/wait.ts',
         },
         {
           selector:
             'NewExpression[callee.name="Promise"] > :function > BlockStatement[body.length=1] > ExpressionStatement > CallExpression[callee.name="setTimeout"]',
-          message: 'a bare sleep: wait on a condition (until(...)) or, if time must pass, elapse(ms, why) from test/support/elapse.ts',
+          message: 'a bare sleep: wait on a condition (until(...)) or, if time must pass, elapse(ms, why) from test/support/wait.ts',
         },
         {
           selector: 'ImportDeclaration[source.value=/timers\\/promises$/]',
-          message: 'a bare sleep: wait on a condition (until(...)) or, if time must pass, elapse(ms, why) from test/support/elapse.ts',
+          message: 'a bare sleep: wait on a condition (until(...)) or, if time must pass, elapse(ms, why) from test/support/wait.ts',
         },
       ],
     },

@@ -50,48 +50,7 @@ const PENDING_LONG_FILES = [
 ];
 // TODO(issue 26 merge): the one cycle the contracts slice removes (InflightWrites moves out of postgres-store.ts).
 // Specs whose sleeps are still to be sorted into waits on a condition or elapse(ms, why) (see the report of issue 26's lint slice).
-const PENDING_SLEEPS = [
-  'src/notifications/streams/stream-transports.spec.ts',
-  'src/notifications/webhooks/webhook-dispatcher.spec.ts',
-  'test/e2e/append-turns.e2e-spec.ts',
-  'test/e2e/compile-claims.e2e-spec.ts',
-  'test/e2e/compile-fairness.e2e-spec.ts',
-  'test/e2e/connection-limits.e2e-spec.ts',
-  'test/e2e/durability.e2e-spec.ts',
-  'test/e2e/first-run.e2e-spec.ts',
-  'test/e2e/health.e2e-spec.ts',
-  'test/e2e/idempotent-appends.e2e-spec.ts',
-  'test/e2e/key-redaction.e2e-spec.ts',
-  'test/e2e/lane-takeover.e2e-spec.ts',
-  'test/e2e/notification-storage.e2e-spec.ts',
-  'test/e2e/notifications.e2e-spec.ts',
-  'test/e2e/projection-delete.e2e-spec.ts',
-  'test/e2e/projection-fairness.e2e-spec.ts',
-  'test/e2e/projection-fanout.e2e-spec.ts',
-  'test/e2e/projections.e2e-spec.ts',
-  'test/e2e/quotas.e2e-spec.ts',
-  'test/e2e/reducers.e2e-spec.ts',
-  'test/e2e/result-limits.e2e-spec.ts',
-  'test/e2e/security.e2e-spec.ts',
-  'test/e2e/shared-executors.e2e-spec.ts',
-  'test/e2e/structured-logs.e2e-spec.ts',
-  'test/e2e/tenant-limits.e2e-spec.ts',
-  'test/e2e/tenant-memory.e2e-spec.ts',
-  'test/lanes/lane-scheduler.conformance.ts',
-  'test/multi-instance/event-webhooks.e2e-spec.ts',
-  'test/multi-instance/three-instances.e2e-spec.ts',
-  'test/notifications/webhook-turns.int-spec.ts',
-  'test/quotas/concurrency-limiter.conformance.ts',
-  'test/quotas/rate-limiter.conformance.ts',
-  'test/quotas/redis-quota-backends.int-spec.ts',
-  'test/runtime/compile-limits.int-spec.ts',
-  'test/runtime/sandbox-fences.int-spec.ts',
-  'test/runtime/sandbox-start.e2e-spec.ts',
-  'test/runtime/shared-executors.int-spec.ts',
-  'test/store/event-store.conformance.ts',
-  'test/store/idempotency-store.conformance.ts',
-  'test/store/multi-instance.conformance.ts',
-];
+const PENDING_SLEEPS = [];
 const PENDING_CYCLES = ['src/store/postgres/postgres-event-log.ts', 'src/store/postgres/postgres-store.ts'];
 
 export default tseslint.config(

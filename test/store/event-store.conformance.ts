@@ -7,6 +7,7 @@ import { describeMultiInstanceStore } from './multi-instance.conformance';
 import { describeIdsAndTraceStore } from './ids-and-trace.conformance';
 import { describeProjectionStore } from './projection-store.conformance';
 import { heldCommit, req, StoreHarness, tenant } from './store-fixtures';
+import { elapse } from '../support/wait';
 
 // The harness lives with the fixtures (a leaf every suite imports) so the suites form no cycle through its type.
 export type { StoreHarness };
@@ -712,7 +713,7 @@ export function testEventStore(name: string, harness: StoreHarness): void {
         const [o2] = await fast.events.appendMany([req(otherTenant, 'free-1')]);
         expect(o2.ok).toBe(true);
 
-        await new Promise((r) => setTimeout(r, 300));
+        await elapse(300, 'time for a reader to see past an uncommitted position, which it must not');
         // The reader sees nothing past position 1 while position 2 is uncommitted, even though a later append waits.
         expect((await store.events.readAll(t, 0, 100)).map((e) => e.position)).toEqual([1]);
         expect((await store.events.readLog(t, { direction: 'forward', afterPosition: 0, limit: 100 })).map((e) => e.position)).toEqual([1]);

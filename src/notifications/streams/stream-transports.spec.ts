@@ -9,6 +9,7 @@ import { SseStream, SseStreamOptions } from './sse-stream';
 import { StreamLimiter, StreamLimits } from './stream-limiter';
 import { StreamSource } from './stream-source';
 import { STREAM_PROTOCOL, WebSocketStreamOptions, WebSocketStreamServer } from './websocket-stream';
+import { elapse } from '../../../test/support/wait';
 
 const API_KEY = 'key-a';
 const TENANT = 'tenant-a';
@@ -17,13 +18,11 @@ const PROJECTION = 'orders/eu';
 const NO_SSE_PROJECTION = 'audit';
 const STREAM_PATH = `/projections/${encodeURIComponent(PROJECTION)}/stream`;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 async function until(condition: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
+    await elapse(5, 'poll interval');
   }
 }
 
@@ -70,7 +69,7 @@ class FakeSource implements StreamSource {
       // A real read is I/O: without yielding to the event loop a pump would never let sockets drain.
       await new Promise((resolve) => setImmediate(resolve));
       this.onRead?.(page);
-      if (this.readDelayMs) await sleep(this.readDelayMs);
+      if (this.readDelayMs) await elapse(this.readDelayMs, 'a slow read');
       return page;
     } finally {
       this.readsInFlight--;
@@ -194,7 +193,7 @@ describe('NotificationCursor', () => {
     cursor.start();
     await until(() => sent.length === 3, 'three sends');
     source.append(2);
-    await sleep(20);
+    await elapse(20, 'time for a send past the window, which must not go out');
     expect(sent).toEqual([1, 2, 3]);
     expect(cursor.lastSequence).toBe(3);
     accepting = true;
@@ -213,7 +212,7 @@ describe('NotificationCursor', () => {
     cursor.start();
     await until(() => source.readsInFlight === 1, 'the first read');
     cursor.stop();
-    await sleep(60);
+    await elapse(60, 'time for a stopped cursor to send, which it must not');
     expect(sent).toEqual([]);
     expect(source.subscriberCount()).toBe(0);
   });
@@ -337,10 +336,10 @@ describe('stream transports', () => {
       // And writes landing anywhere while pages are being read.
       for (let i = 0; i < 40; i++) {
         source.append(1);
-        await sleep(3);
+        await elapse(3, 'writes land while pages are being read');
       }
       await until(() => client.sequences().length >= 75, '75 notifications');
-      await sleep(50);
+      await elapse(50, 'time for a repeat or a gap to show, which none may');
       expect(client.sequences()).toEqual(range(1, 75));
       expect(racingAppends).toBeLessThan(0);
       expect(source.maxReadsInFlight).toBe(1);
@@ -363,7 +362,7 @@ describe('stream transports', () => {
       const client = await connected();
       source.append(2);
       await until(() => client.sequences().length >= 2, 'live notifications');
-      await sleep(30);
+      await elapse(30, 'time for a repeat to show, which none may');
       expect(client.sequences()).toEqual([6, 7]);
     });
 
@@ -378,7 +377,7 @@ describe('stream transports', () => {
       source.append(5);
       const second = await connected('?afterSequence=10');
       await until(() => second.sequences().length >= 5, 'the rest');
-      await sleep(30);
+      await elapse(30, 'time for a repeat to show, which none may');
       expect(second.sequences()).toEqual(range(11, 15));
       expect(wsStream.connectionCount()).toBe(1);
     });
@@ -474,7 +473,7 @@ describe('stream transports', () => {
       });
       await expect(silent.closed).resolves.toEqual({ code: 4000, reason: 'ping timeout' });
       expect(silent.pings()).toBe(1);
-      await sleep(350);
+      await elapse(350, 'more than a ping interval: the live sockets answer and stay open');
       for (const alive of [pongsByMessage, pongsByFrame]) {
         expect(alive.ws.readyState).toBe(WebSocket.OPEN);
         expect(alive.pings()).toBeGreaterThanOrEqual(4);
@@ -490,7 +489,7 @@ describe('stream transports', () => {
       const socket = () => (stalled.ws as unknown as { _socket: Socket })._socket;
       stalled.ws.once('open', () => socket().pause());
       await stalled.opened();
-      await sleep(500);
+      await elapse(500, 'the stalled socket stays paused while its buffer fills');
       socket().resume();
       const { code, reason } = await stalled.closed;
       expect(code).toBe(4008);
@@ -560,10 +559,10 @@ describe('stream transports', () => {
       });
       for (let i = 0; i < 10; i++) {
         source.append(1);
-        await sleep(3);
+        await elapse(3, 'writes land while the stream replays');
       }
       await until(() => stream.sequences().length >= 23, '23 events');
-      await sleep(30);
+      await elapse(30, 'time for a repeat or a gap to show, which none may');
       expect(stream.sequences()).toEqual(range(3, 25));
       expect(stream.events[0]).toEqual({
         id: '3',
@@ -628,7 +627,7 @@ describe('stream transports', () => {
       source.append(total, JSON.stringify({ blob: 'x'.repeat(16 * 1024) }));
       const stream = await openSse('?afterSequence=0');
       stream.res.socket.pause();
-      await sleep(500);
+      await elapse(500, 'the paused socket fills its buffer');
       stream.res.socket.resume();
       await stream.ended;
       const last = stream.events[stream.events.length - 1];

@@ -16,6 +16,7 @@ import { TenantWebhookQuota, WebhookDispatcher, WebhookDispatcherOptions } from 
 import { WebhookSecrets } from './webhook-secrets';
 import { SendResult, WebhookSender } from './webhook-sender';
 import { WebhookSigner } from './webhook-signer';
+import { elapse } from '../../../test/support/wait';
 
 /**
  * The store's side of webhooks, in memory, as the port describes it: deliveries made from the log
@@ -228,11 +229,9 @@ async function until(cond: () => boolean, what: string, timeoutMs = 3_000): Prom
   const deadline = Date.now() + timeoutMs;
   while (!cond()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
+    await elapse(2, 'poll interval');
   }
 }
-
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('WebhookDispatcher', () => {
   let store: FakeWebhookStore;
@@ -276,7 +275,7 @@ describe('WebhookDispatcher', () => {
     start();
 
     await until(() => sender.of('t1', 3).length === 1, "key b's delivery");
-    await pause(50); // several polls
+    await elapse(50, 'several polls: key a stays held');
     expect(sender.of('t1', 2)).toHaveLength(0);
 
     head.resolve({ ok: true, status: 204 });
@@ -299,7 +298,7 @@ describe('WebhookDispatcher', () => {
     expect(sender.of('t1', 2)[0].at).toBeGreaterThanOrEqual(attempts[2].at);
     expect(store.row('t1', 1)).toMatchObject({ status: 'dead', attempts: 3, lastError: 'HTTP 500' });
 
-    await pause(150);
+    await elapse(150, 'time for a fourth attempt, which a dead delivery must not get');
     expect(sender.of('t1', 1)).toHaveLength(3);
   });
 
@@ -309,7 +308,7 @@ describe('WebhookDispatcher', () => {
     start({}, { acquireWebhookSlot: async () => () => undefined, pendingDeliveries: async () => 10 });
 
     dispatcher!.notified('t1', 'p1');
-    await pause(80);
+    await elapse(80, 'time for a send, which must not happen');
     expect(sender.sent).toHaveLength(0);
     expect(store.rows).toHaveLength(0);
   });
@@ -321,12 +320,12 @@ describe('WebhookDispatcher', () => {
 
     await until(() => store.suspensions.has(id('t1', 'p1')), 'the suspension');
     expect(store.suspensions.get(id('t1', 'p1'))).toMatchObject({ resumeSequence: 1, reason: expect.stringContaining('PENDING_LIMIT') });
-    await pause(30); // an attempt claimed before the suspension may still be sent
+    await elapse(30, 'an attempt claimed before the suspension may still be sent');
     const sent = sender.sent.length;
 
     store.logChange('t1', 'p1', 'f');
     dispatcher!.notified('t1', 'p1');
-    await pause(100);
+    await elapse(100, 'time for a send while suspended, which must not happen');
     expect(sender.sent).toHaveLength(sent);
     expect(new Set(sender.sent.map((s) => s.sequence))).toEqual(new Set([1, 2])); // never past the limit
     expect(store.rows).toHaveLength(0);
@@ -340,7 +339,7 @@ describe('WebhookDispatcher', () => {
     start({ pollMs: 60_000 }, { acquireWebhookSlot: async () => () => undefined, pendingDeliveries: async () => 2 });
 
     await until(() => sender.of('t1', 2).length === 1, 'the second delivery');
-    await pause(50);
+    await elapse(50, 'time for a third row, which the limit keeps in the log');
     expect(store.rows.map((r) => r.sequence)).toEqual([1, 2]); // 3 waits in the log: the limit is 2
 
     first.resolve({ ok: true, status: 204 });

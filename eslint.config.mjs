@@ -22,8 +22,14 @@ const PORTS = [abs('src/**/*.port.ts')];
 // TODO(issue 26 merge): imports that run back up a layer, fixed by other slices of issue 26 in parallel
 // (see their branches); each is let through here by name only until the merge. The lead empties these lists.
 const PENDING_UP = {
-  // runtime slice: the isolation and sandbox value types move into config/.
-  config: [file('src/runtime/isolation.ts'), file('src/runtime/sandbox.ts'), file('src/quotas/quota-policy.ts')],
+  config: [
+    // runtime slice: the isolation and sandbox value types move into config/.
+    file('src/runtime/isolation.ts'),
+    file('src/runtime/sandbox.ts'),
+    // In no slice (left for the lead): config parses TenantLimits/RatePolicy with quota-policy's parseRate;
+    // the fix moves those value types into config/ (quota-policy.ts has 14 importers across slices).
+    file('src/quotas/quota-policy.ts'),
+  ],
   // events slice: EventsModule stops importing the modules that implement its ports (they are @Global() and bind them).
   events: [
     file('src/reducers/reducers.module.ts'),
@@ -35,7 +41,8 @@ const PENDING_UP = {
   // PROJECTION_NOTIFICATION_SETUP are bound by NotificationsModule, @Global()).
   lanes: [file('src/notifications/notifications.module.ts')],
   projections: [file('src/notifications/notifications.module.ts')],
-  // QuotaGate counts a batch's events up to events/'s cap (LIMITS.eventsPerBatch): the cap belongs below the features.
+  // In no slice (left for the lead): QuotaGate counts a batch's events up to events/'s cap (LIMITS.eventsPerBatch);
+  // the fix is the cap below the features (common/) or handed to QuotaGate, which touches events/ files.
   services: [file('src/events/event-limits.ts')],
 };
 // TODO(issue 26 merge): files over 400 lines that other slices of issue 26 are splitting.
@@ -49,8 +56,6 @@ const PENDING_LONG_FILES = [
   'src/notifications/webhooks/webhook-dispatcher.spec.ts', // hooks slice
 ];
 // TODO(issue 26 merge): the one cycle the contracts slice removes (InflightWrites moves out of postgres-store.ts).
-// Specs whose sleeps are still to be sorted into waits on a condition or elapse(ms, why) (see the report of issue 26's lint slice).
-const PENDING_SLEEPS = [];
 const PENDING_CYCLES = ['src/store/postgres/postgres-event-log.ts', 'src/store/postgres/postgres-store.ts'];
 
 export default tseslint.config(
@@ -228,7 +233,7 @@ export default tseslint.config(
   // part of what a test proves goes through elapse(ms, why) (test/support/wait.ts), which says why.
   {
     files: ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts', 'test/**/*.ts'],
-    ignores: ['test/support/wait.ts', ...PENDING_SLEEPS],
+    ignores: ['test/support/wait.ts'],
     rules: {
       'no-restricted-syntax': [
         'error',

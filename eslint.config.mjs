@@ -1,19 +1,50 @@
-// Lint: typescript-eslint's recommended rules, import cycles, and the layers of ARCHITECTURE.md
-// ("Layers"). Formatting is Prettier's (eslint-config-prettier turns off the rules it owns).
+// Lint: typescript-eslint's recommended rules, import cycles (type imports included), the layers of
+// ARCHITECTURE.md ("Layers"), at most 400 lines a source file, and no bare sleeps in tests.
+// Formatting is Prettier's (eslint-config-prettier turns off the rules it owns).
 import path from 'node:path';
 import js from '@eslint/js';
 import prettier from 'eslint-config-prettier';
 import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
+import noImportCycle from './scripts/eslint/no-import-cycle.mjs';
 
 const FEATURES = ['events', 'reducers', 'lanes', 'projections', 'notifications', 'health'];
+// Every folder of src/ but the composition root's own (compilation/, tenant-transfer/, openapi/).
+const BELOW_COMPOSITION = ['common', 'config', 'store', 'observability', 'tenant-code', 'tenancy', 'quotas', ...FEATURES, 'event-webhooks'];
 // no-restricted-paths matches `except` globs against absolute paths: every path here is made absolute.
 const ROOT = import.meta.dirname;
 const abs = (p) => path.join(ROOT, p);
 const under = (...dirs) => dirs.map((d) => abs(`src/${d}/**`));
 // One file as a glob (a zone whose `from` is a glob takes only glob exceptions).
 const file = (p) => abs(p).replace(/\.ts$/, '.@(ts)');
-const PORT_OR_MODULE = [abs('src/**/*.module.ts'), abs('src/**/*.port.ts')];
+const PORTS = [abs('src/**/*.port.ts')];
+
+// TODO(issue 26 merge): imports that run back up a layer, fixed by other slices of issue 26 in parallel
+// (see their branches); each is let through here by name only until the merge. The lead empties these lists.
+const PENDING_UP = {
+  config: [
+    // In no slice (left for the lead): config parses TenantLimits/RatePolicy with quota-policy's parseRate;
+    // the fix moves those value types into config/ (quota-policy.ts has 14 importers across slices).
+    file('src/quotas/quota-policy.ts'),
+  ],
+  // events slice: EventsModule stops importing the modules that implement its ports (they are @Global() and bind them).
+  events: [],
+  // lanes slice: LanesModule and ProjectionsModule stop importing NotificationsModule (LaneApplied,
+  // PROJECTION_NOTIFICATION_SETUP are bound by NotificationsModule, @Global()).
+  lanes: [file('src/notifications/notifications.module.ts')],
+  projections: [file('src/notifications/notifications.module.ts')],
+  // In no slice (left for the lead): QuotaGate counts a batch's events up to events/'s cap (LIMITS.eventsPerBatch);
+  // the fix is the cap below the features (common/) or handed to QuotaGate, which touches events/ files.
+  services: [file('src/events/event-limits.ts')],
+};
+// TODO(issue 26 merge): files over 400 lines that other slices of issue 26 are splitting.
+const PENDING_LONG_FILES = [
+  'src/store/sql-lane-store.ts', // lanes slice
+  'src/lanes/bullmq-lane-scheduler.ts', // lanes slice
+  'src/openapi/api-operations.ts', // contracts slice (removed)
+];
+// TODO(issue 26 merge): the one cycle the contracts slice removes (InflightWrites moves out of postgres-store.ts).
+const PENDING_CYCLES = ['src/store/postgres/postgres-event-log.ts', 'src/store/postgres/postgres-store.ts'];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'runtime/**', 'sdk/**', 'examples/**', 'coverage/**', 'data/**', '.tmp/**'] },
@@ -21,7 +52,7 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],
-    plugins: { 'import-x': importX },
+    plugins: { 'import-x': importX, local: { rules: { 'no-import-cycle': noImportCycle } } },
     settings: {
       'import-x/extensions': ['.ts', '.js'],
       'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
@@ -32,7 +63,8 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'off',
       // Key and parameter rules refuse control characters on purpose: their regular expressions name them.
       'no-control-regex': 'off',
-      'import-x/no-cycle': 'error',
+      // import-x/no-cycle skips `import type` (hard-coded); this one counts every import (scripts/eslint/no-import-cycle.mjs).
+      'local/no-import-cycle': ['error', { rootDir: ROOT, pending: PENDING_CYCLES }],
       'import-x/no-self-import': 'error',
       'import-x/no-useless-path-segments': 'error',
       'import-x/no-duplicates': 'error',
@@ -50,8 +82,8 @@ export default tseslint.config(
             {
               target: abs('src/config/**'),
               from: abs('src/**'),
-              except: [abs('src/config/**'), abs('src/common/**'), file('src/quotas/quota-policy.ts')],
-              message: 'config/ parses settings: it may use value types of quotas, nothing else',
+              except: [abs('src/config/**'), abs('src/common/**'), ...PENDING_UP.config],
+              message: 'config/ parses settings into its own types: it imports common/ only',
             },
             // Tracing is called by every hop: it calls none of them.
             {
@@ -70,28 +102,41 @@ export default tseslint.config(
             // Services over the store: no feature.
             {
               target: under('tenant-code', 'tenancy', 'quotas'),
-              from: under(...FEATURES),
-              except: [file('src/events/event-limits.ts')],
+              from: under(...FEATURES, 'event-webhooks'),
+              except: PENDING_UP.services,
               message: 'tenant-code, tenancy and quotas sit under the features',
             },
-            // The features along an event's path: upward only a module (composition) or a port file (the caller owns its port).
+            // Among the services: quotas read who is asking (tenancy's request words); tenancy never asks how much.
+            {
+              target: under('tenancy'),
+              from: under('quotas'),
+              message: 'tenancy/ sits under quotas/: quotas read the request tenant, tenancy imports nothing of quotas',
+            },
+            // The features along an event's path: a later hop only through a port file (the caller owns its port;
+            // the implementing module binds it and is @Global(): importing that module would undo the inversion).
             {
               target: under('events'),
-              from: under('reducers', 'lanes', 'projections', 'notifications', 'health'),
-              except: PORT_OR_MODULE,
-              message: 'events/ reaches later hops only through their module or a port',
+              from: under('reducers', 'lanes', 'projections', 'notifications', 'health', 'event-webhooks'),
+              except: [...PORTS, ...PENDING_UP.events],
+              message: 'events/ reaches later hops only through a port (their module binds it, @Global())',
             },
             {
               target: under('reducers'),
-              from: under('lanes', 'projections', 'notifications', 'health'),
-              except: PORT_OR_MODULE,
-              message: 'reducers/ reaches later hops only through a module or a port',
+              from: under('lanes', 'projections', 'notifications', 'health', 'event-webhooks'),
+              except: PORTS,
+              message: 'reducers/ reaches later hops only through a port (their module binds it, @Global())',
             },
             {
               target: under('lanes'),
-              from: under('projections', 'notifications', 'health'),
-              except: PORT_OR_MODULE,
-              message: 'lanes/ reaches notifications only through its module or a port',
+              from: under('projections', 'notifications', 'health', 'event-webhooks'),
+              except: [...PORTS, ...PENDING_UP.lanes],
+              message: 'lanes/ reaches notifications only through a port (NotificationsModule binds it, @Global())',
+            },
+            {
+              target: under('projections'),
+              from: under('notifications', 'health', 'event-webhooks'),
+              except: [...PORTS, ...PENDING_UP.projections],
+              message: 'projections/ reaches notifications only through a port (NotificationsModule binds it, @Global())',
             },
             {
               target: under('notifications'),
@@ -116,12 +161,12 @@ export default tseslint.config(
               from: under('notifications/streams'),
               message: 'streams and webhooks share only the log',
             },
-            // Event webhooks (a feature beside notifications): the events module reaches them through their module only.
+            // Event webhooks (a feature beside notifications): the features reach them only through events' port.
             {
               target: under(...FEATURES),
               from: abs('src/event-webhooks/**'),
-              except: [abs('src/event-webhooks/*.module.ts')],
-              message: 'the features reach event-webhooks/ only through its module (EVENT_WEBHOOKS_APPENDED is a port of events/)',
+              except: PENDING_UP.events,
+              message: 'the features reach event-webhooks/ only through EVENT_WEBHOOKS_APPENDED (a port of events/)',
             },
             // compilation/ hands compiled uploads to the catalogs, openapi/ describes every module's routes:
             // both sit above everything, imported by AppModule only.
@@ -148,10 +193,15 @@ export default tseslint.config(
               except: [file('src/observability/metrics/app-metrics.ts')],
               message: 'a hop reaches the metrics only through the AppMetrics port (observability/metrics/app-metrics.ts)',
             },
+            {
+              target: under(...BELOW_COMPOSITION, 'compilation', 'openapi'),
+              from: under('tenant-transfer'),
+              message: 'only AppModule and the admin CLI import tenant-transfer/',
+            },
             // Nothing imports the app's composition root; the service never imports tests or benches.
             {
               target: abs('src/*/**'),
-              from: [abs('src/app.module.ts'), abs('src/app.factory.ts'), abs('src/main.ts')],
+              from: [abs('src/app.module.ts'), abs('src/app.factory.ts'), abs('src/main.ts'), abs('src/admin-cli.ts')],
               message: 'the composition root is imported by nobody',
             },
             { target: abs('src/**'), from: [abs('test/**'), abs('bench/**')], message: 'the service does not import tests or benches' },
@@ -163,6 +213,33 @@ export default tseslint.config(
   {
     files: ['**/*.spec.ts', 'test/**/*.ts', 'bench/**/*.ts'],
     rules: { '@typescript-eslint/no-non-null-assertion': 'off', 'import-x/no-restricted-paths': 'off' },
+  },
+  // A file readable in one sitting: every line counts (blank lines and comments too, simplest to explain).
+  { files: ['src/**/*.ts'], rules: { 'max-lines': ['error', { max: 400, skipBlankLines: false, skipComments: false }] } },
+  { files: PENDING_LONG_FILES, rules: { 'max-lines': 'off' } },
+  // Tests wait on conditions (until(...), an event the code exposes), never on a bare sleep; a pause that is
+  // part of what a test proves goes through elapse(ms, why) (test/support/wait.ts), which says why.
+  {
+    files: ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts', 'test/**/*.ts'],
+    ignores: ['test/support/wait.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'NewExpression[callee.name="Promise"] > :function > CallExpression.body[callee.name="setTimeout"]',
+          message: 'a bare sleep: wait on a condition (until(...)) or, if time must pass, elapse(ms, why) from test/support/wait.ts',
+        },
+        {
+          selector:
+            'NewExpression[callee.name="Promise"] > :function > BlockStatement[body.length=1] > ExpressionStatement > CallExpression[callee.name="setTimeout"]',
+          message: 'a bare sleep: wait on a condition (until(...)) or, if time must pass, elapse(ms, why) from test/support/wait.ts',
+        },
+        {
+          selector: 'ImportDeclaration[source.value=/timers\\/promises$/]',
+          message: 'a bare sleep: wait on a condition (until(...)) or, if time must pass, elapse(ms, why) from test/support/wait.ts',
+        },
+      ],
+    },
   },
   {
     // The repository's own Node scripts (CommonJS).

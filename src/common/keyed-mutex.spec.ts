@@ -1,4 +1,5 @@
 import { KeyedMutex } from './keyed-mutex';
+import { elapse } from '../../test/support/wait';
 
 describe('KeyedMutex', () => {
   it('serialises one key in arrival order and lets other keys through', async () => {
@@ -7,7 +8,7 @@ describe('KeyedMutex', () => {
     const step = (k: string, ms: number) =>
       m.run(k, async () => {
         log.push(`start ${k}${ms}`);
-        await new Promise((r) => setTimeout(r, ms));
+        await elapse(ms, 'the step holds its key this long');
         log.push(`end ${k}${ms}`);
       });
     await Promise.all([step('a', 30), step('a', 1), step('b', 5)]);

@@ -4,6 +4,7 @@ import { SqliteStore } from '../store/sqlite/sqlite-store';
 import { UploadKind, UploadRecord } from '../store/upload-repository.port';
 import { Compiler } from '../tenant-code/compiler.port';
 import { CompileWorker } from './compile-worker';
+import { elapse } from '../../test/support/wait';
 
 const compiled: CompileResult = {
   ok: true,
@@ -59,7 +60,7 @@ describe('CompileWorker', () => {
     const { store, queue, worker, submit } = await setup({
       autoBind: async (u) => {
         storedAtHandOver = (await store.uploads.get('t', u.uploadId))?.status;
-        await new Promise((r) => setTimeout(r, 20));
+        await elapse(20, 'a slow bind: the turn must not end before it');
         order.push(`bound ${u.uploadId}`);
       },
     });

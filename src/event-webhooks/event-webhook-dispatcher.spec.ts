@@ -6,6 +6,7 @@ import { EventWebhookClaim, EventWebhookRecord } from '../store/event-webhook-re
 import { EventDeliveryTick } from './event-delivery-tick';
 import { EventWebhookDispatcher } from './event-webhook-dispatcher';
 import { eventMessage, eventMessageId, EventWebhookDispatcherOptions, EventWebhookRound, IDLE_HOLD_MS } from './event-webhook-round';
+import { elapse, until } from '../../test/support/wait';
 
 const event = (position: number, over: Partial<StoredEvent> = {}): StoredEvent => ({
   position,
@@ -130,7 +131,7 @@ function dispatcherOver(repo: FakeRepo, answer: (position: number) => boolean, s
 async function settle(d: EventWebhookDispatcher, repo: FakeRepo): Promise<void> {
   for (let i = 0; i < 50; i++) {
     d.wake();
-    await new Promise((r) => setTimeout(r, 5));
+    await elapse(5, 'poll interval: each look wakes the dispatcher first');
     if ((await repo.due(0, d.owner)).length === 0) break;
   }
   await d.close();
@@ -151,10 +152,20 @@ describe('EventWebhookDispatcher', () => {
     const repo = new FakeRepo(record(), [event(1)]);
     const { d, sent } = dispatcherOver(repo, () => true);
     d.wake();
-    for (let i = 0; i < 100 && repo.w.deliveredPosition < 1; i++) await new Promise((r) => setTimeout(r, 5));
+    await until(
+      () => repo.w.deliveredPosition,
+      (p) => p >= 1,
+      5_000,
+      'position 1 delivered',
+    );
     repo.log.push(event(2));
     d.wake();
-    for (let i = 0; i < 100 && repo.w.deliveredPosition < 2; i++) await new Promise((r) => setTimeout(r, 5));
+    await until(
+      () => repo.w.deliveredPosition,
+      (p) => p >= 2,
+      5_000,
+      'position 2 delivered',
+    );
     await d.close();
     expect(sent.map((s) => s.headers['webhook-position'])).toEqual(['1', '2']);
     expect(repo.calls).toEqual(['claim', 'advance 1', 'advance 2', 'release']);
@@ -164,9 +175,19 @@ describe('EventWebhookDispatcher', () => {
     const repo = new FakeRepo(record(), [event(1)]);
     const { d } = dispatcherOver(repo, () => true);
     d.wake();
-    for (let i = 0; i < 100 && repo.w.deliveredPosition < 1; i++) await new Promise((r) => setTimeout(r, 5));
+    await until(
+      () => repo.w.deliveredPosition,
+      (p) => p >= 1,
+      5_000,
+      'position 1 delivered',
+    );
     expect(repo.w.claimOwner).toBe(d.owner);
-    for (let i = 0; i < 200 && repo.w.claimOwner !== null; i++) await new Promise((r) => setTimeout(r, 5));
+    await until(
+      () => repo.w.claimOwner,
+      (o) => o === null,
+      5_000,
+      'the claim released',
+    );
     expect(repo.calls).toEqual(['claim', 'advance 1', 'release']);
     await d.close();
     expect(repo.calls).toHaveLength(3);
@@ -203,7 +224,13 @@ describe('EventWebhookDispatcher', () => {
     repo.fenceLostAt = 2;
     const { d, sent } = dispatcherOver(repo, () => true);
     d.wake();
-    await new Promise((r) => setTimeout(r, 20));
+    await until(
+      () => sent.length,
+      (n) => n >= 2,
+      5_000,
+      'two sends',
+    );
+    await elapse(20, 'time for a third send, had the fence not stopped the dispatcher');
     await d.close();
     expect(sent.map((s) => s.headers['webhook-position'])).toEqual(['1', '2']);
     expect(repo.calls).toEqual(['claim', 'advance 1']);
@@ -213,7 +240,7 @@ describe('EventWebhookDispatcher', () => {
     const repo = new FakeRepo(record(), [event(1)]);
     const { d, sent } = dispatcherOver(repo, () => true, false);
     d.wake();
-    await new Promise((r) => setTimeout(r, 20));
+    await elapse(20, 'the window in which a send would go out, were the quota free');
     await d.close();
     expect(sent).toEqual([]);
     expect(repo.calls).toEqual(['claim', 'release']);

@@ -2,6 +2,7 @@ import { DomainError, versionConflict } from '../common/domain-error';
 import { AppendOutcome, AppendRequest, EventLog } from '../store/event-log.port';
 import { AppMetrics } from '../observability/metrics/app-metrics';
 import { AppendBatcher } from './append-batcher';
+import { elapse } from '../../test/support/wait';
 
 const req = (id: string, n = 1): AppendRequest => ({
   tenantId: 't',
@@ -16,7 +17,7 @@ class RecordingLog implements Pick<EventLog, 'appendMany'> {
   failWhen?: (reqs: AppendRequest[]) => boolean;
   async appendMany(reqs: AppendRequest[]): Promise<AppendOutcome[]> {
     this.batches.push(reqs.map((r) => r.aggregateId));
-    await new Promise((r) => setTimeout(r, 5));
+    await elapse(5, 'a store round trip: appends arriving meanwhile wait for the next batch');
     if (this.failWhen?.(reqs)) throw new Error('transaction failed');
     return reqs.map((r) =>
       r.aggregateId.startsWith('conflict')

@@ -6,6 +6,7 @@ import { SqliteStore } from '../store/sqlite/sqlite-store';
 import { InProcessLaneScheduler } from './in-process-lane-scheduler';
 import { LaneEngine } from './lane-engine';
 import { TenantRouter } from './tenant-router';
+import { elapse, until as untilMet } from '../../test/support/wait';
 
 /**
  * The promotion rule with a real in-memory store and a scripted runtime (keys and states are
@@ -51,7 +52,7 @@ describe('LaneEngine', () => {
     });
     await engine.start();
     const until = async (ok: () => Promise<boolean>) => {
-      for (let i = 0; i < 200 && !(await ok()); i++) await new Promise((r) => setTimeout(r, 10));
+      await untilMet(ok, Boolean, 5_000);
     };
     await until(async () => (await store.projections.getVersion('t', 'v1'))?.caughtUpAt != null);
     expect((await store.lanes.getLane('t', 'v1', 'k0'))?.state).toBe('{"n":2}');
@@ -63,7 +64,7 @@ describe('LaneEngine', () => {
       version: { tenantId: 't', versionId: 'v2', projectionId: 'p', className: 'C', targetPosition: 4, createdAt: 2 },
     });
     engine.track((await store.projections.getVersion('t', 'v2'))!);
-    await new Promise((r) => setTimeout(r, 200));
+    await elapse(200, 'v2 tracked: time for its lanes to start while the test ends');
     expect(await store.projections.get('t', 'p')).toMatchObject({ activeVersion: 'v1', pendingVersion: 'v2' });
     release();
     await until(async () => (await store.projections.get('t', 'p'))?.activeVersion === 'v2');
@@ -130,7 +131,7 @@ describe('LaneEngine dropping a version during catch-up', () => {
     });
     await engine.start();
     const until = async (ok: () => boolean | Promise<boolean>) => {
-      for (let i = 0; i < 500 && !(await ok()); i++) await new Promise((r) => setTimeout(r, 10));
+      await untilMet(ok, Boolean, 5_000);
       expect(await ok()).toBe(true);
     };
     /** What DELETE /projections/{id} does: the deletion written first, then each version retired. */
@@ -147,7 +148,7 @@ describe('LaneEngine dropping a version during catch-up', () => {
     await until(() => calls.resolve === 1); // the router is in its first ResolveKey
     let removed = false;
     const removing = remove().then(() => (removed = true));
-    await new Promise((r) => setTimeout(r, 100)); // ten sweeps meanwhile
+    await elapse(100, 'ten sweeps meanwhile: none may track the version again');
     expect(removed).toBe(false); // the untrack waits for the router's pass
     expect(engine.routedVersionCount).toBe(0); // routed no more at once; ten sweeps did not track it again
     gates.resolve = null;
@@ -158,7 +159,7 @@ describe('LaneEngine dropping a version during catch-up', () => {
     expect(await store.lanes.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
     await append(10);
     engine.appended('t');
-    await new Promise((r) => setTimeout(r, 100));
+    await elapse(100, 'time for a wake-up to route the dropped version, which it must not');
     expect(engine.routedVersionCount).toBe(0);
     expect(calls.resolve).toBe(1); // nothing routes the dropped version again, from 0 or elsewhere
     expect(await store.lanes.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
@@ -175,7 +176,7 @@ describe('LaneEngine dropping a version during catch-up', () => {
     await remove();
     gates.apply = null;
     open();
-    await new Promise((r) => setTimeout(r, 200));
+    await elapse(200, 'the runs in flight finish: none may store anything or run again');
     expect(await store.lanes.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
     expect(calls.apply).toBe(applies); // the runs in flight stored nothing and found the version gone
     // A late job of the lane (BullMQ, another instance): it finds the version gone, creates nothing.
@@ -203,7 +204,7 @@ describe('LaneEngine dropping a version during catch-up', () => {
     expect((await store.lanes.orphanRows()).lanes).toBe(1);
     await until(async () => (await store.lanes.orphanRows()).lanes === 0);
     expect(await store.lanes.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
-    await new Promise((r) => setTimeout(r, 500));
+    await elapse(500, 'several sweeps after the purge: the tombstone stays for its grace or goes after it');
     expect((await store.lanes.sweepCandidates()).dropped).toHaveLength(tombstones);
     gates.apply = null;
     open();
@@ -249,7 +250,7 @@ describe('LaneEngine with many tenants', () => {
     const engine = new LaneEngine(log, repo, repo, runtime, new InProcessLaneScheduler({ concurrency: 4 }), { sweepMs: 50 });
     return { engine, calls, total: () => [...calls.values()].reduce((a, b) => a + b, 0) };
   }
-  const settle = () => new Promise((r) => setTimeout(r, 100));
+  const settle = () => elapse(100, 'the engine runs what start, track or a wake-up set going (nothing to observe its end)');
 
   afterEach(() => jest.restoreAllMocks());
 
@@ -285,7 +286,7 @@ describe('LaneEngine with many tenants', () => {
       await engine.start();
       await settle();
       calls.clear();
-      await new Promise((r) => setTimeout(r, 520)); // about ten sweeps
+      await elapse(520, 'about ten sweeps, counted');
       const sweeps = calls.get('sweepCandidates') ?? 0;
       await engine.close();
       expect(sweeps).toBeGreaterThanOrEqual(5);

@@ -3,6 +3,7 @@ import { LaneStore } from '../store/lane-store.port';
 import { SqliteStore } from '../store/sqlite/sqlite-store';
 import { AppMetrics, ApplyKind, ApplyOutcome } from '../observability/metrics/app-metrics';
 import { LaneRunner } from './lane-runner';
+import { elapse } from '../../test/support/wait';
 
 /**
  * Two runs of one lane at once (a Redis flush re-queues a lane that is running; a lease lapses on
@@ -146,7 +147,7 @@ describe('LaneRunner with a lease (several instances on BullMQ)', () => {
     await running;
     // Three lease lengths later, the lease is still a's: renewed every third of it.
     const waitUntil = Date.now() + 3 * ttlMs;
-    while (Date.now() < waitUntil) await new Promise((r) => setTimeout(r, 20));
+    await elapse(waitUntil - Date.now(), 'three lease lengths: a lease not renewed would have expired');
     expect(await store.lanes.acquireLease('t', 'v', 'k', 'b', Date.now(), Date.now() + ttlMs)).toBe(false);
     release();
     expect(await run).toEqual({ status: 'idle' });

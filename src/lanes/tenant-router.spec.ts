@@ -4,6 +4,7 @@ import { ProjectionVersion } from '../store/projection-catalog.port';
 import { SqliteStore } from '../store/sqlite/sqlite-store';
 import { LaneRef, LaneScheduler } from './lane-scheduler.port';
 import { TenantRouter } from './tenant-router';
+import { elapse, until as untilMet } from '../../test/support/wait';
 
 /**
  * One tenant's router with a real in-memory store and a scripted runtime (each event's key is in
@@ -59,7 +60,7 @@ describe('TenantRouter', () => {
     const version = async (id: string) => (await store.projections.getVersion('t', id)) as ProjectionVersion;
     const routed = async (id: string) => (await version(id)).routedPosition;
     const until = async (ok: () => boolean | Promise<boolean>) => {
-      for (let i = 0; i < 500 && !(await ok()); i++) await new Promise((r) => setTimeout(r, 10));
+      await untilMet(ok, Boolean, 5_000);
       expect(await ok()).toBe(true);
     };
     const release = () => waiting.shift()!();
@@ -70,7 +71,7 @@ describe('TenantRouter', () => {
     const { store, router, append, reads, resolved, version, routed, until } = await setup(0, ['v1', 'v2']);
     router.add(await version('v1'));
     router.add(await version('v2'));
-    await new Promise((r) => setTimeout(r, 50)); // both found the log empty
+    await elapse(50, 'both versions find the log empty (nothing to observe: they route nothing)');
     reads.length = 0;
     resolved.length = 0;
     await append(20);
@@ -95,7 +96,7 @@ describe('TenantRouter', () => {
     await until(() => waiting.length === 1); // v2's keys are being resolved
     let removed = false;
     const removing = router.remove('v2').then(() => (removed = true));
-    await new Promise((r) => setTimeout(r, 20));
+    await elapse(20, 'time for the remove to finish, which it must not while the pass is under way');
     expect(removed).toBe(false); // the remove waits for the pass under way
     release();
     await removing;
@@ -125,7 +126,7 @@ describe('TenantRouter', () => {
     });
     await until(() => gone.includes('ghost'));
     expect(router.has('ghost')).toBe(false);
-    await new Promise((r) => setTimeout(r, 50));
+    await elapse(50, 'time for a pass that would read the ghost from 0, which must not happen');
     expect(reads).not.toContain(0);
     expect(resolved.filter((r) => r.versionId === 'ghost')).toEqual([]);
     expect(gone).toEqual(['ghost']);

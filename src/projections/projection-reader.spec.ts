@@ -3,6 +3,7 @@ import { SqliteStore } from '../store/sqlite/sqlite-store';
 import { AppliedSignal } from '../lanes/applied-signal';
 import { ProjectionReader } from './projection-reader';
 import { stateAnswer } from './projection-views';
+import { elapse } from '../../test/support/wait';
 
 /** A real (in-memory) store; the reader's gate is what is under test. */
 async function setup() {
@@ -115,7 +116,7 @@ describe('ProjectionReader', () => {
     );
     await store.lanes.laneWork('t', 'v', 'a', 1);
     await store.lanes.failed('t', 'v', 'a', { position: 1, error: 'x', hold: true });
-    await new Promise((r) => setTimeout(r, 25)); // the oldest unapplied event is now at least 25 ms old
+    await elapse(25, 'the oldest unapplied event is now at least 25 ms old');
     const lag = await reader.lag('t', 'v');
     expect(lag).toMatchObject({ totalInboxDepth: 2, heldLanes: 1, headPosition: 3, appliedPosition: 0, lagEvents: 3 });
     expect(lag!.oldestUnappliedAgeMs).toBeGreaterThanOrEqual(20);

@@ -6,6 +6,7 @@ import { Binding, SnapshotRepository } from '../store/reducer-state.port';
 import { BindingLookup } from './aggregate-binder';
 import { AggregateStateKeeper } from './aggregate-state-keeper';
 import { Folded, FoldInput, ReducerRunner } from './reducer-runner';
+import { elapse, until } from '../../test/support/wait';
 
 /**
  * Fakes of the keeper's ports over one in-memory log: the batcher commits like the store (the type
@@ -187,7 +188,7 @@ describe('AggregateStateKeeper', () => {
       w.foldGate = new Promise((r) => (open = r));
       const first = keeper.append(append('account-1', ['Opened']));
       const second = keeper.append(append('account-1', ['Deposited', 'Deposited']));
-      await new Promise((r) => setTimeout(r, 10));
+      await elapse(10, 'time for the second append to fold, which it must not before the first');
       expect(w.folds).toHaveLength(1); // the second waits for the aggregate's turn
       open();
       const [a, b] = await Promise.all([first, second]);
@@ -204,9 +205,19 @@ describe('AggregateStateKeeper', () => {
       let open!: () => void;
       w.foldGate = new Promise((r) => (open = r));
       const held = keeper.append(append('account-1', ['Opened']));
-      await new Promise((r) => setTimeout(r, 5));
+      await until(
+        () => w.folds.length,
+        (n) => n >= 1,
+        5_000,
+        'account-1 folding',
+      );
       const other = keeper.append(append('account-2', ['Opened']));
-      await new Promise((r) => setTimeout(r, 5));
+      await until(
+        () => w.folds.length,
+        (n) => n >= 2,
+        5_000,
+        'account-2 folding beside it',
+      );
       expect(w.folds.map((f) => f.aggregateId)).toEqual(['account-1', 'account-2']);
       open();
       await Promise.all([held, other]);

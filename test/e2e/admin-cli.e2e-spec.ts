@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { clientFor, ServiceProcess } from '../support/service-harness';
 
-const cli = path.join(__dirname, '..', '..', 'dist', 'src', 'tenancy', 'admin-cli.js');
+const cli = path.join(__dirname, '..', '..', 'dist', 'src', 'admin-cli.js');
 const run = (env: Record<string, string>, ...args: string[]) =>
   execFileSync(process.execPath, [cli, ...args], { env: { ...process.env, ...env }, encoding: 'utf8' });
 

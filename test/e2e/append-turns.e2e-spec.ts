@@ -1,5 +1,6 @@
 import * as net from 'node:net';
 import { Client, newTenant, RunningService, startService } from '../support/service-harness';
+import { elapse } from '../support/wait';
 
 /**
  * Issue 25 item 5: a tenant's append requests beyond APPEND_IN_FLIGHT_PER_TENANT wait for a turn
@@ -84,7 +85,7 @@ describe('per-tenant append turns', () => {
     let res: { status: number } | undefined;
     for (let i = 0; i < 200 && res?.status !== 201; i++) {
       res = await a.post('/events', { aggregateId: 'a-2', eventType: 'E', data: {} });
-      if (res.status !== 201) await new Promise((r) => setTimeout(r, 50));
+      if (res.status !== 201) await elapse(50, 'retry interval: the append is refused until the other turn ends');
     }
     expect(res?.status).toBe(201);
   }, 60_000);

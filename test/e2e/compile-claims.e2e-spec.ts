@@ -6,6 +6,7 @@ import { exampleSources } from '../support/runtime-harness';
 import { Client, clientFor, newTenant, startService } from '../support/service-harness';
 import { envFor, stopBackends } from '../support/store-backends';
 import { zipSources } from '../support/zip-writer';
+import { elapse } from '../support/wait';
 
 // Issue 23, item 3: several instances on one PostgreSQL compile and deploy each upload once. Before
 // the claim, two uploads sent at once through A and B were compiled on both (four compiles), and
@@ -27,7 +28,7 @@ async function until(what: string, condition: () => Promise<boolean>, ms = 120_0
   const deadline = Date.now() + ms;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 100));
+    await elapse(100, 'poll interval');
   }
 }
 

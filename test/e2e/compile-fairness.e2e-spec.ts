@@ -4,6 +4,7 @@ import { deepParentheses, pathologicalFixture, PathologicalSource } from '../sup
 import { exampleSources } from '../support/runtime-harness';
 import { Client, newTenant, startService } from '../support/service-harness';
 import { zipSources } from '../support/zip-writer';
+import { elapse } from '../support/wait';
 
 jest.setTimeout(180_000);
 
@@ -111,7 +112,7 @@ describe('a tenant’s pathological sources do not hold up another tenant’s co
     while (Date.now() - t0 < 30_000) {
       bStatus = (await b.get('/reducers/b-bank/status')).body;
       if (finished(bStatus)) break;
-      await new Promise((r) => setTimeout(r, 25));
+      await elapse(25, 'poll interval: the time to finish is measured');
     }
     const bMs = Date.now() - t0;
     expect(bStatus).toMatchObject({ status: 'compiled', compiledClassName: 'BankAccount.AccountReducer' });
@@ -122,7 +123,7 @@ describe('a tenant’s pathological sources do not hold up another tenant’s co
     while (Date.now() - started < 90_000) {
       for (const h of hostile) statuses.set(h.id, (await a.get(`/reducers/${h.id}/status`)).body);
       if ([...statuses.values()].every(finished)) break;
-      await new Promise((r) => setTimeout(r, 200));
+      await elapse(200, 'poll interval');
     }
     for (const h of hostile) {
       expect(statuses.get(h.id)).toMatchObject({ status: 'failed', compilationError: expect.stringMatching(h.expect) });

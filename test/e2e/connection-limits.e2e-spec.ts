@@ -5,6 +5,7 @@ import { exampleSources } from '../support/runtime-harness';
 import { RawHttp } from '../support/raw-http';
 import { StreamLimiter } from '../../src/notifications/streams/stream-limiter';
 import { zipSources } from '../support/zip-writer';
+import { elapse, until } from '../support/wait';
 
 jest.setTimeout(120_000);
 
@@ -12,18 +13,6 @@ const BODY_READ_TIMEOUT_MS = 1000;
 const CONNECTION_TIMEOUT_MS = 2500;
 const PER_KEY = 3;
 const PER_INSTANCE = 5;
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`condition not met: ${JSON.stringify(v)?.slice(0, 300)}`);
-    await sleep(25);
-  }
-}
 
 /** An open WebSocket that answers pings, or the HTTP refusal of its upgrade. */
 function openWs(url: string, path: string, options: { key?: string; protocols?: string[] } = {}) {
@@ -190,7 +179,7 @@ describe('limits on connections over real HTTP', () => {
         'content-type': 'application/json',
         'content-length': String(Buffer.byteLength(body)),
       });
-      await sleep(100); // the headers are in: the deadline runs
+      await elapse(100, 'the headers are in: the deadline runs');
       raw.write(body); // in the server's socket buffer at once...
       // ...but this process (the server's too) is blocked past the body deadline (not past the
       // connection or request timeouts, which Node would apply the same way).
@@ -210,7 +199,7 @@ describe('limits on connections over real HTTP', () => {
       });
       for (let i = 0; i < body.length; i += 50) {
         raw.write(body.slice(i, i + 50));
-        await sleep(40);
+        await elapse(40, 'a body dripped slowly, 50 bytes every 40 ms');
       }
       const res = await raw.response();
       expect(res.status).toBe(201);
@@ -239,7 +228,7 @@ describe('limits on connections over real HTTP', () => {
 
     it('waits for the body of an authenticated request (the deadline, not the credentials, ends it)', async () => {
       const raw = bodyless({ 'x-api-key': t.key });
-      await sleep(BODY_READ_TIMEOUT_MS / 2);
+      await elapse(BODY_READ_TIMEOUT_MS / 2, 'half the body deadline: past the credentials check, inside the deadline');
       expect(raw.unanswered).toBe(true);
       expect((await raw.response(5000)).status).toBe(408);
       raw.destroy();
@@ -251,7 +240,7 @@ describe('limits on connections over real HTTP', () => {
       expect(res.status).toBe(401);
       expect(res.afterMs).toBeLessThan(BODY_READ_TIMEOUT_MS / 2);
       const right = bodyless({ authorization: `Bearer ${ADMIN_TOKEN}` }, '/admin/tenants');
-      await sleep(BODY_READ_TIMEOUT_MS / 2);
+      await elapse(BODY_READ_TIMEOUT_MS / 2, 'half the body deadline: past the credentials check, inside the deadline');
       expect(right.unanswered).toBe(true);
       right.destroy();
       wrong.destroy();
@@ -284,7 +273,7 @@ describe('limits on connections over real HTTP', () => {
       sse.res.on('close', () => (sseClosed = true));
 
       expect(await idle.closed).toBeLessThan(CONNECTION_TIMEOUT_MS + 2000);
-      await sleep(3 * CONNECTION_TIMEOUT_MS);
+      await elapse(3 * CONNECTION_TIMEOUT_MS, 'three idle timeouts');
       expect(wsClosed).toBe(false);
       expect(sseClosed).toBe(false);
       expect((await placeOrder(t, 1)).status).toBe(201);

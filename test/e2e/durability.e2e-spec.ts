@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, clientFor, newTenant, ServiceProcess } from '../support/service-harness';
 import { envFor, STORE_BACKENDS, stopBackends } from '../support/store-backends';
+import { elapse } from '../support/wait';
 
 afterAll(() => stopBackends(), 60_000);
 
@@ -71,8 +72,9 @@ describe.each(STORE_BACKENDS)('durability on %s', (backend) => {
     const client = await newTenant(svc.url, signal);
     let stopped = false;
     const load = loadUntil(client, 16, () => stopped);
-    await new Promise((r) => setTimeout(r, afterMs));
-    for (const end = Date.now() + 30_000; load.acks.length <= minAcks && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
+    await elapse(afterMs, 'the load runs this long before the kill');
+    for (const end = Date.now() + 30_000; load.acks.length <= minAcks && Date.now() < end;)
+      await elapse(20, 'poll interval: until enough appends are acknowledged');
     const code = await svc.kill(signal);
     stopped = true;
     const acks = await load.done;

@@ -4,11 +4,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { clientFor, ServiceProcess } from '../support/service-harness';
 import { ThrowawayPostgres } from '../support/throwaway-postgres';
+import { elapse } from '../support/wait';
 
 // First run (README, docs/operations.md): `npm start` on an empty store, with neither ADMIN_TOKEN nor
 // BOOTSTRAP_API_KEY, creates a tenant named `default`, prints its key once and a curl that works.
 
-const cli = path.join(__dirname, '..', '..', 'dist', 'src', 'tenancy', 'admin-cli.js');
+const cli = path.join(__dirname, '..', '..', 'dist', 'src', 'admin-cli.js');
 const tenantNames = (dataDir: string, env: Record<string, string> = {}) =>
   execFileSync(process.execPath, [cli, 'list-tenants'], { env: { ...process.env, DATA_DIR: dataDir, ...env }, encoding: 'utf8' })
     .split('\n')
@@ -37,9 +38,9 @@ async function start(dataDir: string, env: Record<string, string> = {}): Promise
   await s.start();
   // The notice, if any, is written right after this line.
   for (const end = Date.now() + 10_000; !s.stdout.includes('listening on') && Date.now() < end;)
-    await new Promise((r) => setTimeout(r, 50));
+    await elapse(50, 'poll interval: until the service listens');
   expect(s.stdout).toContain('listening on');
-  await new Promise((r) => setTimeout(r, 200));
+  await elapse(200, 'the notice, if any, is written right after the listening line');
   return s;
 }
 

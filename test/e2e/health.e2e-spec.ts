@@ -4,6 +4,7 @@ import { newTenant, request, startService } from '../support/service-harness';
 import { parseScrape } from '../support/prometheus-text';
 import { ThrowawayPostgres } from '../support/throwaway-postgres';
 import { ThrowawayRedis } from '../support/throwaway-redis';
+import { elapse } from '../support/wait';
 
 // GET /health/live and /health/ready for orchestrators (README "Operations", docs/operations.md): the
 // store and the compiler each hold readiness back, named, while /health stays the contract's; Redis
@@ -22,7 +23,7 @@ afterAll(async () => {
 /** Polls GET /health/ready until `until` holds for its answer, or fails with the last answer after 30 s. */
 async function readyWhen(url: string, until: (r: { status: number; body: any }) => boolean) {
   let last: { status: number; body: any } | undefined;
-  for (const end = Date.now() + 30_000; Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
+  for (const end = Date.now() + 30_000; Date.now() < end; await elapse(100, 'poll interval')) {
     last = await request(`${url}/health/ready`, 'GET');
     if (until(last)) return last;
   }

@@ -6,6 +6,7 @@ import { exampleSources } from '../support/runtime-harness';
 import { deployReducer } from '../support/tenant-code';
 import { Client, clientFor, newTenant, RunningService, ServiceProcess, startService } from '../support/service-harness';
 import { envFor, STORE_BACKENDS, stopBackends } from '../support/store-backends';
+import { elapse } from '../support/wait';
 
 /** README "Retrying appends safely": Idempotency-Key on POST /events and /events/batch, over HTTP, on both stores. */
 jest.setTimeout(180_000);
@@ -276,7 +277,7 @@ describe.each(STORE_BACKENDS)('idempotent appends across a SIGKILL on %s', (back
       ),
     );
     // Kill once the burst is being committed (a first answer), while the rest is in flight.
-    for (const end = Date.now() + 30_000; answered.size === 0 && Date.now() < end;) await new Promise((r) => setTimeout(r, 1));
+    for (const end = Date.now() + 30_000; answered.size === 0 && Date.now() < end;) await elapse(1, 'poll interval: until a first answer');
     await svc.kill('SIGKILL');
     await Promise.all(burst);
 

@@ -7,14 +7,13 @@ import { exampleSources } from '../support/runtime-harness';
 import { RawHttp } from '../support/raw-http';
 import { ADMIN_TOKEN, clientFor, newTenant, ServiceProcess } from '../support/service-harness';
 import { zipSources } from '../support/zip-writer';
+import { elapse } from '../support/wait';
 
 jest.setTimeout(180_000);
 
 /** No `esk_` prefix: the catch-all for issued keys must not be what hides it. */
 const BOOTSTRAP_KEY = 'plain-bootstrap-key-0123456789abcdef';
 const WRONG_KEY = 'wrong-key-that-should-not-be-logged-42';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Every response header seen, as text, to look for keys in. */
 const seenHeaders: string[] = [];
@@ -81,7 +80,7 @@ describe('keys never logged nor echoed, at LOG_LEVEL=trace', () => {
       ).json()) as any;
       let projectionId: string | undefined;
       for (let i = 0; i < 600 && !projectionId; i++) {
-        await sleep(100);
+        await elapse(100, 'poll interval: until the projection is deployed');
         projectionId = (await c.get(`/projections/${up.uploadId}/status`)).body.projectionId;
       }
       const stream = `${svc.url}/projections/${projectionId}/stream`;
@@ -108,7 +107,7 @@ describe('keys never logged nor echoed, at LOG_LEVEL=trace', () => {
     expect(await get(`${svc.url}/admin/tenants`, { authorization: `Bearer ${ADMIN_TOKEN}` })).toBe(200);
     expect(await get(`${svc.url}/admin/tenants`, { authorization: `Bearer ${WRONG_KEY}` })).toBe(401);
 
-    await sleep(300);
+    await elapse(300, "the last requests' log lines are written");
     expect(await svc.kill('SIGTERM')).toBe(0);
     const lines = svc.output.split('\n');
     // Trace logging was on: every request was logged, with its (redacted) URL.

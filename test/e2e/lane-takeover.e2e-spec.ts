@@ -7,6 +7,7 @@ import { SCHEDULER_BACKENDS, SchedulerBackend } from '../support/store-backends'
 import { ThrowawayPostgres } from '../support/throwaway-postgres';
 import { ThrowawayRedis } from '../support/throwaway-redis';
 import { zipSources } from '../support/zip-writer';
+import { elapse } from '../support/wait';
 
 // Issue 23, item 5: two service processes on one PostgreSQL (and one Redis for BullMQ). Appends go
 // through A; A is killed (SIGKILL) or stopped (SIGTERM) right after a burst of them is acknowledged;
@@ -51,7 +52,7 @@ async function until<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolea
     const v = await fn();
     if (ok(v)) return v;
     if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms; last ${JSON.stringify(v).slice(0, 500)}`);
-    await new Promise((r) => setTimeout(r, 50));
+    await elapse(50, 'poll interval');
   }
 }
 
@@ -125,7 +126,7 @@ async function takeover(scheduler: SchedulerBackend, signal: 'SIGKILL' | 'SIGTER
         log.push({ sequence: x.sequence, aggregateId: x.aggregateId, version: x.version });
         if (!seenAt.has(x.aggregateId)) seenAt.set(x.aggregateId, now);
       }
-      await new Promise((r) => setTimeout(r, 20));
+      await elapse(20, 'sampling period of the stream reader');
     }
   })();
 

@@ -5,6 +5,7 @@ import { Client, newTenant, RunningService, startService } from '../support/serv
 import { envFor, STORE_BACKENDS, stopBackends } from '../support/store-backends';
 import { exampleSources } from '../support/runtime-harness';
 import { zipSources } from '../support/zip-writer';
+import { until } from '../support/wait';
 
 jest.setTimeout(300_000);
 afterAll(() => stopBackends(), 60_000);
@@ -19,16 +20,6 @@ async function uploadProjection(c: Client, url: string, parts: Record<string, st
   for (const [k, v] of Object.entries(parts)) form.append(k, v);
   const res = await fetch(`${url}/projections/upload`, { method: 'POST', headers: { 'x-api-key': c.key }, body: form });
   return { status: res.status, body: (await res.json()) as any };
-}
-
-async function until<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, ms: number): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`condition not met: ${JSON.stringify(v)?.slice(0, 300)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 /** Bytes the store holds for the notification log (tables and their indexes). */

@@ -9,6 +9,7 @@ import { isPublicAddress } from '../../src/notifications/webhooks/webhook-url-gu
 import { SseCollector, WsCollector } from '../support/stream-clients';
 import { WebhookReceiver } from '../support/webhook-receiver';
 import { zipSources } from '../support/zip-writer';
+import { elapse, until } from '../support/wait';
 
 jest.setTimeout(180_000);
 afterAll(() => stopBackends(), 60_000);
@@ -33,16 +34,6 @@ export async function uploadProjection(
   for (const [k, v] of Object.entries(parts)) form.append(k, v);
   const res = await fetch(`${url}/projections/upload`, { method: 'POST', headers: { 'x-api-key': c.key }, body: form });
   return { status: res.status, body: (await res.json()) as any };
-}
-
-export async function until<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`condition not met: ${JSON.stringify(v)?.slice(0, 500)}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 async function deployed(c: Client, uploadId: string): Promise<string> {
@@ -150,7 +141,7 @@ describe.each(STORE_BACKENDS)('notifications on %s', (backend) => {
       () => receiver.accepted.length,
       (n) => n >= N,
     );
-    await new Promise((r) => setTimeout(r, 300)); // a duplicate would show up now
+    await elapse(300, 'a duplicate would show up now');
     expect([...receiver.sequences()].sort((a, b) => a - b)).toEqual(range(1, N));
     expect(receiver.attempts.get(3)).toBe(4);
     expect(receiver.rejectedSignatures).toBe(0);
@@ -191,7 +182,7 @@ describe.each(STORE_BACKENDS)('notifications on %s', (backend) => {
       () => sse.sequences().length,
       (n) => n >= 90 - cut,
     );
-    await new Promise((r) => setTimeout(r, 200));
+    await elapse(200, 'time for an event past 90 or a repeat to arrive, which none may');
     expect(resumed.sequences()).toEqual(range(cut + 1, 90));
     expect(sse.sequences()).toEqual(range(cut + 1, 90)); // Last-Event-ID wins over afterSequence
     await until(

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { ADMIN_TOKEN, Client, newTenant, request, ServiceProcess } from '../support/service-harness';
 import { envFor, SCHEDULER_BACKENDS, schedulerEnv, STORE_BACKENDS, stopBackends } from '../support/store-backends';
 import { zipSources } from '../support/zip-writer';
+import { elapse } from '../support/wait';
 
 jest.setTimeout(600_000);
 afterAll(() => stopBackends(), 60_000);
@@ -43,11 +44,9 @@ async function until<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolea
     const v = await fn();
     if (ok(v)) return v;
     if (Date.now() > end) throw new Error(`${what}: not met within ${ms} ms, last ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 100));
+    await elapse(100, 'poll interval');
   }
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface AdminLanes {
   routers: { tenantId: string; versionId: string; live: boolean }[];
@@ -134,7 +133,7 @@ describe.each(STORE_BACKENDS.flatMap((store) => SCHEDULER_BACKENDS.map((schedule
       expect(settled.orphans).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
       // A zombie router wakes on appends (and re-routed from 0 before the fix): none may write now.
       await append(KEYS);
-      await sleep(1_500);
+      await elapse(1_500, 'time for a zombie router to write, which none may');
       const after = await admin();
       expect(after.routers.filter((r) => !r.live)).toEqual([]);
       expect(after.orphans).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
@@ -176,7 +175,7 @@ describe.each(STORE_BACKENDS.flatMap((store) => SCHEDULER_BACKENDS.map((schedule
             (r) => r.body?.pendingVersion?.uploadId === second,
           );
         }
-        await sleep(100 + round * 250);
+        await elapse(100 + round * 250, 'a delete lands at a different moment each round');
         const del = await request(`${svc.url}/projections/${projectionId}`, 'DELETE', undefined, { 'x-api-key': t.key });
         expect(del.status).toBe(204);
         expect((await t.get(`/projections/${projectionId}/status`)).status).toBe(404);
@@ -193,7 +192,7 @@ describe.each(STORE_BACKENDS.flatMap((store) => SCHEDULER_BACKENDS.map((schedule
         () => t.get(`/projections/${projectionId}/status`),
         (r) => r.body?.pendingVersion?.uploadId === v2,
       );
-      await sleep(500);
+      await elapse(500, 'v2 catches up a while before v3 replaces it');
       // Replaces the pending v2 before it caught up.
       const v3 = await upload();
       await until(

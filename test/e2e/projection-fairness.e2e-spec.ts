@@ -2,6 +2,7 @@ import { Client, newTenant, RunningService, startService } from '../support/serv
 import { envFor, SCHEDULER_BACKENDS, schedulerEnv, STORE_BACKENDS, stopBackends } from '../support/store-backends';
 import { exampleSources } from '../support/runtime-harness';
 import { zipSources } from '../support/zip-writer';
+import { elapse } from '../support/wait';
 
 jest.setTimeout(240_000);
 afterAll(() => stopBackends(), 60_000);
@@ -30,7 +31,7 @@ async function until<T>(what: string, fn: () => Promise<T>, ok: (v: T) => boolea
     const v = await fn();
     if (ok(v)) return v;
     if (Date.now() > end) throw new Error(`${what}: not met within ${ms} ms, last ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 250));
+    await elapse(250, 'poll interval');
   }
 }
 
@@ -39,7 +40,7 @@ async function lagOf(c: Client, uploadId: string): Promise<any> {
   for (let i = 0; ; i++) {
     const lag = (await c.get(`/projections/${uploadId}/status?include=lag`)).body?.activeVersion?.applyLag;
     if (lag !== undefined || i === 10) return lag;
-    await new Promise((r) => setTimeout(r, 250));
+    await elapse(250, 'poll interval: until the lag is reported');
   }
 }
 
@@ -105,7 +106,7 @@ describe.each(COMBOS)('a tenant catching up on %s with %s lanes', (backend, sche
       const read = await small.get(`/projections/${smallProjection}/state/live-customer?minPosition=${ack.body.position}`);
       latencies.push(Date.now() - sentAt);
       expect(read).toMatchObject({ status: 200, body: { state: { orderCount: i + 1 } } });
-      await new Promise((r) => setTimeout(r, 100));
+      await elapse(100, 'a paced live customer: one order every 100 ms');
     }
     const lagAfter = await lagOf(big, bigUpload.uploadId);
     const caughtUp = await until(

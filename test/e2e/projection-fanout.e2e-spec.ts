@@ -2,6 +2,7 @@ import { Client, newTenant, RunningService, startService } from '../support/serv
 import { envFor, STORE_BACKENDS, stopBackends } from '../support/store-backends';
 import { zipSources } from '../support/zip-writer';
 import { Store, STORE } from '../../src/store/store.port';
+import { elapse } from '../support/wait';
 
 /**
  * Issue 15, item 4: the router's work per append does not grow with the tenant's number of
@@ -33,7 +34,7 @@ async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 120_00
     const v = await fn();
     if (ok(v)) return v;
     if (Date.now() > end) throw new Error(`condition not met: ${JSON.stringify(v)?.slice(0, 300)}`);
-    await new Promise((r) => setTimeout(r, 50));
+    await elapse(50, 'poll interval');
   }
 }
 

@@ -5,6 +5,7 @@ import { Client, clientFor, newTenant, ServiceProcess, startService, RunningServ
 import { envFor, postgresServer, SCHEDULER_BACKENDS, schedulerEnv, STORE_BACKENDS, stopBackends } from '../support/store-backends';
 import { exampleSources } from '../support/runtime-harness';
 import { zipSources } from '../support/zip-writer';
+import { elapse, until } from '../support/wait';
 
 jest.setTimeout(180_000);
 afterAll(() => stopBackends(), 60_000);
@@ -36,16 +37,6 @@ async function uploadProjection(c: Client, url: string, zip: Buffer, parts: Reco
   for (const [k, v] of Object.entries(parts)) form.append(k, v);
   const res = await fetch(`${url}/projections/upload`, { method: 'POST', headers: { 'x-api-key': c.key }, body: form });
   return { status: res.status, body: (await res.json()) as any };
-}
-
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`condition not met: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** The test's own replay of customer-totals: what every key's state must equal. */
@@ -192,7 +183,7 @@ describe.each(COMBOS)('projections over HTTP on %s with %s lanes', (backend, sch
       while (!promoted) {
         const r = await t.get(`/projections/${projectionId}/state/cust-3`);
         seen.add(r.status);
-        await new Promise((res) => setTimeout(res, 5));
+        await elapse(5, 'sampling period of the reads during the promotion');
       }
     })();
     const pending = await until(

@@ -8,6 +8,7 @@ import { envFor, schedulerEnv, STORE_BACKENDS, stopBackends } from '../support/s
 import { SseCollector, WsCollector } from '../support/stream-clients';
 import { WebhookReceiver } from '../support/webhook-receiver';
 import { zipSources } from '../support/zip-writer';
+import { elapse, until } from '../support/wait';
 
 /**
  * Per-tenant quotas over real HTTP and WebSocket, on both stores: every quota refuses with its
@@ -25,7 +26,7 @@ const ENV = {
   WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
   WEBHOOK_POLL_MS: '100',
 };
-const CLI = path.join(__dirname, '..', '..', 'dist', 'src', 'tenancy', 'admin-cli.js');
+const CLI = path.join(__dirname, '..', '..', 'dist', 'src', 'admin-cli.js');
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
 interface Answer {
@@ -64,16 +65,6 @@ async function upload(
   for (const [k, v] of Object.entries(parts)) form.append(k, v);
   const res = await fetch(`${url}/${kind}/upload`, { method: 'POST', headers: { 'x-api-key': c.key }, body: form });
   return { status: res.status, headers: res.headers, body: await res.json() };
-}
-
-async function until<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`condition not met: ${JSON.stringify(v)?.slice(0, 500)}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 /** Deploys the customer-totals example (keys by customer) and returns its projectionId. */
@@ -389,7 +380,7 @@ describe.each(STORE_BACKENDS)('quotas on %s', (backend) => {
     expect(out).toContain('uploads\t60/1h\tdefault');
     expect(cli('get-limits', t.tenantId)).toContain('appendRequests\t2/1h\toverride');
     expect(() => cli('set-limits', t.tenantId, 'appendRequests=lots')).toThrow(/appendRequests/);
-    await new Promise((r) => setTimeout(r, 300)); // the service caches a tenant's limits (200 ms here)
+    await elapse(300, "the service caches a tenant's limits (200 ms here)");
     // Two more under the new quota (the bucket is clamped to it), then refused.
     const codes = [];
     for (let i = 0; i < 3; i++) codes.push((await t.post('/events', { aggregateId: 'c-1', eventType: 'E', data: {} })).status);

@@ -5,6 +5,7 @@ import { Client, newTenant, request, RunningService, ServiceProcess, startServic
 import { envFor, STORE_BACKENDS, stopBackends } from '../support/store-backends';
 import { exampleSources } from '../support/runtime-harness';
 import { zipSources } from '../support/zip-writer';
+import { elapse } from '../support/wait';
 
 jest.setTimeout(120_000);
 afterAll(() => stopBackends(), 60_000);
@@ -32,7 +33,7 @@ async function compiled(client: Client, reducerId: string) {
   for (let i = 0; i < 600; i++) {
     const res = await client.get(`/reducers/${reducerId}/status`);
     if (res.body.status !== 'pending_compilation') return res;
-    await new Promise((r) => setTimeout(r, 100));
+    await elapse(100, 'poll interval');
   }
   throw new Error('compile did not finish');
 }
@@ -143,7 +144,7 @@ describe.each(STORE_BACKENDS)('reducers over HTTP on %s', (backend) => {
     for (let i = 0; i < 100; i++) {
       binding = (await t.get('/aggregate-types/account')).body;
       if (binding.catchUp?.status === 'done') break;
-      await new Promise((r) => setTimeout(r, 50));
+      await elapse(50, 'poll interval: until the catch-up is done');
     }
     expect(binding).toMatchObject({ reducerId: 'bank-v2', catchUp: { status: 'done' } });
     expect(binding.catchUp.aggregates).toBeGreaterThanOrEqual(3);

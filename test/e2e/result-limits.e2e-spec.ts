@@ -2,20 +2,9 @@ import { RuntimePool } from '../../src/tenant-code/runtime-pool';
 import { Client, newTenant, startService } from '../support/service-harness';
 import { zipSources } from '../support/zip-writer';
 import { fixtureSources } from '../support/tenant-code';
+import { until } from '../support/wait';
 
 jest.setTimeout(180_000);
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`condition not met: ${JSON.stringify(v)?.slice(0, 500)}`);
-    await sleep(50);
-  }
-}
 
 /** Each event sets the state to a string of data.mb MiB. */
 const BIG_REDUCER = fixtureSources('big-state', ['BigReducer.cs'])[0].content;

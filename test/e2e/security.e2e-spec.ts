@@ -4,6 +4,7 @@ import { RuntimePool } from '../../src/tenant-code/runtime-pool';
 import { Client, newTenant, RunningService, startService } from '../support/service-harness';
 import { exampleSources, REPO } from '../support/runtime-harness';
 import { zipSources } from '../support/zip-writer';
+import { elapse } from '../support/wait';
 
 /**
  * The escapes of issue 10 as a tenant meets them: over HTTP, through the upload, the queue, the sandboxed
@@ -52,7 +53,7 @@ async function settled(client: Client, reducerId: string) {
   for (let i = 0; i < 1200; i++) {
     const res = await client.get(`/reducers/${reducerId}/status`);
     if (res.body.status !== 'pending_compilation') return res.body;
-    await new Promise((r) => setTimeout(r, 100));
+    await elapse(100, 'poll interval');
   }
   throw new Error(`compile of ${reducerId} did not finish`);
 }

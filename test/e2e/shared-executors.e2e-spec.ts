@@ -3,6 +3,7 @@ import { exampleSources } from '../support/runtime-harness';
 import { Client, newTenant, RunningService, startService } from '../support/service-harness';
 import { envFor, STORE_BACKENDS, stopBackends } from '../support/store-backends';
 import { zipSources } from '../support/zip-writer';
+import { elapse } from '../support/wait';
 
 /**
  * Many tenants on one shared executor over HTTP: a tenant whose reducer spins until its deadline,
@@ -38,7 +39,7 @@ async function upload(c: Client, url: string, files: { path: string; content: st
     const st = await c.get(`/reducers/${reducerId}/status`);
     if (st.body.status === 'compiled') return;
     if (st.body.status === 'failed') throw new Error(st.body.compilationError);
-    await new Promise((r) => setTimeout(r, 100));
+    await elapse(100, 'poll interval');
   }
 }
 
@@ -67,7 +68,7 @@ describe('executors at service start', () => {
     try {
       const pool = svc.app.get(RuntimePool);
       let ready: Response | undefined;
-      for (const end = Date.now() + 30_000; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) {
+      for (const end = Date.now() + 30_000; Date.now() < end; await elapse(50, 'poll interval')) {
         ready = await fetch(`${svc.url}/health/ready`);
         if (ready.status === 200) break;
         // Not ready yet: then an executor is still starting.

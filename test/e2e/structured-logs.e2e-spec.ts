@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ADMIN_TOKEN, clientFor, newTenant, request, ServiceProcess } from '../support/service-harness';
+import { elapse } from '../support/wait';
 
 // Structured logs (README "Logs", docs/operations.md): at the default level every line on stdout is
 // one JSON object, each request has a line with its id, tenant, route template, status and duration,
@@ -64,7 +65,7 @@ it('writes only JSON lines, one per request with its fields, and none holds a ke
   expect((await request(`${svc.url}/admin/tenants`, 'GET', undefined, { authorization: `Bearer ${QUERY_KEY}` })).status).toBe(401);
   expect((await client.get('/events/order-1')).body.events[0].data).toEqual({ note: PAYLOAD_MARK });
 
-  await new Promise((r) => setTimeout(r, 300));
+  await elapse(300, "the last requests' log lines are written");
   expect(await svc.kill('SIGTERM')).toBe(0);
 
   const lines = svc.stdout.split('\n').filter((l) => l !== '');

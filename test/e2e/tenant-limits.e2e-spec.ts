@@ -4,6 +4,7 @@ import { exampleSources } from '../support/runtime-harness';
 import { WsCollector } from '../support/stream-clients';
 import { WebhookReceiver } from '../support/webhook-receiver';
 import { zipSources } from '../support/zip-writer';
+import { elapse, until } from '../support/wait';
 
 /**
  * Issue 15: limits a tenant cannot pass (projections, keys per projection, pending webhook
@@ -29,16 +30,6 @@ async function uploadProjection(c: Client, url: string, config?: unknown) {
   if (config !== undefined) form.append('config', JSON.stringify(config));
   const res = await fetch(`${url}/projections/upload`, { method: 'POST', headers: { 'x-api-key': c.key }, body: form });
   return { status: res.status, body: (await res.json()) as any };
-}
-
-async function until<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`condition not met: ${JSON.stringify(v)?.slice(0, 500)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 async function compiled(c: Client, uploadId: string) {
@@ -128,7 +119,7 @@ describe.each(STORE_BACKENDS)('tenant limits on %s', (backend) => {
 
     // Retried without a higher limit: still held, still KEY_LIMIT.
     expect((await c.post(`/projections/${projectionId}/lanes/!unresolved/retry`, {})).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 1_000));
+    await elapse(1_000, 'time for the retried lane to run, which stays held');
     const still = await until(
       () => c.get(`/projections/${projectionId}/lanes?held=true`),
       (r) => r.body.lanes?.length === 1,
@@ -176,7 +167,7 @@ describe.each(STORE_BACKENDS)('tenant limits on %s', (backend) => {
     expect((await c.get(`/projections/${projectionId}/webhook/deliveries?status=pending`)).body.deliveries).toEqual([]);
     // Deliveries stop: nothing more is attempted while suspended.
     const attempts = [...receiver.attempts.values()].reduce((a, b) => a + b, 0);
-    await new Promise((r) => setTimeout(r, 500));
+    await elapse(500, 'time for a delivery attempt, which none may make while suspended');
     expect([...receiver.attempts.values()].reduce((a, b) => a + b, 0)).toBe(attempts);
     // Polling and the stream go on.
     await until(
@@ -246,7 +237,7 @@ describe.each(STORE_BACKENDS)('retention on %s', (backend) => {
       () => c.get(`/projections/${projectionId}/notifications?afterSequence=0`),
       (r) => r.status === 410,
     );
-    await new Promise((r) => setTimeout(r, 500)); // several sweeps more
+    await elapse(500, 'several sweeps more');
     expect((await c.get(`/projections/${projectionId}/notifications?afterSequence=0`)).body).toMatchObject({
       error: 'CURSOR_EXPIRED',
       oldestSequence: 6,

@@ -2,6 +2,7 @@ import { RuntimePool } from '../../src/tenant-code/runtime-pool';
 import { exampleSources } from '../support/runtime-harness';
 import { Client, newTenant, RunningService, startService } from '../support/service-harness';
 import { deployReducer } from '../support/tenant-code';
+import { elapse } from '../support/wait';
 
 /**
  * Issue 22, finding 2: a tenant whose static constructor builds the largest strings that still fit
@@ -97,7 +98,7 @@ describe('a tenant whose statics would fill a shared executor’s heap, over HTT
       const answers = [];
       for (let n = 1; n <= 3; n++) {
         answers.push(await attacker.post('/events', { aggregateId: `hog-${n}`, eventType: 'Go', data: {} }));
-        await new Promise((r) => setTimeout(r, 300));
+        await elapse(300, 'the attacker paced: one append every 300 ms');
       }
       attacking = false;
       return answers;

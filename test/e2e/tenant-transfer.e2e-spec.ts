@@ -21,7 +21,7 @@ afterAll(() => stopBackends(), 60_000);
 
 const FAST = { LANE_SWEEP_MS: '200', PROJECTION_READ_WAIT_MS: '5000' };
 const ADMIN = { authorization: `Bearer ${ADMIN_TOKEN}` };
-const cli = path.join(__dirname, '..', '..', 'dist', 'src', 'tenancy', 'admin-cli.js');
+const cli = path.join(__dirname, '..', '..', 'dist', 'src', 'admin-cli.js');
 const runCli = (env: Record<string, string>, ...args: string[]) =>
   execFileSync(process.execPath, [cli, ...args], { env: { ...process.env, LOG_LEVEL: 'error', ...env }, encoding: 'utf8' });
 

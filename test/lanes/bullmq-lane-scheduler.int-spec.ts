@@ -4,7 +4,8 @@ import { mountBullBoard } from '../../src/lanes/bull-board';
 import { BullmqLaneScheduler } from '../../src/lanes/bullmq-lane-scheduler';
 import { LaneHandler, LaneScheduler } from '../../src/lanes/lane-scheduler.port';
 import { ThrowawayRedis } from '../support/throwaway-redis';
-import { Gate, lane, RunLog, sleep, testLaneScheduler, waitFor } from './lane-scheduler.conformance';
+import { elapse } from '../support/wait';
+import { Gate, lane, RunLog, testLaneScheduler, waitFor } from './lane-scheduler.conformance';
 
 let redis: ThrowawayRedis;
 beforeAll(async () => {
@@ -49,7 +50,7 @@ describe('bullmq lane scheduler', () => {
         running.set(l.key, now + 1);
         lastStart.set(l.key, Date.now());
         runsBy[i]++;
-        await sleep(2 + Math.random() * 6);
+        await elapse(2 + Math.random() * 6, 'a run takes 2 to 8 ms');
         running.set(l.key, running.get(l.key)! - 1);
         return { status: 'idle' };
       };
@@ -63,7 +64,7 @@ describe('bullmq lane scheduler', () => {
       const order = [...lanes].sort(() => Math.random() - 0.5).flatMap((l) => [l, l]);
       lastWakeCalledAt = Date.now();
       await instances[round % 2].wakeMany(order);
-      await sleep(20);
+      await elapse(20, 'rounds of wakes 20 ms apart, alternating instances');
     }
     // Every lane runs once more after the last wake, which came while many of them were running.
     await waitFor(
@@ -77,7 +78,7 @@ describe('bullmq lane scheduler', () => {
     let stats = await Promise.all(instances.map((s) => s.stats()));
     for (const deadline = Date.now() + 15_000; Date.now() < deadline; stats = await Promise.all(instances.map((s) => s.stats()))) {
       if ([...running.values()].every((n) => n === 0) && stats.every((x) => x.queued === 0 && x.running === 0)) break;
-      await sleep(50);
+      await elapse(50, 'poll interval: until both instances are quiet');
     }
     expect(stats).toEqual([
       { queued: 0, running: 0 },
@@ -129,7 +130,7 @@ describe('bullmq lane scheduler', () => {
         break;
       } catch (e) {
         if (Date.now() > deadline) throw e;
-        await sleep(200);
+        await elapse(200, 'poll interval: until the queue answers');
       }
     }
     await waitFor('a run after the restart', () => log.finished('after') === 1, 20_000);
@@ -188,11 +189,11 @@ describe('bullmq lane scheduler', () => {
     while (ran < total) {
       if (Date.now() - startedAt > 100_000) throw new Error(`only ${ran} of ${total} lanes ran in 100 s`);
       await sample();
-      await sleep(500);
+      await elapse(500, 'sampling period while the lanes drain');
     }
     const drainedAt = Date.now();
     await sample();
-    await sleep(300);
+    await elapse(300, 'time for a lane to run twice or late, which must not happen');
     expect(ran).toBe(total);
     expect(await s.stats()).toEqual({ queued: 0, running: 0 });
     expect(maxOwn).toBe(3);

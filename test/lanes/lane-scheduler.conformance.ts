@@ -1,4 +1,5 @@
 import { LaneHandler, LaneRef, LaneRunOutcome, LaneScheduler } from '../../src/lanes/lane-scheduler.port';
+import { elapse } from '../support/wait';
 
 export type LaneSchedulerFactory = (options: {
   concurrency: number;
@@ -6,13 +7,11 @@ export type LaneSchedulerFactory = (options: {
 }) => LaneScheduler | Promise<LaneScheduler>;
 
 export const lane = (key: string, tenantId = 't1', versionId = 'v1'): LaneRef => ({ tenantId, versionId, key });
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
 export async function waitFor(what: string, condition: () => boolean, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(10);
+    await elapse(10, 'poll interval');
   }
 }
 
@@ -97,7 +96,7 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
       await s.start(log.handler());
       await s.wake(lane('a'));
       await waitFor('the run', () => log.finished('a') === 1);
-      await sleep(300);
+      await elapse(300, 'time for a further run, which must not come');
       expect(log.count('a')).toBe(1);
       expect(await s.stats()).toEqual({ queued: 0, running: 0 });
     });
@@ -110,7 +109,7 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
       const log = new RunLog();
       await s.start(log.handler());
       await waitFor('the runs', () => log.finished('a') === 1 && log.finished('b') === 1);
-      await sleep(300);
+      await elapse(300, 'time for a further run, which must not come');
       expect(log.count('a')).toBe(1);
       expect(log.count('b')).toBe(1);
     });
@@ -132,7 +131,7 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
       const wokenAt = Date.now();
       gate.open();
       await waitFor('the second run', () => log.finished('a') === 2);
-      await sleep(300);
+      await elapse(300, 'time for a third run, which must not come');
       expect(log.count('a')).toBe(2);
       expect(log.run('a', 2).start).toBeGreaterThanOrEqual(wokenAt);
       expect(log.maxPerLane).toBe(1);
@@ -143,17 +142,17 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
       const log = new RunLog();
       await s.start(
         log.handler(async () => {
-          await sleep(15);
+          await elapse(15, 'a run takes a while');
           return { status: 'idle' };
         }),
       );
       const until = Date.now() + 400;
       while (Date.now() < until) {
         await s.wakeMany([lane('a'), lane('b')]);
-        await sleep(3);
+        await elapse(3, 'wakes paced over 400 ms');
       }
       await waitFor('quiet', () => log.active === 0);
-      await sleep(200);
+      await elapse(200, 'time for a run to overlap another of its lane, which must not happen');
       expect(log.maxPerLane).toBe(1);
       expect(log.count('a')).toBeGreaterThanOrEqual(5);
       expect(log.count('b')).toBeGreaterThanOrEqual(5);
@@ -172,7 +171,7 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
       const keys = Array.from({ length: 10 }, (_, i) => `k${i}`);
       await s.wakeMany(keys.map((k) => lane(k)));
       await waitFor('4 running', () => log.active === 4);
-      await sleep(300);
+      await elapse(300, 'time for a fifth lane to start, which must not happen');
       expect(log.active).toBe(4);
       expect(await s.stats()).toEqual({ queued: 6, running: 4 });
       gate.open();
@@ -192,7 +191,7 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
         }),
       );
       await waitFor('three runs of a', () => log.finished('a') === 3);
-      await sleep(300);
+      await elapse(300, 'time for a fourth run of a, which must not come');
       expect(log.count('a')).toBe(3);
       expect(order).toEqual(['a', 'b', 'a', 'a']);
     });
@@ -203,13 +202,13 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
       await s.start(log.handler((_l, n) => (n === 1 ? { status: 'retry', afterMs: 500 } : { status: 'idle' })));
       await s.wake(lane('a'));
       await waitFor('the first run', () => log.finished('a') === 1);
-      await sleep(200);
+      await elapse(200, 'inside the retry delay (500 ms): no second run yet');
       expect(log.count('a')).toBe(1);
       expect((await s.stats()).queued).toBe(1);
       await waitFor('the retry', () => log.finished('a') === 2);
       // A timer counts from libuv's cached loop time, which may lag Date.now() by a millisecond: 1 ms of slack.
       expect(log.run('a', 2).start - log.run('a', 1).end!).toBeGreaterThanOrEqual(499);
-      await sleep(300);
+      await elapse(300, 'time for a third run, which must not come');
       expect(log.count('a')).toBe(2);
     });
 
@@ -219,7 +218,7 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
       await s.start(log.handler((_l, n) => (n === 1 ? { status: 'retry', afterMs: 30_000 } : { status: 'idle' })));
       await s.wake(lane('a'));
       await waitFor('the first run', () => log.finished('a') === 1);
-      await sleep(100);
+      await elapse(100, 'the lane sits in its 30 s retry delay a while before the wake');
       await s.wake(lane('a'));
       await waitFor('the woken run', () => log.finished('a') === 2, 3000);
     });
@@ -230,7 +229,7 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
       await s.start(log.handler((_l, n) => (n === 1 ? { status: 'held' } : { status: 'idle' })));
       await s.wake(lane('a'));
       await waitFor('the first run', () => log.finished('a') === 1);
-      await sleep(600);
+      await elapse(600, 'time for a held lane to run again unwoken, which it must not');
       expect(log.count('a')).toBe(1);
       expect(await s.stats()).toEqual({ queued: 0, running: 0 });
       await s.wake(lane('a'));
@@ -258,7 +257,7 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
       await s.start(async (l) => {
         starts.push(l.tenantId);
         if (l.tenantId === 'b') bStartedAt = Date.now();
-        else await sleep(2); // the backlog's lanes do some work
+        else await elapse(2, 'a backlog lane does some work'); // the backlog's lanes do some work
         return { status: 'idle' };
       });
       const backlog = 100_000;
@@ -272,7 +271,7 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
       const latency = bStartedAt - wokenAt;
       const aBetween = starts.indexOf('b') - aStartedBefore;
       // How long the rest of the backlog would take at the rate it was being served.
-      await sleep(300);
+      await elapse(300, "a's rate measured over 300 ms");
       const aRate = (starts.length - aStartedBefore) / ((Date.now() - aRateStart) / 1000);
       const backlogLeftMs = ((backlog - starts.length) / aRate) * 1000;
       // Turns, not FIFO: b waits for at most a few of a's lanes (those already started or in the queue's window), not 100,000.
@@ -298,7 +297,7 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
         maxRunning.set(l.tenantId, Math.max(maxRunning.get(l.tenantId) ?? 0, running.get(l.tenantId)!));
         maxActive = Math.max(maxActive, ++active);
         if (l.tenantId === 'stuck') await gate.wait();
-        else await sleep(5);
+        else await elapse(5, 'a lane does some work');
         running.set(l.tenantId, running.get(l.tenantId)! - 1);
         active--;
         ran.set(l.tenantId, (ran.get(l.tenantId) ?? 0) + 1);
@@ -307,7 +306,7 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
       // One tenant's lanes hang: it holds its 3 slots, no more.
       await s.wakeMany(Array.from({ length: 20 }, (_, i) => lane(`s${i}`, 'stuck')));
       await waitFor('the stuck tenant at its cap', () => running.get('stuck') === 3);
-      await sleep(300);
+      await elapse(300, 'time for the stuck tenant to take a fourth slot, which it must not');
       expect(running.get('stuck')).toBe(3);
       expect(await s.stats()).toEqual({ queued: 17, running: 3 });
       // Two more tenants share the other 5 slots (3 + 2), never more than 3 each.
@@ -330,7 +329,7 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
       const log = new RunLog();
       await s.start(
         log.handler(async (l) => {
-          if (l.key === 'slow') await sleep(500);
+          if (l.key === 'slow') await elapse(500, 'a slow run: close must wait for it');
           return { status: 'idle' };
         }),
       );
@@ -339,7 +338,7 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
       await s.close();
       expect(log.finished('slow')).toBe(1);
       await s.wake(lane('late'));
-      await sleep(200);
+      await elapse(200, 'time for a lane woken after close to run, which it must not');
       expect(log.count('late')).toBe(0);
     });
   });

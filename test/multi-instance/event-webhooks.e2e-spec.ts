@@ -4,6 +4,7 @@ import { Client, clientFor, newTenant } from '../support/service-harness';
 import { envFor, stopBackends } from '../support/store-backends';
 import { until } from '../support/tenant-code';
 import { WebhookReceiver } from '../support/webhook-receiver';
+import { elapse } from '../support/wait';
 
 /**
  * Event webhooks on two instances of the built service over one PostgreSQL: every subscription is
@@ -90,7 +91,7 @@ describe('event webhooks on two instances (PostgreSQL)', () => {
     const sampler = (async () => {
       while (sampling) {
         for (const pid of await claimHolders()) seen.add(pid);
-        await new Promise((r) => setTimeout(r, 20));
+        await elapse(20, 'sampling period of the claim holders');
       }
     })();
     for (const rx of receivers) rx.delayMs = 5;
@@ -110,7 +111,7 @@ describe('event webhooks on two instances (PostgreSQL)', () => {
     // all. Holding two is what the store forbids, and what the receivers below would show as repeats.
     expect(seen.size).toBeGreaterThanOrEqual(1);
     // A moment for a duplicate to show, should one be on its way (none may).
-    await new Promise((r) => setTimeout(r, 500));
+    await elapse(500, 'a moment for a duplicate to show, should one be on its way');
     for (const rx of receivers) {
       expect(rx.sequences()).toEqual(range(1, 200));
       expect(rx.rejectedSignatures).toBe(0);
@@ -141,7 +142,7 @@ describe('event webhooks on two instances (PostgreSQL)', () => {
         'every event delivered after the kill',
       );
     }
-    await new Promise((r) => setTimeout(r, 500));
+    await elapse(500, 'a moment for a duplicate to show, should one be on its way');
     for (const rx of receivers) {
       const seqs = rx.sequences();
       // In order, with nothing missing: the first sight of each position, in arrival order, is 1..400.

@@ -6,6 +6,7 @@ import { envFor, SCHEDULER_BACKENDS, schedulerEnv, stopBackends } from '../suppo
 import { projectionActive, settle, until, uploadProjection } from '../support/tenant-code';
 import { ThrowawayRedis } from '../support/throwaway-redis';
 import { WebhookReceiver } from '../support/webhook-receiver';
+import { elapse } from '../support/wait';
 
 /**
  * Issue 23: three instances (A, B, C) on one PostgreSQL (and one Redis with BullMQ lanes), clients
@@ -183,7 +184,7 @@ describe.each(SCHEDULER_BACKENDS)('three instances on one PostgreSQL, %s lanes',
               r.status === 200 ? undefined : Object.fromEntries(((r.body?.failing as string[]) ?? ['error']).map((k) => [k, r.body?.[k]]));
             readyWhileRedisDown.push({ instance: names[i], status: r.status, ...(failing ? { failing } : {}) });
           }
-          await new Promise((r) => setTimeout(r, 500));
+          await elapse(500, 'sampling period of readiness while Redis is down');
         }
         redisDown.to = Date.now();
         await redis.up();

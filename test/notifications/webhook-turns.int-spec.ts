@@ -14,6 +14,7 @@ import { PostgresStore } from '../../src/store/postgres/postgres-store';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store';
 import { Store } from '../../src/store/store.port';
 import { ThrowawayPostgres } from '../support/throwaway-postgres';
+import { elapse } from '../support/wait';
 
 jest.setTimeout(120_000);
 
@@ -120,7 +121,7 @@ const until = async (what: string, ok: () => boolean, ms: number) => {
   const end = Date.now() + ms;
   while (!ok()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
+    await elapse(5, 'poll interval');
   }
 };
 
@@ -169,7 +170,7 @@ describe.each(['sqlite', 'postgres'] as const)('webhook dispatcher turns on %s',
       expect(busyLeft).toBeGreaterThan(backlog / 2);
     } finally {
       await dispatcher.close();
-      await new Promise((r) => setTimeout(r, slowMs + 200)); // attempts in flight finish before the store closes
+      await elapse(slowMs + 200, 'attempts in flight (slowMs each) finish before the store closes');
       await receivers.stop();
       await store.close();
     }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ConcurrencyLimiter } from '../../src/quotas/concurrency-limiter.port';
+import { elapse } from '../support/wait';
 
 export interface ConcurrencyLimiterHarness {
   create(): Promise<ConcurrencyLimiter>;
@@ -38,7 +39,7 @@ export function testConcurrencyLimiter(name: string, harness: ConcurrencyLimiter
       refused.release();
       a.release();
       a.release();
-      await new Promise((r) => setTimeout(r, 20)); // a Redis release is sent, not awaited
+      await elapse(20, 'a Redis release is sent, not awaited (acquiring to look would take the slot)');
       expect(await limiter.acquire(key, 2)).toMatchObject({ granted: true, held: 2 });
       expect(await limiter.acquire(key, 2)).toMatchObject({ granted: false });
     });
@@ -64,7 +65,7 @@ export function testConcurrencyLimiter(name: string, harness: ConcurrencyLimiter
         expect(await other.acquire(key, 3)).toMatchObject({ granted: true, held: 3 });
         expect(await other.acquire(key, 3)).toMatchObject({ granted: false });
         mine.release();
-        await new Promise((r) => setTimeout(r, 20));
+        await elapse(20, 'a Redis release is sent, not awaited (acquiring to look would take the slot)');
         expect(await other.acquire(key, 3)).toMatchObject({ granted: true });
       });
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { RatePolicy } from '../../src/quotas/quota-policy';
 import { RateLimiter } from '../../src/quotas/rate-limiter.port';
+import { elapse } from '../support/wait';
 
 export interface RateLimiterHarness {
   /** A limiter, as one service instance has it. */
@@ -8,8 +9,6 @@ export interface RateLimiterHarness {
   /** Another instance's limiter sharing the first one's buckets (Redis); absent where buckets are per instance. */
   sibling?: (of: RateLimiter) => Promise<RateLimiter>;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function admitted(limiter: RateLimiter, key: string, p: RatePolicy, times: number, n = 1): Promise<number> {
   let ok = 0;
@@ -45,7 +44,7 @@ export function testRateLimiter(name: string, harness: RateLimiterHarness): void
     it('refills at the policy’s rate', async () => {
       const p = { quota: 4, windowSeconds: 1 };
       expect(await admitted(limiter, key, p, 6)).toBe(4);
-      await sleep(600); // 2.4 tokens back
+      await elapse(600, '2.4 tokens back at the policy rate');
       expect(await limiter.take(key, p, 2)).toMatchObject({ allowed: true });
       expect(await limiter.take(key, p, 2)).toMatchObject({ allowed: false });
     });

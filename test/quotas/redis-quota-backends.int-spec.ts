@@ -7,6 +7,7 @@ import { RedisRateLimiter } from '../../src/quotas/redis-rate-limiter';
 import { ThrowawayRedis } from '../support/throwaway-redis';
 import { testConcurrencyLimiter } from './concurrency-limiter.conformance';
 import { testRateLimiter } from './rate-limiter.conformance';
+import { elapse } from '../support/wait';
 
 let server: ThrowawayRedis;
 /** Every connection a test opened (one per simulated instance), closed after the file. */
@@ -64,7 +65,7 @@ describe('redis quota backends', () => {
     // The instance vanishes: no release, no more refreshes.
     connections[connections.length - 2].disconnect();
     expect(await survivor.acquire(key, 1)).toMatchObject({ granted: false });
-    await new Promise((r) => setTimeout(r, 700));
+    await elapse(700, "the vanished instance's slot expires: its TTL runs out unrefreshed");
     expect(await survivor.acquire(key, 1)).toMatchObject({ granted: true });
     await survivor.close();
   });
@@ -75,7 +76,7 @@ describe('redis quota backends', () => {
     const b = await slotLimiter(300);
     expect(await a.acquire(key, 1)).toMatchObject({ granted: true });
     await server.flushAll();
-    await new Promise((r) => setTimeout(r, 250)); // a refresh every ttl/3
+    await elapse(250, 'a refresh every ttl/3: the flushed slot is written back');
     expect(await b.acquire(key, 1)).toMatchObject({ granted: false });
     await a.close();
     await b.close();
@@ -104,7 +105,7 @@ describe('redis quota backends', () => {
     const deadline = Date.now() + 15_000;
     let sharedKey = '';
     for (let i = 0; !sharedKey && Date.now() < deadline; i++) {
-      await new Promise((r) => setTimeout(r, 200));
+      await elapse(200, 'poll interval: until Redis is back');
       await limiter.take(`${key}-after-${i}`, p, 1);
       if (await admin.exists(`es:quota:bucket:${key}-after-${i}`).catch(() => 0)) sharedKey = `${key}-after-${i}`;
     }

@@ -2,6 +2,7 @@ import { HostCallError } from '../../src/tenant-code/host/host-process';
 import { RuntimePool } from '../../src/tenant-code/runtime-pool';
 import { deepParentheses, pathologicalFixture } from '../support/pathological-sources';
 import { exampleSources, realPool } from '../support/runtime-harness';
+import { elapse } from '../support/wait';
 
 jest.setTimeout(120_000);
 
@@ -18,7 +19,7 @@ async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs =
   for (;;) {
     const v = await fn();
     if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 50));
+    await elapse(50, 'poll interval');
   }
 }
 
@@ -68,7 +69,7 @@ describe('compiles that cannot hold others up (real compiler hosts)', () => {
   it('fails a compile whose compiler is killed with CRASHED, and replaces that compiler', async () => {
     const before = await pool.compilerPids();
     const running = timed(pool.compile(pathologicalFixture('compile-lambda-overloads-4x11').files));
-    await new Promise((r) => setTimeout(r, 500));
+    await elapse(500, 'the compile is under way before the kill (the pool shows no sign of it)');
     // Kill both processes: only one has a compile in flight (the other is replaced on its next use).
     for (const pid of before) process.kill(pid!, 'SIGKILL');
     const crashed = await running;

@@ -10,6 +10,7 @@ import { SandboxStatus } from '../../src/tenant-code/host/sandbox-check';
 import { dotnetProcessUnder } from '../support/host-processes';
 import { ADMIN_TOKEN, ServiceProcess } from '../support/service-harness';
 import { REPO } from '../support/runtime-harness';
+import { elapse } from '../support/wait';
 
 /**
  * The operating-system fences, proven from inside. The test-only probe build (runtime/bin-probe, built by
@@ -243,7 +244,7 @@ describe('killing a host', () => {
           } catch {
             return true; // gone
           }
-          await new Promise((r) => setTimeout(r, 100));
+          await elapse(100, 'poll interval');
         }
         return false;
       };

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { exampleSources } from '../support/runtime-harness';
 import { Client, newTenant, request, ServiceProcess } from '../support/service-harness';
 import { zipSources } from '../support/zip-writer';
+import { elapse, until } from '../support/wait';
 
 /**
  * RUNTIME_SANDBOX at start, on the built service: strict (the default) refuses to start without a fence
@@ -29,7 +30,7 @@ function service(env: Record<string, string>): ServiceProcess {
 
 /** GET /health/ready once it answers 200 (the executors start after the HTTP port opens), or its last answer after 30 s. */
 async function readyAnswer(url: string) {
-  for (const end = Date.now() + 30_000; ; await new Promise((r) => setTimeout(r, 100))) {
+  for (const end = Date.now() + 30_000; ; await elapse(100, 'poll interval')) {
     const r = await request(`${url}/health/ready`, 'GET');
     if (r.status === 200 || Date.now() > end) return r;
   }
@@ -40,8 +41,12 @@ async function reducerWorks(url: string, t: Client): Promise<void> {
   form.append('file', new Blob([zipSources(exampleSources('bank-account'))], { type: 'application/zip' }), 'reducer.zip');
   form.append('reducerId', 'bank');
   expect((await fetch(`${url}/reducers/upload`, { method: 'POST', headers: { 'x-api-key': t.key }, body: form })).status).toBe(202);
-  for (let i = 0; i < 600 && (await t.get('/reducers/bank/status')).body.status === 'pending_compilation'; i++)
-    await new Promise((r) => setTimeout(r, 100));
+  await until(
+    async () => (await t.get('/reducers/bank/status')).body.status,
+    (s) => s !== 'pending_compilation',
+    60_000,
+    'the compile',
+  );
   // The whole body on failure: a compile error says why.
   expect((await t.get('/reducers/bank/status')).body).toMatchObject({ status: 'compiled' });
   const res = await t.post('/events', { aggregateId: 'account-1', eventType: 'AccountOpened', data: { owner: 'ada' } });

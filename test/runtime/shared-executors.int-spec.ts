@@ -7,6 +7,7 @@ import { ApplyGroupPayload } from '../../src/tenant-code/host/runtime-protocol';
 import { rendezvousSlot } from '../../src/tenant-code/executors/tenant-placement';
 import { dotnetProcessUnder } from '../support/host-processes';
 import { exampleSources, realPool, REPO, wireEvent } from '../support/runtime-harness';
+import { elapse } from '../support/wait';
 
 /**
  * Many tenants on a few executors (RUNTIME_ISOLATION=shared), with real hosts: placement, shared
@@ -55,7 +56,7 @@ async function until(ok: () => Promise<boolean>, ms = 30_000): Promise<void> {
   const end = Date.now() + ms;
   while (!(await ok())) {
     if (Date.now() > end) throw new Error('condition not met');
-    await new Promise((r) => setTimeout(r, 50));
+    await elapse(50, 'poll interval');
   }
 }
 

@@ -1,7 +1,7 @@
 import { DomainError } from '../../src/common/domain-error';
 import { toStoredSettings } from '../../src/notifications/log/notification-settings';
 import { Store } from '../../src/store/store.port';
-import type { StoreHarness } from './event-store.conformance';
+import type { StoreHarness } from './store-fixtures';
 import { rawAll, req, tenant } from './store-fixtures';
 
 const codeOf = async (p: Promise<unknown>): Promise<string> =>

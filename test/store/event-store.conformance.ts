@@ -7,16 +7,11 @@ import { describeMultiInstanceStore } from './multi-instance.conformance';
 import { describeIdsAndTraceStore } from './ids-and-trace.conformance';
 import { describeProjectionStore } from './projection-store.conformance';
 import { describeWebhookStore, storeWebhookFixture } from './webhook-store.conformance';
-import { heldCommit, req, tenant } from './store-fixtures';
+import { heldCommit, req, StoreHarness, tenant } from './store-fixtures';
+import { elapse } from '../support/wait';
 
-export interface StoreHarness {
-  /** A migrated store on fresh, empty storage. */
-  fresh(): Promise<Store>;
-  /** Another store over the same storage (a second instance, or a reopen after close). */
-  sameStorage(of: Store, options?: { beforeCommit?: (tenantIds: string[]) => Promise<void> }): Promise<Store>;
-  /** Whether two instances can append concurrently (PostgreSQL); SQLite serialises writers in one process. */
-  concurrentInstances: boolean;
-}
+// The harness lives with the fixtures (a leaf every suite imports) so the suites form no cycle through its type.
+export type { StoreHarness };
 
 /** One suite, every adapter: what the event log promises, tested against the real engine. */
 export function testEventStore(name: string, harness: StoreHarness): void {
@@ -720,7 +715,7 @@ export function testEventStore(name: string, harness: StoreHarness): void {
         const [o2] = await fast.events.appendMany([req(otherTenant, 'free-1')]);
         expect(o2.ok).toBe(true);
 
-        await new Promise((r) => setTimeout(r, 300));
+        await elapse(300, 'time for a reader to see past an uncommitted position, which it must not');
         // The reader sees nothing past position 1 while position 2 is uncommitted, even though a later append waits.
         expect((await store.events.readAll(t, 0, 100)).map((e) => e.position)).toEqual([1]);
         expect((await store.events.readLog(t, { direction: 'forward', afterPosition: 0, limit: 100 })).map((e) => e.position)).toEqual([1]);

@@ -4,7 +4,7 @@ import { EventWebhookRepository } from '../../src/store/event-webhook-repository
 import { InMemoryEventWebhookRepository } from '../../src/store/memory/in-memory-event-webhook-repository';
 import { InMemoryTenantLog } from '../../src/store/memory/in-memory-tenant-log';
 import { Store } from '../../src/store/store.port';
-import type { StoreHarness } from './event-store.conformance';
+import type { StoreHarness } from './store-fixtures';
 import { req, tenant } from './store-fixtures';
 
 const hook = (tenantId: string, webhookId: string, over: Partial<NewEventWebhook> = {}): NewEventWebhook => ({

@@ -1,7 +1,8 @@
 import { AppendOutcome, AppendRequest } from '../../src/store/event-log.port';
 import { Store } from '../../src/store/store.port';
-import type { StoreHarness } from './event-store.conformance';
+import type { StoreHarness } from './store-fixtures';
 import { heldCommit, req, tenant } from './store-fixtures';
+import { elapse } from '../support/wait';
 
 /** A keyed append request: `hash` stands for the digest of route and body, `notBefore` for the retention's start. */
 const keyed = (t: string, aggregateId: string, key: string, hash = 'h1', over: Partial<AppendRequest> = {}): AppendRequest =>
@@ -84,7 +85,7 @@ export function describeIdempotencyStore(current: () => Store, harness: StoreHar
       const [old] = await store.events.appendMany([keyed(t, 'e-1', 'k-old')]);
       await store.events.appendMany([keyed(u, 'e-1', 'k-old')]);
       const cut = Date.now() + 1;
-      while (Date.now() <= cut) await new Promise((r) => setTimeout(r, 2));
+      while (Date.now() <= cut) await elapse(2, 'until the clock passes the cut');
       const expired = { key: 'k-old', requestHash: 'h1', notBefore: cut };
       const [fresh] = await store.events.appendMany([req(t, 'e-1', { idempotency: expired })]);
       expect(fresh.ok && [fresh.result.replay, fresh.result.events[0].version]).toEqual([undefined, 2]);
@@ -125,7 +126,7 @@ export function describeIdempotencyStore(current: () => Store, harness: StoreHar
         const winner = slow.events.appendMany([keyed(t, 'w-1', 'k-held')]);
         await inside; // the key is written, not committed: the other instance's look-up cannot see it
         const loser = fast.events.appendMany([keyed(t, 'l-1', 'k-held')]);
-        await new Promise((r) => setTimeout(r, 200));
+        await elapse(200, "the loser waits on the winner's key, not past it");
         release();
         const [w] = await winner;
         const [l] = await loser;

@@ -6,8 +6,9 @@ import { PostgresStore } from '../../src/store/postgres/postgres-store';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store';
 import { Store } from '../../src/store/store.port';
 import { WebhookDelivery } from '../../src/store/webhook-records';
-import type { StoreHarness } from './event-store.conformance';
+import type { StoreHarness } from './store-fixtures';
 import { rawAll, req, tenant } from './store-fixtures';
+import { elapse } from '../support/wait';
 
 /** A statement straight on the storage: only to plant rows an older release could have left. */
 async function rawRun(store: Store, sql: string, params: unknown[]): Promise<void> {
@@ -283,7 +284,7 @@ export function describeMultiInstanceStore(current: () => Store, harness: StoreH
       // router's pass often lands after the first's lanes applied the same events.
       const runtime = (lateMs: number) => ({
         resolveKeys: async (_t: string, _v: string, _c: string, events: { aggregateId: string }[]) => {
-          if (lateMs) await new Promise((r) => setTimeout(r, Math.random() * lateMs));
+          if (lateMs) await elapse(Math.random() * lateMs, 'a router pass that lands late');
           return events.map((e) => e.aggregateId);
         },
         apply: async (_t: string, _v: string, _c: string, groups: { state: RawJson | null; events: unknown[] }[]) =>
@@ -302,7 +303,7 @@ export function describeMultiInstanceStore(current: () => Store, harness: StoreH
       );
       for (const e of engines) await e.start();
       const until = async (ok: () => Promise<boolean>, ms: number) => {
-        for (const end = Date.now() + ms; Date.now() < end && !(await ok());) await new Promise((r) => setTimeout(r, 10));
+        for (const end = Date.now() + ms; Date.now() < end && !(await ok());) await elapse(10, 'poll interval');
       };
       // Rounds of appends, each on keys of its own (a spent row left at a round's end is never removed by a
       // later run of its lane), each appended group woken on both instances (as cross-instance wake-ups do).
@@ -314,7 +315,7 @@ export function describeMultiInstanceStore(current: () => Store, harness: StoreH
           for (let i = 0; i < keys * perKey; i += 3) {
             await store.events.appendMany([0, 1, 2].map((j) => req(t, `r${round}-k${(i + j) % keys}`)));
             for (const e of engines) e.appended(t);
-            await new Promise((r) => setTimeout(r, 5)); // a paced load, as the issue's clients sent it
+            await elapse(5, "a paced load, as the issue's clients sent it");
           }
           const applied = async () =>
             (await Promise.all([...Array(keys).keys()].map((k) => store.lanes.getLane(t, 'v', `r${round}-k${k}`)))).every(

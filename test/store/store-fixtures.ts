@@ -2,7 +2,6 @@ import { AppendRequest } from '../../src/store/event-log.port';
 import { PostgresStore } from '../../src/store/postgres/postgres-store';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store';
 import { Store } from '../../src/store/store.port';
-import type { StoreHarness } from './event-store.conformance';
 
 /** Shared by the store's conformance suites: an append of one event, and a tenant to append it to. */
 export const req = (tenantId: string, aggregateId: string, over: Partial<AppendRequest> = {}): AppendRequest => ({
@@ -51,4 +50,14 @@ export async function heldCommit(harness: StoreHarness, store: Store, extra: Sto
   const fast = await harness.sameStorage(store);
   extra.push(slow, fast);
   return { slow, fast, inside, release };
+}
+
+/** How a conformance suite gets stores of one adapter. */
+export interface StoreHarness {
+  /** A migrated store on fresh, empty storage. */
+  fresh(): Promise<Store>;
+  /** Another store over the same storage (a second instance, or a reopen after close). */
+  sameStorage(of: Store, options?: { beforeCommit?: (tenantIds: string[]) => Promise<void> }): Promise<Store>;
+  /** Whether two instances can append concurrently (PostgreSQL); SQLite serialises writers in one process. */
+  concurrentInstances: boolean;
 }

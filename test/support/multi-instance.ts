@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { parseScrape } from './prometheus-text';
 import { request, ServiceProcess } from './service-harness';
 import { until } from './tenant-code';
+import { elapse } from './wait';
 
 /**
  * Several service instances (child processes of `dist/src/main.js`) on one store, as an operator
@@ -41,7 +42,7 @@ export class Cluster {
     while (Date.now() < deadline) {
       last = await request(url, 'GET').catch((e) => ({ status: 0, body: String(e) }));
       if ((last as { status: number }).status === 200) return;
-      await new Promise((r) => setTimeout(r, 100));
+      await elapse(100, 'poll interval: the instance is starting');
     }
     throw new Error(`instance ${index} not ready within ${timeoutMs} ms: ${JSON.stringify(last)}`);
   }

@@ -1,5 +1,6 @@
 import * as http from 'node:http';
 import WebSocket from 'ws';
+import { elapse } from './wait';
 
 /** One state_changed message as a client saw it, with when it arrived (for ack → notification times). */
 export interface Seen {
@@ -53,7 +54,7 @@ export class RoamingStream {
       } catch {
         // That instance is down (or not yet listening): the next one.
         this.index++;
-        await new Promise((r) => setTimeout(r, Math.min(200, 20 * (attempt + 1))));
+        await elapse(Math.min(200, 20 * (attempt + 1)), 'a reconnect backoff, as a client would');
       }
     }
   }

@@ -6,6 +6,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createApp } from '../../src/app.factory';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
 import { freePort } from './free-port';
+import { elapse } from './wait';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
@@ -73,7 +74,7 @@ export class ServiceProcess {
       } catch {
         /* not listening yet */
       }
-      await new Promise((r) => setTimeout(r, 100));
+      await elapse(100, 'poll interval: the service is starting');
     }
     throw new Error(`service did not become healthy:\n${this.output}`);
   }

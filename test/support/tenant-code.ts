@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { exampleSources, REPO } from './runtime-harness';
+import { settle, until } from './wait';
 import { zipSources } from './zip-writer';
 
 /** Uploading tenants' C# (examples or test fixtures) and waiting until it runs. */
@@ -14,27 +15,8 @@ export function fixtureSources(folder: string, files: string[]): Sources {
 
 export { exampleSources };
 
-export async function until<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, ms = 60_000, what = 'condition'): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`${what} not met within ${ms} ms: ${JSON.stringify(v)?.slice(0, 500)}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-/**
- * Waits until `ok` or `deadline` (epoch ms) and returns the last value either way, so that the
- * assertion that follows shows what arrived instead of a timeout.
- */
-export async function settle<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, deadline: number): Promise<T> {
-  for (;;) {
-    const v = await fn();
-    if (ok(v) || Date.now() > deadline) return v;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+// The waits live in wait.ts (unit specs import them without this file's runtime harness); re-exported for the e2e specs.
+export { settle, until };
 
 async function getJson(url: string, key: string): Promise<any> {
   const res = await fetch(url, { headers: { 'x-api-key': key }, signal: AbortSignal.timeout(30_000) });

@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import Redis from 'ioredis';
 import { freePort } from './free-port';
+import { elapse } from './wait';
 
 const ADMIN_NAME = 'throwaway-redis-admin';
 
@@ -128,7 +129,7 @@ export class ThrowawayRedis {
         probe.disconnect();
       }
       if (Date.now() > deadline) throw new Error(`redis-server did not answer PING on port ${this.port} within 15 s\n${output}`);
-      await new Promise((r) => setTimeout(r, 50));
+      await elapse(50, 'poll interval: redis-server is starting');
     }
   }
 

@@ -16,6 +16,7 @@ import { WebhookDispatcherOptions } from './webhook-dispatcher-options';
 import { WebhookSecrets } from './webhook-secrets';
 import { SendResult, WebhookSender } from './webhook-sender';
 import { WebhookSigner } from './webhook-signer';
+import { elapse } from '../../../test/support/wait';
 
 /** The projection webhooks' store in memory: the in-memory adapter of every webhook role over its notification log. */
 class MemoryStore {
@@ -81,11 +82,9 @@ async function until(cond: () => boolean | Promise<boolean>, what: string, timeo
   const deadline = Date.now() + timeoutMs;
   while (!(await cond())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
+    await elapse(2, 'poll interval');
   }
 }
-
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('WebhookDispatcher', () => {
   let store: MemoryStore;
@@ -129,7 +128,7 @@ describe('WebhookDispatcher', () => {
     start();
 
     await until(() => sender.of('t1', 3).length === 1, "key b's delivery");
-    await pause(50); // several polls
+    await elapse(50, 'several polls: key a stays held');
     expect(sender.of('t1', 2)).toHaveLength(0);
 
     head.resolve({ ok: true, status: 204 });
@@ -152,7 +151,7 @@ describe('WebhookDispatcher', () => {
     expect(sender.of('t1', 2)[0].at).toBeGreaterThanOrEqual(attempts[2].at);
     expect(await store.row('t1', 1)).toMatchObject({ status: 'dead', attempts: 3, lastError: 'HTTP 500' });
 
-    await pause(150);
+    await elapse(150, 'time for a fourth attempt, which a dead delivery must not get');
     expect(sender.of('t1', 1)).toHaveLength(3);
   });
 
@@ -162,7 +161,7 @@ describe('WebhookDispatcher', () => {
     start({}, { acquireWebhookSlot: async () => () => undefined, pendingDeliveries: async () => 10 });
 
     dispatcher!.notified('t1', 'p1');
-    await pause(80);
+    await elapse(80, 'time for a send, which must not happen');
     expect(sender.sent).toHaveLength(0);
     expect(await store.rows()).toHaveLength(0);
   });
@@ -177,12 +176,12 @@ describe('WebhookDispatcher', () => {
       resumeSequence: 1,
       reason: expect.stringContaining('PENDING_LIMIT'),
     });
-    await pause(30); // an attempt claimed before the suspension may still be sent
+    await elapse(30, 'an attempt claimed before the suspension may still be sent');
     const sent = sender.sent.length;
 
     store.logChange('t1', 'p1', 'f');
     dispatcher!.notified('t1', 'p1');
-    await pause(100);
+    await elapse(100, 'time for a send while suspended, which must not happen');
     expect(sender.sent).toHaveLength(sent);
     expect(new Set(sender.sent.map((s) => s.sequence))).toEqual(new Set([1, 2])); // never past the limit
     expect(await store.rows()).toHaveLength(0);
@@ -196,7 +195,7 @@ describe('WebhookDispatcher', () => {
     start({ pollMs: 60_000 }, { acquireWebhookSlot: async () => () => undefined, pendingDeliveries: async () => 2 });
 
     await until(() => sender.of('t1', 2).length === 1, 'the second delivery');
-    await pause(50);
+    await elapse(50, 'time for a third row, which the limit keeps in the log');
     expect((await store.rows()).map((r) => r.sequence)).toEqual([1, 2]); // 3 waits in the log: the limit is 2
 
     first.resolve({ ok: true, status: 204 });

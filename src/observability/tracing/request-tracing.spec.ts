@@ -4,6 +4,7 @@ import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { installRequestTracing } from './request-tracing';
 import { activeTraceParent } from './tracing';
 import { startTracing, Tracing } from './tracing-setup';
+import { elapse } from '../../../test/support/wait';
 
 const CALLER = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 
@@ -25,7 +26,7 @@ describe('request spans (Fastify hooks)', () => {
       throw new Error('boom');
     });
     f.post('/things/:id', async () => {
-      await new Promise((r) => setTimeout(r, 1));
+      await elapse(1, 'a timer between the request and the reply: the trace context must survive it');
       return { seen: activeTraceParent() };
     });
     await f.ready();

@@ -6,6 +6,7 @@ import { UploadRecord, UploadRepository } from '../../store/upload-repository.po
 import { HostCallError } from '../host/host-process';
 import { CompileQueue, CompileQueueOptions } from './compile-queue';
 import { CompileResult } from '../host/runtime-protocol';
+import { elapse, until as untilMet } from '../../../test/support/wait';
 
 const ok: CompileResult = {
   ok: true,
@@ -183,7 +184,12 @@ describe('CompileQueue', () => {
     await q.submit(upload('a', 'A2'));
     await q.submit(upload('b', 'B1'));
     const deadline = Date.now() + 2000;
-    while ((await store.uploads.get('b', 'B1'))?.status !== 'compiled' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    await untilMet(
+      async () => (await store.uploads.get('b', 'B1'))?.status,
+      (s) => s === 'compiled',
+      deadline - Date.now(),
+      'B1 compiled',
+    );
     expect((await store.uploads.get('b', 'B1'))?.status).toBe('compiled');
     // A's second upload waits for its first: a tenant holds one compiler at most.
     expect(compiler.calls).toEqual(['A1', 'B1']);
@@ -232,7 +238,7 @@ describe('CompileQueue', () => {
     const compiler = new ScriptedCompiler(() => (available ? ok : new HostCallError('UNAVAILABLE', 'compiler: host failed to start')));
     const { store, q } = await setup(compiler, { unavailableRetryMs: 50 });
     await q.submit(upload('t', 'u1'));
-    await new Promise((r) => setTimeout(r, 120));
+    await elapse(120, 'a few unavailable-retry periods (50 ms): the upload stays pending, tried a few times');
     expect((await store.uploads.get('t', 'u1'))?.status).toBe('pending');
     const tries = compiler.calls.length;
     expect(tries).toBeGreaterThanOrEqual(2);
@@ -341,6 +347,6 @@ async function until(condition: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + 5_000;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error('condition not met within 5 s');
-    await new Promise((r) => setTimeout(r, 10));
+    await elapse(10, 'poll interval');
   }
 }

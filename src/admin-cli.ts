@@ -1,14 +1,14 @@
 import * as fs from 'node:fs';
-import { DomainError } from '../common/domain-error';
-import { isoTime } from '../common/iso-time';
-import { loadConfig } from '../config/app-config';
-import { formatRate, LimitOverrides, parseOverrideText, RATE_LIMIT_NAMES } from '../quotas/quota-policy';
-import { TenantLimitsCatalog, TenantLimitsView } from '../quotas/tenant-limits';
-import { openStore } from '../store/store.factory';
-import { TenantDirectory } from './tenant-directory';
-import { TenantExporter } from '../tenant-transfer/tenant-exporter';
-import { TenantImporter } from '../tenant-transfer/tenant-importer';
-import { TenantRemover } from '../tenant-transfer/tenant-remover';
+import { DomainError } from './common/domain-error';
+import { isoTime } from './common/iso-time';
+import { loadConfig } from './config/app-config';
+import { formatRate, LimitOverrides, parseOverrideText, RATE_LIMIT_NAMES } from './quotas/quota-policy';
+import { TenantLimitsCatalog, TenantLimitsView } from './quotas/tenant-limits';
+import { openStore } from './store/store.factory';
+import { TenantDirectory } from './tenancy/tenant-directory';
+import { TenantExporter } from './tenant-transfer/tenant-exporter';
+import { TenantImporter } from './tenant-transfer/tenant-importer';
+import { TenantRemover } from './tenant-transfer/tenant-remover';
 
 const USAGE = `usage: npm run admin -- <command>
   create-tenant <name>            create a tenant and print its first API key (shown once)

@@ -5,7 +5,6 @@ import { APP_CONFIG } from '../config/config.module';
 import { EventsAppended } from '../events/append-committed.port';
 import { EventStreamSse } from '../events/event-stream.port';
 import { LaneApplied } from '../lanes/lane-applied.port';
-import { AppMetrics } from '../observability/metrics/app-metrics';
 import { ProjectionNotificationSetup } from '../projections/projection-notification-setup.port';
 import { QuotasModule } from '../quotas/quotas.module';
 import { TenantQuotas } from '../quotas/tenant-quotas';

@@ -15,6 +15,7 @@ import { NO_TENANT_STREAM_QUOTA } from '../../src/notifications/streams/tenant-s
 import { WebSocketStreamServer } from '../../src/notifications/streams/websocket-stream';
 import { StoredEvent } from '../../src/store/event-log.port';
 import { HeldScopes } from '../../src/tenancy/scope-check';
+import { elapse } from './wait';
 
 // The stream transports' unit setup: the real hub, transports and limiter over an in-memory source,
 // on a plain HTTP server standing in for Fastify (the SSE route: tenant authenticated, reply hijacked).
@@ -26,13 +27,11 @@ export const PROJECTION = 'orders/eu';
 export const NO_SSE_PROJECTION = 'audit';
 export const STREAM_PATH = `/projections/${encodeURIComponent(PROJECTION)}/stream`;
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 export async function until(condition: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
+    await elapse(5, 'poll interval');
   }
 }
 
@@ -80,7 +79,7 @@ export class FakeSource implements StreamSource {
       // A real read is I/O: without yielding to the event loop a pump would never let sockets drain.
       await new Promise((resolve) => setImmediate(resolve));
       this.onRead?.(page);
-      if (this.readDelayMs) await sleep(this.readDelayMs);
+      if (this.readDelayMs) await elapse(this.readDelayMs, 'a slow read');
       return page;
     } finally {
       this.readsInFlight--;

@@ -1,5 +1,6 @@
 import { DomainError } from '../../common/domain-error';
-import { NO_SSE_PROJECTION, range, sleep, TransportsHarness, until } from '../../../test/support/stream-transport-fakes';
+import { NO_SSE_PROJECTION, range, TransportsHarness, until } from '../../../test/support/stream-transport-fakes';
+import { elapse } from '../../../test/support/wait';
 
 let h: TransportsHarness;
 afterEach(() => h.stop());
@@ -22,10 +23,10 @@ describe('SSE', () => {
     });
     for (let i = 0; i < 10; i++) {
       h.source.append(1);
-      await sleep(3);
+      await elapse(3, 'writes land while the stream replays');
     }
     await until(() => stream.sequences().length >= 23, '23 events');
-    await sleep(30);
+    await elapse(30, 'time for a repeat or a gap to show, which none may');
     expect(stream.sequences()).toEqual(range(3, 25));
     expect(stream.events[0]).toEqual({
       id: '3',
@@ -90,7 +91,7 @@ describe('SSE', () => {
     h.source.append(total, JSON.stringify({ blob: 'x'.repeat(16 * 1024) }));
     const stream = await h.openSse('?afterSequence=0');
     stream.res.socket.pause();
-    await sleep(500);
+    await elapse(500, 'the stalled socket stays paused while its buffer fills');
     stream.res.socket.resume();
     await stream.ended;
     const last = stream.events[stream.events.length - 1];

@@ -1,4 +1,5 @@
-import { FakeSource, PROJECTION, range, sleep, TENANT, until } from '../../../test/support/stream-transport-fakes';
+import { FakeSource, PROJECTION, range, TENANT, until } from '../../../test/support/stream-transport-fakes';
+import { elapse } from '../../../test/support/wait';
 import { Notification } from '../log/notification';
 import { NotificationCursorFeed } from './notification-cursor';
 import { StreamCursor } from './stream-cursor';
@@ -35,7 +36,7 @@ describe('StreamCursor', () => {
     await until(() => transport.sent.length === 3, 'three sends');
     source.append(2);
     cursor.wake();
-    await sleep(20);
+    await elapse(20, 'time for a send past the window, which must not go out');
     expect(transport.sent).toEqual([1, 2, 3]);
     expect(cursor.lastNumber).toBe(3);
     accepting = true;

@@ -1,7 +1,8 @@
 import { Socket } from 'net';
 import http from 'http';
 import { WebSocket } from 'ws';
-import { API_KEY, PROJECTION, range, sleep, STREAM_PATH, TransportsHarness, until } from '../../../test/support/stream-transport-fakes';
+import { API_KEY, PROJECTION, range, STREAM_PATH, TransportsHarness, until } from '../../../test/support/stream-transport-fakes';
+import { elapse } from '../../../test/support/wait';
 import { STREAM_PROTOCOL } from './websocket-handshake';
 
 let h: TransportsHarness;
@@ -21,10 +22,10 @@ describe('WebSocket', () => {
     // And writes landing anywhere while pages are being read.
     for (let i = 0; i < 40; i++) {
       h.source.append(1);
-      await sleep(3);
+      await elapse(3, 'writes land while pages are being read');
     }
     await until(() => client.sequences().length >= 75, '75 notifications');
-    await sleep(50);
+    await elapse(50, 'time for a repeat or a gap to show, which none may');
     expect(client.sequences()).toEqual(range(1, 75));
     expect(racingAppends).toBeLessThan(0);
     expect(h.source.maxReadsInFlight).toBe(1);
@@ -47,7 +48,7 @@ describe('WebSocket', () => {
     const client = await h.connected();
     h.source.append(2);
     await until(() => client.sequences().length >= 2, 'live notifications');
-    await sleep(30);
+    await elapse(30, 'time for a repeat to show, which none may');
     expect(client.sequences()).toEqual([6, 7]);
   });
 
@@ -62,7 +63,7 @@ describe('WebSocket', () => {
     h.source.append(5);
     const second = await h.connected('?afterSequence=10');
     await until(() => second.sequences().length >= 5, 'the rest');
-    await sleep(30);
+    await elapse(30, 'time for a repeat to show, which none may');
     expect(second.sequences()).toEqual(range(11, 15));
     expect(h.ws.connectionCount()).toBe(1);
   });
@@ -148,7 +149,7 @@ describe('WebSocket', () => {
     });
     await expect(silent.closed).resolves.toEqual({ code: 4000, reason: 'ping timeout' });
     expect(silent.pings()).toBe(1);
-    await sleep(350);
+    await elapse(350, 'more than a ping interval: the live sockets answer and stay open');
     for (const alive of [pongsByMessage, pongsByFrame]) {
       expect(alive.ws.readyState).toBe(WebSocket.OPEN);
       expect(alive.pings()).toBeGreaterThanOrEqual(4);
@@ -164,7 +165,7 @@ describe('WebSocket', () => {
     const socket = () => (stalled.ws as unknown as { _socket: Socket })._socket;
     stalled.ws.once('open', () => socket().pause());
     await stalled.opened();
-    await sleep(500);
+    await elapse(500, 'the stalled socket stays paused while its buffer fills');
     socket().resume();
     const { code, reason } = await stalled.closed;
     expect(code).toBe(4008);

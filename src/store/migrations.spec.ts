@@ -1,6 +1,8 @@
 import { createHash } from 'crypto';
-import { SQLITE_MIGRATIONS } from './sqlite/sqlite-migrations';
-import { POSTGRES_MIGRATIONS } from './postgres/postgres-migrations';
+import { migrations } from './migrations';
+
+const SQLITE_MIGRATIONS = migrations('sqlite');
+const POSTGRES_MIGRATIONS = migrations('postgres');
 
 /**
  * A migration once shipped is never edited: the migrations table records only its version (its

@@ -4,7 +4,7 @@ import { AppendOutcome, AppendRequest, EventLog, LogQuery, StoredEvent, StreamIn
 import { EVENT_COLUMNS, EventDbRow, StreamDbRow, toStoredEvent, toStreamInfo } from '../event-row';
 import { REMEMBERED_KEY_COLUMNS, RememberedKeyRow, rememberedKeys } from '../idempotency-rows';
 import { logQuerySql } from '../log-query-sql';
-import type { InflightWrites } from './postgres-store';
+import { InflightWrites } from './inflight-writes';
 import { StreamVersionCache } from './stream-version-cache';
 import { withTransaction } from './with-transaction';
 import { AggregateErasure, ERASURES_AGGREGATE_ID, ErasureResult } from '../erasure.port';

@@ -5,13 +5,14 @@ import { APP_CONFIG } from '../config/config.module';
 import { SANDBOX_STATUS, SandboxStatus } from '../runtime/sandbox-check';
 import { STORE, Store } from '../store/store.port';
 import { Public } from '../tenancy/public.decorator';
-import { Readiness } from './readiness';
+import { HEALTH_SCHEMA, LIVENESS_SCHEMA, Readiness, READINESS_SCHEMA } from './readiness';
 import { RuntimePool } from '../runtime/runtime-pool';
 import { compilerReadiness } from './compiler-readiness';
 import { RedisReadinessCheck, redisReadiness } from './redis-readiness';
 import { runtimeReadiness } from './runtime-readiness';
 import { sandboxReadiness } from './sandbox-readiness';
 import { storeReadiness } from './store-readiness';
+import { ApiOperation, json } from '../common/api-docs';
 
 @Controller('health')
 export class HealthController {
@@ -20,6 +21,11 @@ export class HealthController {
   /** The contract's check: exactly `{status: 'ok'}` while the service answers. */
   @Public()
   @Get()
+  @ApiOperation({
+    tag: 'system',
+    summary: 'The process answers (the contract)',
+    responses: { 200: json('ok', HEALTH_SCHEMA) },
+  })
   health() {
     return { status: 'ok' };
   }
@@ -27,6 +33,11 @@ export class HealthController {
   /** Liveness: the process serves requests; nothing it depends on is asked (a restart would not mend them). */
   @Public()
   @Get('live')
+  @ApiOperation({
+    tag: 'system',
+    summary: 'Liveness: the process serves (orchestrators restart it otherwise)',
+    responses: { 200: json('live', LIVENESS_SCHEMA) },
+  })
   live() {
     return { status: 'live' };
   }
@@ -35,6 +46,11 @@ export class HealthController {
   @Public()
   @Get('ready')
   @HttpCode(HttpStatus.OK)
+  @ApiOperation({
+    tag: 'system',
+    summary: 'Ready to serve: every readiness check passes',
+    responses: { 200: json('ready', READINESS_SCHEMA), 503: json('not ready: the failing checks say why', READINESS_SCHEMA) },
+  })
   async ready(@Res({ passthrough: true }) reply: FastifyReply) {
     const report = await this.readiness.report();
     if (report.status !== 'ready') reply.status(HttpStatus.SERVICE_UNAVAILABLE);

@@ -29,6 +29,7 @@ export const SECURITY_SCHEMES = {
 const ref = (name: string): JsonSchema => ({ $ref: `${SCHEMA_REF_PREFIX}${name}` });
 /** A shape response-schemas.ts names is referred to by its name; any other is written in place. */
 const NAME_OF_SCHEMA = new Map<JsonSchema, string>(Object.entries(NAMED_SCHEMAS).map(([name, schema]) => [schema, name]));
+if (NAME_OF_SCHEMA.size !== Object.keys(NAMED_SCHEMAS).length) throw new Error('response-schemas.ts gives one schema two names');
 const schemaOf = (s: JsonSchema): JsonSchema => {
   const name = NAME_OF_SCHEMA.get(s);
   return name ? ref(name) : s;

@@ -26,6 +26,7 @@ import { RequiresScope } from '../tenancy/scopes';
 import { ARCHIVE_ERRORS, ApiOperation, json } from '../common/api-docs';
 import { object, string } from '../common/json-schema';
 
+/** The multipart form the upload reads (readMultipart; the document describes it, nothing validates by it). */
 const REDUCER_UPLOAD_BODY = object(
   {
     file: string({ contentMediaType: 'application/zip', description: 'zip of .cs sources with at least one reducer implementation' }),

@@ -1,11 +1,11 @@
 import { isoTime } from '../common/iso-time';
-import { arrayOf, integer, JsonSchema, nullable, object, string, timestamp } from '../common/json-schema';
+import { arrayOf, Infer, integer, nullable, object, oneOfStrings, string, timestamp } from '../common/json-schema';
 import { EventWebhookDeadLetter } from '../store/event-webhook-records';
 import { EventWebhookStatus, PENDING_COUNT_CAP, PENDING_COUNT_WINDOW } from './event-webhooks';
 
 const orNull = (ms: number | null) => (ms === null ? null : isoTime(ms));
 
-export function eventWebhookView(s: EventWebhookStatus) {
+export function eventWebhookView(s: EventWebhookStatus): EventWebhook {
   const w = s.webhook;
   return {
     webhookId: w.webhookId,
@@ -28,13 +28,13 @@ export function eventWebhookView(s: EventWebhookStatus) {
   };
 }
 
-export const EVENT_WEBHOOK_SCHEMA: JsonSchema = object({
+export const EVENT_WEBHOOK_SCHEMA = object({
   webhookId: string(),
   name: nullable(string()),
   url: string(),
   aggregateTypes: nullable(arrayOf(string(), { description: 'null: every aggregate type' })),
   eventTypes: nullable(arrayOf(string(), { description: 'null: every event type' })),
-  status: { enum: ['active', 'suspended'] },
+  status: oneOfStrings(['active', 'suspended']),
   deliveredPosition: integer({ minimum: 0, description: 'every matching event at or below it is delivered or dead-lettered' }),
   headPosition: integer({ minimum: 0, description: "the tenant's last position" }),
   pendingEvents: integer({
@@ -53,8 +53,9 @@ export const EVENT_WEBHOOK_SCHEMA: JsonSchema = object({
   suspendedReason: nullable(string()),
   createdAt: timestamp(),
 });
+export type EventWebhook = Infer<typeof EVENT_WEBHOOK_SCHEMA>;
 
-export const EVENT_WEBHOOK_CREATED_SCHEMA: JsonSchema = {
+export const EVENT_WEBHOOK_CREATED_SCHEMA = {
   ...EVENT_WEBHOOK_SCHEMA,
   properties: {
     ...(EVENT_WEBHOOK_SCHEMA.properties as object),
@@ -63,9 +64,9 @@ export const EVENT_WEBHOOK_CREATED_SCHEMA: JsonSchema = {
   required: [...(EVENT_WEBHOOK_SCHEMA.required as string[]), 'secret'],
 };
 
-export const EVENT_WEBHOOKS_SCHEMA: JsonSchema = object({ eventWebhooks: arrayOf(EVENT_WEBHOOK_SCHEMA) });
+export const EVENT_WEBHOOKS_SCHEMA = object({ eventWebhooks: arrayOf(EVENT_WEBHOOK_SCHEMA) });
 
-export function deadLetterView(d: EventWebhookDeadLetter) {
+export function deadLetterView(d: EventWebhookDeadLetter): DeadLetter {
   return {
     position: d.position,
     eventId: d.eventId,
@@ -76,15 +77,14 @@ export function deadLetterView(d: EventWebhookDeadLetter) {
   };
 }
 
-export const EVENT_WEBHOOK_DELIVERIES_SCHEMA: JsonSchema = object({
-  deliveries: arrayOf(
-    object({
-      position: integer({ minimum: 1 }),
-      eventId: string(),
-      status: { enum: ['dead'] },
-      attempts: integer({ minimum: 1 }),
-      lastError: nullable(string()),
-      deadAt: timestamp(),
-    }),
-  ),
+const DEAD_LETTER_SCHEMA = object({
+  position: integer({ minimum: 1 }),
+  eventId: string(),
+  status: oneOfStrings(['dead']),
+  attempts: integer({ minimum: 1 }),
+  lastError: nullable(string()),
+  deadAt: timestamp(),
 });
+export type DeadLetter = Infer<typeof DEAD_LETTER_SCHEMA>;
+
+export const EVENT_WEBHOOK_DELIVERIES_SCHEMA = object({ deliveries: arrayOf(DEAD_LETTER_SCHEMA) });

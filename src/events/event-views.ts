@@ -1,5 +1,17 @@
 import { isoTime } from '../common/iso-time';
-import { anyJson, arrayOf, integer, jsonObject, JsonSchema, nullable, object, string, timestamp } from '../common/json-schema';
+import {
+  anyJson,
+  arrayOf,
+  constant,
+  Infer,
+  integer,
+  jsonObject,
+  nullable,
+  object,
+  string,
+  timestamp,
+  withLeadingFields,
+} from '../common/json-schema';
 import { RawJson, rawJsonOrNull, stringifyJson } from '../common/raw-json';
 import { StoredEvent } from '../store/event-log.port';
 import { ErasureResult } from '../store/erasure.port';
@@ -21,7 +33,7 @@ const STATE_FIELDS = {
 };
 
 /** Response of POST /events: the contract's fields, plus the tenant-wide `position` (read-your-writes). */
-export function appendedView(o: AppendOutcomeWithState) {
+export function appendedView(o: AppendOutcomeWithState): Appended {
   const r = o.result;
   const e = r.events[0];
   return {
@@ -35,7 +47,7 @@ export function appendedView(o: AppendOutcomeWithState) {
   };
 }
 
-export const APPENDED_SCHEMA: JsonSchema = object(
+export const APPENDED_SCHEMA = object(
   {
     eventId: string(),
     aggregateId: string(),
@@ -46,9 +58,10 @@ export const APPENDED_SCHEMA: JsonSchema = object(
   },
   STATE_FIELDS,
 );
+export type Appended = Infer<typeof APPENDED_SCHEMA>;
 
 /** Response of POST /events/batch. */
-export function batchAppendedView(o: AppendOutcomeWithState) {
+export function batchAppendedView(o: AppendOutcomeWithState): BatchAppended {
   const r = o.result;
   const first = r.events[0];
   const last = r.events[r.events.length - 1];
@@ -65,7 +78,7 @@ export function batchAppendedView(o: AppendOutcomeWithState) {
   };
 }
 
-export const BATCH_APPENDED_SCHEMA: JsonSchema = object(
+export const BATCH_APPENDED_SCHEMA = object(
   {
     aggregateId: string(),
     aggregateType: string(),
@@ -78,8 +91,9 @@ export const BATCH_APPENDED_SCHEMA: JsonSchema = object(
   },
   STATE_FIELDS,
 );
+export type BatchAppended = Infer<typeof BATCH_APPENDED_SCHEMA>;
 
-export function storedEventView(e: StoredEvent) {
+export function storedEventView(e: StoredEvent): StoredEventBody {
   return {
     eventId: e.eventId,
     aggregateId: e.aggregateId,
@@ -100,7 +114,7 @@ export function storedEventView(e: StoredEvent) {
   };
 }
 
-export const STORED_EVENT_SCHEMA: JsonSchema = object(
+export const STORED_EVENT_SCHEMA = object(
   {
     eventId: string(),
     aggregateId: string(),
@@ -120,9 +134,10 @@ export const STORED_EVENT_SCHEMA: JsonSchema = object(
     erasedAt: timestamp({ description: 'only on an erased aggregate: when its data and metadata were removed' }),
   },
 );
+export type StoredEventBody = Infer<typeof STORED_EVENT_SCHEMA>;
 
 /** DELETE /events/{aggregateId}: the erasure (the same answer again for an aggregate erased before). */
-export function erasedView(r: ErasureResult) {
+export function erasedView(r: ErasureResult): Erased {
   return {
     aggregateId: r.aggregateId,
     aggregateType: r.aggregateType,
@@ -139,7 +154,7 @@ export function erasedView(r: ErasureResult) {
   };
 }
 
-export const ERASED_SCHEMA: JsonSchema = object({
+export const ERASED_SCHEMA = object({
   aggregateId: string(),
   aggregateType: string(),
   version: integer({ minimum: 1, description: "the aggregate's version: its events 1..version are tombstones now" }),
@@ -157,9 +172,10 @@ export const ERASED_SCHEMA: JsonSchema = object({
     { description: 'the $erased system event written in the same transaction (projections drop what they derived)' },
   ),
 });
+export type Erased = Infer<typeof ERASED_SCHEMA>;
 
 /** GET /events/{aggregateId}: a page of the stream; `nextFromVersion` when more follow. */
-export const STORED_EVENTS_PAGE_SCHEMA: JsonSchema = object(
+export const STORED_EVENTS_PAGE_SCHEMA = object(
   { events: arrayOf(STORED_EVENT_SCHEMA) },
   {
     nextFromVersion: integer({ minimum: 1, description: 'pass as fromVersion to read the next page' }),
@@ -168,7 +184,7 @@ export const STORED_EVENTS_PAGE_SCHEMA: JsonSchema = object(
 );
 
 /** GET /events: a page of the tenant's log (its cursors: README, "Reading the log"). */
-export function logPageView(page: { events: StoredEvent[]; nextAfterPosition?: number; nextBeforePosition?: number }) {
+export function logPageView(page: { events: StoredEvent[]; nextAfterPosition?: number; nextBeforePosition?: number }): LogPage {
   return {
     events: page.events.map(storedEventView),
     ...(page.nextAfterPosition !== undefined ? { nextAfterPosition: page.nextAfterPosition } : {}),
@@ -176,7 +192,7 @@ export function logPageView(page: { events: StoredEvent[]; nextAfterPosition?: n
   };
 }
 
-export const LOG_PAGE_SCHEMA: JsonSchema = object(
+export const LOG_PAGE_SCHEMA = object(
   { events: arrayOf(STORED_EVENT_SCHEMA) },
   {
     nextAfterPosition: integer({
@@ -189,14 +205,13 @@ export const LOG_PAGE_SCHEMA: JsonSchema = object(
     }),
   },
 );
+export type LogPage = Infer<typeof LOG_PAGE_SCHEMA>;
 
 /** One message of GET /events/stream (WebSocket message, SSE `event` data): the event as the log read shows it. */
 export function eventStreamText(e: StoredEvent): string {
-  return stringifyJson({ type: 'event', ...storedEventView(e) });
+  const message: EventStreamMessage = { type: 'event', ...storedEventView(e) };
+  return stringifyJson(message);
 }
 
-export const EVENT_STREAM_MESSAGE_SCHEMA: JsonSchema = {
-  ...STORED_EVENT_SCHEMA,
-  properties: { type: { const: 'event' }, ...(STORED_EVENT_SCHEMA.properties as object) },
-  required: ['type', ...((STORED_EVENT_SCHEMA.required as string[] | undefined) ?? [])],
-};
+export const EVENT_STREAM_MESSAGE_SCHEMA = withLeadingFields({ type: constant('event') }, STORED_EVENT_SCHEMA);
+export type EventStreamMessage = Infer<typeof EVENT_STREAM_MESSAGE_SCHEMA>;

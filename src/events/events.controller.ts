@@ -17,9 +17,46 @@ import { callerTraceContext } from './trace-context';
 import { parseIdempotencyKey } from './idempotency-key';
 import { EventReader, StreamPage } from './event-reader';
 import { EventStreamSse } from './event-stream.port';
-import { appendedView, batchAppendedView, erasedView, logPageView, storedEventView } from './event-views';
+import {
+  APPENDED_SCHEMA,
+  appendedView,
+  BATCH_APPENDED_SCHEMA,
+  batchAppendedView,
+  ERASED_SCHEMA,
+  erasedView,
+  EVENT_STREAM_MESSAGE_SCHEMA,
+  LOG_PAGE_SCHEMA,
+  logPageView,
+  STORED_EVENTS_PAGE_SCHEMA,
+  storedEventView,
+} from './event-views';
 import { EventEraser } from './event-eraser';
 import { Direction, DirectionPipe, TypeListPipe } from './log-query';
+import { ApiOperation, json } from '../common/api-docs';
+import { integer, string } from '../common/json-schema';
+import { ErrorCode } from '../common/domain-error';
+
+/** README "Retrying appends safely". */
+const IDEMPOTENCY_KEY = {
+  'Idempotency-Key': {
+    description:
+      '1-255 visible ASCII characters (bare or as a quoted string): a repeat of the same route and body within IDEMPOTENCY_KEYS_KEEP_MS (24 h) stores nothing and answers the first 201 again with Idempotent-Replayed: true; per tenant',
+  },
+};
+const IDEMPOTENCY_ERRORS: ErrorCode[] = ['INVALID_IDEMPOTENCY_KEY', 'IDEMPOTENCY_KEY_REUSED'];
+const DIRECTION = { direction: { description: 'forward (default) or backward', schema: { enum: ['forward', 'backward'] } } };
+const LOG_FILTERS = {
+  aggregateType: { description: 'only these aggregate types: a comma-separated list of up to 20', schema: string() },
+  eventType: { description: 'only these event types: a comma-separated list of up to 20', schema: string() },
+};
+/** The W3C trace context an append keeps with its events (docs/notifications.md, Trace context). */
+const TRACE_CONTEXT_HEADERS = {
+  traceparent: {
+    description:
+      'W3C traceparent: kept with each event and passed on to its notifications, streams and webhooks; an invalid one is ignored',
+  },
+  tracestate: { description: 'W3C tracestate: kept with a valid traceparent (≤ 512 characters, ≤ 32 members), else dropped' },
+};
 
 const AGGREGATE_NAMED_STREAM = 'stream';
 
@@ -37,6 +74,25 @@ export class EventsController {
   @ExactPayloads()
   @Quota('append')
   @RequiresScope('events:write')
+  @ApiOperation({
+    tag: 'events',
+    summary: 'Append one event',
+    parameters: { ...IDEMPOTENCY_KEY, ...TRACE_CONTEXT_HEADERS },
+    responses: {
+      201: json(
+        'appended; state when a reducer is bound to the type (a replay: the first answer, Idempotent-Replayed: true)',
+        APPENDED_SCHEMA,
+      ),
+    },
+    errors: [
+      'VERSION_CONFLICT',
+      'AGGREGATE_TYPE_MISMATCH',
+      'AGGREGATE_ERASED',
+      'RESERVED_NAME',
+      'RUNTIME_UNAVAILABLE',
+      ...IDEMPOTENCY_ERRORS,
+    ],
+  })
   async append(
     @CurrentTenant() tenant: TenantRecord,
     @Body(new DtoValidationPipe(AppendEventDto)) body: AppendEventDto,
@@ -56,6 +112,20 @@ export class EventsController {
   @ExactPayloads()
   @Quota('append-batch')
   @RequiresScope('events:write')
+  @ApiOperation({
+    tag: 'events',
+    summary: 'Append several events to one aggregate atomically (all or none)',
+    parameters: { ...IDEMPOTENCY_KEY, ...TRACE_CONTEXT_HEADERS },
+    responses: { 201: json('appended (a replay: the first answer, Idempotent-Replayed: true)', BATCH_APPENDED_SCHEMA) },
+    errors: [
+      'VERSION_CONFLICT',
+      'AGGREGATE_TYPE_MISMATCH',
+      'AGGREGATE_ERASED',
+      'RESERVED_NAME',
+      'RUNTIME_UNAVAILABLE',
+      ...IDEMPOTENCY_ERRORS,
+    ],
+  })
   async appendBatch(
     @CurrentTenant() tenant: TenantRecord,
     @Body(new DtoValidationPipe(AppendBatchDto)) body: AppendBatchDto,
@@ -73,6 +143,19 @@ export class EventsController {
   /** The tenant's log in position order (README, "Reading the log"). */
   @Get()
   @RequiresScope('events:read')
+  @ApiOperation({
+    tag: 'events',
+    summary: 'Read the tenant\'s log in position order (README, "Reading the log")',
+    parameters: {
+      afterPosition: { description: 'forward: events after this position (default 0: from the start)' },
+      beforePosition: { description: 'direction=backward: events before this position (default: from the head)' },
+      ...DIRECTION,
+      limit: { description: 'page size (default 1,000, at most 10,000)' },
+      ...LOG_FILTERS,
+    },
+    responses: { 200: json('a page of the log; nextAfterPosition (forward) / nextBeforePosition (backward) to go on', LOG_PAGE_SCHEMA) },
+    errors: ['VALIDATION_FAILED'],
+  })
   async readLog(
     @CurrentTenant() tenant: TenantRecord,
     @Query('afterPosition', new IntQueryPipe('afterPosition', undefined)) afterPosition: number | undefined,
@@ -102,6 +185,34 @@ export class EventsController {
   @KeyInQuery()
   @LongLived()
   @RequiresScope('events:read')
+  @ApiOperation({
+    tag: 'events',
+    summary: "Follow the tenant's log live: a WebSocket upgrade, or server-sent events",
+    description:
+      'With `Upgrade: websocket` (the key in X-API-Key, `?apiKey=` or the subprotocol `apikey.<key>`): 101, then one ' +
+      "`{type: 'event', …}` message (EventStreamMessage) per event after afterPosition (absent: from the head), then live; " +
+      "`{type: 'ping'}` keepalives to answer with `{type: 'pong'}`. With `Accept: text/event-stream`: server-sent events, one " +
+      '`event` per event, its position as the id (Last-Event-ID resumes). Any other GET reads the aggregate named `stream` ' +
+      '(as GET /events/{aggregateId}, with its parameters).',
+    parameters: {
+      afterPosition: { description: 'start after this position (absent: the head, live events only)', schema: integer({ minimum: 0 }) },
+      ...LOG_FILTERS,
+      'last-event-id': { description: 'SSE: the id (position) of the last event received; wins over afterPosition' },
+      fromVersion: { description: 'the aggregate `stream` only' },
+      beforeVersion: { description: 'the aggregate `stream` only' },
+      ...DIRECTION,
+      limit: { description: 'the aggregate `stream` only' },
+    },
+    responses: {
+      101: { description: 'WebSocket: switching protocols; messages are EventStreamMessage', schema: EVENT_STREAM_MESSAGE_SCHEMA },
+      200: {
+        description: 'server-sent events (each data an EventStreamMessage); without Accept: text/event-stream, the aggregate `stream`',
+        contentType: 'text/event-stream',
+        schema: string(),
+      },
+    },
+    errors: ['VALIDATION_FAILED', 'TOO_MANY_STREAMS'],
+  })
   async stream(
     @CurrentTenant() tenant: TenantRecord,
     @Query('afterPosition') afterPosition: string | undefined,
@@ -137,12 +248,34 @@ export class EventsController {
   @Delete(':aggregateId')
   @HttpCode(200)
   @RequiresScope('events:erase')
+  @ApiOperation({
+    tag: 'events',
+    summary: 'Erase an aggregate for good: its events\' data and metadata, its state, the notifications they caused (README "Erasure")',
+    description:
+      'Keeps each event as a tombstone (eventId, version, position, eventType, timestamp; data {} and erasedAt on reads) and appends ' +
+      'a $erased event (aggregate type $system, stream $erasures) in the same transaction. Its state read and further appends ' +
+      'then answer 410 AGGREGATE_ERASED. Erasing again answers 200 with the first erasure. Scope events:erase.',
+    responses: { 200: json('erased (or erased before: the same answer)', ERASED_SCHEMA) },
+    errors: ['NOT_FOUND', 'RESERVED_NAME'],
+  })
   async erase(@CurrentTenant() tenant: TenantRecord, @Param('aggregateId', AggregateIdPipe) aggregateId: string) {
     return erasedView(await this.eraser.erase(tenant.tenantId, aggregateId));
   }
 
   @Get(':aggregateId')
   @RequiresScope('events:read')
+  @ApiOperation({
+    tag: 'events',
+    summary: "Read an aggregate's events, in version order (or newest first with direction=backward)",
+    parameters: {
+      fromVersion: { description: 'first version to return (forward only; default 1)' },
+      beforeVersion: { description: 'direction=backward: versions below this one (default: from the last)' },
+      ...DIRECTION,
+      limit: { description: 'page size' },
+    },
+    responses: { 200: json('a page of the stream (empty for an unknown aggregate)', STORED_EVENTS_PAGE_SCHEMA) },
+    errors: ['VALIDATION_FAILED'],
+  })
   read(
     @CurrentTenant() tenant: TenantRecord,
     @Param('aggregateId', new AggregateIdPipe()) aggregateId: string,

@@ -1,4 +1,4 @@
-import { arrayOf, constant, JsonSchema, object, string } from '../common/json-schema';
+import { arrayOf, constant, object, string } from '../common/json-schema';
 
 /**
  * GET /health/ready: each check contributes one section of the answer and may hold readiness back.
@@ -68,13 +68,13 @@ export class Readiness {
 }
 
 /** GET /health (the contract's answer). */
-export const HEALTH_SCHEMA: JsonSchema = object({ status: constant('ok') });
+export const HEALTH_SCHEMA = object({ status: constant('ok') });
 
 /** GET /health/live: the process serves. */
-export const LIVENESS_SCHEMA: JsonSchema = object({ status: constant('live') });
+export const LIVENESS_SCHEMA = object({ status: constant('live') });
 
 /** GET /health/ready: 200 ready or 503 not-ready, with one section per check (what it found). */
-export const READINESS_SCHEMA: JsonSchema = object(
+export const READINESS_SCHEMA = object(
   { status: { enum: ['ready', 'not-ready'] } },
   {
     failing: arrayOf(string(), { description: 'the checks holding readiness back (when not ready)' }),

@@ -4,7 +4,8 @@ import { DtoValidationPipe } from '../common/dto-validation.pipe';
 import { IntQueryPipe } from '../common/int-query.pipe';
 import { AppendBatchDto, EventBodyDto } from '../events/event-input.dto';
 import { Public } from '../tenancy/public.decorator';
-import { OperationSpec } from './api-operations';
+import { ApiOperation } from '../common/api-docs';
+import { HEALTH_SCHEMA } from '../health/readiness';
 import { buildOpenApiDocument } from './openapi-document';
 import { routesOf } from './route-catalog';
 import { appRoutes as allAppRoutes } from '../../test/support/app-controllers';
@@ -12,48 +13,73 @@ import { appRoutes as allAppRoutes } from '../../test/support/app-controllers';
 @Controller('things')
 class ThingsController {
   @Get()
+  @ApiOperation({ tag: 'events', summary: 'list', responses: { 200: { description: 'ok', schema: HEALTH_SCHEMA } } })
   list(@Query('limit', new IntQueryPipe('limit', 10, 1, 50)) _limit: number) {}
 
   @Public()
   @Post('batch')
   @HttpCode(202)
+  @ApiOperation({ tag: 'events', summary: 'add', responses: { 202: { description: 'accepted' } } })
   add(@Body(new DtoValidationPipe(AppendBatchDto)) _body: AppendBatchDto) {}
 }
-const THINGS: Record<string, OperationSpec> = {
-  'GET /things': { tag: 'events', summary: 'list', responses: { 200: { description: 'ok', schema: 'Health' } } },
-  'POST /things/batch': { tag: 'events', summary: 'add', responses: { 202: { description: 'accepted' } } },
-};
+
+@Controller('others')
+class UndescribedController {
+  @Get()
+  @ApiOperation({ tag: 'system', summary: 'described', responses: { 200: { description: 'ok' } } })
+  described() {}
+
+  @Post()
+  undescribed() {}
+}
+
+@Controller('metrics')
+class OptionalController {
+  @Get()
+  @ApiOperation({ tag: 'system', summary: 'm', onlyWhen: 'METRICS_ENABLED is not false', responses: { 200: { description: 'ok' } } })
+  metrics() {}
+}
+
+@Controller('wrong')
+class WrongStatusController {
+  @Post()
+  @HttpCode(202)
+  @ApiOperation({ tag: 'events', summary: 'add', responses: { 201: { description: 'created' } } })
+  add() {}
+}
 
 describe('the OpenAPI document', () => {
   const appRoutes = allAppRoutes();
 
-  it('describes every route of the app: the operation table and the controllers agree', () => {
+  it('describes every route of the app: every handler has its @ApiOperation', () => {
     const doc = buildOpenApiDocument(appRoutes, '1.0.0');
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/events', '/projections/{id}/state/{key}', '/admin/lanes', '/docs']));
     expect(Object.keys(doc.paths)[0]).toBe('/events');
   });
 
-  it('refuses a route the table does not describe, and an entry with no route, naming both', () => {
-    const routes = routesOf(ThingsController);
-    expect(() => buildOpenApiDocument(routes, '1', { 'GET /things': THINGS['GET /things'], 'GET /gone': THINGS['GET /things'] })).toThrow(
-      /POST \/things\/batch \(ThingsController.add\): no entry[\s\S]*GET \/gone: in api-operations.ts but no such route/,
-    );
+  it('refuses a route whose handler has no @ApiOperation, naming it', () => {
+    const routes = [...routesOf(ThingsController), ...routesOf(UndescribedController)];
+    expect(() => buildOpenApiDocument(routes, '1')).toThrow(/POST \/others \(UndescribedController.undescribed\): no @ApiOperation/);
   });
 
-  it('accepts an absent route whose entry says it exists only in some configuration', () => {
-    const routes = routesOf(ThingsController);
-    const optional = { ...THINGS, 'GET /metrics': { ...THINGS['GET /things'], onlyWhen: 'METRICS_ENABLED is not false' } };
-    expect(Object.keys(buildOpenApiDocument(routes, '1', optional).paths)).toEqual(['/things', '/things/batch']);
+  it('says in its description that an operation exists only in some configuration', () => {
+    const op = buildOpenApiDocument(routesOf(OptionalController), '1').paths['/metrics'].get as any;
+    expect(op.description).toBe('Only when METRICS_ENABLED is not false.');
   });
 
-  it('refuses an entry that leaves out the status the route answers on success', () => {
-    const routes = routesOf(ThingsController);
-    const wrong = { ...THINGS, 'POST /things/batch': { ...THINGS['POST /things/batch'], responses: { 201: { description: 'created' } } } };
-    expect(() => buildOpenApiDocument(routes, '1', wrong)).toThrow(/ThingsController.add: answers 202/);
+  it('refers to a named response shape by its name, and writes any other in place', () => {
+    const doc = buildOpenApiDocument(routesOf(ThingsController), '1');
+    expect((doc.paths['/things'].get as any).responses[200].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/Health',
+    });
+  });
+
+  it('refuses an operation that leaves out the status the route answers on success', () => {
+    expect(() => buildOpenApiDocument(routesOf(WrongStatusController), '1')).toThrow(/WrongStatusController.add: answers 202/);
   });
 
   it("takes a request body's schema from the class its DtoValidationPipe validates with, element DTOs included", () => {
-    const doc = buildOpenApiDocument(routesOf(ThingsController), '1', THINGS);
+    const doc = buildOpenApiDocument(routesOf(ThingsController), '1');
     const op = doc.paths['/things/batch'].post as any;
     expect(op.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/AppendBatchDto' });
     const options = { refPointerPrefix: '#/components/schemas/' };
@@ -64,7 +90,7 @@ describe('the OpenAPI document', () => {
   });
 
   it('describes an integer query parameter with the bounds and default of the pipe that checks it', () => {
-    const doc = buildOpenApiDocument(routesOf(ThingsController), '1', THINGS);
+    const doc = buildOpenApiDocument(routesOf(ThingsController), '1');
     expect((doc.paths['/things'].get as any).parameters).toEqual([
       { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 50, default: 10 } },
     ]);

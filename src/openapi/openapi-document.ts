@@ -1,10 +1,10 @@
 import { Type } from '@nestjs/common';
 import { ErrorCode } from '../common/domain-error';
 import { statusOf } from '../common/error-http-mapping';
+import { OperationSpec, ResponseSpec, TAGS } from '../common/api-docs';
 import { integer, JsonSchema, string } from '../common/json-schema';
-import { OPERATIONS, OperationSpec, ResponseSpec, TAGS } from './api-operations';
 import { dtoClosure, dtoSchema, SCHEMA_REF_PREFIX } from './dto-schemas';
-import { NAMED_SCHEMAS, SchemaName } from './response-schemas';
+import { NAMED_SCHEMAS } from './response-schemas';
 import { RouteInfo } from './route-catalog';
 
 export type OpenApiDocument = {
@@ -27,7 +27,13 @@ export const SECURITY_SCHEMES = {
 };
 
 const ref = (name: string): JsonSchema => ({ $ref: `${SCHEMA_REF_PREFIX}${name}` });
-const schemaOf = (s: SchemaName | JsonSchema): JsonSchema => (typeof s === 'string' ? ref(s) : s);
+/** A shape response-schemas.ts names is referred to by its name; any other is written in place. */
+const NAME_OF_SCHEMA = new Map<JsonSchema, string>(Object.entries(NAMED_SCHEMAS).map(([name, schema]) => [schema, name]));
+if (NAME_OF_SCHEMA.size !== Object.keys(NAMED_SCHEMAS).length) throw new Error('response-schemas.ts gives one schema two names');
+const schemaOf = (s: JsonSchema): JsonSchema => {
+  const name = NAME_OF_SCHEMA.get(s);
+  return name ? ref(name) : s;
+};
 const isJson = (contentType: string) => contentType === 'application/json';
 
 /** The errors every route of a kind may answer, from what the route is (its auth, body, parameters, quota). */
@@ -84,9 +90,9 @@ function parameters(route: RouteInfo, spec: OperationSpec, problems: string[]): 
   const named = new Set([...route.pathParameters, ...route.queryParameters.map((q) => q.name), ...route.headerParameters]);
   const rest = Object.keys(docs).filter((n) => !named.has(n));
   if (route.wholeQuery) {
-    if (!rest.length) problems.push(`${route.handler}: its query goes through a pipe; name its parameters in api-operations.ts`);
+    if (!rest.length) problems.push(`${route.handler}: its query goes through a pipe; name its parameters in its @ApiOperation`);
     for (const name of rest) out.push({ name, in: 'query', required: false, schema: docs[name].schema ?? string(), ...described(name) });
-  } else if (rest.length) problems.push(`${route.handler}: api-operations.ts describes parameters it does not read: ${rest.join(', ')}`);
+  } else if (rest.length) problems.push(`${route.handler}: its @ApiOperation describes parameters it does not read: ${rest.join(', ')}`);
   for (const name of route.headerParameters) {
     // OpenAPI ignores a parameter named Accept; the operation's responses say what it answers.
     if (name.toLowerCase() !== 'accept')
@@ -111,7 +117,7 @@ function errorResponse(codes: ErrorCode[]): JsonSchema {
 
 function operation(route: RouteInfo, spec: OperationSpec, dtos: Map<string, Type<object>>, problems: string[]): JsonSchema {
   if (!spec.responses[route.successStatus])
-    problems.push(`${route.handler}: answers ${route.successStatus}, which api-operations.ts does not describe`);
+    problems.push(`${route.handler}: answers ${route.successStatus}, which its @ApiOperation does not describe`);
   const responses: Record<string, JsonSchema> = {};
   for (const [status, r] of Object.entries(spec.responses)) responses[status] = response(r);
   const byStatus = new Map<number, ErrorCode[]>();
@@ -134,17 +140,17 @@ function operation(route: RouteInfo, spec: OperationSpec, dtos: Map<string, Type
   if (route.bodyDto) {
     dtoClosure(route.bodyDto, dtos);
     if (spec.body)
-      problems.push(`${route.handler}: its body is the DTO ${route.bodyDto.name}; api-operations.ts must not describe it again`);
+      problems.push(`${route.handler}: its body is the DTO ${route.bodyDto.name}; its @ApiOperation must not describe it again`);
     requestBody = { required: true, content: { 'application/json': { schema: ref(route.bodyDto.name) } } };
   } else if (route.otherBody) {
-    if (!spec.body) problems.push(`${route.handler}: reads a body without a DTO; describe it in api-operations.ts`);
+    if (!spec.body) problems.push(`${route.handler}: reads a body without a DTO; describe it in its @ApiOperation`);
     else
       requestBody = {
         required: true,
         ...(spec.body.description ? { description: spec.body.description } : {}),
         content: { [spec.body.contentType]: { schema: schemaOf(spec.body.schema) } },
       };
-  } else if (spec.body) problems.push(`${route.handler}: reads no body, but api-operations.ts describes one`);
+  } else if (spec.body) problems.push(`${route.handler}: reads no body, but its @ApiOperation describes one`);
   return {
     operationId: route.handler.replace('.', '_'),
     tags: [spec.tag],
@@ -160,15 +166,12 @@ function operation(route: RouteInfo, spec: OperationSpec, dtos: Map<string, Type
 }
 
 /**
- * The OpenAPI 3.1 document of the routes Nest registered, with the operation table's words and
- * shapes. Throws, naming every mismatch, when the table and the routes disagree: caught by the
- * unit and e2e tests rather than served half true.
+ * The OpenAPI 3.1 document of the routes Nest registered, with the words and shapes each handler's
+ * @ApiOperation gives. Throws, naming every mismatch (a route without one, a success status or a
+ * body it does not describe), when they disagree: caught by the unit and e2e tests rather than
+ * served half true.
  */
-export function buildOpenApiDocument(
-  routes: RouteInfo[],
-  version: string,
-  operations: Record<string, OperationSpec> = OPERATIONS,
-): OpenApiDocument {
+export function buildOpenApiDocument(routes: RouteInfo[], version: string): OpenApiDocument {
   const problems: string[] = [];
   const paths: OpenApiDocument['paths'] = {};
   const dtos = new Map<string, Type<object>>();
@@ -176,20 +179,16 @@ export function buildOpenApiDocument(
   // Paths in the order of the tags (events first, admin last), the routes' own order within one.
   const keyOf = (r: RouteInfo) => `${r.method.toUpperCase()} ${r.path}`;
   const tagOrder = Object.keys(TAGS);
-  const rank = (r: RouteInfo) => tagOrder.indexOf(operations[keyOf(r)]?.tag ?? 'admin');
+  const rank = (r: RouteInfo) => tagOrder.indexOf(r.operation?.tag ?? 'admin');
   for (const route of [...routes].sort((a, b) => rank(a) - rank(b))) {
     const key = keyOf(route);
     if (seen.has(key)) problems.push(`${key}: registered twice`);
     seen.add(key);
-    const spec = operations[key];
-    if (!spec) {
-      problems.push(`${key} (${route.handler}): no entry in src/openapi/api-operations.ts`);
+    if (!route.operation) {
+      problems.push(`${key} (${route.handler}): no @ApiOperation on its handler`);
       continue;
     }
-    (paths[route.path] ??= {})[route.method] = operation(route, spec, dtos, problems);
-  }
-  for (const [key, spec] of Object.entries(operations)) {
-    if (!seen.has(key) && !spec.onlyWhen) problems.push(`${key}: in api-operations.ts but no such route`);
+    (paths[route.path] ??= {})[route.method] = operation(route, route.operation, dtos, problems);
   }
   if (problems.length) throw new Error(`the OpenAPI document does not match the routes:\n- ${problems.join('\n- ')}`);
   const schemas: Record<string, JsonSchema> = { ...NAMED_SCHEMAS };

@@ -111,5 +111,3 @@ export const NAMED_SCHEMAS = {
   LimitOverrides: LIMIT_OVERRIDES_SCHEMA,
   AdminLanes: ADMIN_LANES_SCHEMA,
 };
-
-export type SchemaName = keyof typeof NAMED_SCHEMAS;

@@ -2,6 +2,7 @@ import { RequestMethod, Type } from '@nestjs/common';
 import { HTTP_CODE_METADATA, METHOD_METADATA, PATH_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
 import { FASTIFY_ROUTE_CONFIG_METADATA } from '@nestjs/platform-fastify/constants';
+import { API_OPERATION_METADATA, OperationSpec } from '../common/api-docs';
 import { DtoValidationPipe } from '../common/dto-validation.pipe';
 import { IntQueryPipe } from '../common/int-query.pipe';
 import { ServiceRouteOptions } from '../common/route-options';
@@ -26,7 +27,7 @@ export interface RouteInfo {
   successStatus: number;
   pathParameters: string[];
   queryParameters: RouteQueryParameter[];
-  /** The whole query object goes through a pipe (`@Query(SomePipe)`): the operation table names its parameters. */
+  /** The whole query object goes through a pipe (`@Query(SomePipe)`): its @ApiOperation names its parameters. */
   wholeQuery: boolean;
   headerParameters: string[];
   /** The class-validator DTO its `@Body` is validated with. */
@@ -34,6 +35,8 @@ export interface RouteInfo {
   /** Reads a body without a DTO (`@Body()` alone, or the raw request: multipart uploads). */
   otherBody: boolean;
   options: ServiceRouteOptions;
+  /** Its words, answers and errors, written on the handler (@ApiOperation, common/api-docs.ts). */
+  operation?: OperationSpec;
 }
 
 const METHODS: Partial<Record<RequestMethod, RouteInfo['method']>> = {
@@ -98,6 +101,7 @@ export function routesOf(controller: Type<object>): RouteInfo[] {
           ...(dtoPipe ? { bodyDto: dtoPipe.dto as Type<object> } : {}),
           otherBody: !dtoPipe && (bodies.length > 0 || argsOf(RouteParamtypes.REQUEST).length > 0) && method !== 'get',
           options: (Reflect.getMetadata(FASTIFY_ROUTE_CONFIG_METADATA, handler) ?? {}) as ServiceRouteOptions,
+          operation: Reflect.getMetadata(API_OPERATION_METADATA, handler) as OperationSpec | undefined,
         });
       }
     }

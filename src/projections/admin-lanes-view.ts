@@ -1,4 +1,4 @@
-import { arrayOf, boolean, integer, JsonSchema, object, string } from '../common/json-schema';
+import { arrayOf, boolean, Infer, integer, object, string } from '../common/json-schema';
 import { ProjectionVersion } from '../store/projection-catalog.port';
 
 type VersionRef = { tenantId: string; versionId: string };
@@ -19,7 +19,7 @@ export interface AdminLanesDeps {
 export class AdminLanesView {
   constructor(private readonly deps: AdminLanesDeps) {}
 
-  async read() {
+  async read(): Promise<AdminLanes> {
     const [live, orphans] = await Promise.all([this.deps.liveVersions(), this.deps.orphanRows()]);
     const isLive = new Set(live.map((v) => `${v.tenantId}\u0000${v.versionId}`));
     const routers = this.deps.routedVersions().map((r) => ({ ...r, live: isLive.has(`${r.tenantId}\u0000${r.versionId}`) }));
@@ -30,7 +30,7 @@ export class AdminLanesView {
 const VERSION_REF_SCHEMA = { tenantId: string(), versionId: string() };
 
 /** GET /admin/lanes. */
-export const ADMIN_LANES_SCHEMA: JsonSchema = object({
+export const ADMIN_LANES_SCHEMA = object({
   routers: arrayOf(object({ ...VERSION_REF_SCHEMA, live: boolean() }), { description: 'the versions this instance routes' }),
   orphans: object(
     { lanes: integer(), inboxRows: integer(), versions: arrayOf(object(VERSION_REF_SCHEMA)) },
@@ -38,3 +38,4 @@ export const ADMIN_LANES_SCHEMA: JsonSchema = object({
     { description: 'lane and inbox rows of versions no projection names' },
   ),
 });
+export type AdminLanes = Infer<typeof ADMIN_LANES_SCHEMA>;

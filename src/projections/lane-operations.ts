@@ -1,4 +1,4 @@
-import { integer, JsonSchema, object, string } from '../common/json-schema';
+import { Infer, integer, object, oneOfStrings, string } from '../common/json-schema';
 import { DomainError, notFound } from '../common/domain-error';
 import { ProjectionRecord } from '../store/projection-catalog.port';
 import { LaneRecord } from '../store/lane-store.port';
@@ -21,20 +21,14 @@ export interface LaneOperationDeps {
   wakeLane(lane: { tenantId: string; versionId: string; key: string }): Promise<void>;
 }
 
-export const LANE_OPERATION_RESULT_SCHEMA: JsonSchema = object({
+export const LANE_OPERATION_RESULT_SCHEMA = object({
   projectionId: string(),
   key: string(),
-  action: { enum: ['retry', 'skip'] },
+  action: oneOfStrings(['retry', 'skip']),
   position: integer({ description: 'the position the lane was held on' }),
 });
 
-export interface LaneOperationResult {
-  projectionId: string;
-  key: string;
-  action: LaneOperation;
-  /** The position the lane was held on. */
-  position: number;
-}
+export type LaneOperationResult = Infer<typeof LANE_OPERATION_RESULT_SCHEMA>;
 
 const notHeld = (key: string): DomainError => new DomainError('VALIDATION_FAILED', `lane '${key}' is not held`, { field: 'key' });
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { boolean, constant, JsonSchema, nullable, object, oneOf, string } from '../common/json-schema';
+import { boolean, constant, Infer, nullable, object, oneOf, string } from '../common/json-schema';
 import { DomainError, notFound, validationFailed } from '../common/domain-error';
 import { MultipartUpload } from '../common/multipart-upload';
 import { LaneEngine } from '../lanes/lane-engine';
@@ -37,12 +37,7 @@ export function parseProjectionConfig(raw: string | undefined, field: string): P
   };
 }
 
-/** The 202 answer to an upload: the earlier shape, or the current one. */
-export type ProjectionUploadAnswer =
-  | { projectionId: string; uploadId: string; status: 'pending_compilation' }
-  | { success: true; uploadId: string; projectionId: null; status: 'compiling'; message: string; notifications?: UploadNotificationsView };
-
-const UPLOAD_NOTIFICATIONS_SCHEMA: JsonSchema = object(
+const UPLOAD_NOTIFICATIONS_SCHEMA = object(
   {
     webhook: object({
       enabled: boolean(),
@@ -56,7 +51,7 @@ const UPLOAD_NOTIFICATIONS_SCHEMA: JsonSchema = object(
 );
 
 /** POST /projections/upload (202): the current answer, or the earlier one when the config came as `notificationConfig`. */
-export const PROJECTION_UPLOAD_ANSWER_SCHEMA: JsonSchema = oneOf(
+export const PROJECTION_UPLOAD_ANSWER_SCHEMA = oneOf(
   object(
     {
       success: constant(true),
@@ -74,6 +69,8 @@ export const PROJECTION_UPLOAD_ANSWER_SCHEMA: JsonSchema = oneOf(
     { title: 'earlier (config sent as notificationConfig)' },
   ),
 );
+/** The 202 answer to an upload: the earlier shape, or the current one. */
+export type ProjectionUploadAnswer = Infer<typeof PROJECTION_UPLOAD_ANSWER_SCHEMA>;
 
 /** The tenant's `projections` limit (src/quotas): throws QUOTA_EXCEEDED when one more would pass it. */
 export interface ProjectionQuota {

@@ -1,5 +1,5 @@
 import { isoTime } from '../common/iso-time';
-import { anyJson, arrayOf, constant, integer, jsonObject, JsonSchema, nullable, object, string, timestamp } from '../common/json-schema';
+import { anyJson, arrayOf, constant, Infer, integer, jsonObject, nullable, object, string, timestamp } from '../common/json-schema';
 import { ProjectionRecord } from '../store/projection-catalog.port';
 import { LaneRecord } from '../store/lane-store.port';
 import { UploadRecord } from '../store/upload-repository.port';
@@ -12,7 +12,11 @@ const STATUS: Record<UploadRecord['status'], string> = { pending: 'compiling', c
  * `discovered`, `activeVersion`/`pendingVersion`) and earlier (`projectionId`, `compiledClassName`,
  * `compiledStateType`); `id` is the deprecated alias of `uploadId`.
  */
-export function projectionStatusView(u: UploadRecord, p: ProjectionRecord | null, lag?: { active?: ApplyLag; pending?: ApplyLag }) {
+export function projectionStatusView(
+  u: UploadRecord,
+  p: ProjectionRecord | null,
+  lag?: { active?: ApplyLag; pending?: ApplyLag },
+): ProjectionStatus {
   const projections = (u.discovered ?? []).filter((d) => d.kind === 'projection');
   const first = projections[0];
   // Compiled but not yet deployed (the moment between the two): still 'compiling', so that a client
@@ -28,7 +32,8 @@ export function projectionStatusView(u: UploadRecord, p: ProjectionRecord | null
     status: STATUS[status],
     kind: 'projection' as const,
     ...(status === 'failed'
-      ? { compilationError: u.compilationError }
+      ? // markFailed writes the status and its error together.
+        { compilationError: u.compilationError as string }
       : status === 'compiled'
         ? {
             discovered: projections.map((d) => ({ className: d.className, stateTypeName: d.stateTypeName, kind: 'projection' })),
@@ -43,7 +48,7 @@ export function projectionStatusView(u: UploadRecord, p: ProjectionRecord | null
   };
 }
 
-const APPLY_LAG_SCHEMA: JsonSchema = object(
+const APPLY_LAG_SCHEMA = object(
   {
     totalInboxDepth: integer({ description: "events queued behind the projection's slowest key" }),
     heldLanes: integer({ description: 'above 0: a key is stopped on a failing event and needs attention' }),
@@ -56,10 +61,10 @@ const APPLY_LAG_SCHEMA: JsonSchema = object(
   {},
   { description: 'only with include=lag; omitted when temporarily unavailable' },
 );
-const VERSION_SCHEMA: JsonSchema = object({ uploadId: string({ format: 'uuid' }) }, { applyLag: APPLY_LAG_SCHEMA });
+const VERSION_SCHEMA = object({ uploadId: string({ format: 'uuid' }) }, { applyLag: APPLY_LAG_SCHEMA });
 
 /** GET /projections/{id}/status (ProjectionStatus adds `webhook`). */
-export const PROJECTION_STATUS_SCHEMA: JsonSchema = object(
+export const PROJECTION_STATUS_SCHEMA = object(
   {
     type: { enum: ['compilation', 'runtime'] },
     uploadId: string({ format: 'uuid' }),
@@ -81,8 +86,9 @@ export const PROJECTION_STATUS_SCHEMA: JsonSchema = object(
     webhook: jsonObject({ description: "the webhook endpoint's status, as GET /projections/{id}/webhook answers it" }),
   },
 );
+export type ProjectionStatus = Infer<typeof PROJECTION_STATUS_SCHEMA>;
 
-export function projectionListView(p: ProjectionRecord) {
+export function projectionListView(p: ProjectionRecord): ProjectionSummary {
   return {
     projectionId: p.projectionId,
     name: p.name,
@@ -92,16 +98,15 @@ export function projectionListView(p: ProjectionRecord) {
   };
 }
 
-export const PROJECTION_LIST_SCHEMA: JsonSchema = object({
-  projections: arrayOf(
-    object(
-      { projectionId: string(), name: string(), activeVersion: nullable(object({ uploadId: string() })), createdAt: timestamp() },
-      { pendingVersion: object({ uploadId: string() }) },
-    ),
-  ),
-});
+const PROJECTION_SUMMARY_SCHEMA = object(
+  { projectionId: string(), name: string(), activeVersion: nullable(object({ uploadId: string() })), createdAt: timestamp() },
+  { pendingVersion: object({ uploadId: string() }) },
+);
+export type ProjectionSummary = Infer<typeof PROJECTION_SUMMARY_SCHEMA>;
 
-export function laneView(l: LaneRecord) {
+export const PROJECTION_LIST_SCHEMA = object({ projections: arrayOf(PROJECTION_SUMMARY_SCHEMA) });
+
+export function laneView(l: LaneRecord): Lane {
   return {
     key: l.key,
     appliedPosition: l.appliedPosition,
@@ -110,7 +115,7 @@ export function laneView(l: LaneRecord) {
   };
 }
 
-export const LANE_SCHEMA: JsonSchema = object(
+export const LANE_SCHEMA = object(
   { key: string(), appliedPosition: integer(), updatedAt: nullable(timestamp()) },
   {
     held: object(
@@ -120,13 +125,14 @@ export const LANE_SCHEMA: JsonSchema = object(
     ),
   },
 );
-export const LANES_PAGE_SCHEMA: JsonSchema = object({ lanes: arrayOf(LANE_SCHEMA) });
+export type Lane = Infer<typeof LANE_SCHEMA>;
+export const LANES_PAGE_SCHEMA = object({ lanes: arrayOf(LANE_SCHEMA) });
 
 /**
  * The answer to a state read: 200 with the state, or 202 while the version catches up (a success:
  * the client is asked to read again, nothing went wrong).
  */
-export function stateAnswer(r: StateRead) {
+export function stateAnswer(r: StateRead): { status: 200; body: ProjectionState } | { status: 202; body: CatchingUp } {
   if (r.kind === 'ready') {
     return {
       status: 200 as const,
@@ -150,23 +156,26 @@ export function stateAnswer(r: StateRead) {
   };
 }
 
-export const PROJECTION_STATE_SCHEMA: JsonSchema = object({
+export const PROJECTION_STATE_SCHEMA = object({
   projectionId: string(),
   stateKey: string(),
   state: anyJson({ description: "the full state produced by the projection's Apply method" }),
   updatedAt: timestamp(),
   appliedPosition: integer(),
 });
-export const CATCHING_UP_SCHEMA: JsonSchema = object(
+export const CATCHING_UP_SCHEMA = object(
   { projectionId: string(), status: constant('catching_up'), appliedPosition: integer() },
   { minPosition: integer() },
 );
+export type ProjectionState = Infer<typeof PROJECTION_STATE_SCHEMA>;
+export type CatchingUp = Infer<typeof CATCHING_UP_SCHEMA>;
 
-export function keysPageView(lanes: LaneRecord[]) {
+export function keysPageView(lanes: LaneRecord[]): KeysPage {
   return { keys: lanes.map((l) => l.key), ...(lanes.length ? { next: lanes[lanes.length - 1].key } : {}) };
 }
 
-export const KEYS_PAGE_SCHEMA: JsonSchema = object(
+export const KEYS_PAGE_SCHEMA = object(
   { keys: arrayOf(string()) },
   { next: string({ description: 'the last key of this page: pass it as after for the next one' }) },
 );
+export type KeysPage = Infer<typeof KEYS_PAGE_SCHEMA>;

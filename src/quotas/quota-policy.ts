@@ -115,7 +115,7 @@ export function parseOverrides(input: unknown): LimitOverrides {
   return out;
 }
 
-const RATE_SCHEMA: JsonSchema = object(
+const RATE_SCHEMA = object(
   {
     quota: integer({ minimum: 0, maximum: MAX_QUOTA, description: '0: no limit' }),
     windowSeconds: integer({ minimum: 1, maximum: MAX_WINDOW_SECONDS }),
@@ -123,7 +123,7 @@ const RATE_SCHEMA: JsonSchema = object(
   {},
   { additionalProperties: false },
 );
-const COUNT_SCHEMA: JsonSchema = integer({ minimum: 0, maximum: MAX_QUOTA, description: '0: no limit' });
+const COUNT_SCHEMA = integer({ minimum: 0, maximum: MAX_QUOTA, description: '0: no limit' });
 const limitsSchema = (extra: JsonSchema) =>
   object(
     {},
@@ -132,9 +132,9 @@ const limitsSchema = (extra: JsonSchema) =>
   );
 
 /** What parseOverrides accepts (PUT /admin/tenants/{id}/limits): an unknown name is refused. */
-export const LIMIT_OVERRIDES_SCHEMA: JsonSchema = limitsSchema({ additionalProperties: false });
+export const LIMIT_OVERRIDES_SCHEMA = limitsSchema({ additionalProperties: false });
 /** Every limit (the defaults, or what applies to a tenant). */
-export const TENANT_LIMITS_SCHEMA: JsonSchema = { ...limitsSchema({}), required: [...LIMIT_NAMES] };
+export const TENANT_LIMITS_SCHEMA = { ...limitsSchema({}), required: [...LIMIT_NAMES] };
 
 /** One override in the CLI's form (`appendRequests=100/1s`, `streams=20`). */
 export function parseOverrideText(name: string, text: string): LimitOverrides {

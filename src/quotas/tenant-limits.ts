@@ -1,4 +1,4 @@
-import { JsonSchema, nullable, object, string, timestamp } from '../common/json-schema';
+import { nullable, object, string, timestamp } from '../common/json-schema';
 import { Logger } from '@nestjs/common';
 import { notFound } from '../common/domain-error';
 import { LruMap } from '../common/lru-map';
@@ -15,7 +15,7 @@ import {
 
 /** What the admin API shows of one tenant's limits. */
 /** GET and PUT /admin/tenants/{id}/limits. */
-export const TENANT_LIMITS_VIEW_SCHEMA: JsonSchema = object({
+export const TENANT_LIMITS_VIEW_SCHEMA = object({
   tenantId: string(),
   limits: { ...TENANT_LIMITS_SCHEMA, description: 'what applies now: the defaults with the overrides on top' },
   overrides: LIMIT_OVERRIDES_SCHEMA,

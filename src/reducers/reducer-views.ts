@@ -1,5 +1,5 @@
 import { isoTime } from '../common/iso-time';
-import { anyJson, arrayOf, constant, integer, JsonSchema, nullable, object, string, timestamp } from '../common/json-schema';
+import { anyJson, arrayOf, constant, Infer, integer, nullable, object, string, timestamp } from '../common/json-schema';
 import { Binding } from '../store/reducer-state.port';
 import { UploadRecord } from '../store/upload-repository.port';
 import { AggregateStateView } from './aggregate-state-keeper';
@@ -11,7 +11,7 @@ const STATUS: Record<UploadRecord['status'], string> = { pending: 'pending_compi
  * The reducer record in both of the contract's shapes at once: `id`/`discovered` (current) and
  * `reducerId`/`compiledClassName`/`compiledStateType` (earlier clients; the first discovered reducer).
  */
-export function reducerRecordView(u: UploadRecord) {
+export function reducerRecordView(u: UploadRecord): ReducerRecord {
   const reducers = (u.discovered ?? []).filter((d) => d.kind === 'reducer');
   const first = reducers[0];
   return {
@@ -20,14 +20,16 @@ export function reducerRecordView(u: UploadRecord) {
     status: STATUS[u.status],
     kind: 'reducer' as const,
     ...(u.status === 'failed'
-      ? { compilationError: u.compilationError }
+      ? // markFailed writes the status and its error together.
+        { compilationError: u.compilationError as string }
       : u.status === 'compiled'
         ? {
             discovered: reducers.map((d) => ({
               className: d.className,
               stateTypeName: d.stateTypeName,
               kind: 'reducer',
-              aggregateType: d.aggregateType,
+              // null from the compiler when not known (its JSON writes nulls); the schema says so.
+              aggregateType: d.aggregateType ?? null,
             })),
             compiledClassName: first?.className ?? null,
             compiledStateType: first?.stateTypeName ?? null,
@@ -38,7 +40,7 @@ export function reducerRecordView(u: UploadRecord) {
   };
 }
 
-export const REDUCER_RECORD_SCHEMA: JsonSchema = object(
+export const REDUCER_RECORD_SCHEMA = object(
   {
     id: string({ description: 'the reducerId given at upload' }),
     reducerId: string({ description: 'earlier shape: the same value as id' }),
@@ -57,11 +59,12 @@ export const REDUCER_RECORD_SCHEMA: JsonSchema = object(
     compilationError: string({ description: 'when the compilation failed, instead of discovered' }),
   },
 );
+export type ReducerRecord = Infer<typeof REDUCER_RECORD_SCHEMA>;
 
 /** POST /reducers/upload (202): the same shape in the contract's current and earlier versions. */
-export const REDUCER_UPLOAD_ANSWER_SCHEMA: JsonSchema = object({ reducerId: string(), status: constant('pending_compilation') });
+export const REDUCER_UPLOAD_ANSWER_SCHEMA = object({ reducerId: string(), status: constant('pending_compilation') });
 
-export function bindingView(b: Binding, catchUp?: CatchUpProgress) {
+export function bindingView(b: Binding, catchUp?: CatchUpProgress): BindingBody {
   return {
     aggregateType: b.aggregateType,
     reducerId: b.reducerId,
@@ -76,17 +79,18 @@ export function bindingView(b: Binding, catchUp?: CatchUpProgress) {
 const BINDING_FIELDS = { aggregateType: string(), reducerId: string(), className: string(), boundAt: timestamp() };
 
 /** GET /aggregate-types/{type}: the binding, and the state catch-up it started while that one is known. */
-export const BINDING_SCHEMA: JsonSchema = object(BINDING_FIELDS, {
+export const BINDING_SCHEMA = object(BINDING_FIELDS, {
   catchUp: object({ status: { enum: ['running', 'done', 'superseded', 'failed'] }, aggregates: integer(), events: integer() }),
 });
+export type BindingBody = Infer<typeof BINDING_SCHEMA>;
 
 /** PUT /aggregate-types/{type}: the binding and the contract's message (earlier clients read the binding only). */
-export const BOUND_SCHEMA: JsonSchema = object({
+export const BOUND_SCHEMA = object({
   ...BINDING_FIELDS,
   message: string({ description: 'says that state catch-up is in progress' }),
 });
 
-export function stateView(s: AggregateStateView) {
+export function stateView(s: AggregateStateView): AggregateState {
   return {
     aggregateId: s.aggregateId,
     aggregateType: s.aggregateType,
@@ -96,10 +100,11 @@ export function stateView(s: AggregateStateView) {
   };
 }
 
-export const AGGREGATE_STATE_SCHEMA: JsonSchema = object({
+export const AGGREGATE_STATE_SCHEMA = object({
   aggregateId: string(),
   aggregateType: string(),
   version: integer(),
   state: anyJson({ description: "the reducer's state" }),
   lastModified: timestamp(),
 });
+export type AggregateState = Infer<typeof AGGREGATE_STATE_SCHEMA>;

@@ -11,9 +11,28 @@ import { AggregateBinder } from './aggregate-binder';
 import { AggregateStateKeeper } from './aggregate-state-keeper';
 import { BindingStatus } from './binding-status';
 import { ReducerCatalog } from './reducer-catalog';
-import { bindingView, reducerRecordView, stateView } from './reducer-views';
+import {
+  AGGREGATE_STATE_SCHEMA,
+  BINDING_SCHEMA,
+  bindingView,
+  BOUND_SCHEMA,
+  REDUCER_RECORD_SCHEMA,
+  REDUCER_UPLOAD_ANSWER_SCHEMA,
+  reducerRecordView,
+  stateView,
+} from './reducer-views';
 import { BindAggregateTypeDto } from './bind-aggregate-type.dto';
 import { RequiresScope } from '../tenancy/scopes';
+import { ARCHIVE_ERRORS, ApiOperation, json } from '../common/api-docs';
+import { object, string } from '../common/json-schema';
+
+/** The multipart form the upload reads (readMultipart; the document describes it, nothing validates by it). */
+const REDUCER_UPLOAD_BODY = object(
+  {
+    file: string({ contentMediaType: 'application/zip', description: 'zip of .cs sources with at least one reducer implementation' }),
+  },
+  { reducerId: string({ description: 'the id to give the upload (else a UUID)' }) },
+);
 
 @Controller('reducers')
 export class ReducersController {
@@ -23,12 +42,25 @@ export class ReducersController {
   @HttpCode(202)
   @Quota('upload')
   @RequiresScope('deploy')
+  @ApiOperation({
+    tag: 'reducers',
+    summary: 'Upload a reducer archive (compiled in the background)',
+    body: { contentType: 'multipart/form-data', schema: REDUCER_UPLOAD_BODY },
+    responses: { 202: json('accepted, compiling', REDUCER_UPLOAD_ANSWER_SCHEMA) },
+    errors: [...ARCHIVE_ERRORS, 'ALREADY_EXISTS'],
+  })
   async upload(@CurrentTenant() tenant: TenantRecord, @Req() req: FastifyRequest) {
     return this.catalog.acceptUpload(tenant.tenantId, await readMultipart(req));
   }
 
   @Get(':id/status')
   @RequiresScope('state:read')
+  @ApiOperation({
+    tag: 'reducers',
+    summary: "A reducer upload's compilation record (current and earlier fields together)",
+    responses: { 200: json('the record', REDUCER_RECORD_SCHEMA) },
+    errors: ['NOT_FOUND'],
+  })
   async status(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string) {
     return reducerRecordView(await this.catalog.status(tenant.tenantId, id));
   }
@@ -44,6 +76,12 @@ export class AggregateTypesController {
 
   @Put(':type')
   @RequiresScope('deploy')
+  @ApiOperation({
+    tag: 'reducers',
+    summary: 'Bind a reducer to an aggregate type (state catch-up starts)',
+    responses: { 200: json('bound', BOUND_SCHEMA) },
+    errors: ['NOT_FOUND', 'REDUCER_NOT_COMPILED', 'NO_MATCHING_REDUCER'],
+  })
   async bind(
     @CurrentTenant() tenant: TenantRecord,
     // Pipes run in parameter order: the body is checked before the type, as it was before this pipe.
@@ -56,6 +94,12 @@ export class AggregateTypesController {
 
   @Get(':type')
   @RequiresScope('state:read')
+  @ApiOperation({
+    tag: 'reducers',
+    summary: "An aggregate type's binding and its catch-up",
+    responses: { 200: json('the binding', BINDING_SCHEMA) },
+    errors: ['NOT_FOUND'],
+  })
   async get(@CurrentTenant() tenant: TenantRecord, @Param('type', AggregateTypePipe) type: string) {
     const { binding, catchUp } = await this.bindingStatus.read(tenant.tenantId, type);
     return bindingView(binding, catchUp);
@@ -63,6 +107,12 @@ export class AggregateTypesController {
 
   @Get(':type/:id/state')
   @RequiresScope('state:read')
+  @ApiOperation({
+    tag: 'reducers',
+    summary: "An aggregate's state, computed by its type's reducer",
+    responses: { 200: json('the state', AGGREGATE_STATE_SCHEMA) },
+    errors: ['NO_REDUCER_BOUND', 'NOT_FOUND', 'AGGREGATE_ERASED', 'REDUCER_FAILED', 'STATE_TOO_LARGE', 'RUNTIME_UNAVAILABLE'],
+  })
   async state(
     @CurrentTenant() tenant: TenantRecord,
     @Param('type', AggregateTypePipe) type: string,

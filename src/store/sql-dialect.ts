@@ -93,3 +93,26 @@ export function webhookKeyLock(dialect: SqlDialect, tenantId: string, projection
 export function lockedForShare(dialect: SqlDialect, select: SqlStatement): SqlStatement[] {
   return dialect === 'postgres' ? [{ ...select, sql: `${select.sql} FOR SHARE` }] : [];
 }
+
+/**
+ * The column types of the schema's DDL (migrations.ts), the one place its dialects differ in type:
+ * - `int`: a count or position, 64-bit (SQLite's INTEGER is 64-bit already);
+ * - `time`: the early tables' time columns (see "time columns" above);
+ * - `uuid`: events.event_id, a native uuid on PostgreSQL, its text on SQLite;
+ * - `withoutRowid`: SQLite's clustered tables (keyed by their primary key); PostgreSQL has none.
+ * SQLite's names are upper case and PostgreSQL's lower case, as the shipped migrations wrote them.
+ */
+export interface DdlTypes {
+  text: 'TEXT' | 'text';
+  int: 'INTEGER' | 'bigint';
+  time: 'INTEGER' | 'timestamptz';
+  bytes: 'BLOB' | 'bytea';
+  uuid: 'TEXT' | 'uuid';
+  withoutRowid: ' WITHOUT ROWID' | '';
+}
+
+export function ddlTypes(dialect: SqlDialect): DdlTypes {
+  return dialect === 'postgres'
+    ? { text: 'text', int: 'bigint', time: 'timestamptz', bytes: 'bytea', uuid: 'uuid', withoutRowid: '' }
+    : { text: 'TEXT', int: 'INTEGER', time: 'INTEGER', bytes: 'BLOB', uuid: 'TEXT', withoutRowid: ' WITHOUT ROWID' };
+}

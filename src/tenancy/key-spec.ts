@@ -1,5 +1,5 @@
 import { validationFailed } from '../common/domain-error';
-import { arrayOf, JsonSchema, object, string } from '../common/json-schema';
+import { arrayOf, Infer, JsonSchema, object, string } from '../common/json-schema';
 import { parseScopes } from './scope-check';
 import { API_SCOPES, ApiScope } from './scopes';
 
@@ -53,12 +53,12 @@ function expiry(v: unknown, now: number): number {
 
 const SCOPE_LIST = arrayOf(string({ enum: [...API_SCOPES] }));
 /** Body of POST /auth/keys (and, every field optional, of the admin API's key issue). */
-export const CREATE_KEY_BODY_SCHEMA: JsonSchema = object(
+export const CREATE_KEY_BODY_SCHEMA = object(
   { scopes: SCOPE_LIST, name: string({ minLength: 1, maxLength: MAX_KEY_NAME }) },
   { expiresAt: string({ format: 'date-time', description: 'ISO 8601 with a zone; in the future' }) },
   { additionalProperties: false },
 );
-export const ISSUE_KEY_BODY_SCHEMA: JsonSchema = object(
+export const ISSUE_KEY_BODY_SCHEMA = object(
   {},
   {
     scopes: { ...SCOPE_LIST, description: 'absent: every scope' },
@@ -67,7 +67,7 @@ export const ISSUE_KEY_BODY_SCHEMA: JsonSchema = object(
   },
   { additionalProperties: false },
 );
-export const KEY_VIEW_SCHEMA: JsonSchema = object({
+export const KEY_VIEW_SCHEMA = object({
   keyId: string({ pattern: '^key_' }),
   name: { type: ['string', 'null'] },
   scopes: SCOPE_LIST,
@@ -75,8 +75,9 @@ export const KEY_VIEW_SCHEMA: JsonSchema = object({
   createdAt: string({ format: 'date-time' }),
   expiresAt: { type: ['string', 'null'], format: 'date-time' },
 });
-export const KEYS_SCHEMA: JsonSchema = object({ keys: arrayOf(KEY_VIEW_SCHEMA) });
-export const KEY_CREATED_SCHEMA: JsonSchema = object({
+export type KeyView = Infer<typeof KEY_VIEW_SCHEMA>;
+export const KEYS_SCHEMA = object({ keys: arrayOf(KEY_VIEW_SCHEMA) });
+export const KEY_CREATED_SCHEMA = object({
   ...(KEY_VIEW_SCHEMA.properties as Record<string, JsonSchema>),
   apiKey: string({ pattern: '^esk_', description: 'shown once; store it' }),
 });

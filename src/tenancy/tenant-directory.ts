@@ -4,7 +4,7 @@ import { isoTime } from '../common/iso-time';
 import { ApiKeyRecord, NewApiKey, TenantRecord, TenantRepository } from '../store/tenant-repository.port';
 import { digestsEqual, generateApiKey, generateKeyId, hashApiKey } from './api-key';
 import { KeyWatch } from './key-watch';
-import { parseKeySpec } from './key-spec';
+import { KeyView, parseKeySpec } from './key-spec';
 import { effectiveScopes, HeldScopes, scopeRefusal, storedScopes, ungrantable } from './scope-check';
 import { ApiScope } from './scopes';
 
@@ -295,7 +295,7 @@ function checkName(name: unknown): string {
 }
 
 /** A key as GET /auth/keys shows it: never its secret nor its hash. */
-export function keyView(k: NewApiKey | ApiKeyRecord) {
+export function keyView(k: NewApiKey | ApiKeyRecord): KeyView {
   const scopes = storedScopes(k.scopes);
   return {
     keyId: k.keyId,

@@ -5,8 +5,7 @@ import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { Client as PgClient } from 'pg';
 import { apiKeyScopesMigration } from '../../src/store/api-key-schema';
-import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/postgres-migrations';
-import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/sqlite-migrations';
+import { migrations } from '../../src/store/migrations';
 import { hashApiKey } from '../../src/tenancy/api-key';
 import { API_SCOPES, ApiScope } from '../../src/tenancy/scopes';
 import { ADMIN_TOKEN, clientFor, Client, newTenant, request, RunningService, startService } from '../support/service-harness';
@@ -14,6 +13,9 @@ import { envFor, STORE_BACKENDS, stopBackends } from '../support/store-backends'
 import { SseCollector, WsCollector } from '../support/stream-clients';
 import { exampleSources, projectionActive, until, uploadProjection } from '../support/tenant-code';
 import { KEY_WATCH_MS } from '../../src/tenancy/tenant-directory';
+
+const SQLITE_MIGRATIONS = migrations('sqlite');
+const POSTGRES_MIGRATIONS = migrations('postgres');
 
 /**
  * Scoped API keys over real HTTP, WebSocket and SSE on both stores. The route matrix is read from

@@ -1,15 +1,17 @@
 import Database from 'better-sqlite3';
 import { Client } from 'pg';
 import { webhookUrlMigration } from '../../src/store/notification-schema';
-import { POSTGRES_MIGRATIONS } from '../../src/store/postgres/postgres-migrations';
 import { PostgresStore } from '../../src/store/postgres/postgres-store';
-import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/sqlite-migrations';
+import { migrations } from '../../src/store/migrations';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store';
 import { ThrowawayPostgres } from '../support/throwaway-postgres';
 
+const SQLITE_MIGRATIONS = migrations('sqlite');
+const POSTGRES_MIGRATIONS = migrations('postgres');
+
 /**
- * The two migration lists keep one schema twice; this proves they keep the same one. Each store is
- * migrated for real and read back from its catalog as lines (a table's columns with a normalized
+ * The migrations (src/store/migrations.ts) render one schema per dialect; this proves the two are
+ * the same one. Each store is migrated for real and read back from its catalog as lines (a table's columns with a normalized
  * type and nullability, its primary key, its indexes), and the two sets of lines are compared.
  */
 

@@ -1,5 +1,5 @@
 import { isoTime } from '../../common/iso-time';
-import { anyJson, arrayOf, constant, integer, JsonSchema, object, string, timestamp } from '../../common/json-schema';
+import { anyJson, arrayOf, constant, Infer, integer, object, string, timestamp } from '../../common/json-schema';
 import { RawJson, stringifyJson } from '../../common/raw-json';
 import type { Notification } from '../../store/notification-repository.port';
 import { traceIdOf } from '../../observability/tracing/tracing';
@@ -9,7 +9,7 @@ import { traceIdOf } from '../../observability/tracing/tracing';
 export type { Notification };
 
 /** The wire shape (polling element; the stream message adds `type`). */
-export function notificationView(n: Notification) {
+export function notificationView(n: Notification): NotificationBody {
   return {
     sequence: n.sequence,
     projectionId: n.projectionId,
@@ -46,23 +46,26 @@ const TRACE_FIELDS = {
   }),
   tracestate: string({ description: 'the W3C tracestate sent with that traceparent; only when one was' }),
 };
-export const NOTIFICATIONS_PAGE_SCHEMA: JsonSchema = object({ notifications: arrayOf(object(NOTIFICATION_FIELDS, TRACE_FIELDS)) });
+const NOTIFICATION_SCHEMA = object(NOTIFICATION_FIELDS, TRACE_FIELDS);
+export type NotificationBody = Infer<typeof NOTIFICATION_SCHEMA>;
+export const NOTIFICATIONS_PAGE_SCHEMA = object({ notifications: arrayOf(NOTIFICATION_SCHEMA) });
 
 /**
  * The stream message (WebSocket, SSE, webhook body). `traceId` (and `traceparent`, `tracestate`) only
  * when the notification continues a trace: its append sent one, or tracing traced it; otherwise every
  * message is exactly as before (docs/notifications.md, Trace context).
  */
-export function streamMessage(n: Notification) {
+export function streamMessage(n: Notification): StreamMessage {
   const message = { type: 'state_changed' as const, ...notificationView(n) };
   return n.traceParent ? { ...message, traceId: traceIdOf(n.traceParent) } : message;
 }
 
 /** A WebSocket message, and the data of a server-sent event. */
-export const STREAM_MESSAGE_SCHEMA: JsonSchema = object(
+export const STREAM_MESSAGE_SCHEMA = object(
   { type: constant('state_changed'), ...NOTIFICATION_FIELDS },
   { ...TRACE_FIELDS, traceId: string({ description: 'the W3C trace id of the append that caused it (only when traced)' }) },
 );
+export type StreamMessage = Infer<typeof STREAM_MESSAGE_SCHEMA>;
 
 const texts = new WeakMap<Notification, string>();
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { integer, JsonSchema, nullable, object, string, timestamp } from '../../common/json-schema';
+import { Infer, integer, nullable, object, oneOfStrings, string, timestamp } from '../../common/json-schema';
 import { DomainError, validationFailed } from '../../common/domain-error';
 import { isoTime } from '../../common/iso-time';
 import { NotificationRepository } from '../../store/notification-repository.port';
@@ -9,31 +9,19 @@ import { NotifiedProjections } from '../log/notified-projections.port';
 import { TenantWebhookQuota } from './tenant-webhook-quota.port';
 
 /** What the status record and GET …/webhook say of an endpoint. */
-/** GET /projections/{id}/webhook: `{projectionId, webhook: this}`. */
-export const WEBHOOK_STATUS_SCHEMA: JsonSchema = object({
-  projectionId: string(),
-  webhook: object({
-    status: { enum: ['active', 'suspended'] },
-    pendingDeliveries: integer({ description: 'deliveries waiting, counted up to the limit' }),
-    pendingDeliveriesLimit: integer({ description: 'past it the endpoint is suspended (0: no limit)' }),
-    deadDeliveries: integer(),
-    suspendedAt: nullable(timestamp()),
-    suspendedReason: nullable(string()),
-    resumeFromSequence: nullable(integer({ description: 'while suspended: where a resume starts' })),
-  }),
+const ENDPOINT_STATUS_SCHEMA = object({
+  status: oneOfStrings(['active', 'suspended']),
+  pendingDeliveries: integer({ description: 'deliveries waiting, counted up to the limit' }),
+  pendingDeliveriesLimit: integer({ description: 'past it the endpoint is suspended (0: no limit)' }),
+  deadDeliveries: integer(),
+  suspendedAt: nullable(timestamp()),
+  suspendedReason: nullable(string()),
+  resumeFromSequence: nullable(integer({ description: 'while suspended: where a resume starts' })),
 });
+/** GET /projections/{id}/webhook. */
+export const WEBHOOK_STATUS_SCHEMA = object({ projectionId: string(), webhook: ENDPOINT_STATUS_SCHEMA });
 
-export interface WebhookStatusView {
-  status: 'active' | 'suspended';
-  /** Deliveries waiting (counted up to the limit), and the limit past which the endpoint is suspended (0: none). */
-  pendingDeliveries: number;
-  pendingDeliveriesLimit: number;
-  deadDeliveries: number;
-  suspendedAt: string | null;
-  suspendedReason: string | null;
-  /** While suspended: the oldest notification not delivered, where a resume starts. */
-  resumeFromSequence: number | null;
-}
+export type WebhookStatusView = Infer<typeof ENDPOINT_STATUS_SCHEMA>;
 
 const ALL = Number.MAX_SAFE_INTEGER;
 

@@ -7,8 +7,20 @@ import { ReplayDeliveriesDto } from './replay-deliveries.dto';
 import { ResumeWebhookDto } from './resume-webhook.dto';
 import { WebhookDeliveries } from './webhook-deliveries';
 import { WebhookSecretRotation } from './webhook-secret-rotation';
-import { deliveryView, projectionRotatedView, resumedView, tenantRotatedView } from './webhook-views';
+import {
+  DELIVERIES_SCHEMA,
+  deliveryView,
+  PROJECTION_ROTATED_SCHEMA,
+  projectionRotatedView,
+  REPLAYED_SCHEMA,
+  RESUMED_SCHEMA,
+  resumedView,
+  TENANT_ROTATED_SCHEMA,
+  tenantRotatedView,
+} from './webhook-views';
 import { RequiresScope } from '../../tenancy/scopes';
+import { ApiOperation, json, NOTIFICATION_PAGE } from '../../common/api-docs';
+import { WEBHOOK_STATUS_SCHEMA } from './webhook-endpoints';
 
 @Controller('projections')
 export class ProjectionWebhookController {
@@ -20,12 +32,25 @@ export class ProjectionWebhookController {
   @Post(':id/webhook/rotate')
   @HttpCode(200)
   @RequiresScope('deploy')
+  @ApiOperation({
+    tag: 'webhooks',
+    summary: "Rotate the projection's isolated webhook secret",
+    responses: { 200: json('the new secret (the old one signs on for WEBHOOK_SECRET_OVERLAP_MS)', PROJECTION_ROTATED_SCHEMA) },
+    errors: ['NOT_FOUND', 'WEBHOOK_SECRET_SHARED'],
+  })
   async rotate(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string) {
     return projectionRotatedView(id, await this.rotation.rotateProjection(tenant.tenantId, id));
   }
 
   @Get(':id/webhook/deliveries')
   @RequiresScope('state:read')
+  @ApiOperation({
+    tag: 'webhooks',
+    summary: "The projection's webhook deliveries",
+    parameters: { status: { description: 'only these', schema: { enum: ['pending', 'delivered', 'dead'] } }, ...NOTIFICATION_PAGE },
+    responses: { 200: json('deliveries in sequence order', DELIVERIES_SCHEMA) },
+    errors: ['NOT_FOUND'],
+  })
   async listDeliveries(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string, @Query(DeliveryFilterPipe) filter: DeliveryFilter) {
     return { deliveries: (await this.deliveries.list(tenant.tenantId, id, filter)).map(deliveryView) };
   }
@@ -34,6 +59,12 @@ export class ProjectionWebhookController {
   @Post(':id/webhook/deliveries/replay')
   @HttpCode(200)
   @RequiresScope('deploy')
+  @ApiOperation({
+    tag: 'webhooks',
+    summary: 'Replay dead-lettered deliveries: one ({sequence}) or all ({})',
+    responses: { 200: json('made pending again', REPLAYED_SCHEMA) },
+    errors: ['NOT_FOUND', 'WEBHOOK_SUSPENDED', 'NOTIFICATION_EXPIRED'],
+  })
   async replay(
     @CurrentTenant() tenant: TenantRecord,
     @Param('id') id: string,
@@ -45,6 +76,12 @@ export class ProjectionWebhookController {
   /** The endpoint's state: active or suspended (at its pendingDeliveries limit), its backlog and dead letters. */
   @Get(':id/webhook')
   @RequiresScope('state:read')
+  @ApiOperation({
+    tag: 'webhooks',
+    summary: "The webhook endpoint's status: active, or suspended at its pendingDeliveries limit",
+    responses: { 200: json('the status', WEBHOOK_STATUS_SCHEMA) },
+    errors: ['NOT_FOUND'],
+  })
   async webhook(@CurrentTenant() tenant: TenantRecord, @Param('id') id: string) {
     return { projectionId: id, webhook: await this.deliveries.status(tenant.tenantId, id) };
   }
@@ -56,6 +93,12 @@ export class ProjectionWebhookController {
   @Post(':id/webhook/resume')
   @HttpCode(200)
   @RequiresScope('deploy')
+  @ApiOperation({
+    tag: 'webhooks',
+    summary: 'Resume a suspended webhook endpoint',
+    responses: { 200: json('delivering again', RESUMED_SCHEMA) },
+    errors: ['NOT_FOUND', 'WEBHOOK_NOT_SUSPENDED', 'CURSOR_EXPIRED'],
+  })
   async resume(
     @CurrentTenant() tenant: TenantRecord,
     @Param('id') id: string,
@@ -73,6 +116,11 @@ export class WebhooksController {
   @Post('rotate')
   @HttpCode(200)
   @RequiresScope('deploy')
+  @ApiOperation({
+    tag: 'webhooks',
+    summary: "Rotate the tenant's shared webhook secret (every projection without an isolated one)",
+    responses: { 200: json('the new secret', TENANT_ROTATED_SCHEMA) },
+  })
   async rotate(@CurrentTenant() tenant: TenantRecord) {
     return tenantRotatedView(await this.rotation.rotateTenant(tenant.tenantId));
   }

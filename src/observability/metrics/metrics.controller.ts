@@ -7,6 +7,8 @@ import { adminTokenMatches } from '../../tenancy/admin.guard';
 import { Public } from '../../tenancy/public.decorator';
 import { AppMetrics } from './app-metrics';
 import { PrometheusMetrics } from './prometheus-metrics';
+import { ApiOperation } from '../../common/api-docs';
+import { string } from '../../common/json-schema';
 
 /** GET /metrics: the Prometheus text format; public, or behind `Authorization: Bearer <METRICS_TOKEN>` when one is set. */
 @Controller('metrics')
@@ -19,6 +21,14 @@ export class MetricsController {
   // Public to the API-key check: the metrics token, not a tenant's key, is what guards it.
   @Public()
   @Get()
+  @ApiOperation({
+    tag: 'system',
+    summary: 'Prometheus metrics (text format), families eventstore_… (docs/operations.md)',
+    description: 'Public unless METRICS_TOKEN is set; then `Authorization: Bearer <METRICS_TOKEN>`.',
+    onlyWhen: 'metrics are on (METRICS_ENABLED, the default)',
+    responses: { 200: { description: 'the metrics', contentType: 'text/plain', schema: string() } },
+    errors: ['UNAUTHORIZED'],
+  })
   async scrape(@Res() reply: FastifyReply): Promise<void> {
     const token = this.config.metrics.token;
     if (token && !adminTokenMatches(reply.request.headers.authorization, token))

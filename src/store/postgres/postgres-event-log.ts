@@ -4,8 +4,8 @@ import { AppendOutcome, AppendRequest, EventLog, LogQuery, StoredEvent, StreamIn
 import { EVENT_COLUMNS, EventDbRow, StreamDbRow, toStoredEvent, toStreamInfo } from '../event-row';
 import { RememberedKeyRow, rememberedKeys } from '../idempotency-rows';
 import { logQuerySql } from '../log-query-sql';
-import { APPEND, DELETE_EXPIRED_KEYS, LOCK_HEADS, READ_STREAMS, REMEMBERED_KEYS } from './postgres-append-statements';
-import type { InflightWrites } from './postgres-store';
+import { InflightWrites } from './inflight-writes';
+import { READ_STREAMS, APPEND, REMEMBERED_KEYS, DELETE_EXPIRED_KEYS, LOCK_HEADS } from './postgres-event-log-statements';
 import { StreamVersionCache } from './stream-version-cache';
 import { withTransaction } from './with-transaction';
 import { AggregateErasure, ERASURES_AGGREGATE_ID, ErasureResult } from '../erasure.port';

@@ -11,9 +11,10 @@ import { SqlEventWebhookRepository } from '../sql-event-webhook-repository';
 import { Store, WRITE_PROBE_SQL } from '../store.port';
 import { PostgresSqlRunner } from './postgres-sql-runner';
 import { PostgresEventLog } from './postgres-event-log';
-import { POSTGRES_MIGRATIONS } from './postgres-migrations';
+import { migrations } from '../migrations';
 import { SqlTenantTransfer } from '../sql-tenant-transfer';
 import { PostgresTransferSessions } from './postgres-transfer-sessions';
+import { InflightWrites } from './inflight-writes';
 
 export interface PostgresStoreOptions {
   connectionString: string;
@@ -29,23 +30,6 @@ export interface PostgresStoreOptions {
 
 // Arbitrary constant: serialises migrations when several instances start together.
 const MIGRATION_LOCK = 72_601_143;
-
-/** Counts writes in flight so close() can wait for them instead of cutting them off. */
-export class InflightWrites {
-  private count = 0;
-  private idle: (() => void)[] = [];
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    this.count++;
-    try {
-      return await fn();
-    } finally {
-      if (--this.count === 0) this.idle.splice(0).forEach((r) => r());
-    }
-  }
-  drained(): Promise<void> {
-    return this.count === 0 ? Promise.resolve() : new Promise((r) => this.idle.push(r));
-  }
-}
 
 export class PostgresStore implements Store {
   readonly kind = 'postgres' as const;
@@ -114,11 +98,12 @@ export class PostgresStore implements Store {
       );
       const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations');
       const applied = new Set(rows.map((r) => Number(r.version)));
-      for (let i = 0; i < POSTGRES_MIGRATIONS.length; i++) {
+      const list = migrations('postgres');
+      for (let i = 0; i < list.length; i++) {
         if (applied.has(i + 1)) continue;
         await client.query('BEGIN');
         try {
-          await client.query(POSTGRES_MIGRATIONS[i]);
+          await client.query(list[i]);
           await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [i + 1]);
           await client.query('COMMIT');
         } catch (e) {

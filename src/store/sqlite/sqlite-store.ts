@@ -20,7 +20,7 @@ import { openSqlite } from './sqlite-connection';
 import { SqliteEventLog } from './sqlite-event-log';
 import { SqliteErasureTransaction } from './sqlite-erasure';
 import { AggregateErasure } from '../erasure.port';
-import { SQLITE_MIGRATIONS } from './sqlite-migrations';
+import { migrations } from '../migrations';
 import { SqlTenantTransfer } from '../sql-tenant-transfer';
 import { SqliteTransferSessions } from './sqlite-transfer-sessions';
 
@@ -113,7 +113,7 @@ export class SqliteStore implements Store {
     const applied = new Set(
       (this.db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version),
     );
-    SQLITE_MIGRATIONS.forEach((sql, i) => {
+    migrations('sqlite').forEach((sql, i) => {
       const version = i + 1;
       if (applied.has(version)) return;
       this.db

@@ -1,7 +1,6 @@
-// The event log's append statements on PostgreSQL (PostgresEventLog runs them): kept apart from the
-// log's code so each file reads in one sitting; the statements are the log's, moved verbatim.
 import { REMEMBERED_KEY_COLUMNS } from '../idempotency-rows';
 
+/** The event log's statements on PostgreSQL (PostgresEventLog): the group commit and what it reads and locks. */
 // Named statements: parsed once per connection, then only bound and executed.
 export const READ_STREAMS = {
   name: 'es_streams',

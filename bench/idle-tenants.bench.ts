@@ -69,10 +69,10 @@ async function idleTenant(store: Store, run: string, i: number): Promise<void> {
   const version = { tenantId, versionId: `${tenantId}-v`, projectionId: `${tenantId}-p`, className: 'C', targetPosition: 1, createdAt: 1 };
   const notifyConfig = JSON.stringify({ webhookUrl: 'https://receiver.example/hook', isolated: false, sse: false });
   await store.projections.deploy({ tenantId, projectionId: version.projectionId, name: 'p', version, notifyConfig });
-  await store.lanes.route(tenantId, version.versionId, [{ key: 'k', position: 1 }], 1);
-  await store.lanes.laneWork(tenantId, version.versionId, 'k', 10);
+  await store.lanes.inbox.route({ tenantId, versionId: version.versionId }, [{ key: 'k', position: 1 }], 1);
+  await store.lanes.runs.laneWork({ tenantId, versionId: version.versionId, key: 'k' }, 10);
   const change = { position: 1, aggregateId: 'order-1', aggregateType: 'order', version: 1, timestamp: 1, state: '{}' };
-  await store.lanes.applied(tenantId, version.versionId, 'k', {
+  await store.lanes.runs.applied({ tenantId, versionId: version.versionId, key: 'k' }, {
     state: '{}',
     fromPosition: 0,
     appliedPosition: 1,

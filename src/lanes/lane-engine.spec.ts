@@ -1,6 +1,7 @@
 import { RawJson } from '../common/raw-json';
 import { EventLog } from '../store/event-log.port';
-import { LaneStore } from '../store/lane-store.port';
+import { LaneSweep } from '../store/lanes/lane-sweep.port';
+import { Lanes } from '../store/lanes/lanes';
 import { ProjectionCatalogRepository, ProjectionVersion } from '../store/projection-catalog.port';
 import { SqliteStore } from '../store/sqlite/sqlite-store';
 import { InProcessLaneScheduler } from './in-process-lane-scheduler';
@@ -54,7 +55,7 @@ describe('LaneEngine', () => {
       for (let i = 0; i < 200 && !(await ok()); i++) await new Promise((r) => setTimeout(r, 10));
     };
     await until(async () => (await store.projections.getVersion('t', 'v1'))?.caughtUpAt != null);
-    expect((await store.lanes.getLane('t', 'v1', 'k0'))?.state).toBe('{"n":2}');
+    expect((await store.lanes.reads.getLane({ tenantId: 't', versionId: 'v1', key: 'k0' }))?.state).toBe('{"n":2}');
 
     await store.projections.deploy({
       tenantId: 't',
@@ -71,7 +72,7 @@ describe('LaneEngine', () => {
     // The old version is dropped right after the promotion, not in the same write.
     await until(async () => (await store.projections.getVersion('t', 'v1')) === null);
     expect(await store.projections.getVersion('t', 'v1')).toBeNull();
-    expect((await store.lanes.getLane('t', 'v2', 'k1'))?.state).toBe('{"n":2}');
+    expect((await store.lanes.reads.getLane({ tenantId: 't', versionId: 'v2', key: 'k1' }))?.state).toBe('{"n":2}');
     await engine.close();
     await store.close();
   });
@@ -155,13 +156,13 @@ describe('LaneEngine dropping a version during catch-up', () => {
     await removing;
     expect(engine.routedVersionCount).toBe(0);
     expect(calls.resolve).toBe(1); // stopped after the batch in flight: its keys were not written
-    expect(await store.lanes.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
+    expect(await store.lanes.sweep.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
     await append(10);
     engine.appended('t');
     await new Promise((r) => setTimeout(r, 100));
     expect(engine.routedVersionCount).toBe(0);
     expect(calls.resolve).toBe(1); // nothing routes the dropped version again, from 0 or elsewhere
-    expect(await store.lanes.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
+    expect(await store.lanes.sweep.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
     await engine.close();
     await store.close();
   });
@@ -176,11 +177,11 @@ describe('LaneEngine dropping a version during catch-up', () => {
     gates.apply = null;
     open();
     await new Promise((r) => setTimeout(r, 200));
-    expect(await store.lanes.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
+    expect(await store.lanes.sweep.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
     expect(calls.apply).toBe(applies); // the runs in flight stored nothing and found the version gone
     // A late job of the lane (BullMQ, another instance): it finds the version gone, creates nothing.
     expect(await runner.run({ tenantId: 't', versionId: 'v1', key: 'k0' })).toEqual({ status: 'idle' });
-    expect(await store.lanes.getLane('t', 'v1', 'k0')).toBeNull();
+    expect(await store.lanes.reads.getLane({ tenantId: 't', versionId: 'v1', key: 'k0' })).toBeNull();
     expect(engine.routedVersionCount).toBe(0);
     await engine.close();
     await store.close();
@@ -193,18 +194,18 @@ describe('LaneEngine dropping a version during catch-up', () => {
     const { store, engine, until, remove, gates } = await setup(grace);
     let open!: () => void;
     gates.apply = new Promise((r) => (open = r)); // lanes do not finish: the inbox stays full
-    await until(async () => (await store.lanes.lag('t', 'v1')).inboxDepth > 0);
+    await until(async () => (await store.lanes.reads.lag({ tenantId: 't', versionId: 'v1' })).inboxDepth > 0);
     await remove();
     // A write that began before the drop and committed after its purge (PostgreSQL, another instance).
     await store.events.appendMany([{ tenantId: 't', aggregateId: 'late', inferredType: 'o', events: [{ eventType: 'E', data: '{}' }] }]);
     const db = store.db;
     db.prepare("INSERT INTO lanes (tenant_id, version_id, state_key) VALUES ('t', 'v1', 'late')").run();
     db.prepare("INSERT INTO lane_inbox (tenant_id, version_id, state_key, position) VALUES ('t', 'v1', 'late', 1201)").run();
-    expect((await store.lanes.orphanRows()).lanes).toBe(1);
-    await until(async () => (await store.lanes.orphanRows()).lanes === 0);
-    expect(await store.lanes.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
+    expect((await store.lanes.sweep.orphanRows()).lanes).toBe(1);
+    await until(async () => (await store.lanes.sweep.orphanRows()).lanes === 0);
+    expect(await store.lanes.sweep.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
     await new Promise((r) => setTimeout(r, 500));
-    expect((await store.lanes.sweepCandidates()).dropped).toHaveLength(tombstones);
+    expect((await store.lanes.sweep.sweepCandidates()).dropped).toHaveLength(tombstones);
     gates.apply = null;
     open();
     await engine.close();
@@ -243,10 +244,10 @@ describe('LaneEngine with many tenants', () => {
       sweepCandidates: async () => (count('sweepCandidates'), { live: [], dropped: [] }),
       lanesWithWork: async () => (count('lanesWithWork'), []),
       dropVersion: async () => (count('dropVersion'), undefined),
-    } as unknown as ProjectionCatalogRepository & LaneStore;
+    } as unknown as ProjectionCatalogRepository & LaneSweep;
     const log = { readAll: async () => (count('readAll'), []) } as unknown as EventLog;
     const runtime = { resolveKeys: async () => [], apply: async () => [], unload: async () => undefined };
-    const engine = new LaneEngine(log, repo, repo, runtime, new InProcessLaneScheduler({ concurrency: 4 }), { sweepMs: 50 });
+    const engine = new LaneEngine(log, repo, { sweep: repo } as unknown as Lanes, runtime, new InProcessLaneScheduler({ concurrency: 4 }), { sweepMs: 50 });
     return { engine, calls, total: () => [...calls.values()].reduce((a, b) => a + b, 0) };
   }
   const settle = () => new Promise((r) => setTimeout(r, 100));
@@ -314,14 +315,14 @@ describe('LaneEngine with many tenants', () => {
       sweepCandidates: async () => ({ live: [{ version: v, behindHead: false, hasInbox: true }], dropped: [] }),
       lanesWithWork: async () => (reads++, []),
       purgeSpent: async () => 0,
-    } as unknown as ProjectionCatalogRepository & LaneStore;
+    } as unknown as ProjectionCatalogRepository & LaneSweep;
     const scheduler = new InProcessLaneScheduler({ concurrency: 4 });
     let busy = 1;
     jest.spyOn(scheduler, 'pendingOf').mockImplementation(() => busy);
     const engine = new LaneEngine(
       { readAll: async () => [] } as unknown as EventLog,
       repo,
-      repo,
+      { sweep: repo } as unknown as Lanes,
       {
         resolveKeys: async () => [],
         apply: async () => [],

@@ -6,7 +6,7 @@ import { tracingOn } from '../observability/tracing/tracing';
 import { AppMetrics } from '../observability/metrics/app-metrics';
 import { RuntimePool } from '../runtime/runtime-pool';
 import { EventLog } from '../store/event-log.port';
-import { LaneStore } from '../store/lane-store.port';
+import { Lanes } from '../store/lanes/lanes';
 import { ProjectionCatalogRepository, ProjectionVersion } from '../store/projection-catalog.port';
 import { AppliedSignal } from './applied-signal';
 import { LaneApplied, NO_LANE_APPLIED } from './lane-applied.port';
@@ -77,7 +77,7 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
   constructor(
     private readonly log: EventLog,
     private readonly catalog: ProjectionCatalogRepository,
-    private readonly lanes: LaneStore,
+    private readonly lanes: Pick<Lanes, 'inbox' | 'runs' | 'sweep'>,
     private readonly runtime: Pick<RuntimePool, 'resolveKeys' | 'apply' | 'unload'>,
     private readonly scheduler: LaneScheduler,
     private readonly options: LaneEngineOptions = { sweepMs: 2000 },
@@ -149,7 +149,7 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
    */
   async retire(tenantId: string, versionId: string): Promise<void> {
     await this.untrack(tenantId, versionId);
-    await this.lanes.dropVersion(tenantId, versionId);
+    await this.lanes.sweep.dropVersion({ tenantId, versionId });
   }
 
   /**
@@ -244,7 +244,7 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
    */
   private async sweep(): Promise<void> {
     try {
-      const { live, dropped } = await this.lanes.sweepCandidates();
+      const { live, dropped } = await this.lanes.sweep.sweepCandidates();
       for (const c of live) {
         const router = this.track(c.version);
         if (!router) continue; // dropped since the statement read it
@@ -261,14 +261,14 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
         // One version's read at a time, the event loop free between them: a tenant with 200 busy
         // projections must not hold requests behind 200 reads in a row.
         await new Promise((r) => setImmediate(r));
-        const keys = await this.lanes.lanesWithWork(tenantId, versionId, 1000);
+        const keys = await this.lanes.sweep.lanesWithWork({ tenantId, versionId }, 1000);
         if (keys.length) await this.scheduler.wakeMany(keys.map((key) => ({ tenantId, versionId, key })));
         // Inbox rows but no lane with work: held lanes' rows, or spent rows (at or below their
         // lane's position) that an older release left; these go (a busy lane removes its own at its
         // next run, and lag never counts them). Same order of cost as lanesWithWork just paid: it
         // found nothing only after visiting every inbox row of the version.
         else {
-          const spent = await this.lanes.purgeSpent(tenantId, versionId);
+          const spent = await this.lanes.sweep.purgeSpent({ tenantId, versionId });
           if (spent > 0) this.logger.warn(`removed ${spent} spent inbox rows of version ${versionId} (tenant ${tenantId})`);
         }
       }
@@ -289,7 +289,7 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
     for (const d of dropped) {
       if (this.routers.get(d.tenantId)?.has(d.versionId) || !this.dropped.get(versionKey(d.tenantId, d.versionId)))
         await this.untrack(d.tenantId, d.versionId);
-      await this.lanes.dropVersion(d.tenantId, d.versionId);
+      await this.lanes.sweep.dropVersion({ tenantId: d.tenantId, versionId: d.versionId });
       if (Date.now() - d.droppedAt > grace) await this.catalog.forgetDropped(d.tenantId, d.versionId);
     }
   }
@@ -306,7 +306,7 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
           continue;
         }
         if (v.routedPosition < v.targetPosition) continue;
-        if (await this.lanes.hasUnappliedUpTo(v.tenantId, v.versionId, v.targetPosition)) continue;
+        if (await this.lanes.sweep.hasUnappliedUpTo({ tenantId: v.tenantId, versionId: v.versionId }, v.targetPosition)) continue;
         await this.catalog.markCaughtUp(v.tenantId, v.versionId, Date.now());
         this.catchingUp.delete(v.versionId);
         const p = await this.catalog.get(v.tenantId, v.projectionId);

@@ -7,7 +7,8 @@ import { CoalescingApplier } from '../runtime/coalescing-applier';
 import { RuntimePool } from '../runtime/runtime-pool';
 import { AppMetrics, NO_METRICS, secondsSince } from '../observability/metrics/app-metrics';
 import { StoredEvent } from '../store/event-log.port';
-import { LaneRecord, LaneStore } from '../store/lane-store.port';
+import { LaneRecord } from '../store/lanes/lane-records';
+import { Lanes } from '../store/lanes/lanes';
 import { StateChange } from '../store/notification-repository.port';
 import { ProjectionCatalogRepository, ProjectionVersion } from '../store/projection-catalog.port';
 import { LaneApplied, NO_LANE_APPLIED } from './lane-applied.port';
@@ -54,7 +55,7 @@ export class LaneRunner {
   private readonly releasing = new Set<Promise<void>>();
 
   constructor(
-    private readonly lanes: LaneStore,
+    private readonly lanes: Pick<Lanes, 'inbox' | 'runs'>,
     /** Whether the lane's version still exists (a dropped one's run stops). */
     private readonly catalog: Pick<ProjectionCatalogRepository, 'getVersion'>,
     private readonly runtime: Pick<RuntimePool, 'apply' | 'resolveKeys'>,
@@ -79,7 +80,7 @@ export class LaneRunner {
     // A late job of a retired version stops here, before the lease (which would write its lane row).
     if (!(await this.version(lane.tenantId, lane.versionId))) return { status: 'idle' };
     const now = Date.now();
-    if (!(await this.lanes.acquireLease(lane.tenantId, lane.versionId, lane.key, lease.owner, now, now + lease.ttlMs))) {
+    if (!(await this.lanes.runs.acquireLease(lane, lease.owner, now, now + lease.ttlMs))) {
       // No lease for a dropped version (its lane row is never made again): stop, do not retry.
       if (!(await this.catalog.getVersion(lane.tenantId, lane.versionId))) return this.gone(lane);
       return { status: 'retry', afterMs: 100 }; // another instance runs it now
@@ -89,7 +90,7 @@ export class LaneRunner {
     const renewal = setInterval(
       () => {
         const until = Date.now() + lease.ttlMs;
-        void this.lanes.renewLease(lane.tenantId, lane.versionId, lane.key, lease.owner, until).then(
+        void this.lanes.runs.renewLease(lane, lease.owner, until).then(
           (held) => held || this.logger.warn(`lease of lane ${lane.key} of ${lane.versionId} lapsed mid-run; its result will not be kept`),
           () => undefined, // the store is unreachable: the run's own write will say so
         );
@@ -103,7 +104,7 @@ export class LaneRunner {
       clearInterval(renewal);
       // Not awaited: the run's result does not depend on it, and this instance may take the lane
       // again meanwhile (it owns the lease); another instance waits at most until it commits.
-      const released = this.lanes.releaseLease(lane.tenantId, lane.versionId, lane.key, lease.owner).catch(() => undefined);
+      const released = this.lanes.runs.releaseLease(lane, lease.owner).catch(() => undefined);
       this.releasing.add(released);
       void released.finally(() => this.releasing.delete(released));
     }
@@ -117,7 +118,7 @@ export class LaneRunner {
   private async runOnce(lane: LaneRef): Promise<LaneRunOutcome> {
     const version = await this.version(lane.tenantId, lane.versionId);
     if (!version) return { status: 'idle' }; // retired meanwhile
-    const work = await this.lanes.laneWork(lane.tenantId, lane.versionId, lane.key, this.options.batch);
+    const work = await this.lanes.runs.laneWork(lane, this.options.batch);
     // Dropped (deleted, retired, replaced) since it was cached, maybe by another instance.
     if (!work) return this.gone(lane);
     const { lane: rec, events } = work;
@@ -204,7 +205,7 @@ export class LaneRunner {
     const write = startNotificationWriteSpan(run, version.projectionId, changes.length);
     if (write)
       for (const c of changes) c.traceParent = notificationTraceParent(write, this.traces?.at(lane.tenantId, c.position) ?? c.traceParent);
-    const applied = this.lanes.applied(lane.tenantId, lane.versionId, lane.key, {
+    const applied = this.lanes.runs.applied(lane, {
       state: lastState,
       fromPosition,
       appliedPosition: last.position,
@@ -246,8 +247,8 @@ export class LaneRunner {
       }
     }
     const through = capped ? events.findIndex((e) => e.position === capped!.position) : good;
-    if (items.length && !(await this.lanes.route(lane.tenantId, lane.versionId, items, 0))) return this.gone(lane);
-    if (through > 0) await this.lanes.consume(lane.tenantId, lane.versionId, lane.key, events[through - 1].position);
+    if (items.length && !(await this.lanes.inbox.route(lane, items, 0))) return this.gone(lane);
+    if (through > 0) await this.lanes.runs.consume(lane, events[through - 1].position);
     for (const it of items)
       void this.scheduler?.wake({ tenantId: lane.tenantId, versionId: lane.versionId, key: it.key }).catch(() => undefined);
     if (capped) return this.hold(lane, capped.position, capped.error);
@@ -261,7 +262,7 @@ export class LaneRunner {
 
   /** Held at once: a limit, unlike a failure, will not pass on a retry. */
   private async hold(lane: LaneRef, position: number, error: string): Promise<LaneRunOutcome> {
-    await this.lanes.failed(lane.tenantId, lane.versionId, lane.key, { position, error, hold: true });
+    await this.lanes.runs.failed(lane, { position, error, hold: true });
     this.logger.warn(`lane ${lane.key} of ${lane.versionId} held at position ${position}: ${error}`);
     return { status: 'held' };
   }
@@ -269,7 +270,7 @@ export class LaneRunner {
   private async fail(lane: LaneRef, position: number, error: string): Promise<LaneRunOutcome> {
     // One retry per backoff step; the failure after the last step holds the lane.
     const holdAfterAttempts = this.options.backoffMs.length + 1;
-    const attempts = await this.lanes.failed(lane.tenantId, lane.versionId, lane.key, { position, error, holdAfterAttempts });
+    const attempts = await this.lanes.runs.failed(lane, { position, error, holdAfterAttempts });
     if (attempts >= holdAfterAttempts) {
       this.logger.warn(`lane ${lane.key} of ${lane.versionId} held at position ${position}: ${error}`);
       return { status: 'held' };

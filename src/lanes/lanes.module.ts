@@ -59,7 +59,7 @@ function createEngine(
     scheduler,
     {
       sweepMs: c.lanes.sweepMs,
-      keyCap: new LaneKeyCap(s.lanes, quotas),
+      keyCap: new LaneKeyCap(s.lanes.inbox, quotas),
       runner: { ...DEFAULT_LANE_OPTIONS, backoffMs: c.lanes.backoffMs, lease },
       appliedSignal: signal,
       metrics,

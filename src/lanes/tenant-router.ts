@@ -7,7 +7,8 @@ import { RuntimePool } from '../runtime/runtime-pool';
 import { ResolvedKey, WireEvent } from '../runtime/runtime-protocol';
 import { EventLog, StoredEvent } from '../store/event-log.port';
 import { ProjectionCatalogRepository, ProjectionVersion } from '../store/projection-catalog.port';
-import { InboxItem, LaneStore, VersionRoute } from '../store/lane-store.port';
+import { InboxItem, VersionRoute } from '../store/lanes/lane-records';
+import { Lanes } from '../store/lanes/lanes';
 import { AppendTraces } from '../observability/tracing/append-traces';
 import { endWith } from '../observability/tracing/tracing';
 import { startRouteSpan } from '../observability/tracing/spans';
@@ -58,7 +59,7 @@ export class TenantRouter {
   constructor(
     readonly tenantId: string,
     private readonly log: EventLog,
-    private readonly lanes: LaneStore,
+    private readonly lanes: Pick<Lanes, 'inbox' | 'runs'>,
     /** The stored positions of the versions routed here (and which of them still exist). */
     private readonly catalog: Pick<ProjectionCatalogRepository, 'versionsOf'>,
     private readonly runtime: Pick<RuntimePool, 'resolveKeys'>,
@@ -125,7 +126,7 @@ export class TenantRouter {
       const live = routes.filter((r) => this.versions.has(r.versionId));
       if (live.length === 0) return;
       const span = started ? this.routeSpan(positions, live, started) : undefined;
-      const gone = new Set(await endWith(span, this.lanes.routeMany(this.tenantId, live)));
+      const gone = new Set(await endWith(span, this.lanes.inbox.routeMany(this.tenantId, live)));
       for (const id of gone) {
         positions.delete(id);
         this.gone(id);
@@ -137,7 +138,7 @@ export class TenantRouter {
         // The unresolved lane is held (the route made its row), never woken: an operator's retry wakes it.
         const unresolved = r.items.find((i) => i.key === UNRESOLVED_KEY);
         if (unresolved) {
-          await this.lanes.failed(this.tenantId, r.versionId, UNRESOLVED_KEY, {
+          await this.lanes.runs.failed({ tenantId: this.tenantId, versionId: r.versionId, key: UNRESOLVED_KEY }, {
             position: unresolved.position,
             error: this.resolveErrors.get(r.versionId) ?? '',
             hold: true,

@@ -27,7 +27,7 @@ import { ProjectionsController } from './projections.controller';
       provide: ProjectionReader,
       inject: [STORE, APP_CONFIG, AppliedSignal],
       useFactory: (s: Store, c: AppConfig, signal: AppliedSignal) =>
-        new ProjectionReader(s.projections, s.laneReads, s.events, c.lanes.readWaitMs, signal),
+        new ProjectionReader(s.projections, s.lanes.reads, s.events, c.lanes.readWaitMs, signal),
     },
     {
       provide: ProjectionCatalog,
@@ -49,7 +49,7 @@ import { ProjectionsController } from './projections.controller';
       provide: LaneOperations,
       inject: [STORE, ProjectionCatalog, LaneEngine],
       useFactory: (s: Store, catalog: ProjectionCatalog, engine: LaneEngine) =>
-        new LaneOperations({ projection: (t, id) => catalog.projection(t, id), lanes: s.lanes, wakeLane: (lane) => engine.wakeLane(lane) }),
+        new LaneOperations({ projection: (t, id) => catalog.projection(t, id), lanes: s.lanes.holds, wakeLane: (lane) => engine.wakeLane(lane) }),
     },
     {
       provide: AdminLanesView,
@@ -57,7 +57,7 @@ import { ProjectionsController } from './projections.controller';
       useFactory: (s: Store, engine: LaneEngine) =>
         new AdminLanesView({
           liveVersions: () => s.projections.liveVersions(),
-          orphanRows: () => s.lanes.orphanRows(),
+          orphanRows: () => s.lanes.sweep.orphanRows(),
           routedVersions: () => engine.routedVersions(),
         }),
     },

@@ -115,16 +115,11 @@ export function describeErasureStore(current: () => Store, harness: StoreHarness
       const v1 = { versionId: 'v1', projectionId: 'p1', tenantId: t, className: 'C', targetPosition: 0, createdAt: 1 };
       const notify = toStoredSettings({ webhookUrl: 'http://x.example/h', isolated: false, sse: true });
       await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'dir', version: v1, ...notify });
-      await store.lanes.route(
-        t,
-        'v1',
-        [
+      await store.lanes.inbox.route({ tenantId: t, versionId: 'v1' }, [
           { key: 'k', position: 1 },
           { key: 'k', position: 2 },
-        ],
-        2,
-      );
-      await store.lanes.laneWork(t, 'v1', 'k', 10);
+        ], 2);
+      await store.lanes.runs.laneWork({ tenantId: t, versionId: 'v1', key: 'k' }, 10);
       const change = (position: number, state: string) => ({
         position,
         aggregateId: `cust-${position}`,
@@ -135,7 +130,7 @@ export function describeErasureStore(current: () => Store, harness: StoreHarness
       });
       // Two notifications share one state text with cust-2's: that text must stay for cust-2.
       expect(
-        await store.lanes.applied(t, 'v1', 'k', {
+        await store.lanes.runs.applied({ tenantId: t, versionId: 'v1', key: 'k' }, {
           state: '{}',
           fromPosition: 0,
           appliedPosition: 1,
@@ -173,7 +168,7 @@ export function describeErasureStore(current: () => Store, harness: StoreHarness
 
       // A lane that read the event before the erasure and commits after it logs the erased state.
       expect(
-        await store.lanes.applied(t, 'v1', 'k', {
+        await store.lanes.runs.applied({ tenantId: t, versionId: 'v1', key: 'k' }, {
           state: '{}',
           fromPosition: 1,
           appliedPosition: 2,

@@ -72,13 +72,16 @@ async function idleTenant(store: Store, run: string, i: number): Promise<void> {
   await store.lanes.inbox.route({ tenantId, versionId: version.versionId }, [{ key: 'k', position: 1 }], 1);
   await store.lanes.runs.laneWork({ tenantId, versionId: version.versionId, key: 'k' }, 10);
   const change = { position: 1, aggregateId: 'order-1', aggregateType: 'order', version: 1, timestamp: 1, state: '{}' };
-  await store.lanes.runs.applied({ tenantId, versionId: version.versionId, key: 'k' }, {
-    state: '{}',
-    fromPosition: 0,
-    appliedPosition: 1,
-    updatedAt: 1,
-    notify: { projectionId: version.projectionId, changes: [{ ...change, position: 2 }] },
-  });
+  await store.lanes.runs.applied(
+    { tenantId, versionId: version.versionId, key: 'k' },
+    {
+      state: '{}',
+      fromPosition: 0,
+      appliedPosition: 1,
+      updatedAt: 1,
+      notify: { projectionId: version.projectionId, changes: [{ ...change, position: 2 }] },
+    },
+  );
   await store.projections.markCaughtUp(tenantId, version.versionId, 1);
   await store.webhooks.startDeliveriesNow(tenantId, version.projectionId);
 }

@@ -80,23 +80,26 @@ async function storeSize(c: Checkout): Promise<{ mb: number; seconds: number }> 
           for (let from = 0; from < changes.length; from += 100) {
             const run = changes.slice(from, from + 100);
             const last = run[run.length - 1];
-            const ok = await store.lanes.runs.applied({ tenantId: 't', versionId: `v-${projectionId}`, key }, {
-              state: last.state,
-              fromPosition: from === 0 ? 0 : changes[from - 1].position,
-              appliedPosition: last.position,
-              updatedAt: 1,
-              notify: {
-                projectionId,
-                changes: run.map((r) => ({
-                  position: r.position,
-                  aggregateId: `order-${r.position - 1}`,
-                  aggregateType: 'order',
-                  version: 1,
-                  timestamp: 1,
-                  state: r.state,
-                })),
+            const ok = await store.lanes.runs.applied(
+              { tenantId: 't', versionId: `v-${projectionId}`, key },
+              {
+                state: last.state,
+                fromPosition: from === 0 ? 0 : changes[from - 1].position,
+                appliedPosition: last.position,
+                updatedAt: 1,
+                notify: {
+                  projectionId,
+                  changes: run.map((r) => ({
+                    position: r.position,
+                    aggregateId: `order-${r.position - 1}`,
+                    aggregateType: 'order',
+                    version: 1,
+                    timestamp: 1,
+                    state: r.state,
+                  })),
+                },
               },
-            });
+            );
             if (!ok) throw new Error('lane guard missed');
           }
         }),
@@ -132,13 +135,16 @@ async function backlogIdle(c: Checkout, receiverUrl: string): Promise<{ cpuPct: 
             return { position, aggregateId: `a-${position}`, aggregateType: 'a', version: 1, timestamp: 1, state: `{"n":${position}}` };
           });
           const prev = from === 0 ? 0 : k * BACKLOG_PER_KEY + from;
-          await store.lanes.runs.applied({ tenantId: 't', versionId: 'v-p', key }, {
-            state: '{}',
-            fromPosition: prev,
-            appliedPosition: changes[n - 1].position,
-            updatedAt: 1,
-            notify: { projectionId: 'p', changes },
-          });
+          await store.lanes.runs.applied(
+            { tenantId: 't', versionId: 'v-p', key },
+            {
+              state: '{}',
+              fromPosition: prev,
+              appliedPosition: changes[n - 1].position,
+              updatedAt: 1,
+              notify: { projectionId: 'p', changes },
+            },
+          );
         }
       }),
     );

@@ -247,7 +247,9 @@ describe('LaneEngine with many tenants', () => {
     } as unknown as ProjectionCatalogRepository & LaneSweep;
     const log = { readAll: async () => (count('readAll'), []) } as unknown as EventLog;
     const runtime = { resolveKeys: async () => [], apply: async () => [], unload: async () => undefined };
-    const engine = new LaneEngine(log, repo, { sweep: repo } as unknown as Lanes, runtime, new InProcessLaneScheduler({ concurrency: 4 }), { sweepMs: 50 });
+    const engine = new LaneEngine(log, repo, { sweep: repo } as unknown as Lanes, runtime, new InProcessLaneScheduler({ concurrency: 4 }), {
+      sweepMs: 50,
+    });
     return { engine, calls, total: () => [...calls.values()].reduce((a, b) => a + b, 0) };
   }
   const settle = () => new Promise((r) => setTimeout(r, 100));

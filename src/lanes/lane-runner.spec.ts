@@ -25,7 +25,11 @@ describe('LaneRunner, two runs of one lane at once', () => {
       name: 'n',
       version: { tenantId: 't', versionId: 'v', projectionId: 'p', className: 'C', targetPosition: 0, createdAt: 1 },
     });
-    await store.lanes.inbox.route({ tenantId: 't', versionId: 'v' }, [1, 2].map((position) => ({ key: 'k', position })), 2);
+    await store.lanes.inbox.route(
+      { tenantId: 't', versionId: 'v' },
+      [1, 2].map((position) => ({ key: 'k', position })),
+      2,
+    );
 
     // The state counts the events applied to it.
     const runtime = {
@@ -40,7 +44,10 @@ describe('LaneRunner, two runs of one lane at once', () => {
     const staleRow = (await store.lanes.reads.getLane({ tenantId: 't', versionId: 'v', key: 'k' }))!; // the second run's read of the row: checkpoint 0
     const first = new LaneRunner(store.lanes, store.projections, runtime, { batch: 100, backoffMs: [10] });
     expect(await first.run(lane)).toEqual({ status: 'idle' });
-    expect(await store.lanes.reads.getLane({ tenantId: 't', versionId: 'v', key: 'k' })).toMatchObject({ state: '{"n":2}', appliedPosition: 2 });
+    expect(await store.lanes.reads.getLane({ tenantId: 't', versionId: 'v', key: 'k' })).toMatchObject({
+      state: '{"n":2}',
+      appliedPosition: 2,
+    });
 
     await store.lanes.inbox.route({ tenantId: 't', versionId: 'v' }, [{ key: 'k', position: 3 }], 3);
     const staleRuns: LaneRuns = Object.create(store.lanes.runs);
@@ -48,10 +55,16 @@ describe('LaneRunner, two runs of one lane at once', () => {
     const second = new LaneRunner({ ...store.lanes, runs: staleRuns }, store.projections, runtime, { batch: 100, backoffMs: [10] });
     // It applied event 3 to the empty state (n = 1): storing that would lose events 1 and 2.
     expect(await second.run(lane)).toEqual({ status: 'more' });
-    expect(await store.lanes.reads.getLane({ tenantId: 't', versionId: 'v', key: 'k' })).toMatchObject({ state: '{"n":2}', appliedPosition: 2 });
+    expect(await store.lanes.reads.getLane({ tenantId: 't', versionId: 'v', key: 'k' })).toMatchObject({
+      state: '{"n":2}',
+      appliedPosition: 2,
+    });
     // Its next run reads the lane as it is.
     expect(await first.run(lane)).toEqual({ status: 'idle' });
-    expect(await store.lanes.reads.getLane({ tenantId: 't', versionId: 'v', key: 'k' })).toMatchObject({ state: '{"n":3}', appliedPosition: 3 });
+    expect(await store.lanes.reads.getLane({ tenantId: 't', versionId: 'v', key: 'k' })).toMatchObject({
+      state: '{"n":3}',
+      appliedPosition: 3,
+    });
     await store.close();
   });
 });
@@ -142,12 +155,19 @@ describe('LaneRunner with a lease (several instances on BullMQ)', () => {
     // Three lease lengths later, the lease is still a's: renewed every third of it.
     const waitUntil = Date.now() + 3 * ttlMs;
     while (Date.now() < waitUntil) await new Promise((r) => setTimeout(r, 20));
-    expect(await store.lanes.runs.acquireLease({ tenantId: 't', versionId: 'v', key: 'k' }, 'b', Date.now(), Date.now() + ttlMs)).toBe(false);
+    expect(await store.lanes.runs.acquireLease({ tenantId: 't', versionId: 'v', key: 'k' }, 'b', Date.now(), Date.now() + ttlMs)).toBe(
+      false,
+    );
     release();
     expect(await run).toEqual({ status: 'idle' });
     await a.close(); // the release is committed
-    expect(await store.lanes.runs.acquireLease({ tenantId: 't', versionId: 'v', key: 'k' }, 'b', Date.now(), Date.now() + ttlMs)).toBe(true);
-    expect(await store.lanes.reads.getLane({ tenantId: 't', versionId: 'v', key: 'k' })).toMatchObject({ state: '{"n":1}', appliedPosition: 1 });
+    expect(await store.lanes.runs.acquireLease({ tenantId: 't', versionId: 'v', key: 'k' }, 'b', Date.now(), Date.now() + ttlMs)).toBe(
+      true,
+    );
+    expect(await store.lanes.reads.getLane({ tenantId: 't', versionId: 'v', key: 'k' })).toMatchObject({
+      state: '{"n":1}',
+      appliedPosition: 1,
+    });
     await store.close();
   });
 

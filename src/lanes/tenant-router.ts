@@ -138,11 +138,14 @@ export class TenantRouter {
         // The unresolved lane is held (the route made its row), never woken: an operator's retry wakes it.
         const unresolved = r.items.find((i) => i.key === UNRESOLVED_KEY);
         if (unresolved) {
-          await this.lanes.runs.failed({ tenantId: this.tenantId, versionId: r.versionId, key: UNRESOLVED_KEY }, {
-            position: unresolved.position,
-            error: this.resolveErrors.get(r.versionId) ?? '',
-            hold: true,
-          });
+          await this.lanes.runs.failed(
+            { tenantId: this.tenantId, versionId: r.versionId, key: UNRESOLVED_KEY },
+            {
+              position: unresolved.position,
+              error: this.resolveErrors.get(r.versionId) ?? '',
+              hold: true,
+            },
+          );
         }
         for (const key of new Set(r.items.map((i) => i.key)))
           if (key !== UNRESOLVED_KEY) lanes.push({ tenantId: this.tenantId, versionId: r.versionId, key });

@@ -42,7 +42,9 @@ export class LaneOperations {
     if (!lane) throw notFound(`lane '${key}'`);
     if (lane.heldPosition === null) throw notHeld(key);
     const done =
-      action === 'retry' ? await this.deps.lanes.release({ tenantId, versionId, key }) : await this.deps.lanes.skip({ tenantId, versionId, key });
+      action === 'retry'
+        ? await this.deps.lanes.release({ tenantId, versionId, key })
+        : await this.deps.lanes.skip({ tenantId, versionId, key });
     // Released or skipped by someone else between the read and the change: it is no longer held.
     if (!done) throw notHeld(key);
     await this.deps.wakeLane({ tenantId, versionId, key });
@@ -51,7 +53,8 @@ export class LaneOperations {
 
   private async versionHolding(tenantId: string, projectionId: string, key: string): Promise<string> {
     const p = await this.deps.projection(tenantId, projectionId);
-    const pendingHeld = !!p.pendingVersion && (await this.deps.lanes.getLane({ tenantId, versionId: p.pendingVersion, key }))?.heldPosition != null;
+    const pendingHeld =
+      !!p.pendingVersion && (await this.deps.lanes.getLane({ tenantId, versionId: p.pendingVersion, key }))?.heldPosition != null;
     const versionId = pendingHeld ? p.pendingVersion : p.activeVersion;
     if (!versionId) throw notFound(`projection '${projectionId}'`);
     return versionId;

@@ -27,7 +27,10 @@ describe('ProjectionReader', () => {
     const { store, reader } = await setup();
     await store.lanes.inbox.route({ tenantId: 't', versionId: 'v' }, [{ key: 'k', position: 1 }], 3);
     await store.lanes.runs.laneWork({ tenantId: 't', versionId: 'v', key: 'k' }, 1);
-    await store.lanes.runs.applied({ tenantId: 't', versionId: 'v', key: 'k' }, { state: '{"n":1}', fromPosition: 0, appliedPosition: 1, updatedAt: 5 });
+    await store.lanes.runs.applied(
+      { tenantId: 't', versionId: 'v', key: 'k' },
+      { state: '{"n":1}', fromPosition: 0, appliedPosition: 1, updatedAt: 5 },
+    );
     expect(stateAnswer(await reader.state('t', 'p', 'k'))).toMatchObject({
       status: 202,
       body: { projectionId: 'p', status: 'catching_up' },
@@ -46,7 +49,10 @@ describe('ProjectionReader', () => {
     const stateOf = async (versionId: string, n: number) => {
       await store.lanes.inbox.route({ tenantId: 't', versionId }, [{ key: 'k', position: 1 }], 3);
       await store.lanes.runs.laneWork({ tenantId: 't', versionId, key: 'k' }, 1);
-      await store.lanes.runs.applied({ tenantId: 't', versionId, key: 'k' }, { state: `{"n":${n}}`, fromPosition: 0, appliedPosition: 1, updatedAt: 5 });
+      await store.lanes.runs.applied(
+        { tenantId: 't', versionId, key: 'k' },
+        { state: `{"n":${n}}`, fromPosition: 0, appliedPosition: 1, updatedAt: 5 },
+      );
       await store.projections.markCaughtUp('t', versionId, 10);
     };
     await stateOf('v', 1);
@@ -93,7 +99,10 @@ describe('ProjectionReader', () => {
     const repo = store.lanes.reads;
     const nextInboxPosition = repo.nextInboxPosition.bind(repo);
     jest.spyOn(repo, 'nextInboxPosition').mockImplementationOnce(async (...args) => {
-      await store.lanes.runs.applied({ tenantId: 't', versionId: 'v', key: 'k' }, { state: '{"n":2}', fromPosition: 0, appliedPosition: 2, updatedAt: 6 });
+      await store.lanes.runs.applied(
+        { tenantId: 't', versionId: 'v', key: 'k' },
+        { state: '{"n":2}', fromPosition: 0, appliedPosition: 2, updatedAt: 6 },
+      );
       return nextInboxPosition(...args);
     });
     expect(stateAnswer(await reader.state('t', 'p', 'k', 2))).toMatchObject({
@@ -104,10 +113,14 @@ describe('ProjectionReader', () => {
 
   it('reports lag from head and applied positions, counting held lanes as not applied', async () => {
     const { store, reader } = await setup();
-    await store.lanes.inbox.route({ tenantId: 't', versionId: 'v' }, [
+    await store.lanes.inbox.route(
+      { tenantId: 't', versionId: 'v' },
+      [
         { key: 'a', position: 1 },
         { key: 'b', position: 2 },
-      ], 3);
+      ],
+      3,
+    );
     await store.lanes.runs.laneWork({ tenantId: 't', versionId: 'v', key: 'a' }, 1);
     await store.lanes.runs.failed({ tenantId: 't', versionId: 'v', key: 'a' }, { position: 1, error: 'x', hold: true });
     await new Promise((r) => setTimeout(r, 25)); // the oldest unapplied event is now at least 25 ms old

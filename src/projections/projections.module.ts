@@ -49,7 +49,11 @@ import { ProjectionsController } from './projections.controller';
       provide: LaneOperations,
       inject: [STORE, ProjectionCatalog, LaneEngine],
       useFactory: (s: Store, catalog: ProjectionCatalog, engine: LaneEngine) =>
-        new LaneOperations({ projection: (t, id) => catalog.projection(t, id), lanes: s.lanes.holds, wakeLane: (lane) => engine.wakeLane(lane) }),
+        new LaneOperations({
+          projection: (t, id) => catalog.projection(t, id),
+          lanes: s.lanes.holds,
+          wakeLane: (lane) => engine.wakeLane(lane),
+        }),
     },
     {
       provide: AdminLanesView,

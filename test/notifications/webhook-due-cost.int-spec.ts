@@ -84,13 +84,16 @@ async function changesOfKey(store: Store, key: string, from: number, count: numb
       return { position, aggregateId: `order-${position}`, aggregateType: 'order', version: 1, timestamp: 1, state: `{"n":${position}}` };
     });
     const last = changes[changes.length - 1].position;
-    const ok = await store.lanes.runs.applied({ tenantId: TENANT, versionId: 'v1', key }, {
-      state: '{}',
-      fromPosition: c === 0 ? 0 : from + c,
-      appliedPosition: last,
-      updatedAt: 1,
-      notify: { projectionId: 'p1', changes },
-    });
+    const ok = await store.lanes.runs.applied(
+      { tenantId: TENANT, versionId: 'v1', key },
+      {
+        state: '{}',
+        fromPosition: c === 0 ? 0 : from + c,
+        appliedPosition: last,
+        updatedAt: 1,
+        notify: { projectionId: 'p1', changes },
+      },
+    );
     expect(ok).toBe(true);
   }
   while ((await store.webhooks.enqueue(TENANT, 'p1', 500, 1)) > 0);

@@ -68,13 +68,16 @@ export function describeMultiInstanceStore(current: () => Store, harness: StoreH
                 timestamp: position,
                 state: `{"r":${r}}`,
               };
-              const ok = await store.lanes.runs.applied({ tenantId: t, versionId: 'v', key: k }, {
-                state: '{}',
-                fromPosition: at.get(k)!,
-                appliedPosition: position,
-                updatedAt: 1,
-                notify: { projectionId: 'p', changes: [change] },
-              });
+              const ok = await store.lanes.runs.applied(
+                { tenantId: t, versionId: 'v', key: k },
+                {
+                  state: '{}',
+                  fromPosition: at.get(k)!,
+                  appliedPosition: position,
+                  updatedAt: 1,
+                  notify: { projectionId: 'p', changes: [change] },
+                },
+              );
               expect(ok).toBe(true);
               at.set(k, position);
             }),
@@ -177,13 +180,16 @@ export function describeMultiInstanceStore(current: () => Store, harness: StoreH
         timestamp: 1,
         state: '{}',
       });
-      await store.lanes.runs.applied({ tenantId: t, versionId: 'v', key: 'k' }, {
-        state: '{}',
-        fromPosition: 0,
-        appliedPosition: 3,
-        updatedAt: 1,
-        notify: { projectionId: 'p', changes: [1, 2, 3].map(change) },
-      });
+      await store.lanes.runs.applied(
+        { tenantId: t, versionId: 'v', key: 'k' },
+        {
+          state: '{}',
+          fromPosition: 0,
+          appliedPosition: 3,
+          updatedAt: 1,
+          notify: { projectionId: 'p', changes: [1, 2, 3].map(change) },
+        },
+      );
       expect(await store.webhooks.enqueue(t, 'p', 10, 1000)).toBe(3);
       expect(await store.webhooks.headlessKeys(10)).toEqual([]);
       // What the race of issue 23 left: the head delivered, the next ones waiting behind nothing.
@@ -214,9 +220,19 @@ export function describeMultiInstanceStore(current: () => Store, harness: StoreH
       expect(await store.lanes.inbox.route({ tenantId: t, versionId: 'v' }, items, 3)).toBe(true);
       const work = (await store.lanes.runs.laneWork({ tenantId: t, versionId: 'v', key: 'k' }, 10))!;
       expect(work.events.map((e) => e.position)).toEqual([1, 2, 3]);
-      expect(await store.lanes.runs.applied({ tenantId: t, versionId: 'v', key: 'k' }, { state: '{"n":3}', fromPosition: 0, appliedPosition: 3, updatedAt: 1 })).toBe(true);
+      expect(
+        await store.lanes.runs.applied(
+          { tenantId: t, versionId: 'v', key: 'k' },
+          { state: '{"n":3}', fromPosition: 0, appliedPosition: 3, updatedAt: 1 },
+        ),
+      ).toBe(true);
       expect(await other.lanes.inbox.route({ tenantId: t, versionId: 'v' }, items, 3)).toBe(true);
-      expect(await store.lanes.reads.lag({ tenantId: t, versionId: 'v' })).toEqual({ inboxDepth: 0, heldLanes: 0, laneCount: 1, oldestUnapplied: null });
+      expect(await store.lanes.reads.lag({ tenantId: t, versionId: 'v' })).toEqual({
+        inboxDepth: 0,
+        heldLanes: 0,
+        laneCount: 1,
+        oldestUnapplied: null,
+      });
       expect(await store.lanes.sweep.purgeSpent({ tenantId: t, versionId: 'v' })).toBe(0); // nothing was stored again
       expect((await store.lanes.sweep.sweepCandidates()).live.find((c) => c.version.versionId === 'v')?.hasInbox ?? false).toBe(false);
       const [g] = (await store.lanes.gauges.versionGauges()).filter((x) => x.versionId === 'v');
@@ -225,7 +241,10 @@ export function describeMultiInstanceStore(current: () => Store, harness: StoreH
       // Spent rows an older release left are not lag, and the sweep's purge removes them.
       await rawRun(store, 'INSERT INTO lane_inbox (tenant_id, version_id, state_key, position) VALUES (?, ?, ?, ?)', [t, 'v', 'k', 2]);
       expect((await store.lanes.reads.lag({ tenantId: t, versionId: 'v' })).inboxDepth).toBe(0);
-      expect((await store.lanes.gauges.versionGauges()).find((x) => x.versionId === 'v')).toMatchObject({ inboxRows: 0, appliedPosition: 3 });
+      expect((await store.lanes.gauges.versionGauges()).find((x) => x.versionId === 'v')).toMatchObject({
+        inboxRows: 0,
+        appliedPosition: 3,
+      });
       expect(await other.lanes.sweep.purgeSpent({ tenantId: t, versionId: 'v' })).toBe(1);
       expect((await store.lanes.sweep.sweepCandidates()).live.find((c) => c.version.versionId === 'v')?.hasInbox ?? false).toBe(false);
     });
@@ -263,7 +282,12 @@ export function describeMultiInstanceStore(current: () => Store, harness: StoreH
         } finally {
           run.release();
         }
-        expect(await store.lanes.reads.lag({ tenantId: t, versionId: 'v' })).toEqual({ inboxDepth: 0, heldLanes: 0, laneCount: 1, oldestUnapplied: null });
+        expect(await store.lanes.reads.lag({ tenantId: t, versionId: 'v' })).toEqual({
+          inboxDepth: 0,
+          heldLanes: 0,
+          laneCount: 1,
+          oldestUnapplied: null,
+        });
         expect(await store.lanes.sweep.purgeSpent({ tenantId: t, versionId: 'v' })).toBe(0);
       });
     }
@@ -317,9 +341,11 @@ export function describeMultiInstanceStore(current: () => Store, harness: StoreH
             await new Promise((r) => setTimeout(r, 5)); // a paced load, as the issue's clients sent it
           }
           const applied = async () =>
-            (await Promise.all([...Array(keys).keys()].map((k) => store.lanes.reads.getLane({ tenantId: t, versionId: 'v', key: `r${round}-k${k}` })))).every(
-              (l) => l?.state === `{"n":${perKey}}`,
-            );
+            (
+              await Promise.all(
+                [...Array(keys).keys()].map((k) => store.lanes.reads.getLane({ tenantId: t, versionId: 'v', key: `r${round}-k${k}` })),
+              )
+            ).every((l) => l?.state === `{"n":${perKey}}`);
           await until(applied, 30_000);
           expect(await applied()).toBe(true);
         }
@@ -328,9 +354,15 @@ export function describeMultiInstanceStore(current: () => Store, harness: StoreH
           return l.inboxDepth === 0 && v?.routedPosition === rounds * keys * perKey;
         };
         await until(settled, 10_000);
-        expect(await store.lanes.reads.lag({ tenantId: t, versionId: 'v' })).toEqual({ inboxDepth: 0, heldLanes: 0, laneCount: rounds * keys, oldestUnapplied: null });
+        expect(await store.lanes.reads.lag({ tenantId: t, versionId: 'v' })).toEqual({
+          inboxDepth: 0,
+          heldLanes: 0,
+          laneCount: rounds * keys,
+          oldestUnapplied: null,
+        });
         // Every event applied once (the states count them).
-        for (const l of await store.lanes.reads.listLanes({ tenantId: t, versionId: 'v' }, { afterKey: '', limit: 100 })) expect(l.state).toBe(`{"n":${perKey}}`);
+        for (const l of await store.lanes.reads.listLanes({ tenantId: t, versionId: 'v' }, { afterKey: '', limit: 100 }))
+          expect(l.state).toBe(`{"n":${perKey}}`);
       } finally {
         for (const e of engines) await e.close();
       }

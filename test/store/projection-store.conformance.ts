@@ -1,12 +1,13 @@
-import { Store } from '../../src/store/store.port';
+import { LaneWorld } from '../support/memory-lane-world';
 import { req, tenant } from './store-fixtures';
 
 /**
- * The projection catalog (store.projections) and the lane store (store.lanes), against the real
- * engine: part of testEventStore, run inside its describe on the store its beforeEach opened.
+ * The projection catalog (store.projections) and the lane roles (store.lanes), against the real
+ * engine: part of testEventStore, run inside its describe on the store its beforeEach opened; and
+ * against the in-memory lane roles with the catalog they read (memory-lanes.int-spec.ts).
  */
-export function describeProjectionStore(current: () => Store): void {
-  let store: Store;
+export function describeProjectionStore(current: () => LaneWorld): void {
+  let store: LaneWorld;
   beforeEach(() => {
     store = current();
   });
@@ -18,11 +19,15 @@ export function describeProjectionStore(current: () => Store): void {
       const v1 = { versionId: 'v1', projectionId: 'p1', tenantId: t, className: 'C', targetPosition: 4, createdAt: 1 };
       const p = await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'totals', version: v1 });
       expect(p).toMatchObject({ projectionId: 'p1', activeVersion: 'v1', pendingVersion: null });
-      await store.lanes.inbox.route({ tenantId: t, versionId: 'v1' }, [
+      await store.lanes.inbox.route(
+        { tenantId: t, versionId: 'v1' },
+        [
           { key: 'a', position: 1 },
           { key: 'b', position: 2 },
           { key: 'a', position: 3 },
-        ], 3);
+        ],
+        3,
+      );
       await store.lanes.inbox.route({ tenantId: t, versionId: 'v1' }, [{ key: 'a', position: 3 }], 2); // duplicate and older: ignored
       expect((await store.projections.getVersion(t, 'v1'))?.routedPosition).toBe(3);
       const work = (await store.lanes.runs.laneWork({ tenantId: t, versionId: 'v1', key: 'a' }, 10))!;
@@ -30,27 +35,63 @@ export function describeProjectionStore(current: () => Store): void {
       expect(work.events.map((e) => e.position)).toEqual([1, 3]);
       expect(await store.lanes.sweep.hasUnappliedUpTo({ tenantId: t, versionId: 'v1' }, 4)).toBe(true);
       expect(await store.lanes.reads.oldestUnapplied({ tenantId: t, versionId: 'v1' })).toBe(1);
-      expect(await store.lanes.runs.applied({ tenantId: t, versionId: 'v1', key: 'a' }, { state: '{"n":2}', fromPosition: 0, appliedPosition: 3, updatedAt: 9 })).toBe(true);
+      expect(
+        await store.lanes.runs.applied(
+          { tenantId: t, versionId: 'v1', key: 'a' },
+          { state: '{"n":2}', fromPosition: 0, appliedPosition: 3, updatedAt: 9 },
+        ),
+      ).toBe(true);
       // Another run of the lane read the same checkpoint (0): whatever it applied, it keeps nothing, neither a
       // checkpoint going back nor one going further with a state that lacks the events the first run consumed.
-      expect(await store.lanes.runs.applied({ tenantId: t, versionId: 'v1', key: 'a' }, { state: '{"n":1}', fromPosition: 0, appliedPosition: 1, updatedAt: 9 })).toBe(false);
-      expect(await store.lanes.runs.applied({ tenantId: t, versionId: 'v1', key: 'a' }, { state: '{"n":1}', fromPosition: 0, appliedPosition: 4, updatedAt: 9 })).toBe(false);
-      expect(await store.lanes.reads.getLane({ tenantId: t, versionId: 'v1', key: 'a' })).toMatchObject({ state: '{"n":2}', appliedPosition: 3 });
+      expect(
+        await store.lanes.runs.applied(
+          { tenantId: t, versionId: 'v1', key: 'a' },
+          { state: '{"n":1}', fromPosition: 0, appliedPosition: 1, updatedAt: 9 },
+        ),
+      ).toBe(false);
+      expect(
+        await store.lanes.runs.applied(
+          { tenantId: t, versionId: 'v1', key: 'a' },
+          { state: '{"n":1}', fromPosition: 0, appliedPosition: 4, updatedAt: 9 },
+        ),
+      ).toBe(false);
+      expect(await store.lanes.reads.getLane({ tenantId: t, versionId: 'v1', key: 'a' })).toMatchObject({
+        state: '{"n":2}',
+        appliedPosition: 3,
+      });
       expect((await store.lanes.runs.laneWork({ tenantId: t, versionId: 'v1', key: 'a' }, 10))!.events).toEqual([]);
 
       // Lane b fails: counted, then held on its event; only b is held.
       await store.lanes.runs.laneWork({ tenantId: t, versionId: 'v1', key: 'b' }, 10);
-      expect(await store.lanes.runs.failed({ tenantId: t, versionId: 'v1', key: 'b' }, { position: 2, error: 'boom', holdAfterAttempts: 3 })).toBe(1);
+      expect(
+        await store.lanes.runs.failed({ tenantId: t, versionId: 'v1', key: 'b' }, { position: 2, error: 'boom', holdAfterAttempts: 3 }),
+      ).toBe(1);
       expect((await store.lanes.reads.getLane({ tenantId: t, versionId: 'v1', key: 'b' }))?.heldPosition).toBeNull();
       expect(await store.lanes.runs.failed({ tenantId: t, versionId: 'v1', key: 'b' }, { position: 2, error: 'boom', hold: true })).toBe(2);
-      expect(await store.lanes.reads.getLane({ tenantId: t, versionId: 'v1', key: 'b' })).toMatchObject({ heldPosition: 2, heldError: 'boom' });
+      expect(await store.lanes.reads.getLane({ tenantId: t, versionId: 'v1', key: 'b' })).toMatchObject({
+        heldPosition: 2,
+        heldError: 'boom',
+      });
       expect(await store.lanes.sweep.hasUnappliedUpTo({ tenantId: t, versionId: 'v1' }, 4)).toBe(false); // held lanes do not count
       expect(await store.lanes.sweep.lanesWithWork({ tenantId: t, versionId: 'v1' }, 10)).toEqual([]);
-      expect(await store.lanes.reads.lag({ tenantId: t, versionId: 'v1' })).toEqual({ inboxDepth: 1, heldLanes: 1, laneCount: 2, oldestUnapplied: 2 });
+      expect(await store.lanes.reads.lag({ tenantId: t, versionId: 'v1' })).toEqual({
+        inboxDepth: 1,
+        heldLanes: 1,
+        laneCount: 2,
+        oldestUnapplied: 2,
+      });
       expect(await store.lanes.reads.oldestUnapplied({ tenantId: t, versionId: 'v1' })).toBe(2); // the held lane's row: what lag() says, without its counts
-      expect((await store.lanes.reads.listLanes({ tenantId: t, versionId: 'v1' }, { afterKey: '', limit: 10, heldOnly: true })).map((l) => l.key)).toEqual(['b']);
+      expect(
+        (await store.lanes.reads.listLanes({ tenantId: t, versionId: 'v1' }, { afterKey: '', limit: 10, heldOnly: true })).map(
+          (l) => l.key,
+        ),
+      ).toEqual(['b']);
       expect(await store.lanes.holds.skip({ tenantId: t, versionId: 'v1', key: 'b' })).toBe(true);
-      expect(await store.lanes.reads.getLane({ tenantId: t, versionId: 'v1', key: 'b' })).toMatchObject({ heldPosition: null, appliedPosition: 2, attempts: 0 });
+      expect(await store.lanes.reads.getLane({ tenantId: t, versionId: 'v1', key: 'b' })).toMatchObject({
+        heldPosition: null,
+        appliedPosition: 2,
+        attempts: 0,
+      });
       expect((await store.lanes.reads.lag({ tenantId: t, versionId: 'v1' })).inboxDepth).toBe(0);
       expect(await store.lanes.reads.oldestUnapplied({ tenantId: t, versionId: 'v1' })).toBeNull();
 
@@ -108,7 +149,10 @@ export function describeProjectionStore(current: () => Store): void {
       expect(await store.projections.getVersion(t, 'v1')).toBeNull();
       expect(await store.lanes.inbox.route({ tenantId: t, versionId: 'v1' }, [{ key: 'a', position: 4 }], 4)).toBe(false);
       expect(
-        await store.lanes.runs.applied({ tenantId: t, versionId: 'v1', key: 'a' }, { state: '{}', fromPosition: work.lane.appliedPosition, appliedPosition: 1, updatedAt: 1 }),
+        await store.lanes.runs.applied(
+          { tenantId: t, versionId: 'v1', key: 'a' },
+          { state: '{}', fromPosition: work.lane.appliedPosition, appliedPosition: 1, updatedAt: 1 },
+        ),
       ).toBe(false);
       expect(await store.lanes.runs.laneWork({ tenantId: t, versionId: 'v1', key: 'a' }, 10)).toBeNull();
       expect(await store.lanes.runs.laneWork({ tenantId: t, versionId: 'v1', key: 'new' }, 10)).toBeNull();
@@ -175,7 +219,9 @@ export function describeProjectionStore(current: () => Store): void {
       ).toEqual(['vb']);
       const positions = new Map((await store.projections.versionsOf(t, ['va', 'vb', 'vc'])).map((v) => [v.versionId, v.routedPosition]));
       expect(Object.fromEntries(positions)).toEqual({ va: 3, vc: 3 });
-      expect((await store.lanes.runs.laneWork({ tenantId: t, versionId: 'va', key: 'a' }, 10))!.events.map((e) => e.position)).toEqual([1, 2]);
+      expect((await store.lanes.runs.laneWork({ tenantId: t, versionId: 'va', key: 'a' }, 10))!.events.map((e) => e.position)).toEqual([
+        1, 2,
+      ]);
       expect((await store.lanes.runs.laneWork({ tenantId: t, versionId: 'vc', key: 'c' }, 10))!.events.map((e) => e.position)).toEqual([3]);
       expect(await store.lanes.runs.laneWork({ tenantId: t, versionId: 'vb', key: 'b' }, 10)).toBeNull();
     });
@@ -212,7 +258,10 @@ export function describeProjectionStore(current: () => Store): void {
       await store.lanes.inbox.route({ tenantId: busy, versionId: 'v1' }, [{ key: 'a', position: 1 }], 2);
       expect(await named()).toEqual([{ v: 'v1', tenant: busy, behindHead: false, hasInbox: true }]);
       await store.lanes.runs.laneWork({ tenantId: busy, versionId: 'v1', key: 'a' }, 10);
-      await store.lanes.runs.applied({ tenantId: busy, versionId: 'v1', key: 'a' }, { state: '{}', fromPosition: 0, appliedPosition: 1, updatedAt: 1 });
+      await store.lanes.runs.applied(
+        { tenantId: busy, versionId: 'v1', key: 'a' },
+        { state: '{}', fromPosition: 0, appliedPosition: 1, updatedAt: 1 },
+      );
       expect(await named()).toEqual([]);
       // A redeploy not caught up yet is named even with nothing to route; the retired version never is.
       await store.projections.deploy({
@@ -245,32 +294,39 @@ export function describeProjectionStore(current: () => Store): void {
       });
       await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'totals', version: v(t, 'v1', 'p1') });
       await store.projections.deploy({ tenantId: quiet, projectionId: 'q1', name: 'quiet', version: v(quiet, 'vq', 'q1') });
-      await store.lanes.inbox.route({ tenantId: t, versionId: 'v1' }, [
+      await store.lanes.inbox.route(
+        { tenantId: t, versionId: 'v1' },
+        [
           { key: 'a', position: 1 },
           { key: 'b', position: 2 },
           { key: 'a', position: 3 },
-        ], 3);
+        ],
+        3,
+      );
       await store.lanes.runs.laneWork({ tenantId: t, versionId: 'v1', key: 'a' }, 1);
       const e1 = events[0];
-      await store.lanes.runs.applied({ tenantId: t, versionId: 'v1', key: 'a' }, {
-        state: '{"n":1}',
-        fromPosition: 0,
-        appliedPosition: 1,
-        updatedAt: e1.timestamp,
-        notify: {
-          projectionId: 'p1',
-          changes: [
-            {
-              position: 1,
-              aggregateId: e1.aggregateId,
-              aggregateType: e1.aggregateType,
-              version: 1,
-              timestamp: e1.timestamp,
-              state: '{"n":1}',
-            },
-          ],
+      await store.lanes.runs.applied(
+        { tenantId: t, versionId: 'v1', key: 'a' },
+        {
+          state: '{"n":1}',
+          fromPosition: 0,
+          appliedPosition: 1,
+          updatedAt: e1.timestamp,
+          notify: {
+            projectionId: 'p1',
+            changes: [
+              {
+                position: 1,
+                aggregateId: e1.aggregateId,
+                aggregateType: e1.aggregateType,
+                version: 1,
+                timestamp: e1.timestamp,
+                state: '{"n":1}',
+              },
+            ],
+          },
         },
-      });
+      );
       await store.lanes.runs.laneWork({ tenantId: t, versionId: 'v1', key: 'b' }, 10);
       await store.lanes.runs.failed({ tenantId: t, versionId: 'v1', key: 'b' }, { position: 2, error: 'boom', hold: true });
       // A redeploy waits beside the active version, nothing routed yet.
@@ -331,7 +387,8 @@ export function describeProjectionStore(current: () => Store): void {
         name: 'n',
         version: { versionId: 'v1', projectionId: 'p1', tenantId: t, className: 'C', targetPosition: 0, createdAt: 1 },
       });
-      const lease = (owner: string, now: number) => store.lanes.runs.acquireLease({ tenantId: t, versionId: 'v1', key: 'k' }, owner, now, now + 1000);
+      const lease = (owner: string, now: number) =>
+        store.lanes.runs.acquireLease({ tenantId: t, versionId: 'v1', key: 'k' }, owner, now, now + 1000);
       expect(await lease('a', 0)).toBe(true);
       expect(await lease('b', 500)).toBe(false);
       expect(await lease('a', 600)).toBe(true); // the holder renews
@@ -350,7 +407,8 @@ export function describeProjectionStore(current: () => Store): void {
         name: 'n',
         version: { versionId: 'v1', projectionId: 'p1', tenantId: t, className: 'C', targetPosition: 0, createdAt: 1 },
       });
-      const lease = (owner: string, now: number) => store.lanes.runs.acquireLease({ tenantId: t, versionId: 'v1', key: 'k' }, owner, now, now + 1000);
+      const lease = (owner: string, now: number) =>
+        store.lanes.runs.acquireLease({ tenantId: t, versionId: 'v1', key: 'k' }, owner, now, now + 1000);
       expect(await lease('a', 0)).toBe(true);
       expect(await store.lanes.runs.renewLease({ tenantId: t, versionId: 'v1', key: 'k' }, 'a', 2000)).toBe(true);
       expect(await lease('b', 1500)).toBe(false); // renewed: still a's
@@ -362,7 +420,10 @@ export function describeProjectionStore(current: () => Store): void {
       // a's late write is refused by the lease alone (the checkpoint has not moved yet): nothing is kept.
       expect(await store.lanes.runs.applied({ tenantId: t, versionId: 'v1', key: 'k' }, change('a', '{"by":"a"}'))).toBe(false);
       expect(await store.lanes.runs.applied({ tenantId: t, versionId: 'v1', key: 'k' }, change('b', '{"by":"b"}'))).toBe(true);
-      expect(await store.lanes.reads.getLane({ tenantId: t, versionId: 'v1', key: 'k' })).toMatchObject({ state: '{"by":"b"}', appliedPosition: 1 });
+      expect(await store.lanes.reads.getLane({ tenantId: t, versionId: 'v1', key: 'k' })).toMatchObject({
+        state: '{"by":"b"}',
+        appliedPosition: 1,
+      });
       // Released, the lease still fences: only the last holder's runs store until another takes it.
       await store.lanes.runs.releaseLease({ tenantId: t, versionId: 'v1', key: 'k' }, 'b');
       expect(await store.lanes.runs.renewLease({ tenantId: t, versionId: 'v1', key: 'k' }, 'b', 5000)).toBe(false);

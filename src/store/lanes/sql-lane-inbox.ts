@@ -36,7 +36,8 @@ export class SqlLaneInbox implements LaneInbox {
     // then each goes on its own so that only the dropped one is refused.
     if (await this.derived.batch(this.routeStatements(tenantId, routes))) return [];
     const gone: string[] = [];
-    for (const r of routes) if (!(await this.route({ tenantId, versionId: r.versionId }, r.items, r.routedPosition))) gone.push(r.versionId);
+    for (const r of routes)
+      if (!(await this.route({ tenantId, versionId: r.versionId }, r.items, r.routedPosition))) gone.push(r.versionId);
     return gone;
   }
 

@@ -14,7 +14,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { InProcessLaneScheduler } from '../src/lanes/in-process-lane-scheduler';
-import { LaneEngine } from '../src/lanes/lane-engine';
+import { laneMachinery } from '../test/support/lane-machinery';
 import { NotificationRetention } from '../src/notifications/log/notification-retention';
 import { SecretCipher } from '../src/notifications/webhooks/secret-cipher';
 import { WebhookDispatcher } from '../src/notifications/webhooks/webhook-dispatcher';
@@ -102,7 +102,13 @@ async function measure(n: number): Promise<string> {
     apply: async () => Promise.reject(new Error('an idle tenant called the runtime')),
     unload: async () => undefined,
   };
-  const engine = new LaneEngine(events, projections, lanes, runtime, new InProcessLaneScheduler({ concurrency: 32 }), { sweepMs: 2000 });
+  const { engine } = laneMachinery({
+    log: events,
+    catalog: projections,
+    lanes,
+    runtime,
+    scheduler: (handler) => new InProcessLaneScheduler(handler, { concurrency: 32 }),
+  });
   const secrets = new WebhookSecrets(webhooks, new SecretCipher(randomBytes(32)), 0);
   const sender = new WebhookSender(new WebhookUrlGuard({ allowPrivate: false }), 10_000);
   const dispatcher = new WebhookDispatcher(webhooks, notifications, projections, secrets, sender, {

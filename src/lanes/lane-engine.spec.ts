@@ -4,8 +4,7 @@ import { LaneSweep } from '../store/lanes/lane-sweep.port';
 import { Lanes } from '../store/lanes/lanes';
 import { ProjectionCatalogRepository, ProjectionVersion } from '../store/projection-catalog.port';
 import { SqliteStore } from '../store/sqlite/sqlite-store';
-import { InProcessLaneScheduler } from './in-process-lane-scheduler';
-import { LaneEngine } from './lane-engine';
+import { laneMachinery } from '../../test/support/lane-machinery';
 import { TenantRouter } from './tenant-router';
 
 /**
@@ -39,9 +38,12 @@ describe('LaneEngine', () => {
       },
       unload: async () => undefined,
     };
-    const scheduler = new InProcessLaneScheduler({ concurrency: 4 });
-    const engine = new LaneEngine(store.events, store.projections, store.lanes, runtime, scheduler, {
-      sweepMs: 50,
+    const { engine } = laneMachinery({
+      log: store.events,
+      catalog: store.projections,
+      lanes: store.lanes,
+      runtime,
+      engine: { sweepMs: 50 },
       runner: { batch: 100, backoffMs: [10] },
     });
     await store.projections.deploy({
@@ -116,13 +118,14 @@ describe('LaneEngine dropping a version during catch-up', () => {
       },
       unload: async () => undefined,
     };
-    const scheduler = new InProcessLaneScheduler({ concurrency: 4 });
-    const engine = new LaneEngine(store.events, store.projections, store.lanes, runtime, scheduler, {
-      sweepMs: 10,
-      droppedGraceMs,
+    const { engine, runner } = laneMachinery({
+      log: store.events,
+      catalog: store.projections,
+      lanes: store.lanes,
+      runtime,
+      engine: { sweepMs: 10, droppedGraceMs },
       runner: { batch: 100, backoffMs: [10] },
     });
-    const runner = engine.runner;
     await store.projections.deploy({
       tenantId: 't',
       projectionId: 'p',
@@ -247,9 +250,7 @@ describe('LaneEngine with many tenants', () => {
     } as unknown as ProjectionCatalogRepository & LaneSweep;
     const log = { readAll: async () => (count('readAll'), []) } as unknown as EventLog;
     const runtime = { resolveKeys: async () => [], apply: async () => [], unload: async () => undefined };
-    const engine = new LaneEngine(log, repo, { sweep: repo } as unknown as Lanes, runtime, new InProcessLaneScheduler({ concurrency: 4 }), {
-      sweepMs: 50,
-    });
+    const { engine } = laneMachinery({ log, catalog: repo, lanes: { sweep: repo } as unknown as Lanes, runtime, engine: { sweepMs: 50 } });
     return { engine, calls, total: () => [...calls.values()].reduce((a, b) => a + b, 0) };
   }
   const settle = () => new Promise((r) => setTimeout(r, 100));
@@ -318,21 +319,19 @@ describe('LaneEngine with many tenants', () => {
       lanesWithWork: async () => (reads++, []),
       purgeSpent: async () => 0,
     } as unknown as ProjectionCatalogRepository & LaneSweep;
-    const scheduler = new InProcessLaneScheduler({ concurrency: 4 });
-    let busy = 1;
-    jest.spyOn(scheduler, 'pendingOf').mockImplementation(() => busy);
-    const engine = new LaneEngine(
-      { readAll: async () => [] } as unknown as EventLog,
-      repo,
-      { sweep: repo } as unknown as Lanes,
-      {
+    const { engine, scheduler } = laneMachinery({
+      log: { readAll: async () => [] } as unknown as EventLog,
+      catalog: repo,
+      lanes: { sweep: repo } as unknown as Lanes,
+      runtime: {
         resolveKeys: async () => [],
         apply: async () => [],
         unload: async () => undefined,
       } as any,
-      scheduler,
-      { sweepMs: 1_000_000 },
-    );
+      engine: { sweepMs: 1_000_000 },
+    });
+    let busy = 1;
+    jest.spyOn(scheduler, 'pendingOf').mockImplementation(() => busy);
     await engine.start();
     const sweep = () => (engine as unknown as { sweep(): Promise<void> }).sweep();
     for (let i = 0; i < 9; i++) await sweep();

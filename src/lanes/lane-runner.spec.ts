@@ -105,7 +105,6 @@ describe('LaneRunner and the metrics', () => {
       { batch: 100, backoffMs: [10] },
       undefined,
       undefined,
-      undefined,
       metrics,
     );
     const lane = { tenantId: 't', versionId: 'v', key: 'k' };

@@ -11,12 +11,12 @@ import { LaneRecord } from '../store/lanes/lane-records';
 import { Lanes } from '../store/lanes/lanes';
 import { StateChange } from '../store/notification-repository.port';
 import { ProjectionCatalogRepository, ProjectionVersion } from '../store/projection-catalog.port';
-import { LaneApplied, NO_LANE_APPLIED } from './lane-applied.port';
+import { LaneRunObserver } from './lane-run-observer';
 import { AppendTraces } from '../observability/tracing/append-traces';
 import { endWith, Span } from '../observability/tracing/tracing';
 import { notificationTraceParent, startLaneRunSpan, startNotificationWriteSpan } from '../observability/tracing/spans';
 import { LaneKeyCap } from './lane-key-cap';
-import { LaneRef, LaneRunOutcome, LaneScheduler } from './lane-scheduler.port';
+import { LaneRef, LaneRunOutcome, LaneRunResult } from './lane-ref';
 import { keyProblem, keyProblemText, UNRESOLVED_KEY } from './state-key-rule';
 
 export interface LaneRunnerOptions {
@@ -60,10 +60,8 @@ export class LaneRunner {
     private readonly catalog: Pick<ProjectionCatalogRepository, 'getVersion'>,
     private readonly runtime: Pick<RuntimePool, 'apply' | 'resolveKeys'>,
     private readonly options: LaneRunnerOptions = DEFAULT_LANE_OPTIONS,
-    /** Told after each stored run (the engine: readers, catch-up, notifications). */
-    private readonly applied: LaneApplied = NO_LANE_APPLIED,
-    /** Wakes the lanes that rerouted events were handed to (none in unit setups that never reroute). */
-    private readonly scheduler?: Pick<LaneScheduler, 'wake'>,
+    /** Told after each stored run: readers, catch-up, notifications (nothing in unit setups). */
+    private readonly observer?: Pick<LaneRunObserver, 'laneApplied'>,
     /** The tenant's keysPerProjection limit, applied to rerouted events as to routed ones. */
     private readonly keyCap?: LaneKeyCap,
     private readonly metrics: AppMetrics = NO_METRICS,
@@ -74,7 +72,8 @@ export class LaneRunner {
     this.applier = new CoalescingApplier(runtime);
   }
 
-  readonly run = async (lane: LaneRef): Promise<LaneRunOutcome> => {
+  /** One run of the lane, as its scheduler hands it out (the scheduler's handler, given at its construction). */
+  async run(lane: LaneRef): Promise<LaneRunResult> {
     const lease = this.options.lease;
     if (!lease) return this.runOnce(lane);
     // A late job of a retired version stops here, before the lease (which would write its lane row).
@@ -108,14 +107,14 @@ export class LaneRunner {
       this.releasing.add(released);
       void released.finally(() => this.releasing.delete(released));
     }
-  };
+  }
 
   /** Waits for the lease releases still in flight (shutdown: the store closes next; another instance takes the lanes at once). */
   async close(): Promise<void> {
     await Promise.all(this.releasing);
   }
 
-  private async runOnce(lane: LaneRef): Promise<LaneRunOutcome> {
+  private async runOnce(lane: LaneRef): Promise<LaneRunResult> {
     const version = await this.version(lane.tenantId, lane.versionId);
     if (!version) return { status: 'idle' }; // retired meanwhile
     const work = await this.lanes.runs.laneWork(lane, this.options.batch);
@@ -215,7 +214,7 @@ export class LaneRunner {
       ...(this.options.lease ? { leaseOwner: this.options.lease.owner } : {}),
     });
     const kept = await endWith(write, applied);
-    if (kept) this.applied.laneApplied(lane, last.position, changes.length > 0 ? version.projectionId : null);
+    if (kept) this.observer?.laneApplied(lane, last.position, changes.length > 0 ? version.projectionId : null);
     return kept;
   }
 
@@ -224,7 +223,7 @@ export class LaneRunner {
    * to their lanes. A lane that has already applied past such an event does not take it (its order
    * would break); skip is then the operator's answer.
    */
-  private async reroute(lane: LaneRef, version: ProjectionVersion, events: StoredEvent[]): Promise<LaneRunOutcome> {
+  private async reroute(lane: LaneRef, version: ProjectionVersion, events: StoredEvent[]): Promise<LaneRunResult> {
     let keys;
     try {
       keys = await this.runtime.resolveKeys(lane.tenantId, lane.versionId, version.className, events.map(toWireEvent));
@@ -249,15 +248,16 @@ export class LaneRunner {
     const through = capped ? events.findIndex((e) => e.position === capped!.position) : good;
     if (items.length && !(await this.lanes.inbox.route(lane, items, 0))) return this.gone(lane);
     if (through > 0) await this.lanes.runs.consume(lane, events[through - 1].position);
-    for (const it of items)
-      void this.scheduler?.wake({ tenantId: lane.tenantId, versionId: lane.versionId, key: it.key }).catch(() => undefined);
-    if (capped) return this.hold(lane, capped.position, capped.error);
+    // The lanes handed events to: their scheduler wakes them with this run's result.
+    const wake = items.map((it) => ({ tenantId: lane.tenantId, versionId: lane.versionId, key: it.key }));
+    const handedOn = (outcome: LaneRunOutcome): LaneRunResult => (wake.length ? { ...outcome, wake } : outcome);
+    if (capped) return handedOn(await this.hold(lane, capped.position, capped.error));
     if (bad !== -1) {
       const k = keys[bad];
       const why = typeof k === 'string' ? keyProblemText(keyProblem(k)!) : `${k!.error.code}: ${k!.error.message}`;
-      return this.fail(lane, events[bad].position, why);
+      return handedOn(await this.fail(lane, events[bad].position, why));
     }
-    return { status: 'idle' };
+    return handedOn({ status: 'idle' });
   }
 
   /** Held at once: a limit, unlike a failure, will not pass on a retry. */

@@ -1,10 +1,10 @@
-import { BeforeApplicationShutdown, Inject, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { BeforeApplicationShutdown, Global, Inject, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { EVENTS_APPENDED } from '../events/append-committed.port';
 import { EVENT_STREAM_SSE, EventStreamSse } from '../events/event-stream.port';
-import { LANE_APPLIED } from '../lanes/lane-applied.port';
+import { LaneApplied } from '../lanes/lane-applied.port';
 import { AppMetrics } from '../observability/metrics/app-metrics';
 import { PROJECTION_NOTIFICATION_SETUP } from '../projections/projection-notification-setup.port';
 import { QuotasModule } from '../quotas/quotas.module';
@@ -42,9 +42,11 @@ const STREAM_PAGE = 200;
 /**
  * The notification log (log/) and what pushes it out: the streams (streams/: WebSocket, SSE) and
  * the webhooks (webhooks/). One module, as the three share the feed and the store; the folders
- * depend on log/ and not on each other. Binds LANE_APPLIED (lanes) to NotificationFeed and
+ * depend on log/ and not on each other. Binds LaneApplied (lanes) to NotificationFeed and
  * PROJECTION_NOTIFICATION_SETUP (the projection catalog) to NotificationSetup; imports neither.
  */
+// Global: binds LaneApplied for LanesModule, which must not import this module (the port inverts the layers).
+@Global()
 @Module({
   imports: [TenancyModule, QuotasModule],
   controllers: [NotificationLogController, SseStreamController, ProjectionWebhookController, WebhooksController],
@@ -182,7 +184,7 @@ const STREAM_PAGE = 200;
       useFactory: (secrets: WebhookSecrets, s: Store, guard: WebhookUrlGuard, endpoints: WebhookEndpoints) =>
         new NotificationSetup(secrets, s.webhooks, guard, endpoints),
     },
-    { provide: LANE_APPLIED, useExisting: NotificationFeed },
+    { provide: LaneApplied, useExisting: NotificationFeed },
     { provide: PROJECTION_NOTIFICATION_SETUP, useExisting: NotificationSetup },
     { provide: StoredProjectionLookup, inject: [STORE], useFactory: (s: Store) => new StoredProjectionLookup(s.projections) },
     {
@@ -203,7 +205,7 @@ const STREAM_PAGE = 200;
   ],
   // StreamLimiter: the open-stream gauges of GET /metrics (observability/metrics).
   exports: [
-    LANE_APPLIED,
+    LaneApplied,
     PROJECTION_NOTIFICATION_SETUP,
     StreamLimiter,
     WebSocketStreamServer,

@@ -1,6 +1,5 @@
 import { RawJson } from '../../src/common/raw-json';
-import { InProcessLaneScheduler } from '../../src/lanes/in-process-lane-scheduler';
-import { LaneEngine } from '../../src/lanes/lane-engine';
+import { laneMachinery } from '../support/lane-machinery';
 import { toStoredSettings } from '../../src/notifications/log/notification-settings';
 import { PostgresStore } from '../../src/store/postgres/postgres-store';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store';
@@ -319,10 +318,14 @@ export function describeMultiInstanceStore(current: () => Store, harness: StoreH
       });
       const engines = [store, other].map(
         (s, i) =>
-          new LaneEngine(s.events, s.projections, s.lanes, runtime(i * 80), new InProcessLaneScheduler({ concurrency: 4 }), {
-            sweepMs: 600_000, // no sweep: its purge would hide a spent row routing stored
+          laneMachinery({
+            log: s.events,
+            catalog: s.projections,
+            lanes: s.lanes,
+            runtime: runtime(i * 80),
+            engine: { sweepMs: 600_000 }, // no sweep: its purge would hide a spent row routing stored
             runner: { batch: 100, backoffMs: [10], lease: { owner: `instance-${i}`, ttlMs: 15_000 } },
-          }),
+          }).engine,
       );
       for (const e of engines) await e.start();
       const until = async (ok: () => Promise<boolean>, ms: number) => {

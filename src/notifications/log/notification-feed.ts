@@ -16,7 +16,7 @@ export type HeadSequence = (tenantId: string, projectionId: string) => Promise<n
  * "Projection P may have new notifications": a wake-up only (WakeBus: coalesced, across instances
  * with Redis, and a poll of the store's head sequence of each projection streamed here, for the
  * lanes of another instance when Redis is absent or down — issue 23's stream missing the last two
- * of 480). It is the lanes' LANE_APPLIED binding.
+ * of 480). It is the lanes' LaneApplied binding.
  */
 export class NotificationFeed implements LaneApplied {
   private readonly bus: WakeBus;

@@ -27,7 +27,7 @@ export interface Notification {
   traceState?: string;
 }
 
-/** A projection's state change, handed to `LaneStore.applied` to be logged with it. */
+/** A projection's state change, handed to `LaneRuns.applied` to be logged with it. */
 export interface StateChange {
   position: number;
   aggregateId: string;
@@ -57,7 +57,7 @@ export interface RetentionPolicy {
   removeBefore: number;
 }
 
-/** The notification log (written by `LaneStore.applied`), read by every channel. */
+/** The notification log (written by `LaneRuns.applied`), read by every channel. */
 export interface NotificationRepository {
   /** Ascending, after `afterSequence`. */
   read(tenantId: string, projectionId: string, afterSequence: number, limit: number): Promise<Notification[]>;

@@ -45,7 +45,10 @@ describe('ARCHITECTURE.md names what exists', () => {
     expect({ ref, declared: body !== null }).toEqual({ ref, declared: true });
     expect({
       ref,
-      member: new RegExp(`^\\s+(?:(?:private|protected|public|readonly|static|async|get)\\s+)*${member}\\b\\??\\s*[(:<=]`, 'm').test(body!),
+      member: new RegExp(
+        `^\\s+(?:(?:private|protected|public|readonly|static|async|get|abstract)\\s+)*${member}\\b\\??\\s*[(:<=]`,
+        'm',
+      ).test(body!),
     }).toEqual({
       ref,
       member: true,

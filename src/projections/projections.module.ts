@@ -4,7 +4,6 @@ import { APP_CONFIG } from '../config/config.module';
 import { AppliedSignal } from '../lanes/applied-signal';
 import { LaneEngine } from '../lanes/lane-engine';
 import { LanesModule } from '../lanes/lanes.module';
-import { NotificationsModule } from '../notifications/notifications.module';
 import { CompileQueue } from '../runtime/compile-queue';
 import { QuotasModule } from '../quotas/quotas.module';
 import { TenantQuotas } from '../quotas/tenant-quotas';
@@ -18,9 +17,12 @@ import { ProjectionReader } from './projection-reader';
 import { ProjectionStatus } from './projection-status';
 import { ProjectionsController } from './projections.controller';
 
-/** Projection uploads, deploys, reads and operations; the lanes that run them are LanesModule's. */
+/**
+ * Projection uploads, deploys, reads and operations; the lanes that run them are LanesModule's (a
+ * downward import). PROJECTION_NOTIFICATION_SETUP comes from its global binding (NotificationsModule).
+ */
 @Module({
-  imports: [LanesModule, NotificationsModule, QuotasModule],
+  imports: [LanesModule, QuotasModule],
   controllers: [ProjectionsController, AdminLanesController],
   providers: [
     {

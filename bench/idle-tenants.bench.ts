@@ -14,7 +14,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { InProcessLaneScheduler } from '../src/lanes/in-process-lane-scheduler';
-import { LaneEngine } from '../src/lanes/lane-engine';
+import { laneMachinery } from '../test/support/lane-machinery';
 import { NotificationRetention } from '../src/notifications/log/notification-retention';
 import { SecretCipher } from '../src/notifications/webhooks/secret-cipher';
 import { assembleWebhookDispatcher } from '../src/notifications/webhooks/assemble-webhook-dispatcher';
@@ -69,16 +69,19 @@ async function idleTenant(store: Store, run: string, i: number): Promise<void> {
   const version = { tenantId, versionId: `${tenantId}-v`, projectionId: `${tenantId}-p`, className: 'C', targetPosition: 1, createdAt: 1 };
   const notifyConfig = JSON.stringify({ webhookUrl: 'https://receiver.example/hook', isolated: false, sse: false });
   await store.projections.deploy({ tenantId, projectionId: version.projectionId, name: 'p', version, notifyConfig });
-  await store.lanes.route(tenantId, version.versionId, [{ key: 'k', position: 1 }], 1);
-  await store.lanes.laneWork(tenantId, version.versionId, 'k', 10);
+  await store.lanes.inbox.route({ tenantId, versionId: version.versionId }, [{ key: 'k', position: 1 }], 1);
+  await store.lanes.runs.laneWork({ tenantId, versionId: version.versionId, key: 'k' }, 10);
   const change = { position: 1, aggregateId: 'order-1', aggregateType: 'order', version: 1, timestamp: 1, state: '{}' };
-  await store.lanes.applied(tenantId, version.versionId, 'k', {
-    state: '{}',
-    fromPosition: 0,
-    appliedPosition: 1,
-    updatedAt: 1,
-    notify: { projectionId: version.projectionId, changes: [{ ...change, position: 2 }] },
-  });
+  await store.lanes.runs.applied(
+    { tenantId, versionId: version.versionId, key: 'k' },
+    {
+      state: '{}',
+      fromPosition: 0,
+      appliedPosition: 1,
+      updatedAt: 1,
+      notify: { projectionId: version.projectionId, changes: [{ ...change, position: 2 }] },
+    },
+  );
   await store.projections.markCaughtUp(tenantId, version.versionId, 1);
   await store.webhooks.startDeliveriesNow(tenantId, version.projectionId);
 }
@@ -99,7 +102,13 @@ async function measure(n: number): Promise<string> {
     apply: async () => Promise.reject(new Error('an idle tenant called the runtime')),
     unload: async () => undefined,
   };
-  const engine = new LaneEngine(events, projections, lanes, runtime, new InProcessLaneScheduler({ concurrency: 32 }), { sweepMs: 2000 });
+  const { engine } = laneMachinery({
+    log: events,
+    catalog: projections,
+    lanes,
+    runtime,
+    scheduler: (handler) => new InProcessLaneScheduler(handler, { concurrency: 32 }),
+  });
   const secrets = new WebhookSecrets(webhooks, new SecretCipher(randomBytes(32)), 0);
   const sender = new WebhookSender(new WebhookUrlGuard({ allowPrivate: false }), 10_000);
   const dispatcher = assembleWebhookDispatcher({

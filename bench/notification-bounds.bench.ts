@@ -76,27 +76,30 @@ async function storeSize(c: Checkout): Promise<{ mb: number; seconds: number }> 
       // One lane run per key per 100 events, all keys in parallel (as the lanes would).
       await Promise.all(
         [...byKey].map(async ([key, changes]) => {
-          await store.lanes.laneWork('t', `v-${projectionId}`, key, 1);
+          await store.lanes.runs.laneWork({ tenantId: 't', versionId: `v-${projectionId}`, key }, 1);
           for (let from = 0; from < changes.length; from += 100) {
             const run = changes.slice(from, from + 100);
             const last = run[run.length - 1];
-            const ok = await store.lanes.applied('t', `v-${projectionId}`, key, {
-              state: last.state,
-              fromPosition: from === 0 ? 0 : changes[from - 1].position,
-              appliedPosition: last.position,
-              updatedAt: 1,
-              notify: {
-                projectionId,
-                changes: run.map((r) => ({
-                  position: r.position,
-                  aggregateId: `order-${r.position - 1}`,
-                  aggregateType: 'order',
-                  version: 1,
-                  timestamp: 1,
-                  state: r.state,
-                })),
+            const ok = await store.lanes.runs.applied(
+              { tenantId: 't', versionId: `v-${projectionId}`, key },
+              {
+                state: last.state,
+                fromPosition: from === 0 ? 0 : changes[from - 1].position,
+                appliedPosition: last.position,
+                updatedAt: 1,
+                notify: {
+                  projectionId,
+                  changes: run.map((r) => ({
+                    position: r.position,
+                    aggregateId: `order-${r.position - 1}`,
+                    aggregateType: 'order',
+                    version: 1,
+                    timestamp: 1,
+                    state: r.state,
+                  })),
+                },
               },
-            });
+            );
             if (!ok) throw new Error('lane guard missed');
           }
         }),
@@ -124,7 +127,7 @@ async function backlogIdle(c: Checkout, receiverUrl: string): Promise<{ cpuPct: 
     await Promise.all(
       Array.from({ length: BACKLOG_KEYS }, async (_, k) => {
         const key = `k${k}`;
-        await store.lanes.laneWork('t', 'v-p', key, 1);
+        await store.lanes.runs.laneWork({ tenantId: 't', versionId: 'v-p', key }, 1);
         for (let from = 0; from < BACKLOG_PER_KEY; from += 500) {
           const n = Math.min(500, BACKLOG_PER_KEY - from);
           const changes = Array.from({ length: n }, (_, i) => {
@@ -132,13 +135,16 @@ async function backlogIdle(c: Checkout, receiverUrl: string): Promise<{ cpuPct: 
             return { position, aggregateId: `a-${position}`, aggregateType: 'a', version: 1, timestamp: 1, state: `{"n":${position}}` };
           });
           const prev = from === 0 ? 0 : k * BACKLOG_PER_KEY + from;
-          await store.lanes.applied('t', 'v-p', key, {
-            state: '{}',
-            fromPosition: prev,
-            appliedPosition: changes[n - 1].position,
-            updatedAt: 1,
-            notify: { projectionId: 'p', changes },
-          });
+          await store.lanes.runs.applied(
+            { tenantId: 't', versionId: 'v-p', key },
+            {
+              state: '{}',
+              fromPosition: prev,
+              appliedPosition: changes[n - 1].position,
+              updatedAt: 1,
+              notify: { projectionId: 'p', changes },
+            },
+          );
         }
       }),
     );

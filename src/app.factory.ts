@@ -23,7 +23,6 @@ import { AppMetrics } from './observability/metrics/app-metrics';
 import { AppendTurns, installAppendTurns } from './events/append-turns';
 import { installHttpMetrics } from './observability/metrics/http-metrics';
 import { LaneScheduler } from './lanes/lane-scheduler.port';
-import { LANE_SCHEDULER } from './lanes/lanes.module';
 import { QuotaGate } from './quotas/quota-gate';
 import { adminTokenMatches } from './tenancy/admin.guard';
 import { RequestAuth } from './tenancy/request-auth';
@@ -101,7 +100,7 @@ export async function createApp(config: AppConfig): Promise<ServiceApp> {
     limits: { fileSize: DEFAULT_ARCHIVE_LIMITS.maxArchiveBytes, files: 1, fields: 10, fieldSize: 64 * 1024, parts: 12 },
   });
   // Operators' view of the lane queues (BullMQ only), behind the admin token like the admin API.
-  const queue = app.get<LaneScheduler>(LANE_SCHEDULER, { strict: false }).boardAdapter?.();
+  const queue = app.get(LaneScheduler, { strict: false }).boardAdapter?.();
   if (queue && config.adminToken) {
     const token = config.adminToken;
     await mountBullBoard(fastify, [queue], '/admin/queues', (req) => adminTokenMatches(req.headers.authorization, token));

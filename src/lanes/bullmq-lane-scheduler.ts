@@ -1,58 +1,31 @@
 import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
 import { Logger } from '@nestjs/common';
-import { Job, JobsOptions, Queue, Worker } from 'bullmq';
+import { Job, Queue, Worker } from 'bullmq';
 import Redis from 'ioredis';
 import { SerialRunner } from '../common/serial-runner';
 import { FairLaneQueue } from './fair-lane-queue';
+import {
+  BullmqLaneSchedulerOptions,
+  dedupeId,
+  FedLane,
+  JOB_NAME,
+  jobOptions,
+  LANE_JOBS_ALIVE,
+  LaneJobsAlive,
+  laneData,
+  quit,
+  WAKE_CHUNK,
+} from './bullmq-lane-jobs';
+
+export type { BullmqLaneSchedulerOptions } from './bullmq-lane-jobs';
 import { laneId, runLaneHandler } from './in-process-lane-scheduler';
 import { LaneHandler, LaneRef, LaneRunOutcome, LaneScheduler, LaneSchedulerStats } from './lane-scheduler.port';
 
-export interface BullmqLaneSchedulerOptions {
-  redisUrl: string;
-  /** Jobs this instance's worker runs at once. */
-  concurrency?: number;
-  /** Lanes of one tenant this instance has in Redis (waiting, running or waiting out a retry) at once; default the concurrency. */
-  maxInFlightPerTenant?: number;
-  /** Every service instance sharing lanes must use the same queue name. */
-  queueName?: string;
-  /** Tags this instance's Redis connections (CLIENT LIST), so operators and tests can count them. */
-  instanceId?: string;
-  /**
-   * The worker's job lock (renewed every half of it while a lane runs); a job of a crashed instance
-   * is seen stalled within 1.5 × this and handed to another worker. Default 10 s.
-   */
-  lockMs?: number;
-}
-
-const WAKE_CHUNK = 1000;
-const JOB_NAME = 'lane';
 /** How often lanes in Redis are checked for a finished job this instance did not see finish (another instance's worker, a flush). */
 const RECONCILE_MS = 500;
 /** After Redis refused a feed, the waiting lanes are offered again this much later. */
 const FEED_RETRY_MS = 1000;
-
-/**
- * For each dedupe key: 1 while the lane's job (or the follow-up BullMQ creates when it finishes)
- * still exists, 0 once it has finished or vanished. A key pointing at a job that is gone (a Redis
- * outage) counts as finished, as BullMQ's own stale-key recovery treats it. ARGV[1]: the job key prefix.
- */
-const LANE_JOBS_ALIVE = `
-local out = {}
-for i, key in ipairs(KEYS) do
-  local id = redis.call('GET', key)
-  out[i] = id and redis.call('EXISTS', ARGV[1] .. id) or 0
-end
-return out`;
-
-/** A lane this instance put in Redis. */
-interface FedLane {
-  lane: LaneRef;
-  /** The add returned: until then no check may conclude that its job finished. */
-  confirmed: boolean;
-  /** Woken again by this instance while in Redis: its job may have a follow-up that only Redis knows of. */
-  rewoken: boolean;
-}
 
 /**
  * Every lane woken across all service instances runs through ONE BullMQ queue; each instance runs
@@ -128,7 +101,11 @@ export class BullmqLaneScheduler implements LaneScheduler {
   /** Jobs whose finish runJob handled already: their `completed` event changes nothing. */
   private readonly finishedEarly = new Set<string>();
 
-  constructor(private readonly options: BullmqLaneSchedulerOptions) {
+  constructor(
+    /** What runs each lane this instance's worker takes (LaneRunner). */
+    private readonly handler: LaneHandler,
+    private readonly options: BullmqLaneSchedulerOptions,
+  ) {
     this.concurrency = options.concurrency ?? 8;
     if (!(this.concurrency >= 1)) throw new Error(`concurrency must be at least 1, got ${this.concurrency}`);
     this.waiting = new FairLaneQueue(options.maxInFlightPerTenant ?? this.concurrency);
@@ -178,14 +155,14 @@ export class BullmqLaneScheduler implements LaneScheduler {
     }
   }
 
-  async start(handler: LaneHandler): Promise<void> {
+  async start(): Promise<void> {
     if (this.worker) throw new Error('lane scheduler already started');
     if (this.closed) throw new Error('lane scheduler is closed');
     this.workerConnection = new Redis(this.options.redisUrl, {
       connectionName: `${this.connectionTag}:worker`,
       maxRetriesPerRequest: null,
     });
-    this.worker = new Worker<LaneRef>(this.queue.name, (job) => this.runJob(handler, job), {
+    this.worker = new Worker<LaneRef>(this.queue.name, (job) => this.runJob(job), {
       connection: this.workerConnection,
       concurrency: this.concurrency,
       name: this.connectionTag,
@@ -255,10 +232,12 @@ export class BullmqLaneScheduler implements LaneScheduler {
     }
   }
 
-  private async runJob(handler: LaneHandler, job: Job<LaneRef>): Promise<LaneRunOutcome['status']> {
+  private async runJob(job: Job<LaneRef>): Promise<LaneRunOutcome['status']> {
     const lane = job.data;
     const id = laneId(lane);
-    const outcome = await runLaneHandler(handler, lane, this.logger);
+    const outcome = await runLaneHandler(this.handler, lane, this.logger);
+    // Lanes the run handed events to (a rerouting run): woken like any other; the sweep finds them if this fails.
+    if (outcome.wake) void this.wakeMany(outcome.wake).catch(() => undefined);
     if (outcome.status === 'more') {
       // Like a new wake, at the back of its tenant's turn here: other lanes, of this tenant too, go first.
       this.giveBack(id);
@@ -411,34 +390,5 @@ export class BullmqLaneScheduler implements LaneScheduler {
     if (!f) return;
     this.fed.delete(id);
     this.waiting.release(f.lane.tenantId);
-  }
-}
-
-interface LaneJobsAlive {
-  laneJobsAlive(numKeys: number, ...keysThenPrefix: string[]): Promise<number[]>;
-}
-
-function laneData(lane: LaneRef): LaneRef {
-  return { tenantId: lane.tenantId, versionId: lane.versionId, key: lane.key };
-}
-
-const dedupeId = (laneIdText: string) => Buffer.from(laneIdText).toString('base64url');
-
-function jobOptions(lane: LaneRef, delay: number): JobsOptions {
-  return {
-    delay,
-    deduplication: { id: dedupeId(laneId(lane)), keepLastIfActive: true, reschedule: true },
-    // Finished jobs go at once, a few failed ones stay for operators: memory follows lanes in flight.
-    removeOnComplete: true,
-    removeOnFail: 1000,
-  };
-}
-
-async function quit(connection: Redis | undefined): Promise<void> {
-  if (!connection || connection.status === 'end') return;
-  try {
-    await connection.quit();
-  } catch {
-    connection.disconnect(); // already closing or unreachable
   }
 }

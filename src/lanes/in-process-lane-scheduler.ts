@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { FairLaneQueue } from './fair-lane-queue';
-import { LaneHandler, LaneRef, LaneRunOutcome, LaneScheduler, LaneSchedulerStats } from './lane-scheduler.port';
+import { LaneHandler, LaneRef, LaneRunOutcome, LaneRunResult, LaneScheduler, LaneSchedulerStats } from './lane-scheduler.port';
 
 export interface InProcessLaneSchedulerOptions {
   /** Handlers running at once, across all lanes. */
@@ -40,9 +40,9 @@ export function laneId(lane: LaneRef): string {
 }
 
 /** Runs one handler call; a throw, or an answer that is not an outcome, becomes a retry after 1 s. */
-export async function runLaneHandler(handler: LaneHandler, lane: LaneRef, logger: Logger): Promise<LaneRunOutcome> {
+export async function runLaneHandler(handler: LaneHandler, lane: LaneRef, logger: Logger): Promise<LaneRunResult> {
   try {
-    const outcome = await handler(lane);
+    const outcome = await handler.run(lane);
     if (!OUTCOMES.has(outcome?.status)) throw new Error(`lane handler returned ${JSON.stringify(outcome)}, not an outcome`);
     return outcome;
   } catch (e) {
@@ -64,14 +64,18 @@ export class InProcessLaneScheduler implements LaneScheduler {
   /** Entries per version (tenant and version id): what `pendingOf` answers. */
   private readonly perVersion = new Map<string, number>();
   private readonly queue: FairLaneQueue;
-  private handler?: LaneHandler;
+  private started = false;
   private running = 0;
   private closed = false;
   /** A pump is due after the event loop's next I/O poll (setImmediate). */
   private pumpDue = false;
   private idleWaiters: (() => void)[] = [];
 
-  constructor(options: Partial<InProcessLaneSchedulerOptions> = {}) {
+  constructor(
+    /** What runs each lane it hands out (LaneRunner). */
+    private readonly handler: LaneHandler,
+    options: Partial<InProcessLaneSchedulerOptions> = {},
+  ) {
     this.concurrency = options.concurrency ?? 8;
     if (!(this.concurrency >= 1)) throw new Error(`concurrency must be at least 1, got ${this.concurrency}`);
     this.queue = new FairLaneQueue(options.maxInFlightPerTenant ?? this.concurrency);
@@ -87,10 +91,10 @@ export class InProcessLaneScheduler implements LaneScheduler {
     this.pump();
   }
 
-  async start(handler: LaneHandler): Promise<void> {
-    if (this.handler) throw new Error('lane scheduler already started');
+  async start(): Promise<void> {
+    if (this.started) throw new Error('lane scheduler already started');
     if (this.closed) throw new Error('lane scheduler is closed');
-    this.handler = handler;
+    this.started = true;
     this.pump();
   }
 
@@ -157,8 +161,7 @@ export class InProcessLaneScheduler implements LaneScheduler {
   }
 
   private pump(): void {
-    const handler = this.handler;
-    if (!handler) return;
+    if (!this.started) return;
     for (let started = 0; !this.closed && this.running < this.concurrency; started++) {
       if (started === STARTS_PER_TURN) {
         if (!this.pumpDue) {
@@ -177,12 +180,13 @@ export class InProcessLaneScheduler implements LaneScheduler {
       entry.phase = 'running';
       entry.dirty = false;
       this.running++;
-      void this.run(handler, id, entry);
+      void this.run(id, entry);
     }
   }
 
-  private async run(handler: LaneHandler, id: string, entry: LaneEntry): Promise<void> {
-    const outcome = await runLaneHandler(handler, entry.lane, this.logger);
+  private async run(id: string, entry: LaneEntry): Promise<void> {
+    const outcome = await runLaneHandler(this.handler, entry.lane, this.logger);
+    if (outcome.wake) void this.wakeMany(outcome.wake);
     this.running--;
     this.queue.release(entry.lane.tenantId);
     this.settle(id, entry, outcome);

@@ -1,10 +1,10 @@
 import { RawJson } from '../common/raw-json';
 import { EventLog } from '../store/event-log.port';
-import { LaneStore } from '../store/lane-store.port';
+import { LaneSweep } from '../store/lanes/lane-sweep.port';
+import { Lanes } from '../store/lanes/lanes';
 import { ProjectionCatalogRepository, ProjectionVersion } from '../store/projection-catalog.port';
 import { SqliteStore } from '../store/sqlite/sqlite-store';
-import { InProcessLaneScheduler } from './in-process-lane-scheduler';
-import { LaneEngine } from './lane-engine';
+import { laneMachinery } from '../../test/support/lane-machinery';
 import { TenantRouter } from './tenant-router';
 import { elapse, until as untilMet } from '../../test/support/wait';
 
@@ -39,9 +39,12 @@ describe('LaneEngine', () => {
       },
       unload: async () => undefined,
     };
-    const scheduler = new InProcessLaneScheduler({ concurrency: 4 });
-    const engine = new LaneEngine(store.events, store.projections, store.lanes, runtime, scheduler, {
-      sweepMs: 50,
+    const { engine } = laneMachinery({
+      log: store.events,
+      catalog: store.projections,
+      lanes: store.lanes,
+      runtime,
+      engine: { sweepMs: 50 },
       runner: { batch: 100, backoffMs: [10] },
     });
     await store.projections.deploy({
@@ -55,7 +58,7 @@ describe('LaneEngine', () => {
       await untilMet(ok, Boolean, 5_000);
     };
     await until(async () => (await store.projections.getVersion('t', 'v1'))?.caughtUpAt != null);
-    expect((await store.lanes.getLane('t', 'v1', 'k0'))?.state).toBe('{"n":2}');
+    expect((await store.lanes.reads.getLane({ tenantId: 't', versionId: 'v1', key: 'k0' }))?.state).toBe('{"n":2}');
 
     await store.projections.deploy({
       tenantId: 't',
@@ -72,7 +75,7 @@ describe('LaneEngine', () => {
     // The old version is dropped right after the promotion, not in the same write.
     await until(async () => (await store.projections.getVersion('t', 'v1')) === null);
     expect(await store.projections.getVersion('t', 'v1')).toBeNull();
-    expect((await store.lanes.getLane('t', 'v2', 'k1'))?.state).toBe('{"n":2}');
+    expect((await store.lanes.reads.getLane({ tenantId: 't', versionId: 'v2', key: 'k1' }))?.state).toBe('{"n":2}');
     await engine.close();
     await store.close();
   });
@@ -116,13 +119,14 @@ describe('LaneEngine dropping a version during catch-up', () => {
       },
       unload: async () => undefined,
     };
-    const scheduler = new InProcessLaneScheduler({ concurrency: 4 });
-    const engine = new LaneEngine(store.events, store.projections, store.lanes, runtime, scheduler, {
-      sweepMs: 10,
-      droppedGraceMs,
+    const { engine, runner } = laneMachinery({
+      log: store.events,
+      catalog: store.projections,
+      lanes: store.lanes,
+      runtime,
+      engine: { sweepMs: 10, droppedGraceMs },
       runner: { batch: 100, backoffMs: [10] },
     });
-    const runner = engine.runner;
     await store.projections.deploy({
       tenantId: 't',
       projectionId: 'p',
@@ -156,13 +160,13 @@ describe('LaneEngine dropping a version during catch-up', () => {
     await removing;
     expect(engine.routedVersionCount).toBe(0);
     expect(calls.resolve).toBe(1); // stopped after the batch in flight: its keys were not written
-    expect(await store.lanes.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
+    expect(await store.lanes.sweep.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
     await append(10);
     engine.appended('t');
     await elapse(100, 'time for a wake-up to route the dropped version, which it must not');
     expect(engine.routedVersionCount).toBe(0);
     expect(calls.resolve).toBe(1); // nothing routes the dropped version again, from 0 or elsewhere
-    expect(await store.lanes.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
+    expect(await store.lanes.sweep.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
     await engine.close();
     await store.close();
   });
@@ -177,11 +181,11 @@ describe('LaneEngine dropping a version during catch-up', () => {
     gates.apply = null;
     open();
     await elapse(200, 'the runs in flight finish: none may store anything or run again');
-    expect(await store.lanes.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
+    expect(await store.lanes.sweep.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
     expect(calls.apply).toBe(applies); // the runs in flight stored nothing and found the version gone
     // A late job of the lane (BullMQ, another instance): it finds the version gone, creates nothing.
     expect(await runner.run({ tenantId: 't', versionId: 'v1', key: 'k0' })).toEqual({ status: 'idle' });
-    expect(await store.lanes.getLane('t', 'v1', 'k0')).toBeNull();
+    expect(await store.lanes.reads.getLane({ tenantId: 't', versionId: 'v1', key: 'k0' })).toBeNull();
     expect(engine.routedVersionCount).toBe(0);
     await engine.close();
     await store.close();
@@ -194,18 +198,18 @@ describe('LaneEngine dropping a version during catch-up', () => {
     const { store, engine, until, remove, gates } = await setup(grace);
     let open!: () => void;
     gates.apply = new Promise((r) => (open = r)); // lanes do not finish: the inbox stays full
-    await until(async () => (await store.lanes.lag('t', 'v1')).inboxDepth > 0);
+    await until(async () => (await store.lanes.reads.lag({ tenantId: 't', versionId: 'v1' })).inboxDepth > 0);
     await remove();
     // A write that began before the drop and committed after its purge (PostgreSQL, another instance).
     await store.events.appendMany([{ tenantId: 't', aggregateId: 'late', inferredType: 'o', events: [{ eventType: 'E', data: '{}' }] }]);
     const db = store.db;
     db.prepare("INSERT INTO lanes (tenant_id, version_id, state_key) VALUES ('t', 'v1', 'late')").run();
     db.prepare("INSERT INTO lane_inbox (tenant_id, version_id, state_key, position) VALUES ('t', 'v1', 'late', 1201)").run();
-    expect((await store.lanes.orphanRows()).lanes).toBe(1);
-    await until(async () => (await store.lanes.orphanRows()).lanes === 0);
-    expect(await store.lanes.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
+    expect((await store.lanes.sweep.orphanRows()).lanes).toBe(1);
+    await until(async () => (await store.lanes.sweep.orphanRows()).lanes === 0);
+    expect(await store.lanes.sweep.orphanRows()).toEqual({ lanes: 0, inboxRows: 0, versions: [] });
     await elapse(500, 'several sweeps after the purge: the tombstone stays for its grace or goes after it');
-    expect((await store.lanes.sweepCandidates()).dropped).toHaveLength(tombstones);
+    expect((await store.lanes.sweep.sweepCandidates()).dropped).toHaveLength(tombstones);
     gates.apply = null;
     open();
     await engine.close();
@@ -244,10 +248,10 @@ describe('LaneEngine with many tenants', () => {
       sweepCandidates: async () => (count('sweepCandidates'), { live: [], dropped: [] }),
       lanesWithWork: async () => (count('lanesWithWork'), []),
       dropVersion: async () => (count('dropVersion'), undefined),
-    } as unknown as ProjectionCatalogRepository & LaneStore;
+    } as unknown as ProjectionCatalogRepository & LaneSweep;
     const log = { readAll: async () => (count('readAll'), []) } as unknown as EventLog;
     const runtime = { resolveKeys: async () => [], apply: async () => [], unload: async () => undefined };
-    const engine = new LaneEngine(log, repo, repo, runtime, new InProcessLaneScheduler({ concurrency: 4 }), { sweepMs: 50 });
+    const { engine } = laneMachinery({ log, catalog: repo, lanes: { sweep: repo } as unknown as Lanes, runtime, engine: { sweepMs: 50 } });
     return { engine, calls, total: () => [...calls.values()].reduce((a, b) => a + b, 0) };
   }
   const settle = () => elapse(100, 'the engine runs what start, track or a wake-up set going (nothing to observe its end)');
@@ -315,22 +319,20 @@ describe('LaneEngine with many tenants', () => {
       sweepCandidates: async () => ({ live: [{ version: v, behindHead: false, hasInbox: true }], dropped: [] }),
       lanesWithWork: async () => (reads++, []),
       purgeSpent: async () => 0,
-    } as unknown as ProjectionCatalogRepository & LaneStore;
-    const scheduler = new InProcessLaneScheduler({ concurrency: 4 });
-    let busy = 1;
-    jest.spyOn(scheduler, 'pendingOf').mockImplementation(() => busy);
-    const engine = new LaneEngine(
-      { readAll: async () => [] } as unknown as EventLog,
-      repo,
-      repo,
-      {
+    } as unknown as ProjectionCatalogRepository & LaneSweep;
+    const { engine, scheduler } = laneMachinery({
+      log: { readAll: async () => [] } as unknown as EventLog,
+      catalog: repo,
+      lanes: { sweep: repo } as unknown as Lanes,
+      runtime: {
         resolveKeys: async () => [],
         apply: async () => [],
         unload: async () => undefined,
       } as any,
-      scheduler,
-      { sweepMs: 1_000_000 },
-    );
+      engine: { sweepMs: 1_000_000 },
+    });
+    let busy = 1;
+    jest.spyOn(scheduler, 'pendingOf').mockImplementation(() => busy);
     await engine.start();
     const sweep = () => (engine as unknown as { sweep(): Promise<void> }).sweep();
     for (let i = 0; i < 9; i++) await sweep();

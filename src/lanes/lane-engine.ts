@@ -6,31 +6,27 @@ import { tracingOn } from '../observability/tracing/tracing';
 import { AppMetrics } from '../observability/metrics/app-metrics';
 import { TenantCode } from '../tenant-code/tenant-code.port';
 import { EventLog } from '../store/event-log.port';
-import { LaneStore } from '../store/lane-store.port';
+import { Lanes } from '../store/lanes/lanes';
 import { ProjectionCatalogRepository, ProjectionVersion } from '../store/projection-catalog.port';
-import { AppliedSignal } from './applied-signal';
-import { LaneApplied, NO_LANE_APPLIED } from './lane-applied.port';
 import { LaneKeyCap } from './lane-key-cap';
-import { DEFAULT_LANE_OPTIONS, LaneRunner, LaneRunnerOptions } from './lane-runner';
-import { LaneRef, LaneScheduler } from './lane-scheduler.port';
+import { LaneRunner } from './lane-runner';
+import { LaneScheduler } from './lane-scheduler.port';
 import { TenantRouter } from './tenant-router';
+import { TenantRouters } from './tenant-routers';
+import { VersionCatchUp } from './version-catch-up';
 
 export interface LaneEngineOptions {
   /** How often the store is swept for work a lost wake-up left behind (and catch-up is checked). */
   sweepMs: number;
   /** The tenant's keysPerProjection limit on routing and rerouting (none in unit setups). */
   keyCap?: LaneKeyCap;
-  /** The engine's LaneRunner: batch, backoff, lease (DEFAULT_LANE_OPTIONS if not given). */
-  runner?: LaneRunnerOptions;
-  /** Woken for each applied lane: minPosition readers waiting on it (ProjectionReader). */
-  appliedSignal?: AppliedSignal;
+  /** Tracing on: each recent append's trace by position, for its routing and lane runs (shared with the runner). */
+  traces?: AppendTraces;
   /**
    * How long a dropped version's tombstone stays, its lanes and inbox purged at every sweep: longer
    * than any write that began before the drop can take to commit (default 60 s).
    */
   droppedGraceMs?: number;
-  /** Apply calls counted by the runner (none in unit setups). */
-  metrics?: AppMetrics;
 }
 
 const DEFAULT_DROPPED_GRACE_MS = 60_000;
@@ -53,62 +49,42 @@ const versionKey = (tenantId: string, versionId: string) => `${tenantId}\u0000${
  * and the sweep asks the store, in one statement, for the versions
  * that have something to do, so an idle tenant costs no query, timer or process of its own.
  *
- * It is the events module's AppendCommitted (an append wakes the router) and its own runner's
- * LaneApplied (readers, catch-up, then the capability bound to LANE_APPLIED: notifications).
+ * It is the events module's AppendCommitted: an append wakes its tenant's router
+ * (`routers.routerFor(tenantId).wake()`). The lanes run by the scheduler's handler, the LaneRunner
+ * it was made with; the runner tells its LaneRunObserver (readers, catch-up, notifications).
  */
-export class LaneEngine implements AppendCommitted, LaneApplied {
+export class LaneEngine implements AppendCommitted {
   private readonly logger = new Logger('LaneEngine');
-  /** tenant → its router (which knows the tenant's versions routed here). */
-  private readonly routers = new Map<string, TenantRouter>();
+  /** This instance's router of each tenant with a version routed here. */
+  readonly routers: TenantRouters;
   private sweeper?: NodeJS.Timeout;
-  private checking = false;
-  /** Versions not yet caught up (version → tenant): only these make catch-up checks worth their queries. */
-  private readonly catchingUp = new Map<string, string>();
-  private checkScheduled = false;
   /** Versions dropped here (ids are never reused): a sweep that read one before the drop cannot track it again. */
   private readonly dropped = new LruMap<string, true>(10_000);
-  /** Runs the lanes the scheduler hands out; tells this engine (LaneApplied) after each stored run. */
-  readonly runner: LaneRunner;
   /** Busy versions' skipped sweep reads in a row (tenant and version id → count). */
   private readonly skippedSweeps = new Map<string, number>();
-  /** Tracing on: each recent append's trace by position, for its routing and lane runs. */
-  private readonly traces = tracingOn() ? new AppendTraces() : undefined;
 
   constructor(
     private readonly log: EventLog,
     private readonly catalog: ProjectionCatalogRepository,
-    private readonly lanes: LaneStore,
+    private readonly lanes: Pick<Lanes, 'inbox' | 'runs' | 'sweep'>,
     private readonly runtime: TenantCode,
     private readonly scheduler: LaneScheduler,
+    /** The scheduler's handler: told here of drops (its version cache) and waited for at close. */
+    private readonly runner: Pick<LaneRunner, 'forget' | 'revive' | 'close'>,
+    private readonly catchUp: VersionCatchUp,
     private readonly options: LaneEngineOptions = { sweepMs: 2000 },
-    /** What else happens when a lane applied (notifications); nothing in unit setups. */
-    private readonly appliedElsewhere: LaneApplied = NO_LANE_APPLIED,
   ) {
-    this.runner = new LaneRunner(
-      lanes,
-      catalog,
-      runtime,
-      options.runner ?? DEFAULT_LANE_OPTIONS,
-      this,
-      scheduler,
-      options.keyCap,
-      options.metrics,
-      this.traces,
+    this.routers = new TenantRouters(
+      { log, lanes, catalog, runtime, scheduler, keyCap: options.keyCap, traces: options.traces },
+      (tenantId) => ({
+        routed: () => this.catchUp.schedule(),
+        gone: (versionId) => this.retired(tenantId, versionId),
+      }),
     );
   }
 
-  /**
-   * A lane of this instance stored a run: waiting readers re-check, a catching-up version may be
-   * done, and the projection's new notifications go out (the LANE_APPLIED binding).
-   */
-  laneApplied(lane: LaneRef, appliedPosition: number, notifiedProjection: string | null): void {
-    this.options.appliedSignal?.notify(lane.versionId, lane.key);
-    this.scheduleCatchUpCheck();
-    this.appliedElsewhere.laneApplied(lane, appliedPosition, notifiedProjection);
-  }
-
   async start(): Promise<void> {
-    await this.scheduler.start(this.runner.run);
+    await this.scheduler.start();
     for (const v of await this.catalog.liveVersions()) this.track(v);
     this.sweeper = setInterval(() => void this.sweep(), this.options.sweepMs);
     this.sweeper.unref();
@@ -117,27 +93,9 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
   /** A new version to keep moving (a deploy or a redeploy); its tenant's router; null for a dropped version. */
   track(v: ProjectionVersion): TenantRouter | null {
     if (this.dropped.get(versionKey(v.tenantId, v.versionId))) return null;
-    let router = this.routers.get(v.tenantId);
-    if (router?.has(v.versionId)) return router;
-    if (v.caughtUpAt === null) this.catchingUp.set(v.versionId, v.tenantId);
-    if (!router) {
-      const tenantId = v.tenantId;
-      router = new TenantRouter(
-        tenantId,
-        this.log,
-        this.lanes,
-        this.catalog,
-        this.runtime,
-        this.scheduler,
-        {
-          routed: () => this.scheduleCatchUpCheck(),
-          gone: (versionId) => this.retired(tenantId, versionId),
-        },
-        this.options.keyCap,
-        this.traces,
-      );
-      this.routers.set(tenantId, router);
-    }
+    if (this.routers.routes(v)) return this.routers.routerFor(v.tenantId)!;
+    this.catchUp.track(v);
+    const router = this.routers.ensure(v.tenantId);
     router.add(v);
     return router;
   }
@@ -149,7 +107,7 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
    */
   async retire(tenantId: string, versionId: string): Promise<void> {
     await this.untrack(tenantId, versionId);
-    await this.lanes.dropVersion(tenantId, versionId);
+    await this.lanes.sweep.dropVersion({ tenantId, versionId });
   }
 
   /**
@@ -171,13 +129,10 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
    */
   private async untrack(tenantId: string, versionId: string): Promise<void> {
     this.dropped.set(versionKey(tenantId, versionId), true);
-    const router = this.routers.get(tenantId);
+    const router = this.routers.routerFor(tenantId);
     await router?.remove(versionId);
-    if (router && router.size === 0 && this.routers.get(tenantId) === router) {
-      this.routers.delete(tenantId);
-      await router.stop();
-    }
-    this.catchingUp.delete(versionId);
+    if (router) await this.routers.stopIfEmpty(tenantId, router);
+    this.catchUp.forget(versionId);
     this.skippedSweeps.delete(versionKey(tenantId, versionId));
     this.runner.forget(tenantId, versionId);
     await this.runtime.unload(tenantId, versionId).catch(() => undefined);
@@ -185,20 +140,18 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
 
   /** After an acknowledged append: route it now rather than at the next sweep (only this tenant's router). */
   appended(tenantId: string, position?: number, traced?: AppendTrace): void {
-    if (traced) this.traces?.remember(tenantId, traced.fromPosition, position!, traced.traceParent);
-    this.routers.get(tenantId)?.wake();
+    if (traced) this.options.traces?.remember(tenantId, traced.fromPosition, position!, traced.traceParent);
+    this.routers.routerFor(tenantId)?.wake();
   }
 
   /** Versions this engine routes, all tenants (for tests and diagnostics). */
   get routedVersionCount(): number {
-    let n = 0;
-    for (const r of this.routers.values()) n += r.size;
-    return n;
+    return this.routers.versionCount;
   }
 
   /** The versions this instance routes (the admin lanes view, tests). */
   routedVersions(): { tenantId: string; versionId: string }[] {
-    return [...this.routers].flatMap(([tenantId, r]) => r.versionIds.map((versionId) => ({ tenantId, versionId })));
+    return this.routers.routedVersions();
   }
 
   /** An operator released or skipped a held lane. */
@@ -206,19 +159,9 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
     await this.scheduler.wake(lane);
   }
 
-  /** Events were routed or applied: a catching-up version may now be done (checked at most every 50 ms). */
-  private scheduleCatchUpCheck(): void {
-    if (this.catchingUp.size === 0 || this.checkScheduled) return;
-    this.checkScheduled = true;
-    setTimeout(() => {
-      this.checkScheduled = false;
-      void this.checkCatchUp();
-    }, 50).unref();
-  }
-
   async close(): Promise<void> {
     if (this.sweeper) clearInterval(this.sweeper);
-    await Promise.all([...this.routers.values()].map((r) => r.stop()));
+    await this.routers.stopAll();
     // The scheduler waits for the runs in flight; then their leases are released before the store
     // closes, so another instance takes these lanes at once rather than after the lease.
     await this.scheduler.close();
@@ -244,7 +187,7 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
    */
   private async sweep(): Promise<void> {
     try {
-      const { live, dropped } = await this.lanes.sweepCandidates();
+      const { live, dropped } = await this.lanes.sweep.sweepCandidates();
       for (const c of live) {
         const router = this.track(c.version);
         if (!router) continue; // dropped since the statement read it
@@ -261,19 +204,19 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
         // One version's read at a time, the event loop free between them: a tenant with 200 busy
         // projections must not hold requests behind 200 reads in a row.
         await new Promise((r) => setImmediate(r));
-        const keys = await this.lanes.lanesWithWork(tenantId, versionId, 1000);
+        const keys = await this.lanes.sweep.lanesWithWork({ tenantId, versionId }, 1000);
         if (keys.length) await this.scheduler.wakeMany(keys.map((key) => ({ tenantId, versionId, key })));
         // Inbox rows but no lane with work: held lanes' rows, or spent rows (at or below their
         // lane's position) that an older release left; these go (a busy lane removes its own at its
         // next run, and lag never counts them). Same order of cost as lanesWithWork just paid: it
         // found nothing only after visiting every inbox row of the version.
         else {
-          const spent = await this.lanes.purgeSpent(tenantId, versionId);
+          const spent = await this.lanes.sweep.purgeSpent({ tenantId, versionId });
           if (spent > 0) this.logger.warn(`removed ${spent} spent inbox rows of version ${versionId} (tenant ${tenantId})`);
         }
       }
       await this.purge(dropped);
-      await this.checkCatchUp();
+      await this.catchUp.check();
     } catch (e) {
       this.logger.error(`sweep failed: ${e instanceof Error ? e.stack : e}`);
     }
@@ -287,40 +230,9 @@ export class LaneEngine implements AppendCommitted, LaneApplied {
   private async purge(dropped: { tenantId: string; versionId: string; droppedAt: number }[]): Promise<void> {
     const grace = this.options.droppedGraceMs ?? DEFAULT_DROPPED_GRACE_MS;
     for (const d of dropped) {
-      if (this.routers.get(d.tenantId)?.has(d.versionId) || !this.dropped.get(versionKey(d.tenantId, d.versionId)))
-        await this.untrack(d.tenantId, d.versionId);
-      await this.lanes.dropVersion(d.tenantId, d.versionId);
+      if (this.routers.routes(d) || !this.dropped.get(versionKey(d.tenantId, d.versionId))) await this.untrack(d.tenantId, d.versionId);
+      await this.lanes.sweep.dropVersion({ tenantId: d.tenantId, versionId: d.versionId });
       if (Date.now() - d.droppedAt > grace) await this.catalog.forgetDropped(d.tenantId, d.versionId);
-    }
-  }
-
-  private async checkCatchUp(): Promise<void> {
-    if (this.checking || this.catchingUp.size === 0) return;
-    this.checking = true;
-    try {
-      // Only versions still catching up (the sweep tracks new ones): no scan of every live version.
-      for (const [versionId, tenantId] of [...this.catchingUp]) {
-        const v = await this.catalog.getVersion(tenantId, versionId);
-        if (!v || v.caughtUpAt !== null) {
-          this.catchingUp.delete(versionId);
-          continue;
-        }
-        if (v.routedPosition < v.targetPosition) continue;
-        if (await this.lanes.hasUnappliedUpTo(v.tenantId, v.versionId, v.targetPosition)) continue;
-        await this.catalog.markCaughtUp(v.tenantId, v.versionId, Date.now());
-        this.catchingUp.delete(v.versionId);
-        const p = await this.catalog.get(v.tenantId, v.projectionId);
-        if (p?.pendingVersion === v.versionId) {
-          const retired = await this.catalog.promote(v.tenantId, v.projectionId, v.versionId);
-          // The old version was dropped with the promotion, in its transaction.
-          if (retired) await this.retire(v.tenantId, retired);
-        }
-      }
-    } catch (e) {
-      // The store may be briefly unreachable; the next sweep checks again.
-      this.logger.warn(`catch-up check failed: ${e instanceof Error ? e.message : e}`);
-    } finally {
-      this.checking = false;
     }
   }
 }

@@ -5,7 +5,7 @@ function lanesOf(initial: string[]) {
   const lanes = new Set(initial);
   const calls = { existing: 0, count: 0 };
   const repo = {
-    existingKeys: async (_t: string, _v: string, keys: string[]) => {
+    existingKeys: async (_version: unknown, keys: string[]) => {
       calls.existing++;
       return new Set(keys.filter((k) => lanes.has(k)));
     },

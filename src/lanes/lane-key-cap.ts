@@ -1,5 +1,6 @@
 import { LruMap } from '../common/lru-map';
-import { InboxItem, LaneStore } from '../store/lane-store.port';
+import { LaneInbox } from '../store/lanes/lane-inbox.port';
+import { InboxItem } from '../store/lanes/lane-records';
 // Where a key past the limit goes: the version's held lane of unresolvable events.
 import { UNRESOLVED_KEY } from './state-key-rule';
 
@@ -30,7 +31,7 @@ export class LaneKeyCap {
   private readonly counts = new LruMap<string, { count: number; at: number }>(10_000);
 
   constructor(
-    private readonly repo: Pick<LaneStore, 'existingKeys' | 'keyCount'>,
+    private readonly repo: Pick<LaneInbox, 'existingKeys' | 'keyCount'>,
     private readonly limits: KeyLimitSource,
     private readonly now: () => number = Date.now,
   ) {}
@@ -42,7 +43,7 @@ export class LaneKeyCap {
     const id = `${tenantId}\u0000${versionId}`;
     let known = this.counts.get(id);
     if (!known || this.now() - known.at > RECOUNT_MS) {
-      known = { count: await this.repo.keyCount(tenantId, versionId), at: this.now() };
+      known = { count: await this.repo.keyCount({ tenantId, versionId }), at: this.now() };
       this.counts.set(id, known);
     }
     if (known.count + keys.length <= limit) {
@@ -50,8 +51,8 @@ export class LaneKeyCap {
       return { items, refused: null };
     }
     // Near the limit: exactly which keys are new, against an exact count.
-    const existing = await this.repo.existingKeys(tenantId, versionId, keys);
-    let count = await this.repo.keyCount(tenantId, versionId);
+    const existing = await this.repo.existingKeys({ tenantId, versionId }, keys);
+    let count = await this.repo.keyCount({ tenantId, versionId });
     const refusedKeys = new Set<string>();
     for (const k of keys) {
       if (existing.has(k)) continue;

@@ -1,5 +1,5 @@
 import { RawJson } from '../common/raw-json';
-import { LaneStore } from '../store/lane-store.port';
+import { LaneRuns } from '../store/lanes/lane-runs.port';
 import { SqliteStore } from '../store/sqlite/sqlite-store';
 import { AppMetrics, ApplyKind, ApplyOutcome } from '../observability/metrics/app-metrics';
 import { LaneRunner } from './lane-runner';
@@ -26,9 +26,8 @@ describe('LaneRunner, two runs of one lane at once', () => {
       name: 'n',
       version: { tenantId: 't', versionId: 'v', projectionId: 'p', className: 'C', targetPosition: 0, createdAt: 1 },
     });
-    await store.lanes.route(
-      't',
-      'v',
+    await store.lanes.inbox.route(
+      { tenantId: 't', versionId: 'v' },
       [1, 2].map((position) => ({ key: 'k', position })),
       2,
     );
@@ -43,21 +42,30 @@ describe('LaneRunner, two runs of one lane at once', () => {
         })),
     };
     const lane = { tenantId: 't', versionId: 'v', key: 'k' };
-    const staleRow = (await store.lanes.getLane('t', 'v', 'k'))!; // the second run's read of the row: checkpoint 0
+    const staleRow = (await store.lanes.reads.getLane({ tenantId: 't', versionId: 'v', key: 'k' }))!; // the second run's read of the row: checkpoint 0
     const first = new LaneRunner(store.lanes, store.projections, runtime, { batch: 100, backoffMs: [10] });
     expect(await first.run(lane)).toEqual({ status: 'idle' });
-    expect(await store.lanes.getLane('t', 'v', 'k')).toMatchObject({ state: '{"n":2}', appliedPosition: 2 });
+    expect(await store.lanes.reads.getLane({ tenantId: 't', versionId: 'v', key: 'k' })).toMatchObject({
+      state: '{"n":2}',
+      appliedPosition: 2,
+    });
 
-    await store.lanes.route('t', 'v', [{ key: 'k', position: 3 }], 3);
-    const staleRepo: LaneStore = Object.create(store.lanes);
-    staleRepo.laneWork = async (t, v, k, limit) => ({ lane: staleRow, events: (await store.lanes.laneWork(t, v, k, limit))!.events });
-    const second = new LaneRunner(staleRepo, store.projections, runtime, { batch: 100, backoffMs: [10] });
+    await store.lanes.inbox.route({ tenantId: 't', versionId: 'v' }, [{ key: 'k', position: 3 }], 3);
+    const staleRuns: LaneRuns = Object.create(store.lanes.runs);
+    staleRuns.laneWork = async (ref, limit) => ({ lane: staleRow, events: (await store.lanes.runs.laneWork(ref, limit))!.events });
+    const second = new LaneRunner({ ...store.lanes, runs: staleRuns }, store.projections, runtime, { batch: 100, backoffMs: [10] });
     // It applied event 3 to the empty state (n = 1): storing that would lose events 1 and 2.
     expect(await second.run(lane)).toEqual({ status: 'more' });
-    expect(await store.lanes.getLane('t', 'v', 'k')).toMatchObject({ state: '{"n":2}', appliedPosition: 2 });
+    expect(await store.lanes.reads.getLane({ tenantId: 't', versionId: 'v', key: 'k' })).toMatchObject({
+      state: '{"n":2}',
+      appliedPosition: 2,
+    });
     // Its next run reads the lane as it is.
     expect(await first.run(lane)).toEqual({ status: 'idle' });
-    expect(await store.lanes.getLane('t', 'v', 'k')).toMatchObject({ state: '{"n":3}', appliedPosition: 3 });
+    expect(await store.lanes.reads.getLane({ tenantId: 't', versionId: 'v', key: 'k' })).toMatchObject({
+      state: '{"n":3}',
+      appliedPosition: 3,
+    });
     await store.close();
   });
 });
@@ -74,7 +82,7 @@ describe('LaneRunner and the metrics', () => {
       name: 'n',
       version: { tenantId: 't', versionId: 'v', projectionId: 'p', className: 'C', targetPosition: 0, createdAt: 1 },
     });
-    await store.lanes.route('t', 'v', [{ key: 'k', position: 1 }], 1);
+    await store.lanes.inbox.route({ tenantId: 't', versionId: 'v' }, [{ key: 'k', position: 1 }], 1);
     let fail = true;
     const runtime = {
       resolveKeys: async () => [],
@@ -96,7 +104,6 @@ describe('LaneRunner and the metrics', () => {
       store.projections,
       runtime as any,
       { batch: 100, backoffMs: [10] },
-      undefined,
       undefined,
       undefined,
       metrics,
@@ -122,7 +129,7 @@ describe('LaneRunner with a lease (several instances on BullMQ)', () => {
       name: 'n',
       version: { tenantId: 't', versionId: 'v', projectionId: 'p', className: 'C', targetPosition: 0, createdAt: 1 },
     });
-    await store.lanes.route('t', 'v', [{ key: 'k', position: 1 }], 1);
+    await store.lanes.inbox.route({ tenantId: 't', versionId: 'v' }, [{ key: 'k', position: 1 }], 1);
     return store;
   }
   const lane = { tenantId: 't', versionId: 'v', key: 'k' };
@@ -148,12 +155,19 @@ describe('LaneRunner with a lease (several instances on BullMQ)', () => {
     // Three lease lengths later, the lease is still a's: renewed every third of it.
     const waitUntil = Date.now() + 3 * ttlMs;
     await elapse(waitUntil - Date.now(), 'three lease lengths: a lease not renewed would have expired');
-    expect(await store.lanes.acquireLease('t', 'v', 'k', 'b', Date.now(), Date.now() + ttlMs)).toBe(false);
+    expect(await store.lanes.runs.acquireLease({ tenantId: 't', versionId: 'v', key: 'k' }, 'b', Date.now(), Date.now() + ttlMs)).toBe(
+      false,
+    );
     release();
     expect(await run).toEqual({ status: 'idle' });
     await a.close(); // the release is committed
-    expect(await store.lanes.acquireLease('t', 'v', 'k', 'b', Date.now(), Date.now() + ttlMs)).toBe(true);
-    expect(await store.lanes.getLane('t', 'v', 'k')).toMatchObject({ state: '{"n":1}', appliedPosition: 1 });
+    expect(await store.lanes.runs.acquireLease({ tenantId: 't', versionId: 'v', key: 'k' }, 'b', Date.now(), Date.now() + ttlMs)).toBe(
+      true,
+    );
+    expect(await store.lanes.reads.getLane({ tenantId: 't', versionId: 'v', key: 'k' })).toMatchObject({
+      state: '{"n":1}',
+      appliedPosition: 1,
+    });
     await store.close();
   });
 
@@ -161,7 +175,7 @@ describe('LaneRunner with a lease (several instances on BullMQ)', () => {
     const store = await setup();
     const takeOver = async () => {
       const later = Date.now() + 120_000; // past a's lease (60 s)
-      expect(await store.lanes.acquireLease('t', 'v', 'k', 'b', later, later + 60_000)).toBe(true);
+      expect(await store.lanes.runs.acquireLease({ tenantId: 't', versionId: 'v', key: 'k' }, 'b', later, later + 60_000)).toBe(true);
     };
     const runtime = {
       resolveKeys: async () => [],
@@ -177,7 +191,7 @@ describe('LaneRunner with a lease (several instances on BullMQ)', () => {
     });
     // Its write is refused (b holds the lease): nothing kept, the run is to be tried again.
     expect(await a.run(lane)).toEqual({ status: 'more' });
-    expect(await store.lanes.getLane('t', 'v', 'k')).toMatchObject({ state: null, appliedPosition: 0 });
+    expect(await store.lanes.reads.getLane({ tenantId: 't', versionId: 'v', key: 'k' })).toMatchObject({ state: null, appliedPosition: 0 });
     await a.close();
     await store.close();
   });

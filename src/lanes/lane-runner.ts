@@ -7,15 +7,16 @@ import { CoalescingApplier } from '../tenant-code/executors/coalescing-applier';
 import { TenantCode } from '../tenant-code/tenant-code.port';
 import { AppMetrics, NO_METRICS, secondsSince } from '../observability/metrics/app-metrics';
 import { StoredEvent } from '../store/event-log.port';
-import { LaneRecord, LaneStore } from '../store/lane-store.port';
+import { LaneRecord } from '../store/lanes/lane-records';
+import { Lanes } from '../store/lanes/lanes';
 import { StateChange } from '../store/notification-repository.port';
 import { ProjectionCatalogRepository, ProjectionVersion } from '../store/projection-catalog.port';
-import { LaneApplied, NO_LANE_APPLIED } from './lane-applied.port';
+import { LaneRunObserver } from './lane-run-observer';
 import { AppendTraces } from '../observability/tracing/append-traces';
 import { endWith, Span } from '../observability/tracing/tracing';
 import { notificationTraceParent, startLaneRunSpan, startNotificationWriteSpan } from '../observability/tracing/spans';
 import { LaneKeyCap } from './lane-key-cap';
-import { LaneRef, LaneRunOutcome, LaneScheduler } from './lane-scheduler.port';
+import { LaneRef, LaneRunOutcome, LaneRunResult } from './lane-ref';
 import { keyProblem, keyProblemText, UNRESOLVED_KEY } from './state-key-rule';
 
 export interface LaneRunnerOptions {
@@ -54,15 +55,13 @@ export class LaneRunner {
   private readonly releasing = new Set<Promise<void>>();
 
   constructor(
-    private readonly lanes: LaneStore,
+    private readonly lanes: Pick<Lanes, 'inbox' | 'runs'>,
     /** Whether the lane's version still exists (a dropped one's run stops). */
     private readonly catalog: Pick<ProjectionCatalogRepository, 'getVersion'>,
     private readonly runtime: Pick<TenantCode, 'apply' | 'resolveKeys'>,
     private readonly options: LaneRunnerOptions = DEFAULT_LANE_OPTIONS,
-    /** Told after each stored run (the engine: readers, catch-up, notifications). */
-    private readonly applied: LaneApplied = NO_LANE_APPLIED,
-    /** Wakes the lanes that rerouted events were handed to (none in unit setups that never reroute). */
-    private readonly scheduler?: Pick<LaneScheduler, 'wake'>,
+    /** Told after each stored run: readers, catch-up, notifications (nothing in unit setups). */
+    private readonly observer?: Pick<LaneRunObserver, 'laneApplied'>,
     /** The tenant's keysPerProjection limit, applied to rerouted events as to routed ones. */
     private readonly keyCap?: LaneKeyCap,
     private readonly metrics: AppMetrics = NO_METRICS,
@@ -73,13 +72,14 @@ export class LaneRunner {
     this.applier = new CoalescingApplier(runtime);
   }
 
-  readonly run = async (lane: LaneRef): Promise<LaneRunOutcome> => {
+  /** One run of the lane, as its scheduler hands it out (the scheduler's handler, given at its construction). */
+  async run(lane: LaneRef): Promise<LaneRunResult> {
     const lease = this.options.lease;
     if (!lease) return this.runOnce(lane);
     // A late job of a retired version stops here, before the lease (which would write its lane row).
     if (!(await this.version(lane.tenantId, lane.versionId))) return { status: 'idle' };
     const now = Date.now();
-    if (!(await this.lanes.acquireLease(lane.tenantId, lane.versionId, lane.key, lease.owner, now, now + lease.ttlMs))) {
+    if (!(await this.lanes.runs.acquireLease(lane, lease.owner, now, now + lease.ttlMs))) {
       // No lease for a dropped version (its lane row is never made again): stop, do not retry.
       if (!(await this.catalog.getVersion(lane.tenantId, lane.versionId))) return this.gone(lane);
       return { status: 'retry', afterMs: 100 }; // another instance runs it now
@@ -89,7 +89,7 @@ export class LaneRunner {
     const renewal = setInterval(
       () => {
         const until = Date.now() + lease.ttlMs;
-        void this.lanes.renewLease(lane.tenantId, lane.versionId, lane.key, lease.owner, until).then(
+        void this.lanes.runs.renewLease(lane, lease.owner, until).then(
           (held) => held || this.logger.warn(`lease of lane ${lane.key} of ${lane.versionId} lapsed mid-run; its result will not be kept`),
           () => undefined, // the store is unreachable: the run's own write will say so
         );
@@ -103,21 +103,21 @@ export class LaneRunner {
       clearInterval(renewal);
       // Not awaited: the run's result does not depend on it, and this instance may take the lane
       // again meanwhile (it owns the lease); another instance waits at most until it commits.
-      const released = this.lanes.releaseLease(lane.tenantId, lane.versionId, lane.key, lease.owner).catch(() => undefined);
+      const released = this.lanes.runs.releaseLease(lane, lease.owner).catch(() => undefined);
       this.releasing.add(released);
       void released.finally(() => this.releasing.delete(released));
     }
-  };
+  }
 
   /** Waits for the lease releases still in flight (shutdown: the store closes next; another instance takes the lanes at once). */
   async close(): Promise<void> {
     await Promise.all(this.releasing);
   }
 
-  private async runOnce(lane: LaneRef): Promise<LaneRunOutcome> {
+  private async runOnce(lane: LaneRef): Promise<LaneRunResult> {
     const version = await this.version(lane.tenantId, lane.versionId);
     if (!version) return { status: 'idle' }; // retired meanwhile
-    const work = await this.lanes.laneWork(lane.tenantId, lane.versionId, lane.key, this.options.batch);
+    const work = await this.lanes.runs.laneWork(lane, this.options.batch);
     // Dropped (deleted, retired, replaced) since it was cached, maybe by another instance.
     if (!work) return this.gone(lane);
     const { lane: rec, events } = work;
@@ -204,7 +204,7 @@ export class LaneRunner {
     const write = startNotificationWriteSpan(run, version.projectionId, changes.length);
     if (write)
       for (const c of changes) c.traceParent = notificationTraceParent(write, this.traces?.at(lane.tenantId, c.position) ?? c.traceParent);
-    const applied = this.lanes.applied(lane.tenantId, lane.versionId, lane.key, {
+    const applied = this.lanes.runs.applied(lane, {
       state: lastState,
       fromPosition,
       appliedPosition: last.position,
@@ -214,7 +214,7 @@ export class LaneRunner {
       ...(this.options.lease ? { leaseOwner: this.options.lease.owner } : {}),
     });
     const kept = await endWith(write, applied);
-    if (kept) this.applied.laneApplied(lane, last.position, changes.length > 0 ? version.projectionId : null);
+    if (kept) this.observer?.laneApplied(lane, last.position, changes.length > 0 ? version.projectionId : null);
     return kept;
   }
 
@@ -223,7 +223,7 @@ export class LaneRunner {
    * to their lanes. A lane that has already applied past such an event does not take it (its order
    * would break); skip is then the operator's answer.
    */
-  private async reroute(lane: LaneRef, version: ProjectionVersion, events: StoredEvent[]): Promise<LaneRunOutcome> {
+  private async reroute(lane: LaneRef, version: ProjectionVersion, events: StoredEvent[]): Promise<LaneRunResult> {
     let keys;
     try {
       keys = await this.runtime.resolveKeys(lane.tenantId, lane.versionId, version.className, events.map(toWireEvent));
@@ -246,22 +246,23 @@ export class LaneRunner {
       }
     }
     const through = capped ? events.findIndex((e) => e.position === capped!.position) : good;
-    if (items.length && !(await this.lanes.route(lane.tenantId, lane.versionId, items, 0))) return this.gone(lane);
-    if (through > 0) await this.lanes.consume(lane.tenantId, lane.versionId, lane.key, events[through - 1].position);
-    for (const it of items)
-      void this.scheduler?.wake({ tenantId: lane.tenantId, versionId: lane.versionId, key: it.key }).catch(() => undefined);
-    if (capped) return this.hold(lane, capped.position, capped.error);
+    if (items.length && !(await this.lanes.inbox.route(lane, items, 0))) return this.gone(lane);
+    if (through > 0) await this.lanes.runs.consume(lane, events[through - 1].position);
+    // The lanes handed events to: their scheduler wakes them with this run's result.
+    const wake = items.map((it) => ({ tenantId: lane.tenantId, versionId: lane.versionId, key: it.key }));
+    const handedOn = (outcome: LaneRunOutcome): LaneRunResult => (wake.length ? { ...outcome, wake } : outcome);
+    if (capped) return handedOn(await this.hold(lane, capped.position, capped.error));
     if (bad !== -1) {
       const k = keys[bad];
       const why = typeof k === 'string' ? keyProblemText(keyProblem(k)!) : `${k!.error.code}: ${k!.error.message}`;
-      return this.fail(lane, events[bad].position, why);
+      return handedOn(await this.fail(lane, events[bad].position, why));
     }
-    return { status: 'idle' };
+    return handedOn({ status: 'idle' });
   }
 
   /** Held at once: a limit, unlike a failure, will not pass on a retry. */
   private async hold(lane: LaneRef, position: number, error: string): Promise<LaneRunOutcome> {
-    await this.lanes.failed(lane.tenantId, lane.versionId, lane.key, { position, error, hold: true });
+    await this.lanes.runs.failed(lane, { position, error, hold: true });
     this.logger.warn(`lane ${lane.key} of ${lane.versionId} held at position ${position}: ${error}`);
     return { status: 'held' };
   }
@@ -269,7 +270,7 @@ export class LaneRunner {
   private async fail(lane: LaneRef, position: number, error: string): Promise<LaneRunOutcome> {
     // One retry per backoff step; the failure after the last step holds the lane.
     const holdAfterAttempts = this.options.backoffMs.length + 1;
-    const attempts = await this.lanes.failed(lane.tenantId, lane.versionId, lane.key, { position, error, holdAfterAttempts });
+    const attempts = await this.lanes.runs.failed(lane, { position, error, holdAfterAttempts });
     if (attempts >= holdAfterAttempts) {
       this.logger.warn(`lane ${lane.key} of ${lane.versionId} held at position ${position}: ${error}`);
       return { status: 'held' };

@@ -1,99 +1,85 @@
-import { randomUUID } from 'node:crypto';
-import * as os from 'node:os';
-import { Global, Inject, Logger, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Global, Logger, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { APPEND_COMMITTED } from '../events/append-committed.port';
-import { NotificationsModule } from '../notifications/notifications.module';
-import { AppMetrics } from '../observability/metrics/app-metrics';
 import { QuotasModule } from '../quotas/quotas.module';
 import { TenantQuotas } from '../quotas/tenant-quotas';
 import { TenantCode } from '../tenant-code/tenant-code.port';
+import { LaneInbox } from '../store/lanes/lane-inbox.port';
 import { STORE, Store } from '../store/store.port';
 import { AppliedSignal } from './applied-signal';
 import { InProcessLaneScheduler } from './in-process-lane-scheduler';
-import { LaneApplied } from './lane-applied.port';
 import { LaneEngine } from './lane-engine';
 import { LaneKeyCap } from './lane-key-cap';
-import { DEFAULT_LANE_OPTIONS } from './lane-runner';
+import { LaneRunObserver } from './lane-run-observer';
+import { LaneRunner } from './lane-runner';
 import { LaneScheduler } from './lane-scheduler.port';
+import { LaneEngineParts, LaneRunnerParts, LaneSettings } from './lane-wiring';
+import { VersionCatchUp } from './version-catch-up';
 
-export const LANE_SCHEDULER = Symbol('LANE_SCHEDULER');
-
-async function createScheduler(config: AppConfig): Promise<LaneScheduler> {
+/** The one real choice of the lanes: in-process, or BullMQ when REDIS_URL is set; either runs the LaneRunner it is made with. */
+async function createScheduler(config: AppConfig, runner: LaneRunner): Promise<LaneScheduler> {
   const { concurrency, maxInFlightPerTenant, leaseMs } = config.lanes;
-  if (!config.redisUrl) return new InProcessLaneScheduler({ concurrency, maxInFlightPerTenant });
+  if (!config.redisUrl) return new InProcessLaneScheduler(runner, { concurrency, maxInFlightPerTenant });
   // Loaded only when configured, so the embedded default never touches Redis code paths.
   const { BullmqLaneScheduler } = await import('./bullmq-lane-scheduler');
   // The job lock as long as the store lease: a crashed instance's running jobs are seen stalled and
   // handed to another worker about when their leases lapse.
-  return new BullmqLaneScheduler({ redisUrl: config.redisUrl, concurrency, maxInFlightPerTenant, lockMs: leaseMs });
-}
-
-function createEngine(
-  s: Store,
-  pool: TenantCode,
-  scheduler: LaneScheduler,
-  c: AppConfig,
-  signal: AppliedSignal,
-  quotas: TenantQuotas,
-  notifications: LaneApplied,
-  metrics: AppMetrics,
-): LaneEngine {
-  // BullMQ hands a lane to one worker of all instances at a time; the lease keeps that true when it
-  // hands one out twice (a flush, a job seen stalled). The in-process scheduler takes no lease, even
-  // with several instances on PostgreSQL (each runs the lanes of its own appends and of its sweep):
-  // two of them may then run one lane side by side, and the checkpoint guard of the write keeps one
-  // run's result (docs/operations.md, "Several instances"); two lease writes (two commits) per run
-  // would cost every single-instance PostgreSQL service, and a crashed instance's lanes would wait
-  // for the lease instead of the next sweep.
-  const lease =
-    scheduler.kind === 'bullmq'
-      ? { owner: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, ttlMs: c.lanes.leaseMs }
-      : undefined;
-  return new LaneEngine(
-    s.events,
-    s.projections,
-    s.lanes,
-    pool,
-    scheduler,
-    {
-      sweepMs: c.lanes.sweepMs,
-      keyCap: new LaneKeyCap(s.lanes, quotas),
-      runner: { ...DEFAULT_LANE_OPTIONS, backoffMs: c.lanes.backoffMs, lease },
-      appliedSignal: signal,
-      metrics,
-    },
-    notifications,
-  );
+  return new BullmqLaneScheduler(runner, { redisUrl: config.redisUrl, concurrency, maxInFlightPerTenant, lockMs: leaseMs });
 }
 
 /**
- * Projections' lanes: the scheduler, the engine (routers per tenant, runner, sweep, catch-up) and
- * the applied signal. Binds the events module's APPEND_COMMITTED to the engine; takes LANE_APPLIED
- * from notifications.
+ * Projections' lanes: the scheduler, its handler (LaneRunner) and the runner's observer, the
+ * engine (routers per tenant, sweep), catch-up and the applied signal. Binds the events module's
+ * APPEND_COMMITTED to the engine; takes the LaneApplied port from its global binding
+ * (NotificationsModule) and the store's lane roles from StoreModule, importing neither.
  */
 @Global()
 @Module({
-  imports: [QuotasModule, NotificationsModule],
+  imports: [QuotasModule],
   providers: [
-    { provide: LANE_SCHEDULER, inject: [APP_CONFIG], useFactory: createScheduler },
-    { provide: AppliedSignal, useValue: new AppliedSignal() },
+    AppliedSignal,
+    LaneSettings,
+    LaneRunObserver,
+    LaneRunnerParts,
+    LaneEngineParts,
+    {
+      provide: LaneKeyCap,
+      inject: [LaneInbox, TenantQuotas],
+      useFactory: (inbox: LaneInbox, quotas: TenantQuotas) => new LaneKeyCap(inbox, quotas),
+    },
+    {
+      provide: VersionCatchUp,
+      inject: [STORE, TenantCode],
+      useFactory: (s: Store, pool: TenantCode) => new VersionCatchUp(s.projections, s.lanes.sweep, pool),
+    },
+    {
+      provide: LaneRunner,
+      inject: [STORE, LaneRunnerParts],
+      useFactory: (s: Store, p: LaneRunnerParts) =>
+        new LaneRunner(s.lanes, s.projections, p.runtime, p.settings.runner, p.observer, p.keyCap, p.metrics, p.settings.traces),
+    },
+    { provide: LaneScheduler, inject: [APP_CONFIG, LaneRunner], useFactory: createScheduler },
     {
       provide: LaneEngine,
-      inject: [STORE, TenantCode, LANE_SCHEDULER, APP_CONFIG, AppliedSignal, TenantQuotas, LaneApplied, AppMetrics],
-      useFactory: createEngine,
+      inject: [STORE, LaneEngineParts],
+      useFactory: (s: Store, p: LaneEngineParts) =>
+        new LaneEngine(s.events, s.projections, s.lanes, p.runtime, p.scheduler, p.runner, p.catchUp, {
+          sweepMs: p.settings.sweepMs,
+          keyCap: p.keyCap,
+          traces: p.settings.traces,
+        }),
     },
     { provide: APPEND_COMMITTED, useExisting: LaneEngine },
   ],
-  exports: [LANE_SCHEDULER, AppliedSignal, LaneEngine, APPEND_COMMITTED],
+  exports: [LaneScheduler, AppliedSignal, LaneEngine, APPEND_COMMITTED],
 })
 export class LanesModule implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Lanes');
 
   constructor(
     private readonly engine: LaneEngine,
-    @Inject(LANE_SCHEDULER) private readonly scheduler: LaneScheduler,
+    private readonly scheduler: LaneScheduler,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {

@@ -102,7 +102,7 @@ describe('TenantRouter', () => {
     await removing;
     expect(router.has('v2')).toBe(false);
     expect(await routed('v2')).toBe(0);
-    expect(await store.lanes.lanesWithWork('t', 'v2', 100)).toEqual([]);
+    expect(await store.lanes.sweep.lanesWithWork({ tenantId: 't', versionId: 'v2' }, 100)).toEqual([]);
     expect(woken.filter((l) => l.versionId === 'v2')).toEqual([]);
     await until(async () => (await routed('v1')) === 10);
     await router.stop();
@@ -111,7 +111,7 @@ describe('TenantRouter', () => {
 
   it('reports a version gone from the store and never routes it from 0', async () => {
     const { store, router, reads, resolved, gone, version, routed, until } = await setup(10, ['v1']);
-    await store.lanes.route('t', 'v1', [], 10); // v1 has routed everything
+    await store.lanes.inbox.route({ tenantId: 't', versionId: 'v1' }, [], 10); // v1 has routed everything
     router.add(await version('v1'));
     // Dropped elsewhere: this instance still holds the version as it was, at position 0.
     router.add({
@@ -137,7 +137,7 @@ describe('TenantRouter', () => {
 
   it('routes the caught-up versions between the batches of one catching up', async () => {
     const { store, router, append, held, waiting, release, version, routed, until } = await setup(1200, ['live', 'new']);
-    await store.lanes.route('t', 'live', [], 1200); // caught up at the head
+    await store.lanes.inbox.route({ tenantId: 't', versionId: 'live' }, [], 1200); // caught up at the head
     held.add('new'); // the new version's ResolveKey answers one batch at a time
     router.add(await version('live'));
     router.add(await version('new'));

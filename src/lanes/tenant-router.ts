@@ -1,13 +1,13 @@
 import { Logger } from '@nestjs/common';
 import { groupBy } from '../common/group-by';
-import { SerialRunner } from '../common/serial-runner';
 import { toWireEvent } from '../tenant-code/wire-event';
 import { HostCallError } from '../tenant-code/host/host-process';
 import { TenantCode } from '../tenant-code/tenant-code.port';
 import { ResolvedKey, WireEvent } from '../tenant-code/host/runtime-protocol';
 import { EventLog, StoredEvent } from '../store/event-log.port';
 import { ProjectionCatalogRepository, ProjectionVersion } from '../store/projection-catalog.port';
-import { InboxItem, LaneStore, VersionRoute } from '../store/lane-store.port';
+import { InboxItem, VersionRoute } from '../store/lanes/lane-records';
+import { Lanes } from '../store/lanes/lanes';
 import { AppendTraces } from '../observability/tracing/append-traces';
 import { endWith } from '../observability/tracing/tracing';
 import { startRouteSpan } from '../observability/tracing/spans';
@@ -46,10 +46,14 @@ export interface TenantRouterEvents {
  */
 export class TenantRouter {
   private readonly logger = new Logger('TenantRouter');
-  private readonly runner = new SerialRunner(
-    () => this.loop(),
-    (e) => this.logger.error(`routing tenant ${this.tenantId} failed: ${e instanceof Error ? e.stack : e}`),
-  );
+  /**
+   * Passes run one at a time: a wake during a pass makes exactly one more pass afterwards (a wake is
+   * never lost, passes never overlap). Written out here rather than a SerialRunner with a closure,
+   * so that wake() calls loop() where one can click it.
+   */
+  private pass?: Promise<void>;
+  private passAgain = false;
+  private stopped = false;
   /** The versions routed here; each one's position is the store's, read by every pass. */
   private readonly versions = new Map<string, ProjectionVersion>();
   /** Per version: why its last events went to `!unresolved` (the held lane's error). */
@@ -58,7 +62,7 @@ export class TenantRouter {
   constructor(
     readonly tenantId: string,
     private readonly log: EventLog,
-    private readonly lanes: LaneStore,
+    private readonly lanes: Pick<Lanes, 'inbox' | 'runs'>,
     /** The stored positions of the versions routed here (and which of them still exist). */
     private readonly catalog: Pick<ProjectionCatalogRepository, 'versionsOf'>,
     private readonly runtime: Pick<TenantCode, 'resolveKeys'>,
@@ -84,7 +88,7 @@ export class TenantRouter {
 
   add(v: ProjectionVersion): void {
     this.versions.set(v.versionId, v);
-    this.runner.wake();
+    this.wake();
   }
 
   /**
@@ -94,22 +98,38 @@ export class TenantRouter {
   async remove(versionId: string): Promise<void> {
     this.versions.delete(versionId);
     this.resolveErrors.delete(versionId);
-    await this.runner.settled();
+    await this.pass;
   }
 
+  /** Routes what the tenant appended (a pass now, or one more after the pass under way). */
   wake(): void {
-    this.runner.wake();
+    if (this.stopped) return;
+    if (this.pass) {
+      this.passAgain = true;
+      return;
+    }
+    this.pass = this.loop()
+      .catch((e) => this.logger.error(`routing tenant ${this.tenantId} failed: ${e instanceof Error ? e.stack : e}`))
+      .finally(() => {
+        this.pass = undefined;
+        if (this.passAgain) {
+          this.passAgain = false;
+          this.wake();
+        }
+      });
   }
 
-  stop(): Promise<void> {
-    return this.runner.stop();
+  /** No more passes; resolves when the one under way has finished. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.pass;
   }
 
   private async loop(): Promise<void> {
     // Where each version goes on from is the store's routed position, never this object's: a
     // dropped version finds no row and stops (it used to route the whole log again from 0).
     const positions = new Map<string, number>();
-    while (!this.runner.stopped) {
+    while (!this.stopped) {
       for (const id of positions.keys()) if (!this.versions.has(id)) positions.delete(id);
       const unread = [...this.versions.keys()].filter((id) => !positions.has(id));
       if (unread.length) {
@@ -121,11 +141,11 @@ export class TenantRouter {
       if (positions.size === 0) return;
       const started = this.traces && Date.now();
       const { routes, fullBatch } = await this.routeOnce(positions);
-      if (this.runner.stopped) return;
+      if (this.stopped) return;
       const live = routes.filter((r) => this.versions.has(r.versionId));
       if (live.length === 0) return;
       const span = started ? this.routeSpan(positions, live, started) : undefined;
-      const gone = new Set(await endWith(span, this.lanes.routeMany(this.tenantId, live)));
+      const gone = new Set(await endWith(span, this.lanes.inbox.routeMany(this.tenantId, live)));
       for (const id of gone) {
         positions.delete(id);
         this.gone(id);
@@ -137,11 +157,14 @@ export class TenantRouter {
         // The unresolved lane is held (the route made its row), never woken: an operator's retry wakes it.
         const unresolved = r.items.find((i) => i.key === UNRESOLVED_KEY);
         if (unresolved) {
-          await this.lanes.failed(this.tenantId, r.versionId, UNRESOLVED_KEY, {
-            position: unresolved.position,
-            error: this.resolveErrors.get(r.versionId) ?? '',
-            hold: true,
-          });
+          await this.lanes.runs.failed(
+            { tenantId: this.tenantId, versionId: r.versionId, key: UNRESOLVED_KEY },
+            {
+              position: unresolved.position,
+              error: this.resolveErrors.get(r.versionId) ?? '',
+              hold: true,
+            },
+          );
         }
         for (const key of new Set(r.items.map((i) => i.key)))
           if (key !== UNRESOLVED_KEY) lanes.push({ tenantId: this.tenantId, versionId: r.versionId, key });
@@ -149,7 +172,7 @@ export class TenantRouter {
       await this.scheduler.wakeMany(lanes);
       this.events.routed();
       // Every read was short, so each was the log's end when read: an event committed since then
-      // has woken this runner again (SerialRunner runs once more), so reading again now finds nothing.
+      // has woken this router again (one more pass follows), so reading again now finds nothing.
       if (!fullBatch) return;
     }
   }
@@ -176,7 +199,7 @@ export class TenantRouter {
             if (!v) return;
             let items = await this.resolve(v, events, wire);
             // Removed while ResolveKey ran (an untrack waits for this pass): write nothing for it.
-            if (!this.versions.has(versionId) || this.runner.stopped) return;
+            if (!this.versions.has(versionId) || this.stopped) return;
             if (this.keyCap) items = await this.capKeys(versionId, items);
             routes.push({ versionId, items, routedPosition });
           });
@@ -217,7 +240,7 @@ export class TenantRouter {
           this.resolveErrors.set(versionId, `${e.failure}: ${e.message}`);
           return events.map((ev) => ({ key: UNRESOLVED_KEY, position: ev.position }));
         }
-        if (this.runner.stopped || !this.versions.has(versionId)) return []; // an untrack waits: no more attempts
+        if (this.stopped || !this.versions.has(versionId)) return []; // an untrack waits: no more attempts
         await new Promise((r) => setTimeout(r, 200 * attempt));
         continue;
       }

@@ -1,5 +1,6 @@
 import { ProjectionRecord } from '../store/projection-catalog.port';
-import { LaneRecord } from '../store/lane-store.port';
+import { LaneKey } from '../store/lanes/lane-key';
+import { LaneRecord } from '../store/lanes/lane-records';
 import { LaneOperations } from './lane-operations';
 
 const lane = (key: string, heldPosition: number | null): LaneRecord => ({
@@ -24,7 +25,7 @@ function setup(p: Partial<ProjectionRecord>, lanes: Record<string, LaneRecord>, 
     ...p,
   };
   const store = {
-    getLane: jest.fn(async (_t: string, versionId: string, key: string) => lanes[`${versionId}/${key}`] ?? null),
+    getLane: jest.fn(async ({ versionId, key }: LaneKey) => lanes[`${versionId}/${key}`] ?? null),
     release: jest.fn(async () => changed),
     skip: jest.fn(async () => changed),
   };
@@ -37,7 +38,7 @@ describe('LaneOperations', () => {
   it('retries a held lane of the active version and wakes it', async () => {
     const { ops, store, wakeLane } = setup({}, { 'v1/k': lane('k', 4) });
     expect(await ops.operate('t', 'p', 'k', 'retry')).toEqual({ projectionId: 'p', key: 'k', action: 'retry', position: 4 });
-    expect(store.release).toHaveBeenCalledWith('t', 'v1', 'k');
+    expect(store.release).toHaveBeenCalledWith({ tenantId: 't', versionId: 'v1', key: 'k' });
     expect(store.skip).not.toHaveBeenCalled();
     expect(wakeLane).toHaveBeenCalledWith({ tenantId: 't', versionId: 'v1', key: 'k' });
   });
@@ -45,13 +46,13 @@ describe('LaneOperations', () => {
   it('operates on the pending version when the lane is held there', async () => {
     const { ops, store } = setup({ pendingVersion: 'v2' }, { 'v1/k': lane('k', 1), 'v2/k': lane('k', 7) });
     expect(await ops.operate('t', 'p', 'k', 'skip')).toMatchObject({ action: 'skip', position: 7 });
-    expect(store.skip).toHaveBeenCalledWith('t', 'v2', 'k');
+    expect(store.skip).toHaveBeenCalledWith({ tenantId: 't', versionId: 'v2', key: 'k' });
   });
 
   it('falls back to the active version when the pending one does not hold the lane', async () => {
     const { ops, store } = setup({ pendingVersion: 'v2' }, { 'v1/k': lane('k', 3), 'v2/k': lane('k', null) });
     expect(await ops.operate('t', 'p', 'k', 'skip')).toMatchObject({ position: 3 });
-    expect(store.skip).toHaveBeenCalledWith('t', 'v1', 'k');
+    expect(store.skip).toHaveBeenCalledWith({ tenantId: 't', versionId: 'v1', key: 'k' });
   });
 
   it('refuses a lane that is not held, or no longer held when changed, and wakes nothing', async () => {

@@ -1,22 +1,13 @@
 import { Infer, integer, object, oneOfStrings, string } from '../common/json-schema';
 import { DomainError, notFound } from '../common/domain-error';
 import { ProjectionRecord } from '../store/projection-catalog.port';
-import { LaneRecord } from '../store/lane-store.port';
+import { LaneHolds } from '../store/lanes/lane-holds.port';
 
 export type LaneOperation = 'retry' | 'skip';
 
-/** What the operations read and change of a lane: a narrow view of the lane store. */
-export interface HeldLaneStore {
-  getLane(tenantId: string, versionId: string, key: string): Promise<LaneRecord | null>;
-  /** Releases a held lane to try its held event again; false when it was not held (any more). */
-  release(tenantId: string, versionId: string, key: string): Promise<boolean>;
-  /** Passes over a held lane's event; false when it was not held (any more). */
-  skip(tenantId: string, versionId: string, key: string): Promise<boolean>;
-}
-
 export interface LaneOperationDeps {
   projection(tenantId: string, projectionId: string): Promise<ProjectionRecord>;
-  lanes: HeldLaneStore;
+  lanes: LaneHolds;
   /** The lane runs again at once rather than at the next sweep. */
   wakeLane(lane: { tenantId: string; versionId: string; key: string }): Promise<void>;
 }
@@ -41,11 +32,13 @@ export class LaneOperations {
 
   async operate(tenantId: string, projectionId: string, key: string, action: LaneOperation): Promise<LaneOperationResult> {
     const versionId = await this.versionHolding(tenantId, projectionId, key);
-    const lane = await this.deps.lanes.getLane(tenantId, versionId, key);
+    const lane = await this.deps.lanes.getLane({ tenantId, versionId, key });
     if (!lane) throw notFound(`lane '${key}'`);
     if (lane.heldPosition === null) throw notHeld(key);
     const done =
-      action === 'retry' ? await this.deps.lanes.release(tenantId, versionId, key) : await this.deps.lanes.skip(tenantId, versionId, key);
+      action === 'retry'
+        ? await this.deps.lanes.release({ tenantId, versionId, key })
+        : await this.deps.lanes.skip({ tenantId, versionId, key });
     // Released or skipped by someone else between the read and the change: it is no longer held.
     if (!done) throw notHeld(key);
     await this.deps.wakeLane({ tenantId, versionId, key });
@@ -54,7 +47,8 @@ export class LaneOperations {
 
   private async versionHolding(tenantId: string, projectionId: string, key: string): Promise<string> {
     const p = await this.deps.projection(tenantId, projectionId);
-    const pendingHeld = !!p.pendingVersion && (await this.deps.lanes.getLane(tenantId, p.pendingVersion, key))?.heldPosition != null;
+    const pendingHeld =
+      !!p.pendingVersion && (await this.deps.lanes.getLane({ tenantId, versionId: p.pendingVersion, key }))?.heldPosition != null;
     const versionId = pendingHeld ? p.pendingVersion : p.activeVersion;
     if (!versionId) throw notFound(`projection '${projectionId}'`);
     return versionId;

@@ -2,7 +2,8 @@ import { DomainError, notFound } from '../common/domain-error';
 import { RawJson } from '../common/raw-json';
 import { EventLog } from '../store/event-log.port';
 import { AppliedSignal } from '../lanes/applied-signal';
-import { LaneRecord, LaneStore, totalInboxDepth } from '../store/lane-store.port';
+import { LaneReads } from '../store/lanes/lane-reads.port';
+import { LaneRecord, totalInboxDepth } from '../store/lanes/lane-records';
 import { ProjectionCatalogRepository } from '../store/projection-catalog.port';
 
 export interface ApplyLag {
@@ -35,7 +36,7 @@ const LAG_TIMEOUT_MS = 500;
 export class ProjectionReader {
   constructor(
     private readonly catalog: ProjectionCatalogRepository,
-    private readonly laneStore: LaneStore,
+    private readonly laneReads: LaneReads,
     private readonly log: EventLog,
     private readonly maxWaitMs: number,
     private readonly applied: AppliedSignal = new AppliedSignal(),
@@ -70,7 +71,7 @@ export class ProjectionReader {
             ? true
             : await this.keyReached(tenantId, v.versionId, key, minPosition, v.routedPosition);
       if (reached !== false) {
-        const lane = reached === true ? await this.laneStore.getLane(tenantId, v.versionId, key) : reached;
+        const lane = reached === true ? await this.laneReads.getLane({ tenantId, versionId: v.versionId, key }) : reached;
         if ((!lane || lane.state === null) && promotions++ < 3 && (await promotedMeanwhile())) continue;
         if (!lane || lane.state === null) throw notFound(`state '${key}' of projection '${projectionId}'`);
         return {
@@ -95,7 +96,7 @@ export class ProjectionReader {
     const work = (async (): Promise<ApplyLag> => {
       const v = await this.catalog.getVersion(tenantId, versionId);
       if (!v) throw new DomainError('NOT_FOUND', 'version gone');
-      const [l, head] = await Promise.all([this.laneStore.lag(tenantId, versionId), this.log.headPosition(tenantId)]);
+      const [l, head] = await Promise.all([this.laneReads.lag({ tenantId, versionId }), this.log.headPosition(tenantId)]);
       const applied = l.oldestUnapplied !== null ? Math.min(l.oldestUnapplied - 1, v.routedPosition) : v.routedPosition;
       let age = 0;
       if (applied < head) {
@@ -121,11 +122,11 @@ export class ProjectionReader {
     const p = await this.catalog.get(tenantId, projectionId);
     if (!p) throw notFound(`projection '${projectionId}'`);
     if (!p.activeVersion) return [];
-    return this.laneStore.listLanes(tenantId, p.activeVersion, page);
+    return this.laneReads.listLanes({ tenantId, versionId: p.activeVersion }, page);
   }
 
   private async appliedPosition(tenantId: string, versionId: string, routed: number): Promise<number> {
-    const oldest = await this.laneStore.oldestUnapplied(tenantId, versionId);
+    const oldest = await this.laneReads.oldestUnapplied({ tenantId, versionId });
     return oldest !== null ? Math.min(oldest - 1, routed) : routed;
   }
 
@@ -143,9 +144,9 @@ export class ProjectionReader {
     routed: number,
   ): Promise<LaneRecord | boolean> {
     if (routed < position) return false;
-    const lane = await this.laneStore.getLane(tenantId, versionId, key);
+    const lane = await this.laneReads.getLane({ tenantId, versionId, key });
     if (lane && lane.appliedPosition >= position) return lane;
-    const next = await this.laneStore.nextInboxPosition(tenantId, versionId, key, lane?.appliedPosition ?? 0);
+    const next = await this.laneReads.nextInboxPosition({ tenantId, versionId, key }, lane?.appliedPosition ?? 0);
     return next === null || next > position;
   }
 }

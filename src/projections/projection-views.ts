@@ -1,7 +1,7 @@
 import { isoTime } from '../common/iso-time';
 import { anyJson, arrayOf, constant, Infer, integer, jsonObject, nullable, object, string, timestamp } from '../common/json-schema';
 import { ProjectionRecord } from '../store/projection-catalog.port';
-import { LaneRecord } from '../store/lane-store.port';
+import { LaneRecord } from '../store/lanes/lane-records';
 import { UploadRecord } from '../store/upload-repository.port';
 import { ApplyLag, StateRead } from './projection-reader';
 

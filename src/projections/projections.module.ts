@@ -4,7 +4,6 @@ import { APP_CONFIG } from '../config/config.module';
 import { AppliedSignal } from '../lanes/applied-signal';
 import { LaneEngine } from '../lanes/lane-engine';
 import { LanesModule } from '../lanes/lanes.module';
-import { NotificationsModule } from '../notifications/notifications.module';
 import { CompileQueue } from '../tenant-code/compiler/compile-queue';
 import { QuotasModule } from '../quotas/quotas.module';
 import { TenantQuotas } from '../quotas/tenant-quotas';
@@ -18,16 +17,19 @@ import { ProjectionReader } from './projection-reader';
 import { ProjectionStatus } from './projection-status';
 import { ProjectionsController } from './projections.controller';
 
-/** Projection uploads, deploys, reads and operations; the lanes that run them are LanesModule's. */
+/**
+ * Projection uploads, deploys, reads and operations; the lanes that run them are LanesModule's (a
+ * downward import). PROJECTION_NOTIFICATION_SETUP comes from its global binding (NotificationsModule).
+ */
 @Module({
-  imports: [LanesModule, NotificationsModule, QuotasModule],
+  imports: [LanesModule, QuotasModule],
   controllers: [ProjectionsController, AdminLanesController],
   providers: [
     {
       provide: ProjectionReader,
       inject: [STORE, APP_CONFIG, AppliedSignal],
       useFactory: (s: Store, c: AppConfig, signal: AppliedSignal) =>
-        new ProjectionReader(s.projections, s.laneReads, s.events, c.lanes.readWaitMs, signal),
+        new ProjectionReader(s.projections, s.lanes.reads, s.events, c.lanes.readWaitMs, signal),
     },
     {
       provide: ProjectionCatalog,
@@ -49,7 +51,11 @@ import { ProjectionsController } from './projections.controller';
       provide: LaneOperations,
       inject: [STORE, ProjectionCatalog, LaneEngine],
       useFactory: (s: Store, catalog: ProjectionCatalog, engine: LaneEngine) =>
-        new LaneOperations({ projection: (t, id) => catalog.projection(t, id), lanes: s.lanes, wakeLane: (lane) => engine.wakeLane(lane) }),
+        new LaneOperations({
+          projection: (t, id) => catalog.projection(t, id),
+          lanes: s.lanes.holds,
+          wakeLane: (lane) => engine.wakeLane(lane),
+        }),
     },
     {
       provide: AdminLanesView,
@@ -57,7 +63,7 @@ import { ProjectionsController } from './projections.controller';
       useFactory: (s: Store, engine: LaneEngine) =>
         new AdminLanesView({
           liveVersions: () => s.projections.liveVersions(),
-          orphanRows: () => s.lanes.orphanRows(),
+          orphanRows: () => s.lanes.sweep.orphanRows(),
           routedVersions: () => engine.routedVersions(),
         }),
     },

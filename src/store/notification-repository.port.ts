@@ -27,7 +27,7 @@ export interface Notification {
   traceState?: string;
 }
 
-/** A projection's state change, handed to `LaneStore.applied` to be logged with it. */
+/** A projection's state change, handed to `LaneRuns.applied` to be logged with it. */
 export interface StateChange {
   position: number;
   aggregateId: string;
@@ -58,7 +58,7 @@ export interface RetentionPolicy {
 }
 
 /**
- * The notification log (written by `LaneStore.applied`), read by every channel (store.notifications).
+ * The notification log (written by `LaneRuns.applied`), read by every channel (store.notifications).
  * Adapter: SqlNotificationRepository (both stores). Who calls it: notifications/ (reader, retention, settings, webhooks).
  */
 export abstract class NotificationRepository {

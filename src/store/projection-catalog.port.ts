@@ -51,7 +51,7 @@ export interface DroppedVersion {
  * The projection catalog: projections, their versions (active, pending) and the tombstones of
  * dropped ones. A drop (deploy over a pending version, promote, delete) deletes the version row and
  * writes its tombstone in one transaction; the version's lanes stay for the lane store's purge
- * (LaneStore.dropVersion), which every lane write refuses from the drop on. Adapter:
+ * (LaneSweep.dropVersion), which every lane write refuses from the drop on. Adapter:
  * SqlProjectionCatalogRepository (both stores, store.projections); callers in ARCHITECTURE.md's module list.
  */
 export abstract class ProjectionCatalogRepository {

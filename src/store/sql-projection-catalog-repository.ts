@@ -33,7 +33,7 @@ function dropVersionRows(where: string, params: unknown[], now: number): SqlStat
 /**
  * The projection catalog over SqlRunner, one implementation for both stores (see sql-runner.ts).
  * Its tables: projections, projection_versions, dropped_versions; a drop never touches the lanes
- * (SqlLaneStore purges them later, and refuses their writes from the drop's commit on).
+ * (SqlLaneSweep purges them later, and refuses their writes from the drop's commit on).
  */
 export class SqlProjectionCatalogRepository implements ProjectionCatalogRepository {
   constructor(private readonly db: SqlRunner) {}

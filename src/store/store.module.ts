@@ -7,6 +7,12 @@ import { IdempotencyKeyRepository } from './idempotency-key.port';
 import { NotificationRepository } from './notification-repository.port';
 import { ProjectionCatalogRepository } from './projection-catalog.port';
 import { BindingRepository, SnapshotRepository } from './reducer-state.port';
+import { LaneGauges } from './lanes/lane-gauges.port';
+import { LaneHolds } from './lanes/lane-holds.port';
+import { LaneInbox } from './lanes/lane-inbox.port';
+import { LaneReads } from './lanes/lane-reads.port';
+import { LaneRuns } from './lanes/lane-runs.port';
+import { LaneSweep } from './lanes/lane-sweep.port';
 import { openStore } from './store.factory';
 import { EventWebhookClaims } from './event-webhook-claims.port';
 import { EventWebhookSubscriptions } from './event-webhook-subscriptions.port';
@@ -41,7 +47,13 @@ import { WebhookSecretStore } from './webhook-secret-store.port';
     { provide: IdempotencyKeyRepository, inject: [STORE], useFactory: (s: Store) => s.idempotencyKeys },
     { provide: TenantTransferStore, inject: [STORE], useFactory: (s: Store) => s.transfer },
     { provide: AggregateErasure, inject: [STORE], useFactory: (s: Store) => s.erasure },
-    // lanes
+    // lanes: each role under its port, derived from the one store chosen (SQLite or PostgreSQL)
+    { provide: LaneInbox, inject: [STORE], useFactory: (s: Store) => s.lanes.inbox },
+    { provide: LaneRuns, inject: [STORE], useFactory: (s: Store) => s.lanes.runs },
+    { provide: LaneHolds, inject: [STORE], useFactory: (s: Store) => s.lanes.holds },
+    { provide: LaneReads, inject: [STORE], useFactory: (s: Store) => s.lanes.reads },
+    { provide: LaneSweep, inject: [STORE], useFactory: (s: Store) => s.lanes.sweep },
+    { provide: LaneGauges, inject: [STORE], useFactory: (s: Store) => s.lanes.gauges },
     // webhooks
     { provide: WebhookSecretStore, inject: [STORE], useFactory: (s: Store) => s.webhooks },
     { provide: WebhookDeliveryQueue, inject: [STORE], useFactory: (s: Store) => s.webhooks },
@@ -67,6 +79,12 @@ import { WebhookSecretStore } from './webhook-secret-store.port';
     TenantTransferStore,
     AggregateErasure,
     // lanes
+    LaneInbox,
+    LaneRuns,
+    LaneHolds,
+    LaneReads,
+    LaneSweep,
+    LaneGauges,
     // webhooks, event webhooks
     WebhookSecretStore,
     WebhookDeliveryQueue,

@@ -1,7 +1,7 @@
 import { EventLog } from './event-log.port';
 import { TenantRepository } from './tenant-repository.port';
 import { NotificationRepository } from './notification-repository.port';
-import { LaneStore } from './lane-store.port';
+import { Lanes } from './lanes/lanes';
 import { ProjectionCatalogRepository } from './projection-catalog.port';
 import { WebhookRepository } from './webhook-repository';
 import { BindingRepository, SnapshotRepository } from './reducer-state.port';
@@ -25,14 +25,12 @@ export interface Store {
   readonly snapshots: SnapshotRepository;
   /** Projections, their versions and the tombstones of dropped ones. */
   readonly projections: ProjectionCatalogRepository;
-  /** The versions' per-key lanes: inbox, state, checkpoint, holds, leases. */
-  readonly lanes: LaneStore;
   /**
-   * The same lane store for reads on a request's path (a projection's state and lag): on
-   * PostgreSQL over the ordinary pool, so a state read never waits for a client of the lanes' own
-   * pool while the lanes are saturated; on SQLite the lane store itself.
+   * The versions' per-key lanes (inbox, state, checkpoint, holds, leases) by role; `lanes.reads`,
+   * for reads on a request's path (a projection's state and lag), is on PostgreSQL over the
+   * ordinary pool, so a state read never waits for a client of the lanes' own pool.
    */
-  readonly laneReads: LaneStore;
+  readonly lanes: Lanes;
   readonly notifications: NotificationRepository;
   readonly webhooks: WebhookRepository;
   /** Appends' idempotency keys: their expiry (the appends read and write them themselves). */

@@ -79,8 +79,8 @@ describe.each(STORE_BACKENDS)('routing a tenant with many projections on %s', (b
     await counted(1);
 
     const reads = jest.spyOn(store.events, 'readAll');
-    const routes = jest.spyOn(store.lanes, 'routeMany');
-    const singleRoutes = jest.spyOn(store.lanes, 'route');
+    const routes = jest.spyOn(store.lanes.inbox, 'routeMany');
+    const singleRoutes = jest.spyOn(store.lanes.inbox, 'route');
     try {
       for (let i = 0; i < appends; i++)
         expect((await c.post('/events', { aggregateId: 'acct', eventType: 'Deposited', data: {} })).status).toBe(201);

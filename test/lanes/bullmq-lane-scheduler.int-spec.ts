@@ -2,10 +2,10 @@ import Fastify from 'fastify';
 import Redis from 'ioredis';
 import { mountBullBoard } from '../../src/lanes/bull-board';
 import { BullmqLaneScheduler } from '../../src/lanes/bullmq-lane-scheduler';
-import { LaneHandler, LaneScheduler } from '../../src/lanes/lane-scheduler.port';
+import { LaneRef, LaneRunOutcome, LaneScheduler } from '../../src/lanes/lane-scheduler.port';
 import { ThrowawayRedis } from '../support/throwaway-redis';
 import { elapse } from '../support/wait';
-import { Gate, lane, RunLog, testLaneScheduler, waitFor } from './lane-scheduler.conformance';
+import { Gate, lane, RunLog, startWith, testLaneScheduler, waitFor, withTestHandler } from './lane-scheduler.conformance';
 
 let redis: ThrowawayRedis;
 beforeAll(async () => {
@@ -19,12 +19,15 @@ let queues = 0;
 const freshQueue = () => `lanes-${++queues}`;
 
 // A queue of its own per test: nothing left over from a previous test can run.
-testLaneScheduler('bullmq', (options) => new BullmqLaneScheduler({ redisUrl: redis.url, ...options, queueName: freshQueue() }));
+testLaneScheduler(
+  'bullmq',
+  (handler, options) => new BullmqLaneScheduler(handler, { redisUrl: redis.url, ...options, queueName: freshQueue() }),
+);
 
 describe('bullmq lane scheduler', () => {
   const open: LaneScheduler[] = [];
   const make = (options: { queueName: string; instanceId?: string; concurrency?: number }) => {
-    const s = new BullmqLaneScheduler({ redisUrl: redis.url, ...options });
+    const s = withTestHandler((handler) => new BullmqLaneScheduler(handler, { redisUrl: redis.url, ...options }));
     open.push(s);
     return s;
   };
@@ -43,8 +46,8 @@ describe('bullmq lane scheduler', () => {
     const runsBy = [0, 0];
     let overlaps = 0;
     const handler =
-      (i: number): LaneHandler =>
-      async (l) => {
+      (i: number) =>
+      async (l: LaneRef): Promise<LaneRunOutcome> => {
         const now = running.get(l.key) ?? 0;
         if (now > 0) overlaps++;
         running.set(l.key, now + 1);
@@ -54,7 +57,7 @@ describe('bullmq lane scheduler', () => {
         running.set(l.key, running.get(l.key)! - 1);
         return { status: 'idle' };
       };
-    await Promise.all(instances.map((s, i) => s.start(handler(i))));
+    await Promise.all(instances.map((s, i) => startWith(s, handler(i))));
     const lanes = Array.from({ length: 200 }, (_, i) => lane(`k${i}`));
     const rounds = 10;
     let lastWakeCalledAt = 0;
@@ -95,7 +98,8 @@ describe('bullmq lane scheduler', () => {
     const s = make({ queueName: freshQueue() });
     const gate = new Gate();
     const log = new RunLog();
-    await s.start(
+    await startWith(
+      s,
       log.handler(async (l) => {
         if (l.key === 'in-flight' && log.count('in-flight') === 1) await gate.wait();
         return { status: 'idle' };
@@ -118,7 +122,7 @@ describe('bullmq lane scheduler', () => {
   it('keeps working after Redis restarts empty', async () => {
     const s = make({ queueName: freshQueue() });
     const log = new RunLog();
-    await s.start(log.handler());
+    await startWith(s, log.handler());
     await s.wake(lane('before'));
     await waitFor('a run before the restart', () => log.finished('before') === 1);
     await redis.restart();
@@ -169,7 +173,7 @@ describe('bullmq lane scheduler', () => {
     const clientsBefore = await redis.clientCount();
     const s = make({ queueName: freshQueue(), instanceId: 'bulk' });
     let ran = 0;
-    await s.start(async () => {
+    await startWith(s, async () => {
       ran++;
       return { status: 'idle' };
     });

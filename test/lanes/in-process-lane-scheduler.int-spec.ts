@@ -1,4 +1,4 @@
 import { InProcessLaneScheduler } from '../../src/lanes/in-process-lane-scheduler';
 import { testLaneScheduler } from './lane-scheduler.conformance';
 
-testLaneScheduler('in-process', (options) => new InProcessLaneScheduler(options));
+testLaneScheduler('in-process', (handler, options) => new InProcessLaneScheduler(handler, options));

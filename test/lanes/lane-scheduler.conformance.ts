@@ -1,10 +1,46 @@
 import { LaneHandler, LaneRef, LaneRunOutcome, LaneScheduler } from '../../src/lanes/lane-scheduler.port';
 import { elapse } from '../support/wait';
 
-export type LaneSchedulerFactory = (options: {
-  concurrency: number;
-  maxInFlightPerTenant?: number;
-}) => LaneScheduler | Promise<LaneScheduler>;
+export type LaneSchedulerFactory = (
+  handler: LaneHandler,
+  options: {
+    concurrency: number;
+    maxInFlightPerTenant?: number;
+  },
+) => LaneScheduler | Promise<LaneScheduler>;
+
+type HandlerBody = LaneHandler | ((lane: LaneRef) => Promise<LaneRunOutcome>);
+
+/**
+ * The handler a test's scheduler is made with: schedulers take theirs at construction, a test
+ * chooses its body when it starts the scheduler (startWith).
+ */
+export class TestHandler implements LaneHandler {
+  private body?: HandlerBody;
+  use(body: HandlerBody): void {
+    this.body = body;
+  }
+  run(lane: LaneRef): Promise<LaneRunOutcome> {
+    const body = this.body!;
+    return typeof body === 'function' ? body(lane) : body.run(lane);
+  }
+}
+
+const testHandlers = new WeakMap<LaneScheduler, TestHandler>();
+
+/** A scheduler made with a TestHandler, for startWith. */
+export function withTestHandler<S extends LaneScheduler>(make: (handler: TestHandler) => S): S {
+  const handler = new TestHandler();
+  const s = make(handler);
+  testHandlers.set(s, handler);
+  return s;
+}
+
+/** Starts a scheduler made with a TestHandler, running `body` for its lanes. */
+export async function startWith(s: LaneScheduler, body: HandlerBody): Promise<void> {
+  testHandlers.get(s)!.use(body);
+  await s.start();
+}
 
 export const lane = (key: string, tenantId = 't1', versionId = 'v1'): LaneRef => ({ tenantId, versionId, key });
 export async function waitFor(what: string, condition: () => boolean, timeoutMs = 10_000): Promise<void> {
@@ -42,8 +78,8 @@ export class RunLog {
   maxActive = 0;
 
   /** Wraps `body` (called with the lane and its run number, from 1) into a recorded handler. */
-  handler(body: (lane: LaneRef, n: number) => Promise<LaneRunOutcome> | LaneRunOutcome = () => ({ status: 'idle' })): LaneHandler {
-    return async (l) => {
+  handler(body: (lane: LaneRef, n: number) => Promise<LaneRunOutcome> | LaneRunOutcome = () => ({ status: 'idle' })): HandlerBody {
+    return async (l: LaneRef) => {
       const id = l.key;
       const run: Run = { start: Date.now() };
       const runs = this.runs.get(id) ?? [];
@@ -82,7 +118,9 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
   describe(`${name} lane scheduler conformance`, () => {
     const open: LaneScheduler[] = [];
     const make = async (concurrency = 8, maxInFlightPerTenant?: number) => {
-      const s = await factory({ concurrency, maxInFlightPerTenant });
+      const handler = new TestHandler();
+      const s = await factory(handler, { concurrency, maxInFlightPerTenant });
+      testHandlers.set(s, handler);
       open.push(s);
       return s;
     };
@@ -93,7 +131,7 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
     it('runs a woken lane once', async () => {
       const s = await make();
       const log = new RunLog();
-      await s.start(log.handler());
+      await startWith(s, log.handler());
       await s.wake(lane('a'));
       await waitFor('the run', () => log.finished('a') === 1);
       await elapse(300, 'time for a further run, which must not come');
@@ -107,7 +145,7 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
       await s.wakeMany([lane('a'), lane('a'), lane('b')]);
       expect(await s.stats()).toEqual({ queued: 2, running: 0 });
       const log = new RunLog();
-      await s.start(log.handler());
+      await startWith(s, log.handler());
       await waitFor('the runs', () => log.finished('a') === 1 && log.finished('b') === 1);
       await elapse(300, 'time for a further run, which must not come');
       expect(log.count('a')).toBe(1);
@@ -118,7 +156,8 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
       const s = await make();
       const gate = new Gate();
       const log = new RunLog();
-      await s.start(
+      await startWith(
+        s,
         log.handler(async (_l, n) => {
           if (n === 1) await gate.wait();
           return { status: 'idle' };
@@ -140,7 +179,8 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
     it('never runs one lane twice at once, however often it is woken', async () => {
       const s = await make(4);
       const log = new RunLog();
-      await s.start(
+      await startWith(
+        s,
         log.handler(async () => {
           await elapse(15, 'a run takes a while');
           return { status: 'idle' };
@@ -162,7 +202,8 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
       const s = await make(4);
       const gate = new Gate();
       const log = new RunLog();
-      await s.start(
+      await startWith(
+        s,
         log.handler(async () => {
           await gate.wait();
           return { status: 'idle' };
@@ -184,7 +225,8 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
       const order: string[] = [];
       const log = new RunLog();
       await s.wakeMany([lane('a'), lane('b')]);
-      await s.start(
+      await startWith(
+        s,
         log.handler((l, n) => {
           order.push(l.key);
           return l.key === 'a' && n < 3 ? { status: 'more' } : { status: 'idle' };
@@ -199,7 +241,10 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
     it('runs a lane again after `retry`, no sooner than afterMs', async () => {
       const s = await make();
       const log = new RunLog();
-      await s.start(log.handler((_l, n) => (n === 1 ? { status: 'retry', afterMs: 500 } : { status: 'idle' })));
+      await startWith(
+        s,
+        log.handler((_l, n) => (n === 1 ? { status: 'retry', afterMs: 500 } : { status: 'idle' })),
+      );
       await s.wake(lane('a'));
       await waitFor('the first run', () => log.finished('a') === 1);
       await elapse(200, 'inside the retry delay (500 ms): no second run yet');
@@ -215,7 +260,10 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
     it('cuts a retry delay short when the lane is woken', async () => {
       const s = await make();
       const log = new RunLog();
-      await s.start(log.handler((_l, n) => (n === 1 ? { status: 'retry', afterMs: 30_000 } : { status: 'idle' })));
+      await startWith(
+        s,
+        log.handler((_l, n) => (n === 1 ? { status: 'retry', afterMs: 30_000 } : { status: 'idle' })),
+      );
       await s.wake(lane('a'));
       await waitFor('the first run', () => log.finished('a') === 1);
       await elapse(100, 'the lane sits in its 30 s retry delay a while before the wake');
@@ -226,7 +274,10 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
     it('keeps a held lane quiet until it is woken', async () => {
       const s = await make();
       const log = new RunLog();
-      await s.start(log.handler((_l, n) => (n === 1 ? { status: 'held' } : { status: 'idle' })));
+      await startWith(
+        s,
+        log.handler((_l, n) => (n === 1 ? { status: 'held' } : { status: 'idle' })),
+      );
       await s.wake(lane('a'));
       await waitFor('the first run', () => log.finished('a') === 1);
       await elapse(600, 'time for a held lane to run again unwoken, which it must not');
@@ -239,7 +290,8 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
     it('retries a handler that throws, after about a second', async () => {
       const s = await make();
       const log = new RunLog();
-      await s.start(
+      await startWith(
+        s,
         log.handler((_l, n) => {
           if (n === 1) throw new Error('boom (expected by the test)');
           return { status: 'idle' };
@@ -254,7 +306,7 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
       const s = await make(8, 4);
       const starts: string[] = [];
       let bStartedAt = 0;
-      await s.start(async (l) => {
+      await startWith(s, async (l) => {
         starts.push(l.tenantId);
         if (l.tenantId === 'b') bStartedAt = Date.now();
         else await elapse(2, 'a backlog lane does some work'); // the backlog's lanes do some work
@@ -292,7 +344,7 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
       let active = 0;
       let maxActive = 0;
       const ran = new Map<string, number>();
-      await s.start(async (l) => {
+      await startWith(s, async (l) => {
         running.set(l.tenantId, (running.get(l.tenantId) ?? 0) + 1);
         maxRunning.set(l.tenantId, Math.max(maxRunning.get(l.tenantId) ?? 0, running.get(l.tenantId)!));
         maxActive = Math.max(maxActive, ++active);
@@ -327,7 +379,8 @@ export function testLaneScheduler(name: string, factory: LaneSchedulerFactory): 
     it('waits for a running handler on close, and starts nothing after', async () => {
       const s = await make();
       const log = new RunLog();
-      await s.start(
+      await startWith(
+        s,
         log.handler(async (l) => {
           if (l.key === 'slow') await elapse(500, 'a slow run: close must wait for it');
           return { status: 'idle' };

@@ -77,20 +77,23 @@ const BACKLOG = 4_000;
 
 /** `count` state changes of one key (one lane run each 1,000), logged as notifications and turned into deliveries. */
 async function changesOfKey(store: Store, key: string, from: number, count: number) {
-  await store.lanes.laneWork(TENANT, 'v1', key, 1);
+  await store.lanes.runs.laneWork({ tenantId: TENANT, versionId: 'v1', key }, 1);
   for (let c = 0; c < count; c += 1_000) {
     const changes = Array.from({ length: Math.min(1_000, count - c) }, (_, i) => {
       const position = from + c + i + 1;
       return { position, aggregateId: `order-${position}`, aggregateType: 'order', version: 1, timestamp: 1, state: `{"n":${position}}` };
     });
     const last = changes[changes.length - 1].position;
-    const ok = await store.lanes.applied(TENANT, 'v1', key, {
-      state: '{}',
-      fromPosition: c === 0 ? 0 : from + c,
-      appliedPosition: last,
-      updatedAt: 1,
-      notify: { projectionId: 'p1', changes },
-    });
+    const ok = await store.lanes.runs.applied(
+      { tenantId: TENANT, versionId: 'v1', key },
+      {
+        state: '{}',
+        fromPosition: c === 0 ? 0 : from + c,
+        appliedPosition: last,
+        updatedAt: 1,
+        notify: { projectionId: 'p1', changes },
+      },
+    );
     expect(ok).toBe(true);
   }
   while ((await store.webhooks.enqueue(TENANT, 'p1', 500, 1)) > 0);

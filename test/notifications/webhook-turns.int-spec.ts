@@ -87,16 +87,15 @@ async function stateChanges(store: Store, tenantId: string, webhookUrl: string, 
   await store.events.appendMany(
     ids.map((i) => ({ tenantId, aggregateId: `order-${i}`, inferredType: 'order', events: [{ eventType: 'Placed', data: '{}' }] })),
   );
-  await store.lanes.route(
-    tenantId,
-    'v1',
+  await store.lanes.inbox.route(
+    { tenantId, versionId: 'v1' },
     ids.map((i) => ({ key: `k${i}`, position: i + 1 })),
     from + keys,
   );
   for (let c = 0; c < ids.length; c += 200) {
     await Promise.all(
       ids.slice(c, c + 200).map(async (i) => {
-        await store.lanes.laneWork(tenantId, 'v1', `k${i}`, 1);
+        await store.lanes.runs.laneWork({ tenantId, versionId: 'v1', key: `k${i}` }, 1);
         const change = {
           position: i + 1,
           aggregateId: `order-${i}`,
@@ -105,13 +104,16 @@ async function stateChanges(store: Store, tenantId: string, webhookUrl: string, 
           timestamp: 1,
           state: `{"i":${i}}`,
         };
-        await store.lanes.applied(tenantId, 'v1', `k${i}`, {
-          state: change.state,
-          fromPosition: 0,
-          appliedPosition: i + 1,
-          updatedAt: 1,
-          notify: { projectionId: 'p1', changes: [change] },
-        });
+        await store.lanes.runs.applied(
+          { tenantId, versionId: 'v1', key: `k${i}` },
+          {
+            state: change.state,
+            fromPosition: 0,
+            appliedPosition: i + 1,
+            updatedAt: 1,
+            notify: { projectionId: 'p1', changes: [change] },
+          },
+        );
       }),
     );
   }

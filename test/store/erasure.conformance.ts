@@ -115,16 +115,15 @@ export function describeErasureStore(current: () => Store, harness: StoreHarness
       const v1 = { versionId: 'v1', projectionId: 'p1', tenantId: t, className: 'C', targetPosition: 0, createdAt: 1 };
       const notify = toStoredSettings({ webhookUrl: 'http://x.example/h', isolated: false, sse: true });
       await store.projections.deploy({ tenantId: t, projectionId: 'p1', name: 'dir', version: v1, ...notify });
-      await store.lanes.route(
-        t,
-        'v1',
+      await store.lanes.inbox.route(
+        { tenantId: t, versionId: 'v1' },
         [
           { key: 'k', position: 1 },
           { key: 'k', position: 2 },
         ],
         2,
       );
-      await store.lanes.laneWork(t, 'v1', 'k', 10);
+      await store.lanes.runs.laneWork({ tenantId: t, versionId: 'v1', key: 'k' }, 10);
       const change = (position: number, state: string) => ({
         position,
         aggregateId: `cust-${position}`,
@@ -135,13 +134,16 @@ export function describeErasureStore(current: () => Store, harness: StoreHarness
       });
       // Two notifications share one state text with cust-2's: that text must stay for cust-2.
       expect(
-        await store.lanes.applied(t, 'v1', 'k', {
-          state: '{}',
-          fromPosition: 0,
-          appliedPosition: 1,
-          updatedAt: 1,
-          notify: { projectionId: 'p1', changes: [change(1, '{"secret":"Ann"}')] },
-        }),
+        await store.lanes.runs.applied(
+          { tenantId: t, versionId: 'v1', key: 'k' },
+          {
+            state: '{}',
+            fromPosition: 0,
+            appliedPosition: 1,
+            updatedAt: 1,
+            notify: { projectionId: 'p1', changes: [change(1, '{"secret":"Ann"}')] },
+          },
+        ),
       ).toBe(true);
       expect(await store.webhooks.enqueue(t, 'p1', 1000, 10_000)).toBe(1); // a pending delivery of it
 
@@ -173,13 +175,16 @@ export function describeErasureStore(current: () => Store, harness: StoreHarness
 
       // A lane that read the event before the erasure and commits after it logs the erased state.
       expect(
-        await store.lanes.applied(t, 'v1', 'k', {
-          state: '{}',
-          fromPosition: 1,
-          appliedPosition: 2,
-          updatedAt: 1,
-          notify: { projectionId: 'p1', changes: [{ ...change(2, '{"late":"Bo"}'), aggregateId: 'cust-1' }] },
-        }),
+        await store.lanes.runs.applied(
+          { tenantId: t, versionId: 'v1', key: 'k' },
+          {
+            state: '{}',
+            fromPosition: 1,
+            appliedPosition: 2,
+            updatedAt: 1,
+            notify: { projectionId: 'p1', changes: [{ ...change(2, '{"late":"Bo"}'), aggregateId: 'cust-1' }] },
+          },
+        ),
       ).toBe(true);
       expect((await store.notifications.read(t, 'p1', 1, 10)).map((n) => n.state)).toEqual(['{}']);
     });

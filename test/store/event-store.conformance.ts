@@ -407,22 +407,24 @@ export function testEventStore(name: string, harness: StoreHarness): void {
         timestamp: 100 + position,
         state: `{"n":${position}}`,
       });
-      await store.lanes.route(
-        t,
-        'v1',
+      await store.lanes.inbox.route(
+        { tenantId: t, versionId: 'v1' },
         [1, 2, 3, 4, 5, 6].map((position) => ({ key: position % 2 ? 'odd' : 'even', position })),
         6,
       );
-      await store.lanes.laneWork(t, 'v1', 'odd', 10);
-      await store.lanes.laneWork(t, 'v1', 'even', 10);
+      await store.lanes.runs.laneWork({ tenantId: t, versionId: 'v1', key: 'odd' }, 10);
+      await store.lanes.runs.laneWork({ tenantId: t, versionId: 'v1', key: 'even' }, 10);
       const applied = (key: string, positions: number[], versionId = 'v1', fromPosition = 0) =>
-        store.lanes.applied(t, versionId, key, {
-          state: '{}',
-          fromPosition,
-          appliedPosition: positions[positions.length - 1],
-          updatedAt: 1,
-          notify: { projectionId: 'p1', changes: positions.map(change) },
-        });
+        store.lanes.runs.applied(
+          { tenantId: t, versionId, key },
+          {
+            state: '{}',
+            fromPosition,
+            appliedPosition: positions[positions.length - 1],
+            updatedAt: 1,
+            notify: { projectionId: 'p1', changes: positions.map(change) },
+          },
+        );
       // Lanes of one projection commit concurrently: sequences still have no hole and follow commit order.
       await Promise.all([applied('odd', [1, 3]), applied('even', [2])]); // (one group commit on SQLite)
       expect(await applied('odd', [1, 3])).toBe(false); // a second run of the same work logs nothing
@@ -453,14 +455,13 @@ export function testEventStore(name: string, harness: StoreHarness): void {
         version: { ...v1, versionId: 'v2', targetPosition: 4 },
         ...notify,
       });
-      await store.lanes.route(
-        t,
-        'v2',
+      await store.lanes.inbox.route(
+        { tenantId: t, versionId: 'v2' },
         [5, 6].map((position) => ({ key: position % 2 ? 'odd' : 'even', position })),
         6,
       );
-      await store.lanes.laneWork(t, 'v2', 'odd', 10);
-      await store.lanes.laneWork(t, 'v2', 'even', 10);
+      await store.lanes.runs.laneWork({ tenantId: t, versionId: 'v2', key: 'odd' }, 10);
+      await store.lanes.runs.laneWork({ tenantId: t, versionId: 'v2', key: 'even' }, 10);
       await applied('even', [4, 6], 'v1', 2); // v1: only 4 is its to tell
       await applied('odd', [5], 'v2'); // v2 tells 5
       expect((await store.notifications.read(t, 'p1', 3, 100)).map((n) => [n.sequence, n.position])).toEqual([
@@ -529,13 +530,12 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       const notify = toStoredSettings({ webhookUrl: 'https://x.example/hook', isolated: false, sse: false });
       const v1 = { tenantId: t, versionId: 's1', projectionId: 'ps', className: 'C', targetPosition: 0, createdAt: 1 };
       await store.projections.deploy({ tenantId: t, projectionId: 'ps', name: 'suspended', version: v1, ...notify });
-      await store.lanes.route(
-        t,
-        's1',
+      await store.lanes.inbox.route(
+        { tenantId: t, versionId: 's1' },
         [1, 2, 3, 4, 5, 6].map((position) => ({ key: 'k', position })),
         6,
       );
-      await store.lanes.laneWork(t, 's1', 'k', 10);
+      await store.lanes.runs.laneWork({ tenantId: t, versionId: 's1', key: 'k' }, 10);
       const change = (position: number) => ({
         position,
         aggregateId: `o-${position}`,
@@ -544,13 +544,16 @@ export function testEventStore(name: string, harness: StoreHarness): void {
         timestamp: position,
         state: '{}',
       });
-      await store.lanes.applied(t, 's1', 'k', {
-        state: '{}',
-        fromPosition: 0,
-        appliedPosition: 6,
-        updatedAt: 1,
-        notify: { projectionId: 'ps', changes: [1, 2, 3, 4, 5, 6].map(change) },
-      });
+      await store.lanes.runs.applied(
+        { tenantId: t, versionId: 's1', key: 'k' },
+        {
+          state: '{}',
+          fromPosition: 0,
+          appliedPosition: 6,
+          updatedAt: 1,
+          notify: { projectionId: 'ps', changes: [1, 2, 3, 4, 5, 6].map(change) },
+        },
+      );
       expect(await store.webhooks.enqueue(t, 'ps', 4, 1000)).toBe(4);
       expect(await store.webhooks.pendingCount(t, 'ps', 10)).toBe(4);
       expect(await store.webhooks.pendingCount(t, 'ps', 2)).toBe(2); // counted up to the cap only
@@ -607,25 +610,27 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       const notifyConfig = JSON.stringify({ webhookUrl: 'https://x.example/hook', isolated: false, sse: false });
       const v1 = { tenantId: t, versionId: 'st1', projectionId: 'pst', className: 'C', targetPosition: 0, createdAt: 1 };
       await store.projections.deploy({ tenantId: t, projectionId: 'pst', name: 'stale', version: v1, notifyConfig });
-      await store.lanes.route(
-        t,
-        'st1',
+      await store.lanes.inbox.route(
+        { tenantId: t, versionId: 'st1' },
         [1, 2].map((position) => ({ key: `k${position}`, position })),
         2,
       );
       for (const key of ['k1', 'k2']) {
         const position = Number(key.slice(1));
-        await store.lanes.laneWork(t, 'st1', key, 10);
-        await store.lanes.applied(t, 'st1', key, {
-          state: '{}',
-          fromPosition: 0,
-          appliedPosition: position,
-          updatedAt: 1,
-          notify: {
-            projectionId: 'pst',
-            changes: [{ position, aggregateId: `o-${position}`, aggregateType: 'order', version: 1, timestamp: position, state: '{}' }],
+        await store.lanes.runs.laneWork({ tenantId: t, versionId: 'st1', key }, 10);
+        await store.lanes.runs.applied(
+          { tenantId: t, versionId: 'st1', key },
+          {
+            state: '{}',
+            fromPosition: 0,
+            appliedPosition: position,
+            updatedAt: 1,
+            notify: {
+              projectionId: 'pst',
+              changes: [{ position, aggregateId: `o-${position}`, aggregateType: 'order', version: 1, timestamp: position, state: '{}' }],
+            },
           },
-        });
+        );
       }
       expect(await store.webhooks.enqueue(t, 'pst', 10, 1000)).toBe(2);
       const inFlight = await store.webhooks.list(t, 'pst', { status: 'pending', afterSequence: 0, limit: 10 });
@@ -661,22 +666,24 @@ export function testEventStore(name: string, harness: StoreHarness): void {
         await store.events.appendMany(Array.from({ length: keys }, (_, i) => req(tenantId, `order-${i}`)));
         const version = { versionId: 'v1', projectionId: 'p1', tenantId, className: 'C', targetPosition: 0, createdAt: 1 };
         await store.projections.deploy({ tenantId, projectionId: 'p1', name: 'n', version, ...notify });
-        await store.lanes.route(
-          tenantId,
-          'v1',
+        await store.lanes.inbox.route(
+          { tenantId, versionId: 'v1' },
           Array.from({ length: keys }, (_, i) => ({ key: `k${i}`, position: i + 1 })),
           keys,
         );
         for (let i = 0; i < keys; i++) {
-          await store.lanes.laneWork(tenantId, 'v1', `k${i}`, 1);
+          await store.lanes.runs.laneWork({ tenantId, versionId: 'v1', key: `k${i}` }, 1);
           const change = { position: i + 1, aggregateId: `order-${i}`, aggregateType: 'order', version: 1, timestamp: 1, state: '{}' };
-          await store.lanes.applied(tenantId, 'v1', `k${i}`, {
-            state: '{}',
-            fromPosition: 0,
-            appliedPosition: i + 1,
-            updatedAt: 1,
-            notify: { projectionId: 'p1', changes: [change] },
-          });
+          await store.lanes.runs.applied(
+            { tenantId, versionId: 'v1', key: `k${i}` },
+            {
+              state: '{}',
+              fromPosition: 0,
+              appliedPosition: i + 1,
+              updatedAt: 1,
+              notify: { projectionId: 'p1', changes: [change] },
+            },
+          );
         }
         expect(await store.webhooks.enqueue(tenantId, 'p1', 100, 1000)).toBe(keys);
       };

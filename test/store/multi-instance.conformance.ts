@@ -1,6 +1,5 @@
 import { RawJson } from '../../src/common/raw-json';
-import { InProcessLaneScheduler } from '../../src/lanes/in-process-lane-scheduler';
-import { LaneEngine } from '../../src/lanes/lane-engine';
+import { laneMachinery } from '../support/lane-machinery';
 import { toStoredSettings } from '../../src/notifications/log/notification-settings';
 import { PostgresStore } from '../../src/store/postgres/postgres-store';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store';
@@ -51,7 +50,7 @@ export function describeMultiInstanceStore(current: () => Store, harness: StoreH
       });
       const instances = [store, await harness.sameStorage(store), await harness.sameStorage(store)];
       extra.push(...instances.slice(1));
-      for (const k of keys) await store.lanes.laneWork(t, 'v', k, 1); // the lanes' rows
+      for (const k of keys) await store.lanes.runs.laneWork({ tenantId: t, versionId: 'v', key: k }, 1); // the lanes' rows
 
       // Notifications: one change per key per round, logged by lane runs of one instance.
       let produced = false;
@@ -69,13 +68,16 @@ export function describeMultiInstanceStore(current: () => Store, harness: StoreH
                 timestamp: position,
                 state: `{"r":${r}}`,
               };
-              const ok = await store.lanes.applied(t, 'v', k, {
-                state: '{}',
-                fromPosition: at.get(k)!,
-                appliedPosition: position,
-                updatedAt: 1,
-                notify: { projectionId: 'p', changes: [change] },
-              });
+              const ok = await store.lanes.runs.applied(
+                { tenantId: t, versionId: 'v', key: k },
+                {
+                  state: '{}',
+                  fromPosition: at.get(k)!,
+                  appliedPosition: position,
+                  updatedAt: 1,
+                  notify: { projectionId: 'p', changes: [change] },
+                },
+              );
               expect(ok).toBe(true);
               at.set(k, position);
             }),
@@ -169,7 +171,7 @@ export function describeMultiInstanceStore(current: () => Store, harness: StoreH
         version: { tenantId: t, versionId: 'v', projectionId: 'p', className: 'C', targetPosition: 0, createdAt: 1 },
         ...notify,
       });
-      await store.lanes.laneWork(t, 'v', 'k', 1);
+      await store.lanes.runs.laneWork({ tenantId: t, versionId: 'v', key: 'k' }, 1);
       const change = (position: number) => ({
         position,
         aggregateId: 'o',
@@ -178,13 +180,16 @@ export function describeMultiInstanceStore(current: () => Store, harness: StoreH
         timestamp: 1,
         state: '{}',
       });
-      await store.lanes.applied(t, 'v', 'k', {
-        state: '{}',
-        fromPosition: 0,
-        appliedPosition: 3,
-        updatedAt: 1,
-        notify: { projectionId: 'p', changes: [1, 2, 3].map(change) },
-      });
+      await store.lanes.runs.applied(
+        { tenantId: t, versionId: 'v', key: 'k' },
+        {
+          state: '{}',
+          fromPosition: 0,
+          appliedPosition: 3,
+          updatedAt: 1,
+          notify: { projectionId: 'p', changes: [1, 2, 3].map(change) },
+        },
+      );
       expect(await store.webhooks.enqueue(t, 'p', 10, 1000)).toBe(3);
       expect(await store.webhooks.headlessKeys(10)).toEqual([]);
       // What the race of issue 23 left: the head delivered, the next ones waiting behind nothing.
@@ -212,23 +217,36 @@ export function describeMultiInstanceStore(current: () => Store, harness: StoreH
       const items = [1, 2, 3].map((position) => ({ key: 'k', position }));
       // Instance A routes and its lane applies everything; instance B's router, which read the log at the
       // same time, stores its pass only now.
-      expect(await store.lanes.route(t, 'v', items, 3)).toBe(true);
-      const work = (await store.lanes.laneWork(t, 'v', 'k', 10))!;
+      expect(await store.lanes.inbox.route({ tenantId: t, versionId: 'v' }, items, 3)).toBe(true);
+      const work = (await store.lanes.runs.laneWork({ tenantId: t, versionId: 'v', key: 'k' }, 10))!;
       expect(work.events.map((e) => e.position)).toEqual([1, 2, 3]);
-      expect(await store.lanes.applied(t, 'v', 'k', { state: '{"n":3}', fromPosition: 0, appliedPosition: 3, updatedAt: 1 })).toBe(true);
-      expect(await other.lanes.route(t, 'v', items, 3)).toBe(true);
-      expect(await store.lanes.lag(t, 'v')).toEqual({ inboxDepth: 0, heldLanes: 0, laneCount: 1, oldestUnapplied: null });
-      expect(await store.lanes.purgeSpent(t, 'v')).toBe(0); // nothing was stored again
-      expect((await store.lanes.sweepCandidates()).live.find((c) => c.version.versionId === 'v')?.hasInbox ?? false).toBe(false);
-      const [g] = (await store.lanes.versionGauges()).filter((x) => x.versionId === 'v');
+      expect(
+        await store.lanes.runs.applied(
+          { tenantId: t, versionId: 'v', key: 'k' },
+          { state: '{"n":3}', fromPosition: 0, appliedPosition: 3, updatedAt: 1 },
+        ),
+      ).toBe(true);
+      expect(await other.lanes.inbox.route({ tenantId: t, versionId: 'v' }, items, 3)).toBe(true);
+      expect(await store.lanes.reads.lag({ tenantId: t, versionId: 'v' })).toEqual({
+        inboxDepth: 0,
+        heldLanes: 0,
+        laneCount: 1,
+        oldestUnapplied: null,
+      });
+      expect(await store.lanes.sweep.purgeSpent({ tenantId: t, versionId: 'v' })).toBe(0); // nothing was stored again
+      expect((await store.lanes.sweep.sweepCandidates()).live.find((c) => c.version.versionId === 'v')?.hasInbox ?? false).toBe(false);
+      const [g] = (await store.lanes.gauges.versionGauges()).filter((x) => x.versionId === 'v');
       expect(g).toMatchObject({ inboxRows: 0, appliedPosition: 3, oldestUnappliedAt: null });
 
       // Spent rows an older release left are not lag, and the sweep's purge removes them.
       await rawRun(store, 'INSERT INTO lane_inbox (tenant_id, version_id, state_key, position) VALUES (?, ?, ?, ?)', [t, 'v', 'k', 2]);
-      expect((await store.lanes.lag(t, 'v')).inboxDepth).toBe(0);
-      expect((await store.lanes.versionGauges()).find((x) => x.versionId === 'v')).toMatchObject({ inboxRows: 0, appliedPosition: 3 });
-      expect(await other.lanes.purgeSpent(t, 'v')).toBe(1);
-      expect((await store.lanes.sweepCandidates()).live.find((c) => c.version.versionId === 'v')?.hasInbox ?? false).toBe(false);
+      expect((await store.lanes.reads.lag({ tenantId: t, versionId: 'v' })).inboxDepth).toBe(0);
+      expect((await store.lanes.gauges.versionGauges()).find((x) => x.versionId === 'v')).toMatchObject({
+        inboxRows: 0,
+        appliedPosition: 3,
+      });
+      expect(await other.lanes.sweep.purgeSpent({ tenantId: t, versionId: 'v' })).toBe(1);
+      expect((await store.lanes.sweep.sweepCandidates()).live.find((c) => c.version.versionId === 'v')?.hasInbox ?? false).toBe(false);
     });
 
     if (harness.concurrentInstances) {
@@ -240,7 +258,7 @@ export function describeMultiInstanceStore(current: () => Store, harness: StoreH
         const other = await harness.sameStorage(store);
         extra.push(other);
         const items = [1, 2, 3].map((position) => ({ key: 'k', position }));
-        expect(await store.lanes.route(t, 'v', items, 3)).toBe(true);
+        expect(await store.lanes.inbox.route({ tenantId: t, versionId: 'v' }, items, 3)).toBe(true);
         // A lane run's write, held open between its statements and its commit (READ COMMITTED: its new
         // position is not visible to another transaction yet).
         const pool = (store as PostgresStore).pool;
@@ -254,7 +272,7 @@ export function describeMultiInstanceStore(current: () => Store, harness: StoreH
           await run.query("DELETE FROM lane_inbox WHERE tenant_id = $1 AND version_id = 'v' AND state_key = 'k' AND position <= 3", [t]);
           // Meanwhile the other instance's router stores its pass over the same events.
           let routed = false;
-          const routing = other.lanes.route(t, 'v', items, 3).finally(() => (routed = true));
+          const routing = other.lanes.inbox.route({ tenantId: t, versionId: 'v' }, items, 3).finally(() => (routed = true));
           const waiting = async () =>
             (await pool.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")).rowCount! >
             0;
@@ -264,8 +282,13 @@ export function describeMultiInstanceStore(current: () => Store, harness: StoreH
         } finally {
           run.release();
         }
-        expect(await store.lanes.lag(t, 'v')).toEqual({ inboxDepth: 0, heldLanes: 0, laneCount: 1, oldestUnapplied: null });
-        expect(await store.lanes.purgeSpent(t, 'v')).toBe(0);
+        expect(await store.lanes.reads.lag({ tenantId: t, versionId: 'v' })).toEqual({
+          inboxDepth: 0,
+          heldLanes: 0,
+          laneCount: 1,
+          oldestUnapplied: null,
+        });
+        expect(await store.lanes.sweep.purgeSpent({ tenantId: t, versionId: 'v' })).toBe(0);
       });
     }
 
@@ -296,10 +319,14 @@ export function describeMultiInstanceStore(current: () => Store, harness: StoreH
       });
       const engines = [store, other].map(
         (s, i) =>
-          new LaneEngine(s.events, s.projections, s.lanes, runtime(i * 80), new InProcessLaneScheduler({ concurrency: 4 }), {
-            sweepMs: 600_000, // no sweep: its purge would hide a spent row routing stored
+          laneMachinery({
+            log: s.events,
+            catalog: s.projections,
+            lanes: s.lanes,
+            runtime: runtime(i * 80),
+            engine: { sweepMs: 600_000 }, // no sweep: its purge would hide a spent row routing stored
             runner: { batch: 100, backoffMs: [10], lease: { owner: `instance-${i}`, ttlMs: 15_000 } },
-          }),
+          }).engine,
       );
       for (const e of engines) await e.start();
       const until = async (ok: () => Promise<boolean>, ms: number) => {
@@ -318,26 +345,34 @@ export function describeMultiInstanceStore(current: () => Store, harness: StoreH
             await elapse(5, "a paced load, as the issue's clients sent it");
           }
           const applied = async () =>
-            (await Promise.all([...Array(keys).keys()].map((k) => store.lanes.getLane(t, 'v', `r${round}-k${k}`)))).every(
-              (l) => l?.state === `{"n":${perKey}}`,
-            );
+            (
+              await Promise.all(
+                [...Array(keys).keys()].map((k) => store.lanes.reads.getLane({ tenantId: t, versionId: 'v', key: `r${round}-k${k}` })),
+              )
+            ).every((l) => l?.state === `{"n":${perKey}}`);
           await until(applied, 30_000);
           expect(await applied()).toBe(true);
         }
         const settled = async () => {
-          const [l, v] = await Promise.all([store.lanes.lag(t, 'v'), store.projections.getVersion(t, 'v')]);
+          const [l, v] = await Promise.all([store.lanes.reads.lag({ tenantId: t, versionId: 'v' }), store.projections.getVersion(t, 'v')]);
           return l.inboxDepth === 0 && v?.routedPosition === rounds * keys * perKey;
         };
         await until(settled, 10_000);
-        expect(await store.lanes.lag(t, 'v')).toEqual({ inboxDepth: 0, heldLanes: 0, laneCount: rounds * keys, oldestUnapplied: null });
+        expect(await store.lanes.reads.lag({ tenantId: t, versionId: 'v' })).toEqual({
+          inboxDepth: 0,
+          heldLanes: 0,
+          laneCount: rounds * keys,
+          oldestUnapplied: null,
+        });
         // Every event applied once (the states count them).
-        for (const l of await store.lanes.listLanes(t, 'v', { afterKey: '', limit: 100 })) expect(l.state).toBe(`{"n":${perKey}}`);
+        for (const l of await store.lanes.reads.listLanes({ tenantId: t, versionId: 'v' }, { afterKey: '', limit: 100 }))
+          expect(l.state).toBe(`{"n":${perKey}}`);
       } finally {
         for (const e of engines) await e.close();
       }
       // No row at or below its lane's position remains (whatever the lanes are at now).
-      expect(await store.lanes.purgeSpent(t, 'v')).toBe(0);
-      expect((await store.lanes.sweepCandidates()).live.find((c) => c.version.versionId === 'v')?.hasInbox ?? false).toBe(false);
+      expect(await store.lanes.sweep.purgeSpent({ tenantId: t, versionId: 'v' })).toBe(0);
+      expect((await store.lanes.sweep.sweepCandidates()).live.find((c) => c.version.versionId === 'v')?.hasInbox ?? false).toBe(false);
     }, 120_000);
   });
 }

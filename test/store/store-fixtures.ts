@@ -12,7 +12,7 @@ export const req = (tenantId: string, aggregateId: string, over: Partial<AppendR
   ...over,
 });
 
-export async function tenant(store: Store, id: string): Promise<string> {
+export async function tenant(store: { tenants: Pick<Store['tenants'], 'createTenant'> }, id: string): Promise<string> {
   await store.tenants.createTenant({ tenantId: id, name: `tenant ${id}`, createdAt: Date.now() });
   return id;
 }

@@ -35,20 +35,23 @@ export function storeWebhookFixture(store: Store): WebhookFixture {
       let position = positions.get(tenantId) ?? 0;
       const items = keys.map((key) => ({ key, position: ++position }));
       positions.set(tenantId, position);
-      await store.lanes.route(tenantId, versionId, items, position);
+      await store.lanes.inbox.route({ tenantId, versionId }, items, position);
       // One lane run per change, in the order given: each commit logs the projection's next sequence.
       for (const { key, position: p } of items) {
         const lane = `${tenantId}\u0000${versionId}\u0000${key}`;
-        if (!checkpoints.has(lane)) await store.lanes.laneWork(tenantId, versionId, key, 1000);
+        if (!checkpoints.has(lane)) await store.lanes.runs.laneWork({ tenantId, versionId, key }, 1000);
         const change = { position: p, aggregateId: `a-${p}`, aggregateType: 'order', version: 1, timestamp: p, state: '{}' };
         const fromPosition = checkpoints.get(lane) ?? 0;
-        const stored = await store.lanes.applied(tenantId, versionId, key, {
-          state: '{}',
-          fromPosition,
-          appliedPosition: p,
-          updatedAt: 1,
-          notify: { projectionId, changes: [change] },
-        });
+        const stored = await store.lanes.runs.applied(
+          { tenantId, versionId, key },
+          {
+            state: '{}',
+            fromPosition,
+            appliedPosition: p,
+            updatedAt: 1,
+            notify: { projectionId, changes: [change] },
+          },
+        );
         if (!stored) throw new Error(`lane ${key} did not store position ${p}`);
         checkpoints.set(lane, p);
       }

@@ -30,7 +30,7 @@ export class MetricsModule {
           inject: [AppMetrics, STORE, RuntimePool, StreamLimiter, RedisCheck],
           useFactory: (metrics: AppMetrics, s: Store, pool: RuntimePool, streams: StreamLimiter, redis: RedisCheck | null) =>
             new ScrapeGauges((metrics as PrometheusMetrics).registry, {
-              versionGauges: () => s.lanes.versionGauges(),
+              versionGauges: () => s.lanes.gauges.versionGauges(),
               pendingCompiles: () => s.uploads.countPending(),
               executors: () => pool.stats().executors,
               streams: () => streams.countByTransport(),

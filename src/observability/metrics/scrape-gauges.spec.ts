@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { parseScrape } from '../../../test/support/prometheus-text';
-import { VersionGauges } from '../../store/lane-store.port';
+import { VersionGauges } from '../../store/lanes/lane-records';
 import { ScrapeGauges, ScrapeSources, versionSamples } from './scrape-gauges';
 
 const row = (over: Partial<VersionGauges> = {}): VersionGauges => ({

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Gauge, Registry } from 'prom-client';
-import { totalInboxDepth, VersionGauges } from '../../store/lane-store.port';
+import { totalInboxDepth, VersionGauges } from '../../store/lanes/lane-records';
 
 /** Where the scrape-time gauges read from (the store, the runtime pool, the stream limiter). */
 export interface ScrapeSources {

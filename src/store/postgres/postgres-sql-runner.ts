@@ -9,7 +9,7 @@ export class PostgresSqlRunner implements SqlRunner {
   constructor(
     private readonly pool: Pool,
     /**
-     * Batches commit with synchronous_commit=off (derived rows: see SqlLaneStore): a crash of the
+     * Batches commit with synchronous_commit=off (derived rows: see SqlLaneRuns): a crash of the
      * server may lose the last of them; a later synchronous commit's WAL flush covers them too.
      */
     private readonly asyncCommit = false,

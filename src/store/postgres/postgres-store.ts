@@ -1,6 +1,5 @@
 import { Pool, types } from 'pg';
 import { SqlNotificationRepository } from '../sql-notification-repository';
-import { SqlLaneStore } from '../sql-lane-store';
 import { SqlProjectionCatalogRepository } from '../sql-projection-catalog-repository';
 import { SqlBindingRepository, SqlSnapshotRepository } from '../sql-reducer-state';
 import { SqlTenantRepository } from '../sql-tenant-repository';
@@ -9,6 +8,8 @@ import { SqlWebhookRepository } from '../sql-webhook-repository';
 import { SqlIdempotencyKeyRepository } from '../sql-idempotency-key-repository';
 import { SqlEventWebhookRepository } from '../sql-event-webhook-repository';
 import { Store, WRITE_PROBE_SQL } from '../store.port';
+import { Lanes } from '../lanes/lanes';
+import { sqlLanes } from '../lanes/sql-lanes';
 import { PostgresSqlRunner } from './postgres-sql-runner';
 import { PostgresEventLog } from './postgres-event-log';
 import { migrations } from '../migrations';
@@ -42,8 +43,7 @@ export class PostgresStore implements Store {
   readonly bindings: SqlBindingRepository;
   readonly snapshots: SqlSnapshotRepository;
   readonly projections: SqlProjectionCatalogRepository;
-  readonly lanes: SqlLaneStore;
-  readonly laneReads: SqlLaneStore;
+  readonly lanes: Lanes;
   readonly notifications: SqlNotificationRepository;
   readonly webhooks: SqlWebhookRepository;
   readonly idempotencyKeys: SqlIdempotencyKeyRepository;
@@ -78,9 +78,13 @@ export class PostgresStore implements Store {
     this.snapshots = new SqlSnapshotRepository(sql);
     this.projections = new SqlProjectionCatalogRepository(sql);
     // Lane runs and routing: a pool of their own, their derived rows committed without waiting
-    // for the WAL flush (see SqlLaneStore); leases and operator actions on the same pool, synchronously.
-    this.lanes = new SqlLaneStore(new PostgresSqlRunner(this.lanePool), new PostgresSqlRunner(this.lanePool, true));
-    this.laneReads = new SqlLaneStore(sql);
+    // for the WAL flush (see SqlLaneRuns); leases and operator actions on the same pool, synchronously; a request's reads
+    // on the ordinary pool.
+    this.lanes = sqlLanes({
+      db: new PostgresSqlRunner(this.lanePool),
+      derived: new PostgresSqlRunner(this.lanePool, true),
+      reads: sql,
+    });
     this.notifications = new SqlNotificationRepository(sql);
     this.webhooks = new SqlWebhookRepository(sql);
     this.idempotencyKeys = new SqlIdempotencyKeyRepository(sql);

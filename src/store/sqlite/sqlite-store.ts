@@ -2,7 +2,8 @@ import type Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SqlNotificationRepository } from '../sql-notification-repository';
-import { SqlLaneStore } from '../sql-lane-store';
+import { Lanes } from '../lanes/lanes';
+import { sqlLanes } from '../lanes/sql-lanes';
 import { SqlProjectionCatalogRepository } from '../sql-projection-catalog-repository';
 import { SqlBindingRepository, SqlSnapshotRepository } from '../sql-reducer-state';
 import { SqlTenantRepository } from '../sql-tenant-repository';
@@ -48,8 +49,7 @@ export class SqliteStore implements Store {
   /** The SQL the shared repositories run through (tests record it). */
   readonly sqlRunner: SqliteSqlRunner;
   readonly projections: SqlProjectionCatalogRepository;
-  readonly lanes: SqlLaneStore;
-  readonly laneReads: SqlLaneStore;
+  readonly lanes: Lanes;
   readonly notifications: SqlNotificationRepository;
   readonly webhooks: SqlWebhookRepository;
   readonly idempotencyKeys: SqlIdempotencyKeyRepository;
@@ -93,9 +93,9 @@ export class SqliteStore implements Store {
     this.snapshots = new SqlSnapshotRepository(direct);
     const sql = (this.sqlRunner = new SqliteSqlRunner(this.db, commitWrites));
     this.projections = new SqlProjectionCatalogRepository(sql);
-    // Lane runs and routing: group commits of their own, without an fsync each (see SqlLaneStore).
-    this.lanes = new SqlLaneStore(sql, new SqliteSqlRunner(this.db, commitDerived));
-    this.laneReads = this.lanes; // reads are on the event loop's own connection either way
+    // Lane runs and routing: group commits of their own, without an fsync each (see SqlLaneRuns); reads on
+    // the event loop's own connection, like the lanes' other statements.
+    this.lanes = sqlLanes({ db: sql, derived: new SqliteSqlRunner(this.db, commitDerived), reads: sql });
     this.notifications = new SqlNotificationRepository(sql);
     this.webhooks = new SqlWebhookRepository(sql);
     this.idempotencyKeys = new SqlIdempotencyKeyRepository(sql);

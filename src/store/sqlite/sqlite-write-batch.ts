@@ -22,7 +22,7 @@ export class SqliteWriteBatch {
 
   /**
    * `derived`: the writes are rows recomputed from their own checkpoint (lane runs and routing, see
-   * SqlLaneStore and docs/scaling.md), committed with synchronous=NORMAL: no fsync of their own. In WAL
+   * SqlLaneRuns and docs/scaling.md), committed with synchronous=NORMAL: no fsync of their own. In WAL
    * mode a process crash (kill -9) still loses nothing of them (the frames are in the OS's cache);
    * a power loss may lose those after the last fsync (the next append's, or a checkpoint's), whose
    * checkpoint goes with them, so the lanes apply those events again. The WAL is one ordered file:

@@ -1,0 +1,14 @@
+import { MemoryLaneWorld } from '../support/memory-lane-world';
+import { describeProjectionStore } from './projection-store.conformance';
+
+/**
+ * The in-memory lane roles (src/store/lanes/memory) against the suite the SQLite and PostgreSQL
+ * lane roles pass, each test on a fresh world (the lanes with the catalog and log they read).
+ */
+describe('memory lanes', () => {
+  let world: MemoryLaneWorld;
+  beforeEach(() => {
+    world = new MemoryLaneWorld();
+  });
+  describeProjectionStore(() => world);
+});

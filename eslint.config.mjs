@@ -19,32 +19,6 @@ const under = (...dirs) => dirs.map((d) => abs(`src/${d}/**`));
 const file = (p) => abs(p).replace(/\.ts$/, '.@(ts)');
 const PORTS = [abs('src/**/*.port.ts')];
 
-// TODO(issue 26 merge): imports that run back up a layer, fixed by other slices of issue 26 in parallel
-// (see their branches); each is let through here by name only until the merge. The lead empties these lists.
-const PENDING_UP = {
-  config: [
-    // In no slice (left for the lead): config parses TenantLimits/RatePolicy with quota-policy's parseRate;
-    // the fix moves those value types into config/ (quota-policy.ts has 14 importers across slices).
-    file('src/quotas/quota-policy.ts'),
-  ],
-  // events slice: EventsModule stops importing the modules that implement its ports (they are @Global() and bind them).
-  events: [],
-  // lanes slice: LanesModule and ProjectionsModule stop importing NotificationsModule (LaneApplied,
-  // PROJECTION_NOTIFICATION_SETUP are bound by NotificationsModule, @Global()).
-  lanes: [file('src/notifications/notifications.module.ts')],
-  projections: [file('src/notifications/notifications.module.ts')],
-  // In no slice (left for the lead): QuotaGate counts a batch's events up to events/'s cap (LIMITS.eventsPerBatch);
-  // the fix is the cap below the features (common/) or handed to QuotaGate, which touches events/ files.
-  services: [file('src/events/event-limits.ts')],
-};
-// TODO(issue 26 merge): files over 400 lines that other slices of issue 26 are splitting.
-const PENDING_LONG_FILES = [
-  'src/store/sql-lane-store.ts', // lanes slice
-  'src/lanes/bullmq-lane-scheduler.ts', // lanes slice
-];
-// TODO(issue 26 merge): the one cycle the contracts slice removes (InflightWrites moves out of postgres-store.ts).
-const PENDING_CYCLES = [];
-
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'runtime/**', 'sdk/**', 'examples/**', 'coverage/**', 'data/**', '.tmp/**'] },
   js.configs.recommended,
@@ -63,7 +37,7 @@ export default tseslint.config(
       // Key and parameter rules refuse control characters on purpose: their regular expressions name them.
       'no-control-regex': 'off',
       // import-x/no-cycle skips `import type` (hard-coded); this one counts every import (scripts/eslint/no-import-cycle.mjs).
-      'local/no-import-cycle': ['error', { rootDir: ROOT, pending: PENDING_CYCLES }],
+      'local/no-import-cycle': ['error', { rootDir: ROOT }],
       'import-x/no-self-import': 'error',
       'import-x/no-useless-path-segments': 'error',
       'import-x/no-duplicates': 'error',
@@ -81,7 +55,7 @@ export default tseslint.config(
             {
               target: abs('src/config/**'),
               from: abs('src/**'),
-              except: [abs('src/config/**'), abs('src/common/**'), ...PENDING_UP.config],
+              except: [abs('src/config/**'), abs('src/common/**')],
               message: 'config/ parses settings into its own types: it imports common/ only',
             },
             // Tracing is called by every hop: it calls none of them.
@@ -102,7 +76,6 @@ export default tseslint.config(
             {
               target: under('tenant-code', 'tenancy', 'quotas'),
               from: under(...FEATURES, 'event-webhooks'),
-              except: PENDING_UP.services,
               message: 'tenant-code, tenancy and quotas sit under the features',
             },
             // Among the services: quotas read who is asking (tenancy's request words); tenancy never asks how much.
@@ -116,7 +89,7 @@ export default tseslint.config(
             {
               target: under('events'),
               from: under('reducers', 'lanes', 'projections', 'notifications', 'health', 'event-webhooks'),
-              except: [...PORTS, ...PENDING_UP.events],
+              except: PORTS,
               message: 'events/ reaches later hops only through a port (their module binds it, @Global())',
             },
             {
@@ -128,13 +101,13 @@ export default tseslint.config(
             {
               target: under('lanes'),
               from: under('projections', 'notifications', 'health', 'event-webhooks'),
-              except: [...PORTS, ...PENDING_UP.lanes],
+              except: PORTS,
               message: 'lanes/ reaches notifications only through a port (NotificationsModule binds it, @Global())',
             },
             {
               target: under('projections'),
               from: under('notifications', 'health', 'event-webhooks'),
-              except: [...PORTS, ...PENDING_UP.projections],
+              except: PORTS,
               message: 'projections/ reaches notifications only through a port (NotificationsModule binds it, @Global())',
             },
             {
@@ -164,8 +137,7 @@ export default tseslint.config(
             {
               target: under(...FEATURES),
               from: abs('src/event-webhooks/**'),
-              except: PENDING_UP.events,
-              message: 'the features reach event-webhooks/ only through EVENT_WEBHOOKS_APPENDED (a port of events/)',
+              message: 'the features reach event-webhooks/ only through EventWebhooksAppended (a port of events/)',
             },
             // compilation/ hands compiled uploads to the catalogs, openapi/ describes every module's routes:
             // both sit above everything, imported by AppModule only.
@@ -215,7 +187,6 @@ export default tseslint.config(
   },
   // A file readable in one sitting: every line counts (blank lines and comments too, simplest to explain).
   { files: ['src/**/*.ts'], rules: { 'max-lines': ['error', { max: 400, skipBlankLines: false, skipComments: false }] } },
-  { files: PENDING_LONG_FILES, rules: { 'max-lines': 'off' } },
   // Tests wait on conditions (until(...), an event the code exposes), never on a bare sleep; a pause that is
   // part of what a test proves goes through elapse(ms, why) (test/support/wait.ts), which says why.
   {

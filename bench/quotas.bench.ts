@@ -6,7 +6,7 @@ import autocannon from 'autocannon';
 import { connectQuotaRedis } from '../src/quotas/quota-redis';
 import { InProcessConcurrencyLimiter } from '../src/quotas/in-process-concurrency-limiter';
 import { InProcessRateLimiter } from '../src/quotas/in-process-rate-limiter';
-import { TenantLimits } from '../src/quotas/quota-policy';
+import { TenantLimits } from '../src/config/quota-policy';
 import { RateLimiter } from '../src/quotas/rate-limiter.port';
 import { RedisRateLimiter } from '../src/quotas/redis-rate-limiter';
 import { StoredEventsGauge } from '../src/quotas/stored-events-gauge';

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import { DomainError } from './common/domain-error';
 import { isoTime } from './common/iso-time';
 import { loadConfig } from './config/app-config';
-import { formatRate, LimitOverrides, parseOverrideText, RATE_LIMIT_NAMES } from './quotas/quota-policy';
+import { formatRate, LimitOverrides, parseOverrideText, RATE_LIMIT_NAMES } from './config/quota-policy';
 import { TenantLimitsCatalog, TenantLimitsView } from './quotas/tenant-limits';
 import { openStore } from './store/store.factory';
 import { TenantDirectory } from './tenancy/tenant-directory';

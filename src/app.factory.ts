@@ -14,7 +14,7 @@ import { installRequestIdHeader, requestIdOf, ServiceLogController, serviceLogge
 import { RequestDrain } from './common/request-drain';
 import { installRefusedBodyLinger } from './common/refused-body-linger';
 import { AppConfig } from './config/app-config';
-import { LIMITS } from './events/event-limits';
+import { LIMITS } from './common/event-limits';
 import { installRequestTracing } from './observability/tracing/request-tracing';
 import { tracingOn } from './observability/tracing/tracing';
 import { DEFAULT_ARCHIVE_LIMITS } from './tenant-code/compiler/archive-reader';

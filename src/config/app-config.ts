@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { parseRate, RatePolicy, TenantLimits } from '../quotas/quota-policy';
+import { parseRate, RatePolicy, TenantLimits } from './quota-policy';
 import { defaultExecHosts, Isolation, ISOLATIONS, SandboxMode, SandboxOptions } from './isolation-settings';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';

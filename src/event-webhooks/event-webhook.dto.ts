@@ -1,5 +1,5 @@
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsDefined, IsInt, IsOptional, IsString, Length, Max, Min, ValidateIf } from 'class-validator';
-import { LIMITS } from '../events/event-limits';
+import { LIMITS } from '../common/event-limits';
 
 /** Types one filter may list: a connector names what it wants; a longer list is a sign of a missing aggregate type. */
 export const MAX_FILTER_TYPES = 20;

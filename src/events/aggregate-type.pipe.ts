@@ -1,6 +1,6 @@
 import { PipeTransform } from '@nestjs/common';
 import { validationFailed } from '../common/domain-error';
-import { AGGREGATE_TYPE_PATTERN } from './event-limits';
+import { AGGREGATE_TYPE_PATTERN } from '../common/event-limits';
 
 /** An aggregate type path parameter, checked before the handler runs (VALIDATION_FAILED, field type). */
 export class AggregateTypePipe implements PipeTransform<string, string> {

@@ -7,7 +7,7 @@ import { AppendRequest, NewEvent } from '../store/event-log.port';
 import { AppendPipeline } from './append-pipeline';
 import { AppendOutcomeWithState } from './stateful-append.port';
 import { AppendBatchDto, AppendEventDto, EventEnvelopeDto } from './event-input.dto';
-import { inferAggregateType, jsonDepthExceeds, LIMITS } from './event-limits';
+import { inferAggregateType, jsonDepthExceeds, LIMITS } from '../common/event-limits';
 import { CallerTraceContext } from './trace-context';
 
 /** A request's Idempotency-Key (checked) and the digest of its route and body. */

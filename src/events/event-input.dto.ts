@@ -2,7 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { JSONSchema } from 'class-validator-jsonschema';
 import { IsArray, IsDefined, IsInt, IsObject, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
 import { AGGREGATE_ID_MAX_BYTES, IsAggregateId } from './aggregate-id';
-import { AGGREGATE_TYPE_PATTERN, EVENT_TYPE_PATTERN, LIMITS, TRACE_ID_PATTERN } from './event-limits';
+import { AGGREGATE_TYPE_PATTERN, EVENT_TYPE_PATTERN, LIMITS, TRACE_ID_PATTERN } from '../common/event-limits';
 
 /** Fields shared by POST /events and the envelope of POST /events/batch. */
 export class EventEnvelopeDto {

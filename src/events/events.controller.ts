@@ -12,7 +12,7 @@ import { AggregateIdPipe } from './aggregate-id.pipe';
 import { AppendOutcomeWithState } from './stateful-append.port';
 import { AppendContext, EventAppender, RequestIdempotency } from './event-appender';
 import { AppendBatchDto, AppendEventDto } from './event-input.dto';
-import { LIMITS } from './event-limits';
+import { LIMITS } from '../common/event-limits';
 import { callerTraceContext } from './trace-context';
 import { parseIdempotencyKey } from './idempotency-key';
 import { EventReader, StreamPage } from './event-reader';

@@ -1,7 +1,7 @@
 import { PipeTransform } from '@nestjs/common';
 import { validationFailed } from '../common/domain-error';
 import { LOG_FILTER_MAX_VALUES } from '../store/event-log-schema';
-import { AGGREGATE_TYPE_PATTERN, EVENT_TYPE_PATTERN, LIMITS } from './event-limits';
+import { AGGREGATE_TYPE_PATTERN, EVENT_TYPE_PATTERN, LIMITS } from '../common/event-limits';
 
 /**
  * The query words of the tenant's log (GET /events, GET /events/stream): the filters and the

@@ -2,8 +2,6 @@ import { Logger } from '@nestjs/common';
 import { LruMap } from '../common/lru-map';
 import { AppendCommitted, AppendTrace } from '../events/append-committed.port';
 import { AppendTraces } from '../observability/tracing/append-traces';
-import { tracingOn } from '../observability/tracing/tracing';
-import { AppMetrics } from '../observability/metrics/app-metrics';
 import { TenantCode } from '../tenant-code/tenant-code.port';
 import { EventLog } from '../store/event-log.port';
 import { Lanes } from '../store/lanes/lanes';

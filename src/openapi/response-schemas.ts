@@ -35,7 +35,7 @@ import {
   PROJECTION_STATE_SCHEMA,
   PROJECTION_STATUS_SCHEMA,
 } from '../projections/projection-views';
-import { LIMIT_OVERRIDES_SCHEMA } from '../quotas/quota-policy';
+import { LIMIT_OVERRIDES_SCHEMA } from '../config/quota-policy';
 import { TENANT_LIMITS_VIEW_SCHEMA } from '../quotas/tenant-limits';
 import {
   AGGREGATE_STATE_SCHEMA,

@@ -1,5 +1,5 @@
 import { LruMap } from '../common/lru-map';
-import { RatePolicy } from './quota-policy';
+import { RatePolicy } from '../config/quota-policy';
 import { RateLimiter } from './rate-limiter.port';
 import { BucketState, RateDecision, takeTokens } from './token-bucket';
 

@@ -3,7 +3,7 @@ import { DomainError } from '../common/domain-error';
 import { errorHeaders, statusOf, toErrorBody } from '../common/error-http-mapping';
 import { RateLimitState, rateLimitHeaders } from '../common/rate-limit-fields';
 import { routeOptionsOf } from '../common/route-options';
-import { LIMITS } from '../events/event-limits';
+import { LIMITS } from '../common/event-limits';
 import { TenantRequest } from '../tenancy/current-tenant.decorator';
 import { TenantQuotas } from './tenant-quotas';
 

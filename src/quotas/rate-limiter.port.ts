@@ -1,4 +1,4 @@
-import { RatePolicy } from './quota-policy';
+import { RatePolicy } from '../config/quota-policy';
 import { RateDecision } from './token-bucket';
 
 /**

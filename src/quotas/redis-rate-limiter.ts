@@ -1,7 +1,7 @@
 import type Redis from 'ioredis';
 import { LruMap } from '../common/lru-map';
 import { InProcessRateLimiter } from './in-process-rate-limiter';
-import { RatePolicy } from './quota-policy';
+import { RatePolicy } from '../config/quota-policy';
 import { RateLimiter } from './rate-limiter.port';
 import { RedisCircuit } from './redis-circuit';
 import { decide, RateDecision, ratePerMs } from './token-bucket';

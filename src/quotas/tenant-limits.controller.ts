@@ -3,7 +3,7 @@ import { isoTime } from '../common/iso-time';
 import { AdminApi } from '../tenancy/public.decorator';
 import { TENANT_LIMITS_VIEW_SCHEMA, TenantLimitsCatalog, TenantLimitsView } from './tenant-limits';
 import { ApiOperation, json } from '../common/api-docs';
-import { LIMIT_OVERRIDES_SCHEMA } from './quota-policy';
+import { LIMIT_OVERRIDES_SCHEMA } from '../config/quota-policy';
 
 const view = (v: TenantLimitsView) => ({ ...v, updatedAt: v.updatedAt === null ? null : isoTime(v.updatedAt) });
 

@@ -1,5 +1,5 @@
 import { TenantLimitsRecord, TenantRecord } from '../store/tenant-repository.port';
-import { TenantLimits } from './quota-policy';
+import { TenantLimits } from '../config/quota-policy';
 import { TenantLimitsCatalog } from './tenant-limits';
 
 /** In-memory limits rows: what is under test is the catalog's caching and merging, not a store. */

@@ -11,7 +11,7 @@ import {
   parseOverrides,
   TENANT_LIMITS_SCHEMA,
   TenantLimits,
-} from './quota-policy';
+} from '../config/quota-policy';
 
 /** What the admin API shows of one tenant's limits. */
 /** GET and PUT /admin/tenants/{id}/limits. */

@@ -1,7 +1,7 @@
 import { DomainError } from '../common/domain-error';
 import { InProcessConcurrencyLimiter } from './in-process-concurrency-limiter';
 import { InProcessRateLimiter } from './in-process-rate-limiter';
-import { TenantLimits } from './quota-policy';
+import { TenantLimits } from '../config/quota-policy';
 import { StoredEventsGauge } from './stored-events-gauge';
 import { TenantLimitsCatalog } from './tenant-limits';
 import { TenantQuotas } from './tenant-quotas';

@@ -3,7 +3,7 @@ import { AppMetrics, NO_METRICS } from '../observability/metrics/app-metrics';
 import { DomainError } from '../common/domain-error';
 import { RateLimitState } from '../common/rate-limit-fields';
 import { ConcurrencyLimiter } from './concurrency-limiter.port';
-import { RatePolicy } from './quota-policy';
+import { RatePolicy } from '../config/quota-policy';
 import { RateLimiter } from './rate-limiter.port';
 import { StoredEventsGauge } from './stored-events-gauge';
 import { TenantLimitsCatalog } from './tenant-limits';

@@ -1,4 +1,4 @@
-import { RatePolicy } from './quota-policy';
+import { RatePolicy } from '../config/quota-policy';
 
 /** What a bucket holds: tokens (negative after a request larger than the quota) as of `at` (epoch ms). */
 export interface BucketState {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { DomainError, notFound, validationFailed } from '../common/domain-error';
-import { REDUCER_ID_PATTERN } from '../events/event-limits';
+import { REDUCER_ID_PATTERN } from '../common/event-limits';
 import { MultipartUpload } from '../common/multipart-upload';
 import { readSourceArchive } from '../tenant-code/compiler/archive-reader';
 import { CompileQueue } from '../tenant-code/compiler/compile-queue';

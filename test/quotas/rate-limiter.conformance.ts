@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { RatePolicy } from '../../src/quotas/quota-policy';
+import { RatePolicy } from '../../src/config/quota-policy';
 import { RateLimiter } from '../../src/quotas/rate-limiter.port';
 import { elapse } from '../support/wait';
 

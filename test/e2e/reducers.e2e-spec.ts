@@ -5,7 +5,7 @@ import { Client, newTenant, request, RunningService, ServiceProcess, startServic
 import { envFor, STORE_BACKENDS, stopBackends } from '../support/store-backends';
 import { exampleSources } from '../support/runtime-harness';
 import { zipSources } from '../support/zip-writer';
-import { elapse } from '../support/wait';
+import { elapse, until } from '../support/wait';
 
 jest.setTimeout(120_000);
 afterAll(() => stopBackends(), 60_000);
@@ -70,7 +70,13 @@ describe.each(STORE_BACKENDS)('reducers over HTTP on %s', (backend) => {
       createdAt: expect.stringMatching(/Z$/),
       compiledAt: expect.stringMatching(/Z$/),
     });
-    const binding = await t.get('/aggregate-types/account');
+    // The compile is recorded, then handed to autoBind: the binding follows the `compiled` status by a moment.
+    const binding = await until(
+      () => t.get('/aggregate-types/account'),
+      (r) => r.status === 200,
+      30_000,
+      'the auto-bind after the compile',
+    );
     expect(binding.body).toMatchObject({ aggregateType: 'account', reducerId: 'bank-v1', boundAt: expect.stringMatching(/Z$/) });
 
     const opened = await t.post('/events', { aggregateId: 'account-1', eventType: 'AccountOpened', data: { owner: 'ada' } });

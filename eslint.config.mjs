@@ -176,6 +176,18 @@ export default tseslint.config(
               message: 'the composition root is imported by nobody',
             },
             { target: abs('src/**'), from: [abs('test/**'), abs('bench/**')], message: 'the service does not import tests or benches' },
+            // esctl is a client of the HTTP API: it shares no code with the service, and the service none with it.
+            {
+              target: abs('src/cli/**'),
+              from: abs('src/**'),
+              except: [abs('src/cli/**')],
+              message: 'src/cli/ is a client of the HTTP API: it imports nothing of the service',
+            },
+            {
+              target: [abs('src/!(cli)/**'), abs('src/*.ts')],
+              from: abs('src/cli/**'),
+              message: 'the service imports nothing of src/cli/',
+            },
           ],
         },
       ],

@@ -1,0 +1,120 @@
+#!/usr/bin/env node
+import { CodeKind, deploy, dryRun, Output, validate } from './deploy';
+import { configPath, loadConfig, saveConfig } from './esctl-config';
+import { status, state } from './inspect';
+import { ServiceClient, ServiceError } from './service-client';
+import { tail } from './tail';
+
+/** esctl: the tenant's command line (issue 27 item 2). A client of the HTTP API only: it imports nothing of the service. */
+const USAGE = `usage: esctl <command> [options]
+
+  login --url URL --api-key KEY        check the key against the service and save both (0600)
+  deploy reducer|projection <dir>      zip the .cs sources, upload, wait for the compile, print diagnostics
+        [--id REDUCER_ID] [--config notifications.json] [--timeout SECONDS]
+  validate reducer|projection <dir>    every diagnostic at once, binding nothing (needs the server's validate)
+  status [projection|reducer|aggregate-type <id>]
+  state projection <projectionId> <key> | state aggregate <type> <aggregateId>
+  tail <projectionId> [--after SEQUENCE] [--count N]   notifications, live (WebSocket)
+  dry-run projection <projectionId> <dir> | dry-run reducer <aggregateType> <dir>   (needs the server's dry-run)
+
+The login is read from ${configPath()} (ESCTL_CONFIG moves it); ESCTL_URL and ESCTL_API_KEY override it.`;
+
+/** Positional arguments and `--name value` options. */
+export function parseArgs(argv: string[]): { positional: string[]; options: Map<string, string> } {
+  const positional: string[] = [];
+  const options = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a.startsWith('--')) {
+      const eq = a.indexOf('=');
+      if (eq > 0) options.set(a.slice(2, eq), a.slice(eq + 1));
+      else {
+        const value = argv[i + 1];
+        if (value === undefined || value.startsWith('--')) throw new ServiceError(`${a} needs a value`);
+        options.set(a.slice(2), value);
+        i++;
+      }
+    } else positional.push(a);
+  }
+  return { positional, options };
+}
+
+const kindOf = (word: string | undefined): CodeKind => {
+  if (word === 'reducer' || word === 'projection') return word;
+  throw new ServiceError(`reducer or projection? (got '${word ?? ''}')`);
+};
+
+const intOption = (options: Map<string, string>, name: string): number | undefined => {
+  const v = options.get(name);
+  if (v === undefined) return undefined;
+  if (!/^\d+$/.test(v)) throw new ServiceError(`--${name} takes a whole number (got '${v}')`);
+  return Number(v);
+};
+
+function connect(): ServiceClient {
+  const config = loadConfig();
+  if (!config) throw new ServiceError("not logged in: run 'esctl login --url URL --api-key KEY' (or set ESCTL_URL and ESCTL_API_KEY)");
+  return new ServiceClient(config);
+}
+
+export async function main(argv: string[], output: Output): Promise<number> {
+  const { positional, options } = parseArgs(argv);
+  const [command, ...rest] = positional;
+  switch (command) {
+    case 'login': {
+      const url = (options.get('url') ?? process.env.ESCTL_URL ?? '').replace(/\/+$/, '');
+      const apiKey = options.get('api-key') ?? process.env.ESCTL_API_KEY ?? '';
+      if (!url || !apiKey) throw new ServiceError('usage: esctl login --url URL --api-key KEY');
+      const client = new ServiceClient({ url, apiKey });
+      const me = await client.expect(client.get('/auth/whoami'), 200);
+      saveConfig({ url, apiKey });
+      output.out(`logged in to ${url} as tenant ${me.tenantId}${me.name ? ` (${me.name})` : ''}; saved in ${configPath()}`);
+      return 0;
+    }
+    case 'deploy':
+      return deploy(
+        connect(),
+        kindOf(rest[0]),
+        required(rest[1], 'deploy reducer|projection <dir>'),
+        { id: options.get('id'), configFile: options.get('config'), timeoutMs: (intOption(options, 'timeout') ?? 120) * 1000 },
+        output,
+      );
+    case 'validate':
+      return validate(connect(), kindOf(rest[0]), required(rest[1], 'validate reducer|projection <dir>'), output);
+    case 'status':
+      return status(connect(), rest, output);
+    case 'state':
+      return state(connect(), rest, output);
+    case 'tail': {
+      const client = connect();
+      const id = required(rest[0], 'tail <projectionId>');
+      return tail(client.config, id, { afterSequence: options.get('after'), count: intOption(options, 'count') }, output);
+    }
+    case 'dry-run': {
+      const usage = 'dry-run projection <projectionId> <dir> | dry-run reducer <aggregateType> <dir>';
+      return dryRun(connect(), kindOf(rest[0]), required(rest[1], usage), required(rest[2], usage), output);
+    }
+    case undefined:
+    case 'help':
+      output.out(USAGE);
+      return 0;
+    default:
+      throw new ServiceError(`unknown command '${command}'\n${USAGE}`);
+  }
+}
+
+function required(value: string | undefined, usage: string): string {
+  if (!value) throw new ServiceError(`usage: esctl ${usage}`);
+  return value;
+}
+
+if (require.main === module) {
+  const output: Output = { out: (l) => process.stdout.write(l + '\n'), err: (l) => process.stderr.write(l + '\n') };
+  main(process.argv.slice(2), output).then(
+    (code) => (process.exitCode = code),
+    (e: unknown) => {
+      process.stderr.write(`esctl: ${e instanceof ServiceError ? e.message : (e as Error).stack}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -73,13 +73,9 @@ describe('esctl against a running service', () => {
     expect(status.code).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ id: 'bank-cli', status: 'compiled' });
 
-    // The compile is recorded, then auto-bound: the binding follows the compiled status by a moment.
-    await until(
-      () => esctl('status', 'aggregate-type', 'account'),
-      (r) => r.code === 0,
-      30_000,
-      'the auto-bind after the compile',
-    );
+    // deploy waits for the auto-bind that follows the compile: the state read below needs no wait of its own.
+    expect(deployed.stderr).toContain('bound to aggregate type account');
+    expect(JSON.parse((await esctl('status', 'aggregate-type', 'account')).stdout)).toMatchObject({ reducerId: 'bank-cli' });
     expect((await tenant.post('/events', { aggregateId: 'account-1', eventType: 'AccountOpened', data: { owner: 'Ada' } })).status).toBe(
       201,
     );

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { diagnosticsOf, formatDiagnostic } from './diagnostics';
-import { ServiceClient, ServiceError } from './service-client';
+import { refusal, ServiceClient, ServiceError } from './service-client';
 import { collectSources, zipSources } from './source-archive';
 
 export type CodeKind = 'reducer' | 'projection';
@@ -39,6 +39,25 @@ function report(record: any, output: Output): number {
   return record.status === 'failed' || diagnostics.some((d) => (d.severity ?? 'error') === 'error') ? 1 : 0;
 }
 
+/**
+ * The upload binds its reducers once compiled, a moment after the status says so: wait for that, so
+ * that a `state` read right after `deploy` uses this reducer. Another upload binding the type first is
+ * said, not failed (the compile succeeded; `esctl status aggregate-type <type>` shows who is bound).
+ */
+async function awaitBinding(client: ServiceClient, id: string, type: string, timeoutMs: number, output: Output): Promise<void> {
+  const deadline = Date.now() + Math.min(timeoutMs, 30_000);
+  for (;;) {
+    const a = await client.get(`/aggregate-types/${enc(type)}`);
+    if (a.status === 200 && a.body.reducerId === id) return output.err(`bound to aggregate type ${type}`);
+    if (a.status !== 200 && a.status !== 404) throw refusal(a);
+    if (Date.now() > deadline) {
+      const other = a.status === 200 ? `bound to ${a.body.reducerId}` : 'not bound yet';
+      return output.err(`aggregate type ${type} is ${other}: bind this reducer with PUT /aggregate-types/${type}`);
+    }
+    await pause(100);
+  }
+}
+
 export interface DeployOptions {
   /** reducer: the reducerId to give the upload (else the service picks one). */
   id?: string;
@@ -59,7 +78,10 @@ export async function deploy(client: ServiceClient, kind: CodeKind, dir: string,
       output.err(`reducer ${id}: compilation failed`);
       return 1;
     }
-    for (const d of record.discovered ?? []) output.out(`reducer ${id}: ${d.className} (aggregate type ${d.aggregateType ?? '?'})`);
+    for (const d of record.discovered ?? []) {
+      output.out(`reducer ${id}: ${d.className} (aggregate type ${d.aggregateType ?? '?'})`);
+      if (d.aggregateType) await awaitBinding(client, id, d.aggregateType, opts.timeoutMs, output);
+    }
     return 0;
   }
   const fields: Record<string, string> = {};

@@ -6,6 +6,7 @@ import { diagnosticsOf, formatDiagnostic } from './diagnostics';
 import { loadConfig, saveConfig } from './esctl-config';
 import { parseArgs } from './esctl';
 import { collectSources, zipSources } from './source-archive';
+import { afterClose } from './tail';
 
 describe('esctl', () => {
   const dirs: string[] = [];
@@ -62,6 +63,19 @@ describe('esctl', () => {
     expect(loadConfig({}, file)).toEqual({ url: 'http://h:1', apiKey: 'esk_a' });
     expect(loadConfig({ ESCTL_URL: 'http://other:2/' }, file)).toEqual({ url: 'http://other:2', apiKey: 'esk_a' });
     expect(loadConfig({}, path.join(path.dirname(file), 'none.json'))).toBeNull();
+  });
+
+  it('tail resumes where the server says after a slow-consumer close, after the last printed one on a drop, and fails on the rest', () => {
+    expect(afterClose(1000, '', '7')).toEqual({ done: true });
+    expect(afterClose(4008, '{"code":"SLOW_CONSUMER","resumeAfterSequence":42}', '50')).toEqual({ resumeAfter: '42' });
+    expect(afterClose(4008, 'slow', '50')).toEqual({ resumeAfter: '50' });
+    expect(afterClose(1006, '', '9')).toEqual({ resumeAfter: '9' });
+    // Live only and nothing printed yet: no position to resume from without a gap.
+    expect(afterClose(1006, '', undefined)).toEqual({ fail: 'stream closed: 1006' });
+    expect(afterClose(4010, '{"code":"CURSOR_EXPIRED","oldestSequence":3}', '1')).toEqual({
+      fail: 'stream closed: 4010 {"code":"CURSOR_EXPIRED","oldestSequence":3}',
+    });
+    expect(afterClose(4001, '{"code":"KEY_REVOKED"}', '1')).toEqual({ fail: 'stream closed: 4001 {"code":"KEY_REVOKED"}' });
   });
 
   it('parses options in both spellings and refuses one without its value', () => {

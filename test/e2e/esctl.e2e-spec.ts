@@ -125,6 +125,11 @@ describe('esctl against a running service', () => {
       state: { customerId: 'cust-1', orderCount: 1, totalAmount: 10 },
     });
 
+    // --after replays the log from there, then goes live: the same notification again, with its sequence.
+    const replay = await esctl('tail', projectionId!, '--after', '0', '--count', '1');
+    expect(replay.code).toBe(0);
+    expect(JSON.parse(replay.stdout)).toEqual(JSON.parse(tail.stdout.trim()));
+
     const state = await esctl('state', 'projection', projectionId!, 'cust-1');
     expect(state.code).toBe(0);
     expect(JSON.parse(state.stdout)).toMatchObject({ state: { orderCount: 1, totalAmount: 10 } });

@@ -139,6 +139,19 @@ describe('esctl against a running service', () => {
     expect(JSON.parse((await esctl('status', 'projection', projectionId!)).stdout)).toMatchObject({ projectionId, status: 'compiled' });
   });
 
+  it('runs as `npx esctl` from the checkout (the package.json bin, executable after npm run build)', async () => {
+    const root = path.join(__dirname, '..', '..');
+    const npx = spawn('npx', ['--no', 'esctl', 'status'], {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    npx.stdout.on('data', (d) => (out += d));
+    expect(await new Promise((resolve) => npx.on('exit', resolve))).toBe(0);
+    expect(out).toContain(`tenant ${tenant.tenantId} (esctl) at ${svc.url}`);
+  });
+
   it('says that validate and dry-run await their server side instead of failing obscurely', async () => {
     const dir = project('bank-again', exampleSources('bank-account'));
     const validate = await esctl('validate', 'reducer', dir);

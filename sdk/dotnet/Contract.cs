@@ -1,4 +1,5 @@
 using System;
+using System.Collections.Generic;
 
 namespace EventSourcing
 {
@@ -26,6 +27,22 @@ namespace EventSourcing
 
         /// <summary>Returns the state of the key after <paramref name="e"/>. The first event of a key is applied to <c>new TState()</c>.</summary>
         TState Apply(TState state, Event e);
+    }
+
+    /// <summary>
+    /// Opt-in for a projection whose events may update several keys (one <c>OrderPlaced</c> → one key per SKU).
+    /// When an <see cref="IProjection{TState}"/> also implements it, <see cref="ResolveKeys"/> is called instead of
+    /// <see cref="IProjection{TState}.ResolveKey"/> (which may then simply return <c>null</c>); the event goes to each
+    /// key's lane, in log order. Projections without it are unchanged.
+    /// </summary>
+    public interface IResolveKeys
+    {
+        /// <summary>
+        /// The keys whose states <paramref name="e"/> updates (duplicates count once; at most 1,024), or <c>null</c> or
+        /// empty when the event is not this projection's. Each key follows the rule of a single key (at most 1,024
+        /// characters); one refused key holds the whole event in the projection's <c>!unresolved</c> lane.
+        /// </summary>
+        IReadOnlyList<string>? ResolveKeys(Event e);
     }
 
     /// <summary>Names the aggregate type a reducer handles, e.g. <c>[AggregateType("account")]</c>.</summary>

@@ -3,7 +3,7 @@ import { EventLog } from '../store/event-log.port';
 import { ProjectionVersion } from '../store/projection-catalog.port';
 import { SqliteStore } from '../store/sqlite/sqlite-store';
 import { LaneRef, LaneScheduler } from './lane-scheduler.port';
-import { TenantRouter } from './tenant-router';
+import { holdWhole, TenantRouter } from './tenant-router';
 import { elapse, until as untilMet } from '../../test/support/wait';
 
 /**
@@ -47,7 +47,7 @@ describe('TenantRouter', () => {
       resolveKeys: async (_t: string, versionId: string, _c: string, events: { eventId: string; data: RawJson }[]) => {
         if (held.has(versionId)) await new Promise<void>((r) => waiting.push(r));
         resolved.push({ versionId, eventIds: events.map((e) => e.eventId) });
-        return events.map((e) => JSON.parse(e.data.text).k as string);
+        return events.map((e) => JSON.parse(e.data.text).k as string | string[] | null);
       },
     };
     const woken: LaneRef[] = [];
@@ -156,5 +156,47 @@ describe('TenantRouter', () => {
     await until(async () => (await routed('new')) === 1201);
     await router.stop();
     await store.close();
+  });
+
+  it("hands an event of several keys to each key's lane in order, and skips an event of none", async () => {
+    const { store, router, woken, version, routed, until } = await setup(0, ['v1']);
+    await store.events.appendMany(
+      [['s-1', 's-2', 's-3'], [], null, ['s-2', 's-2'], 'solo', ['s-3', '!unresolved']].map((k, i) => ({
+        tenantId: 't',
+        aggregateId: `order-${i}`,
+        inferredType: 'order',
+        events: [{ eventType: 'E', data: JSON.stringify({ k }) }],
+      })),
+    );
+    router.add(await version('v1'));
+    await until(async () => (await routed('v1')) === 6);
+    const positions = async (key: string) =>
+      (await store.lanes.runs.laneWork({ tenantId: 't', versionId: 'v1', key }, 100))!.events.map((e) => e.position);
+    expect(await positions('s-1')).toEqual([1]);
+    expect(await positions('s-2')).toEqual([1, 4]); // a key twice in one event: once
+    expect(await positions('s-3')).toEqual([1]); // not 6: that event holds whole in !unresolved
+    expect(await positions('solo')).toEqual([5]);
+    expect(await positions('!unresolved')).toEqual([6]);
+    expect((await store.lanes.holds.getLane({ tenantId: 't', versionId: 'v1', key: '!unresolved' }))?.heldError).toContain('INVALID_KEY');
+    expect(new Set(woken.map((l) => l.key))).toEqual(new Set(['s-1', 's-2', 's-3', 'solo']));
+    await router.stop();
+    await store.close();
+  });
+
+  it('holds an event whole when the key limit sends one of its keys to !unresolved', () => {
+    const u = '!unresolved';
+    expect(
+      holdWhole([
+        { key: 'a', position: 1 },
+        { key: u, position: 2 },
+        { key: 'c', position: 2 },
+        { key: u, position: 2 },
+        { key: 'd', position: 3 },
+      ]),
+    ).toEqual([
+      { key: 'a', position: 1 },
+      { key: u, position: 2 },
+      { key: 'd', position: 3 },
+    ]);
   });
 });

@@ -28,10 +28,11 @@ function mayPassOnRetry(k: ResolvedKey): boolean {
 export function holdWhole(items: InboxItem[]): InboxItem[] {
   const held = new Set(items.filter((i) => i.key === UNRESOLVED_KEY).map((i) => i.position));
   if (held.size === 0) return items;
+  const written = new Set<number>();
   return items.filter((i) => {
     if (!held.has(i.position)) return true;
-    if (i.key !== UNRESOLVED_KEY) return false;
-    held.delete(i.position); // the first `!unresolved` row of the position, no second
+    if (i.key !== UNRESOLVED_KEY || written.has(i.position)) return false;
+    written.add(i.position); // the first `!unresolved` row of the position, no second
     return true;
   });
 }

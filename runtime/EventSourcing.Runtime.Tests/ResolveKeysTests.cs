@@ -18,7 +18,7 @@ public sealed class ResolveKeysTests
         namespace Inventory
         {
             public sealed class Stock { public int Sold { get; set; } }
-            public sealed class SkuProjection : IProjection<Stock>, IResolveKeys
+            public sealed class SkuProjection : IProjection<Stock>, IResolveKeys<Stock>
             {
                 public string? ResolveKey(Event e) => null;
                 public IReadOnlyList<string>? ResolveKeys(Event e) => e.EventType switch
@@ -31,6 +31,12 @@ public sealed class ResolveKeysTests
                     _ => null,
                 };
                 public Stock Apply(Stock s, Event e) { s.Sold++; return s; }
+                public Stock Apply(string key, Stock s, Event e)
+                {
+                    foreach (var l in e.Data.GetProperty("lines").EnumerateArray())
+                        if (l.GetProperty("sku").GetString() == key) s.Sold += l.GetProperty("qty").GetInt32();
+                    return s;
+                }
             }
         }
         """;
@@ -69,5 +75,28 @@ public sealed class ResolveKeysTests
         Assert.Equal("RESOLVE_FAILED", keys[1]!["error"]!["code"]!.GetValue<string>());
         Assert.Equal("KEY_TOO_LONG", keys[2]!["error"]!["code"]!.GetValue<string>());
         Assert.Equal(["s-9"], keys[3]!.AsArray().Select(k => k!.GetValue<string>()));
+    }
+
+    [Fact]
+    public void AGroupWithAKeyIsAppliedWithThatKeyAndWithoutOneAsBefore()
+    {
+        _host.CompileAndLoad("skus", [new SourceFile("Skus.cs", Source)]);
+        var order = Events.Make("OrderPlaced", new { lines = new[] { new { sku = "s-1", qty = 2 }, new { sku = "s-2", qty = 5 } } });
+        JsonObject Group(string? key)
+        {
+            var g = new JsonObject { ["state"] = null, ["events"] = Events.Array(order.DeepClone().AsObject()) };
+            if (key is not null) g["key"] = key;
+            return g;
+        }
+        var results = _host.Result("apply", new JsonObject
+        {
+            ["assemblyId"] = "skus",
+            ["className"] = Skus,
+            ["groups"] = new JsonArray(Group("s-1"), Group("s-2"), Group(null)),
+        })["results"]!.AsArray();
+        int Sold(int i) => JsonNode.Parse(results[i]!["states"]![0]!.GetValue<string>())!["sold"]!.GetValue<int>();
+        Assert.Equal(2, Sold(0));
+        Assert.Equal(5, Sold(1));
+        Assert.Equal(1, Sold(2)); // no key: the one-key Apply
     }
 }

@@ -19,10 +19,11 @@ namespace Escape
         IEnumerator IEnumerable.GetEnumerator() => GetEnumerator();
     }
 
-    public sealed class EscapeProjection : IProjection<EscapeState>, IResolveKeys
+    public sealed class EscapeProjection : IProjection<EscapeState>, IResolveKeys<EscapeState>
     {
         public string? ResolveKey(Event e) => null;
         public IReadOnlyList<string>? ResolveKeys(Event e) => new ShiftingKeys();
         public EscapeState Apply(EscapeState state, Event e) => throw new System.InvalidOperationException("contained");
+        public EscapeState Apply(string key, EscapeState state, Event e) => throw new System.InvalidOperationException("contained");
     }
 }

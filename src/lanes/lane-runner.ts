@@ -142,6 +142,8 @@ export class LaneRunner {
       result = await this.applier.apply(lane.tenantId, lane.versionId, version.className, {
         state: rawJsonOrNull(rec.state),
         events: events.map(toWireEvent),
+        // Which of its keys this lane is: a projection of several keys per event (IResolveKeys) applies with it.
+        key: lane.key,
         // A catch-up run notifies nothing, so it needs the last state only (each is still size-checked).
         lastStateOnly: events[events.length - 1].position <= version.targetPosition,
       });

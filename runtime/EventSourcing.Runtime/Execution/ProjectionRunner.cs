@@ -16,7 +16,9 @@ public sealed class ProjectionRunner<TProjection, TState> : RunnerBase<TState>, 
 
     protected override object NewInstance() => new TProjection();
 
-    protected override TState ApplyOne(object instance, TState state, Event e) => ((TProjection)instance).Apply(state, e);
+    /// <summary>A lane's group carries its key: an IResolveKeys projection is applied with it; others (and calls without a key) as before.</summary>
+    protected override TState ApplyOne(object instance, TState state, Event e, string? key) =>
+        key is not null && instance is IResolveKeys<TState> keyed ? keyed.Apply(key, state, e) : ((TProjection)instance).Apply(state, e);
 
     public void ResolveKeys(JsonElement events, Utf8JsonWriter writer, int maxKeyLength)
     {
@@ -47,7 +49,7 @@ public sealed class ProjectionRunner<TProjection, TState> : RunnerBase<TState>, 
             }
             try
             {
-                if (projection is IResolveKeys multi)
+                if (projection is IResolveKeys<TState> multi)
                 {
                     WriteKeys(w, CollectKeys(multi.ResolveKeys(e)), maxKeyLength);
                     continue;

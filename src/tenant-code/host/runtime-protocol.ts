@@ -84,6 +84,8 @@ export interface ApplyGroupPayload {
   events: WireEvent[];
   /** Only the state after the last applied event comes back (every state is still size-checked). */
   lastStateOnly?: boolean;
+  /** The lane's state key (projections): an IResolveKeys projection is applied with it; others ignore it. */
+  key?: string;
 }
 
 export type ApplyGroupResult =

@@ -4,6 +4,7 @@ import { ProjectionVersion } from '../store/projection-catalog.port';
 import { SqliteStore } from '../store/sqlite/sqlite-store';
 import { LaneRef, LaneScheduler } from './lane-scheduler.port';
 import { holdWhole, TenantRouter } from './tenant-router';
+import { LaneKeyCap } from './lane-key-cap';
 import { elapse, until as untilMet } from '../../test/support/wait';
 
 /**
@@ -11,7 +12,7 @@ import { elapse, until as untilMet } from '../../test/support/wait';
  * its data; a version's ResolveKey can be held until the test lets it answer).
  */
 describe('TenantRouter', () => {
-  async function setup(eventCount: number, versionIds: string[]) {
+  async function setup(eventCount: number, versionIds: string[], keysPerProjection = 0) {
     const store = new SqliteStore({ file: ':memory:' });
     await store.migrate();
     await store.tenants.createTenant({ tenantId: 't', name: 't', createdAt: 1 });
@@ -53,10 +54,20 @@ describe('TenantRouter', () => {
     const woken: LaneRef[] = [];
     const scheduler = { wakeMany: async (lanes: LaneRef[]) => void woken.push(...lanes) } as unknown as LaneScheduler;
     const gone: string[] = [];
-    const router = new TenantRouter('t', log, store.lanes, store.projections, runtime, scheduler, {
-      routed: () => undefined,
-      gone: (id) => void gone.push(id),
-    });
+    const keyCap = keysPerProjection ? new LaneKeyCap(store.lanes.inbox, { keysPerProjection: async () => keysPerProjection }) : undefined;
+    const router = new TenantRouter(
+      't',
+      log,
+      store.lanes,
+      store.projections,
+      runtime,
+      scheduler,
+      {
+        routed: () => undefined,
+        gone: (id) => void gone.push(id),
+      },
+      keyCap,
+    );
     const version = async (id: string) => (await store.projections.getVersion('t', id)) as ProjectionVersion;
     const routed = async (id: string) => (await version(id)).routedPosition;
     const until = async (ok: () => boolean | Promise<boolean>) => {
@@ -198,5 +209,28 @@ describe('TenantRouter', () => {
       { key: u, position: 2 },
       { key: 'd', position: 3 },
     ]);
+  });
+
+  it('counts each key of an event against keysPerProjection, and holds the event whole past it', async () => {
+    const { store, router, version, routed, until } = await setup(0, ['v1'], 2);
+    await store.events.appendMany(
+      [['a', 'b'], ['b', 'c'], ['a']].map((k, i) => ({
+        tenantId: 't',
+        aggregateId: `order-${i}`,
+        inferredType: 'order',
+        events: [{ eventType: 'E', data: JSON.stringify({ k }) }],
+      })),
+    );
+    router.add(await version('v1'));
+    await until(async () => (await routed('v1')) === 3);
+    const positions = async (key: string) =>
+      (await store.lanes.runs.laneWork({ tenantId: 't', versionId: 'v1', key }, 100))!.events.map((e) => e.position);
+    expect(await positions('a')).toEqual([1, 3]);
+    expect(await positions('b')).toEqual([1]); // event 2 is held whole: its new key c is past the limit of 2
+    expect(await positions('!unresolved')).toEqual([2]);
+    expect((await store.lanes.holds.getLane({ tenantId: 't', versionId: 'v1', key: '!unresolved' }))?.heldError).toContain('KEY_LIMIT');
+    expect(await store.lanes.inbox.keyCount({ tenantId: 't', versionId: 'v1' })).toBe(2);
+    await router.stop();
+    await store.close();
   });
 });

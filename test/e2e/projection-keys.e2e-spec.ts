@@ -6,7 +6,7 @@ import { elapse } from '../support/wait';
 /**
  * Issue 27, item 8: a projection whose events update several keys (IResolveKeys). Inventory per
  * SKU: an OrderPlaced of three lines updates three SKU keys, each key's lane in log order; an
- * event resolving to no key is skipped; a projection with only ResolveKey works as before beside it.
+ * event resolving to no key is skipped; each key's lane applies with its own key (Apply(key, state, e)).
  * Over HTTP, both stores.
  */
 jest.setTimeout(300_000);

@@ -1,4 +1,5 @@
 using System;
+using System.Collections.Generic;
 
 namespace EventSourcing
 {
@@ -26,6 +27,27 @@ namespace EventSourcing
 
         /// <summary>Returns the state of the key after <paramref name="e"/>. The first event of a key is applied to <c>new TState()</c>.</summary>
         TState Apply(TState state, Event e);
+    }
+
+    /// <summary>
+    /// Opt-in for a projection whose events may update several keys (one <c>OrderPlaced</c> → one key per SKU).
+    /// When an <see cref="IProjection{TState}"/> also implements it, its <see cref="ResolveKeys"/> is called instead of
+    /// <see cref="IProjection{TState}.ResolveKey"/> (which may then simply return <c>null</c>), the event goes to each
+    /// key's lane, in log order, and each lane calls <see cref="Apply(string, TState, Event)"/> with its own key
+    /// (the one-key <see cref="IProjection{TState}.Apply"/> is then not called by lanes). Projections without it are unchanged.
+    /// </summary>
+    /// <typeparam name="TState">The projection's state (the same as its <see cref="IProjection{TState}"/>'s).</typeparam>
+    public interface IResolveKeys<TState> where TState : new()
+    {
+        /// <summary>
+        /// The keys whose states <paramref name="e"/> updates (duplicates count once; at most 1,024), or <c>null</c> or
+        /// empty when the event is not this projection's. Each key follows the rule of a single key (at most 1,024
+        /// bytes, not <c>!unresolved</c>); one refused key holds the whole event in the projection's <c>!unresolved</c> lane.
+        /// </summary>
+        IReadOnlyList<string>? ResolveKeys(Event e);
+
+        /// <summary>Returns the state of <paramref name="key"/> after <paramref name="e"/> (the first event of a key is applied to <c>new TState()</c>).</summary>
+        TState Apply(string key, TState state, Event e);
     }
 
     /// <summary>Names the aggregate type a reducer handles, e.g. <c>[AggregateType("account")]</c>.</summary>

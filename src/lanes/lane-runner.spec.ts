@@ -196,3 +196,49 @@ describe('LaneRunner with a lease (several instances on BullMQ)', () => {
     await store.close();
   });
 });
+
+describe('LaneRunner and projections of several keys per event (IResolveKeys)', () => {
+  it('reroutes an !unresolved event to each of its keys, and applies each lane with its own key', async () => {
+    const store = new SqliteStore({ file: ':memory:' });
+    await store.migrate();
+    await store.tenants.createTenant({ tenantId: 't', name: 't', createdAt: 1 });
+    await store.events.appendMany(
+      [1, 2].map((i) => ({ tenantId: 't', aggregateId: `o-${i}`, inferredType: 'o', events: [{ eventType: 'E', data: '{}' }] })),
+    );
+    await store.projections.deploy({
+      tenantId: 't',
+      projectionId: 'p',
+      name: 'n',
+      version: { tenantId: 't', versionId: 'v', projectionId: 'p', className: 'C', targetPosition: 0, createdAt: 1 },
+    });
+    // Both events were held in !unresolved (a ResolveKeys that threw); the operator's retry runs that lane.
+    await store.lanes.inbox.route(
+      { tenantId: 't', versionId: 'v' },
+      [1, 2].map((position) => ({ key: '!unresolved', position })),
+      2,
+    );
+    const appliedKeys: (string | undefined)[] = [];
+    const runtime = {
+      resolveKeys: async () => [['a', 'b', 'a'], ['b']],
+      apply: async (_t: string, _v: string, _c: string, groups: { key?: string; events: unknown[] }[]) => {
+        appliedKeys.push(...groups.map((g) => g.key));
+        return groups.map((g) => ({ ok: true as const, states: g.events.map(() => JSON.stringify({ key: g.key })) }));
+      },
+    };
+    const runner = new LaneRunner(store.lanes, store.projections, runtime, { batch: 100, backoffMs: [10] });
+    const result = await runner.run({ tenantId: 't', versionId: 'v', key: '!unresolved' });
+    expect(result.status).toBe('idle');
+    expect(new Set(('wake' in result ? result.wake : [])?.map((l) => l.key))).toEqual(new Set(['a', 'b']));
+    const inbox = async (key: string) =>
+      (await store.lanes.runs.laneWork({ tenantId: 't', versionId: 'v', key }, 100))!.events.map((e) => e.position);
+    expect(await inbox('a')).toEqual([1]);
+    expect(await inbox('b')).toEqual([1, 2]);
+    expect(await runner.run({ tenantId: 't', versionId: 'v', key: 'b' })).toEqual({ status: 'idle' });
+    expect(appliedKeys).toEqual(['b']);
+    expect(await store.lanes.reads.getLane({ tenantId: 't', versionId: 'v', key: 'b' })).toMatchObject({
+      state: '{"key":"b"}',
+      appliedPosition: 2,
+    });
+    await store.close();
+  });
+});

@@ -17,7 +17,7 @@ import { endWith, Span } from '../observability/tracing/tracing';
 import { notificationTraceParent, startLaneRunSpan, startNotificationWriteSpan } from '../observability/tracing/spans';
 import { LaneKeyCap } from './lane-key-cap';
 import { LaneRef, LaneRunOutcome, LaneRunResult } from './lane-ref';
-import { keyProblem, keyProblemText, UNRESOLVED_KEY } from './state-key-rule';
+import { eventKeys, UNRESOLVED_KEY } from './state-key-rule';
 
 export interface LaneRunnerOptions {
   /** Events applied per run before giving other lanes a turn. */
@@ -142,6 +142,8 @@ export class LaneRunner {
       result = await this.applier.apply(lane.tenantId, lane.versionId, version.className, {
         state: rawJsonOrNull(rec.state),
         events: events.map(toWireEvent),
+        // Which of its keys this lane is: a projection of several keys per event (IResolveKeys) applies with it.
+        key: lane.key,
         // A catch-up run notifies nothing, so it needs the last state only (each is still size-checked).
         lastStateOnly: events[events.length - 1].position <= version.targetPosition,
       });
@@ -231,11 +233,13 @@ export class LaneRunner {
       return this.fail(lane, events[0].position, e instanceof HostCallError ? `${e.failure}: ${e.message}` : String(e));
     }
     // The same rules as routing: a thrown ResolveKey, or a key no lane can hold.
-    const bad = keys.findIndex((k) => k !== null && (typeof k === 'object' || keyProblem(k) !== null));
+    const answers = keys.map(eventKeys);
+    const bad = answers.findIndex((a) => 'error' in a);
     const good = bad === -1 ? events.length : bad;
-    let items = events
-      .slice(0, good)
-      .flatMap((e, i) => (typeof keys[i] === 'string' ? [{ key: keys[i] as string, position: e.position }] : []));
+    let items = events.slice(0, good).flatMap((e, i) => {
+      const a = answers[i];
+      return 'keys' in a ? a.keys.map((key) => ({ key, position: e.position })) : [];
+    });
     // The key limit as in routing: the events up to the first key past it go on; it and the rest stay held here.
     let capped: { error: string; position: number } | null = null;
     if (this.keyCap && items.length) {
@@ -253,9 +257,8 @@ export class LaneRunner {
     const handedOn = (outcome: LaneRunOutcome): LaneRunResult => (wake.length ? { ...outcome, wake } : outcome);
     if (capped) return handedOn(await this.hold(lane, capped.position, capped.error));
     if (bad !== -1) {
-      const k = keys[bad];
-      const why = typeof k === 'string' ? keyProblemText(keyProblem(k)!) : `${k!.error.code}: ${k!.error.message}`;
-      return handedOn(await this.fail(lane, events[bad].position, why));
+      const a = answers[bad];
+      return handedOn(await this.fail(lane, events[bad].position, 'error' in a ? a.error : ''));
     }
     return handedOn({ status: 'idle' });
   }

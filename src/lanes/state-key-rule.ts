@@ -1,4 +1,5 @@
 import { MAX_PATH_PARAM_BYTES } from '../common/url-limits';
+import { ResolvedKey } from '../tenant-code/host/runtime-protocol';
 
 /**
  * Where events go whose ResolveKey kept throwing (or gave a key the store cannot hold): a lane of
@@ -50,4 +51,30 @@ export function keyProblem(key: string): KeyProblem | null {
 /** The held lane's error text for a refused key: the code first, as for the host's own refusals. */
 export function keyProblemText(p: KeyProblem): string {
   return `${p.code}: ${p.message}`;
+}
+
+/**
+ * What one event's answer from resolveKeys means for routing: the keys it goes to (none: not this
+ * projection's event; several: an IResolveKeys projection, each distinct key once, in its order), or
+ * why it cannot be routed. All or nothing: one refused key of several holds the whole event in
+ * UNRESOLVED_KEY, so an operator's retry routes it again whole (never to some of its keys twice).
+ * `retryable`: a ResolveKey(s) that threw may pass next time; a refused key will be refused again.
+ */
+export type EventKeys = { keys: string[] } | { error: string; retryable: boolean };
+
+export function eventKeys(k: ResolvedKey): EventKeys {
+  if (k === null) return { keys: [] };
+  if (typeof k === 'string') {
+    const p = keyProblem(k);
+    return p ? { error: keyProblemText(p), retryable: false } : { keys: [k] };
+  }
+  if (Array.isArray(k)) {
+    const keys = [...new Set(k)];
+    for (const key of keys) {
+      const p = keyProblem(key);
+      if (p) return { error: keyProblemText(p), retryable: false };
+    }
+    return { keys };
+  }
+  return { error: `${k.error.code}: ${k.error.message}`, retryable: k.error.code !== 'KEY_TOO_LONG' };
 }

@@ -3,7 +3,8 @@ import { EventLog } from '../store/event-log.port';
 import { ProjectionVersion } from '../store/projection-catalog.port';
 import { SqliteStore } from '../store/sqlite/sqlite-store';
 import { LaneRef, LaneScheduler } from './lane-scheduler.port';
-import { TenantRouter } from './tenant-router';
+import { holdWhole, TenantRouter } from './tenant-router';
+import { LaneKeyCap } from './lane-key-cap';
 import { elapse, until as untilMet } from '../../test/support/wait';
 
 /**
@@ -11,7 +12,7 @@ import { elapse, until as untilMet } from '../../test/support/wait';
  * its data; a version's ResolveKey can be held until the test lets it answer).
  */
 describe('TenantRouter', () => {
-  async function setup(eventCount: number, versionIds: string[]) {
+  async function setup(eventCount: number, versionIds: string[], keysPerProjection = 0) {
     const store = new SqliteStore({ file: ':memory:' });
     await store.migrate();
     await store.tenants.createTenant({ tenantId: 't', name: 't', createdAt: 1 });
@@ -47,16 +48,26 @@ describe('TenantRouter', () => {
       resolveKeys: async (_t: string, versionId: string, _c: string, events: { eventId: string; data: RawJson }[]) => {
         if (held.has(versionId)) await new Promise<void>((r) => waiting.push(r));
         resolved.push({ versionId, eventIds: events.map((e) => e.eventId) });
-        return events.map((e) => JSON.parse(e.data.text).k as string);
+        return events.map((e) => JSON.parse(e.data.text).k as string | string[] | null);
       },
     };
     const woken: LaneRef[] = [];
     const scheduler = { wakeMany: async (lanes: LaneRef[]) => void woken.push(...lanes) } as unknown as LaneScheduler;
     const gone: string[] = [];
-    const router = new TenantRouter('t', log, store.lanes, store.projections, runtime, scheduler, {
-      routed: () => undefined,
-      gone: (id) => void gone.push(id),
-    });
+    const keyCap = keysPerProjection ? new LaneKeyCap(store.lanes.inbox, { keysPerProjection: async () => keysPerProjection }) : undefined;
+    const router = new TenantRouter(
+      't',
+      log,
+      store.lanes,
+      store.projections,
+      runtime,
+      scheduler,
+      {
+        routed: () => undefined,
+        gone: (id) => void gone.push(id),
+      },
+      keyCap,
+    );
     const version = async (id: string) => (await store.projections.getVersion('t', id)) as ProjectionVersion;
     const routed = async (id: string) => (await version(id)).routedPosition;
     const until = async (ok: () => boolean | Promise<boolean>) => {
@@ -154,6 +165,71 @@ describe('TenantRouter', () => {
     held.clear();
     release();
     await until(async () => (await routed('new')) === 1201);
+    await router.stop();
+    await store.close();
+  });
+
+  it("hands an event of several keys to each key's lane in order, and skips an event of none", async () => {
+    const { store, router, woken, version, routed, until } = await setup(0, ['v1']);
+    await store.events.appendMany(
+      [['s-1', 's-2', 's-3'], [], null, ['s-2', 's-2'], 'solo', ['s-3', '!unresolved']].map((k, i) => ({
+        tenantId: 't',
+        aggregateId: `order-${i}`,
+        inferredType: 'order',
+        events: [{ eventType: 'E', data: JSON.stringify({ k }) }],
+      })),
+    );
+    router.add(await version('v1'));
+    await until(async () => (await routed('v1')) === 6);
+    const positions = async (key: string) =>
+      (await store.lanes.runs.laneWork({ tenantId: 't', versionId: 'v1', key }, 100))!.events.map((e) => e.position);
+    expect(await positions('s-1')).toEqual([1]);
+    expect(await positions('s-2')).toEqual([1, 4]); // a key twice in one event: once
+    expect(await positions('s-3')).toEqual([1]); // not 6: that event holds whole in !unresolved
+    expect(await positions('solo')).toEqual([5]);
+    expect(await positions('!unresolved')).toEqual([6]);
+    expect((await store.lanes.holds.getLane({ tenantId: 't', versionId: 'v1', key: '!unresolved' }))?.heldError).toContain('INVALID_KEY');
+    expect(new Set(woken.map((l) => l.key))).toEqual(new Set(['s-1', 's-2', 's-3', 'solo']));
+    await router.stop();
+    await store.close();
+  });
+
+  it('holds an event whole when the key limit sends one of its keys to !unresolved', () => {
+    const u = '!unresolved';
+    expect(
+      holdWhole([
+        { key: 'a', position: 1 },
+        { key: u, position: 2 },
+        { key: 'c', position: 2 },
+        { key: u, position: 2 },
+        { key: 'd', position: 3 },
+      ]),
+    ).toEqual([
+      { key: 'a', position: 1 },
+      { key: u, position: 2 },
+      { key: 'd', position: 3 },
+    ]);
+  });
+
+  it('counts each key of an event against keysPerProjection, and holds the event whole past it', async () => {
+    const { store, router, version, routed, until } = await setup(0, ['v1'], 2);
+    await store.events.appendMany(
+      [['a', 'b'], ['b', 'c'], ['a']].map((k, i) => ({
+        tenantId: 't',
+        aggregateId: `order-${i}`,
+        inferredType: 'order',
+        events: [{ eventType: 'E', data: JSON.stringify({ k }) }],
+      })),
+    );
+    router.add(await version('v1'));
+    await until(async () => (await routed('v1')) === 3);
+    const positions = async (key: string) =>
+      (await store.lanes.runs.laneWork({ tenantId: 't', versionId: 'v1', key }, 100))!.events.map((e) => e.position);
+    expect(await positions('a')).toEqual([1, 3]);
+    expect(await positions('b')).toEqual([1]); // event 2 is held whole: its new key c is past the limit of 2
+    expect(await positions('!unresolved')).toEqual([2]);
+    expect((await store.lanes.holds.getLane({ tenantId: 't', versionId: 'v1', key: '!unresolved' }))?.heldError).toContain('KEY_LIMIT');
+    expect(await store.lanes.inbox.keyCount({ tenantId: 't', versionId: 'v1' })).toBe(2);
     await router.stop();
     await store.close();
   });

@@ -13,11 +13,28 @@ import { endWith } from '../observability/tracing/tracing';
 import { startRouteSpan } from '../observability/tracing/spans';
 import { LaneKeyCap } from './lane-key-cap';
 import { LaneScheduler } from './lane-scheduler.port';
-import { keyProblem, keyProblemText, UNRESOLVED_KEY } from './state-key-rule';
+import { eventKeys, UNRESOLVED_KEY } from './state-key-rule';
 
 /** A ResolveKey that threw may be retried; a key refused for its length will be refused again. */
 function mayPassOnRetry(k: ResolvedKey): boolean {
-  return k !== null && typeof k === 'object' && k.error.code !== 'KEY_TOO_LONG';
+  const r = eventKeys(k);
+  return 'error' in r && r.retryable;
+}
+
+/**
+ * An event of several keys (IResolveKeys) of which one went to `!unresolved` (the key limit) goes
+ * there whole, once: none of its keys' lanes gets it, so the operator's retry routes it to all of them.
+ */
+export function holdWhole(items: InboxItem[]): InboxItem[] {
+  const held = new Set(items.filter((i) => i.key === UNRESOLVED_KEY).map((i) => i.position));
+  if (held.size === 0) return items;
+  const written = new Set<number>();
+  return items.filter((i) => {
+    if (!held.has(i.position)) return true;
+    if (i.key !== UNRESOLVED_KEY || written.has(i.position)) return false;
+    written.add(i.position); // the first `!unresolved` row of the position, no second
+    return true;
+  });
 }
 
 const ROUTE_BATCH = 500;
@@ -220,7 +237,7 @@ export class TenantRouter {
     const firstUnresolved = items.find((i) => i.key === UNRESOLVED_KEY);
     if (capped.refused && (!firstUnresolved || capped.refused.position < firstUnresolved.position))
       this.resolveErrors.set(versionId, capped.refused.error);
-    return capped.items;
+    return holdWhole(capped.items);
   }
 
   private gone(versionId: string): void {
@@ -251,17 +268,13 @@ export class TenantRouter {
       }
       const items: InboxItem[] = [];
       keys.forEach((k, i) => {
-        if (k === null) return;
-        if (typeof k === 'string') {
-          const refused = keyProblem(k);
-          if (refused === null) {
-            items.push({ key: k, position: events[i].position });
-            return;
-          }
-          this.resolveErrors.set(versionId, keyProblemText(refused));
-        } else {
-          this.resolveErrors.set(versionId, `${k.error.code}: ${k.error.message}`);
+        const r = eventKeys(k);
+        if ('keys' in r) {
+          // Several keys (IResolveKeys): the event goes to each key's lane; none: it is skipped.
+          for (const key of r.keys) items.push({ key, position: events[i].position });
+          return;
         }
+        this.resolveErrors.set(versionId, r.error);
         items.push({ key: UNRESOLVED_KEY, position: events[i].position });
       });
       return items;

@@ -181,6 +181,14 @@ describe('the runtime bridge over the real .NET host', () => {
           (e: HostCallError) => e.failure,
         )
         .finally(() => clearInterval(ticker));
+      // A projection's keys are tenant code too (IResolveKeys hands the host its own list): contained the same way.
+      if (r.discovered[0].kind === 'projection') {
+        const resolved = await pool.resolveKeys(tenant, 'evil', cls, [wireEvent('x-2', 'Anything', { n: 1 })]).then(
+          ([k]) => (k !== null && typeof k === 'object' && !Array.isArray(k) ? k.error.code : 'returned'),
+          (e: HostCallError) => e.failure,
+        );
+        expect(['TIMEOUT', 'CRASHED', 'RESOLVE_FAILED']).toContain(resolved);
+      }
       expect(maxLag).toBeLessThan(250);
       // Contained: the call failed (deadline, crash, a caught exception or a refused state), within the deadline plus restart slack.
       expect(['TIMEOUT', 'CRASHED', 'APPLY_FAILED', 'STATE_SERIALIZATION_FAILED']).toContain(outcome);

@@ -16,7 +16,9 @@ public sealed class ProjectionRunner<TProjection, TState> : RunnerBase<TState>, 
 
     protected override object NewInstance() => new TProjection();
 
-    protected override TState ApplyOne(object instance, TState state, Event e) => ((TProjection)instance).Apply(state, e);
+    /// <summary>A lane's group carries its key: an IResolveKeys projection is applied with it; others (and calls without a key) as before.</summary>
+    protected override TState ApplyOne(object instance, TState state, Event e, string? key) =>
+        key is not null && instance is IResolveKeys<TState> keyed ? keyed.Apply(key, state, e) : ((TProjection)instance).Apply(state, e);
 
     public void ResolveKeys(JsonElement events, Utf8JsonWriter writer, int maxKeyLength)
     {
@@ -47,6 +49,11 @@ public sealed class ProjectionRunner<TProjection, TState> : RunnerBase<TState>, 
             }
             try
             {
+                if (projection is IResolveKeys<TState> multi)
+                {
+                    WriteKeys(w, CollectKeys(multi.ResolveKeys(e)), maxKeyLength);
+                    continue;
+                }
                 var key = projection.ResolveKey(e);
                 if (key is null) w.WriteNullValue();
                 else if (key.Length <= maxKeyLength) w.WriteStringValue(key);
@@ -69,4 +76,40 @@ public sealed class ProjectionRunner<TProjection, TState> : RunnerBase<TState>, 
         }
         return oom;
     }
+
+    /// <summary>
+    /// Copies what ResolveKeys returned (tenant code: its list may be any IReadOnlyList) before anything is written,
+    /// so a throw midway leaves no half-written array: null or empty → no keys; past MaxKeysPerEvent or a null key throws.
+    /// </summary>
+    static string[] CollectKeys(IReadOnlyList<string>? keys)
+    {
+        if (keys is null) return [];
+        var count = keys.Count;
+        if (count > MaxKeysPerEvent)
+            throw new InvalidOperationException($"ResolveKeys returned {count:N0} keys for one event; the limit is {MaxKeysPerEvent:N0}");
+        if (count < 0) throw new InvalidOperationException("ResolveKeys returned a list with a negative Count");
+        var copy = new string[count];
+        for (var i = 0; i < count; i++)
+            copy[i] = keys[i] ?? throw new InvalidOperationException($"ResolveKeys returned a null key (at index {i})");
+        return copy;
+    }
+
+    /// <summary>The keys as a JSON array, or, if one is longer than maxKeyLength, the event's KEY_TOO_LONG error instead.</summary>
+    static void WriteKeys(Utf8JsonWriter w, string[] keys, int maxKeyLength)
+    {
+        foreach (var key in keys)
+        {
+            if (key.Length <= maxKeyLength) continue;
+            w.WriteStartObject();
+            WriteLimitError(w, ErrorCodes.KeyTooLong, $"ResolveKeys returned a key of {key.Length:N0} characters; the limit is {maxKeyLength:N0}", maxKeyLength);
+            w.WriteEndObject();
+            return;
+        }
+        w.WriteStartArray();
+        foreach (var key in keys) w.WriteStringValue(key);
+        w.WriteEndArray();
+    }
+
+    /// <summary>The most keys one event may resolve to (IResolveKeys); more answers RESOLVE_FAILED.</summary>
+    const int MaxKeysPerEvent = 1024;
 }

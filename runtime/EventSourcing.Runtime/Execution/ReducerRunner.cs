@@ -16,7 +16,7 @@ public sealed class ReducerRunner<TReducer, TState> : RunnerBase<TState>, IRunne
 
     protected override object NewInstance() => new TReducer();
 
-    protected override TState ApplyOne(object instance, TState state, Event e) => ((TReducer)instance).Apply(state, e);
+    protected override TState ApplyOne(object instance, TState state, Event e, string? key) => ((TReducer)instance).Apply(state, e);
 
     public void ResolveKeys(JsonElement events, Utf8JsonWriter writer, int maxKeyLength) =>
         throw new ProtocolException(ErrorCodes.NotAProjection, $"{typeof(TReducer).FullName} is a reducer; resolveKeys needs an IProjection<TState>");

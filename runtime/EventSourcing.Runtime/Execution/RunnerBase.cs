@@ -24,7 +24,8 @@ public abstract class RunnerBase<TState> where TState : new()
 
     public Type StateType => typeof(TState);
 
-    protected abstract TState ApplyOne(object instance, TState state, Event e);
+    /// <summary>One event's Apply; <paramref name="key"/>: the lane's key when the call names it (projections), else null.</summary>
+    protected abstract TState ApplyOne(object instance, TState state, Event e, string? key);
     protected abstract object NewInstance();
 
     public void ApplyGroup(JsonElement stateElement, JsonElement events, Utf8JsonWriter w, ApplyOptions options)
@@ -98,7 +99,7 @@ public abstract class RunnerBase<TState> where TState : new()
             }
             try
             {
-                state = ApplyOne(instance, state, e);
+                state = ApplyOne(instance, state, e, options.Key);
                 if (state is null) throw new InvalidOperationException("Apply returned null");
             }
             catch (Exception ex)

@@ -317,7 +317,8 @@ public sealed class RequestDispatcher
             group.TryGetProperty("state"u8, out var state);
             var events = Required(group, "events", JsonValueKind.Array);
             var lastOnly = group.TryGetProperty("lastStateOnly"u8, out var l) && l.ValueKind == JsonValueKind.True;
-            runner.ApplyGroup(state, events, w, new ApplyOptions(maxStateBytes, lastOnly, maxResultBytes));
+            var key = group.TryGetProperty("key"u8, out var k) && k.ValueKind == JsonValueKind.String ? k.GetString() : null;
+            runner.ApplyGroup(state, events, w, new ApplyOptions(maxStateBytes, lastOnly, maxResultBytes, key));
         }
         w.WriteEndArray();
     }

@@ -84,13 +84,16 @@ export interface ApplyGroupPayload {
   events: WireEvent[];
   /** Only the state after the last applied event comes back (every state is still size-checked). */
   lastStateOnly?: boolean;
+  /** The lane's state key (projections): an IResolveKeys projection is applied with it; others ignore it. */
+  key?: string;
 }
 
 export type ApplyGroupResult =
   /** truncated: the response reached maxResultBytes; only the first states.length events were applied. */
   { ok: true; states: string[]; truncated?: true } | { ok: false; failedIndex: number; states: string[]; error: ItemError };
 
-export type ResolvedKey = string | null | { error: ItemError };
+/** One event's key: one (ResolveKey), several (IResolveKeys: an array, maybe empty), none (null), or why not. */
+export type ResolvedKey = string | string[] | null | { error: ItemError };
 
 export interface ApplyRequest {
   assemblyId: string;

@@ -15,8 +15,8 @@ public class TestKitTests
 
     public TestKitTests()
     {
-        var path = Path.Combine(Repo.Runtime, "EventSourcing.Runtime.Tests", "KitFixtures", "KitLedger.cs");
-        _host.CompileAndLoad("kit", new[] { new SourceFile("KitLedger.cs", File.ReadAllText(path)) });
+        var dir = Path.Combine(Repo.Runtime, "EventSourcing.Runtime.Tests", "KitFixtures");
+        _host.CompileAndLoad("kit", Directory.GetFiles(dir, "*.cs").Order(StringComparer.Ordinal).Select(f => new SourceFile(Path.GetFileName(f), File.ReadAllText(f))));
     }
 
     static readonly object[] Data =

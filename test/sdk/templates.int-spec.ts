@@ -93,8 +93,11 @@ describe('the templates against the packed SDK packages', () => {
   afterAll(() => {
     fs.rmSync(tmp, { recursive: true, force: true });
     const cache = process.env.NUGET_PACKAGES ?? path.join(os.homedir(), '.nuget', 'packages');
-    for (const id of ['eventsourcing.sdk', 'eventsourcing.sdk.testing'])
+    for (const id of ['eventsourcing.sdk', 'eventsourcing.sdk.testing']) {
       fs.rmSync(path.join(cache, id, version), { recursive: true, force: true });
+      const folder = path.join(cache, id);
+      if (fs.existsSync(folder) && fs.readdirSync(folder).length === 0) fs.rmdirSync(folder);
+    }
   });
 
   it.each(TEMPLATES)('$shortName: instantiates, passes its own tests, and zips sources the host compiles', async (t) => {

@@ -1,0 +1,3 @@
+namespace EventSourcing.Runtime.Tests.KitFixtures;
+
+public sealed record Entry(decimal Amount, string Note);

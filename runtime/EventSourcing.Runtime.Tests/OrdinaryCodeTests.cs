@@ -1,0 +1,73 @@
+using System.Text.Json.Nodes;
+using EventSourcing.Runtime.Compilation;
+using EventSourcing.Runtime.Host;
+
+namespace EventSourcing.Runtime.Tests;
+
+/// <summary>
+/// Issue 27 item 5 (no false refusals): ordinary code that builds and runs locally compiles and runs here too. Each
+/// allowance has escape-corpus cases (runtime/escape-corpus/activator-*.cs) showing it carries no state.
+/// </summary>
+public class OrdinaryCodeTests
+{
+    readonly InProcessHost _host = new(HostMode.Exec | HostMode.Compile);
+
+    static string Reducer(string members, string apply) => $$"""
+        using System;
+        using System.Collections.Generic;
+        using EventSourcing;
+
+        namespace Ordinary
+        {
+            public sealed class Counter { public int Value { get; set; } public string Text { get; set; } = ""; }
+            public sealed class Made { public int Hits { get; set; } = 7; }
+            public struct Pair { public int A; public int B; }
+            {{members}}
+
+            public sealed class CounterReducer : IReducer<Counter>
+            {
+                public Counter Apply(Counter state, Event e)
+                {
+                    {{apply}}
+                    return state;
+                }
+            }
+        }
+        """;
+
+    JsonNode Run(string members, string apply)
+    {
+        _host.CompileAndLoad("ordinary", new[] { new SourceFile("Ordinary.cs", Reducer(members, apply)) });
+        var r = _host.Apply("ordinary", "Ordinary.CounterReducer", (null, Events.Array(Events.Make("Ticked", new { }), Events.Make("Ticked", new { })))).Single()!;
+        Assert.True(r["ok"]!.GetValue<bool>(), r.ToJsonString());
+        return r["states"]![1]!;
+    }
+
+    [Theory]
+    [InlineData("generic method", "static class Factory { public static T Make<T>() where T : new() => new T(); }", "state.Value += Factory.Make<Made>().Hits;")]
+    [InlineData("generic type", "sealed class Pool<T> where T : new() { public T Fresh() => new T(); }", "state.Value += new Pool<Made>().Fresh().Hits;")]
+    [InlineData("struct constraint", "static class Factory { public static T Make<T>() where T : struct => new T(); }", "state.Value += Factory.Make<Pair>().A + 7;")]
+    [InlineData("in a lambda", "static class Factory { public static T Make<T>() where T : new() { Func<T> f = () => new T(); return f(); } }", "state.Value += Factory.Make<Made>().Hits;")]
+    [InlineData("in a local function", "static class Factory { public static T Make<T>() where T : new() { return L(); static T L() => new T(); } }", "state.Value += Factory.Make<Made>().Hits;")]
+    [InlineData("in an iterator", "static class Factory { public static IEnumerable<T> Many<T>(int n) where T : new() { for (var i = 0; i < n; i++) yield return new T(); } }", "foreach (var m in Factory.Many<Made>(1)) state.Value += m.Hits;")]
+    [InlineData("nested in a generic type", "sealed class Outer<T> where T : new() { public sealed class Inner { public T Fresh() => new T(); } }", "state.Value += new Outer<Made>.Inner().Fresh().Hits;")]
+    [InlineData("a framework type", "static class Factory { public static T Make<T>() where T : new() => new T(); }", "state.Value += Factory.Make<List<int>>().Count + 7;")]
+    public void NewTUnderANewConstraintCompilesAndRuns(string shape, string members, string apply)
+    {
+        var state = Run(members, apply);
+        Assert.True(state["value"]!.GetValue<int>() == 14, $"{shape}: {state.ToJsonString()}");
+    }
+
+    [Theory]
+    [InlineData("a concrete type", "_ = Activator.CreateInstance<Made>();")]
+    [InlineData("by Type", "_ = Activator.CreateInstance(typeof(Made));")]
+    [InlineData("an unconstrained parameter", "_ = Make<Made>(); static T Make<T>() => Activator.CreateInstance<T>();")]
+    [InlineData("a class-constrained parameter", "_ = Make<Made>(); static T Make<T>() where T : class => Activator.CreateInstance<T>();")]
+    [InlineData("as a delegate", "_ = Make<Made>(); static T Make<T>() where T : new() { Func<T> f = Activator.CreateInstance<T>; return f(); }")]
+    public void ActivatorByHandStaysRefused(string shape, string apply)
+    {
+        var result = _host.Compile("Ordinary.cs", Reducer("", apply));
+        Assert.False(result["ok"]!.GetValue<bool>(), shape);
+        Assert.Contains("forbidden API: System.Activator.CreateInstance", result["compilationError"]!.GetValue<string>());
+    }
+}

@@ -61,21 +61,7 @@ internal sealed partial class AssemblyWalker
             CheckDerivation(th, type, typeName);
             CheckGenericStatics(type, typeName);
 
-            foreach (var fh in type.GetFields())
-            {
-                var field = _md.GetFieldDefinition(fh);
-                if ((field.Attributes & FieldAttributes.Static) == 0 || (field.Attributes & FieldAttributes.Literal) != 0) continue;
-                if (_patterns.TrustedStaticField(fh) is not null) continue; // constant data, lambda singletons, delegate caches
-                var fieldName = DisplayFieldName(_md.GetString(field.Name));
-                if ((field.Attributes & FieldAttributes.InitOnly) == 0)
-                {
-                    Report("ES0002", $"forbidden construct: static mutable field {typeName}.{fieldName} (state shared across calls is not allowed; use const, static readonly of an immutable primitive type, or an instance field)", default, -1, null);
-                    continue;
-                }
-                var fieldType = field.DecodeSignature(new SignatureProviders.FieldTypeClassifier(_md), null);
-                if (!fieldType)
-                    Report("ES0002", $"forbidden construct: static readonly field {typeName}.{fieldName} of a mutable/reference type (state shared across calls is not allowed; only primitives, string, decimal, enums, DateTime(Offset), TimeSpan, Guid may be static readonly)", default, -1, null);
-            }
+            CheckStaticFields(th, type, typeName);
         }
     }
 

@@ -14,7 +14,11 @@ public class OrdinaryCodeTests
 
     static string Reducer(string members, string apply) => $$"""
         using System;
+        using System.Collections.Frozen;
         using System.Collections.Generic;
+        using System.Collections.Immutable;
+        using System.Linq;
+        using System.Text.RegularExpressions;
         using EventSourcing;
 
         namespace Ordinary
@@ -69,5 +73,38 @@ public class OrdinaryCodeTests
         var result = _host.Compile("Ordinary.cs", Reducer("", apply));
         Assert.False(result["ok"]!.GetValue<bool>(), shape);
         Assert.Contains("forbidden API: System.Activator.CreateInstance", result["compilationError"]!.GetValue<string>());
+    }
+
+    [Theory]
+    [InlineData("Regex", "static readonly Regex Digits = new(\"[0-9]+\");", "state.Value += Digits.Match(\"ab7\").Value == \"7\" ? 7 : 0;")]
+    [InlineData("ImmutableArray<string>", "static readonly ImmutableArray<string> Names = ImmutableArray.Create(\"a\", \"bb\");", "state.Value += Names.Sum(n => n.Length) * 7 / 3;")]
+    [InlineData("ImmutableList<ImmutableArray<int>>", "static readonly ImmutableList<ImmutableArray<int>> Rows = ImmutableList.Create(ImmutableArray.Create(3, 4));", "state.Value += Rows[0].Sum();")]
+    [InlineData("FrozenDictionary<string, int>", "static readonly FrozenDictionary<string, int> Prices = new Dictionary<string, int> { [\"a\"] = 7 }.ToFrozenDictionary(StringComparer.OrdinalIgnoreCase);", "state.Value += Prices[\"A\"];")]
+    [InlineData("FrozenSet<string>", "static readonly FrozenSet<string> Known = new[] { \"x\" }.ToFrozenSet();", "state.Value += Known.Contains(\"x\") ? 7 : 0;")]
+    [InlineData("ImmutableSortedDictionary<int, string>", "static readonly ImmutableSortedDictionary<int, string> Names = ImmutableSortedDictionary.Create<int, string>().Add(7, \"seven\");", "state.Value += Names.Keys.First();")]
+    [InlineData("an enum-keyed ImmutableDictionary", "enum Kind { A } static readonly ImmutableDictionary<Kind, decimal> Rates = ImmutableDictionary<Kind, decimal>.Empty.Add(Kind.A, 7m);", "state.Value += (int)Rates[Kind.A];")]
+    public void StaticReadonlyImmutableFieldsCompileAndRun(string type, string field, string apply)
+    {
+        var state = Run($"static class Holder {{ {field.Replace("static readonly", "public static readonly")} }}".Replace("enum Kind", "public enum Kind"),
+            apply.Replace("Digits", "Holder.Digits").Replace("Names", "Holder.Names").Replace("Rows", "Holder.Rows").Replace("Prices", "Holder.Prices")
+                 .Replace("Known", "Holder.Known").Replace("Rates", "Holder.Rates").Replace("Kind.A", "Holder.Kind.A"));
+        Assert.True(state["value"]!.GetValue<int>() == 14, $"{type}: {state.ToJsonString()}");
+    }
+
+    [Theory]
+    [InlineData("List<int>", "public static readonly List<int> Seen = new();", 16)]
+    [InlineData("ImmutableArray<List<int>>", "public static readonly ImmutableArray<List<int>> Seen = ImmutableArray.Create(new List<int>());", 16)]
+    [InlineData("ImmutableArray<object>", "public static readonly ImmutableArray<object> Seen = ImmutableArray.Create<object>(new List<int>());", 16)]
+    [InlineData("an auto-property", "public static ImmutableArray<int[]> Seen { get; } = ImmutableArray.Create<int[]>(new int[1]);", 16)]
+    [InlineData("a static mutable field", "public static int Seen;", 16)]
+    public void RefusedStaticFieldsAreReportedAtTheirDeclaration(string type, string field, int line)
+    {
+        var source = Reducer($"public static class Holder\n{{\n{field}\n}}", "");
+        var result = _host.Compile("src/Ordinary.cs", source);
+        Assert.False(result["ok"]!.GetValue<bool>(), type);
+        var es0002 = result["diagnostics"]!.AsArray().SingleOrDefault(d => d!["id"]!.GetValue<string>() == "ES0002");
+        Assert.True(es0002 is not null, $"{type}: {result["compilationError"]}");
+        Assert.Equal("src/Ordinary.cs", es0002!["path"]!.GetValue<string>());
+        Assert.True(es0002["line"]!.GetValue<int>() == line, $"{type}: {es0002.ToJsonString()}\n{source}");
     }
 }

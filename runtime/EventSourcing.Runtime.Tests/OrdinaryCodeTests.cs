@@ -107,4 +107,22 @@ public class OrdinaryCodeTests
         Assert.Equal("src/Ordinary.cs", es0002!["path"]!.GetValue<string>());
         Assert.True(es0002["line"]!.GetValue<int>() == line, $"{type}: {es0002.ToJsonString()}\n{source}");
     }
+
+    [Fact]
+    public void Sha256HashDataCompilesAndRunsDeterministically()
+    {
+        var state = Run("", "var h = System.Security.Cryptography.SHA256.HashData(System.Text.Encoding.UTF8.GetBytes(\"abc\")); state.Text = Convert.ToHexString(h); state.Value += 7;");
+        Assert.Equal("BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD", state["text"]!.GetValue<string>());
+    }
+
+    [Theory]
+    [InlineData("an instance", "using var sha = System.Security.Cryptography.SHA256.Create(); _ = sha.ComputeHash(new byte[1]);", "System.Security.Cryptography.SHA256.Create")]
+    [InlineData("another algorithm", "_ = System.Security.Cryptography.SHA512.HashData(new byte[1]);", "System.Security.Cryptography.SHA512")]
+    [InlineData("incremental", "using var h = System.Security.Cryptography.IncrementalHash.CreateHash(System.Security.Cryptography.HashAlgorithmName.SHA256);", "System.Security.Cryptography.IncrementalHash")]
+    public void OtherCryptographyStaysRefused(string shape, string apply, string refused)
+    {
+        var result = _host.Compile("Ordinary.cs", Reducer("", apply));
+        Assert.False(result["ok"]!.GetValue<bool>(), shape);
+        Assert.Contains("forbidden API: " + refused, result["compilationError"]!.GetValue<string>());
+    }
 }

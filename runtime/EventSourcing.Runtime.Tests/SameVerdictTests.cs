@@ -126,7 +126,7 @@ public class SameVerdictTests
                      "System.Runtime.CompilerServices.SwitchExpressionException", "System.Runtime.CompilerServices.ITuple", "System.Runtime.CompilerServices.IsExternalInit",
                      "System.Runtime.CompilerServices.IsVolatile", "System.Runtime.CompilerServices.IsConst", "System.Runtime.CompilerServices.RuntimeFeature",
                      "System.Runtime.CompilerServices.InternalsVisibleToAttribute", "System.Type", "System.Reflection.MemberInfo", "System.Reflection.DefaultMemberAttribute", "System.Delegate",
-                     "System.RuntimeTypeHandle", "System.RuntimeFieldHandle", "System.Environment", "System.Runtime.CompilerServices.RuntimeHelpers", "System.Activator",
+                     "System.RuntimeTypeHandle", "System.RuntimeFieldHandle", "System.Environment", "System.Runtime.CompilerServices.RuntimeHelpers", "System.Activator", "System.Security.Cryptography.SHA256",
                  })
             p.Add(Type(t, null));
         p.Add(new("type:System.Runtime.InteropServices.OptionalAttribute", "_ = typeof(System.Runtime.InteropServices.OptionalAttribute).Name;",
@@ -218,6 +218,8 @@ public class SameVerdictTests
         p.Add(Allowed("only-members:System.Runtime.CompilerServices.RuntimeHelpers", "_ = System.Runtime.CompilerServices.RuntimeHelpers.GetHashCode(new object()) + (System.Runtime.CompilerServices.RuntimeHelpers.IsReferenceOrContainsReferences<int>() ? 1 : 0);"));
         p.Add(new("only-members:System.Runtime.CompilerServices.RuntimeHelpers", "_ = System.Runtime.CompilerServices.RuntimeHelpers.GetUninitializedObject(typeof(object));", "GetUninitializedObject"));
         p.Add(new("only-members:System.Environment", "_ = System.Environment.ProcessorCount;", "System.Environment.ProcessorCount"));
+        p.Add(Allowed("only-members:System.Security.Cryptography.SHA256", "System.Span<byte> h = stackalloc byte[32]; _ = System.Security.Cryptography.SHA256.HashData(new byte[] { 1 }).Length + System.Security.Cryptography.SHA256.HashData(\"a\"u8, h) + (System.Security.Cryptography.SHA256.TryHashData(\"a\"u8, h, out var n) ? n : 0);"));
+        p.Add(new("only-members:System.Security.Cryptography.SHA256", "using var s = System.Security.Cryptography.SHA256.Create();", "System.Security.Cryptography.SHA256.Create"));
         p.Add(new("only-members:System.Activator", "_ = System.Activator.CreateInstanceFrom(\"a.dll\", \"T\");", "System.Activator.CreateInstanceFrom"));
         p.Add(new("only-members:System.Environment", "_ = System.Environment.GetEnvironmentVariable(\"HOME\");", "System.Environment.GetEnvironmentVariable"));
 

@@ -81,6 +81,9 @@ public static class ApiPolicy
         ["System.Diagnostics.StackTraceHiddenAttribute"] = ApiVerdict.Allow,
         ["System.Diagnostics.UnreachableException"] = ApiVerdict.Allow,
         ["System.Diagnostics.Stopwatch"] = ApiVerdict.Deny(NonDeterministic),
+        // Deterministic hashing: the static one-shot SHA256.HashData/TryHashData (members restricted below) keep no state;
+        // an instance (SHA256.Create(): a native handle, incremental state) and the rest of System.Security stay refused.
+        ["System.Security.Cryptography.SHA256"] = ApiVerdict.Allow,
         ["System.Diagnostics.Process"] = ApiVerdict.Deny("starting or inspecting processes is not allowed"),
         ["System.Diagnostics.ProcessStartInfo"] = ApiVerdict.Deny("starting or inspecting processes is not allowed"),
 
@@ -289,6 +292,8 @@ public static class ApiPolicy
         }, "runtime helpers are not allowed"),
         ["System.Environment"] = (new HashSet<string>(StringComparer.Ordinal), "environment access is not allowed"),
         ["System.Activator"] = (new HashSet<string>(StringComparer.Ordinal), Reflection),
+        ["System.Security.Cryptography.SHA256"] = (new HashSet<string>(StringComparer.Ordinal) { "HashData", "TryHashData" },
+            "security APIs are not allowed (only the static one-shot SHA256.HashData/TryHashData over bytes or spans)"),
         // Value/ToIntPtr give the address of runtime data; FromIntPtr turns any number into a handle that
         // RuntimeHelpers.CreateSpan/InitializeArray or Type.GetTypeFromHandle would dereference.
         ["System.RuntimeTypeHandle"] = (new HashSet<string>(StringComparer.Ordinal), Addresses),

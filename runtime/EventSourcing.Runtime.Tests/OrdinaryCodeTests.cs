@@ -125,4 +125,30 @@ public class OrdinaryCodeTests
         Assert.False(result["ok"]!.GetValue<bool>(), shape);
         Assert.Contains("forbidden API: " + refused, result["compilationError"]!.GetValue<string>());
     }
+
+    [Theory]
+    [InlineData("an array", "int[] a = [3, 4]; state.Value += a.Sum() + 7;")]
+    [InlineData("a List<T>", "List<int> a = [3, 4]; state.Value += a.Sum() + 7;")]
+    [InlineData("an IEnumerable<T>", "IEnumerable<int> a = [3, 4]; state.Value += a.Sum() + 7;")]
+    [InlineData("an IReadOnlyList<T>", "IReadOnlyList<int> a = [3, 4, state.Value]; state.Value += a[0] + a[1] + 7;")]
+    [InlineData("an IReadOnlyCollection<T> of one", "IReadOnlyCollection<int> a = [7]; state.Value += a.Sum() + 7;")]
+    [InlineData("an ICollection<T>", "ICollection<int> a = [3, 4]; state.Value += a.Sum() + 7;")]
+    [InlineData("a spread", "int[] x = [3]; List<int> y = [4]; int[] a = [.. x, .. y]; state.Value += a.Sum() + 7;")]
+    [InlineData("a spread into IEnumerable", "int[] x = [3]; IEnumerable<int> a = [.. x, 4]; state.Value += a.Sum() + 7;")]
+    [InlineData("a Span<T>", "Span<int> a = [3, 4]; state.Value += a[0] + a[1] + 7;")]
+    [InlineData("a ReadOnlySpan<T>", "ReadOnlySpan<int> a = [3, 4, state.Value]; state.Value += a[0] + a[1] + 7;")]
+    [InlineData("an ImmutableArray<T>", "ImmutableArray<int> a = [3, 4]; state.Value += a.Sum() + 7;")]
+    [InlineData("an ImmutableList<T>", "ImmutableList<int> a = [3, 4]; state.Value += a.Sum() + 7;")]
+    [InlineData("an ImmutableHashSet<T>", "ImmutableHashSet<int> a = [3, 4]; state.Value += a.Sum() + 7;")]
+    [InlineData("a HashSet<T>", "HashSet<int> a = [3, 4]; state.Value += a.Sum() + 7;")]
+    [InlineData("a Dictionary via spread of pairs", "var d = new Dictionary<string, int> { [\"a\"] = 3 }; List<KeyValuePair<string, int>> a = [.. d, new(\"b\", 4)]; state.Value += a.Sum(p => p.Value) + 7;")]
+    [InlineData("a string.Join params span", "state.Text = string.Join(\",\", [\"a\", \"b\"]); state.Value += 14;")]
+    [InlineData("a params ReadOnlySpan", "state.Value += Sum(3, 4) + 7; static int Sum(params ReadOnlySpan<int> xs) { var t = 0; foreach (var x in xs) t += x; return t; }")]
+    public void CollectionExpressionsCompileAndRun(string shape, string apply)
+    {
+        var result = _host.Compile("Ordinary.cs", Reducer("", apply.Replace("state.Value += 14;", "state.Value += 7;").Replace("+ 7;", ";")));
+        Assert.True(result["ok"]!.GetValue<bool>(), $"{shape}: {result["compilationError"]}");
+        var state = Run("", apply.Replace("+ 7;", ";").Replace("state.Value += 14;", "state.Value += 7;"));
+        Assert.True(state["value"]!.GetValue<int>() == 14, $"{shape}: {state.ToJsonString()}");
+    }
 }

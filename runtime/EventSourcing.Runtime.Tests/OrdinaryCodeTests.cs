@@ -151,4 +151,22 @@ public class OrdinaryCodeTests
         var state = Run("", apply.Replace("+ 7;", ";").Replace("state.Value += 14;", "state.Value += 7;"));
         Assert.True(state["value"]!.GetValue<int>() == 14, $"{shape}: {state.ToJsonString()}");
     }
+
+    [Fact]
+    public void NoConstructibleTypeHasARefusedParameterlessConstructor()
+    {
+        // new T() runs T's parameterless constructor without naming it (no .ctor member reference to check): that is safe
+        // only while no type the policy allows has a refused constructor. Today only the abstract delegate bases do.
+        var deniedConstructors = ApiPolicy.Entries().Where(e => e.StartsWith("denied-member:", StringComparison.Ordinal) && e.EndsWith("::.ctor", StringComparison.Ordinal)).ToList();
+        Assert.Equal(new[] { "denied-member:System.Delegate::.ctor", "denied-member:System.MulticastDelegate::.ctor" }, deniedConstructors.Order().ToArray());
+        Assert.True(typeof(Delegate).IsAbstract && typeof(MulticastDelegate).IsAbstract);
+    }
+
+    [Fact]
+    public void AStaticFieldOfAGenericTypeIsReportedAtItsDeclaration()
+    {
+        var result = _host.Compile("src/Ordinary.cs", Reducer("public static class Holder<T>\n{\npublic static readonly string Seen = \"x\";\n}", ""));
+        var es0002 = result["diagnostics"]!.AsArray().Single(d => d!["id"]!.GetValue<string>() == "ES0002")!;
+        Assert.Equal(16, es0002["line"]!.GetValue<int>());
+    }
 }

@@ -126,7 +126,7 @@ public class SameVerdictTests
                      "System.Runtime.CompilerServices.SwitchExpressionException", "System.Runtime.CompilerServices.ITuple", "System.Runtime.CompilerServices.IsExternalInit",
                      "System.Runtime.CompilerServices.IsVolatile", "System.Runtime.CompilerServices.IsConst", "System.Runtime.CompilerServices.RuntimeFeature",
                      "System.Runtime.CompilerServices.InternalsVisibleToAttribute", "System.Type", "System.Reflection.MemberInfo", "System.Reflection.DefaultMemberAttribute", "System.Delegate",
-                     "System.RuntimeTypeHandle", "System.RuntimeFieldHandle", "System.Environment", "System.Runtime.CompilerServices.RuntimeHelpers",
+                     "System.RuntimeTypeHandle", "System.RuntimeFieldHandle", "System.Environment", "System.Runtime.CompilerServices.RuntimeHelpers", "System.Activator", "System.Security.Cryptography.SHA256",
                  })
             p.Add(Type(t, null));
         p.Add(new("type:System.Runtime.InteropServices.OptionalAttribute", "_ = typeof(System.Runtime.InteropServices.OptionalAttribute).Name;",
@@ -157,7 +157,7 @@ public class SameVerdictTests
                      "System.Runtime.CompilerServices.FixedAddressValueTypeAttribute", "System.Runtime.CompilerServices.UnsafeAccessorAttribute",
                      "System.Runtime.CompilerServices.UnsafeAccessorKind", "System.Runtime.CompilerServices.UnsafeAccessorTypeAttribute",
                      "System.Runtime.CompilerServices.TypeForwardedToAttribute", "System.Runtime.CompilerServices.TypeForwardedFromAttribute",
-                     "System.AppDomain", "System.AppContext", "System.GC", "System.GCCollectionMode", "System.Activator", "System.Random", "System.TimeProvider",
+                     "System.AppDomain", "System.AppContext", "System.GC", "System.GCCollectionMode", "System.Random", "System.TimeProvider",
                      "System.TimeZoneInfo", "System.WeakReference", "System.ThreadStaticAttribute", "System.ContextStaticAttribute", "System.STAThreadAttribute",
                      "System.MTAThreadAttribute", "System.TypedReference", "System.ArgIterator", "System.RuntimeArgumentHandle", "System.RuntimeMethodHandle",
                      "System.ModuleHandle", "System.MarshalByRefObject", "System.OperatingSystem", "System.LoaderOptimizationAttribute", "System.IAsyncDisposable",
@@ -218,6 +218,9 @@ public class SameVerdictTests
         p.Add(Allowed("only-members:System.Runtime.CompilerServices.RuntimeHelpers", "_ = System.Runtime.CompilerServices.RuntimeHelpers.GetHashCode(new object()) + (System.Runtime.CompilerServices.RuntimeHelpers.IsReferenceOrContainsReferences<int>() ? 1 : 0);"));
         p.Add(new("only-members:System.Runtime.CompilerServices.RuntimeHelpers", "_ = System.Runtime.CompilerServices.RuntimeHelpers.GetUninitializedObject(typeof(object));", "GetUninitializedObject"));
         p.Add(new("only-members:System.Environment", "_ = System.Environment.ProcessorCount;", "System.Environment.ProcessorCount"));
+        p.Add(Allowed("only-members:System.Security.Cryptography.SHA256", "System.Span<byte> h = stackalloc byte[32]; _ = System.Security.Cryptography.SHA256.HashData(new byte[] { 1 }).Length + System.Security.Cryptography.SHA256.HashData(\"a\"u8, h) + (System.Security.Cryptography.SHA256.TryHashData(\"a\"u8, h, out var n) ? n : 0);"));
+        p.Add(new("only-members:System.Security.Cryptography.SHA256", "using var s = System.Security.Cryptography.SHA256.Create();", "System.Security.Cryptography.SHA256.Create"));
+        p.Add(new("only-members:System.Activator", "_ = System.Activator.CreateInstanceFrom(\"a.dll\", \"T\");", "System.Activator.CreateInstanceFrom"));
         p.Add(new("only-members:System.Environment", "_ = System.Environment.GetEnvironmentVariable(\"HOME\");", "System.Environment.GetEnvironmentVariable"));
 
         // Addresses: runtime handles, pointers, pinning.
@@ -240,6 +243,8 @@ public class SameVerdictTests
             p.Add(new("name-rule:" + t, $"_ = typeof(System.Runtime.CompilerServices.{t}).Name;", "System.Runtime.CompilerServices." + t.Split('<')[0]));
 
         // Compiler-only members, used by hand.
+        p.Add(new("compiler-only-member:System.Activator::CreateInstance", "_ = System.Activator.CreateInstance<object>();", "System.Activator.CreateInstance"));
+        p.Add(new("compiler-only-member:System.Activator::CreateInstance", "_ = System.Activator.CreateInstance(typeof(object));", "System.Activator.CreateInstance"));
         p.Add(new("compiler-only-member:System.Environment::get_CurrentManagedThreadId", "_ = System.Environment.CurrentManagedThreadId;", "System.Environment.CurrentManagedThreadId"));
         p.Add(new("compiler-only-member:System.Runtime.CompilerServices.RuntimeHelpers::CreateSpan", "_ = System.Runtime.CompilerServices.RuntimeHelpers.CreateSpan<int>(default).Length;", "System.Runtime.CompilerServices.RuntimeHelpers.CreateSpan"));
         p.Add(new("compiler-only-member:System.Runtime.CompilerServices.RuntimeHelpers::InitializeArray", "System.Runtime.CompilerServices.RuntimeHelpers.InitializeArray(new int[1], default);", "System.Runtime.CompilerServices.RuntimeHelpers.InitializeArray"));

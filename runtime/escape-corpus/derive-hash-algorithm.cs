@@ -1,7 +1,7 @@
-// expect: compile-error System.Security.Cryptography.HashAlgorithm (security APIs are not allowed)
+// expect: compile-error derives from System.Security.Cryptography.HashAlgorithm (HashCore/TryHashFinal are called with rented buffers)
 // Issue 22, red team: HashAlgorithm.ComputeHash(Stream) and TransformBlock call HashCore with rented buffers, and TryHashFinal with a
-// destination span. Outcome: System.Security.Cryptography is not in the reference set at all (CS0234, with the policy's reason), and
-// HashAlgorithm is not on the derivation list either.
+// destination span. Outcome: HashAlgorithm is not on the derivation list (and its members are refused: System.Security). Issue 27 put
+// System.Security.Cryptography in the reference set for SHA256.HashData, so the refusal is now ES0002/ES0001 rather than CS0234.
 using System;
 using EventSourcing;
 

@@ -23,6 +23,7 @@ const FRAMEWORK = [
   'System.Text.Json',
   'System.Text.RegularExpressions',
   'System.Text.Encodings.Web',
+  'System.Security.Cryptography',
 ];
 
 it('ships the reference set beside the host build', () => {

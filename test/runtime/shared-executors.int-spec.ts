@@ -208,6 +208,8 @@ describe('isolation of tenants sharing an executor (runtime/escape-corpus, runti
       'derive-static-constructor.cs',
       // Issue 22 red team: memory a static Regex call kept past the call (the cache is off).
       'memory-regex-cache.cs',
+      // Issue 27: static readonly Regex/FrozenDictionary/ImmutableArray, new T(), SHA256.HashData.
+      'static-readonly-shared-executor.cs',
     ]);
   });
 

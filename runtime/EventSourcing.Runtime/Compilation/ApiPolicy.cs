@@ -81,6 +81,9 @@ public static class ApiPolicy
         ["System.Diagnostics.StackTraceHiddenAttribute"] = ApiVerdict.Allow,
         ["System.Diagnostics.UnreachableException"] = ApiVerdict.Allow,
         ["System.Diagnostics.Stopwatch"] = ApiVerdict.Deny(NonDeterministic),
+        // Deterministic hashing: the static one-shot SHA256.HashData/TryHashData (members restricted below) keep no state;
+        // an instance (SHA256.Create(): a native handle, incremental state) and the rest of System.Security stay refused.
+        ["System.Security.Cryptography.SHA256"] = ApiVerdict.Allow,
         ["System.Diagnostics.Process"] = ApiVerdict.Deny("starting or inspecting processes is not allowed"),
         ["System.Diagnostics.ProcessStartInfo"] = ApiVerdict.Deny("starting or inspecting processes is not allowed"),
 
@@ -163,7 +166,7 @@ public static class ApiPolicy
         ["System.AppContext"] = ApiVerdict.Deny("AppContext access is not allowed (process-global state)"),
         ["System.GC"] = ApiVerdict.Deny("controlling the garbage collector is not allowed"),
         ["System.GCCollectionMode"] = ApiVerdict.Deny("controlling the garbage collector is not allowed"),
-        ["System.Activator"] = ApiVerdict.Deny(Reflection),
+        ["System.Activator"] = ApiVerdict.Allow, // members restricted below: only the compiler's lowering of new T()
         ["System.Random"] = ApiVerdict.Deny(NonDeterministic),
         ["System.TimeProvider"] = ApiVerdict.Deny(NonDeterministic),
         ["System.TimeZoneInfo"] = ApiVerdict.Deny("machine-dependent time zones are not allowed (times are UTC)"),
@@ -288,6 +291,9 @@ public static class ApiPolicy
             "IsReferenceOrContainsReferences", "GetHashCode", "Equals",
         }, "runtime helpers are not allowed"),
         ["System.Environment"] = (new HashSet<string>(StringComparer.Ordinal), "environment access is not allowed"),
+        ["System.Activator"] = (new HashSet<string>(StringComparer.Ordinal), Reflection),
+        ["System.Security.Cryptography.SHA256"] = (new HashSet<string>(StringComparer.Ordinal) { "HashData", "TryHashData" },
+            "security APIs are not allowed (only the static one-shot SHA256.HashData/TryHashData over bytes or spans)"),
         // Value/ToIntPtr give the address of runtime data; FromIntPtr turns any number into a handle that
         // RuntimeHelpers.CreateSpan/InitializeArray or Type.GetTypeFromHandle would dereference.
         ["System.RuntimeTypeHandle"] = (new HashSet<string>(StringComparer.Ordinal), Addresses),
@@ -302,6 +308,8 @@ public static class ApiPolicy
         // Constant arrays and spans, directly after ldtoken of the assembly's own data field (a forged field handle
         // would make them read any memory).
         ["System.Runtime.CompilerServices.RuntimeHelpers"] = (new HashSet<string>(StringComparer.Ordinal) { "CreateSpan", "InitializeArray" }, "runtime helpers are not allowed"),
+        // new T() under `where T : new()` (or struct): Activator.CreateInstance<T>() with that T only (NewConstraintLowering).
+        ["System.Activator"] = (new HashSet<string>(StringComparer.Ordinal) { "CreateInstance" }, Reflection),
     };
 
     /// <summary>Every explicit entry of the policy as "kind:key", so that a test can insist on a probe for each.</summary>

@@ -22,13 +22,13 @@ internal sealed partial class AssemblyWalker
 
             // Overlapping fields are the danger; Roslyn's data blocks (__StaticArrayInitTypeSize=N) have none.
             if ((type.Attributes & TypeAttributes.LayoutMask) == TypeAttributes.ExplicitLayout && !CompilerPatterns.HasNoInstanceFields(_md, type))
-                Report("ES0002", $"forbidden construct: explicit struct layout on {typeName} ({"unsafe memory access is not allowed"})", default, -1, null);
+                Report("ES0002", $"forbidden construct: explicit struct layout on {typeName} ({"unsafe memory access is not allowed"})", default, -1, null, typeName: MetadataTypeName(th));
 
             // The compiler indexes an inline array by the attribute's length; only the runtime's own layout matches that.
             var layout = type.GetLayout();
             if ((layout.Size != 0 || (type.Attributes & TypeAttributes.LayoutMask) == TypeAttributes.ExplicitLayout)
                 && type.GetCustomAttributes().Any(a => AttributeTypeName(a) == "System.Runtime.CompilerServices.InlineArrayAttribute"))
-                Report("ES0002", $"forbidden construct: [InlineArray] with an explicit size or layout on {typeName} (unsafe memory access is not allowed)", default, -1, null);
+                Report("ES0002", $"forbidden construct: [InlineArray] with an explicit size or layout on {typeName} (unsafe memory access is not allowed)", default, -1, null, typeName: MetadataTypeName(th));
 
             if (_md.GetString(type.Name) == "<Module>" && type.GetMethods().Count > 0)
                 moduleHasMethods = true;
@@ -59,23 +59,9 @@ internal sealed partial class AssemblyWalker
 
             CheckKeptByRuntime(th, type, typeName);
             CheckDerivation(th, type, typeName);
-            CheckGenericStatics(type, typeName);
+            CheckGenericStatics(th, type, typeName);
 
-            foreach (var fh in type.GetFields())
-            {
-                var field = _md.GetFieldDefinition(fh);
-                if ((field.Attributes & FieldAttributes.Static) == 0 || (field.Attributes & FieldAttributes.Literal) != 0) continue;
-                if (_patterns.TrustedStaticField(fh) is not null) continue; // constant data, lambda singletons, delegate caches
-                var fieldName = DisplayFieldName(_md.GetString(field.Name));
-                if ((field.Attributes & FieldAttributes.InitOnly) == 0)
-                {
-                    Report("ES0002", $"forbidden construct: static mutable field {typeName}.{fieldName} (state shared across calls is not allowed; use const, static readonly of an immutable primitive type, or an instance field)", default, -1, null);
-                    continue;
-                }
-                var fieldType = field.DecodeSignature(new SignatureProviders.FieldTypeClassifier(_md), null);
-                if (!fieldType)
-                    Report("ES0002", $"forbidden construct: static readonly field {typeName}.{fieldName} of a mutable/reference type (state shared across calls is not allowed; only primitives, string, decimal, enums, DateTime(Offset), TimeSpan, Guid may be static readonly)", default, -1, null);
-            }
+            CheckStaticFields(th, type, typeName);
         }
     }
 
@@ -85,7 +71,7 @@ internal sealed partial class AssemblyWalker
     /// where the host cannot run the initialisers ahead (at load) and charge them to their tenant (TenantMemory).
     /// Compiler-generated ones (lambda singletons, delegate caches) hold no data.
     /// </summary>
-    void CheckGenericStatics(TypeDefinition type, string typeName)
+    void CheckGenericStatics(TypeDefinitionHandle th, TypeDefinition type, string typeName)
     {
         if (type.GetGenericParameters().Count == 0) return;
         foreach (var fh in type.GetFields())
@@ -94,7 +80,8 @@ internal sealed partial class AssemblyWalker
             // Static mutable fields are refused anywhere (above).
             if ((field.Attributes & (FieldAttributes.Static | FieldAttributes.InitOnly)) != (FieldAttributes.Static | FieldAttributes.InitOnly)) continue;
             if (_patterns.TrustedStaticField(fh) is not null) continue;
-            Report("ES0002", $"forbidden construct: static field {typeName}.{DisplayFieldName(_md.GetString(field.Name))} in a generic type (each instantiation would get its own copy at call time; use const, or a static readonly field of a non-generic type)", default, -1, null);
+            Report("ES0002", $"forbidden construct: static field {typeName}.{DisplayFieldName(_md.GetString(field.Name))} in a generic type (each instantiation would get its own copy at call time; use const, or a static readonly field of a non-generic type)", default, -1, null,
+                typeName: MetadataTypeName(th), memberName: _md.GetString(field.Name));
         }
     }
 

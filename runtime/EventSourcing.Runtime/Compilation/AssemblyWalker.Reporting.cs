@@ -23,11 +23,11 @@ internal sealed partial class AssemblyWalker
         }
     }
 
-    void Report(string code, string message, MethodDefinitionHandle method, int offset, string? where, string? reason = null, string? typeName = null)
+    void Report(string code, string message, MethodDefinitionHandle method, int offset, string? where, string? reason = null, string? typeName = null, string? memberName = null)
     {
         // The same API used several times in one method is reported once for that method.
         var key = message + "|" + (method.IsNil ? "" : MetadataTokens.GetToken(method).ToString());
         if (!_seen.Add(key)) return;
-        Violations.Add(new Violation(code, message, method, offset, where, reason, typeName));
+        Violations.Add(new Violation(code, message, method, offset, where, reason, typeName, memberName));
     }
 }

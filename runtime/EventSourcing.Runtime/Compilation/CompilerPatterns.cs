@@ -114,6 +114,8 @@ internal sealed class CompilerPatterns
             case "System.Runtime.CompilerServices.Unsafe":
             case "System.Runtime.InteropServices.MemoryMarshal":
                 return _trustedHelpers.Contains(method);
+            case "System.Activator" when memberName == "CreateInstance":
+                return _bodies[method].Il[index].Op == ILOpCode.Call && NewConstraintLowering.IsTrusted(_md, method, _bodies[method].Il[index].Token);
             case "System.Environment" when memberName == "get_CurrentManagedThreadId":
                 return IsThreadIdCheck(method, index);
             case "System.Runtime.CompilerServices.RuntimeHelpers" when memberName is "CreateSpan" or "InitializeArray":

@@ -16,6 +16,7 @@ public static class ReferenceSet
     {
         "System.Runtime", "System.Collections", "System.Collections.Immutable", "System.Linq", "System.Memory",
         "System.Runtime.Numerics", "System.Text.Json", "System.Text.RegularExpressions", "System.Text.Encodings.Web",
+        "System.Security.Cryptography", // for SHA256.HashData only: the rest of System.Security stays refused (ApiPolicy)
     };
 
     static readonly Lazy<(IReadOnlyList<MetadataReference> References, string Source)> Cached = new(Load);

@@ -103,8 +103,38 @@ internal static class SignatureProviders
             "System.Globalization.CompareOptions", "System.Text.RegularExpressions.RegexOptions",
         };
 
+        /// <summary>Immutable and thread-safe reference types: nothing reachable from them can be changed once built
+        /// (a Regex holds its pattern, options and timeout; tenant types cannot derive from it, DerivationPolicy).</summary>
+        static readonly HashSet<string> ImmutableReferenceTypes = new(StringComparer.Ordinal) { "System.Text.RegularExpressions.Regex" };
+
+        /// <summary>Immutable containers with no comparer: immutable exactly when their elements are (checked recursively).
+        /// ImmutableArray's array is reachable only through ImmutableCollectionsMarshal.AsArray, which is refused.</summary>
+        static readonly HashSet<string> ImmutableContainers = new(StringComparer.Ordinal)
+        {
+            "System.Collections.Immutable.ImmutableArray`1", "System.Collections.Immutable.ImmutableList`1",
+            "System.Collections.Immutable.ImmutableQueue`1", "System.Collections.Immutable.ImmutableStack`1",
+        };
+
+        /// <summary>Immutable containers that keep the comparer they were built with (reachable through their Comparer/KeyComparer
+        /// properties and called on every lookup): immutable only when no comparer of the tenant's can be in them.</summary>
+        internal static readonly HashSet<string> KeyedContainers = new(StringComparer.Ordinal)
+        {
+            "System.Collections.Immutable.ImmutableDictionary`2", "System.Collections.Immutable.ImmutableHashSet`1",
+            "System.Collections.Immutable.ImmutableSortedDictionary`2", "System.Collections.Immutable.ImmutableSortedSet`1",
+            "System.Collections.Frozen.FrozenDictionary`2", "System.Collections.Frozen.FrozenSet`1",
+        };
+
         readonly MetadataReader _md;
-        public FieldTypeClassifier(MetadataReader md) => _md = md;
+        readonly bool _keyedAllowed;
+
+        /// <param name="md">The assembly's metadata.</param>
+        /// <param name="keyedAllowed">Whether <see cref="KeyedContainers"/> count as immutable: only when the assembly can make no
+        /// comparer of its own (AssemblyWalker.CanMakeComparers).</param>
+        public FieldTypeClassifier(MetadataReader md, bool keyedAllowed = false)
+        {
+            _md = md;
+            _keyedAllowed = keyedAllowed;
+        }
 
         public bool GetPrimitiveType(PrimitiveTypeCode typeCode) => typeCode switch
         {
@@ -119,8 +149,13 @@ internal static class SignatureProviders
             return baseType.Kind == HandleKind.TypeReference && FullName((TypeReferenceHandle)baseType) == "System.Enum";
         }
 
-        public bool GetTypeFromReference(MetadataReader reader, TypeReferenceHandle handle, byte rawTypeKind) =>
-            ImmutableValueTypes.Contains(FullName(handle));
+        public bool GetTypeFromReference(MetadataReader reader, TypeReferenceHandle handle, byte rawTypeKind)
+        {
+            var name = FullName(handle);
+            if (ImmutableValueTypes.Contains(name)) return true;
+            if (_md.GetTypeReference(handle).ResolutionScope.Kind == HandleKind.TypeReference) return false; // a nested type, whatever its name says
+            return ImmutableReferenceTypes.Contains(name) || ImmutableContainers.Contains(name) || (_keyedAllowed && KeyedContainers.Contains(name));
+        }
 
         string FullName(TypeReferenceHandle h)
         {
@@ -135,7 +170,8 @@ internal static class SignatureProviders
         public bool GetByReferenceType(bool elementType) => false;
         public bool GetPointerType(bool elementType) => false;
         public bool GetFunctionPointerType(MethodSignature<bool> signature) => false;
-        public bool GetGenericInstantiation(bool genericType, ImmutableArray<bool> typeArguments) => false; // incl. Nullable<T>: kept simple
+        // Only the immutable containers above (Nullable<T> and the rest are not on the list), of immutable elements.
+        public bool GetGenericInstantiation(bool genericType, ImmutableArray<bool> typeArguments) => genericType && typeArguments.All(a => a);
         public bool GetGenericMethodParameter(object? genericContext, int index) => false;
         public bool GetGenericTypeParameter(object? genericContext, int index) => false;
         public bool GetModifiedType(bool modifier, bool unmodifiedType, bool isRequired) => unmodifiedType;

@@ -320,11 +320,20 @@ public sealed class TenantCompiler
     {
         for (var name = v.TypeName; !string.IsNullOrEmpty(name); name = name.LastIndexOf('+') is var plus and > 0 ? name[..plus] : null)
         {
-            if (compilation.GetTypeByMetadataName(name)?.Locations.FirstOrDefault(l => l.IsInSource) is not { } location) continue;
+            if (compilation.GetTypeByMetadataName(name) is not { } type || type.Locations.FirstOrDefault(l => l.IsInSource) is not { } location) continue;
+            if (name == v.TypeName && MemberLocation(type, v.MemberName) is { } memberLocation) location = memberLocation;
             var span = location.GetMappedLineSpan();
             return new CompileDiagnostic(span.Path, span.StartLinePosition.Line + 1, span.StartLinePosition.Character + 1, "error", v.Code, v.Message);
         }
         return null;
+    }
+
+    /// <summary>Where a member (a field; an auto-property's backing field &lt;P&gt;k__BackingField at its property) is declared.</summary>
+    static Location? MemberLocation(INamedTypeSymbol type, string? memberName)
+    {
+        if (memberName is null) return null;
+        if (memberName.StartsWith('<') && memberName.IndexOf('>') is var end and > 1) memberName = memberName[1..end];
+        return type.GetMembers(memberName).SelectMany(m => m.Locations).FirstOrDefault(l => l.IsInSource);
     }
 
     /// <summary>Finds reducer/projection classes from the compilation's symbols (nothing is loaded).</summary>

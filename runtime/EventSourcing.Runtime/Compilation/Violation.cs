@@ -11,4 +11,6 @@ namespace EventSourcing.Runtime.Compilation;
 /// <param name="Reason">The policy reason, for de-duplicating follow-on reports.</param>
 /// <param name="TypeName">Metadata name (Ns.Outer+Inner) of the type the violation is about, to locate it at the type's declaration
 /// when the method has no source location (or there is no method).</param>
-public sealed record Violation(string Code, string Message, MethodDefinitionHandle Method, int IlOffset, string? Context, string? Reason = null, string? TypeName = null);
+/// <param name="MemberName">Metadata name of the member of <paramref name="TypeName"/> it is about (a field), to locate it at that
+/// member's declaration (an auto-property's backing field at the property).</param>
+public sealed record Violation(string Code, string Message, MethodDefinitionHandle Method, int IlOffset, string? Context, string? Reason = null, string? TypeName = null, string? MemberName = null);

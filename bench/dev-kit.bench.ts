@@ -226,9 +226,10 @@ async function keysFigures(c: Checkout): Promise<void> {
           [...sold].map(([k, n]) => [k, (st: any) => Number(st.sold) === n] as [string, (s: any) => boolean]),
         ],
       ] as const) {
+        // Timed from the compiled answer: the catch-up, not the compile (measured above).
+        const st = await deployed(s.url, key, 'projections', zipSources([{ path: 'P.cs', content: source }]));
         const cpu0 = cpuMsOf(s.pid);
         const t0 = performance.now();
-        const st = await deployed(s.url, key, 'projections', zipSources([{ path: 'P.cs', content: source }]));
         await caughtUp(s.url, key, st.projectionId, [...keys]);
         const secs = (performance.now() - t0) / 1000;
         const cpuUs = ((cpuMsOf(s.pid) - cpu0) * 1000) / ORDERS;

@@ -11,6 +11,7 @@ import { AppendRequest, EventLog, Snapshot, SnapshotChange, StreamInfo } from '.
 import { Binding, SnapshotRepository } from '../store/reducer-state.port';
 import { BindingLookup } from './aggregate-binder';
 import { Folded, ReducerRunner } from './reducer-runner';
+import { refusalOf } from './reducer-refusal';
 import { toWireEvent } from '../tenant-code/wire-event';
 import { inReducerSpan } from '../observability/tracing/spans';
 
@@ -93,6 +94,9 @@ export class AggregateStateKeeper implements StatefulAppend {
         const timestamp = this.now();
         const events = req.events.map((e) => ({ ...e, eventId: e.eventId ?? uuidv7(timestamp) }));
         const folded = await this.foldNew(req, binding, base, events, type, timestamp);
+        // The reducer threw on one of these events (or outgrew the cap): the commit refuses the whole
+        // request after its own checks (a replay answers first; a stale base is recomputed below).
+        const refusal = refusalOf(folded, events, base.version);
         const snapshot: SnapshotChange = {
           bindingId: binding.bindingId,
           baseVersion: base.version,
@@ -109,7 +113,7 @@ export class AggregateStateKeeper implements StatefulAppend {
           outcome: JSON.stringify(stateError ? { stateError } : { state: folded.state }),
         };
         try {
-          const result = await this.batcher.append({ ...req, events, timestamp, snapshot, idempotency });
+          const result = await this.batcher.append({ ...req, events, timestamp, snapshot, idempotency, ...(refusal ? { refusal } : {}) });
           // A replay stored nothing: the pipeline answers the remembered outcome, and the cache keeps what it had.
           if (result.replay) return { result };
           const last = result.events[result.events.length - 1];

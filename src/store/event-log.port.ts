@@ -34,6 +34,13 @@ export interface AppendRequest {
   timestamp?: number;
   /** The client's Idempotency-Key: remembered with the events, in their transaction. */
   idempotency?: IdempotencyClaim;
+  /**
+   * The reducer refused these events (REDUCER_REJECTED, STATE_TOO_LARGE), folded on `snapshot`'s
+   * base: the commit answers this error and stores nothing, after its own checks (a replay of the
+   * key, the type, an erasure, expectedVersion, a stale base), so that a retry of an accepted
+   * request is still its replay and a refusal on a stale state is recomputed, never answered.
+   */
+  refusal?: DomainError;
 }
 
 /**

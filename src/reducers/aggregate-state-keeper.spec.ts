@@ -1,4 +1,3 @@
-import { AppendRequest } from '../store/event-log.port';
 import { AggregateStateKeeper } from './aggregate-state-keeper';
 import { ReducerRunner } from './reducer-runner';
 import { elapse, until } from '../../test/support/wait';

@@ -165,9 +165,14 @@ export class AggregateStateKeeper implements StatefulAppend {
     if (snap.failedVersion !== null) {
       const code = stateErrorCode(snap.error);
       const what = code === 'STATE_TOO_LARGE' ? 'the state became too large' : 'the reducer failed';
+      // The event it failed on, so the answer names it (one indexed row, on this path only).
+      const [failed] = await this.events.readStream(tenantId, aggregateId, snap.failedVersion, 1);
+      const event = failed?.version === snap.failedVersion ? { eventId: failed.eventId, eventType: failed.eventType } : {};
       throw new DomainError(code, `${what} at version ${snap.failedVersion}: ${snap.error}; bind a fixed reducer to recompute`, {
         failedVersion: snap.failedVersion,
         reducerError: snap.error,
+        ...event,
+        version: snap.version,
       });
     }
     return { aggregateId, aggregateType, version: snap.version, state: new RawJson(snap.state), lastModified: snap.updatedAt };

@@ -113,7 +113,14 @@ export class AggregateStateKeeper implements StatefulAppend {
           outcome: JSON.stringify(stateError ? { stateError } : { state: folded.state }),
         };
         try {
-          const result = await this.batcher.append({ ...req, events, timestamp, snapshot, idempotency, ...(refusal ? { refusal } : {}) });
+          const result = await this.batcher.append({
+            ...req,
+            events,
+            timestamp,
+            snapshot,
+            idempotency,
+            ...(refusal ? { refusal: { code: refusal.code, message: refusal.message, details: refusal.details } } : {}),
+          });
           // A replay stored nothing: the pipeline answers the remembered outcome, and the cache keeps what it had.
           if (result.replay) return { result };
           const last = result.events[result.events.length - 1];

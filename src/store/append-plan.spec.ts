@@ -187,7 +187,7 @@ describe('planAppends with idempotency keys', () => {
   });
 
   it('answers a reducer’s refusal after every other check: a replay, a reused key, a conflict and a stale base outrank it', () => {
-    const refusal = new DomainError('REDUCER_REJECTED', 'insufficient funds');
+    const refusal = { code: 'REDUCER_REJECTED' as const, message: 'insufficient funds', details: { eventIndex: 0 } };
     const remembered = new Map([[idempotencyKeyOf('t1', 'k'), { requestHash: 'h', outcome: '{"state":"{}"}', events: [stored] }]]);
     const snapshot = (baseVersion: number) => ({ bindingId: 'b', baseVersion, state: '{}' });
     const plan = planAppends(
@@ -212,7 +212,13 @@ describe('planAppends with idempotency keys', () => {
       'REDUCER_REJECTED',
       'stored',
     ]);
-    expect(plan.outcomes[4]).toEqual({ ok: false, error: refusal });
+    const refused = plan.outcomes[4];
+    expect(!refused.ok && refused.error).toBeInstanceOf(DomainError);
+    expect(!refused.ok && [refused.error.code, refused.error.message, refused.error.details]).toEqual([
+      'REDUCER_REJECTED',
+      'insufficient funds',
+      { eventIndex: 0 },
+    ]);
     // The refused request stored nothing and took no key: the accepted one after it is version 3, position 11.
     expect(plan.rows.map((r) => [r.version, r.position])).toEqual([[3, 11]]);
     expect(plan.keys).toEqual([]);

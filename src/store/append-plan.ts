@@ -145,7 +145,7 @@ export function planAppends(
     }
     // Last: every reason above outranks the reducer's, which was computed on this very version.
     if (req.refusal) {
-      outcomes.push({ ok: false, error: req.refusal });
+      outcomes.push({ ok: false, error: new DomainError(req.refusal.code, req.refusal.message, req.refusal.details) });
       continue;
     }
     let position = nextHeads.get(req.tenantId) ?? 0;

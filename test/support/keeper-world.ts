@@ -114,7 +114,7 @@ export class World {
       if (this.erased.has(req.aggregateId)) throw new DomainError('AGGREGATE_ERASED', 'erased');
       const version = s?.events.length ?? 0;
       if (req.snapshot.baseVersion !== version) throw new DomainError('STATE_STALE', 'stale');
-      if (req.refusal) throw req.refusal;
+      if (req.refusal) throw new DomainError(req.refusal.code, req.refusal.message, req.refusal.details);
       const stream = s ?? { type, events: [] };
       this.streams.set(req.aggregateId, stream);
       const events = req.events.map((e, i) => this.stored(req.aggregateId, type, e.eventType, version + i + 1, e.data, req.timestamp));

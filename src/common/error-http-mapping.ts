@@ -23,6 +23,8 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   REDUCER_NOT_COMPILED: 409,
   NO_MATCHING_REDUCER: 400,
   REDUCER_FAILED: 422,
+  // The reducer threw on an event of the append (it guards an invariant): nothing was stored.
+  REDUCER_REJECTED: 422,
   // The reducer's state went over STATE_MAX_BYTES: held like REDUCER_FAILED, refused by the host before it was written.
   STATE_TOO_LARGE: 422,
   // Internal: the append path recomputes and retries; seen by a client only if that keeps failing.

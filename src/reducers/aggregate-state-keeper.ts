@@ -11,6 +11,7 @@ import { AppendRequest, EventLog, Snapshot, SnapshotChange, StreamInfo } from '.
 import { Binding, SnapshotRepository } from '../store/reducer-state.port';
 import { BindingLookup } from './aggregate-binder';
 import { Folded, ReducerRunner } from './reducer-runner';
+import { refusalOf } from './reducer-refusal';
 import { toWireEvent } from '../tenant-code/wire-event';
 import { inReducerSpan } from '../observability/tracing/spans';
 
@@ -93,6 +94,9 @@ export class AggregateStateKeeper implements StatefulAppend {
         const timestamp = this.now();
         const events = req.events.map((e) => ({ ...e, eventId: e.eventId ?? uuidv7(timestamp) }));
         const folded = await this.foldNew(req, binding, base, events, type, timestamp);
+        // The reducer threw on one of these events (or outgrew the cap): the commit refuses the whole
+        // request after its own checks (a replay answers first; a stale base is recomputed below).
+        const refusal = refusalOf(folded, events, base.version);
         const snapshot: SnapshotChange = {
           bindingId: binding.bindingId,
           baseVersion: base.version,
@@ -109,7 +113,14 @@ export class AggregateStateKeeper implements StatefulAppend {
           outcome: JSON.stringify(stateError ? { stateError } : { state: folded.state }),
         };
         try {
-          const result = await this.batcher.append({ ...req, events, timestamp, snapshot, idempotency });
+          const result = await this.batcher.append({
+            ...req,
+            events,
+            timestamp,
+            snapshot,
+            idempotency,
+            ...(refusal ? { refusal: { code: refusal.code, message: refusal.message, details: refusal.details } } : {}),
+          });
           // A replay stored nothing: the pipeline answers the remembered outcome, and the cache keeps what it had.
           if (result.replay) return { result };
           const last = result.events[result.events.length - 1];
@@ -161,9 +172,14 @@ export class AggregateStateKeeper implements StatefulAppend {
     if (snap.failedVersion !== null) {
       const code = stateErrorCode(snap.error);
       const what = code === 'STATE_TOO_LARGE' ? 'the state became too large' : 'the reducer failed';
+      // The event it failed on, so the answer names it (one indexed row, on this path only).
+      const [failed] = await this.events.readStream(tenantId, aggregateId, snap.failedVersion, 1);
+      const event = failed?.version === snap.failedVersion ? { eventId: failed.eventId, eventType: failed.eventType } : {};
       throw new DomainError(code, `${what} at version ${snap.failedVersion}: ${snap.error}; bind a fixed reducer to recompute`, {
         failedVersion: snap.failedVersion,
         reducerError: snap.error,
+        ...event,
+        version: snap.version,
       });
     }
     return { aggregateId, aggregateType, version: snap.version, state: new RawJson(snap.state), lastModified: snap.updatedAt };

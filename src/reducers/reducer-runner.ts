@@ -7,7 +7,7 @@ import { Binding } from '../store/reducer-state.port';
 import { HostCallError } from '../tenant-code/host/host-process';
 import { CoalescingApplier } from '../tenant-code/executors/coalescing-applier';
 import { TenantCode } from '../tenant-code/tenant-code.port';
-import { WireEvent } from '../tenant-code/host/runtime-protocol';
+import { ItemError, WireEvent } from '../tenant-code/host/runtime-protocol';
 import { AppMetrics, NO_METRICS, secondsSince } from '../observability/metrics/app-metrics';
 
 /** The state after a run of events, or where and why the reducer stopped. */
@@ -17,6 +17,11 @@ export interface Folded {
   /** Version of the event the reducer failed on, if it did. */
   failedVersion?: number;
   error?: string;
+  /**
+   * The host's own account of the failure, when the host answered one (not for a deadline, a crash
+   * or a refused load): its item code, message and whatever fields it adds (exceptionType, …).
+   */
+  failure?: ItemError;
 }
 
 export interface FoldInput {
@@ -78,7 +83,12 @@ export class ReducerRunner {
           return { state: r.states[r.states.length - 1] };
         }
         const before = r.states.length ? r.states[r.states.length - 1] : (input.state ?? '{}');
-        return { state: before, failedVersion: input.events[r.failedIndex].version, error: `${r.error.code}: ${r.error.message}` };
+        return {
+          state: before,
+          failedVersion: input.events[r.failedIndex].version,
+          error: `${r.error.code}: ${r.error.message}`,
+          failure: r.error,
+        };
       } catch (e) {
         if (!(e instanceof HostCallError)) throw e;
         if (e.failure === 'UNAVAILABLE') {

@@ -2,7 +2,8 @@ import { isoTime } from '../common/iso-time';
 import { anyJson, arrayOf, constant, Infer, integer, nullable, object, string, timestamp } from '../common/json-schema';
 import { Binding } from '../store/reducer-state.port';
 import { UploadRecord } from '../store/upload-repository.port';
-import { AggregateStateView } from './aggregate-state-keeper';
+import { AggregateStateView, stateErrorCode } from './aggregate-state-keeper';
+import { FailedPage } from './failed-aggregates';
 import { CatchUpProgress } from './state-catch-up';
 
 const STATUS: Record<UploadRecord['status'], string> = { pending: 'pending_compilation', compiled: 'compiled', failed: 'failed' };
@@ -76,12 +77,12 @@ export function bindingView(b: Binding, catchUp?: CatchUpProgress): BindingBody 
   };
 }
 
+const CATCH_UP_SCHEMA = object({ status: { enum: ['running', 'done', 'superseded', 'failed'] }, aggregates: integer(), events: integer() });
+
 const BINDING_FIELDS = { aggregateType: string(), reducerId: string(), className: string(), boundAt: timestamp() };
 
 /** GET /aggregate-types/{type}: the binding, and the state catch-up it started while that one is known. */
-export const BINDING_SCHEMA = object(BINDING_FIELDS, {
-  catchUp: object({ status: { enum: ['running', 'done', 'superseded', 'failed'] }, aggregates: integer(), events: integer() }),
-});
+export const BINDING_SCHEMA = object(BINDING_FIELDS, { catchUp: CATCH_UP_SCHEMA });
 export type BindingBody = Infer<typeof BINDING_SCHEMA>;
 
 /** PUT /aggregate-types/{type}: the binding and the contract's message (earlier clients read the binding only). */
@@ -108,3 +109,44 @@ export const AGGREGATE_STATE_SCHEMA = object({
   lastModified: timestamp(),
 });
 export type AggregateState = Infer<typeof AGGREGATE_STATE_SCHEMA>;
+
+export function failedPageView(p: FailedPage): FailedAggregatesPage {
+  return {
+    aggregates: p.aggregates.map((a) => ({
+      aggregateId: a.aggregateId,
+      version: a.version,
+      failedVersion: a.failedVersion,
+      code: stateErrorCode(a.error),
+      message: a.error,
+      eventId: a.eventId,
+      eventType: a.eventType,
+      lastModified: isoTime(a.updatedAt),
+    })),
+    ...(p.next !== undefined ? { next: p.next } : {}),
+    ...(p.catchUp ? { catchUp: { status: p.catchUp.status, aggregates: p.catchUp.aggregates, events: p.catchUp.events } } : {}),
+  };
+}
+
+/** GET /aggregate-types/{type}/failed: aggregates held at a failed event under the current binding, in id order. */
+export const FAILED_AGGREGATES_SCHEMA = object(
+  {
+    aggregates: arrayOf(
+      object({
+        aggregateId: string(),
+        version: integer({ description: 'the stream version the state covers (events after the failed one are stored, not applied)' }),
+        failedVersion: integer({ description: 'the version of the event the reducer failed on' }),
+        code: { enum: ['REDUCER_FAILED', 'STATE_TOO_LARGE'] },
+        message: string({ description: "the host's code and message (a reducer's exception message)" }),
+        eventId: nullable(string({ description: 'the failed event' })),
+        eventType: nullable(string()),
+        lastModified: timestamp(),
+      }),
+    ),
+  },
+  {
+    next: string({ description: 'present when more may follow: pass it as after for the next page' }),
+    // The bind's catch-up, while this instance knows it: running, aggregates it has not reached are not listed yet.
+    catchUp: CATCH_UP_SCHEMA,
+  },
+);
+export type FailedAggregatesPage = Infer<typeof FAILED_AGGREGATES_SCHEMA>;

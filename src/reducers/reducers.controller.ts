@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Put, Req } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Put, Query, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { DtoValidationPipe } from '../common/dto-validation.pipe';
 import { readMultipart } from '../common/multipart-upload';
@@ -10,12 +10,15 @@ import { CurrentTenant } from '../tenancy/current-tenant.decorator';
 import { AggregateBinder } from './aggregate-binder';
 import { AggregateStateKeeper } from './aggregate-state-keeper';
 import { BindingStatus } from './binding-status';
+import { FailedAggregates } from './failed-aggregates';
 import { ReducerCatalog } from './reducer-catalog';
 import {
   AGGREGATE_STATE_SCHEMA,
   BINDING_SCHEMA,
   bindingView,
   BOUND_SCHEMA,
+  FAILED_AGGREGATES_SCHEMA,
+  failedPageView,
   REDUCER_RECORD_SCHEMA,
   REDUCER_UPLOAD_ANSWER_SCHEMA,
   reducerRecordView,
@@ -24,7 +27,8 @@ import {
 import { BindAggregateTypeDto } from './bind-aggregate-type.dto';
 import { RequiresScope } from '../tenancy/scopes';
 import { ARCHIVE_ERRORS, ApiOperation, json } from '../common/api-docs';
-import { object, string } from '../common/json-schema';
+import { IntQueryPipe } from '../common/int-query.pipe';
+import { integer, object, string } from '../common/json-schema';
 
 /** The multipart form the upload reads (readMultipart; the document describes it, nothing validates by it). */
 const REDUCER_UPLOAD_BODY = object(
@@ -72,6 +76,7 @@ export class AggregateTypesController {
     private readonly binder: AggregateBinder,
     private readonly keeper: AggregateStateKeeper,
     private readonly bindingStatus: BindingStatus,
+    private readonly failed: FailedAggregates,
   ) {}
 
   @Put(':type')
@@ -103,6 +108,27 @@ export class AggregateTypesController {
   async get(@CurrentTenant() tenant: TenantRecord, @Param('type', AggregateTypePipe) type: string) {
     const { binding, catchUp } = await this.bindingStatus.read(tenant.tenantId, type);
     return bindingView(binding, catchUp);
+  }
+
+  @Get(':type/failed')
+  @RequiresScope('state:read')
+  @ApiOperation({
+    tag: 'reducers',
+    summary: 'The aggregates the bound reducer cannot fold (each held at the event it failed on), in id order',
+    parameters: {
+      after: { description: "the previous page's next" },
+      limit: { description: 'at most this many (default 100, at most 1,000)', schema: integer({ minimum: 1, maximum: 1000 }) },
+    },
+    responses: { 200: json('a page of failed aggregates', FAILED_AGGREGATES_SCHEMA) },
+    errors: ['NO_REDUCER_BOUND'],
+  })
+  async failedAggregates(
+    @CurrentTenant() tenant: TenantRecord,
+    @Param('type', AggregateTypePipe) type: string,
+    @Query('after') after: string | undefined,
+    @Query('limit', new IntQueryPipe('limit', 100, 1, 1000)) limit: number,
+  ) {
+    return failedPageView(await this.failed.page(tenant.tenantId, type, after ?? '', limit));
   }
 
   @Get(':type/:id/state')

@@ -4,6 +4,7 @@ import { StatefulAppend } from '../events/stateful-append.port';
 import { AggregateBinder, BindingLookup } from './aggregate-binder';
 import { AggregateStateKeeper } from './aggregate-state-keeper';
 import { BindingStatus } from './binding-status';
+import { FailedAggregates } from './failed-aggregates';
 import { ReducerCatalog } from './reducer-catalog';
 import { ReducerRunner } from './reducer-runner';
 import { AggregateTypesController, ReducersController } from './reducers.controller';
@@ -27,6 +28,7 @@ import { Rebound } from './rebound.port';
     AggregateBinder,
     ReducerCatalog,
     BindingStatus,
+    FailedAggregates,
     { provide: Rebound, useExisting: StateCatchUp },
     { provide: StatefulAppend, useExisting: AggregateStateKeeper },
   ],

@@ -1,3 +1,4 @@
+import { DomainError } from '../common/domain-error';
 import { AppendRequest } from './event-log.port';
 import { decideAggregateType, idempotencyKeyOf, planAppends, streamKey, tenantsOf } from './append-plan';
 
@@ -183,6 +184,45 @@ describe('planAppends with idempotency keys', () => {
     expect(plan.keys).toHaveLength(1);
     const [, first, second] = plan.outcomes;
     expect(second.ok && first.ok && second.result.events).toBe(first.ok && first.result.events);
+  });
+
+  it('answers a reducer’s refusal after every other check: a replay, a reused key, a conflict and a stale base outrank it', () => {
+    const refusal = { code: 'REDUCER_REJECTED' as const, message: 'insufficient funds', details: { eventIndex: 0 } };
+    const remembered = new Map([[idempotencyKeyOf('t1', 'k'), { requestHash: 'h', outcome: '{"state":"{}"}', events: [stored] }]]);
+    const snapshot = (baseVersion: number) => ({ bindingId: 'b', baseVersion, state: '{}' });
+    const plan = planAppends(
+      [
+        keyed('k', 'h', { refusal, snapshot: snapshot(2) }),
+        keyed('k', 'other', { refusal, snapshot: snapshot(2) }),
+        req({ refusal, expectedVersion: 1, snapshot: snapshot(2) }),
+        req({ refusal, snapshot: snapshot(1) }),
+        keyed('fresh', 'h', { refusal, snapshot: snapshot(2) }),
+        req({ snapshot: snapshot(2) }),
+      ],
+      new Map([[streamKey('t1', 'order-1'), { aggregateType: 'order', version: 2 }]]),
+      new Map([['t1', 10]]),
+      1000,
+      remembered,
+    );
+    expect(plan.outcomes.map((o) => (o.ok ? (o.result.replay ? 'replay' : 'stored') : o.error.code))).toEqual([
+      'replay',
+      'IDEMPOTENCY_KEY_REUSED',
+      'VERSION_CONFLICT',
+      'STATE_STALE',
+      'REDUCER_REJECTED',
+      'stored',
+    ]);
+    const refused = plan.outcomes[4];
+    expect(!refused.ok && refused.error).toBeInstanceOf(DomainError);
+    expect(!refused.ok && [refused.error.code, refused.error.message, refused.error.details]).toEqual([
+      'REDUCER_REJECTED',
+      'insufficient funds',
+      { eventIndex: 0 },
+    ]);
+    // The refused request stored nothing and took no key: the accepted one after it is version 3, position 11.
+    expect(plan.rows.map((r) => [r.version, r.position])).toEqual([[3, 11]]);
+    expect(plan.keys).toEqual([]);
+    expect(plan.snapshots.map((n) => n.version)).toEqual([3]);
   });
 
   it('keeps keys per tenant', () => {

@@ -143,6 +143,11 @@ export function planAppends(
       });
       continue;
     }
+    // Last: every reason above outranks the reducer's, which was computed on this very version.
+    if (req.refusal) {
+      outcomes.push({ ok: false, error: new DomainError(req.refusal.code, req.refusal.message, req.refusal.details) });
+      continue;
+    }
     let position = nextHeads.get(req.tenantId) ?? 0;
     const events: StoredEvent[] = [];
     let v = version;

@@ -1,4 +1,4 @@
-import { DomainError } from '../common/domain-error';
+import { DomainError, ErrorCode } from '../common/domain-error';
 
 /** Payloads travel as JSON text: validated once at the edge, stored and handed on without re-encoding. */
 export interface NewEvent {
@@ -34,6 +34,14 @@ export interface AppendRequest {
   timestamp?: number;
   /** The client's Idempotency-Key: remembered with the events, in their transaction. */
   idempotency?: IdempotencyClaim;
+  /**
+   * The reducer refused these events (REDUCER_REJECTED, STATE_TOO_LARGE), folded on `snapshot`'s
+   * base: the commit answers this error and stores nothing, after its own checks (a replay of the
+   * key, the type, an erasure, expectedVersion, a stale base), so that a retry of an accepted
+   * request is still its replay and a refusal on a stale state is recomputed, never answered.
+   * Plain data, not the DomainError: a request crosses to SQLite's writer thread by structured clone.
+   */
+  refusal?: Refusal;
 }
 
 /**
@@ -49,6 +57,13 @@ export interface IdempotencyClaim {
   notBefore: number;
   /** JSON text of the answer's part that is not in the log (the reducer's state), remembered with the key. */
   outcome?: string;
+}
+
+/** A DomainError as data (AppendRequest.refusal): the commit answers `new DomainError(code, message, details)`. */
+export interface Refusal {
+  code: ErrorCode;
+  message: string;
+  details: Record<string, unknown>;
 }
 
 export interface SnapshotChange {

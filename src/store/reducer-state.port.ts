@@ -11,6 +11,21 @@ export interface Binding {
   boundAt: number;
 }
 
+/** An aggregate whose state under a binding is held at the event its reducer failed on. */
+export interface FailedAggregate {
+  aggregateId: string;
+  /** The aggregate's version the snapshot covers (events after the failed one are stored, not applied). */
+  version: number;
+  failedVersion: number;
+  /** The stored error: the host's item code (or the service's failure code), then the message. */
+  error: string;
+  /** The failed event's id and type (null only if the event is gone, which an erasure would also take the snapshot with). */
+  eventId: string | null;
+  eventType: string | null;
+  /** Epoch ms of the last event the snapshot covers. */
+  updatedAt: number;
+}
+
 /** Reducer bindings (store.bindings). Adapter: SqlBindingRepository. Who calls it: reducers/ (BindingLookup, AggregateBinder). */
 export abstract class BindingRepository {
   abstract put(binding: Binding): Promise<void>;
@@ -33,4 +48,16 @@ export abstract class SnapshotRepository {
     afterAggregateId: string,
     limit: number,
   ): Promise<{ aggregateId: string; version: number }[]>;
+  /**
+   * Aggregates of a type whose snapshot under `bindingId` is failed, in id order after
+   * `afterAggregateId`, at most `limit` (GET /aggregate-types/{type}/failed). Snapshots are written
+   * by every instance in the store, so this is the service's answer, not one instance's.
+   */
+  abstract listFailed(
+    tenantId: string,
+    aggregateType: string,
+    bindingId: string,
+    afterAggregateId: string,
+    limit: number,
+  ): Promise<FailedAggregate[]>;
 }

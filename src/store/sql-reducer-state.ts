@@ -1,5 +1,5 @@
 import { Snapshot } from './event-log.port';
-import { Binding, BindingRepository, SnapshotRepository } from './reducer-state.port';
+import { Binding, BindingRepository, FailedAggregate, SnapshotRepository } from './reducer-state.port';
 import { epochMs, sqlTime } from './sql-dialect';
 import { SqlRunner } from './sql-runner';
 
@@ -114,4 +114,37 @@ export class SqlSnapshotRepository implements SnapshotRepository {
     );
     return rows.map((r) => ({ aggregateId: r.aggregate_id, version: Number(r.version) }));
   }
+
+  async listFailed(tenantId: string, aggregateType: string, bindingId: string, afterAggregateId: string, limit: number) {
+    // The failed event by the events' unique (tenant, aggregate, version); the snapshots by their partial index.
+    const rows = await this.db.all<FailedDbRow>(
+      `SELECT s.aggregate_id, s.version, s.failed_version, s.error, s.updated_at, e.event_id, e.event_type
+       FROM snapshots s LEFT JOIN events e ON e.tenant_id = s.tenant_id AND e.aggregate_id = s.aggregate_id AND e.version = s.failed_version
+       WHERE s.tenant_id = ? AND s.aggregate_type = ? AND s.binding_id = ? AND s.failed_version IS NOT NULL AND s.aggregate_id > ?
+       ORDER BY s.aggregate_id LIMIT ?`,
+      [tenantId, aggregateType, bindingId, afterAggregateId, limit],
+    );
+    return rows.map(toFailed);
+  }
 }
+
+interface FailedDbRow {
+  aggregate_id: string;
+  version: number | string;
+  failed_version: number | string;
+  error: string | null;
+  updated_at: number | Date;
+  event_id: string | null;
+  event_type: string | null;
+}
+
+const toFailed = (r: FailedDbRow): FailedAggregate => ({
+  aggregateId: r.aggregate_id,
+  version: Number(r.version),
+  failedVersion: Number(r.failed_version),
+  // The keeper writes a failure and its error together; an empty one is shown as the generic failure.
+  error: r.error ?? 'REDUCER_FAILED: the reducer failed',
+  eventId: r.event_id,
+  eventType: r.event_type,
+  updatedAt: epochMs(r.updated_at),
+});

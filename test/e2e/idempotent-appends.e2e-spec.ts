@@ -157,16 +157,16 @@ describe.each(STORE_BACKENDS)('idempotent appends with a reducer bound on %s', (
     // The replay left the cached state alone: the next append folds on the stored 15.
     const next = await post(deposit(1));
     expect(next.body).toMatchObject({ version: 3, state: { balance: 16, transactions: 3 } });
-    // A reducer failure is part of the answer too: replayed as it was.
+    // An append the reducer refuses stores nothing, its key included: the retry is a new attempt, refused again.
     const refused = await post(JSON.stringify({ aggregateId: 'account-1', eventType: 'MoneyWithdrawn', data: { amount: 1000 } }), 'k-fail');
-    expect(refused.status).toBe(201);
-    expect(refused.body.stateError).toMatchObject({ code: 'REDUCER_FAILED', failedVersion: 4 });
+    expect(refused.status).toBe(422);
+    expect(refused.body).toMatchObject({ error: 'REDUCER_REJECTED', version: 4 });
     const refusedAgain = await post(
       JSON.stringify({ aggregateId: 'account-1', eventType: 'MoneyWithdrawn', data: { amount: 1000 } }),
       'k-fail',
     );
-    expect([refusedAgain.replayed, refusedAgain.text]).toEqual(['true', refused.text]);
-    expect((await a.get('/events/account-1')).body.events).toHaveLength(4);
+    expect([refusedAgain.status, refusedAgain.replayed, refusedAgain.body.error]).toEqual([422, undefined, 'REDUCER_REJECTED']);
+    expect((await a.get('/events/account-1')).body.events).toHaveLength(3);
   });
 });
 

@@ -62,7 +62,7 @@ describe('limits on results, with the real C# runtime', () => {
   }, 120_000);
   afterAll(() => svc?.close());
 
-  it('refuses a 40 MB reducer state in the host: the events are stored, the append answers STATE_TOO_LARGE, the aggregate is held', async () => {
+  it('refuses a 40 MB reducer state in the host: the append is refused with STATE_TOO_LARGE, nothing stored, the aggregate goes on', async () => {
     await upload(t, svc.url, 'reducers', BIG_REDUCER, 'big');
     await until(
       () => t.get('/reducers/big/status'),
@@ -77,15 +77,16 @@ describe('limits on results, with the real C# runtime', () => {
     const { result: big, longest } = await longestParsed(() =>
       t.post('/events', { aggregateId: 'big-1', eventType: 'Grow', data: { mb: 40 } }),
     );
-    expect(big.status).toBe(201);
-    expect(big.body.version).toBe(2);
-    expect(big.body.state).toBeUndefined();
-    expect(big.body.stateError).toEqual({
-      code: 'STATE_TOO_LARGE',
-      message: expect.stringMatching(
+    // README "Reducers guard invariants": a state the event would take over the cap is refused like a throw.
+    expect(big.status).toBe(422);
+    expect(big.body).toMatchObject({
+      error: 'STATE_TOO_LARGE',
+      message: expect.stringContaining('nothing was stored'),
+      reducerError: expect.stringMatching(
         /^STATE_TOO_LARGE: the state after this event is at least 41,9\d\d,\d\d\d bytes of JSON; the limit is 1,048,576 bytes$/,
       ),
-      failedVersion: 2,
+      eventType: 'Grow',
+      version: 2,
     });
     // Nothing near 40 MB crossed the service's event loop: the host stopped before writing it.
     expect(longest).toBeLessThan(64 * 1024);
@@ -93,19 +94,13 @@ describe('limits on results, with the real C# runtime', () => {
     expect(await pool.executorPid(t.tenantId)).toBe(pid);
 
     const read = await t.get('/aggregate-types/big/big-1/state');
-    expect(read.status).toBe(422);
-    expect(read.body).toMatchObject({
-      error: 'STATE_TOO_LARGE',
-      failedVersion: 2,
-      reducerError: expect.stringContaining('STATE_TOO_LARGE'),
-    });
+    expect(read).toMatchObject({ status: 200, body: { version: 1, state: { blob: '', count: 1 } } });
 
-    // Held, as for REDUCER_FAILED: a later (small) event is stored and answered with the same error.
+    // Not held: a later (small) event is stored and folded from the state before the refused one.
     const later = await t.post('/events', { aggregateId: 'big-1', eventType: 'Grow', data: { mb: 0 } });
-    expect(later.status).toBe(201);
-    expect(later.body.stateError).toMatchObject({ code: 'STATE_TOO_LARGE', failedVersion: 2 });
+    expect(later).toMatchObject({ status: 201, body: { version: 2, state: { blob: '', count: 2 } } });
     const events = await t.get('/events/big-1');
-    expect(events.body.events.map((e: any) => e.version)).toEqual([1, 2, 3]);
+    expect(events.body.events.map((e: any) => e.version)).toEqual([1, 2]);
 
     // Other aggregates of the type are not affected.
     const other = await t.post('/events', { aggregateId: 'big-2', eventType: 'Grow', data: { mb: 0 } });

@@ -2,6 +2,7 @@ import { toStoredSettings } from '../../src/notifications/log/notification-setti
 import { Store } from '../../src/store/store.port';
 import { describeIdempotencyStore } from './idempotency-store.conformance';
 import { describeErasureStore } from './erasure.conformance';
+import { describeFailedStates } from './failed-states.conformance';
 import { describeEventWebhookStore, storeEventWebhookFixture } from './event-webhook-store.conformance';
 import { describeMultiInstanceStore } from './multi-instance.conformance';
 import { describeIdsAndTraceStore } from './ids-and-trace.conformance';
@@ -385,6 +386,7 @@ export function testEventStore(name: string, harness: StoreHarness): void {
     });
 
     describeIdsAndTraceStore(() => store);
+    describeFailedStates(() => store);
     describeProjectionStore(() => store);
     describeMultiInstanceStore(() => store, harness, extra);
     describeIdempotencyStore(() => store, harness, extra);

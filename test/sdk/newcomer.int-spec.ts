@@ -172,6 +172,8 @@ describe('a newcomer, from dotnet new to a deployed projection (docs/csharp.md)'
   it('fails `dotnet test` locally, at the line, where the server would refuse the upload', async () => {
     const source = path.join(solution, 'Totals', 'TotalsProjection.cs');
     const original = fs.readFileSync(source, 'utf8');
+    const project = path.join(solution, 'Totals', 'Totals.csproj');
+    const projectFile = fs.readFileSync(project, 'utf8');
     try {
       // DateTime.Now: in the server's reference set, refused by its allowlist (non-deterministic).
       const lines = original.split('\n');
@@ -185,16 +187,26 @@ describe('a newcomer, from dotnet new to a deployed projection (docs/csharp.md)'
         `${source}(${at + 2},17): error ES0001: forbidden API: System.DateTime.Now (non-deterministic: use the event's Timestamp/ids instead)`,
       );
 
-      // Console: outside the server's reference set, so it does not compile, as on upload.
+      // Console: outside the server's reference set, so it does not compile, as on upload; a package reference is
+      // left out of the compile with a warning saying why (the server compiles the uploaded sources alone).
       lines[at + 1] = '                Console.WriteLine("placed");';
       fs.writeFileSync(source, lines.join('\n'));
+      fs.writeFileSync(
+        project,
+        projectFile.replace(
+          '<PackageReference Include="EventSourcing.Sdk"',
+          '<PackageReference Include="xunit.assert" Version="2.9.3" />\n    $&',
+        ),
+      );
       const unknown = await bash('dotnet build Totals 2>&1', solution, env);
       expect(unknown.code).not.toBe(0);
       expect(unknown.stdout).toContain(
         `TotalsProjection.cs(${at + 2},17): error CS0103: The name 'Console' does not exist in the current context`,
       );
+      expect(unknown.stdout).toContain("warning ESSDK001: EventSourcing: xunit.assert is not in the server's reference set");
     } finally {
       fs.writeFileSync(source, original);
+      fs.writeFileSync(project, projectFile);
     }
     // Back to the walkthrough's source: green again.
     const green = await bash('dotnet test Totals.Tests 2>&1', solution, env);

@@ -9,9 +9,12 @@ mkdir -p "$feed"
 feed="$(cd "$feed" && pwd)"
 version="${SDK_VERSION:-$(sed -nE 's|.*<Version>([^<]+)</Version>.*|\1|p' "$root/sdk/dotnet/EventSourcing.Sdk.csproj" | head -1)}"
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
-# Separate obj/bin per version would be needed for parallel packs; one at a time is all this does.
+# A fresh obj/ and bin/ per run (EsBuildRoot, read by sdk/*/Directory.Build.props): packs running at once, and a
+# runtime build (which builds sdk/dotnet in place), never write the same intermediate files.
+build_root="$(mktemp -d "${TMPDIR:-/tmp}/es-pack-XXXXXX")"
+trap 'rm -rf "$build_root"' EXIT
 for project in sdk/dotnet/EventSourcing.Sdk.csproj sdk/testing/EventSourcing.Sdk.Testing.csproj; do
-  dotnet pack "$root/$project" -c Release -nologo -v q -p:Version="$version" -o "$feed" >&2
+  dotnet pack "$root/$project" -c Release -nologo -v q -p:Version="$version" -p:EsBuildRoot="$build_root" -o "$feed" >&2
 done
 echo "feed: $feed"
 echo "version: $version"

@@ -1,7 +1,9 @@
+extern alias testkit;
+
 using System.Text.Json.Nodes;
 using EventSourcing.Runtime.Compilation;
 using EventSourcing.Runtime.Host;
-using EventSourcing.Testing;
+using testkit::EventSourcing.Testing;
 using EventSourcing.Runtime.Tests.KitFixtures;
 
 namespace EventSourcing.Runtime.Tests;

@@ -16,7 +16,8 @@ namespace EventSourcing.Testing
     {
         readonly List<IReadOnlyList<Event>> _batches = new();
 
-        ProjectionSpec() { }
+        // The server's allowlist check first (once per assembly): a spec fails where an upload would be refused.
+        ProjectionSpec() => AllowlistCheck.Ensure(typeof(TProjection).Assembly);
 
         /// <summary>A spec whose history is <paramref name="events"/> (one batch).</summary>
         public static ProjectionSpec<TProjection, TState> Given(params Event[] events) => new ProjectionSpec<TProjection, TState>().When(events);

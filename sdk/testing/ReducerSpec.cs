@@ -17,7 +17,8 @@ namespace EventSourcing.Testing
         readonly List<IReadOnlyList<Event>> _given = new();
         IReadOnlyList<Event> _when = Array.Empty<Event>();
 
-        ReducerSpec() { }
+        // The server's allowlist check first (once per assembly): a spec fails where an upload would be refused.
+        ReducerSpec() => AllowlistCheck.Ensure(typeof(TReducer).Assembly);
 
         /// <summary>A spec whose history is <paramref name="events"/> (one batch).</summary>
         public static ReducerSpec<TReducer, TState> Given(params Event[] events) => new ReducerSpec<TReducer, TState>().AndGiven(events);

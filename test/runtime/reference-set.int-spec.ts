@@ -36,6 +36,10 @@ it('ships the reference set beside the host build', () => {
     .match(/"([^"]+)"/g)!
     .map((s) => s.slice(1, -1));
   expect(listed.sort()).toEqual([...FRAMEWORK].sort());
+  // And the SDK package's targets, which narrow a tenant's local compile to the same set (plus EventSourcing.Sdk).
+  const targets = fs.readFileSync(path.join(REPO, 'sdk/dotnet/build/EventSourcing.Sdk.targets'), 'utf8');
+  const narrowed = /<EventSourcingServerReference Include="([^"]+)"/.exec(targets)![1].split(';');
+  expect(narrowed.sort()).toEqual([...FRAMEWORK, 'EventSourcing.Sdk'].sort());
 });
 
 it('the sandboxed production compiler compiles against that shipped set', async () => {

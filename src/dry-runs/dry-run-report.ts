@@ -45,7 +45,7 @@ export type KeyChange = 'added' | 'removed' | 'changed';
 export interface KeyDiff {
   key: string;
   change: KeyChange;
-  /** RFC 6902 JSON Patch from the live state to the candidate's (added: one `add` of the whole state at ""; removed: one `remove` of ""). */
+  /** RFC 6902 JSON Patch from the live state to the candidate's (added: one `add` of the whole state at ""; removed: a `remove` of ""). */
   patch: JsonPatchOp[];
 }
 

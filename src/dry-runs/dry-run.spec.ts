@@ -39,6 +39,8 @@ class ScriptedCode implements TenantCode {
     return events.map((e) => {
       const data = JSON.parse(e.data.text);
       if (e.eventType === 'Unkeyed') return null;
+      if (e.eventType === 'BadKey') return { error: { code: 'RESOLVE_FAILED', message: 'no key', stackTrace: 'at Host.Internals' } };
+      if (e.eventType === 'LongKey') return 'k'.repeat(2_000);
       if (assemblyId === 'cand' && e.eventType === 'Other') return 'other';
       if (e.eventType === 'Twice') return [data.key, `${data.key}-copy`];
       return data.key;
@@ -210,6 +212,40 @@ describe('ProjectionDryRun', () => {
     });
     expect(some.diffs.map((d) => d.key)).toEqual(['x-copy']);
     expect(some.compared).toBe('touched');
+  });
+});
+
+describe('ProjectionDryRun routing', () => {
+  it('reports a ResolveKey that throws, or a key the lanes refuse, as a failure of its event (key null), without host frames', async () => {
+    const log = logOf([ev('o1', 'BadKey'), ev('o2', 'LongKey'), ev('o3', 'Add')], [{}, {}, { key: 'a', n: 1 }]);
+    const lanes = { listLanes: async () => [] } as unknown as LaneReads;
+    const report = await new ProjectionDryRun(log, lanes, new ScriptedCode()).run({
+      tenantId: 't',
+      assemblyId: 'cand',
+      className: 'P',
+      liveVersionId: null,
+      options: OPTIONS,
+      limits: LIMITS,
+      progress: progress(),
+    });
+    expect(report.failures).toEqual([
+      {
+        eventType: 'BadKey',
+        count: 1,
+        first: { eventId: 'e1', position: 1, aggregateId: 'o1', key: null, code: 'RESOLVE_FAILED', message: 'no key' },
+      },
+      {
+        eventType: 'LongKey',
+        count: 1,
+        first: expect.objectContaining({
+          eventId: 'e2',
+          key: null,
+          code: 'KEY_TOO_LONG',
+          message: expect.stringContaining('at most 1024 bytes'),
+        }),
+      },
+    ]);
+    expect(report.keys).toMatchObject({ added: 1, held: 0 });
   });
 });
 

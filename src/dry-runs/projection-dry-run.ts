@@ -85,7 +85,7 @@ export class ProjectionDryRun {
       if ('error' in k) {
         // A refusal the live router would hold in its '!unresolved' lane: reported, not folded.
         const hostError = r !== null && typeof r === 'object' && !Array.isArray(r) ? r.error : null;
-        const { stackTrace: _host, code, message, ...extra } = hostError ?? { code: k.error.split(':')[0], message: k.error };
+        const { stackTrace: _host, code, message, ...extra } = hostError ?? splitCode(k.error);
         failures.record(event.eventType, {
           ...extra,
           eventId: event.eventId,
@@ -118,4 +118,10 @@ export class ProjectionDryRun {
       afterKey = page[page.length - 1].key;
     }
   }
+}
+
+/** The lanes' refusal text `CODE: message` as its two parts. */
+function splitCode(text: string): { code: string; message: string } {
+  const at = text.indexOf(': ');
+  return at < 0 ? { code: 'INVALID_KEY', message: text } : { code: text.slice(0, at), message: text.slice(at + 2) };
 }

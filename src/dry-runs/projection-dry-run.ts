@@ -1,6 +1,7 @@
 import { eventKeys } from '../lanes/state-key-rule';
 import { EventLog, StoredEvent } from '../store/event-log.port';
 import { LaneReads } from '../store/lanes/lane-reads.port';
+import { ItemError } from '../tenant-code/host/runtime-protocol';
 import { TenantCode } from '../tenant-code/tenant-code.port';
 import { toWireEvent } from '../tenant-code/wire-event';
 import { compareStates, FailureBook } from './dry-run-report';
@@ -84,8 +85,8 @@ export class ProjectionDryRun {
       const k = eventKeys(r);
       if ('error' in k) {
         // A refusal the live router would hold in its '!unresolved' lane: reported, not folded.
-        const hostError = r !== null && typeof r === 'object' && !Array.isArray(r) ? r.error : null;
-        const { stackTrace: _host, code, message, ...extra } = hostError ?? splitCode(k.error);
+        const hostError: ItemError | null = r !== null && typeof r === 'object' && !Array.isArray(r) ? r.error : null;
+        const { stackTrace: _host, code, message, ...extra }: Omit<ItemError, 'code'> & { code: string } = hostError ?? splitCode(k.error);
         failures.record(event.eventType, {
           ...extra,
           eventId: event.eventId,

@@ -4,7 +4,7 @@ import { LaneReads } from '../store/lanes/lane-reads.port';
 import { ItemError } from '../tenant-code/host/runtime-protocol';
 import { TenantCode } from '../tenant-code/tenant-code.port';
 import { toWireEvent } from '../tenant-code/wire-event';
-import { compareStates, FailureBook } from './dry-run-report';
+import { compareStates, FailureBook, RemovedKeys } from './dry-run-report';
 import { DryRunLimits, DryRunOptions, KeySample } from './dry-run-options';
 import { DryRunReport } from './dry-run-views';
 import { DryRunProgress, replayHistory } from './history-replay';
@@ -53,8 +53,9 @@ export class ProjectionDryRun {
       progress: input.progress,
     });
     const whole = replayed.truncatedReason === null && options.fromPosition === 1 && options.toPosition === null && sample.all;
-    const live = await this.liveStates(input, whole ? null : fold);
-    const { keys, diffs } = compareStates(fold.states, live, { countRemoved: whole, held: fold.held });
+    const removed = whole ? new RemovedKeys() : null;
+    const live = await this.liveStates(input, fold, removed);
+    const { keys, diffs } = compareStates(fold.states, live, { removed, held: fold.held });
     return {
       candidate: { className },
       baseline: input.liveVersionId ? { versionId: input.liveVersionId } : null,
@@ -103,8 +104,11 @@ export class ProjectionDryRun {
     return routed;
   }
 
-  /** The live version's stored states: all of them, or (`touched`) only those of the keys the candidate folded. */
-  private async liveStates(input: ProjectionDryRunInput, touched: StateFold | null): Promise<Map<string, string>> {
+  /**
+   * The live version's stored states of the keys the candidate folded; the others are only counted
+   * (and the first few named) as removed when `removed` is given: memory stays bounded by the fold's.
+   */
+  private async liveStates(input: ProjectionDryRunInput, fold: StateFold, removed: RemovedKeys | null): Promise<Map<string, string>> {
     const live = new Map<string, string>();
     if (!input.liveVersionId) return live;
     const version = { tenantId: input.tenantId, versionId: input.liveVersionId };
@@ -112,8 +116,8 @@ export class ProjectionDryRun {
       const page = await this.lanes.listLanes(version, { afterKey, limit: LANE_PAGE });
       for (const lane of page) {
         if (lane.state === null) continue;
-        if (touched && !touched.states.has(lane.key) && !touched.held.has(lane.key)) continue;
-        live.set(lane.key, lane.state);
+        if (fold.states.has(lane.key) || fold.held.has(lane.key)) live.set(lane.key, lane.state);
+        else removed?.add(lane.key);
       }
       if (page.length < LANE_PAGE) return live;
       afterKey = page[page.length - 1].key;

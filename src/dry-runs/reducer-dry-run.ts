@@ -1,6 +1,6 @@
 import { EventLog } from '../store/event-log.port';
 import { TenantCode } from '../tenant-code/tenant-code.port';
-import { compareStates, FailureBook } from './dry-run-report';
+import { compareStates, FailureBook, removedFrom } from './dry-run-report';
 import { DryRunLimits, DryRunOptions, KeySample } from './dry-run-options';
 import { DryRunReport } from './dry-run-views';
 import { DryRunProgress, replayHistory } from './history-replay';
@@ -53,7 +53,8 @@ export class ReducerDryRun {
     // the candidate's state for it counts as added. (A range starting after an aggregate's first event
     // folds both from an empty state: compared alike.)
     const baseline = new Map([...(current?.states ?? [])].filter(([id]) => !current?.held.has(id)));
-    const { keys, diffs } = compareStates(candidate.states, baseline, { countRemoved: whole, held: candidate.held });
+    const removed = whole ? removedFrom(baseline, candidate.states, candidate.held) : null;
+    const { keys, diffs } = compareStates(candidate.states, baseline, { removed, held: candidate.held });
     return {
       candidate: { className: input.className },
       baseline: input.bound ? { reducerId: input.bound.reducerId, className: input.bound.className } : null,

@@ -81,7 +81,7 @@ export const DRY_RUN_STATUS_SCHEMA = object(
     dryRunId: string(),
     kind: oneOfStrings(['projection', 'reducer'] as const),
     target: string({ description: 'the projectionId, or the aggregate type' }),
-    status: oneOfStrings(['compiling', 'running', 'done', 'failed'] as const),
+    status: oneOfStrings(['compiling', 'running', 'completed', 'failed'] as const),
     startedAt: timestamp(),
     finishedAt: nullable(timestamp()),
     progress: object({ eventsRead: integer(), keysSeen: integer(), position: integer({ description: 'the last position read' }) }),

@@ -70,7 +70,7 @@ describe('DryRuns', () => {
     w.release();
     const done = await until(
       () => w.dryRuns.status('t1', 'reducer', 'wallet', dryRunId),
-      (v) => v.status === 'done',
+      (v) => v.status === 'completed',
     );
     expect(done.report).toBe(REPORT);
     await until(
@@ -121,7 +121,7 @@ describe('DryRuns', () => {
     w.release();
     await until(
       () => w.dryRuns.status('t1', 'reducer', 'wallet', dryRunId),
-      (s) => s.status === 'done',
+      (s) => s.status === 'completed',
     );
     expect(() => w.dryRuns.status('t2', 'reducer', 'wallet', dryRunId)).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }));
     expect(() => w.dryRuns.status('t1', 'reducer', 'purse', dryRunId)).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }));

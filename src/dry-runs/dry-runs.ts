@@ -82,7 +82,7 @@ export class DryRuns {
     );
   }
 
-  /** GET …/dry-runs/{dryRunId}: the run's status, progress and (done) report. */
+  /** GET …/dry-runs/{dryRunId}: the run's status, progress and (completed) report. */
   status(tenantId: string, kind: Kind, target: string, dryRunId: string): DryRunStatusView {
     this.forgetExpired();
     const r = this.runs.get(dryRunId);
@@ -120,7 +120,7 @@ export class DryRuns {
       record.view.expiresAt = new Date(record.expiresAt).toISOString();
     });
     const path = t.kind === 'projection' ? `/projections/${t.target}` : `/aggregate-types/${t.target}`;
-    return { dryRunId, status: 'running', message: `poll GET ${path}/dry-runs/${dryRunId} until status is 'done' or 'failed'` };
+    return { dryRunId, status: 'running', message: `poll GET ${path}/dry-runs/${dryRunId} until status is 'completed' or 'failed'` };
   }
 
   private async execute(t: Target, record: DryRunRecord, sources: SourceFile[], options: DryRunOptions): Promise<void> {
@@ -141,7 +141,7 @@ export class DryRuns {
           ? await this.projectionRun.run({ ...common, liveVersionId: t.liveVersionId ?? null })
           : await this.reducerRun.run({ ...common, aggregateType: t.target, bound: t.bound ?? null });
       record.view.report = report;
-      record.view.status = 'done';
+      record.view.status = 'completed';
     } catch (e) {
       if (e instanceof DomainError) return this.failed(record, e.code, e.message);
       if (e instanceof HostCallError) return this.failed(record, e.failure, e.message);

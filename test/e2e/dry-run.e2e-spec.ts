@@ -86,7 +86,7 @@ async function startDryRun(url: string, c: Client, path: string, sources: Source
 async function finished(c: Client, path: string): Promise<any> {
   const r = await until(
     () => c.get(path),
-    (r) => r.status !== 200 || r.body.status === 'done' || r.body.status === 'failed',
+    (r) => r.status !== 200 || r.body.status === 'completed' || r.body.status === 'failed',
     120_000,
     path,
   );
@@ -136,7 +136,7 @@ describe.each(STORE_BACKENDS)('dry runs on %s', (backend) => {
     });
     const run = await finished(c, `/projections/${projectionId}/dry-runs/${accepted.body.dryRunId}`);
 
-    expect(run).toMatchObject({ status: 'done', kind: 'projection', target: projectionId, progress: { eventsRead: 5, keysSeen: 4 } });
+    expect(run).toMatchObject({ status: 'completed', kind: 'projection', target: projectionId, progress: { eventsRead: 5, keysSeen: 4 } });
     expect(run.report).toMatchObject({
       candidate: { className: 'Shop.OrderTotals' },
       baseline: { versionId: expect.any(String) },

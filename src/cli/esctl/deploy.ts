@@ -153,7 +153,7 @@ export async function dryRun(
   if (answer.status !== 202) return fail(answer);
   const id: string = answer.body.dryRunId;
   output.err(`dry run ${id} of ${kind} ${target}: compiling and running…`);
-  const done = (r: any) => r.status === 'done' || r.status === 'failed';
+  const done = (r: any) => r.status === 'completed' || r.status === 'failed';
   const run = await settle(client, `${base}/dry-runs/${enc(id)}`, done, opts.timeoutMs, `still running: GET ${base}/dry-runs/${id}`);
   if (run.status === 'failed') {
     for (const d of run.diagnostics ?? []) output.err(formatDiagnostic(d));

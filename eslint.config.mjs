@@ -164,6 +164,12 @@ export default tseslint.config(
               except: [file('src/observability/metrics/app-metrics.ts')],
               message: 'a hop reaches the metrics only through the AppMetrics port (observability/metrics/app-metrics.ts)',
             },
+            // dry-runs/ reads the store and runs tenant code through its ports: imported by AppModule only.
+            {
+              target: under(...BELOW_COMPOSITION, 'compilation', 'openapi', 'tenant-transfer'),
+              from: under('dry-runs'),
+              message: 'only AppModule imports dry-runs/',
+            },
             {
               target: under(...BELOW_COMPOSITION, 'compilation', 'openapi'),
               from: under('tenant-transfer'),

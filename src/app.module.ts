@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { CompilationModule } from './compilation/compilation.module';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
+import { DryRunsModule } from './dry-runs/dry-runs.module';
 import { EventsModule } from './events/events.module';
 import { EventWebhooksModule } from './event-webhooks/event-webhooks.module';
 import { HealthModule } from './health/health.module';
@@ -35,6 +36,7 @@ export class AppModule {
         LanesModule,
         ProjectionsModule,
         CompilationModule,
+        DryRunsModule,
         NotificationsModule,
         EventWebhooksModule,
         HealthModule,

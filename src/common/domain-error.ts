@@ -46,6 +46,7 @@ export const ERROR_CODES = [
   'IMPORT_TRUNCATED',
   'AGGREGATE_ERASED',
   'RESERVED_NAME',
+  'DRY_RUN_RUNNING',
   'INTERNAL',
 ] as const;
 

@@ -60,6 +60,8 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   INVALID_IDEMPOTENCY_KEY: 400,
   // The key was used by the tenant, within its retention, for another route or body (`idempotencyKey`).
   IDEMPOTENCY_KEY_REUSED: 422,
+  // The tenant has a dry run running on this instance (`dryRunId`): one at a time per tenant.
+  DRY_RUN_RUNNING: 409,
   // An import of a tenant whose id (or one of whose key hashes) the store already holds: nothing imported.
   TENANT_EXISTS: 409,
   // An import file that is not an export of this format (header, a line, a table or column, a tenant id, the schema): `line`.

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { parseRate, RatePolicy, TenantLimits } from './quota-policy';
+import { DryRunSettings, dryRunSettings } from './dry-run-settings';
 import { defaultExecHosts, Isolation, ISOLATIONS, SandboxMode, SandboxOptions } from './isolation-settings';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -78,6 +79,8 @@ export interface AppConfig {
     /** How long a state read with minPosition waits before answering 202. */
     readWaitMs: number;
   };
+  /** Dry runs of candidate code over a tenant's history (dry-run-settings.ts). */
+  dryRun: DryRunSettings;
   runtime: {
     /** Folder of the built .NET host (runtime/build.sh output); default runtime/bin. */
     dir?: string;
@@ -287,6 +290,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       leaseMs: int('LANE_LEASE_MS', 3_000, 300, 600_000),
       readWaitMs: int('PROJECTION_READ_WAIT_MS', 5_000, 0, 60_000),
     },
+    dryRun: dryRunSettings(int),
     runtime: {
       dir: str('RUNTIME_DIR'),
       isolation,

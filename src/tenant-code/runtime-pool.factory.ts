@@ -7,6 +7,7 @@ import { UploadRepository } from '../store/upload-repository.port';
 import { RuntimePool } from './runtime-pool';
 import { DEFAULT_POOL_OPTIONS, RuntimePoolOptions } from './runtime-pool-options';
 import { SandboxedLauncher } from './sandboxed-launcher';
+import { TransientAssemblies } from './transient-assemblies';
 
 /** RuntimePool's settings from the RUNTIME_* variables. */
 export function runtimePoolOptions(config: AppConfig): RuntimePoolOptions {
@@ -31,7 +32,7 @@ export function runtimePoolOptions(config: AppConfig): RuntimePoolOptions {
 /**
  * Makes the service's RuntimePool (TenantCodeModule's one factory for it: RUNTIME_ISOLATION chooses
  * shared or per-tenant executors): its hosts started by the sandboxed launcher, the compiled uploads
- * read from the store.
+ * read from the store (a dry run's candidate from TransientAssemblies first).
  */
 @Injectable()
 export class RuntimePoolFactory {
@@ -40,12 +41,15 @@ export class RuntimePoolFactory {
     private readonly uploads: UploadRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly metrics: AppMetrics,
+    private readonly transient: TransientAssemblies,
   ) {}
 
   create(): RuntimePool {
     return new RuntimePool(
       this.sandboxed.launcher,
       async (tenantId, uploadId) => {
+        const held = this.transient.get(tenantId, uploadId);
+        if (held) return held;
         const bytes = await this.uploads.getAssembly(tenantId, uploadId);
         if (!bytes) throw new DomainError('NOT_FOUND', `no compiled upload '${uploadId}'`);
         return bytes;

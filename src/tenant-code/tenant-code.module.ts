@@ -9,6 +9,7 @@ import { RuntimePoolFactory } from './runtime-pool.factory';
 import { createLauncher, SandboxedLauncher } from './sandboxed-launcher';
 import { TenantCode } from './tenant-code.port';
 import { TenantCodeReadiness } from './tenant-code-readiness.port';
+import { TransientAssemblies } from './transient-assemblies';
 
 /**
  * The tenants' compiled code: the .NET hosts (runtime/) that compile and run it, behind the ports
@@ -22,6 +23,8 @@ import { TenantCodeReadiness } from './tenant-code-readiness.port';
     { provide: SandboxedLauncher, inject: [APP_CONFIG], useFactory: createLauncher },
     { provide: SANDBOX_STATUS, inject: [SandboxedLauncher], useFactory: (s: SandboxedLauncher) => s.status },
     // …and shared or per-tenant executors (RUNTIME_ISOLATION).
+    // A dry run's candidate assemblies (no upload): the executors' source reads them first.
+    TransientAssemblies,
     RuntimePoolFactory,
     { provide: RuntimePool, inject: [RuntimePoolFactory], useFactory: (f: RuntimePoolFactory) => f.create() },
     { provide: TenantCode, useExisting: RuntimePool },
@@ -39,7 +42,7 @@ import { TenantCodeReadiness } from './tenant-code-readiness.port';
     CompileQueue,
   ],
   // RuntimePool itself: for the composition (metrics' executor gauges, tenant-transfer's removal).
-  exports: [RuntimePool, TenantCode, Compiler, TenantCodeReadiness, CompileQueue, SANDBOX_STATUS],
+  exports: [RuntimePool, TenantCode, Compiler, TenantCodeReadiness, CompileQueue, SANDBOX_STATUS, TransientAssemblies],
 })
 export class TenantCodeModule implements OnApplicationBootstrap, OnApplicationShutdown {
   constructor(

@@ -152,11 +152,19 @@ describe('esctl against a running service', () => {
     expect(out).toContain(`tenant ${tenant.tenantId} (esctl) at ${svc.url}`);
   });
 
-  it('says that validate and dry-run await their server side instead of failing obscurely', async () => {
+  it('says that validate awaits its server side instead of failing obscurely', async () => {
     const dir = project('bank-again', exampleSources('bank-account'));
     const validate = await esctl('validate', 'reducer', dir);
     expect(validate).toMatchObject({ code: 1, stderr: expect.stringContaining('does not offer POST /reducers/validate yet') });
+  });
+
+  it('dry-runs the same reducer over the account aggregates: the report says nothing would change', async () => {
+    const dir = project('bank-dry', exampleSources('bank-account'));
     const dryRun = await esctl('dry-run', 'reducer', 'account', dir);
-    expect(dryRun).toMatchObject({ code: 1, stderr: expect.stringContaining('POST /aggregate-types/account/dry-run yet') });
+    expect(dryRun.code).toBe(0);
+    const report = JSON.parse(dryRun.stdout);
+    expect(report).toMatchObject({ truncated: false, compared: 'all', baseline: { reducerId: 'bank-cli' }, failures: [] });
+    expect(report.keys).toEqual({ added: 0, removed: 0, changed: 0, unchanged: 1, held: 0 });
+    expect(dryRun.stderr).toContain('keys: 0 added, 0 removed, 0 changed, 1 unchanged, 0 held');
   });
 });

@@ -22,12 +22,18 @@ export function archiveOf(dir: string): Buffer {
 const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Polls `path` until `done` says the record is settled, or the deadline passes. */
-async function settle(client: ServiceClient, path: string, done: (r: any) => boolean, timeoutMs: number): Promise<any> {
+async function settle(
+  client: ServiceClient,
+  path: string,
+  done: (r: any) => boolean,
+  timeoutMs: number,
+  late = "still compiling: see 'esctl status'",
+): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const record = await client.expect(client.get(path), 200);
     if (done(record)) return record;
-    if (Date.now() > deadline) throw new ServiceError(`still compiling after ${timeoutMs / 1000} s: see 'esctl status'`);
+    if (Date.now() > deadline) throw new ServiceError(`after ${timeoutMs / 1000} s, ${late}`);
     await pause(250); // a compile takes a second or more: four reads a second is plenty
   }
 }
@@ -118,24 +124,50 @@ export async function validate(client: ServiceClient, kind: CodeKind, dir: strin
   return code;
 }
 
+/** What a dry run may be asked (the server's form fields: className, maxEvents, fromPosition, toPosition, keys, sampleKeys). */
+export interface DryRunOptions {
+  fields: Record<string, string>;
+  timeoutMs: number;
+}
+
 /**
  * A dry run of candidate sources over the tenant's history (issue 27 item 4): for a projection
- * `POST /projections/{id}/dry-run`; for a reducer `POST /aggregate-types/{type}/dry-run` (the issue
- * names no route for reducers: this one is a guess to settle with the server side). Prints the report as JSON.
+ * `POST /projections/{id}/dry-run`, for a reducer `POST /aggregate-types/{type}/dry-run`; the run is
+ * polled until done, its report printed as JSON. A failed compile prints its diagnostics. Exit code 1
+ * when the compile or the run failed or the candidate failed on any event.
  */
-export async function dryRun(client: ServiceClient, kind: CodeKind, target: string, dir: string, output: Output): Promise<number> {
-  const route = kind === 'projection' ? `/projections/${enc(target)}/dry-run` : `/aggregate-types/${enc(target)}/dry-run`;
-  const answer = await client.postArchive(route, archiveOf(dir));
+export async function dryRun(
+  client: ServiceClient,
+  kind: CodeKind,
+  target: string,
+  dir: string,
+  opts: DryRunOptions,
+  output: Output,
+): Promise<number> {
+  const base = kind === 'projection' ? `/projections/${enc(target)}` : `/aggregate-types/${enc(target)}`;
+  const answer = await client.postArchive(`${base}/dry-run`, archiveOf(dir), opts.fields);
   if (answer.status === 404) {
     const said = answer.body?.message ?? '';
-    throw new ServiceError(
-      `404: no ${kind} '${target}', or this service does not offer POST ${route} yet (issue 27 item 4) ${said}`.trim(),
-      404,
-    );
+    throw new ServiceError(`404: no ${kind} '${target}', or this service does not offer POST ${base}/dry-run ${said}`.trim(), 404);
   }
-  if (answer.status !== 200 && answer.status !== 202) return fail(answer);
-  output.out(JSON.stringify(answer.body, null, 2));
-  return answer.body?.failures && Object.keys(answer.body.failures).length > 0 ? 1 : 0;
+  if (answer.status !== 202) return fail(answer);
+  const id: string = answer.body.dryRunId;
+  output.err(`dry run ${id} of ${kind} ${target}: compiling and running…`);
+  const done = (r: any) => r.status === 'completed' || r.status === 'failed';
+  const run = await settle(client, `${base}/dry-runs/${enc(id)}`, done, opts.timeoutMs, `still running: GET ${base}/dry-runs/${id}`);
+  if (run.status === 'failed') {
+    for (const d of run.diagnostics ?? []) output.err(formatDiagnostic(d));
+    output.err(`dry run ${id} failed: ${run.error?.code}: ${run.error?.message}`);
+    return 1;
+  }
+  const r = run.report;
+  output.out(JSON.stringify(r, null, 2));
+  const k = r.keys;
+  output.err(
+    `${r.eventsRead} events${r.truncated ? ` (truncated: ${r.truncatedReason})` : ''}; keys: ${k.added} added, ${k.removed} removed, ` +
+      `${k.changed} changed, ${k.unchanged} unchanged, ${k.held} held; ${r.failures.length} failing event type(s)`,
+  );
+  return r.failures.length > 0 ? 1 : 0;
 }
 
 function fail(answer: { status: number; body: any }): number {

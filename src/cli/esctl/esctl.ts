@@ -15,9 +15,21 @@ const USAGE = `usage: esctl <command> [options]
   status [projection|reducer|aggregate-type <id>]
   state projection <projectionId> <key> | state aggregate <type> <aggregateId>
   tail <projectionId> [--after SEQUENCE] [--count N]   notifications, live (WebSocket)
-  dry-run projection <projectionId> <dir> | dry-run reducer <aggregateType> <dir>   (needs the server's dry-run)
+  dry-run projection <projectionId> <dir> | dry-run reducer <aggregateType> <dir>
+        [--class NAME] [--max-events N] [--from POSITION] [--to POSITION] [--keys a,b] [--sample-keys N] [--timeout SECONDS]
+                                       run the candidate over the history, nothing deployed; print the report
 
 The login is read from ${configPath()} (ESCTL_CONFIG moves it); ESCTL_URL and ESCTL_API_KEY override it.`;
+
+/** esctl dry-run's options → the server's form fields. */
+const DRY_RUN_FIELDS: [string, string][] = [
+  ['class', 'className'],
+  ['max-events', 'maxEvents'],
+  ['from', 'fromPosition'],
+  ['to', 'toPosition'],
+  ['keys', 'keys'],
+  ['sample-keys', 'sampleKeys'],
+];
 
 /** Positional arguments and `--name value` options. */
 export function parseArgs(argv: string[]): { positional: string[]; options: Map<string, string> } {
@@ -92,7 +104,10 @@ export async function main(argv: string[], output: Output): Promise<number> {
     }
     case 'dry-run': {
       const usage = 'dry-run projection <projectionId> <dir> | dry-run reducer <aggregateType> <dir>';
-      return dryRun(connect(), kindOf(rest[0]), required(rest[1], usage), required(rest[2], usage), output);
+      const fields: Record<string, string> = {};
+      for (const [option, field] of DRY_RUN_FIELDS) if (options.has(option)) fields[field] = options.get(option)!;
+      const timeoutMs = (intOption(options, 'timeout') ?? 300) * 1000;
+      return dryRun(connect(), kindOf(rest[0]), required(rest[1], usage), required(rest[2], usage), { fields, timeoutMs }, output);
     }
     case undefined:
     case 'help':

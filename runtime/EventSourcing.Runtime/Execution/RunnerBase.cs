@@ -28,6 +28,9 @@ public abstract class RunnerBase<TState> where TState : new()
     protected abstract TState ApplyOne(object instance, TState state, Event e, string? key);
     protected abstract object NewInstance();
 
+    /// <summary>Whether the key's state is removed after <paramref name="e"/> (projections opting in with IDeletableProjection).</summary>
+    protected virtual bool ShouldDelete(object instance, TState state, Event e) => false;
+
     public void ApplyGroup(JsonElement stateElement, JsonElement events, Utf8JsonWriter w, ApplyOptions options)
     {
         if (events.ValueKind != JsonValueKind.Array) throw new ProtocolException(ErrorCodes.BadRequest, "events must be an array");
@@ -97,10 +100,14 @@ public abstract class RunnerBase<TState> where TState : new()
                 failure = new(index, ErrorCodes.InvalidEvent, ex);
                 break;
             }
+            bool deleted;
             try
             {
                 state = ApplyOne(instance, state, e, options.Key);
                 if (state is null) throw new InvalidOperationException("Apply returned null");
+                // A removed key's next event starts again from new TState(), as a key never seen.
+                deleted = ShouldDelete(instance, state, e);
+                if (deleted) state = new TState();
             }
             catch (Exception ex)
             {
@@ -108,9 +115,9 @@ public abstract class RunnerBase<TState> where TState : new()
                 break;
             }
             // Serialize now: the next Apply may mutate the same instance. The size is checked on every
-            // state, also those lastStateOnly does not write.
+            // state, also those lastStateOnly does not write. A removed state is JSON null (the lanes store no state).
             var next = index == 0 ? current : 1 - current;
-            failure = Serialize(state, _scratch[next], options.MaxStateBytes, index);
+            failure = deleted ? WriteDeleted(_scratch[next], options.MaxStateBytes) : Serialize(state, _scratch[next], options.MaxStateBytes, index);
             if (failure is not null) break;
             current = next;
             if (!options.LastStateOnly)
@@ -127,6 +134,15 @@ public abstract class RunnerBase<TState> where TState : new()
         }
         if (options.LastStateOnly && index > 0) w.WriteStringValue(_scratch[current].WrittenSpan);
         return failure;
+    }
+
+    FoldFailure? WriteDeleted(CappedBufferWriter buffer, int maxBytes)
+    {
+        buffer.Reset(maxBytes);
+        _scratchWriter.Reset(buffer);
+        _scratchWriter.WriteNullValue();
+        _scratchWriter.Flush();
+        return null;
     }
 
     FoldFailure? Serialize(TState state, CappedBufferWriter buffer, int maxBytes, int index)

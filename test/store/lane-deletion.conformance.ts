@@ -20,7 +20,15 @@ export function describeLaneDeletion(current: () => LaneWorld): void {
       version: { ...v, projectionId: 'dp1', className: 'C', targetPosition: 0, createdAt: 1 },
     });
     const a = { ...v, key: 'a' };
-    await store.lanes.inbox.route(v, [{ key: 'a', position: 1 }, { key: 'b', position: 2 }, { key: '!unresolved', position: 3 }], 3);
+    await store.lanes.inbox.route(
+      v,
+      [
+        { key: 'a', position: 1 },
+        { key: 'b', position: 2 },
+        { key: '!unresolved', position: 3 },
+      ],
+      3,
+    );
     expect(await store.lanes.inbox.keyCount(v)).toBe(2);
     expect(await store.lanes.runs.applied(a, { state: null, fromPosition: 0, appliedPosition: 1, updatedAt: 5 })).toBe(true);
 

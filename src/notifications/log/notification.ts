@@ -70,7 +70,11 @@ export function streamMessage(n: Notification): StreamMessage {
 /** A WebSocket message, and the data of a server-sent event. */
 export const STREAM_MESSAGE_SCHEMA = object(
   { type: constant('state_changed'), ...NOTIFICATION_FIELDS },
-  { ...OPTIONAL_FIELDS, ...TRACE_FIELDS, traceId: string({ description: 'the W3C trace id of the append that caused it (only when traced)' }) },
+  {
+    ...OPTIONAL_FIELDS,
+    ...TRACE_FIELDS,
+    traceId: string({ description: 'the W3C trace id of the append that caused it (only when traced)' }),
+  },
 );
 export type StreamMessage = Infer<typeof STREAM_MESSAGE_SCHEMA>;
 

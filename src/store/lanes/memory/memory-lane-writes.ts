@@ -46,9 +46,7 @@ export class MemoryLaneInbox implements LaneInbox {
   private counted(version: LaneVersion, l: MemoryLane | undefined): boolean {
     if (!l || l.key === '!unresolved') return false;
     return (
-      l.state !== null ||
-      l.appliedPosition === 0 ||
-      this.tables.inboxOf(version).some(([key, p]) => key === l.key && p > l.appliedPosition)
+      l.state !== null || l.appliedPosition === 0 || this.tables.inboxOf(version).some(([key, p]) => key === l.key && p > l.appliedPosition)
     );
   }
 }

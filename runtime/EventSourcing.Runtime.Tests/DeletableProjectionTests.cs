@@ -1,6 +1,6 @@
 using System.Text.Json.Nodes;
 using EventSourcing.Runtime.Compilation;
-using Xunit;
+using EventSourcing.Runtime.Host;
 
 namespace EventSourcing.Runtime.Tests;
 
@@ -20,6 +20,19 @@ public sealed class DeletableProjectionTests
                 public Cart Apply(Cart c, Event e) { if (e.EventType == "ItemAdded") c.Items++; return c; }
                 public bool ShouldDelete(Cart c, Event e) => e.EventType == "CartCheckedOut" || (e.EventType == "Boom" && c.Items > Throw());
                 static int Throw() => throw new System.InvalidOperationException("no");
+            }
+            public sealed class Once
+            {
+                public Once() => throw new System.InvalidOperationException("no new state");
+                [System.Text.Json.Serialization.JsonConstructor]
+                public Once(int items) => Items = items;
+                public int Items { get; set; }
+            }
+            public sealed class NoSecondState : IProjection<Once>, IDeletableProjection<Once>
+            {
+                public string? ResolveKey(Event e) => e.AggregateId;
+                public Once Apply(Once c, Event e) => c;
+                public bool ShouldDelete(Once c, Event e) => true;
             }
             public sealed class KeepsNull : IProjection<Cart>
             {
@@ -61,6 +74,16 @@ public sealed class DeletableProjectionTests
         };
         var result = _host.Result("apply", payload)["results"]![0]!;
         Assert.Equal(["null"], result["states"]!.AsArray().Select(s => s!.GetValue<string>()));
+    }
+
+    [Fact]
+    public void ANewStateAfterARemovalThatThrowsFailsThatEvent()
+    {
+        _host.CompileAndLoad("carts", [new SourceFile("Carts.cs", Source)]);
+        var result = _host.ApplyRaw("carts", "Shop.NoSecondState", (JsonNode.Parse("""{"items":1}"""), Events.Array(Events.Make("CartCheckedOut", new { }))))[0]!;
+        Assert.False(result["ok"]!.GetValue<bool>());
+        Assert.Equal("APPLY_FAILED", result["error"]!["code"]!.GetValue<string>());
+        Assert.Contains("no new state", result["error"]!["message"]!.GetValue<string>());
     }
 
     [Fact]

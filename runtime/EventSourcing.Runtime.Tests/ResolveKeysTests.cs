@@ -1,7 +1,6 @@
 using System.Text.Json.Nodes;
 using EventSourcing.Runtime.Compilation;
 using EventSourcing.Runtime.Host;
-using Xunit;
 
 namespace EventSourcing.Runtime.Tests;
 

@@ -77,6 +77,17 @@ public sealed class DeletableProjectionTests
     }
 
     [Fact]
+    public void AStateWhoseConverterWritesNullIsRefusedSinceNullIsOnlyARemoval()
+    {
+        var corpus = File.ReadAllText(Path.Combine(Repo.EscapeCorpus, "deletable-null-state-converter.cs"));
+        _host.CompileAndLoad("nulls", [new SourceFile("Nulls.cs", corpus)]);
+        var result = _host.ApplyRaw("nulls", "Escape.EscapeProjection", (null, Events.Array(Events.Make("Anything", new { }))))[0]!;
+        Assert.False(result["ok"]!.GetValue<bool>());
+        Assert.Equal("STATE_SERIALIZATION_FAILED", result["error"]!["code"]!.GetValue<string>());
+        Assert.Contains("IDeletableProjection", result["error"]!["message"]!.GetValue<string>());
+    }
+
+    [Fact]
     public void ANewStateAfterARemovalThatThrowsFailsThatEvent()
     {
         _host.CompileAndLoad("carts", [new SourceFile("Carts.cs", Source)]);

@@ -9,7 +9,7 @@ import { until } from '../support/wait';
  * ItemAdded keep a cart's state, CartCheckedOut removes it — the key's read answers 404, its notification
  * says `state: null, deleted: true` on polling and WebSocket, the status's lane count drops, and the key no
  * longer counts against keysPerProjection (full, one removed, a new key fits; the removed one comes back as
- * a new key). Over HTTP, both stores.
+ * a new key); a rebuild removes it at the same event. Over HTTP, both stores.
  */
 jest.setTimeout(300_000);
 afterAll(() => stopBackends(), 60_000);
@@ -35,9 +35,9 @@ namespace Shop
 
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
-async function deploy(url: string, c: Client): Promise<string> {
+async function deploy(url: string, c: Client, source = OPEN_CARTS): Promise<{ projectionId: string; uploadId: string }> {
   const form = new FormData();
-  form.append('file', new Blob([zipSources([{ path: 'OpenCarts.cs', content: OPEN_CARTS }])]), 'p.zip');
+  form.append('file', new Blob([zipSources([{ path: 'OpenCarts.cs', content: source }])]), 'p.zip');
   const res = await fetch(`${url}/projections/upload`, { method: 'POST', headers: { 'x-api-key': c.key }, body: form });
   const { uploadId } = (await res.json()) as { uploadId: string };
   const st = await until(
@@ -45,7 +45,7 @@ async function deploy(url: string, c: Client): Promise<string> {
     (r) => r.body?.status === 'compiled' || r.body?.status === 'failed',
   );
   if (!st.body.projectionId) throw new Error(`not deployed: ${JSON.stringify(st.body)}`);
-  return st.body.projectionId;
+  return { projectionId: st.body.projectionId, uploadId };
 }
 
 describe.each(STORE_BACKENDS)('open carts: a projection removes a key (IDeletableProjection) on %s', (backend) => {
@@ -55,11 +55,11 @@ describe.each(STORE_BACKENDS)('open carts: a projection removes a key (IDeletabl
   });
   afterAll(() => svc?.close());
 
-  it('a checked-out cart: 404, a deleted: true notification on polling and WebSocket, and its key freed for another', async () => {
+  it('a checked-out cart: 404, a deleted: true notification on polling and WebSocket, its key freed for another, and a rebuild removes it again', async () => {
     const c = await newTenant(svc.url, `open-carts-${backend}`);
     const limits = await request(`${svc.url}/admin/tenants/${c.tenantId}/limits`, 'PUT', { keysPerProjection: 2 }, admin);
     expect(limits.status).toBe(200);
-    const id = await deploy(svc.url, c);
+    const { projectionId: id } = await deploy(svc.url, c);
     const ws = await WsCollector.open(svc.url, id, c.key);
     const append = async (cart: string, eventType: string, data: object = {}) =>
       expect((await c.post('/events', { aggregateId: cart, aggregateType: 'cart', eventType, data })).status).toBe(201);
@@ -135,5 +135,21 @@ describe.each(STORE_BACKENDS)('open carts: a projection removes a key (IDeletabl
     );
     expect(again.body.lanes[0].held.error).toMatch(/^KEY_LIMIT: /);
     expect((await state('cart-1')).status).toBe(404);
+
+    // A rebuild (a redeploy replays the log into a new version) removes the key at the same event: with the limit
+    // raised, cart-1 is opened again after its checkout, from a new state (its earlier item gone).
+    expect((await request(`${svc.url}/admin/tenants/${c.tenantId}/limits`, 'PUT', { keysPerProjection: 10 }, admin)).status).toBe(200);
+    const v2 = await deploy(svc.url, c, OPEN_CARTS.replace('namespace Shop', '// version 2\nnamespace Shop'));
+    expect(v2.projectionId).toBe(id);
+    await until(
+      () => c.get(`/projections/${id}/status`),
+      (r) => r.body?.activeVersion?.uploadId === v2.uploadId && !r.body?.pendingVersion,
+    );
+    const reopened = await until(
+      () => state('cart-1'),
+      (r) => r.status === 200,
+    );
+    expect(reopened.body.state).toEqual({ items: [] });
+    expect((await c.get(`/projections/${id}/keys`)).body.keys).toEqual(['cart-1', 'cart-2', 'cart-3', 'cart-4']);
   });
 });

@@ -50,6 +50,22 @@ namespace EventSourcing
         TState Apply(string key, TState state, Event e);
     }
 
+    /// <summary>
+    /// Opt-in for a projection that may remove a key's state (a checked-out cart, a closed ticket). When an
+    /// <see cref="IProjection{TState}"/> also implements it, <see cref="ShouldDelete"/> is asked after each
+    /// <c>Apply</c> with the state it returned; <c>true</c> removes the key's state: its read answers 404, its
+    /// notification carries <c>"state": null, "deleted": true</c>, it no longer counts against the tenant's
+    /// <c>keysPerProjection</c>, and a later event of that key starts again from <c>new TState()</c>.
+    /// Projections without it are unchanged (an <c>Apply</c> returning <c>null</c> still fails the event).
+    /// </summary>
+    /// <typeparam name="TState">The projection's state (the same as its <see cref="IProjection{TState}"/>'s).</typeparam>
+    public interface IDeletableProjection<TState> where TState : new()
+    {
+        /// <summary>Whether the key's state is removed after <paramref name="e"/>; <paramref name="state"/> is what
+        /// <c>Apply</c> returned for it (for an <see cref="IResolveKeys{TState}"/> projection, the lane's own key's).</summary>
+        bool ShouldDelete(TState state, Event e);
+    }
+
     /// <summary>Names the aggregate type a reducer handles, e.g. <c>[AggregateType("account")]</c>.</summary>
     [AttributeUsage(AttributeTargets.Class, AllowMultiple = false, Inherited = false)]
     public sealed class AggregateTypeAttribute : Attribute

@@ -16,8 +16,10 @@ namespace EventSourcing.Testing
 
         public HostFold() => _info = (JsonTypeInfo<TState>)_options.GetTypeInfo(typeof(TState));
 
-        /// <summary>Returns the state's JSON after the batch.</summary>
-        public string? Fold(string? stateJson, IReadOnlyList<Event> batch, Func<TState, Event, TState> newApply)
+        /// <summary>Returns the state's JSON after the batch; <c>null</c> when <paramref name="shouldDelete"/> (an
+        /// <see cref="IDeletableProjection{TState}"/>'s, asked after each Apply) removed it after the last event. A removed
+        /// state's next event starts again from <c>new TState()</c>, as on the host.</summary>
+        public string? Fold(string? stateJson, IReadOnlyList<Event> batch, Func<TState, Event, TState> newApply, Func<TState, Event, bool>? shouldDelete = null)
         {
             if (batch.Count == 0) return stateJson;
             TState state;
@@ -36,6 +38,12 @@ namespace EventSourcing.Testing
                 {
                     state = newApply(state, e);
                     if (state is null) throw new InvalidOperationException("Apply returned null");
+                    if (shouldDelete is not null && shouldDelete(state, e))
+                    {
+                        state = new TState();
+                        json = null;
+                        continue;
+                    }
                 }
                 catch (Exception ex) when (ex is not ApplyFailedException)
                 {

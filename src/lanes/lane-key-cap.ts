@@ -25,7 +25,9 @@ export interface CappedItems {
  *
  * Cheap far from the limit: a version's key count is read from the store at most every 5 s and
  * raised meanwhile by each batch's distinct keys (an upper bound); only a batch that could pass
- * the limit asks the store which of its keys are new and counts again.
+ * the limit asks the store which of its keys are new and counts again. A key its projection removed
+ * (IDeletableProjection) is not counted by the store and is new again (LaneInbox.keyCount): a cached
+ * count is then above the store's, which only sends a batch to the exact count sooner.
  */
 export class LaneKeyCap {
   private readonly counts = new LruMap<string, { count: number; at: number }>(10_000);

@@ -9,7 +9,7 @@ import { AppMetrics, NO_METRICS, secondsSince } from '../observability/metrics/a
 import { StoredEvent } from '../store/event-log.port';
 import { LaneRecord } from '../store/lanes/lane-records';
 import { Lanes } from '../store/lanes/lanes';
-import { StateChange } from '../store/notification-repository.port';
+import { REMOVED_STATE, StateChange } from '../store/notification-repository.port';
 import { ProjectionCatalogRepository, ProjectionVersion } from '../store/projection-catalog.port';
 import { LaneRunObserver } from './lane-run-observer';
 import { AppendTraces } from '../observability/tracing/append-traces';
@@ -207,7 +207,8 @@ export class LaneRunner {
     if (write)
       for (const c of changes) c.traceParent = notificationTraceParent(write, this.traces?.at(lane.tenantId, c.position) ?? c.traceParent);
     const applied = this.lanes.runs.applied(lane, {
-      state: lastState,
+      // A removed key's state (IDeletableProjection) is none: reads answer 404, the key limit stops counting it.
+      state: lastState === REMOVED_STATE ? null : lastState,
       fromPosition,
       appliedPosition: last.position,
       updatedAt: last.timestamp,

@@ -1,4 +1,11 @@
 /**
+ * The state text of a key whose projection removed its state (IDeletableProjection): JSON null, as the
+ * host writes it. The lane then stores no state (NULL); its notification keeps this text and says
+ * `deleted: true`. No other state is JSON null: Apply returning null fails its event.
+ */
+export const REMOVED_STATE = 'null';
+
+/**
  * One state change of a projection, as every channel carries it (polling, WebSocket, SSE,
  * webhook). `sequence` is per projection, strictly increasing, gap-free, assigned in the same
  * transaction that stored the state.
@@ -13,7 +20,7 @@ export interface Notification {
   version: number;
   /** The event's tenant-wide position. */
   position: number;
-  /** JSON text of the projection state under `stateKey` after the event. */
+  /** JSON text of the projection state under `stateKey` after the event; REMOVED_STATE when the event removed it. */
   state: string;
   /** Epoch ms of the event. */
   timestamp: number;
@@ -34,7 +41,7 @@ export interface StateChange {
   aggregateType: string;
   version: number;
   timestamp: number;
-  /** JSON text. */
+  /** JSON text; REMOVED_STATE when the event removed the key's state. */
   state: string;
   /** Stored with the notification (notifications.trace_parent): the trace its webhook attempts and stream messages continue. */
   traceParent?: string;

@@ -6,6 +6,7 @@ import { describeFailedStates } from './failed-states.conformance';
 import { describeEventWebhookStore, storeEventWebhookFixture } from './event-webhook-store.conformance';
 import { describeMultiInstanceStore } from './multi-instance.conformance';
 import { describeIdsAndTraceStore } from './ids-and-trace.conformance';
+import { describeLaneDeletion } from './lane-deletion.conformance';
 import { describeProjectionStore } from './projection-store.conformance';
 import { describeWebhookStore, storeWebhookFixture } from './webhook-store.conformance';
 import { heldCommit, req, StoreHarness, tenant } from './store-fixtures';
@@ -388,6 +389,7 @@ export function testEventStore(name: string, harness: StoreHarness): void {
     describeIdsAndTraceStore(() => store);
     describeFailedStates(() => store);
     describeProjectionStore(() => store);
+    describeLaneDeletion(() => store);
     describeMultiInstanceStore(() => store, harness, extra);
     describeIdempotencyStore(() => store, harness, extra);
     describeErasureStore(() => store, harness, extra);

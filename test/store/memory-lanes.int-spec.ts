@@ -1,4 +1,5 @@
 import { MemoryLaneWorld } from '../support/memory-lane-world';
+import { describeLaneDeletion } from './lane-deletion.conformance';
 import { describeProjectionStore } from './projection-store.conformance';
 
 /**
@@ -11,4 +12,5 @@ describe('memory lanes', () => {
     world = new MemoryLaneWorld();
   });
   describeProjectionStore(() => world);
+  describeLaneDeletion(() => world);
 });

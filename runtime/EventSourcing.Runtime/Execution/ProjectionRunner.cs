@@ -20,6 +20,12 @@ public sealed class ProjectionRunner<TProjection, TState> : RunnerBase<TState>, 
     protected override TState ApplyOne(object instance, TState state, Event e, string? key) =>
         key is not null && instance is IResolveKeys<TState> keyed ? keyed.Apply(key, state, e) : ((TProjection)instance).Apply(state, e);
 
+    protected override bool RefusesNullState => true;
+
+    /// <summary>An IDeletableProjection decides after each Apply whether its key's state is removed (written as JSON null).</summary>
+    protected override bool ShouldDelete(object instance, TState state, Event e) =>
+        instance is IDeletableProjection<TState> deletable && deletable.ShouldDelete(state, e);
+
     public void ResolveKeys(JsonElement events, Utf8JsonWriter writer, int maxKeyLength)
     {
         // Judged out of the loop's frame, where the projection instance is no longer reachable (TenantMemory.HeldElsewhere).

@@ -28,6 +28,15 @@ public abstract class RunnerBase<TState> where TState : new()
     protected abstract TState ApplyOne(object instance, TState state, Event e, string? key);
     protected abstract object NewInstance();
 
+    /// <summary>Projections: JSON null is a removed key's state, so only ShouldDelete may write it (not a tenant converter).</summary>
+    protected virtual bool RefusesNullState => false;
+
+    const string NullStateMessage =
+        "the state serialized as JSON null (a custom converter?), which is how a removed key is written: implement IDeletableProjection<TState> to remove a key's state";
+
+    /// <summary>Whether the key's state is removed after <paramref name="e"/> (projections opting in with IDeletableProjection).</summary>
+    protected virtual bool ShouldDelete(object instance, TState state, Event e) => false;
+
     public void ApplyGroup(JsonElement stateElement, JsonElement events, Utf8JsonWriter w, ApplyOptions options)
     {
         if (events.ValueKind != JsonValueKind.Array) throw new ProtocolException(ErrorCodes.BadRequest, "events must be an array");
@@ -97,10 +106,14 @@ public abstract class RunnerBase<TState> where TState : new()
                 failure = new(index, ErrorCodes.InvalidEvent, ex);
                 break;
             }
+            bool deleted;
             try
             {
                 state = ApplyOne(instance, state, e, options.Key);
                 if (state is null) throw new InvalidOperationException("Apply returned null");
+                // A removed key's next event starts again from new TState(), as a key never seen.
+                deleted = ShouldDelete(instance, state, e);
+                if (deleted) state = NewState();
             }
             catch (Exception ex)
             {
@@ -108,9 +121,11 @@ public abstract class RunnerBase<TState> where TState : new()
                 break;
             }
             // Serialize now: the next Apply may mutate the same instance. The size is checked on every
-            // state, also those lastStateOnly does not write.
+            // state, also those lastStateOnly does not write. A removed state is JSON null (the lanes store no state).
             var next = index == 0 ? current : 1 - current;
-            failure = Serialize(state, _scratch[next], options.MaxStateBytes, index);
+            failure = deleted ? WriteDeleted(_scratch[next], options.MaxStateBytes) : Serialize(state, _scratch[next], options.MaxStateBytes, index);
+            if (failure is null && !deleted && RefusesNullState && _scratch[next].WrittenSpan.SequenceEqual("null"u8))
+                failure = new(index, ErrorCodes.StateSerializationFailed, new JsonException(NullStateMessage));
             if (failure is not null) break;
             current = next;
             if (!options.LastStateOnly)
@@ -127,6 +142,29 @@ public abstract class RunnerBase<TState> where TState : new()
         }
         if (options.LastStateOnly && index > 0) w.WriteStringValue(_scratch[current].WrittenSpan);
         return failure;
+    }
+
+    /// <summary>new TState() with the tenant constructor's own exception (not the TargetInvocationException around it).</summary>
+    static TState NewState()
+    {
+        try
+        {
+            return new TState();
+        }
+        catch (TargetInvocationException ex) when (ex.InnerException is { } inner)
+        {
+            System.Runtime.ExceptionServices.ExceptionDispatchInfo.Capture(inner).Throw();
+            throw;
+        }
+    }
+
+    FoldFailure? WriteDeleted(CappedBufferWriter buffer, int maxBytes)
+    {
+        buffer.Reset(maxBytes);
+        _scratchWriter.Reset(buffer);
+        _scratchWriter.WriteNullValue();
+        _scratchWriter.Flush();
+        return null;
     }
 
     FoldFailure? Serialize(TState state, CappedBufferWriter buffer, int maxBytes, int index)

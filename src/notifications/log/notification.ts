@@ -1,7 +1,7 @@
 import { isoTime } from '../../common/iso-time';
 import { anyJson, arrayOf, constant, Infer, integer, object, string, timestamp } from '../../common/json-schema';
 import { RawJson, stringifyJson } from '../../common/raw-json';
-import type { Notification } from '../../store/notification-repository.port';
+import { REMOVED_STATE, type Notification } from '../../store/notification-repository.port';
 import { traceIdOf } from '../../observability/tracing/tracing';
 
 // The log's row type belongs to the store (which depends on nothing above it); re-exported for the
@@ -18,6 +18,8 @@ export function notificationView(n: Notification): NotificationBody {
     stateKey: n.stateKey,
     version: n.version,
     state: new RawJson(n.state),
+    // Only on a removal, so every other notification keeps the contract's shape exactly.
+    ...(n.state === REMOVED_STATE ? { deleted: true as const } : {}),
     timestamp: isoTime(n.timestamp),
     ...traceFields(n),
   };
@@ -36,8 +38,13 @@ const NOTIFICATION_FIELDS = {
   aggregateType: string(),
   stateKey: string(),
   version: integer({ description: 'the version of the aggregate whose event changed the state' }),
-  state: anyJson({ description: 'the state under stateKey after the event' }),
+  state: anyJson({ description: 'the state under stateKey after the event; null when the event removed it (then deleted: true)' }),
   timestamp: timestamp(),
+};
+const OPTIONAL_FIELDS = {
+  deleted: constant(true, {
+    description: "only when the event removed the key's state (IDeletableProjection): state is then null and the key's read answers 404",
+  }),
 };
 const TRACE_FIELDS = {
   traceparent: string({
@@ -46,7 +53,7 @@ const TRACE_FIELDS = {
   }),
   tracestate: string({ description: 'the W3C tracestate sent with that traceparent; only when one was' }),
 };
-const NOTIFICATION_SCHEMA = object(NOTIFICATION_FIELDS, TRACE_FIELDS);
+const NOTIFICATION_SCHEMA = object(NOTIFICATION_FIELDS, { ...OPTIONAL_FIELDS, ...TRACE_FIELDS });
 export type NotificationBody = Infer<typeof NOTIFICATION_SCHEMA>;
 export const NOTIFICATIONS_PAGE_SCHEMA = object({ notifications: arrayOf(NOTIFICATION_SCHEMA) });
 
@@ -63,7 +70,11 @@ export function streamMessage(n: Notification): StreamMessage {
 /** A WebSocket message, and the data of a server-sent event. */
 export const STREAM_MESSAGE_SCHEMA = object(
   { type: constant('state_changed'), ...NOTIFICATION_FIELDS },
-  { ...TRACE_FIELDS, traceId: string({ description: 'the W3C trace id of the append that caused it (only when traced)' }) },
+  {
+    ...OPTIONAL_FIELDS,
+    ...TRACE_FIELDS,
+    traceId: string({ description: 'the W3C trace id of the append that caused it (only when traced)' }),
+  },
 );
 export type StreamMessage = Infer<typeof STREAM_MESSAGE_SCHEMA>;
 

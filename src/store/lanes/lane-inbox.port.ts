@@ -20,8 +20,14 @@ export abstract class LaneInbox {
    * are (then each in a transaction of its own).
    */
   abstract routeMany(tenantId: string, routes: VersionRoute[]): Promise<string[]>;
-  /** Which of `keys` already have a lane in the version (the key limit counts only new ones). */
+  /**
+   * Which of `keys` already have a counted lane in the version (the key limit counts only new ones); a
+   * removed key (its state deleted, nothing left to apply) is not one: it counts again as new.
+   */
   abstract existingKeys(version: LaneVersion, keys: string[]): Promise<Set<string>>;
-  /** The version's lanes, `!unresolved` not counted: what the `keysPerProjection` limit counts. */
+  /**
+   * The version's lanes that the `keysPerProjection` limit counts: not `!unresolved`, and not a removed
+   * key's (state deleted by its projection, nothing left to apply).
+   */
   abstract keyCount(version: LaneVersion): Promise<number>;
 }

@@ -5,8 +5,8 @@ import { ProjectionVersion } from '../projection-catalog.port';
 /** The values the lane roles (lane-*.port.ts) take and return. */
 
 export interface AppliedChange {
-  /** JSON text of the state after the last event. */
-  state: string;
+  /** JSON text of the state after the last event; null when its projection removed the key's state (IDeletableProjection). */
+  state: string | null;
   /**
    * The checkpoint the run read with its events: the change is kept only if the lane is still there.
    * Two runs of one lane (a Redis flush re-queues a running lane, a lease lapses under load) both
@@ -28,7 +28,7 @@ export interface AppliedChange {
 
 export interface LaneRecord {
   key: string;
-  /** JSON text, null before the first Apply. */
+  /** JSON text, null before the first Apply and after its projection removed the key's state (IDeletableProjection). */
   state: string | null;
   appliedPosition: number;
   updatedAt: number | null;

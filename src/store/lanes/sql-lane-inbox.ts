@@ -5,6 +5,7 @@ import { SqlRunner, SqlStatement } from '../sql-runner';
 import { LaneInbox } from './lane-inbox.port';
 import { LaneVersion } from './lane-key';
 import { InboxItem, VersionRoute } from './lane-records';
+import { COUNTED_LANE } from './sql-lane-rows';
 
 /**
  * LaneInbox over SqlRunner, one implementation for both stores (see sql-runner.ts): inbox rows and
@@ -111,7 +112,8 @@ export class SqlLaneInbox implements LaneInbox {
     for (let i = 0; i < keys.length; i += IN_CHUNK) {
       const chunk = keys.slice(i, i + IN_CHUNK);
       const rows = await this.db.all<{ state_key: string }>(
-        `SELECT state_key FROM lanes WHERE tenant_id = ? AND version_id = ? AND state_key IN (${chunk.map(() => '?').join(', ')})`,
+        `SELECT state_key FROM lanes WHERE tenant_id = ? AND version_id = ? AND state_key IN (${chunk.map(() => '?').join(', ')})
+         AND ${COUNTED_LANE}`,
         [tenantId, versionId, ...chunk],
       );
       for (const r of rows) found.add(r.state_key);
@@ -122,7 +124,7 @@ export class SqlLaneInbox implements LaneInbox {
   async keyCount(version: LaneVersion) {
     const { tenantId, versionId } = version;
     const [r] = await this.db.all<{ n: number }>(
-      "SELECT count(*) AS n FROM lanes WHERE tenant_id = ? AND version_id = ? AND state_key <> '!unresolved'",
+      `SELECT count(*) AS n FROM lanes WHERE tenant_id = ? AND version_id = ? AND ${COUNTED_LANE}`,
       [tenantId, versionId],
     );
     return Number(r?.n ?? 0);

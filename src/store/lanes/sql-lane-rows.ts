@@ -28,6 +28,17 @@ export const VERSION_EXISTS =
 export const UNAPPLIED = (i: string) => `${i}.position > COALESCE((SELECT l.applied_position FROM lanes l
   WHERE l.tenant_id = ${i}.tenant_id AND l.version_id = ${i}.version_id AND l.state_key = ${i}.state_key), 0)`;
 
+/**
+ * A lane of `lanes` the `keysPerProjection` limit counts (not `!unresolved`): one with a state, one not
+ * applied yet (a new key), or one with events still to apply. A key whose state its projection removed
+ * (IDeletableProjection: state NULL past its first event) and that has nothing left to apply is not
+ * counted; its row stays, since routing reads its checkpoint to ignore an event routed twice, and the key
+ * counts again once an event of it is routed (on every instance alike: the count is the store's).
+ */
+export const COUNTED_LANE = `lanes.state_key <> '!unresolved' AND (lanes.state IS NOT NULL OR lanes.applied_position = 0
+  OR EXISTS (SELECT 1 FROM lane_inbox i WHERE i.tenant_id = lanes.tenant_id AND i.version_id = lanes.version_id
+             AND i.state_key = lanes.state_key AND i.position > lanes.applied_position))`;
+
 /** One lane's row, or null. */
 export async function selectLane(db: SqlRunner, lane: LaneKey): Promise<LaneRecord | null> {
   const { tenantId, versionId, key } = lane;

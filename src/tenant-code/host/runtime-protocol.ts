@@ -89,7 +89,10 @@ export interface ApplyGroupPayload {
 }
 
 export type ApplyGroupResult =
-  /** truncated: the response reached maxResultBytes; only the first states.length events were applied. */
+  /**
+   * truncated: the response reached maxResultBytes; only the first states.length events were applied.
+   * A state is the text `null` where an IDeletableProjection removed its key's state (REMOVED_STATE).
+   */
   { ok: true; states: string[]; truncated?: true } | { ok: false; failedIndex: number; states: string[]; error: ItemError };
 
 /** One event's key: one (ResolveKey), several (IResolveKeys: an array, maybe empty), none (null), or why not. */

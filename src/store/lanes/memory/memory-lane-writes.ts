@@ -35,11 +35,19 @@ export class MemoryLaneInbox implements LaneInbox {
   }
 
   async existingKeys(version: LaneVersion, keys: string[]): Promise<Set<string>> {
-    return new Set(keys.filter((key) => this.tables.lane({ ...version, key })));
+    return new Set(keys.filter((key) => this.counted(version, this.tables.lane({ ...version, key }))));
   }
 
   async keyCount(version: LaneVersion): Promise<number> {
-    return this.tables.lanesOf(version).filter((l) => l.key !== '!unresolved').length;
+    return this.tables.lanesOf(version).filter((l) => this.counted(version, l)).length;
+  }
+
+  /** As sql-lane-rows' COUNTED_LANE: a removed key's lane (no state past its first event, nothing left to apply) is not counted. */
+  private counted(version: LaneVersion, l: MemoryLane | undefined): boolean {
+    if (!l || l.key === '!unresolved') return false;
+    return (
+      l.state !== null || l.appliedPosition === 0 || this.tables.inboxOf(version).some(([key, p]) => key === l.key && p > l.appliedPosition)
+    );
   }
 }
 

@@ -1,0 +1,6 @@
+namespace EventSourcing.Runtime.Tests.SpecFixtures;
+
+public sealed class Cart
+{
+    public int Items { get; set; }
+}

@@ -17,10 +17,16 @@ class ScriptedCode implements TenantCode {
   async apply(_t: string, assemblyId: string, _c: string, groups: ApplyGroupPayload[]): Promise<ApplyGroupResult[]> {
     this.calls.push({ assemblyId, groups: groups.length, events: groups.reduce((n, g) => n + g.events.length, 0) });
     return groups.map((g) => {
-      const s = g.state ? JSON.parse(g.state.text) : { n: 0 };
+      let s = g.state ? JSON.parse(g.state.text) : { n: 0 };
       const states: string[] = [];
       for (const [i, e] of g.events.entries()) {
         const data = JSON.parse(e.data.text);
+        // The candidate removes a key on Close (IDeletableProjection: the host answers the text null).
+        if (assemblyId === 'cand' && e.eventType === 'Close') {
+          states.push('null');
+          s = { n: 0 };
+          continue;
+        }
         if (assemblyId === 'cand' && e.eventType === 'Boom')
           return {
             ok: false,
@@ -166,6 +172,27 @@ describe('ProjectionDryRun', () => {
     expect(report).toMatchObject({ truncated: true, truncatedReason: 'maxEvents', compared: 'touched', eventsRead: 2 });
     // The live states are at the head: key a, cut after its first event, differs from the live one; d is not counted removed.
     expect(report.keys).toEqual({ added: 0, removed: 0, changed: 1, unchanged: 1, held: 0 });
+  });
+
+  it('counts a key the candidate removes as removed, in a partial run too, and only that one', async () => {
+    const log = logOf(
+      [ev('o1', 'Add'), ev('o2', 'Add'), ev('o1', 'Close'), ev('o2', 'Add')],
+      [{ key: 'a', n: 1 }, { key: 'b', n: 2 }, { key: 'a' }, { key: 'b', n: 1 }],
+    );
+    const run = new ProjectionDryRun(log, liveLanes({ a: { n: 1 }, b: { n: 2 }, z: { n: 9 } }), new ScriptedCode());
+    const report = await run.run({
+      tenantId: 't',
+      assemblyId: 'cand',
+      className: 'P',
+      liveVersionId: 'v1',
+      options: { ...OPTIONS, maxEvents: 3 },
+      limits: LIMITS,
+      progress: progress(),
+    });
+    expect(report).toMatchObject({ truncated: true, compared: 'touched' });
+    // a removed by the candidate; b unchanged at its third event; z untouched by a partial run: not counted.
+    expect(report.keys).toEqual({ added: 0, removed: 1, changed: 0, unchanged: 1, held: 0 });
+    expect(report.diffs).toEqual([{ key: 'a', change: 'removed', patch: [{ op: 'remove', path: '' }] }]);
   });
 
   it('stops before passing maxKeys', async () => {

@@ -53,8 +53,9 @@ export class ProjectionDryRun {
       progress: input.progress,
     });
     const whole = replayed.truncatedReason === null && options.fromPosition === 1 && options.toPosition === null && sample.all;
-    const removed = whole ? new RemovedKeys() : null;
-    const live = await this.liveStates(input, fold, removed);
+    // Keys the candidate removed are compared even when the run is partial: their removal is its doing.
+    const removed = whole || fold.removed.size > 0 ? new RemovedKeys() : null;
+    const live = await this.liveStates(input, fold, removed, whole);
     const { keys, diffs } = compareStates(fold.states, live, { removed, held: fold.held });
     return {
       candidate: { className },
@@ -108,7 +109,12 @@ export class ProjectionDryRun {
    * The live version's stored states of the keys the candidate folded; the others are only counted
    * (and the first few named) as removed when `removed` is given: memory stays bounded by the fold's.
    */
-  private async liveStates(input: ProjectionDryRunInput, fold: StateFold, removed: RemovedKeys | null): Promise<Map<string, string>> {
+  private async liveStates(
+    input: ProjectionDryRunInput,
+    fold: StateFold,
+    removed: RemovedKeys | null,
+    whole: boolean,
+  ): Promise<Map<string, string>> {
     const live = new Map<string, string>();
     if (!input.liveVersionId) return live;
     const version = { tenantId: input.tenantId, versionId: input.liveVersionId };
@@ -117,7 +123,7 @@ export class ProjectionDryRun {
       for (const lane of page) {
         if (lane.state === null) continue;
         if (fold.states.has(lane.key) || fold.held.has(lane.key)) live.set(lane.key, lane.state);
-        else removed?.add(lane.key);
+        else if (whole || fold.removed.has(lane.key)) removed?.add(lane.key);
       }
       if (page.length < LANE_PAGE) return live;
       afterKey = page[page.length - 1].key;

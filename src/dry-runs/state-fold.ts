@@ -1,5 +1,6 @@
 import { rawJsonOrNull } from '../common/raw-json';
 import { StoredEvent } from '../store/event-log.port';
+import { REMOVED_STATE as REMOVED } from '../store/notification-repository.port';
 import { ApplyGroupPayload, ItemError } from '../tenant-code/host/runtime-protocol';
 import { TenantCode } from '../tenant-code/tenant-code.port';
 import { toWireEvent } from '../tenant-code/wire-event';
@@ -28,6 +29,8 @@ const GROUPS_PER_CALL = 100;
 export class StateFold {
   readonly states = new Map<string, string>();
   readonly held = new Set<string>();
+  /** Keys whose state the candidate removed (IDeletableProjection: the host answers the text `null`). */
+  readonly removed = new Set<string>();
   eventsApplied = 0;
   private bytes = 0;
 
@@ -92,7 +95,14 @@ export class StateFold {
   }
 
   private set(key: string, state: string): void {
-    this.bytes += state.length - (this.states.get(key)?.length ?? 0);
+    this.bytes += (state === REMOVED ? 0 : state.length) - (this.states.get(key)?.length ?? 0);
+    // A removal leaves no state: the key's next event starts from a new one, as on the lanes.
+    if (state === REMOVED) {
+      this.states.delete(key);
+      this.removed.add(key);
+      return;
+    }
+    this.removed.delete(key);
     this.states.set(key, state);
   }
 

@@ -10,7 +10,7 @@ import {
 import { webhookSuspensionsMigration } from './webhook-suspension-schema';
 import { droppedVersionsMigration } from './projection-schema';
 import { EVENT_LOG_FILTER_MIGRATION } from './event-log-schema';
-import { uploadClaimMigration } from './upload-schema';
+import { UPLOAD_DIAGNOSTICS_MIGRATION, uploadClaimMigration } from './upload-schema';
 import { idempotencyKeysMigration } from './idempotency-schema';
 import { apiKeyScopesMigration } from './api-key-schema';
 import { erasureMigration } from './erasure-schema';
@@ -198,5 +198,6 @@ export function migrations(dialect: SqlDialect): string[] {
     EVENT_LOG_FILTER_MIGRATION,
     erasureMigration(dialect),
     eventWebhooksMigration(t.int),
+    UPLOAD_DIAGNOSTICS_MIGRATION,
   ];
 }

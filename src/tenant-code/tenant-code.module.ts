@@ -2,6 +2,7 @@ import { Global, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { CompileQueue, CompileQueueSettings } from './compiler/compile-queue';
+import { SourceValidator } from './compiler/source-validator';
 import { Compiler } from './compiler.port';
 import { SANDBOX_STATUS } from './host/sandbox-check';
 import { RuntimePool } from './runtime-pool';
@@ -37,9 +38,10 @@ import { TenantCodeReadiness } from './tenant-code-readiness.port';
       }),
     },
     CompileQueue,
+    SourceValidator,
   ],
   // RuntimePool itself: for the composition (metrics' executor gauges, tenant-transfer's removal).
-  exports: [RuntimePool, TenantCode, Compiler, TenantCodeReadiness, CompileQueue, SANDBOX_STATUS],
+  exports: [RuntimePool, TenantCode, Compiler, TenantCodeReadiness, CompileQueue, SourceValidator, SANDBOX_STATUS],
 })
 export class TenantCodeModule implements OnApplicationBootstrap, OnApplicationShutdown {
   constructor(

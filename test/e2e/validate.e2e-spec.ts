@@ -118,7 +118,7 @@ public sealed class Counts : IProjection<Count>
     expect(answer.status).toBe(200);
     expect(answer.body.valid).toBe(false);
     expect(answer.body.diagnostics.map(where)).toEqual(
-      expect.arrayContaining(['Broken.cs(4,34): error CS0103', 'Broken.cs(5,39): error ES0001', 'Counts.cs(6,44): error ES0001']),
+      expect.arrayContaining(['Broken.cs(4,34): error CS0103', 'Broken.cs(5,39): error ES0001', 'Counts.cs(6,43): error ES0001']),
     );
     expect((await t.get('/projections')).body.projections).toEqual([]);
   });

@@ -28,7 +28,7 @@ public class DiagnosticsTests
         """;
 
     /// <summary>As in a tenant's IDE: the whole framework referenced, so refused APIs resolve and only the analyzer objects.</summary>
-    static ImmutableArray<Diagnostic> Analyze(string source)
+    static ImmutableArray<Diagnostic> Analyze(string source, AllowlistAnalyzer? analyzer = null)
     {
         var tpa = ((string)AppContext.GetData("TRUSTED_PLATFORM_ASSEMBLIES")!).Split(Path.PathSeparator)
             .Where(p => p.EndsWith(".dll", StringComparison.Ordinal))
@@ -37,7 +37,7 @@ public class DiagnosticsTests
             new[] { CSharpSyntaxTree.ParseText(source, path: "Ide.cs") },
             tpa.Append(MetadataReference.CreateFromFile(typeof(IReducer<>).Assembly.Location)),
             new CSharpCompilationOptions(OutputKind.DynamicallyLinkedLibrary, nullableContextOptions: NullableContextOptions.Enable));
-        return compilation.WithAnalyzers(ImmutableArray.Create<DiagnosticAnalyzer>(new AllowlistAnalyzer()))
+        return compilation.WithAnalyzers(ImmutableArray.Create<DiagnosticAnalyzer>(analyzer ?? new AllowlistAnalyzer(always: true)))
             .GetAnalyzerDiagnosticsAsync().GetAwaiter().GetResult();
     }
 
@@ -67,6 +67,13 @@ public class DiagnosticsTests
             "Ide.cs(6,38): ES0001: forbidden API: System.DateTime.UtcNow (non-deterministic: use the event's Timestamp/ids instead)",
             "Ide.cs(7,32): ES0001: forbidden API: System.Guid.NewGuid (non-deterministic: use the event's Timestamp/ids instead)",
         }, found);
+    }
+
+    [Fact]
+    public void AnalyzerLoadedFromThePackageIsOffWithoutTheSdkProperty()
+    {
+        // A test project gets the package (and its analyzer) through EventSourcing.Sdk.Testing, without build/EventSourcing.Sdk.props.
+        Assert.Empty(Analyze("public static class T { public static System.Guid Id() => System.Guid.NewGuid(); }", new AllowlistAnalyzer()));
     }
 
     [Fact]

@@ -33,12 +33,35 @@ public sealed class AllowlistAnalyzer : DiagnosticAnalyzer
     public const string StaticMutableReason =
         "state shared across calls is not allowed; use const, static readonly of an immutable primitive type, or an instance field";
 
+    /// <summary>The MSBuild property (made compiler-visible by the package's build/EventSourcing.Sdk.props) that turns the
+    /// analyzer on: set in projects that reference the SDK package directly (the reducers and projections), absent in
+    /// projects that get the package transitively (their xunit tests, through EventSourcing.Sdk.Testing).</summary>
+    public const string EnabledProperty = "build_property.EventSourcingAllowlist";
+
+    readonly bool _always;
+
+    /// <summary>As a compiler loads it from the package: on where <see cref="EnabledProperty"/> is true.</summary>
+    public AllowlistAnalyzer() : this(always: false) { }
+
+    /// <param name="always">true: on whatever the build's options say (the host, whose compile is all tenant code).</param>
+    public AllowlistAnalyzer(bool always) => _always = always;
+
     public override ImmutableArray<DiagnosticDescriptor> SupportedDiagnostics { get; } = ImmutableArray.Create(ForbiddenApi, ForbiddenConstruct);
 
     public override void Initialize(AnalysisContext context)
     {
-        context.ConfigureGeneratedCodeAnalysis(GeneratedCodeAnalysisFlags.Analyze | GeneratedCodeAnalysisFlags.ReportDiagnostics);
+        // Generated code (obj/…AssemblyInfo.cs, the built-in generators' output) is not the tenant's to fix, and the
+        // upload zip does not carry it; the host's IL check still sees everything that is compiled.
+        context.ConfigureGeneratedCodeAnalysis(GeneratedCodeAnalysisFlags.None);
         context.EnableConcurrentExecution();
+        context.RegisterCompilationStartAction(Start);
+    }
+
+    void Start(CompilationStartAnalysisContext context)
+    {
+        if (!_always && !(context.Options.AnalyzerConfigOptionsProvider.GlobalOptions.TryGetValue(EnabledProperty, out var on)
+                          && string.Equals(on, "true", System.StringComparison.OrdinalIgnoreCase)))
+            return;
         context.RegisterOperationAction(AnalyzeReference,
             OperationKind.Invocation, OperationKind.ObjectCreation, OperationKind.PropertyReference, OperationKind.FieldReference,
             OperationKind.EventReference, OperationKind.MethodReference);

@@ -13,7 +13,7 @@ namespace EventSourcing.Runtime.Compilation;
 /// </summary>
 public static class SourceRefusals
 {
-    static readonly ImmutableArray<DiagnosticAnalyzer> Analyzers = ImmutableArray.Create<DiagnosticAnalyzer>(new AllowlistAnalyzer());
+    static readonly ImmutableArray<DiagnosticAnalyzer> Analyzers = ImmutableArray.Create<DiagnosticAnalyzer>(new AllowlistAnalyzer(always: true));
 
     static readonly CompilationWithAnalyzersOptions Options = new(
         new AnalyzerOptions(ImmutableArray<AdditionalText>.Empty), onAnalyzerException: null, concurrentAnalysis: false,

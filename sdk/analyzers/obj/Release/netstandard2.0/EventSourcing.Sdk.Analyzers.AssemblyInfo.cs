@@ -13,7 +13,7 @@ using System.Reflection;
 [assembly: System.Reflection.AssemblyCompanyAttribute("EventSourcing.Sdk.Analyzers")]
 [assembly: System.Reflection.AssemblyConfigurationAttribute("Release")]
 [assembly: System.Reflection.AssemblyFileVersionAttribute("1.0.0.0")]
-[assembly: System.Reflection.AssemblyInformationalVersionAttribute("1.0.0-diag1+2ee820e9f8c9d09ee8dc9be1545ad6274593e51a")]
+[assembly: System.Reflection.AssemblyInformationalVersionAttribute("1.0.0+e6144d52a38832af689031edf52a73ea44a63b72")]
 [assembly: System.Reflection.AssemblyProductAttribute("EventSourcing.Sdk.Analyzers")]
 [assembly: System.Reflection.AssemblyTitleAttribute("EventSourcing.Sdk.Analyzers")]
 [assembly: System.Reflection.AssemblyVersionAttribute("1.0.0.0")]

@@ -13,7 +13,7 @@ using System.Reflection;
 [assembly: System.Reflection.AssemblyCompanyAttribute("EventSourcing.Sdk.Analyzers")]
 [assembly: System.Reflection.AssemblyConfigurationAttribute("Debug")]
 [assembly: System.Reflection.AssemblyFileVersionAttribute("1.0.0.0")]
-[assembly: System.Reflection.AssemblyInformationalVersionAttribute("1.0.0+f9e14d3648ea07e0899f5488fe836562f5c23e20")]
+[assembly: System.Reflection.AssemblyInformationalVersionAttribute("1.0.0+c86aa54a3570670bf229fe1ad802a74181850bb1")]
 [assembly: System.Reflection.AssemblyProductAttribute("EventSourcing.Sdk.Analyzers")]
 [assembly: System.Reflection.AssemblyTitleAttribute("EventSourcing.Sdk.Analyzers")]
 [assembly: System.Reflection.AssemblyVersionAttribute("1.0.0.0")]

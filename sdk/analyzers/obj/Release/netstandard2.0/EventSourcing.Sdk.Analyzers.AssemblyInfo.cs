@@ -13,7 +13,7 @@ using System.Reflection;
 [assembly: System.Reflection.AssemblyCompanyAttribute("EventSourcing.Sdk.Analyzers")]
 [assembly: System.Reflection.AssemblyConfigurationAttribute("Release")]
 [assembly: System.Reflection.AssemblyFileVersionAttribute("1.0.0.0")]
-[assembly: System.Reflection.AssemblyInformationalVersionAttribute("1.0.0-t1795828865328+0b3db2e812c0dba1cdc76d85fbb88b4364e5965b")]
+[assembly: System.Reflection.AssemblyInformationalVersionAttribute("1.0.0-a1795829188485+090b343c1d06d3612d6fdb4b019b042cc622aa6c")]
 [assembly: System.Reflection.AssemblyProductAttribute("EventSourcing.Sdk.Analyzers")]
 [assembly: System.Reflection.AssemblyTitleAttribute("EventSourcing.Sdk.Analyzers")]
 [assembly: System.Reflection.AssemblyVersionAttribute("1.0.0.0")]

@@ -22,6 +22,19 @@ describe('compile diagnostics', () => {
     });
   });
 
+  it('points a sandbox refusal at the docs', () => {
+    const d = toDiagnostic({
+      path: 'A.cs',
+      line: 1,
+      column: 1,
+      severity: 'error',
+      id: 'ES0001',
+      message: 'forbidden API: System.Guid.NewGuid (…)',
+    });
+    expect(d.hint).toContain('What your code may use');
+    expect(d.message).toBe('forbidden API: System.Guid.NewGuid (…)');
+  });
+
   it('says null for a diagnostic without a location', () => {
     expect(toDiagnostic({ path: null, line: 0, column: 0, severity: 'error', id: 'ES0003', message: 'dup' })).toEqual({
       severity: 'error',

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 stale() {
   local dll=runtime/$1/EventSourcing.Runtime.dll
-  [ ! -f "$dll" ] || [ -n "$(find runtime/EventSourcing.Runtime sdk/dotnet runtime/Directory.Build.props -newer "$dll" \( -name '*.cs' -o -name '*.csproj' -o -name '*.props' \) -not -path '*/obj/*' -not -path '*/bin/*' -print -quit 2>/dev/null)" ]
+  [ ! -f "$dll" ] || [ -n "$(find runtime/EventSourcing.Runtime sdk/dotnet sdk/analyzers runtime/Directory.Build.props -newer "$dll" \( -name '*.cs' -o -name '*.csproj' -o -name '*.props' \) -not -path '*/obj/*' -not -path '*/bin/*' -print -quit 2>/dev/null)" ]
 }
 
 need_dotnet() {

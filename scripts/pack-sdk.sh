@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Packs EventSourcing.Sdk and EventSourcing.Sdk.Testing into a local NuGet feed folder (docs/csharp.md, "Local development").
+# Packs EventSourcing.Sdk (with the allowlist analyzer of sdk/analyzers inside) and EventSourcing.Sdk.Testing into a local NuGet feed folder (docs/csharp.md, "Local development").
 #   scripts/pack-sdk.sh [feed-dir]     default feed: .tmp/nuget-feed; SDK_VERSION overrides the version (default: the
 #                                      <Version> in sdk/dotnet/EventSourcing.Sdk.csproj). Prints the feed path and version.
 set -euo pipefail

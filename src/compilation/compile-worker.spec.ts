@@ -12,6 +12,7 @@ const compiled: CompileResult = {
   assembly: Buffer.from('dll').toString('base64'),
   assemblySha256: 'sha',
   warnings: [],
+  diagnostics: [],
 };
 const broken: CompileResult = { ok: false, compilationError: 'A.cs(1,1): error CS1002', diagnostics: [], warnings: [] };
 

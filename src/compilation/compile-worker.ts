@@ -7,6 +7,7 @@ import { CompileResult } from '../tenant-code/host/runtime-protocol';
 import { AppMetrics, NO_METRICS } from '../observability/metrics/app-metrics';
 import { UploadRecord, UploadRepository } from '../store/upload-repository.port';
 import { Compiler } from '../tenant-code/compiler.port';
+import { compileDiagnostics } from '../tenant-code/compiler/compile-diagnostics';
 
 /** A compile that crashed the compiler or failed inside it (out of memory, killed) is tried once more, then failed. */
 const MAX_CRASHES = 2;
@@ -88,8 +89,16 @@ export class CompileWorker {
     this.crashes.delete(upload.uploadId);
     const at = this.now();
     const claim = this.queue.owner;
+    const diagnostics = compileDiagnostics(result);
     if (!result.ok) {
-      if (!(await this.uploads.markFailed(upload.tenantId, upload.uploadId, { compilationError: result.compilationError, at, claim })))
+      if (
+        !(await this.uploads.markFailed(upload.tenantId, upload.uploadId, {
+          compilationError: result.compilationError,
+          at,
+          claim,
+          diagnostics,
+        }))
+      )
         this.claimLost(upload);
       return;
     }
@@ -101,10 +110,11 @@ export class CompileWorker {
       assemblySha256: result.assemblySha256,
       at,
       claim,
+      diagnostics,
     });
     // Only the instance whose compile was recorded binds or deploys it: once per upload.
     if (!kept) return this.claimLost(upload);
-    await this.handOver({ ...upload, status: 'compiled', discovered, assemblySha256: result.assemblySha256, compiledAt: at });
+    await this.handOver({ ...upload, status: 'compiled', discovered, diagnostics, assemblySha256: result.assemblySha256, compiledAt: at });
   }
 
   /**

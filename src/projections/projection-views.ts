@@ -1,3 +1,4 @@
+import { DIAGNOSTIC_SCHEMA } from '../common/diagnostic';
 import { isoTime } from '../common/iso-time';
 import { anyJson, arrayOf, constant, Infer, integer, jsonObject, nullable, object, string, timestamp } from '../common/json-schema';
 import { ProjectionRecord } from '../store/projection-catalog.port';
@@ -41,6 +42,7 @@ export function projectionStatusView(
             compiledStateType: first?.stateTypeName ?? null,
           }
         : {}),
+    diagnostics: u.diagnostics ?? [],
     createdAt: isoTime(u.createdAt),
     compiledAt: u.compiledAt === null ? null : isoTime(u.compiledAt),
     ...(p?.activeVersion ? { activeVersion: version(p.activeVersion, lag?.active) } : {}),
@@ -72,6 +74,9 @@ export const PROJECTION_STATUS_SCHEMA = object(
     projectionId: nullable(string({ description: 'the stable id; null until compilation completes' })),
     status: { enum: Object.values(STATUS) },
     kind: constant('projection'),
+    diagnostics: arrayOf(DIAGNOSTIC_SCHEMA, {
+      description: "the compile's errors and warnings, each with file/line/column; empty while compiling",
+    }),
     createdAt: timestamp(),
     compiledAt: nullable(timestamp()),
   },

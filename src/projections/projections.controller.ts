@@ -24,6 +24,7 @@ import {
 import { RequiresScope } from '../tenancy/scopes';
 import { ARCHIVE_ERRORS, ApiOperation, json, noContent } from '../common/api-docs';
 import { object, string } from '../common/json-schema';
+import { SourceValidator, VALIDATE_BODY, VALIDATION_SCHEMA } from '../tenant-code/compiler/source-validator';
 
 /** The multipart form the upload reads (readMultipart; the document describes it, nothing validates by it). */
 const PROJECTION_UPLOAD_BODY = object(
@@ -48,7 +49,25 @@ export class ProjectionsController {
     private readonly reader: ProjectionReader,
     private readonly statusView: ProjectionStatus,
     private readonly laneOperations: LaneOperations,
+    private readonly validator: SourceValidator,
   ) {}
+
+  @Post('validate')
+  @HttpCode(200)
+  @Quota('upload')
+  @RequiresScope('deploy')
+  @ApiOperation({
+    tag: 'projections',
+    summary: 'Compile and check a projection archive, deploying and storing nothing',
+    description:
+      'Every diagnostic at once (compiler errors, sandbox refusals, warnings; each with file, line and column). Counts against the upload quota: it costs a compile.',
+    body: { contentType: 'multipart/form-data', schema: VALIDATE_BODY },
+    responses: { 200: json('the verdict, valid or not', VALIDATION_SCHEMA) },
+    errors: [...ARCHIVE_ERRORS, 'RUNTIME_UNAVAILABLE'],
+  })
+  async validate(@Req() req: FastifyRequest) {
+    return this.validator.validate('projection', (await readMultipart(req)).file);
+  }
 
   @Post('upload')
   @HttpCode(202)

@@ -20,13 +20,13 @@ export class ReducerCatalog {
     private readonly binder: AggregateBinder,
   ) {}
 
-  /** POST /reducers/upload: the form's `file` (zip) and optional `reducerId`; the 202 answer. */
+  /** POST /reducers/upload: the form's `file` (zip), optional `reducerId` and `autoBind`; the 202 answer. */
   async acceptUpload(tenantId: string, form: MultipartUpload): Promise<{ reducerId: string; status: 'pending_compilation' }> {
-    const u = await this.upload(tenantId, form.file, form.fields.reducerId || undefined);
+    const u = await this.upload(tenantId, form.file, form.fields.reducerId || undefined, autoBindField(form.fields.autoBind));
     return { reducerId: u.uploadId, status: 'pending_compilation' };
   }
 
-  async upload(tenantId: string, zip: Buffer | undefined, reducerId?: string): Promise<UploadRecord> {
+  async upload(tenantId: string, zip: Buffer | undefined, reducerId?: string, autoBind = true): Promise<UploadRecord> {
     if (!zip) throw validationFailed('file', 'a multipart part named "file" holding a zip archive is required');
     if (reducerId !== undefined) {
       if (reducerId.length > 100 || !REDUCER_ID_PATTERN.test(reducerId)) {
@@ -38,7 +38,13 @@ export class ReducerCatalog {
     }
     await this.queue.checkRoom(tenantId);
     const sources = await readSourceArchive(zip);
-    return this.queue.submit({ tenantId, kind: 'reducer', sources, uploadId: reducerId ?? randomUUID() });
+    return this.queue.submit({
+      tenantId,
+      kind: 'reducer',
+      sources,
+      uploadId: reducerId ?? randomUUID(),
+      ...(autoBind ? {} : { meta: { autoBind: false } }),
+    });
   }
 
   async status(tenantId: string, reducerId: string): Promise<UploadRecord> {
@@ -47,11 +53,21 @@ export class ReducerCatalog {
     return u;
   }
 
-  /** After a reducer upload compiled (CompileWorker): each reducer it holds is bound to its aggregate type. */
+  /**
+   * After a reducer upload compiled (CompileWorker): each reducer it holds is bound to its aggregate
+   * type, unless the upload said `autoBind: false` (a scratch copy must not replace the live reducer).
+   */
   async autoBind(u: UploadRecord): Promise<void> {
-    if (u.kind !== 'reducer' || u.status !== 'compiled') return;
+    if (u.kind !== 'reducer' || u.status !== 'compiled' || u.meta?.autoBind === false) return;
     for (const d of u.discovered ?? []) {
       if (d.kind === 'reducer' && d.aggregateType) await this.binder.bind(u.tenantId, d.aggregateType, u.uploadId, d.className);
     }
   }
+}
+
+/** The `autoBind` form field: absent or 'true' binds once compiled, 'false' does not. */
+function autoBindField(value: string | undefined): boolean {
+  if (value === undefined || value === 'true') return true;
+  if (value === 'false') return false;
+  throw validationFailed('autoBind', "must be 'true' or 'false'");
 }

@@ -1,3 +1,4 @@
+import { DIAGNOSTIC_SCHEMA } from '../common/diagnostic';
 import { isoTime } from '../common/iso-time';
 import { anyJson, arrayOf, constant, Infer, integer, nullable, object, string, timestamp } from '../common/json-schema';
 import { Binding } from '../store/reducer-state.port';
@@ -36,6 +37,7 @@ export function reducerRecordView(u: UploadRecord): ReducerRecord {
             compiledStateType: first?.stateTypeName ?? null,
           }
         : {}),
+    diagnostics: u.diagnostics ?? [],
     createdAt: isoTime(u.createdAt),
     compiledAt: u.compiledAt === null ? null : isoTime(u.compiledAt),
   };
@@ -47,6 +49,9 @@ export const REDUCER_RECORD_SCHEMA = object(
     reducerId: string({ description: 'earlier shape: the same value as id' }),
     status: { enum: Object.values(STATUS) },
     kind: constant('reducer'),
+    diagnostics: arrayOf(DIAGNOSTIC_SCHEMA, {
+      description: "the compile's errors and warnings, each with file/line/column; empty while compiling",
+    }),
     createdAt: timestamp(),
     compiledAt: nullable(timestamp()),
   },

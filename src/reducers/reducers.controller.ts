@@ -28,19 +28,45 @@ import { BindAggregateTypeDto } from './bind-aggregate-type.dto';
 import { RequiresScope } from '../tenancy/scopes';
 import { ARCHIVE_ERRORS, ApiOperation, json } from '../common/api-docs';
 import { IntQueryPipe } from '../common/int-query.pipe';
-import { integer, object, string } from '../common/json-schema';
+import { integer, object, oneOfStrings, string } from '../common/json-schema';
+import { SourceValidator, VALIDATE_BODY, VALIDATION_SCHEMA } from '../tenant-code/compiler/source-validator';
 
 /** The multipart form the upload reads (readMultipart; the document describes it, nothing validates by it). */
 const REDUCER_UPLOAD_BODY = object(
   {
     file: string({ contentMediaType: 'application/zip', description: 'zip of .cs sources with at least one reducer implementation' }),
   },
-  { reducerId: string({ description: 'the id to give the upload (else a UUID)' }) },
+  {
+    reducerId: string({ description: 'the id to give the upload (else a UUID)' }),
+    autoBind: oneOfStrings(['true', 'false'] as const, {
+      description: "'false': compile only, the live binding stays (bind later with PUT /aggregate-types/{type}); default 'true'",
+    }),
+  },
 );
 
 @Controller('reducers')
 export class ReducersController {
-  constructor(private readonly catalog: ReducerCatalog) {}
+  constructor(
+    private readonly catalog: ReducerCatalog,
+    private readonly validator: SourceValidator,
+  ) {}
+
+  @Post('validate')
+  @HttpCode(200)
+  @Quota('upload')
+  @RequiresScope('deploy')
+  @ApiOperation({
+    tag: 'reducers',
+    summary: 'Compile and check a reducer archive, binding and storing nothing',
+    description:
+      'Every diagnostic at once (compiler errors, sandbox refusals, warnings; each with file, line and column). Counts against the upload quota: it costs a compile.',
+    body: { contentType: 'multipart/form-data', schema: VALIDATE_BODY },
+    responses: { 200: json('the verdict, valid or not', VALIDATION_SCHEMA) },
+    errors: [...ARCHIVE_ERRORS, 'RUNTIME_UNAVAILABLE'],
+  })
+  async validate(@Req() req: FastifyRequest) {
+    return this.validator.validate('reducer', (await readMultipart(req)).file);
+  }
 
   @Post('upload')
   @HttpCode(202)

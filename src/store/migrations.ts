@@ -10,7 +10,7 @@ import {
 import { webhookSuspensionsMigration } from './webhook-suspension-schema';
 import { droppedVersionsMigration } from './projection-schema';
 import { EVENT_LOG_FILTER_MIGRATION } from './event-log-schema';
-import { uploadClaimMigration } from './upload-schema';
+import { UPLOAD_DIAGNOSTICS_MIGRATION, uploadClaimMigration } from './upload-schema';
 import { idempotencyKeysMigration } from './idempotency-schema';
 import { apiKeyScopesMigration } from './api-key-schema';
 import { erasureMigration } from './erasure-schema';
@@ -200,5 +200,6 @@ export function migrations(dialect: SqlDialect): string[] {
     erasureMigration(dialect),
     eventWebhooksMigration(t.int),
     FAILED_STATES_MIGRATION,
+    UPLOAD_DIAGNOSTICS_MIGRATION,
   ];
 }

@@ -1,10 +1,10 @@
 import { epochMs, sqlTime } from './sql-dialect';
 import { SqlRunner } from './sql-runner';
-import { DiscoveredImplementation, UploadRecord, UploadRepository } from './upload-repository.port';
+import { UploadRecord, UploadRepository } from './upload-repository.port';
 
 /** Every column but the assembly's bytes, which only getAssembly reads. */
 const UPLOAD_COLUMNS =
-  'upload_id, tenant_id, kind, status, sources, meta, discovered, compilation_error, assembly_sha256, created_at, compiled_at';
+  'upload_id, tenant_id, kind, status, sources, meta, discovered, compilation_error, diagnostics, assembly_sha256, created_at, compiled_at';
 
 interface UploadDbRow {
   upload_id: string;
@@ -15,6 +15,7 @@ interface UploadDbRow {
   meta: string;
   discovered: string | null;
   compilation_error: string | null;
+  diagnostics: string | null;
   assembly_sha256: string | null;
   created_at: number | Date;
   compiled_at: number | Date | null;
@@ -30,6 +31,7 @@ function toUploadRecord(r: UploadDbRow): UploadRecord {
     meta: JSON.parse(r.meta),
     discovered: r.discovered === null ? null : JSON.parse(r.discovered),
     compilationError: r.compilation_error,
+    diagnostics: r.diagnostics === null ? null : JSON.parse(r.diagnostics),
     assemblySha256: r.assembly_sha256,
     createdAt: epochMs(r.created_at),
     compiledAt: epochMs(r.compiled_at),
@@ -41,6 +43,7 @@ const CLAIMABLE = '(claim_until IS NULL OR claim_until < ?)';
 /** Still pending under this owner's claim. One parameter: the owner. */
 const STILL_CLAIMED = "status = 'pending' AND claim_owner = ?";
 const claimParams = (claim: string | undefined) => (claim === undefined ? [] : [claim]);
+const diagnosticsText = (d: unknown[] | undefined) => (d === undefined ? null : JSON.stringify(d));
 
 /** One implementation for both stores over SqlRunner (time columns and BLOB/BYTEA: see sql-dialect.ts). */
 export class SqlUploadRepository implements UploadRepository {
@@ -114,24 +117,29 @@ export class SqlUploadRepository implements UploadRepository {
     return Number(row.n);
   }
 
-  async markCompiled(
-    tenantId: string,
-    uploadId: string,
-    r: { discovered: DiscoveredImplementation[]; assembly: Buffer; assemblySha256: string; at: number; claim?: string },
-  ): Promise<boolean> {
+  async markCompiled(tenantId: string, uploadId: string, r: Parameters<UploadRepository['markCompiled']>[2]): Promise<boolean> {
     const changed = await this.db.run(
-      `UPDATE uploads SET status = 'compiled', discovered = ?, assembly = ?, assembly_sha256 = ?, compiled_at = ?, claim_until = NULL
+      `UPDATE uploads SET status = 'compiled', discovered = ?, assembly = ?, assembly_sha256 = ?, compiled_at = ?, claim_until = NULL, diagnostics = ?
        WHERE tenant_id = ? AND upload_id = ?${r.claim === undefined ? '' : ` AND ${STILL_CLAIMED}`}`,
-      [JSON.stringify(r.discovered), r.assembly, r.assemblySha256, sqlTime(r.at), tenantId, uploadId, ...claimParams(r.claim)],
+      [
+        JSON.stringify(r.discovered),
+        r.assembly,
+        r.assemblySha256,
+        sqlTime(r.at),
+        diagnosticsText(r.diagnostics),
+        tenantId,
+        uploadId,
+        ...claimParams(r.claim),
+      ],
     );
     return changed > 0;
   }
 
-  async markFailed(tenantId: string, uploadId: string, r: { compilationError: string; at: number; claim?: string }): Promise<boolean> {
+  async markFailed(tenantId: string, uploadId: string, r: Parameters<UploadRepository['markFailed']>[2]): Promise<boolean> {
     const changed = await this.db.run(
-      `UPDATE uploads SET status = 'failed', compilation_error = ?, compiled_at = ?, claim_until = NULL
+      `UPDATE uploads SET status = 'failed', compilation_error = ?, compiled_at = ?, claim_until = NULL, diagnostics = ?
        WHERE tenant_id = ? AND upload_id = ?${r.claim === undefined ? '' : ` AND ${STILL_CLAIMED}`}`,
-      [r.compilationError, sqlTime(r.at), tenantId, uploadId, ...claimParams(r.claim)],
+      [r.compilationError, sqlTime(r.at), diagnosticsText(r.diagnostics), tenantId, uploadId, ...claimParams(r.claim)],
     );
     return changed > 0;
   }

@@ -1,3 +1,5 @@
+import type { Diagnostic } from '../common/diagnostic';
+
 export type UploadKind = 'reducer' | 'projection';
 export type UploadStatus = 'pending' | 'compiled' | 'failed';
 
@@ -21,6 +23,8 @@ export interface UploadRecord {
   meta: Record<string, unknown>;
   discovered: DiscoveredImplementation[] | null;
   compilationError: string | null;
+  /** The compile's errors and warnings (null while pending, and for uploads compiled before they were kept). */
+  diagnostics?: Diagnostic[] | null;
   assemblySha256: string | null;
   createdAt: number;
   compiledAt: number | null;
@@ -61,9 +65,20 @@ export abstract class UploadRepository {
   abstract markCompiled(
     tenantId: string,
     uploadId: string,
-    r: { discovered: DiscoveredImplementation[]; assembly: Buffer; assemblySha256: string; at: number; claim?: string },
+    r: {
+      discovered: DiscoveredImplementation[];
+      assembly: Buffer;
+      assemblySha256: string;
+      at: number;
+      claim?: string;
+      diagnostics?: Diagnostic[];
+    },
   ): Promise<boolean>;
-  abstract markFailed(tenantId: string, uploadId: string, r: { compilationError: string; at: number; claim?: string }): Promise<boolean>;
+  abstract markFailed(
+    tenantId: string,
+    uploadId: string,
+    r: { compilationError: string; at: number; claim?: string; diagnostics?: Diagnostic[] },
+  ): Promise<boolean>;
   /** The compiled DLL, for executors to load. */
   abstract getAssembly(tenantId: string, uploadId: string): Promise<Buffer | null>;
 }

@@ -8,3 +8,8 @@ export const uploadClaimMigration = (epochMsType: 'bigint' | 'INTEGER') => `
   ALTER TABLE uploads ADD COLUMN claim_owner TEXT;
   ALTER TABLE uploads ADD COLUMN claim_until ${epochMsType};
   `;
+
+/** An upload's compile diagnostics (errors and warnings, JSON; issue 27): NULL while pending and for older uploads. */
+export const UPLOAD_DIAGNOSTICS_MIGRATION = `
+  ALTER TABLE uploads ADD COLUMN diagnostics TEXT;
+  `;

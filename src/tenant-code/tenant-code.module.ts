@@ -2,6 +2,7 @@ import { Global, Module, OnApplicationBootstrap, OnApplicationShutdown } from '@
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { CompileQueue, CompileQueueSettings } from './compiler/compile-queue';
+import { SourceValidator } from './compiler/source-validator';
 import { Compiler } from './compiler.port';
 import { SANDBOX_STATUS } from './host/sandbox-check';
 import { RuntimePool } from './runtime-pool';
@@ -40,9 +41,10 @@ import { TransientAssemblies } from './transient-assemblies';
       }),
     },
     CompileQueue,
+    SourceValidator,
   ],
   // RuntimePool itself: for the composition (metrics' executor gauges, tenant-transfer's removal).
-  exports: [RuntimePool, TenantCode, Compiler, TenantCodeReadiness, CompileQueue, SANDBOX_STATUS, TransientAssemblies],
+  exports: [RuntimePool, TenantCode, Compiler, TenantCodeReadiness, CompileQueue, SourceValidator, SANDBOX_STATUS, TransientAssemblies],
 })
 export class TenantCodeModule implements OnApplicationBootstrap, OnApplicationShutdown {
   constructor(

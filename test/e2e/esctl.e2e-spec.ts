@@ -152,10 +152,36 @@ describe('esctl against a running service', () => {
     expect(out).toContain(`tenant ${tenant.tenantId} (esctl) at ${svc.url}`);
   });
 
-  it('says that validate awaits its server side instead of failing obscurely', async () => {
+  it('validates without binding: every diagnostic at once, exit 1 when not valid', async () => {
     const dir = project('bank-again', exampleSources('bank-account'));
-    const validate = await esctl('validate', 'reducer', dir);
-    expect(validate).toMatchObject({ code: 1, stderr: expect.stringContaining('does not offer POST /reducers/validate yet') });
+    const valid = await esctl('validate', 'reducer', dir);
+    expect(valid).toMatchObject({ code: 0, stdout: expect.stringContaining('valid: reducer sources') });
+    const broken = project('validate-broken', [
+      ...exampleSources('bank-account'),
+      {
+        path: 'Broken.cs',
+        content: 'public static class Broken\n{\n    public static System.Guid Id() => System.Guid.NewGuid() + missing;\n}\n',
+      },
+    ]);
+    const invalid = await esctl('validate', 'reducer', broken);
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toMatch(/Broken\.cs\(3,\d+\): error CS0103: /);
+    expect(invalid.stderr).toContain('Broken.cs(3,39): error ES0001: forbidden API: System.Guid.NewGuid');
+    expect((await tenant.get('/aggregate-types/account')).body.reducerId).toBe('bank-cli');
+  });
+
+  it('deploys a reducer with --no-bind: compiled, the live binding stays', async () => {
+    const r = await esctl(
+      'deploy',
+      'reducer',
+      project('bank-scratch', exampleSources('bank-account')),
+      '--no-bind',
+      '--id',
+      'bank-scratch',
+    );
+    expect(r).toMatchObject({ code: 0, stderr: expect.stringContaining('not bound (--no-bind)') });
+    expect((await tenant.get('/reducers/bank-scratch/status')).body.status).toBe('compiled');
+    expect((await tenant.get('/aggregate-types/account')).body.reducerId).toBe('bank-cli');
   });
 
   it('dry-runs the same reducer over the account aggregates: the report says nothing would change', async () => {

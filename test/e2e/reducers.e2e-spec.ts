@@ -67,6 +67,7 @@ describe.each(STORE_BACKENDS)('reducers over HTTP on %s', (backend) => {
       ],
       compiledClassName: 'BankAccount.AccountReducer',
       compiledStateType: expect.stringContaining('AccountState'),
+      diagnostics: [],
       createdAt: expect.stringMatching(/Z$/),
       compiledAt: expect.stringMatching(/Z$/),
     });

@@ -261,11 +261,22 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       expect(await store.uploads.countPending()).toBe(3); // all tenants: the compile queue's depth
       const dll = Buffer.from([0x4d, 0x5a, 0, 1, 2, 255]);
       const discovered = [{ className: 'A', stateTypeName: 'S', kind: 'reducer' as const, aggregateType: 'a' }];
-      await store.uploads.markCompiled(t, 'u1', { discovered, assembly: dll, assemblySha256: 'abc', at: 3000 });
-      await store.uploads.markFailed(t, 'u2', { compilationError: 'A.cs(1,1): error CS0001: x', at: 4000 });
+      const warning = { severity: 'warning' as const, code: 'CS8618', message: 'w', file: 'A.cs', line: 2, column: 5 };
+      const error = {
+        severity: 'error' as const,
+        code: 'ES0001',
+        message: 'forbidden API',
+        file: null,
+        line: null,
+        column: null,
+        hint: 'h',
+      };
+      await store.uploads.markCompiled(t, 'u1', { discovered, assembly: dll, assemblySha256: 'abc', at: 3000, diagnostics: [warning] });
+      await store.uploads.markFailed(t, 'u2', { compilationError: 'A.cs(1,1): error CS0001: x', at: 4000, diagnostics: [error, warning] });
       expect(await store.uploads.get(t, 'u1')).toMatchObject({
         status: 'compiled',
         discovered,
+        diagnostics: [warning],
         sources,
         meta: { x: 1 },
         compiledAt: 3000,
@@ -275,6 +286,7 @@ export function testEventStore(name: string, harness: StoreHarness): void {
         status: 'failed',
         compilationError: 'A.cs(1,1): error CS0001: x',
         discovered: null,
+        diagnostics: [error, warning],
       });
       expect(await store.uploads.getAssembly(t, 'u1')).toEqual(dll);
       expect(await store.uploads.getAssembly('other', 'u1')).toBeNull();
@@ -327,7 +339,8 @@ export function testEventStore(name: string, harness: StoreHarness): void {
       await store.uploads.releaseClaim(t, 'late', 'alive');
       expect((await store.uploads.claimOldest(t, 'third', 21_000, 81_000))?.uploadId).toBe('late');
       expect(await store.uploads.markFailed(t, 'late', { compilationError: 'x', at: 22_000, claim: 'third' })).toBe(true);
-      expect(await store.uploads.get(t, 'late')).toMatchObject({ status: 'failed', compilationError: 'x' });
+      // Recorded without diagnostics (an earlier caller): none.
+      expect(await store.uploads.get(t, 'late')).toMatchObject({ status: 'failed', compilationError: 'x', diagnostics: null });
     });
 
     it('writes an aggregate’s state in the append’s own transaction, only from the version it was computed on', async () => {

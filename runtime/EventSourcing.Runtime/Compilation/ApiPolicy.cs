@@ -4,6 +4,8 @@ namespace EventSourcing.Runtime.Compilation;
 /// The allowlist of framework APIs tenant reducers and projections may reference. Checked on the emitted
 /// metadata (every TypeReference and MemberReference, compiler-generated ones included), so it does not
 /// depend on how the source spelled things. Anything not explicitly allowed is denied.
+/// Also compiled into the Roslyn analyzer shipped with the SDK (sdk/analyzers links this file: one table for both),
+/// so it keeps to what netstandard2.0 offers or the analyzer's polyfills add.
 /// </summary>
 public static class ApiPolicy
 {
@@ -332,7 +334,7 @@ public static class ApiPolicy
     public static string StripArity(string name)
     {
         var tick = name.IndexOf('`');
-        return tick < 0 ? name : name[..tick];
+        return tick < 0 ? name : name.Substring(0, tick); // no range: this file is also compiled for netstandard2.0 (sdk/analyzers)
     }
 
     /// <summary>Verdict for a type given its (outermost) namespace and its name chain (outer first).</summary>
@@ -344,7 +346,7 @@ public static class ApiPolicy
         // Explicit rule for the exact (possibly nested) type, then for its outer types.
         for (var depth = names.Length; depth >= 1; depth--)
         {
-            var key = (ns.Length == 0 ? "" : ns + ".") + string.Join('+', names, 0, depth);
+            var key = (ns.Length == 0 ? "" : ns + ".") + string.Join("+", names, 0, depth);
             if (TypeRules.TryGetValue(key, out var rule)) return rule;
         }
 

@@ -13,10 +13,14 @@ public static partial class DiagnosticHints
     [GeneratedRegex("'([^']+)'")]
     private static partial Regex Quoted();
 
+    /// <summary>For a partial member left without its implementation part, which a source generator would have written.</summary>
+    public const string GeneratorHint =
+        "source generators other than the built-in Regex ([GeneratedRegex]) and System.Text.Json ([JsonSerializable]) ones are not run: write the implementation part yourself";
+
     public static CompileDiagnostic WithHint(CompileDiagnostic diagnostic, Diagnostic source)
     {
         var hint = HintFor(source.Id, diagnostic.Message);
-        return hint is null ? diagnostic : diagnostic with { Message = $"{diagnostic.Message} [{hint}]" };
+        return hint is null ? diagnostic : diagnostic with { Message = $"{diagnostic.Message} [{hint}]", Hint = hint };
     }
 
     public static string? HintFor(string id, string message)
@@ -61,6 +65,9 @@ public static partial class DiagnosticHints
             }
             case "CS7027" or "CS7028" or "CS7033" or "CS7034" or "CS8102":
                 return "forbidden: assembly signing is not allowed (AssemblyKeyFile/AssemblyKeyName/AssemblyDelaySign)";
+            case "CS8795": // Partial method 'M' must have an implementation part because it has accessibility modifiers
+            case "CS9248": // Partial property 'P' must have an implementation part
+                return GeneratorHint;
             case "CS0012": // The type 'X' is defined in an assembly that is not referenced
                 return "that assembly is not in the reference set available to reducers and projections";
             default:

@@ -158,8 +158,8 @@ public sealed class TenantCompiler
                 .Take(MaxReportedDiagnostics)
                 .Select(d => DiagnosticHints.WithHint(ToDiagnostic(d), d))
                 .ToList();
-            // The IL check does not run on a failed compile; say now what it would refuse as a whole.
-            errors.AddRange(AsyncDeclarations(trees).Take(MaxReportedDiagnostics));
+            // The IL check does not run on a failed compile: the sandbox's refusals found in the source, in the same answer.
+            errors.AddRange(SourceRefusals.Find(compilation).Take(MaxReportedDiagnostics));
             return new CompileResult(false, Array.Empty<DiscoveredImplementation>(), null, errors, warnings,
                 $"compilation failed with {emit.Diagnostics.Count(d => d.Severity == DiagnosticSeverity.Error)} error(s)");
         }
@@ -211,17 +211,6 @@ public sealed class TenantCompiler
         }
         return found;
     }
-
-    /// <summary>Every <c>async</c> method, lambda and local function, as ES0001 diagnostics.</summary>
-    static IEnumerable<CompileDiagnostic> AsyncDeclarations(IEnumerable<SyntaxTree> trees) =>
-        from tree in trees
-        from token in tree.GetRoot().DescendantTokens()
-        where token.IsKind(SyntaxKind.AsyncKeyword) && token.Parent is not null
-              && token.Parent.Kind() is SyntaxKind.MethodDeclaration or SyntaxKind.LocalFunctionStatement
-                  or SyntaxKind.ParenthesizedLambdaExpression or SyntaxKind.SimpleLambdaExpression or SyntaxKind.AnonymousMethodExpression
-        let span = token.GetLocation().GetMappedLineSpan()
-        select new CompileDiagnostic(span.Path, span.StartLinePosition.Line + 1, span.StartLinePosition.Character + 1, "error", "ES0001",
-            "forbidden construct: async (async code is not allowed)");
 
     static bool IsReservedNamespace(string ns) =>
         ns is "System" or "Microsoft" || ns.StartsWith("System.", StringComparison.Ordinal) || ns.StartsWith("Microsoft.", StringComparison.Ordinal);

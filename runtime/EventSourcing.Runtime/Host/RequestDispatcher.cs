@@ -242,11 +242,13 @@ public sealed class RequestDispatcher
         else
         {
             w.WriteString("compilationError"u8, result.ErrorText);
-            w.WritePropertyName("diagnostics"u8);
-            w.WriteStartArray();
-            foreach (var d in result.Errors) WriteDiagnostic(w, d);
-            w.WriteEndArray();
         }
+        // Errors and warnings together, each with its location (the warnings array below keeps the earlier text form).
+        w.WritePropertyName("diagnostics"u8);
+        w.WriteStartArray();
+        foreach (var d in result.Errors) WriteDiagnostic(w, d);
+        foreach (var d in result.Warnings) WriteDiagnostic(w, d);
+        w.WriteEndArray();
         w.WritePropertyName("warnings"u8);
         w.WriteStartArray();
         foreach (var d in result.Warnings) w.WriteStringValue(d.ToString());
@@ -263,6 +265,7 @@ public sealed class RequestDispatcher
         w.WriteString("severity"u8, d.Severity);
         w.WriteString("id"u8, d.Id);
         w.WriteString("message"u8, d.Message);
+        if (d.Hint is not null) w.WriteString("hint"u8, d.Hint);
         w.WriteEndObject();
     }
 

@@ -70,13 +70,19 @@ export interface DeployOptions {
   /** projection: a JSON file sent as the `config` part (notification settings, name). */
   configFile?: string;
   timeoutMs: number;
+  /** reducer: false uploads with autoBind=false (compiled, not bound: the live binding stays). */
+  bind?: boolean;
 }
 
 /** Zips the sources, uploads them, waits for the compile and prints its outcome. Exit code 0 when compiled. */
 export async function deploy(client: ServiceClient, kind: CodeKind, dir: string, opts: DeployOptions, output: Output): Promise<number> {
   const zip = archiveOf(dir);
   if (kind === 'reducer') {
-    const accepted = await client.expect(client.postArchive('/reducers/upload', zip, opts.id ? { reducerId: opts.id } : {}), 202);
+    const fields: Record<string, string> = {
+      ...(opts.id ? { reducerId: opts.id } : {}),
+      ...(opts.bind === false ? { autoBind: 'false' } : {}),
+    };
+    const accepted = await client.expect(client.postArchive('/reducers/upload', zip, fields), 202);
     const id: string = accepted.reducerId;
     output.err(`uploaded reducer ${id}; compiling…`);
     const record = await settle(client, `/reducers/${enc(id)}/status`, (r) => r.status !== 'pending_compilation', opts.timeoutMs);
@@ -86,7 +92,8 @@ export async function deploy(client: ServiceClient, kind: CodeKind, dir: string,
     }
     for (const d of record.discovered ?? []) {
       output.out(`reducer ${id}: ${d.className} (aggregate type ${d.aggregateType ?? '?'})`);
-      if (d.aggregateType) await awaitBinding(client, id, d.aggregateType, opts.timeoutMs, output);
+      if (d.aggregateType && opts.bind === false) output.err(`not bound (--no-bind): bind it with PUT /aggregate-types/${d.aggregateType}`);
+      else if (d.aggregateType) await awaitBinding(client, id, d.aggregateType, opts.timeoutMs, output);
     }
     return 0;
   }
@@ -113,13 +120,15 @@ export async function deploy(client: ServiceClient, kind: CodeKind, dir: string,
 
 /**
  * `POST /reducers/validate` / `POST /projections/validate` (issue 27 item 3): every diagnostic of the
- * archive at once, binding nothing. The server side is not built yet: a 404 says so instead of failing obscurely.
+ * archive at once (`{ valid, diagnostics, discovered }`), binding nothing. An older service without
+ * the route answers 404: said so instead of failing obscurely.
  */
 export async function validate(client: ServiceClient, kind: CodeKind, dir: string, output: Output): Promise<number> {
   const answer = await client.postArchive(`/${kind}s/validate`, archiveOf(dir));
-  if (answer.status === 404) throw new ServiceError(`this service does not offer POST /${kind}s/validate yet (issue 27 item 3)`, 404);
-  if (answer.status !== 200 && answer.status !== 422) return fail(answer);
-  const code = report(answer.body, output);
+  if (answer.status === 404) throw new ServiceError(`this service does not offer POST /${kind}s/validate (issue 27 item 3)`, 404);
+  if (answer.status !== 200) return fail(answer);
+  const printed = report(answer.body, output);
+  const code = answer.body.valid === false ? 1 : printed;
   output.out(code === 0 ? `valid: ${kind} sources in ${dir}` : `invalid: ${kind} sources in ${dir}`);
   return code;
 }

@@ -88,4 +88,11 @@ describe('esctl', () => {
     });
     expect(() => parseArgs(['tail', 'p', '--count'])).toThrow(/--count needs a value/);
   });
+
+  it('takes --no-bind as a flag, leaving the next word positional', () => {
+    expect(parseArgs(['deploy', '--no-bind', 'reducer', 'dir'])).toEqual({
+      positional: ['deploy', 'reducer', 'dir'],
+      options: new Map([['no-bind', 'true']]),
+    });
+  });
 });

@@ -11,7 +11,8 @@ const USAGE = `usage: esctl <command> [options]
   login --url URL --api-key KEY        check the key against the service and save both (0600)
   deploy reducer|projection <dir>      zip the .cs sources, upload, wait for the compile, print diagnostics
         [--id REDUCER_ID] [--config notifications.json] [--timeout SECONDS]
-  validate reducer|projection <dir>    every diagnostic at once, binding nothing (needs the server's validate)
+        [--no-bind]                    reducer: compile only, the live binding stays
+  validate reducer|projection <dir>    every diagnostic at once, binding and storing nothing
   status [projection|reducer|aggregate-type <id>]
   state projection <projectionId> <key> | state aggregate <type> <aggregateId>
   tail <projectionId> [--after SEQUENCE] [--count N]   notifications, live (WebSocket)
@@ -31,13 +32,17 @@ const DRY_RUN_FIELDS: [string, string][] = [
   ['sample-keys', 'sampleKeys'],
 ];
 
-/** Positional arguments and `--name value` options. */
+/** Options that take no value (set to 'true' when given). */
+const FLAGS = new Set(['no-bind']);
+
+/** Positional arguments, `--name value` options and the FLAGS. */
 export function parseArgs(argv: string[]): { positional: string[]; options: Map<string, string> } {
   const positional: string[] = [];
   const options = new Map<string, string>();
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
-    if (a.startsWith('--')) {
+    if (FLAGS.has(a.slice(2)) && a.startsWith('--')) options.set(a.slice(2), 'true');
+    else if (a.startsWith('--')) {
       const eq = a.indexOf('=');
       if (eq > 0) options.set(a.slice(2, eq), a.slice(eq + 1));
       else {
@@ -88,7 +93,12 @@ export async function main(argv: string[], output: Output): Promise<number> {
         connect(),
         kindOf(rest[0]),
         required(rest[1], 'deploy reducer|projection <dir>'),
-        { id: options.get('id'), configFile: options.get('config'), timeoutMs: (intOption(options, 'timeout') ?? 120) * 1000 },
+        {
+          id: options.get('id'),
+          configFile: options.get('config'),
+          timeoutMs: (intOption(options, 'timeout') ?? 120) * 1000,
+          bind: !options.has('no-bind'),
+        },
         output,
       );
     case 'validate':

@@ -14,6 +14,7 @@ const ok: CompileResult = {
   assembly: Buffer.from('dll').toString('base64'),
   assemblySha256: 'sha',
   warnings: [],
+  diagnostics: [],
 };
 
 type Answer = CompileResult | Error | Promise<CompileResult>;

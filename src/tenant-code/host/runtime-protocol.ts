@@ -51,10 +51,12 @@ export interface Diagnostic {
   severity: 'error' | 'warning';
   id: string;
   message: string;
+  /** Also appended to message in brackets (earlier readers). */
+  hint?: string;
 }
 
 export type CompileResult =
-  | { ok: true; discovered: Discovered[]; assembly: string; assemblySha256: string; warnings: string[] }
+  | { ok: true; discovered: Discovered[]; assembly: string; assemblySha256: string; warnings: string[]; diagnostics: Diagnostic[] }
   | { ok: false; compilationError: string; diagnostics: Diagnostic[]; warnings: string[] };
 
 /** Per-group / per-event error codes inside apply and resolveKeys results. */

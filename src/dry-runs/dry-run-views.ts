@@ -1,3 +1,4 @@
+import { DIAGNOSTIC_SCHEMA } from '../common/diagnostic';
 import {
   arrayOf,
   boolean,
@@ -61,20 +62,6 @@ export const DRY_RUN_REPORT_SCHEMA = object({
   }),
 });
 export type DryRunReport = Infer<typeof DRY_RUN_REPORT_SCHEMA>;
-
-/** The shared diagnostic shape (issue 27: compile, validate, status records). */
-export const DIAGNOSTIC_SCHEMA = object(
-  {
-    severity: oneOfStrings(['error', 'warning'] as const),
-    code: string(),
-    message: string(),
-    file: nullable(string()),
-    line: nullable(integer()),
-    column: nullable(integer()),
-  },
-  { hint: string() },
-);
-export type Diagnostic = Infer<typeof DIAGNOSTIC_SCHEMA>;
 
 export const DRY_RUN_STATUS_SCHEMA = object(
   {

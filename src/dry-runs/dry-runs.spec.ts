@@ -20,6 +20,7 @@ const COMPILED: CompileResult = {
   assembly: Buffer.from('dll').toString('base64'),
   assemblySha256: '',
   warnings: [],
+  diagnostics: [],
 };
 
 function world(opts: { compiled?: CompileResult; run?: () => Promise<DryRunReport> } = {}) {

@@ -8,11 +8,12 @@ import { ProjectionCatalogRepository } from '../store/projection-catalog.port';
 import { readSourceArchive, SourceFile } from '../tenant-code/compiler/archive-reader';
 import { Compiler } from '../tenant-code/compiler.port';
 import { HostCallError } from '../tenant-code/host/host-process';
-import { Diagnostic as HostDiagnostic, Discovered } from '../tenant-code/host/runtime-protocol';
+import { compileDiagnostics } from '../tenant-code/compiler/compile-diagnostics';
+import { Discovered } from '../tenant-code/host/runtime-protocol';
 import { TenantCode } from '../tenant-code/tenant-code.port';
 import { TransientAssemblies } from '../tenant-code/transient-assemblies';
 import { DryRunOptions, parseDryRunOptions } from './dry-run-options';
-import { Diagnostic, DryRunReport, DryRunStatusView } from './dry-run-views';
+import { DryRunReport, DryRunStatusView } from './dry-run-views';
 import { DryRunProgress } from './history-replay';
 import { ProjectionDryRun } from './projection-dry-run';
 import { ReducerDryRun } from './reducer-dry-run';
@@ -128,7 +129,7 @@ export class DryRuns {
     try {
       const compiled = await this.compiler.compile(sources, t.kind);
       if (!compiled.ok) {
-        record.view.diagnostics = compiled.diagnostics.map(diagnosticOf);
+        record.view.diagnostics = compileDiagnostics(compiled);
         return this.failed(record, 'COMPILATION_FAILED', compiled.compilationError);
       }
       const className = chooseClass(t, compiled.discovered, options.className);
@@ -184,6 +185,3 @@ export function chooseClass(t: Pick<Target, 'kind' | 'target'>, discovered: Disc
 const names = (ds: Discovered[]) => ds.map((d) => d.className).join(', ') || 'none';
 
 /** The host's diagnostic in the shared shape (issue 27: file, 1-based line and column, code). */
-function diagnosticOf(d: HostDiagnostic): Diagnostic {
-  return { severity: d.severity, code: d.id, message: d.message, file: d.path, line: d.line || null, column: d.column || null };
-}

@@ -8,6 +8,7 @@ import { HostCallError } from '../tenant-code/host/host-process';
 import { CoalescingApplier } from '../tenant-code/executors/coalescing-applier';
 import { TenantCode } from '../tenant-code/tenant-code.port';
 import { WireEvent } from '../tenant-code/host/runtime-protocol';
+import { RuntimeFailure, runtimeFailure } from '../tenant-code/runtime-failure';
 import { AppMetrics, NO_METRICS, secondsSince } from '../observability/metrics/app-metrics';
 
 /** The state after a run of events, or where and why the reducer stopped. */
@@ -17,6 +18,11 @@ export interface Folded {
   /** Version of the event the reducer failed on, if it did. */
   failedVersion?: number;
   error?: string;
+  /**
+   * With failedVersion: the exception's type, the event and the tenant's frames (the reducer-rejection
+   * path and the state read pass these fields through as they are).
+   */
+  failure?: RuntimeFailure;
 }
 
 export interface FoldInput {
@@ -78,7 +84,13 @@ export class ReducerRunner {
           return { state: r.states[r.states.length - 1] };
         }
         const before = r.states.length ? r.states[r.states.length - 1] : (input.state ?? '{}');
-        return { state: before, failedVersion: input.events[r.failedIndex].version, error: `${r.error.code}: ${r.error.message}` };
+        const failed = input.events[r.failedIndex];
+        return {
+          state: before,
+          failedVersion: failed.version,
+          error: `${r.error.code}: ${r.error.message}`,
+          failure: runtimeFailure(failed, r.error),
+        };
       } catch (e) {
         if (!(e instanceof HostCallError)) throw e;
         if (e.failure === 'UNAVAILABLE') {
@@ -95,7 +107,12 @@ export class ReducerRunner {
             : e.failure === 'TENANT_MEMORY_EXCEEDED'
               ? e.message // the host's own words: how much the tenant would hold, and the cap
               : `the reducer's process failed (${e.failure})`;
-        return { state: input.state ?? '{}', failedVersion: input.events[0].version, error: `${e.failure}: ${why}` };
+        return {
+          state: input.state ?? '{}',
+          failedVersion: input.events[0].version,
+          error: `${e.failure}: ${why}`,
+          failure: runtimeFailure(input.events[0]),
+        };
       }
     }
   }

@@ -45,6 +45,7 @@ export const ERROR_CODES = [
   'IMPORT_TRUNCATED',
   'AGGREGATE_ERASED',
   'RESERVED_NAME',
+  'PROJECTION_LANE_HELD',
   'INTERNAL',
 ] as const;
 

@@ -32,8 +32,7 @@ export function stateErrorCode(error: string | null | undefined): 'STATE_TOO_LAR
   return error?.startsWith('STATE_TOO_LARGE:') ? 'STATE_TOO_LARGE' : 'REDUCER_FAILED';
 }
 
-const failureKey = (stream: string, binding: Binding, failedVersion: number) =>
-  `${stream}\u0000${binding.bindingId}\u0000${failedVersion}`;
+const failureKey = (stream: string, binding: Binding, failedVersion: number) => `${stream}\u0000${binding.bindingId}\u0000${failedVersion}`;
 
 const REPLAY_PAGE = 1000;
 const MAX_STALE_RETRIES = 3;
@@ -109,7 +108,8 @@ export class AggregateStateKeeper implements StatefulAppend {
           state: folded.state,
           ...(folded.failedVersion !== undefined ? { failedVersion: folded.failedVersion, error: folded.error } : {}),
         };
-        const failure = folded.failedVersion !== undefined ? (folded.failure ?? this.failureOf(key, binding, folded.failedVersion)) : undefined;
+        const failure =
+          folded.failedVersion !== undefined ? (folded.failure ?? this.failureOf(key, binding, folded.failedVersion)) : undefined;
         const stateError =
           folded.failedVersion !== undefined
             ? {

@@ -47,6 +47,12 @@ export class ReducerCatalog {
     return u;
   }
 
+  /** GET /reducers: a page of the tenant's reducer uploads in id order after `after`; `next` when more may follow. */
+  async list(tenantId: string, after: string, limit: number): Promise<{ records: UploadRecord[]; next?: string }> {
+    const records = await this.uploads.list(tenantId, 'reducer', after, limit);
+    return { records, ...(records.length === limit ? { next: records[records.length - 1].uploadId } : {}) };
+  }
+
   /** After a reducer upload compiled (CompileWorker): each reducer it holds is bound to its aggregate type. */
   async autoBind(u: UploadRecord): Promise<void> {
     if (u.kind !== 'reducer' || u.status !== 'compiled') return;

@@ -49,7 +49,9 @@ const TENANT_FRAME_SCHEMA = object({
 
 /** The schema fields of RuntimeFailure, for the views that carry one (all optional). */
 export const RUNTIME_FAILURE_FIELDS = {
-  exceptionType: string({ description: 'the .NET exception type, e.g. System.InvalidOperationException (absent for a deadline, a crash, a limit)' }),
+  exceptionType: string({
+    description: 'the .NET exception type, e.g. System.InvalidOperationException (absent for a deadline, a crash, a limit)',
+  }),
   eventType: string({ description: 'the event the tenant code failed on' }),
   eventId: string(),
   version: integer({ minimum: 1, description: "the event's version in its aggregate" }),

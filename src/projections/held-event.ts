@@ -1,6 +1,7 @@
 import { EventLog } from '../store/event-log.port';
 import { LaneRecord } from '../store/lanes/lane-records';
 import { Infer, integer, nullable, object, string } from '../common/json-schema';
+import { RUNTIME_FAILURE_FIELDS, RuntimeFailure } from '../tenant-code/runtime-failure';
 
 /** The event a lane is held on, named: its lane row keeps only the tenant-wide position. */
 export interface HeldEvent {
@@ -29,9 +30,15 @@ export async function heldEvents(log: EventLog, tenantId: string, lanes: LaneRec
   return new Map(found.filter((e): e is HeldEvent => e !== null).map((e) => [e.position, e]));
 }
 
-export const HOLD_SCHEMA = object({ position: integer(), error: nullable(string()), attempts: integer() }, HELD_EVENT_FIELDS, {
-  description: 'the lane is stopped on this event (eventId, aggregateId, eventType: absent only if the event is no longer in the log)',
-});
+const { exceptionType, version, frames } = RUNTIME_FAILURE_FIELDS;
+
+export const HOLD_SCHEMA = object(
+  { position: integer(), error: nullable(string()), attempts: integer() },
+  { ...HELD_EVENT_FIELDS, exceptionType, version, frames },
+  {
+    description: 'the lane is stopped on this event (eventId, aggregateId, eventType: absent only if the event is no longer in the log)',
+  },
+);
 export type Hold = Infer<typeof HOLD_SCHEMA>;
 
 /** A hold as answered: where, why, how often, and which event. */
@@ -41,5 +48,22 @@ export function holdView(l: LaneRecord, event: HeldEvent | undefined): Hold {
     error: l.heldError,
     attempts: l.attempts,
     ...(event ? { eventId: event.eventId, aggregateId: event.aggregateId, eventType: event.eventType } : {}),
+    ...failureFields(l.heldFailure),
+  };
+}
+
+/** The exception's type, the event's version and the tenant's frames kept with the hold (held_failure), when any. */
+function failureFields(text: string | null): Pick<RuntimeFailure, 'exceptionType' | 'version' | 'frames'> {
+  if (text === null) return {};
+  let f: RuntimeFailure;
+  try {
+    f = JSON.parse(text) as RuntimeFailure;
+  } catch {
+    return {}; // written by this service as JSON: unreadable only if damaged; the hold still shows
+  }
+  return {
+    ...(f.exceptionType !== undefined ? { exceptionType: f.exceptionType } : {}),
+    ...(f.version !== undefined ? { version: f.version } : {}),
+    ...(f.frames !== undefined ? { frames: f.frames } : {}),
   };
 }

@@ -337,7 +337,8 @@ describe('AggregateStateKeeper', () => {
       const outcome = await w.keeper().append(append('account-1', ['Opened', 'Boom', 'Deposited']));
       expect(outcome?.result.events.map((e) => e.version)).toEqual([1, 2, 3]);
       expect(outcome?.state).toBeUndefined();
-      expect(outcome?.stateError).toEqual({ code: 'REDUCER_FAILED', message: 'REDUCER_FAILED: boom', failedVersion: 2 });
+      // position: the failing event's, known once committed (the fake fold reports no exception or frames).
+      expect(outcome?.stateError).toEqual({ code: 'REDUCER_FAILED', message: 'REDUCER_FAILED: boom', failedVersion: 2, position: 2 });
       expect(w.snapshots.get('account-1')).toMatchObject({ version: 3, state: '{"n":1}', failedVersion: 2, error: 'REDUCER_FAILED: boom' });
     });
 

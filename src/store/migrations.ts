@@ -15,6 +15,7 @@ import { idempotencyKeysMigration } from './idempotency-schema';
 import { apiKeyScopesMigration } from './api-key-schema';
 import { erasureMigration } from './erasure-schema';
 import { eventWebhooksMigration } from './event-webhook-schema';
+import { LANE_HELD_FAILURE_MIGRATION } from './lanes/lane-failure-schema';
 import { ddlTypes } from './sql-dialect';
 import { SqlDialect } from './sql-runner';
 
@@ -198,5 +199,6 @@ export function migrations(dialect: SqlDialect): string[] {
     EVENT_LOG_FILTER_MIGRATION,
     erasureMigration(dialect),
     eventWebhooksMigration(t.int),
+    LANE_HELD_FAILURE_MIGRATION,
   ];
 }

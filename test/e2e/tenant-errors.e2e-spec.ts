@@ -44,7 +44,7 @@ static class Limits
 }
 `;
 
-// Apply throws on line 8 for a poisoned event; its key is the event's "key" field.
+// Apply throws on line 9 for a poisoned event; its key is the event's "key" field.
 const POISON = `using EventSourcing;
 namespace Ticks;
 public sealed class Count { public int N { get; set; } }
@@ -180,6 +180,10 @@ describe.each(STORE_BACKENDS)('errors that point at the line on %s', (backend) =
       aggregateId: 't-2',
       eventType: 'Tick',
       error: expect.stringContaining('a poisoned tick'),
+      // Kept with the hold: the exception, the event's version and the tenant's frame.
+      exceptionType: 'System.ArgumentOutOfRangeException',
+      version: 1,
+      frames: [{ method: 'Ticks.PoisonProjection.Apply', file: 'Poison.cs', line: 9 }],
     };
     expect(held.body.lanes[0]).toMatchObject({ key: 'k', held: hold });
     const status = await c.get(`/projections/${pid}/status?include=lag`);

@@ -261,7 +261,12 @@ export class LaneRunner {
     if (capped) return handedOn(await this.hold(lane, capped.position, capped.error));
     if (bad !== -1) {
       const a = answers[bad];
-      return handedOn(await this.fail(lane, events[bad].position, 'error' in a ? a.error : ''));
+      const thrown = keys[bad];
+      const failure =
+        thrown !== null && typeof thrown === 'object' && 'error' in thrown
+          ? runtimeFailure(toWireEvent(events[bad]), thrown.error, events[bad].position)
+          : undefined;
+      return handedOn(await this.fail(lane, events[bad].position, 'error' in a ? a.error : '', failure));
     }
     return handedOn({ status: 'idle' });
   }

@@ -8,6 +8,11 @@ import { AggregateStateKeeper } from './aggregate-state-keeper';
 import { Folded, FoldInput, ReducerRunner } from './reducer-runner';
 import { elapse, until } from '../../test/support/wait';
 
+/** The tenant frames the scripted fold reports for a throwing 'Boom'. */
+const BOOM_FRAMES = [{ method: 'Bank.R.Apply', file: 'R.cs', line: 7 }];
+/** What a 'Boom' at version 2 (position 2) adds to stateError and to the state read's details. */
+const BOOM_AT_2 = { exceptionType: 'System.InvalidOperationException', eventType: 'Boom', version: 2, position: 2, frames: BOOM_FRAMES };
+
 /**
  * Fakes of the keeper's ports over one in-memory log: the batcher commits like the store (the type
  * rule, STATE_STALE when the snapshot's base is not the stream's version, the snapshot written with
@@ -80,6 +85,16 @@ class World {
             state: JSON.stringify({ n }),
             failedVersion: e.version,
             error: this.tooLarge ? 'STATE_TOO_LARGE: 2 MB' : 'REDUCER_FAILED: boom',
+            ...(this.tooLarge
+              ? {}
+              : {
+                  failure: {
+                    exceptionType: 'System.InvalidOperationException',
+                    eventType: e.eventType,
+                    version: e.version,
+                    frames: BOOM_FRAMES,
+                  },
+                }),
           };
         n++;
       }
@@ -337,8 +352,8 @@ describe('AggregateStateKeeper', () => {
       const outcome = await w.keeper().append(append('account-1', ['Opened', 'Boom', 'Deposited']));
       expect(outcome?.result.events.map((e) => e.version)).toEqual([1, 2, 3]);
       expect(outcome?.state).toBeUndefined();
-      // position: the failing event's, known once committed (the fake fold reports no exception or frames).
-      expect(outcome?.stateError).toEqual({ code: 'REDUCER_FAILED', message: 'REDUCER_FAILED: boom', failedVersion: 2, position: 2 });
+      // With the fold's failure details; position: the failing event's, known once committed.
+      expect(outcome?.stateError).toEqual({ code: 'REDUCER_FAILED', message: 'REDUCER_FAILED: boom', failedVersion: 2, ...BOOM_AT_2 });
       expect(w.snapshots.get('account-1')).toMatchObject({ version: 3, state: '{"n":1}', failedVersion: 2, error: 'REDUCER_FAILED: boom' });
     });
 
@@ -352,6 +367,20 @@ describe('AggregateStateKeeper', () => {
       expect(later?.result.events[0].version).toBe(2);
       expect(later?.stateError).toMatchObject({ code: 'REDUCER_FAILED', failedVersion: 1 });
       expect(w.snapshots.get('account-1')).toMatchObject({ version: 2, failedVersion: 1 });
+    });
+
+    it("carries the failure's exception, event and frames to later appends and the state read, its message untouched", async () => {
+      const w = new World();
+      w.bind('account');
+      const keeper = w.keeper();
+      await keeper.append(append('account-1', ['Opened', 'Boom']));
+      const later = await keeper.append(append('account-1', ['Deposited']));
+      expect(later?.stateError).toEqual({ code: 'REDUCER_FAILED', message: 'REDUCER_FAILED: boom', failedVersion: 2, ...BOOM_AT_2 });
+      const read = (await keeper.read('t', 'account', 'account-1').catch((e: unknown) => e)) as DomainError;
+      expect([read.message.startsWith('the reducer failed at version 2'), read.details]).toEqual([
+        true,
+        { failedVersion: 2, reducerError: 'REDUCER_FAILED: boom', ...BOOM_AT_2 },
+      ]);
     });
 
     it('answers STATE_TOO_LARGE when the host refused the state for its size', async () => {

@@ -132,7 +132,9 @@ export class AggregateStateKeeper implements StatefulAppend {
           // The failing event's position is known once committed (when it is one of these events).
           const failedEvent = stateError && result.events.find((e) => e.version === stateError.failedVersion);
           if (stateError && failedEvent) stateError.position = failedEvent.position;
-          if (stateError) this.failures.set(failureKey(key, binding, stateError.failedVersion), { ...failure, ...stateError });
+          // Only the RuntimeFailure fields: code and message are the snapshot's, and a read's error body has its own.
+          if (stateError && failure)
+            this.failures.set(failureKey(key, binding, stateError.failedVersion), { ...failure, position: stateError.position });
           this.types.set(key, result.aggregateType); // fixed now: the next append need not read it
           this.cache.set(key, {
             aggregateId: req.aggregateId,

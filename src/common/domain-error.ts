@@ -47,6 +47,7 @@ export const ERROR_CODES = [
   'AGGREGATE_ERASED',
   'RESERVED_NAME',
   'DRY_RUN_RUNNING',
+  'PROJECTION_LANE_HELD',
   'INTERNAL',
 ] as const;
 

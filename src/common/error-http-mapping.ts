@@ -72,6 +72,9 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   AGGREGATE_ERASED: 410,
   // An aggregate or event type starting with '$' (the service's own events: $system, $erased).
   RESERVED_NAME: 400,
+  // A minPosition read on a key whose lane is held at or before that position: answered at once, naming the held event
+  // (waiting could not help until the lane is retried or skipped).
+  PROJECTION_LANE_HELD: 409,
   INTERNAL: 500,
 };
 

@@ -16,6 +16,7 @@ import { RawJson, rawJsonOrNull, stringifyJson } from '../common/raw-json';
 import { StoredEvent } from '../store/event-log.port';
 import { ErasureResult } from '../store/erasure.port';
 import { AppendOutcomeWithState } from './stateful-append.port';
+import { RUNTIME_FAILURE_FIELDS } from '../tenant-code/runtime-failure';
 
 /** `state` when a reducer is bound and applied; `stateError` when it failed on these events. */
 function stateFields(o: AppendOutcomeWithState) {
@@ -27,7 +28,7 @@ const STATE_FIELDS = {
   state: anyJson({ description: "the aggregate's state after the append: present when a reducer is bound to the type" }),
   stateError: object(
     { code: { enum: ['REDUCER_FAILED', 'STATE_TOO_LARGE'] }, message: string(), failedVersion: integer() },
-    {},
+    RUNTIME_FAILURE_FIELDS,
     { description: 'instead of state: the reducer failed on these events (they are stored all the same)' },
   ),
 };

@@ -1,12 +1,14 @@
 import { RawJson } from '../common/raw-json';
 import { AppendRequest, AppendResult } from '../store/event-log.port';
+import type { RuntimeFailure } from '../tenant-code/runtime-failure';
 
 /** What an append answers beyond the stored events: the aggregate's state, when a reducer is bound. */
 export interface AppendOutcomeWithState {
   result: AppendResult;
   /** The state's JSON text, written into the response verbatim. */
   state?: RawJson;
-  stateError?: { code: 'REDUCER_FAILED' | 'STATE_TOO_LARGE'; message: string; failedVersion: number };
+  /** The reducer failed on these events (or the aggregate was held before them): with its exception, event and frames when known. */
+  stateError?: { code: 'REDUCER_FAILED' | 'STATE_TOO_LARGE'; message: string; failedVersion: number } & RuntimeFailure;
   /** The request's Idempotency-Key was already answered: this is that answer again, and nothing was stored. */
   replayed?: boolean;
 }

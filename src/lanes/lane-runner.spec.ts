@@ -117,6 +117,47 @@ describe('LaneRunner and the metrics', () => {
   });
 });
 
+describe('LaneRunner holding a lane', () => {
+  it("keeps the Apply exception's type, the event and the tenant's frames with the hold", async () => {
+    const store = new SqliteStore({ file: ':memory:' });
+    await store.migrate();
+    await store.tenants.createTenant({ tenantId: 't', name: 't', createdAt: 1 });
+    await store.events.appendMany([
+      { tenantId: 't', aggregateId: 'o-1', inferredType: 'o', events: [{ eventType: 'Placed', data: '{}' }] },
+    ]);
+    await store.projections.deploy({
+      tenantId: 't',
+      projectionId: 'p',
+      name: 'n',
+      version: { tenantId: 't', versionId: 'v', projectionId: 'p', className: 'C', targetPosition: 0, createdAt: 1 },
+    });
+    await store.lanes.inbox.route({ tenantId: 't', versionId: 'v' }, [{ key: 'k', position: 1 }], 1);
+    const frames = [{ method: 'Shop.P.Apply', file: 'Shop/P.cs', line: 12 }];
+    const error = { code: 'APPLY_FAILED', message: 'boom', exceptionType: 'System.InvalidOperationException', stackTrace: 'host', frames };
+    const runtime = {
+      resolveKeys: async () => [],
+      apply: async (_t: string, _v: string, _c: string, groups: unknown[]) =>
+        groups.map(() => ({ ok: false as const, states: [], failedIndex: 0, error })),
+    };
+    const runner = new LaneRunner(store.lanes, store.projections, runtime as any, { batch: 100, backoffMs: [] });
+    const lane = { tenantId: 't', versionId: 'v', key: 'k' };
+    expect(await runner.run(lane)).toEqual({ status: 'held' });
+    const held = await store.lanes.reads.getLane(lane);
+    expect(held).toMatchObject({ heldPosition: 1, heldError: 'APPLY_FAILED: boom' });
+    const failure = JSON.parse(held!.heldFailure!);
+    expect(failure).toEqual({
+      exceptionType: 'System.InvalidOperationException',
+      eventType: 'Placed',
+      eventId: expect.any(String),
+      version: 1,
+      position: 1,
+      frames,
+    });
+    expect(failure).not.toHaveProperty('stackTrace'); // the host's whole trace is for its log, never kept or shown
+    await store.close();
+  });
+});
+
 describe('LaneRunner with a lease (several instances on BullMQ)', () => {
   async function setup() {
     const store = new SqliteStore({ file: ':memory:' });

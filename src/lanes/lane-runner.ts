@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { LruMap } from '../common/lru-map';
 import { rawJsonOrNull } from '../common/raw-json';
 import { toWireEvent } from '../tenant-code/wire-event';
+import { RuntimeFailure, runtimeFailure } from '../tenant-code/runtime-failure';
 import { HostCallError } from '../tenant-code/host/host-process';
 import { CoalescingApplier } from '../tenant-code/executors/coalescing-applier';
 import { TenantCode } from '../tenant-code/tenant-code.port';
@@ -165,7 +166,9 @@ export class LaneRunner {
     const k = result.failedIndex;
     if (k > 0 && !(await this.store(lane, version, rec.appliedPosition, events.slice(0, k), result.states.slice(0, k), span)))
       return { status: 'more' };
-    return this.fail(lane, events[k].position, `${result.error.code}: ${result.error.message}`);
+    const failed = events[k];
+    const failure = runtimeFailure(toWireEvent(failed), result.error, failed.position);
+    return this.fail(lane, failed.position, `${result.error.code}: ${result.error.message}`, failure);
   }
 
   /**
@@ -259,7 +262,12 @@ export class LaneRunner {
     if (capped) return handedOn(await this.hold(lane, capped.position, capped.error));
     if (bad !== -1) {
       const a = answers[bad];
-      return handedOn(await this.fail(lane, events[bad].position, 'error' in a ? a.error : ''));
+      const thrown = keys[bad];
+      const failure =
+        thrown !== null && typeof thrown === 'object' && 'error' in thrown
+          ? runtimeFailure(toWireEvent(events[bad]), thrown.error, events[bad].position)
+          : undefined;
+      return handedOn(await this.fail(lane, events[bad].position, 'error' in a ? a.error : '', failure));
     }
     return handedOn({ status: 'idle' });
   }
@@ -271,10 +279,16 @@ export class LaneRunner {
     return { status: 'held' };
   }
 
-  private async fail(lane: LaneRef, position: number, error: string): Promise<LaneRunOutcome> {
+  /** `failure`: the tenant code's exception, event and frames, kept with the hold when it is set. */
+  private async fail(lane: LaneRef, position: number, error: string, failure?: RuntimeFailure): Promise<LaneRunOutcome> {
     // One retry per backoff step; the failure after the last step holds the lane.
     const holdAfterAttempts = this.options.backoffMs.length + 1;
-    const attempts = await this.lanes.runs.failed(lane, { position, error, holdAfterAttempts });
+    const attempts = await this.lanes.runs.failed(lane, {
+      position,
+      error,
+      holdAfterAttempts,
+      ...(failure ? { failure: JSON.stringify(failure) } : {}),
+    });
     if (attempts >= holdAfterAttempts) {
       this.logger.warn(`lane ${lane.key} of ${lane.versionId} held at position ${position}: ${error}`);
       return { status: 'held' };

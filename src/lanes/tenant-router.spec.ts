@@ -194,6 +194,34 @@ describe('TenantRouter', () => {
     await store.close();
   });
 
+  it("keeps a throwing ResolveKey's exception, event and frames with the !unresolved hold of that event", async () => {
+    const { store, router, version, routed, until } = await setup(0, ['v1']);
+    const frames = [{ method: 'Shop.P.ResolveKey', file: 'P.cs', line: 4 }];
+    const thrown = (message: string) => ({ error: { code: 'RESOLVE_FAILED', message, exceptionType: 'System.FormatException', frames } });
+    await store.events.appendMany(
+      ['a', thrown('first'), thrown('second')].map((k, i) => ({
+        tenantId: 't',
+        aggregateId: `order-${i}`,
+        inferredType: 'order',
+        events: [{ eventType: 'Placed', data: JSON.stringify({ k }) }],
+      })),
+    );
+    router.add(await version('v1'));
+    await until(async () => (await routed('v1')) === 3);
+    const lane = await store.lanes.holds.getLane({ tenantId: 't', versionId: 'v1', key: '!unresolved' });
+    expect(lane?.heldPosition).toBe(2);
+    // The details are those of the held event (position 2), not of the later one that failed too.
+    expect(JSON.parse(lane!.heldFailure!)).toMatchObject({
+      exceptionType: 'System.FormatException',
+      eventType: 'Placed',
+      version: 1,
+      position: 2,
+      frames,
+    });
+    await router.stop();
+    await store.close();
+  });
+
   it('holds an event whole when the key limit sends one of its keys to !unresolved', () => {
     const u = '!unresolved';
     expect(

@@ -4,6 +4,7 @@ import { toWireEvent } from '../tenant-code/wire-event';
 import { HostCallError } from '../tenant-code/host/host-process';
 import { TenantCode } from '../tenant-code/tenant-code.port';
 import { ResolvedKey, WireEvent } from '../tenant-code/host/runtime-protocol';
+import { runtimeFailure } from '../tenant-code/runtime-failure';
 import { EventLog, StoredEvent } from '../store/event-log.port';
 import { ProjectionCatalogRepository, ProjectionVersion } from '../store/projection-catalog.port';
 import { InboxItem, VersionRoute } from '../store/lanes/lane-records';
@@ -75,6 +76,11 @@ export class TenantRouter {
   private readonly versions = new Map<string, ProjectionVersion>();
   /** Per version: why its last events went to `!unresolved` (the held lane's error). */
   private readonly resolveErrors = new Map<string, string>();
+  /**
+   * The first ResolveKey exception of a pass, per version (its event's position and RuntimeFailure as JSON): kept with
+   * the `!unresolved` hold when that hold is on the same event, dropped either way at the hold.
+   */
+  private readonly resolveFailures = new Map<string, { position: number; failure: string }>();
 
   constructor(
     readonly tenantId: string,
@@ -174,12 +180,15 @@ export class TenantRouter {
         // The unresolved lane is held (the route made its row), never woken: an operator's retry wakes it.
         const unresolved = r.items.find((i) => i.key === UNRESOLVED_KEY);
         if (unresolved) {
+          const thrown = this.resolveFailures.get(r.versionId);
+          this.resolveFailures.delete(r.versionId);
           await this.lanes.runs.failed(
             { tenantId: this.tenantId, versionId: r.versionId, key: UNRESOLVED_KEY },
             {
               position: unresolved.position,
               error: this.resolveErrors.get(r.versionId) ?? '',
               hold: true,
+              ...(thrown?.position === unresolved.position ? { failure: thrown.failure } : {}),
             },
           );
         }
@@ -243,6 +252,7 @@ export class TenantRouter {
   private gone(versionId: string): void {
     this.versions.delete(versionId);
     this.resolveErrors.delete(versionId);
+    this.resolveFailures.delete(versionId);
     this.events.gone(versionId);
   }
 
@@ -275,6 +285,11 @@ export class TenantRouter {
           return;
         }
         this.resolveErrors.set(versionId, r.error);
+        if (k !== null && typeof k === 'object' && 'error' in k && !this.resolveFailures.has(versionId))
+          this.resolveFailures.set(versionId, {
+            position: events[i].position,
+            failure: JSON.stringify(runtimeFailure(wire[i], k.error, events[i].position)),
+          });
         items.push({ key: UNRESOLVED_KEY, position: events[i].position });
       });
       return items;

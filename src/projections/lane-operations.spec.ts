@@ -10,6 +10,7 @@ const lane = (key: string, heldPosition: number | null): LaneRecord => ({
   updatedAt: null,
   heldPosition,
   heldError: heldPosition === null ? null : 'boom',
+  heldFailure: null,
   attempts: heldPosition === null ? 0 : 3,
 });
 

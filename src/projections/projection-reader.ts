@@ -5,6 +5,7 @@ import { AppliedSignal } from '../lanes/applied-signal';
 import { LaneReads } from '../store/lanes/lane-reads.port';
 import { LaneRecord, totalInboxDepth } from '../store/lanes/lane-records';
 import { ProjectionCatalogRepository } from '../store/projection-catalog.port';
+import { HeldEvent, heldEvents, Hold, holdView } from './held-event';
 
 export interface ApplyLag {
   totalInboxDepth: number;
@@ -16,6 +17,8 @@ export interface ApplyLag {
   lagEvents: number;
   /** Age of the oldest event not yet applied; 0 when none. */
   oldestUnappliedAgeMs: number;
+  /** With heldLanes > 0: the first held lane in key order, and the event it is held on. */
+  firstHeld?: Hold & { key: string };
 }
 
 /** A state read: the key's state, or word that the version has not caught up (to `minPosition`, when given) within the wait. */
@@ -69,7 +72,7 @@ export class ProjectionReader {
           ? false
           : minPosition === undefined
             ? true
-            : await this.keyReached(tenantId, v.versionId, key, minPosition, v.routedPosition);
+            : await this.keyReached(tenantId, projectionId, v.versionId, key, minPosition, v.routedPosition);
       if (reached !== false) {
         const lane = reached === true ? await this.laneReads.getLane({ tenantId, versionId: v.versionId, key }) : reached;
         if ((!lane || lane.state === null) && promotions++ < 3 && (await promotedMeanwhile())) continue;
@@ -97,6 +100,7 @@ export class ProjectionReader {
       const v = await this.catalog.getVersion(tenantId, versionId);
       if (!v) throw new DomainError('NOT_FOUND', 'version gone');
       const [l, head] = await Promise.all([this.laneReads.lag({ tenantId, versionId }), this.log.headPosition(tenantId)]);
+      const firstHeld = l.heldLanes > 0 ? await this.firstHeld(tenantId, versionId) : undefined;
       const applied = l.oldestUnapplied !== null ? Math.min(l.oldestUnapplied - 1, v.routedPosition) : v.routedPosition;
       let age = 0;
       if (applied < head) {
@@ -111,6 +115,7 @@ export class ProjectionReader {
         appliedPosition: applied,
         lagEvents: head - applied,
         oldestUnappliedAgeMs: age,
+        ...(firstHeld ? { firstHeld } : {}),
       };
     })();
     const timeout = new Promise<undefined>((r) => setTimeout(() => r(undefined), LAG_TIMEOUT_MS).unref());
@@ -123,6 +128,32 @@ export class ProjectionReader {
     if (!p) throw notFound(`projection '${projectionId}'`);
     if (!p.activeVersion) return [];
     return this.laneReads.listLanes({ tenantId, versionId: p.activeVersion }, page);
+  }
+
+  /** The events the holds of these lanes are on, by position. */
+  heldEvents(tenantId: string, lanes: LaneRecord[]): Promise<Map<number, HeldEvent>> {
+    return heldEvents(this.log, tenantId, lanes);
+  }
+
+  private async firstHeld(tenantId: string, versionId: string): Promise<(Hold & { key: string }) | undefined> {
+    const [lane] = await this.laneReads.listLanes({ tenantId, versionId }, { afterKey: '', limit: 1, heldOnly: true });
+    if (!lane || lane.heldPosition === null) return undefined;
+    const named = await this.heldEvents(tenantId, [lane]);
+    return { key: lane.key, ...holdView(lane, named.get(lane.heldPosition)) };
+  }
+
+  /**
+   * A lane held at or before `position` cannot reach it until retried or skipped: the read is answered at
+   * once (409 PROJECTION_LANE_HELD) with the hold and its event, instead of waiting out its bound.
+   */
+  private async refuseIfHeld(tenantId: string, projectionId: string, lane: LaneRecord, position: number): Promise<void> {
+    if (lane.heldPosition === null || lane.heldPosition > position) return;
+    const named = await this.heldEvents(tenantId, [lane]);
+    throw new DomainError(
+      'PROJECTION_LANE_HELD',
+      `the lane of key '${lane.key}' of projection '${projectionId}' is held at position ${lane.heldPosition} (before minPosition ${position}): retry or skip it`,
+      { projectionId, stateKey: lane.key, minPosition: position, held: holdView(lane, named.get(lane.heldPosition)) },
+    );
   }
 
   private async appliedPosition(tenantId: string, versionId: string, routed: number): Promise<number> {
@@ -138,6 +169,7 @@ export class ProjectionReader {
    */
   private async keyReached(
     tenantId: string,
+    projectionId: string,
     versionId: string,
     key: string,
     position: number,
@@ -146,6 +178,7 @@ export class ProjectionReader {
     if (routed < position) return false;
     const lane = await this.laneReads.getLane({ tenantId, versionId, key });
     if (lane && lane.appliedPosition >= position) return lane;
+    if (lane) await this.refuseIfHeld(tenantId, projectionId, lane, position);
     const next = await this.laneReads.nextInboxPosition({ tenantId, versionId, key }, lane?.appliedPosition ?? 0);
     return next === null || next > position;
   }

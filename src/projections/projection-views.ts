@@ -1,10 +1,23 @@
 import { DIAGNOSTIC_SCHEMA } from '../common/diagnostic';
 import { isoTime } from '../common/iso-time';
-import { anyJson, arrayOf, constant, Infer, integer, jsonObject, nullable, object, string, timestamp } from '../common/json-schema';
+import {
+  anyJson,
+  arrayOf,
+  constant,
+  Infer,
+  integer,
+  jsonObject,
+  nullable,
+  object,
+  string,
+  timestamp,
+  withLeadingFields,
+} from '../common/json-schema';
 import { ProjectionRecord } from '../store/projection-catalog.port';
 import { LaneRecord } from '../store/lanes/lane-records';
 import { UploadRecord } from '../store/upload-repository.port';
 import { ApplyLag, StateRead } from './projection-reader';
+import { HeldEvent, HOLD_SCHEMA, holdView } from './held-event';
 
 const STATUS: Record<UploadRecord['status'], string> = { pending: 'compiling', compiled: 'compiled', failed: 'failed' };
 
@@ -60,7 +73,12 @@ const APPLY_LAG_SCHEMA = object(
     lagEvents: integer({ description: 'head − applied' }),
     oldestUnappliedAgeMs: integer(),
   },
-  {},
+  {
+    firstHeld: withLeadingFields(
+      { key: string() },
+      { ...HOLD_SCHEMA, description: 'with heldLanes above 0: the first held lane in key order and the event it is held on' },
+    ),
+  },
   { description: 'only with include=lag; omitted when temporarily unavailable' },
 );
 const VERSION_SCHEMA = object({ uploadId: string({ format: 'uuid' }) }, { applyLag: APPLY_LAG_SCHEMA });
@@ -111,25 +129,17 @@ export type ProjectionSummary = Infer<typeof PROJECTION_SUMMARY_SCHEMA>;
 
 export const PROJECTION_LIST_SCHEMA = object({ projections: arrayOf(PROJECTION_SUMMARY_SCHEMA) });
 
-export function laneView(l: LaneRecord): Lane {
+/** `held`: the events the page's holds are on (HeldEvents), by position. */
+export function laneView(l: LaneRecord, held?: Map<number, HeldEvent>): Lane {
   return {
     key: l.key,
     appliedPosition: l.appliedPosition,
     updatedAt: l.updatedAt === null ? null : isoTime(l.updatedAt),
-    ...(l.heldPosition !== null ? { held: { position: l.heldPosition, error: l.heldError, attempts: l.attempts } } : {}),
+    ...(l.heldPosition !== null ? { held: holdView(l, held?.get(l.heldPosition)) } : {}),
   };
 }
 
-export const LANE_SCHEMA = object(
-  { key: string(), appliedPosition: integer(), updatedAt: nullable(timestamp()) },
-  {
-    held: object(
-      { position: integer(), error: nullable(string()), attempts: integer() },
-      {},
-      { description: 'the lane is stopped on this event' },
-    ),
-  },
-);
+export const LANE_SCHEMA = object({ key: string(), appliedPosition: integer(), updatedAt: nullable(timestamp()) }, { held: HOLD_SCHEMA });
 export type Lane = Infer<typeof LANE_SCHEMA>;
 export const LANES_PAGE_SCHEMA = object({ lanes: arrayOf(LANE_SCHEMA) });
 

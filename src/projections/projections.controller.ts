@@ -122,7 +122,8 @@ export class ProjectionsController {
       200: json('the state', PROJECTION_STATE_SCHEMA),
       202: json('the projection is catching up (or has not reached minPosition): read again', CATCHING_UP_SCHEMA),
     },
-    errors: ['NOT_FOUND'],
+    // PROJECTION_LANE_HELD: with minPosition, the key's lane is held at or before it (the body's `held` names the event).
+    errors: ['NOT_FOUND', 'PROJECTION_LANE_HELD'],
   })
   async state(
     @CurrentTenant() tenant: TenantRecord,
@@ -183,7 +184,8 @@ export class ProjectionsController {
     @Query('after') after?: string,
   ) {
     const lanes = await this.reader.lanes(tenant.tenantId, id, { afterKey: after ?? '', limit: LANE_PAGE, heldOnly: held === 'true' });
-    return { lanes: lanes.map(laneView) };
+    const events = await this.reader.heldEvents(tenant.tenantId, lanes);
+    return { lanes: lanes.map((l) => laneView(l, events)) };
   }
 
   @Post(':id/lanes/:key/retry')

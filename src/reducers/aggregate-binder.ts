@@ -55,6 +55,12 @@ export class AggregateBinder {
     return this.lookup.current(tenantId, aggregateType);
   }
 
+  /** GET /aggregate-types: a page of the tenant's bindings in type order after `after`; `next` when more may follow. */
+  async list(tenantId: string, after: string, limit: number): Promise<{ bindings: Binding[]; next?: string }> {
+    const bindings = await this.bindings.list(tenantId, after, limit);
+    return { bindings, ...(bindings.length === limit ? { next: bindings[bindings.length - 1].aggregateType } : {}) };
+  }
+
   async bind(tenantId: string, aggregateType: string, reducerId: string, className?: string): Promise<Binding> {
     const upload = await this.uploads.get(tenantId, reducerId);
     if (!upload || upload.kind !== 'reducer') throw notFound(`reducer '${reducerId}'`);

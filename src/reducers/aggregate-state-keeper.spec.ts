@@ -1,7 +1,13 @@
 import { AggregateStateKeeper } from './aggregate-state-keeper';
+import { DomainError } from '../common/domain-error';
 import { ReducerRunner } from './reducer-runner';
 import { elapse, until } from '../../test/support/wait';
 import { append, World } from '../../test/support/keeper-world';
+
+/** The tenant frames the scripted fold reports for a throwing 'Boom'. */
+const BOOM_FRAMES = [{ method: 'Bank.R.Apply', file: 'R.cs', line: 7 }];
+/** What a 'Boom' at version 2 (position 2) adds to stateError and to the state read's details. */
+const BOOM_AT_2 = { exceptionType: 'System.InvalidOperationException', eventType: 'Boom', version: 2, position: 2, frames: BOOM_FRAMES };
 
 const stateOf = (o: Awaited<ReturnType<AggregateStateKeeper['append']>>) => (o?.state ? JSON.parse(o.state.text) : undefined);
 
@@ -189,7 +195,8 @@ describe('AggregateStateKeeper', () => {
       const outcome = await w.keeper().append(append('account-1', ['Opened', 'Boom', 'Deposited']));
       expect(outcome?.result.events.map((e) => e.version)).toEqual([1, 2, 3]);
       expect(outcome?.state).toBeUndefined();
-      expect(outcome?.stateError).toEqual({ code: 'REDUCER_FAILED', message: 'REDUCER_FAILED: boom', failedVersion: 2 });
+      // With the fold's failure details; position: the failing event's, known once committed.
+      expect(outcome?.stateError).toEqual({ code: 'REDUCER_FAILED', message: 'REDUCER_FAILED: boom', failedVersion: 2, ...BOOM_AT_2 });
       expect(w.snapshots.get('account-1')).toMatchObject({ version: 3, state: '{"n":1}', failedVersion: 2, error: 'REDUCER_FAILED: boom' });
     });
 
@@ -203,6 +210,20 @@ describe('AggregateStateKeeper', () => {
       expect(later?.result.events[0].version).toBe(2);
       expect(later?.stateError).toMatchObject({ code: 'REDUCER_FAILED', failedVersion: 1 });
       expect(w.snapshots.get('account-1')).toMatchObject({ version: 2, failedVersion: 1 });
+    });
+
+    it("carries the failure's exception, event and frames to later appends and the state read, its message untouched", async () => {
+      const w = new World();
+      w.bind('account');
+      const keeper = w.keeper();
+      await keeper.append(append('account-1', ['Opened', 'Boom']));
+      const later = await keeper.append(append('account-1', ['Deposited']));
+      expect(later?.stateError).toEqual({ code: 'REDUCER_FAILED', message: 'REDUCER_FAILED: boom', failedVersion: 2, ...BOOM_AT_2 });
+      const read = (await keeper.read('t', 'account', 'account-1').catch((e: unknown) => e)) as DomainError;
+      expect([read.message.startsWith('the reducer failed at version 2'), read.details]).toEqual([
+        true,
+        { failedVersion: 2, reducerError: 'REDUCER_FAILED: boom', eventId: 'e2', ...BOOM_AT_2 },
+      ]);
     });
 
     it('answers STATE_TOO_LARGE when the host refused the state for its size', async () => {

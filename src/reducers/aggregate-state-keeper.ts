@@ -10,10 +10,11 @@ import { decideAggregateType, streamKey } from '../store/append-plan';
 import { AppendRequest, EventLog, Snapshot, SnapshotChange, StreamInfo } from '../store/event-log.port';
 import { Binding, SnapshotRepository } from '../store/reducer-state.port';
 import { BindingLookup } from './aggregate-binder';
-import { Folded, ReducerRunner } from './reducer-runner';
+import { failureDetails, Folded, ReducerRunner } from './reducer-runner';
 import { refusalOf } from './reducer-refusal';
 import { toWireEvent } from '../tenant-code/wire-event';
 import { inReducerSpan } from '../observability/tracing/spans';
+import { RuntimeFailure } from '../tenant-code/runtime-failure';
 
 /** The state an append starts from: a snapshot's content at a version. */
 interface Base {
@@ -31,6 +32,8 @@ interface Base {
 export function stateErrorCode(error: string | null | undefined): 'STATE_TOO_LARGE' | 'REDUCER_FAILED' {
   return error?.startsWith('STATE_TOO_LARGE:') ? 'STATE_TOO_LARGE' : 'REDUCER_FAILED';
 }
+
+const failureKey = (stream: string, binding: Binding, failedVersion: number) => `${stream}\u0000${binding.bindingId}\u0000${failedVersion}`;
 
 const REPLAY_PAGE = 1000;
 const MAX_STALE_RETRIES = 3;
@@ -58,6 +61,12 @@ export class AggregateStateKeeper implements StatefulAppend {
   private readonly mutex = new KeyedMutex();
   /** Aggregate types never change once fixed, so this cache cannot go stale. */
   private readonly types = new LruMap<string, string>(100_000);
+  /**
+   * A held aggregate's failure details (exception type, event, tenant frames) by aggregate, binding and
+   * failed version: the snapshot row keeps only the code and message, so these last as long as this
+   * instance remembers them (a read elsewhere or after a restart answers without them).
+   */
+  private readonly failures = new LruMap<string, RuntimeFailure>(10_000);
 
   constructor(
     private readonly events: EventLog,
@@ -103,9 +112,18 @@ export class AggregateStateKeeper implements StatefulAppend {
           state: folded.state,
           ...(folded.failedVersion !== undefined ? { failedVersion: folded.failedVersion, error: folded.error } : {}),
         };
+        const failure =
+          folded.failedVersion !== undefined
+            ? (failureDetails(folded.failure) ?? this.failureOf(key, binding, folded.failedVersion))
+            : undefined;
         const stateError =
           folded.failedVersion !== undefined
-            ? { code: stateErrorCode(folded.error), message: folded.error ?? 'the reducer failed', failedVersion: folded.failedVersion }
+            ? {
+                code: stateErrorCode(folded.error),
+                message: folded.error ?? 'the reducer failed',
+                failedVersion: folded.failedVersion,
+                ...failure,
+              }
             : undefined;
         // The answer's state is remembered with an idempotency key, so that a replay answers it again.
         const idempotency = req.idempotency && {
@@ -124,6 +142,12 @@ export class AggregateStateKeeper implements StatefulAppend {
           // A replay stored nothing: the pipeline answers the remembered outcome, and the cache keeps what it had.
           if (result.replay) return { result };
           const last = result.events[result.events.length - 1];
+          // The failing event's position is known once committed (when it is one of these events).
+          const failedEvent = stateError && result.events.find((e) => e.version === stateError.failedVersion);
+          if (stateError && failedEvent) stateError.position = failedEvent.position;
+          // Only the RuntimeFailure fields: code and message are the snapshot's, and a read's error body has its own.
+          if (stateError && failure)
+            this.failures.set(failureKey(key, binding, stateError.failedVersion), { ...failure, position: stateError.position });
           this.types.set(key, result.aggregateType); // fixed now: the next append need not read it
           this.cache.set(key, {
             aggregateId: req.aggregateId,
@@ -179,7 +203,9 @@ export class AggregateStateKeeper implements StatefulAppend {
         failedVersion: snap.failedVersion,
         reducerError: snap.error,
         ...event,
-        version: snap.version,
+        // `version` is the failed event's (the runtime failure's shape); the details when this instance has them.
+        version: snap.failedVersion,
+        ...this.failureOf(key, binding, snap.failedVersion),
       });
     }
     return { aggregateId, aggregateType, version: snap.version, state: new RawJson(snap.state), lastModified: snap.updatedAt };
@@ -188,6 +214,11 @@ export class AggregateStateKeeper implements StatefulAppend {
   /** Recomputes from scratch under `binding` (catch-up after a bind). */
   recompute(tenantId: string, aggregateId: string, aggregateType: string, binding: Binding): Promise<Snapshot> {
     return this.catchUpFrom(tenantId, aggregateId, aggregateType, binding, null);
+  }
+
+  /** The failure details this instance remembers of a held aggregate (none: only code and message are known). */
+  private failureOf(key: string, binding: Binding, failedVersion: number): RuntimeFailure | undefined {
+    return this.failures.get(failureKey(key, binding, failedVersion));
   }
 
   erased(tenantId: string, aggregateId: string): void {
@@ -240,6 +271,13 @@ export class AggregateStateKeeper implements StatefulAppend {
       updatedAt = last.timestamp;
       if (state.failedVersion === null) {
         const f = await this.runner.fold(tenantId, binding, { state: state.state, events: page.map(toWireEvent) });
+        if (f.failedVersion !== undefined && f.failure) {
+          const position = page.find((e) => e.version === f.failedVersion)?.position;
+          this.failures.set(failureKey(streamKey(tenantId, aggregateId), binding, f.failedVersion), {
+            ...failureDetails(f.failure),
+            position,
+          });
+        }
         state = { version: last.version, state: f.state, failedVersion: f.failedVersion ?? null, error: f.error ?? null };
       } else {
         state = { ...state, version: last.version };

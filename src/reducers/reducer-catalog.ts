@@ -53,6 +53,12 @@ export class ReducerCatalog {
     return u;
   }
 
+  /** GET /reducers: a page of the tenant's reducer uploads in id order after `after`; `next` when more may follow. */
+  async list(tenantId: string, after: string, limit: number): Promise<{ records: UploadRecord[]; next?: string }> {
+    const records = await this.uploads.list(tenantId, 'reducer', after, limit);
+    return { records, ...(records.length === limit ? { next: records[records.length - 1].uploadId } : {}) };
+  }
+
   /**
    * After a reducer upload compiled (CompileWorker): each reducer it holds is bound to its aggregate
    * type, unless the upload said `autoBind: false` (a scratch copy must not replace the live reducer).

@@ -120,7 +120,14 @@ describe('AggregateStateKeeper: an append its reducer refuses', () => {
     const keeper = w.keeper();
     const outcome = await keeper.append(append('account-1', ['Deposited']));
     expect(outcome?.result.events[0].version).toBe(2);
-    expect(outcome?.stateError).toEqual({ code: 'REDUCER_FAILED', message: 'APPLY_FAILED: insufficient funds', failedVersion: 1 });
+    // The history's failure, with the details this instance remembers of it (exception type, position).
+    expect(outcome?.stateError).toEqual({
+      code: 'REDUCER_FAILED',
+      message: 'APPLY_FAILED: insufficient funds',
+      failedVersion: 1,
+      exceptionType: 'System.InvalidOperationException',
+      position: 1,
+    });
     // Held at the failed event: a later event the reducer would refuse is stored too (it is not folded).
     const later = await keeper.append(append('account-1', ['Withdrawn']));
     expect(later?.result.events[0].version).toBe(3);

@@ -34,7 +34,7 @@ export interface FoldedEvent {
 export function refusalOf(folded: Folded, events: FoldedEvent[], baseVersion: number): DomainError | undefined {
   const failure = folded.failure;
   if (folded.failedVersion === undefined || !failure) return undefined;
-  const code = REFUSING[failure.code];
+  const code = failure.code === undefined ? undefined : REFUSING[failure.code];
   const index = folded.failedVersion - baseVersion - 1;
   // Not one of this append's events (cannot happen for a fold of new events only): not this append's fault.
   if (!code || index < 0 || index >= events.length) return undefined;

@@ -7,7 +7,8 @@ import { Binding } from '../store/reducer-state.port';
 import { HostCallError } from '../tenant-code/host/host-process';
 import { CoalescingApplier } from '../tenant-code/executors/coalescing-applier';
 import { TenantCode } from '../tenant-code/tenant-code.port';
-import { ItemError, WireEvent } from '../tenant-code/host/runtime-protocol';
+import { WireEvent } from '../tenant-code/host/runtime-protocol';
+import { RuntimeFailure, runtimeFailure } from '../tenant-code/runtime-failure';
 import { AppMetrics, NO_METRICS, secondsSince } from '../observability/metrics/app-metrics';
 
 /** The state after a run of events, or where and why the reducer stopped. */
@@ -18,10 +19,23 @@ export interface Folded {
   failedVersion?: number;
   error?: string;
   /**
-   * The host's own account of the failure, when the host answered one (not for a deadline, a crash
-   * or a refused load): its item code, message and whatever fields it adds (exceptionType, …).
+   * With failedVersion: the exception's type, the event and the tenant's frames (the reducer-rejection
+   * path and the state read pass these fields through as they are).
    */
-  failure?: ItemError;
+  failure?: FoldFailure;
+}
+
+/**
+ * A failed fold's account: the RuntimeFailure fields and, when the host answered one, its item code,
+ * message and whatever else it added (the refusal of an append reads the code; views strip what is not theirs).
+ */
+export type FoldFailure = RuntimeFailure & { code?: string; message?: string; stackTrace?: string };
+
+/** The RuntimeFailure fields of a fold's failure: the host's code, message and raw stack trace are not a client's. */
+export function failureDetails(failure: FoldFailure | undefined): RuntimeFailure | undefined {
+  if (!failure) return undefined;
+  const { code: _code, message: _message, stackTrace: _stack, ...details } = failure;
+  return details as RuntimeFailure;
 }
 
 export interface FoldInput {
@@ -83,11 +97,12 @@ export class ReducerRunner {
           return { state: r.states[r.states.length - 1] };
         }
         const before = r.states.length ? r.states[r.states.length - 1] : (input.state ?? '{}');
+        const failed = input.events[r.failedIndex];
         return {
           state: before,
-          failedVersion: input.events[r.failedIndex].version,
+          failedVersion: failed.version,
           error: `${r.error.code}: ${r.error.message}`,
-          failure: r.error,
+          failure: { ...r.error, ...runtimeFailure(failed, r.error) },
         };
       } catch (e) {
         if (!(e instanceof HostCallError)) throw e;
@@ -105,7 +120,12 @@ export class ReducerRunner {
             : e.failure === 'TENANT_MEMORY_EXCEEDED'
               ? e.message // the host's own words: how much the tenant would hold, and the cap
               : `the reducer's process failed (${e.failure})`;
-        return { state: input.state ?? '{}', failedVersion: input.events[0].version, error: `${e.failure}: ${why}` };
+        return {
+          state: input.state ?? '{}',
+          failedVersion: input.events[0].version,
+          error: `${e.failure}: ${why}`,
+          failure: runtimeFailure(input.events[0]),
+        };
       }
     }
   }

@@ -67,6 +67,17 @@ export const REDUCER_RECORD_SCHEMA = object(
 );
 export type ReducerRecord = Infer<typeof REDUCER_RECORD_SCHEMA>;
 
+/** GET /reducers: a page of reducer records (no paging fields beyond `next`, as GET /projections/{id}/keys). */
+export function reducerListView(page: { records: UploadRecord[]; next?: string }): ReducerList {
+  return { reducers: page.records.map(reducerRecordView), ...(page.next !== undefined ? { next: page.next } : {}) };
+}
+
+export const REDUCER_LIST_SCHEMA = object(
+  { reducers: arrayOf(REDUCER_RECORD_SCHEMA) },
+  { next: string({ description: 'the last reducerId of this full page: pass it as after for the next one' }) },
+);
+export type ReducerList = Infer<typeof REDUCER_LIST_SCHEMA>;
+
 /** POST /reducers/upload (202): the same shape in the contract's current and earlier versions. */
 export const REDUCER_UPLOAD_ANSWER_SCHEMA = object({ reducerId: string(), status: constant('pending_compilation') });
 
@@ -89,6 +100,17 @@ const BINDING_FIELDS = { aggregateType: string(), reducerId: string(), className
 /** GET /aggregate-types/{type}: the binding, and the state catch-up it started while that one is known. */
 export const BINDING_SCHEMA = object(BINDING_FIELDS, { catchUp: CATCH_UP_SCHEMA });
 export type BindingBody = Infer<typeof BINDING_SCHEMA>;
+
+/** GET /aggregate-types: a page of bound aggregate types with their bindings. */
+export function aggregateTypeListView(page: { bindings: Binding[]; next?: string }): AggregateTypeList {
+  return { aggregateTypes: page.bindings.map((b) => bindingView(b)), ...(page.next !== undefined ? { next: page.next } : {}) };
+}
+
+export const AGGREGATE_TYPE_LIST_SCHEMA = object(
+  { aggregateTypes: arrayOf(object(BINDING_FIELDS)) },
+  { next: string({ description: 'the last aggregateType of this full page: pass it as after for the next one' }) },
+);
+export type AggregateTypeList = Infer<typeof AGGREGATE_TYPE_LIST_SCHEMA>;
 
 /** PUT /aggregate-types/{type}: the binding and the contract's message (earlier clients read the binding only). */
 export const BOUND_SCHEMA = object({

@@ -14,11 +14,15 @@ import { FailedAggregates } from './failed-aggregates';
 import { ReducerCatalog } from './reducer-catalog';
 import {
   AGGREGATE_STATE_SCHEMA,
+  AGGREGATE_TYPE_LIST_SCHEMA,
+  aggregateTypeListView,
   BINDING_SCHEMA,
   bindingView,
   BOUND_SCHEMA,
   FAILED_AGGREGATES_SCHEMA,
   failedPageView,
+  REDUCER_LIST_SCHEMA,
+  reducerListView,
   REDUCER_RECORD_SCHEMA,
   REDUCER_UPLOAD_ANSWER_SCHEMA,
   reducerRecordView,
@@ -30,6 +34,12 @@ import { ARCHIVE_ERRORS, ApiOperation, json } from '../common/api-docs';
 import { IntQueryPipe } from '../common/int-query.pipe';
 import { integer, object, oneOfStrings, string } from '../common/json-schema';
 import { SourceValidator, VALIDATE_BODY, VALIDATION_SCHEMA } from '../tenant-code/compiler/source-validator';
+
+/** The paging both listings share: `after` the previous page's `next`, `limit` 1..1000 (100 unless given). */
+const LIST_PARAMETERS = {
+  after: { description: "the previous page's next" },
+  limit: { description: 'at most this many (1..1000, default 100)' },
+};
 
 /** The multipart form the upload reads (readMultipart; the document describes it, nothing validates by it). */
 const REDUCER_UPLOAD_BODY = object(
@@ -83,6 +93,22 @@ export class ReducersController {
     return this.catalog.acceptUpload(tenant.tenantId, await readMultipart(req));
   }
 
+  @Get()
+  @RequiresScope('state:read')
+  @ApiOperation({
+    tag: 'reducers',
+    summary: "The tenant's reducer uploads with their status, in reducerId order",
+    parameters: LIST_PARAMETERS,
+    responses: { 200: json('a page of reducer records', REDUCER_LIST_SCHEMA) },
+  })
+  async list(
+    @CurrentTenant() tenant: TenantRecord,
+    @Query('after') after: string | undefined,
+    @Query('limit', new IntQueryPipe('limit', 100, 1, 1000)) limit: number,
+  ) {
+    return reducerListView(await this.catalog.list(tenant.tenantId, after ?? '', limit));
+  }
+
   @Get(':id/status')
   @RequiresScope('state:read')
   @ApiOperation({
@@ -104,6 +130,22 @@ export class AggregateTypesController {
     private readonly bindingStatus: BindingStatus,
     private readonly failed: FailedAggregates,
   ) {}
+
+  @Get()
+  @RequiresScope('state:read')
+  @ApiOperation({
+    tag: 'reducers',
+    summary: "The tenant's bound aggregate types, each with its binding, in type order",
+    parameters: LIST_PARAMETERS,
+    responses: { 200: json('a page of aggregate types', AGGREGATE_TYPE_LIST_SCHEMA) },
+  })
+  async list(
+    @CurrentTenant() tenant: TenantRecord,
+    @Query('after') after: string | undefined,
+    @Query('limit', new IntQueryPipe('limit', 100, 1, 1000)) limit: number,
+  ) {
+    return aggregateTypeListView(await this.binder.list(tenant.tenantId, after ?? '', limit));
+  }
 
   @Put(':type')
   @RequiresScope('deploy')

@@ -16,6 +16,7 @@ import { apiKeyScopesMigration } from './api-key-schema';
 import { erasureMigration } from './erasure-schema';
 import { eventWebhooksMigration } from './event-webhook-schema';
 import { FAILED_STATES_MIGRATION } from './failed-states-schema';
+import { LANE_HELD_FAILURE_MIGRATION } from './lanes/lane-failure-schema';
 import { ddlTypes } from './sql-dialect';
 import { SqlDialect } from './sql-runner';
 
@@ -201,5 +202,6 @@ export function migrations(dialect: SqlDialect): string[] {
     eventWebhooksMigration(t.int),
     FAILED_STATES_MIGRATION,
     UPLOAD_DIAGNOSTICS_MIGRATION,
+    LANE_HELD_FAILURE_MIGRATION,
   ];
 }

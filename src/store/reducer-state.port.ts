@@ -30,6 +30,8 @@ export interface FailedAggregate {
 export abstract class BindingRepository {
   abstract put(binding: Binding): Promise<void>;
   abstract get(tenantId: string, aggregateType: string): Promise<Binding | null>;
+  /** The tenant's bindings in aggregate type order after `afterType` (GET /aggregate-types). */
+  abstract list(tenantId: string, afterType: string, limit: number): Promise<Binding[]>;
 }
 
 /** Aggregate states (store.snapshots). Adapter: SqlSnapshotRepository. Who calls it: reducers/ (AggregateStateKeeper, StateCatchUp). */

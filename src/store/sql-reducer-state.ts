@@ -65,6 +65,15 @@ export class SqlBindingRepository implements BindingRepository {
     );
     return r ? toBinding(r) : null;
   }
+
+  async list(tenantId: string, afterType: string, limit: number): Promise<Binding[]> {
+    const rows = await this.db.all<BindingDbRow>(
+      `SELECT tenant_id, aggregate_type, reducer_id, class_name, binding_id, bound_at FROM bindings
+       WHERE tenant_id = ? AND aggregate_type > ? ORDER BY aggregate_type LIMIT ?`,
+      [tenantId, afterType, limit],
+    );
+    return rows.map(toBinding);
+  }
 }
 
 /**

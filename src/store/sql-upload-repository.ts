@@ -6,6 +6,9 @@ import { UploadRecord, UploadRepository } from './upload-repository.port';
 const UPLOAD_COLUMNS =
   'upload_id, tenant_id, kind, status, sources, meta, discovered, compilation_error, diagnostics, assembly_sha256, created_at, compiled_at';
 
+/** A listing's columns: no sources. */
+const LISTED_COLUMNS = 'upload_id, tenant_id, kind, status, meta, discovered, compilation_error, assembly_sha256, created_at, compiled_at';
+
 interface UploadDbRow {
   upload_id: string;
   tenant_id: string;
@@ -62,6 +65,14 @@ export class SqlUploadRepository implements UploadRepository {
       uploadId,
     ]);
     return row ? toUploadRecord(row) : null;
+  }
+
+  async list(tenantId: string, kind: UploadRecord['kind'], afterUploadId: string, limit: number): Promise<UploadRecord[]> {
+    const rows = await this.db.all<Omit<UploadDbRow, 'sources'>>(
+      `SELECT ${LISTED_COLUMNS} FROM uploads WHERE tenant_id = ? AND kind = ? AND upload_id > ? ORDER BY upload_id LIMIT ?`,
+      [tenantId, kind, afterUploadId, limit],
+    );
+    return rows.map((r) => toUploadRecord({ ...r, sources: '[]' }));
   }
 
   async pendingTenants(now?: number): Promise<string[]> {

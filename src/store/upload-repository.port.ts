@@ -42,6 +42,11 @@ export abstract class UploadRepository {
   /** Tenant-scoped: another tenant's upload id reads as absent. */
   abstract get(tenantId: string, uploadId: string): Promise<UploadRecord | null>;
   /**
+   * The tenant's uploads of `kind` in id order after `afterUploadId` (GET /reducers), without their
+   * sources (`sources` is empty, `meta` as stored): a listing need not carry every archive's text.
+   */
+  abstract list(tenantId: string, kind: UploadKind, afterUploadId: string, limit: number): Promise<UploadRecord[]>;
+  /**
    * Tenants with uploads still to compile, the one waiting longest first (the compile queue's turns);
    * with `now`, only those with an upload no live compile claim holds (one another instance could take).
    */

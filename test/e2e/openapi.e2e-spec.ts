@@ -193,6 +193,8 @@ describe('GET /openapi.json and GET /docs', () => {
       request(`${svc.url}/aggregate-types/account`, 'PUT', { reducerId: 'bank' }, { 'x-api-key': a.key }),
     );
     await check('GET', '/aggregate-types/{type}', a.get('/aggregate-types/account'));
+    await check('GET', '/aggregate-types', a.get('/aggregate-types'));
+    await check('GET', '/reducers', a.get('/reducers'));
     await check(
       'POST',
       '/events',

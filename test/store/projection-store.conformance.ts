@@ -67,10 +67,18 @@ export function describeProjectionStore(current: () => LaneWorld): void {
         await store.lanes.runs.failed({ tenantId: t, versionId: 'v1', key: 'b' }, { position: 2, error: 'boom', holdAfterAttempts: 3 }),
       ).toBe(1);
       expect((await store.lanes.reads.getLane({ tenantId: t, versionId: 'v1', key: 'b' }))?.heldPosition).toBeNull();
-      expect(await store.lanes.runs.failed({ tenantId: t, versionId: 'v1', key: 'b' }, { position: 2, error: 'boom', hold: true })).toBe(2);
+      // The failure's details are kept with the hold (held_failure), as given.
+      const failure = JSON.stringify({
+        exceptionType: 'System.InvalidOperationException',
+        frames: [{ method: 'M', file: 'A.cs', line: 3 }],
+      });
+      expect(
+        await store.lanes.runs.failed({ tenantId: t, versionId: 'v1', key: 'b' }, { position: 2, error: 'boom', hold: true, failure }),
+      ).toBe(2);
       expect(await store.lanes.reads.getLane({ tenantId: t, versionId: 'v1', key: 'b' })).toMatchObject({
         heldPosition: 2,
         heldError: 'boom',
+        heldFailure: failure,
       });
       expect(await store.lanes.sweep.hasUnappliedUpTo({ tenantId: t, versionId: 'v1' }, 4)).toBe(false); // held lanes do not count
       expect(await store.lanes.sweep.lanesWithWork({ tenantId: t, versionId: 'v1' }, 10)).toEqual([]);

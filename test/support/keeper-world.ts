@@ -84,6 +84,17 @@ export class World {
             state: JSON.stringify({ n }),
             failedVersion: e.version,
             error: this.tooLarge ? 'STATE_TOO_LARGE: 2 MB' : 'REDUCER_FAILED: boom',
+            // A failure the host gives no item code for (the append goes ahead, held), with its details.
+            ...(this.tooLarge
+              ? {}
+              : {
+                  failure: {
+                    exceptionType: 'System.InvalidOperationException',
+                    eventType: e.eventType,
+                    version: e.version,
+                    frames: [{ method: 'Bank.R.Apply', file: 'R.cs', line: 7 }],
+                  },
+                }),
           };
         if (e.eventType === 'Withdrawn' && n < 2) {
           const failure = {

@@ -143,7 +143,7 @@ public sealed class TenantCompiler
         var compilation = CSharpCompilation.Create(assemblyName, trees, _references ?? ReferenceSet.References, CompilationOptions);
 
         using var pe = new MemoryStream();
-        var emit = compilation.Emit(pe);
+        var emit = compilation.Emit(pe, options: DebugSymbols.EmitOptions);
         var warnings = emit.Diagnostics
             .Where(d => d.Severity == DiagnosticSeverity.Warning)
             .Take(MaxReportedDiagnostics)

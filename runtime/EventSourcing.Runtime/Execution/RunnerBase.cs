@@ -252,7 +252,26 @@ public abstract class RunnerBase<TState> where TState : new()
         }
         if (trace is not null)
             w.WriteString("stackTrace"u8, trace.Length > 4000 ? trace[..4000] : trace);
+        WriteFrames(w, ex);
         w.WriteEndObject();
+    }
+
+    /// <summary>The tenant's own frames (TenantFrames): method, the archive's file and the line.</summary>
+    static void WriteFrames(Utf8JsonWriter w, Exception ex)
+    {
+        w.WritePropertyName("frames"u8);
+        w.WriteStartArray();
+        foreach (var f in TenantFrames.Of(ex))
+        {
+            w.WriteStartObject();
+            w.WriteString("method"u8, f.Method);
+            if (f.File is null) w.WriteNull("file"u8);
+            else w.WriteString("file"u8, f.File);
+            if (f.Line is { } line) w.WriteNumber("line"u8, line);
+            else w.WriteNull("line"u8);
+            w.WriteEndObject();
+        }
+        w.WriteEndArray();
     }
 
     static string ErrorMessage(Exception ex)

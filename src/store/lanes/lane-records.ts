@@ -34,6 +34,8 @@ export interface LaneRecord {
   updatedAt: number | null;
   heldPosition: number | null;
   heldError: string | null;
+  /** With heldPosition: the failure's details as JSON text (LaneFailure.failure), null when it had none. */
+  heldFailure: string | null;
   attempts: number;
 }
 

@@ -5,6 +5,8 @@ import { AppliedChange, LaneWork } from './lane-records';
 export interface LaneFailure {
   position: number;
   error: string;
+  /** The tenant code's failure details as JSON text (exception type, event, frames), kept with the hold. */
+  failure?: string;
   /** Hold the lane at once (a poison event, an unresolvable key). */
   hold?: boolean;
   /** Hold it once this many attempts have failed. */

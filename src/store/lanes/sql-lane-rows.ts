@@ -5,7 +5,7 @@ import { LaneRecord } from './lane-records';
 
 /** What the SQL lane roles (sql-lane-*.ts) share: the lane row's columns and the statements several of them use. */
 
-export const LANE_COLUMNS = 'state_key, state, applied_position, updated_at, held_position, held_error, attempts';
+export const LANE_COLUMNS = 'state_key, state, applied_position, updated_at, held_position, held_error, held_failure, attempts';
 
 export function toLane(r: any): LaneRecord {
   return {
@@ -15,6 +15,7 @@ export function toLane(r: any): LaneRecord {
     updatedAt: nullableNumber(r.updated_at),
     heldPosition: nullableNumber(r.held_position),
     heldError: r.held_error,
+    heldFailure: r.held_failure ?? null,
     attempts: Number(r.attempts),
   };
 }

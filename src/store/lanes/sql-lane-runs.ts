@@ -4,6 +4,7 @@ import { SqlRunner, SqlStatement } from '../sql-runner';
 import { LaneKey } from './lane-key';
 import { AppliedChange, LaneWork } from './lane-records';
 import { LaneFailure, LaneRuns } from './lane-runs.port';
+import { heldFailure } from './lane-failure-text';
 import { INSERT_LIVE_LANE, LANE_COLUMNS, VERSION_EXISTS, selectLane, toLane } from './sql-lane-rows';
 
 const E_COLUMNS = EVENT_COLUMNS.split(',')
@@ -118,9 +119,10 @@ export class SqlLaneRuns implements LaneRuns {
     await this.db.run(
       `UPDATE lanes SET attempts = attempts + 1,
          held_position = CASE WHEN held_position IS NULL AND (? = 1 OR attempts + 1 >= ?) THEN ? ELSE held_position END,
-         held_error = CASE WHEN held_position IS NULL AND (? = 1 OR attempts + 1 >= ?) THEN ? ELSE held_error END
+         held_error = CASE WHEN held_position IS NULL AND (? = 1 OR attempts + 1 >= ?) THEN ? ELSE held_error END,
+         held_failure = CASE WHEN held_position IS NULL AND (? = 1 OR attempts + 1 >= ?) THEN ? ELSE held_failure END
        WHERE tenant_id = ? AND version_id = ? AND state_key = ?`,
-      [hold, after, r.position, hold, after, r.error.slice(0, 4000), tenantId, versionId, key],
+      [hold, after, r.position, hold, after, r.error.slice(0, 4000), hold, after, heldFailure(r), tenantId, versionId, key],
     );
     return (await selectLane(this.db, lane))?.attempts ?? 0;
   }

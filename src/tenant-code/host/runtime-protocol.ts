@@ -75,7 +75,10 @@ export interface ItemError {
   code: (typeof ITEM_ERROR_CODES)[number];
   message: string;
   exceptionType?: string;
+  /** The whole stack, host frames included: for logs only, never shown to a tenant (frames is). */
   stackTrace?: string;
+  /** With exceptionType: the tenant's own frames, innermost first. */
+  frames?: { method: string; file: string | null; line: number | null }[];
   /** STATE_TOO_LARGE, KEY_TOO_LONG: the limit exceeded. */
   limit?: number;
 }

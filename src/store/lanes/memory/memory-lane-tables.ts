@@ -74,6 +74,7 @@ export class MemoryLaneTables {
       updatedAt: null,
       heldPosition: null,
       heldError: null,
+      heldFailure: null,
       attempts: 0,
       leaseOwner: null,
       leaseUntil: null,

@@ -3,6 +3,7 @@ import { LaneInbox } from '../lane-inbox.port';
 import { LaneKey, LaneVersion } from '../lane-key';
 import { AppliedChange, InboxItem, LaneRecord, LaneWork, VersionRoute } from '../lane-records';
 import { LaneFailure, LaneRuns } from '../lane-runs.port';
+import { heldFailure } from '../lane-failure-text';
 import { MemoryLane, MemoryLaneTables } from './memory-lane-tables';
 
 /** A copy of the lane's record, without its lease (what the SQL adapters read). */
@@ -95,6 +96,7 @@ export class MemoryLaneRuns implements LaneRuns {
     if (lane.heldPosition === null && (r.hold || lane.attempts >= (r.holdAfterAttempts ?? Number.MAX_SAFE_INTEGER))) {
       lane.heldPosition = r.position;
       lane.heldError = r.error.slice(0, 4000);
+      lane.heldFailure = heldFailure(r);
     }
     return lane.attempts;
   }

@@ -18,6 +18,9 @@ public static class ReferenceSet
         "System.Runtime", "System.Collections", "System.Collections.Immutable", "System.Linq", "System.Memory",
         "System.Runtime.Numerics", "System.Text.Json", "System.Text.RegularExpressions", "System.Text.Encodings.Web",
         "System.Security.Cryptography", // for SHA256.HashData only: the rest of System.Security stays refused (ApiPolicy)
+        // Only so that the compiler can see NodaTime's value types whole (they implement IXmlSerializable: converting one to
+        // IFormattable or IEquatable is CS0012 without it); every System.Xml type stays refused (ApiPolicy).
+        "System.Xml.ReaderWriter",
     };
 
     /// <summary>Warnings about the reference set itself, not the tenant's code: NodaTime is built against .NET 8's

@@ -22,14 +22,13 @@ namespace Sales
     internal static class Berlin
     {
         public static readonly DateTimeZone Zone = DateTimeZoneProviders.Tzdb["Europe/Berlin"];
-        public static readonly LocalDatePattern DayPattern = LocalDatePattern.CreateWithInvariantCulture("uuuu-MM-dd");
         public static LocalDate DayOf(Event e) => Instant.FromDateTimeOffset(e.Timestamp).InZone(Zone).Date;
     }
 
     public sealed class DailySalesProjection : IProjection<Day>
     {
         public string? ResolveKey(Event e) =>
-            e.EventType == "SaleRecorded" ? e.Data.GetProperty("store").GetString() + "/" + Berlin.DayPattern.Format(Berlin.DayOf(e)) : null;
+            e.EventType == "SaleRecorded" ? e.Data.GetProperty("store").GetString() + "/" + LocalDatePattern.Iso.Format(Berlin.DayOf(e)) : null;
 
         public Day Apply(Day state, Event e)
         {

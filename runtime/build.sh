@@ -28,10 +28,12 @@ pack=$(ls -d "$(dirname "$(readlink -f "$(command -v dotnet)")")"/packs/Microsof
 [ -n "$pack" ] || { echo "build.sh: no Microsoft.NETCore.App.Ref 10.x pack under the dotnet root (the .NET 10 SDK has it)" >&2; exit 1; }
 mkdir -p "$out/ref"
 for n in System.Runtime System.Collections System.Collections.Immutable System.Linq System.Memory System.Runtime.Numerics \
-         System.Text.Json System.Text.RegularExpressions System.Text.Encodings.Web System.Security.Cryptography; do
+         System.Text.Json System.Text.RegularExpressions System.Text.Encodings.Web System.Security.Cryptography \
+         System.Xml.ReaderWriter; do
   cp "$pack/$n.dll" "$out/ref/"
 done
-for f in "$out"/EventSourcing.Runtime.dll "$out"/EventSourcing.Sdk.dll "$out"/Microsoft.CodeAnalysis.CSharp.dll "$out"/ref/System.Runtime.dll; do
+# NodaTime (tenants' time-zone API, its tzdb embedded) is referenced from the host's own copy, published beside it.
+for f in "$out"/EventSourcing.Runtime.dll "$out"/EventSourcing.Sdk.dll "$out"/NodaTime.dll "$out"/Microsoft.CodeAnalysis.CSharp.dll "$out"/ref/System.Runtime.dll; do
   [ -f "$f" ] || { echo "build.sh: missing $f after publish" >&2; exit 1; }
 done
 echo "runtime host built: $(pwd)/$out/EventSourcing.Runtime.dll"

@@ -158,7 +158,7 @@ public class SameVerdictTests
                      "System.Runtime.CompilerServices.UnsafeAccessorKind", "System.Runtime.CompilerServices.UnsafeAccessorTypeAttribute",
                      "System.Runtime.CompilerServices.TypeForwardedToAttribute", "System.Runtime.CompilerServices.TypeForwardedFromAttribute",
                      "System.AppDomain", "System.AppContext", "System.GC", "System.GCCollectionMode", "System.Random", "System.TimeProvider",
-                     "System.TimeZoneInfo", "System.WeakReference", "System.ThreadStaticAttribute", "System.ContextStaticAttribute", "System.STAThreadAttribute",
+                     "System.WeakReference", "System.ThreadStaticAttribute", "System.ContextStaticAttribute", "System.STAThreadAttribute",
                      "System.MTAThreadAttribute", "System.TypedReference", "System.ArgIterator", "System.RuntimeArgumentHandle", "System.RuntimeMethodHandle",
                      "System.ModuleHandle", "System.MarshalByRefObject", "System.OperatingSystem", "System.LoaderOptimizationAttribute", "System.IAsyncDisposable",
                      "System.IServiceProvider",
@@ -271,6 +271,7 @@ public class SameVerdictTests
                      ("Write", "var b = new byte[8]; long v = 1; System.Runtime.InteropServices.MemoryMarshal.Write(b, in v);"),
                  })
             p.Add(new("compiler-only:MemoryMarshal." + member, statement, "System.Runtime.InteropServices.MemoryMarshal." + member));
+        p.AddRange(TimeProbes.All()); // dates, time zones, cultures (TimePolicy)
         return p.ToArray();
     }
 

@@ -47,6 +47,7 @@ if ((mode & HostMode.Exec) != 0)
     try
     {
         EventSourcing.Runtime.Execution.PoolHygiene.SelfTest();
+        EventSourcing.Runtime.Execution.NodaTimeCaches.SelfTest(); // its pattern caches are emptied before every call
     }
     catch (Exception ex) when (ex is InvalidOperationException or TypeInitializationException)
     {

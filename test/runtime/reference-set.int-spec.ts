@@ -24,6 +24,7 @@ const FRAMEWORK = [
   'System.Text.RegularExpressions',
   'System.Text.Encodings.Web',
   'System.Security.Cryptography',
+  'System.Xml.ReaderWriter', // for NodaTime's interfaces only (its every type is refused)
 ];
 
 it('ships the reference set beside the host build', () => {
@@ -39,7 +40,9 @@ it('ships the reference set beside the host build', () => {
   // And the SDK package's targets, which narrow a tenant's local compile to the same set (plus EventSourcing.Sdk).
   const targets = fs.readFileSync(path.join(REPO, 'sdk/dotnet/build/EventSourcing.Sdk.targets'), 'utf8');
   const narrowed = /<EventSourcingServerReference Include="([^"]+)"/.exec(targets)![1].split(';');
-  expect(narrowed.sort()).toEqual([...FRAMEWORK, 'EventSourcing.Sdk'].sort());
+  expect(narrowed.sort()).toEqual([...FRAMEWORK, 'NodaTime', 'EventSourcing.Sdk'].sort());
+  // NodaTime (the tenants' time-zone API) is referenced from the host's own copy, published beside it.
+  expect(fs.existsSync(path.join(REPO, 'runtime', 'bin', 'NodaTime.dll'))).toBe(true);
 });
 
 it('the sandboxed production compiler compiles against that shipped set', async () => {

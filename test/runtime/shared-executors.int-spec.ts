@@ -200,6 +200,7 @@ describe('isolation of tenants sharing an executor (runtime/escape-corpus, runti
       'cross-tenant-event-shared.cs',
       'cross-tenant-generic-sdk.cs',
       'cross-tenant-same-names.cs',
+      'culture-clone-pattern-cache.cs', // issue 27 (time)
       // Issue 22: what the derivation allowlist still lets a tenant override, aimed at another tenant's pooled buffers.
       'derive-comparer-sort.cs',
       'derive-enumerable-consumers.cs',
@@ -210,6 +211,11 @@ describe('isolation of tenants sharing an executor (runtime/escape-corpus, runti
       'memory-regex-cache.cs',
       // Issue 27: static readonly Regex/FrozenDictionary/ImmutableArray, new T(), SHA256.HashData.
       'static-readonly-shared-executor.cs',
+      // Issue 27 (time): NodaTime's pattern caches (emptied before every call), its shared tzdb, custom TimeZoneInfo zones
+      // (and, above, cloned invariant cultures).
+      'time-nodatime-pattern-cache.cs',
+      'time-nodatime-tzdb-shared.cs',
+      'timezone-custom-isolated.cs',
     ]);
   });
 

@@ -171,7 +171,6 @@ public static class ApiPolicy
         ["System.Activator"] = ApiVerdict.Allow, // members restricted below: only the compiler's lowering of new T()
         ["System.Random"] = ApiVerdict.Deny(NonDeterministic),
         ["System.TimeProvider"] = ApiVerdict.Deny(NonDeterministic),
-        ["System.TimeZoneInfo"] = ApiVerdict.Deny("machine-dependent time zones are not allowed (times are UTC)"),
         ["System.WeakReference"] = ApiVerdict.Deny("GC-dependent behaviour is not allowed"),
         ["System.ThreadStaticAttribute"] = ApiVerdict.Deny("thread-static state is not allowed"),
         ["System.ContextStaticAttribute"] = ApiVerdict.Deny("thread-static state is not allowed"),
@@ -328,6 +327,7 @@ public static class ApiPolicy
         foreach (var (type, (members, _)) in CompilerOnlyMembers)
         foreach (var member in members)
             yield return $"compiler-only-member:{type}::{member}";
+        foreach (var entry in TimePolicy.Entries()) yield return entry;
     }
 
     /// <summary>Full name of a type reference: namespace + "." + name with generic arity stripped; nested types as Outer+Inner.</summary>
@@ -342,6 +342,7 @@ public static class ApiPolicy
     {
         var names = new string[nameChain.Count];
         for (var i = 0; i < names.Length; i++) names[i] = StripArity(nameChain[i]);
+        if (TimePolicy.CheckType(ns, (ns.Length == 0 ? "" : ns + ".") + string.Join('+', names)) is { } time) return time; // dates, zones, cultures
 
         // Explicit rule for the exact (possibly nested) type, then for its outer types.
         for (var depth = names.Length; depth >= 1; depth--)
@@ -373,6 +374,7 @@ public static class ApiPolicy
         if (typeVerdict.Access == ApiAccess.Denied) return typeVerdict;
         if (DeniedMembers.TryGetValue(typeFullName, out var denied) && denied.TryGetValue(memberName, out var reason))
             return ApiVerdict.Deny(reason);
+        if (TimePolicy.DeniedMember(typeFullName, memberName) is { } timeReason) return ApiVerdict.Deny(timeReason);
         if (CompilerOnlyMembers.TryGetValue(typeFullName, out var compilerOnly) && compilerOnly.Members.Contains(memberName))
             return ApiVerdict.CompilerOnly(compilerOnly.Reason);
         if (OnlyMembers.TryGetValue(typeFullName, out var only) && !only.Members.Contains(memberName))

@@ -1,3 +1,4 @@
+using System.Collections.Immutable;
 using System.Runtime.InteropServices;
 using EventSourcing.Runtime.Host;
 using Microsoft.CodeAnalysis;
@@ -17,7 +18,17 @@ public static class ReferenceSet
         "System.Runtime", "System.Collections", "System.Collections.Immutable", "System.Linq", "System.Memory",
         "System.Runtime.Numerics", "System.Text.Json", "System.Text.RegularExpressions", "System.Text.Encodings.Web",
         "System.Security.Cryptography", // for SHA256.HashData only: the rest of System.Security stays refused (ApiPolicy)
+        // Only so that the compiler can see NodaTime's value types whole (they implement IXmlSerializable: converting one to
+        // IFormattable or IEquatable is CS0012 without it); every System.Xml type stays refused (ApiPolicy).
+        "System.Xml.ReaderWriter",
     };
+
+    /// <summary>Warnings about the reference set itself, not the tenant's code: NodaTime is built against .NET 8's
+    /// System.Runtime and unifies with .NET 10's (CS1701/CS1702, which `dotnet build` suppresses by default too).</summary>
+    public static readonly ImmutableDictionary<string, ReportDiagnostic> SuppressedDiagnostics = ImmutableDictionary.CreateRange(new[]
+    {
+        KeyValuePair.Create("CS1701", ReportDiagnostic.Suppress), KeyValuePair.Create("CS1702", ReportDiagnostic.Suppress),
+    });
 
     static readonly Lazy<(IReadOnlyList<MetadataReference> References, string Source)> Cached = new(Load);
 
@@ -56,7 +67,17 @@ public static class ReferenceSet
         var sdk = typeof(EventSourcing.Event).Assembly.Location;
         if (string.IsNullOrEmpty(sdk)) throw new InvalidOperationException("EventSourcing.Sdk has no file location (single-file publish is not supported)");
         list.Add(MetadataReference.CreateFromFile(sdk));
+        list.Add(NodaTimeReference());
         return list;
+    }
+
+    /// <summary>NodaTime, the tenants' time-zone API (TimePolicy): the host's own copy (a package dependency published beside
+    /// it), so that what tenant code compiles against is what its load context resolves to (the default context's).</summary>
+    static PortableExecutableReference NodaTimeReference()
+    {
+        var path = typeof(NodaTime.Instant).Assembly.Location;
+        if (string.IsNullOrEmpty(path)) throw new InvalidOperationException("NodaTime has no file location (single-file publish is not supported)");
+        return MetadataReference.CreateFromFile(path);
     }
 
     /// <summary>The running runtime's directory (implementation assemblies).</summary>

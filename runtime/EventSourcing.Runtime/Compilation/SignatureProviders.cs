@@ -153,6 +153,7 @@ internal static class SignatureProviders
         {
             var name = FullName(handle);
             if (ImmutableValueTypes.Contains(name)) return true;
+            if (TimePolicy.ImmutableStaticTypes.Contains(name)) return true; // NodaTime's immutable values, zones and patterns
             if (_md.GetTypeReference(handle).ResolutionScope.Kind == HandleKind.TypeReference) return false; // a nested type, whatever its name says
             return ImmutableReferenceTypes.Contains(name) || ImmutableContainers.Contains(name) || (_keyedAllowed && KeyedContainers.Contains(name));
         }

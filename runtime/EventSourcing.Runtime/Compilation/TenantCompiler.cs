@@ -42,7 +42,8 @@ public sealed class TenantCompiler
             metadataReferenceResolver: null,
             strongNameProvider: null,
             metadataImportOptions: MetadataImportOptions.Public)
-        .WithPlatform(Platform.AnyCpu);
+        .WithPlatform(Platform.AnyCpu)
+        .WithSpecificDiagnosticOptions(ReferenceSet.SuppressedDiagnostics);
 
     readonly IReadOnlyList<MetadataReference>? _references;
 

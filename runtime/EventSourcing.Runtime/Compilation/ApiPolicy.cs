@@ -342,7 +342,7 @@ public static class ApiPolicy
     {
         var names = new string[nameChain.Count];
         for (var i = 0; i < names.Length; i++) names[i] = StripArity(nameChain[i]);
-        if (TimePolicy.CheckType(ns, (ns.Length == 0 ? "" : ns + ".") + string.Join('+', names)) is { } time) return time; // dates, zones, cultures
+        if (TimePolicy.CheckType(ns, (ns.Length == 0 ? "" : ns + ".") + string.Join("+", names)) is { } time) return time; // dates, zones, cultures
 
         // Explicit rule for the exact (possibly nested) type, then for its outer types.
         for (var depth = names.Length; depth >= 1; depth--)

@@ -1,5 +1,7 @@
+extern alias testkit;
+
 using EventSourcing.Runtime.Tests.SpecFixtures;
-using EventSourcing.Testing;
+using testkit::EventSourcing.Testing;
 
 namespace EventSourcing.Runtime.Tests;
 

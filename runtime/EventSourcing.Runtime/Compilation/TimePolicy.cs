@@ -9,7 +9,7 @@ namespace EventSourcing.Runtime.Compilation;
 /// what loads another time-zone database (<c>TzdbDateTimeZoneSource.FromStream</c>) and its settable statics
 /// (<c>DateTimeZoneProviders.Serialization</c>, <c>TypeConverterSettings</c>, <c>NodaTime.Xml</c>): its time zones come
 /// from the tzdb embedded in the package, the same on every machine. NodaTime's process-wide pattern caches are emptied
-/// before every tenant call (<see cref="Execution.NodaTimeCaches"/>).</item>
+/// before every tenant call (<c>Execution.NodaTimeCaches</c>).</item>
 /// <item><c>TimeZoneInfo</c>: custom zones (<c>CreateCustomTimeZone</c>, adjustment rules, transition times) and what
 /// computes with a zone in hand are allowed; what reads the machine's zones or its caches is refused. The host pins
 /// <c>TZ=UTC</c> (HostSetup), so the conversions that treat a DateTime of kind Local/Unspecified as "local" use UTC.</item>

@@ -126,6 +126,8 @@ public static class ApiPolicy
         ["System.Numerics.Plane"] = ApiVerdict.Deny(Simd),
         ["System.Numerics.Quaternion"] = ApiVerdict.Deny(Simd),
 
+        // Generated code (and anyone) marks itself with it; an attribute with two strings.
+        ["System.CodeDom.Compiler.GeneratedCodeAttribute"] = ApiVerdict.Allow,
         ["System.ComponentModel.EditorBrowsableAttribute"] = ApiVerdict.Allow,
         ["System.ComponentModel.EditorBrowsableState"] = ApiVerdict.Allow,
 
@@ -323,6 +325,7 @@ public static class ApiPolicy
         foreach (var member in members.Keys)
             yield return $"denied-member:{type}::{member}";
         foreach (var type in OnlyMembers.Keys) yield return "only-members:" + type;
+        foreach (var entry in GeneratorOnlyApis.Entries()) yield return entry;
         foreach (var (type, (members, _)) in CompilerOnlyMembers)
         foreach (var member in members)
             yield return $"compiler-only-member:{type}::{member}";
@@ -341,6 +344,7 @@ public static class ApiPolicy
         var names = new string[nameChain.Count];
         for (var i = 0; i < names.Length; i++) names[i] = StripArity(nameChain[i]);
 
+        if (GeneratorOnlyApis.TypeVerdict((ns.Length == 0 ? "" : ns + ".") + string.Join('+', names)) is { } generatorOnly) return generatorOnly;
         // Explicit rule for the exact (possibly nested) type, then for its outer types.
         for (var depth = names.Length; depth >= 1; depth--)
         {
@@ -368,6 +372,7 @@ public static class ApiPolicy
     /// <summary>Verdict for a member of a type that is itself allowed (or compiler-only).</summary>
     public static ApiVerdict CheckMember(string typeFullName, ApiVerdict typeVerdict, string memberName)
     {
+        if (GeneratorOnlyApis.MemberVerdict(typeFullName, memberName) is { } generatorOnly) return generatorOnly;
         if (typeVerdict.Access == ApiAccess.Denied) return typeVerdict;
         if (DeniedMembers.TryGetValue(typeFullName, out var denied) && denied.TryGetValue(memberName, out var reason))
             return ApiVerdict.Deny(reason);

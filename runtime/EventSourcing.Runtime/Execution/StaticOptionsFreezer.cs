@@ -1,0 +1,24 @@
+using System.Reflection;
+using System.Text.Json;
+
+namespace EventSourcing.Runtime.Execution;
+
+/// <summary>
+/// Issue 27: a <c>static readonly JsonSerializerOptions</c> field is allowed (the IL check lets it through only as the field's own
+/// type, never inside a collection), because the host makes it read-only right after the type's static initialiser ran at load,
+/// before any call: a later call that sets a property or adds a converter gets an InvalidOperationException, so no call can
+/// leave anything in it for the next. What else it holds is the tenant's own and stateless: converters and naming policies may
+/// have no mutable fields (DerivationPolicy), a resolver is a generated context. Its metadata cache fills with this assembly's
+/// types only and goes with the assembly's load context.
+/// </summary>
+public static class StaticOptionsFreezer
+{
+    public static void Freeze(Type type)
+    {
+        foreach (var field in type.GetFields(BindingFlags.Static | BindingFlags.Public | BindingFlags.NonPublic | BindingFlags.DeclaredOnly))
+        {
+            if (!field.IsInitOnly || field.FieldType != typeof(JsonSerializerOptions)) continue;
+            if (field.GetValue(null) is JsonSerializerOptions { IsReadOnly: false } options) options.MakeReadOnly(populateMissingResolver: true);
+        }
+    }
+}

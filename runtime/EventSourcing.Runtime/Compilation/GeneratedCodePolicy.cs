@@ -62,10 +62,10 @@ public static class GeneratedCodePolicy
         {
             var name = MetadataName(b.OriginalDefinition);
             if (!GeneratorBases.TryGetValue(name, out var who)) continue;
-            if (name == JsonContext && direct)
+            if (name == JsonContext && direct && type.DeclaringSyntaxReferences.Any(r => generated.Contains(r.SyntaxTree)))
             {
                 // The generator's half of a context holds everything; the tenant's half only declares the class.
-                foreach (var member in type.GetMembers().Where(m => !m.IsImplicitlyDeclared))
+                foreach (var member in type.GetMembers().Where(m => !m.IsImplicitlyDeclared && m is not IMethodSymbol { AssociatedSymbol: not null }))
                 {
                     if (member.DeclaringSyntaxReferences.All(r => generated.Contains(r.SyntaxTree))) continue;
                     found.Add(At(member.Locations.FirstOrDefault() ?? location, "ES0002",

@@ -60,4 +60,117 @@ public class SourceGeneratorTests
         Assert.Equal(14, r["states"]![1]!["value"]!.GetValue<int>());
         Assert.Equal("{\"sku\":\"x\",\"qty\":5}", r["states"]![1]!["text"]!.GetValue<string>());
     }
+
+    static JsonObject Run(InProcessHost host, string id, string source, string className, params JsonNode[] events)
+    {
+        host.CompileAndLoad(id, new[] { new SourceFile(id + ".cs", source) });
+        return (JsonObject)host.ApplyRaw(id, className, (null, new JsonArray(events))).Single()!;
+    }
+
+    static string Corpus(string file) => File.ReadAllText(Path.Combine(Repo.EscapeCorpus, file));
+
+    [Theory]
+    [InlineData("generator-static-options-mutated.cs")]
+    [InlineData("generator-context-options-mutated.cs")]
+    public void ChangingSharedOptionsFailsTheCallThatTriesIt(string file)
+    {
+        var r = Run(_host, "options", Corpus(file), "Escape.EscapeReducer", Events.Make("X", new { }));
+        Assert.False(r["ok"]!.GetValue<bool>(), r.ToJsonString());
+        Assert.Contains("InvalidOperationException", r.ToJsonString());
+    }
+
+    [Fact]
+    public void EveryCallSeesTheSameGeneratedObjects()
+    {
+        _host.CompileAndLoad("shared", new[] { new SourceFile("shared.cs", Corpus("generator-shared-executor.cs")) });
+        string Once()
+        {
+            var r = _host.Apply("shared", "Escape.EscapeReducer", (null, Events.Array(Events.Make("X", new { sku = "a", qty = 1 })))).Single()!;
+            Assert.True(r["ok"]!.GetValue<bool>(), r.ToJsonString());
+            return r["states"]![0]!["value"]!.GetValue<string>();
+        }
+        var seen = Once();
+        Assert.Equal(seen, Once());
+        Assert.True(seen.Contains("context:True", StringComparison.Ordinal) && seen.Contains("options:True/True/0", StringComparison.Ordinal), seen);
+        Assert.True(seen.Contains("line:{\"Sku\":\"\",\"Qty\":0},data:sku|qty", StringComparison.Ordinal), seen);
+    }
+
+    /// <summary>Event.DataAs on an event the tenant built (no host options) used a process-wide options instance whose metadata
+    /// cache kept every T it saw, and with it the tenant's load context, after unload. Generated contexts and static options
+    /// are the tenant's own objects: they go with it too.</summary>
+    [Theory]
+    [InlineData("DataAs on a tenant-made event", """
+        using EventSourcing;
+        namespace Leak
+        {
+            public sealed class Mine { public int N { get; set; } }
+            public sealed class S { public int N { get; set; } }
+            public sealed class LeakReducer : IReducer<S>
+            {
+                public S Apply(S state, Event e) { state.N += new Event { Data = e.Data }.DataAs<Mine>().N; return state; }
+            }
+        }
+        """)]
+    [InlineData("a generated context and static options", """
+        using System.Text.Json;
+        using System.Text.Json.Serialization;
+        using EventSourcing;
+        namespace Leak
+        {
+            public sealed class Mine { public int N { get; set; } }
+            public sealed class S { public int N { get; set; } }
+            [JsonSerializable(typeof(Mine))] internal partial class MineContext : JsonSerializerContext { }
+            internal static class Kept { public static readonly JsonSerializerOptions Options = new(JsonSerializerDefaults.Web); }
+            public sealed class LeakReducer : IReducer<S>
+            {
+                public S Apply(S state, Event e)
+                {
+                    state.N += JsonSerializer.Deserialize(e.Data.GetRawText(), MineContext.Default.Mine)!.N;
+                    state.N += JsonSerializer.Deserialize<Mine>(e.Data.GetRawText(), Kept.Options)!.N;
+                    return state;
+                }
+            }
+        }
+        """)]
+    public void TheTenantsLoadContextUnloadsAfterItsJsonCalls(string shape, string source)
+    {
+        var host = new InProcessHost(HostMode.All);
+        var r = Run(host, "leak", source, "Leak.LeakReducer", Events.Make("X", new { n = 7 }));
+        Assert.True(r["ok"]!.GetValue<bool>(), $"{shape}: {r.ToJsonString()}");
+        host.Result("unload", new JsonObject { ["assemblyId"] = "leak" });
+        var stats = host.Result("stats", new JsonObject { ["collect"] = true });
+        Assert.True(stats["unloadingAssemblies"]!.GetValue<int>() == 0, $"{shape}: its load context is still alive: {stats.ToJsonString()}");
+    }
+
+    /// <summary>Two tenants' static options with equal settings: System.Text.Json would share one metadata cache among them
+    /// (TrackedCachingContexts), so one tenant's loaded options would keep the other's unloaded types alive.</summary>
+    [Fact]
+    public void EqualStaticOptionsOfTwoTenantsDoNotHoldEachOther()
+    {
+        const string Source = """
+            using System.Text.Json;
+            using EventSourcing;
+            namespace Leak
+            {
+                public sealed class Mine { public int N { get; set; } }
+                public sealed class S { public int N { get; set; } }
+                internal static class Kept { public static readonly JsonSerializerOptions Options = new(JsonSerializerDefaults.Web); }
+                public sealed class LeakReducer : IReducer<S>
+                {
+                    public S Apply(S state, Event e) { state.N += JsonSerializer.Deserialize<Mine>(e.Data.GetRawText(), Kept.Options)!.N; return state; }
+                }
+            }
+            """;
+        var host = new InProcessHost(HostMode.All);
+        var image = host.Compile("leak.cs", Source)["assembly"]!.GetValue<string>();
+        foreach (var (id, tenant) in new[] { ("a/leak", "a"), ("b/leak", "b") })
+        {
+            host.Result("load", new JsonObject { ["assemblyId"] = id, ["assembly"] = image, ["tenantId"] = tenant });
+            var r = host.Apply(id, "Leak.LeakReducer", (null, Events.Array(Events.Make("X", new { n = 7 })))).Single()!;
+            Assert.True(r["ok"]!.GetValue<bool>(), r.ToJsonString());
+        }
+        host.Result("unload", new JsonObject { ["assemblyId"] = "a/leak" });
+        var stats = host.Result("stats", new JsonObject { ["collect"] = true });
+        Assert.True(stats["loadedAssemblies"]!.GetValue<int>() == 1 && stats["unloadingAssemblies"]!.GetValue<int>() == 0, stats.ToJsonString());
+    }
 }

@@ -31,7 +31,13 @@ for n in System.Runtime System.Collections System.Collections.Immutable System.L
          System.Text.Json System.Text.RegularExpressions System.Text.Encodings.Web System.Security.Cryptography; do
   cp "$pack/$n.dll" "$out/ref/"
 done
-for f in "$out"/EventSourcing.Runtime.dll "$out"/EventSourcing.Sdk.dll "$out"/Microsoft.CodeAnalysis.CSharp.dll "$out"/ref/System.Runtime.dll; do
+# The two source generators tenant code may use (SourceGenerators.Allowed), from the same pack: Microsoft's, run by the compile
+# host over the tenant's syntax; no other generator or analyzer is shipped or run.
+mkdir -p "$out/generators"
+for n in System.Text.RegularExpressions.Generator System.Text.Json.SourceGeneration; do
+  cp "$pack/../../analyzers/dotnet/cs/$n.dll" "$out/generators/"
+done
+for f in "$out"/EventSourcing.Runtime.dll "$out"/EventSourcing.Sdk.dll "$out"/Microsoft.CodeAnalysis.CSharp.dll "$out"/ref/System.Runtime.dll "$out"/generators/System.Text.Json.SourceGeneration.dll; do
   [ -f "$f" ] || { echo "build.sh: missing $f after publish" >&2; exit 1; }
 done
 echo "runtime host built: $(pwd)/$out/EventSourcing.Runtime.dll"

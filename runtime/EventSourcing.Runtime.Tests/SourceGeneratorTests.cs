@@ -173,4 +173,14 @@ public class SourceGeneratorTests
         var stats = host.Result("stats", new JsonObject { ["collect"] = true });
         Assert.True(stats["loadedAssemblies"]!.GetValue<int>() == 1 && stats["unloadingAssemblies"]!.GetValue<int>() == 0, stats.ToJsonString());
     }
+
+    [Fact]
+    public void BuildShipsExactlyTheAllowedGenerators()
+    {
+        var script = File.ReadAllText(Path.Combine(Repo.Root, "runtime", "build.sh"));
+        var line = script.Split('\n').Single(l => l.StartsWith("for n in System.Text.RegularExpressions.Generator", StringComparison.Ordinal));
+        var shipped = line["for n in ".Length..line.IndexOf(';')].Split(' ', StringSplitOptions.RemoveEmptyEntries).ToHashSet();
+        Assert.True(shipped.SetEquals(SourceGenerators.Allowed.Keys), line);
+        Assert.Equal(2, SourceGenerators.Generators.Length);
+    }
 }

@@ -200,7 +200,7 @@ public sealed class TenantCompiler
     /// change how its code is compiled or loaded. Only source-declared types count: Roslyn's own embedded
     /// attributes (RefSafetyRules, Nullable…) live there legitimately.
     /// </summary>
-    static List<CompileDiagnostic> TypesInReservedNamespaces(CSharpCompilation compilation, IReadOnlySet<SyntaxTree> generated)
+    static List<CompileDiagnostic> TypesInReservedNamespaces(CSharpCompilation compilation, System.Collections.Immutable.ImmutableHashSet<SyntaxTree> generated)
     {
         var found = new List<CompileDiagnostic>();
         foreach (var type in AllTypes(compilation.Assembly.GlobalNamespace))

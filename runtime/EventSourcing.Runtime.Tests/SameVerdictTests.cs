@@ -82,6 +82,11 @@ public class SameVerdictTests
         p.Add(new("denied-namespace:System.Xml", "_ = typeof(System.Xml.XmlReader).Name;", "System.Xml"));
         p.Add(new("denied-namespace:System.Text.Json.Serialization.Metadata", "_ = typeof(System.Text.Json.Serialization.Metadata.DefaultJsonTypeInfoResolver).Name;", "System.Text.Json.Serialization.Metadata.DefaultJsonTypeInfoResolver"));
         p.Add(Type("System.CodeDom.Compiler.GeneratedCodeAttribute", null));
+        foreach (var (t, toInteger) in new[] { ("XxHash32", "HashToUInt32"), ("XxHash64", "HashToUInt64"), ("XxHash128", "HashToUInt128"), ("XxHash3", "HashToUInt64") })
+        {
+            p.Add(new("type:System.IO.Hashing." + t, $"_ = System.IO.Hashing.{t}.Hash(new byte[] {{ 1 }}).Length + System.IO.Hashing.{t}.{toInteger}(new byte[] {{ 2 }}).GetHashCode();", null));
+            p.Add(new("only-members:System.IO.Hashing." + t, $"var h = new System.IO.Hashing.{t}(); h.Append(new byte[] {{ 1 }});", $"System.IO.Hashing.{t}"));
+        }
         // Generator-only APIs (GeneratorOnlyApis): allowed in IL for the source generators' output, refused in the tenant's sources.
         const string Metadata = "System.Text.Json.Serialization.Metadata.";
         p.Add(new("generator-only:System.AppContext", "_ = System.AppContext.GetData(\"x\");", "forbidden API: System.AppContext.GetData"));

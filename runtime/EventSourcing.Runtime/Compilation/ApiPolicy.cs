@@ -84,6 +84,13 @@ public static class ApiPolicy
         // Deterministic hashing: the static one-shot SHA256.HashData/TryHashData (members restricted below) keep no state;
         // an instance (SHA256.Create(): a native handle, incremental state) and the rest of System.Security stay refused.
         ["System.Security.Cryptography.SHA256"] = ApiVerdict.Allow,
+        // Deterministic non-cryptographic hashing (System.IO.Hashing, a host dependency): the static one-shot members only
+        // (members restricted below), which hash the caller's bytes on the stack: no state, no pooled buffer, no shared secret
+        // beyond the algorithms' constants. An instance (incremental Append, Append(Stream)) stays refused.
+        ["System.IO.Hashing.XxHash32"] = ApiVerdict.Allow,
+        ["System.IO.Hashing.XxHash64"] = ApiVerdict.Allow,
+        ["System.IO.Hashing.XxHash128"] = ApiVerdict.Allow,
+        ["System.IO.Hashing.XxHash3"] = ApiVerdict.Allow,
         ["System.Diagnostics.Process"] = ApiVerdict.Deny("starting or inspecting processes is not allowed"),
         ["System.Diagnostics.ProcessStartInfo"] = ApiVerdict.Deny("starting or inspecting processes is not allowed"),
 
@@ -296,11 +303,19 @@ public static class ApiPolicy
         ["System.Activator"] = (new HashSet<string>(StringComparer.Ordinal), Reflection),
         ["System.Security.Cryptography.SHA256"] = (new HashSet<string>(StringComparer.Ordinal) { "HashData", "TryHashData" },
             "security APIs are not allowed (only the static one-shot SHA256.HashData/TryHashData over bytes or spans)"),
+        ["System.IO.Hashing.XxHash32"] = (XxHashMembers("HashToUInt32"), XxHashOnly),
+        ["System.IO.Hashing.XxHash64"] = (XxHashMembers("HashToUInt64"), XxHashOnly),
+        ["System.IO.Hashing.XxHash128"] = (XxHashMembers("HashToUInt128"), XxHashOnly),
+        ["System.IO.Hashing.XxHash3"] = (XxHashMembers("HashToUInt64"), XxHashOnly),
         // Value/ToIntPtr give the address of runtime data; FromIntPtr turns any number into a handle that
         // RuntimeHelpers.CreateSpan/InitializeArray or Type.GetTypeFromHandle would dereference.
         ["System.RuntimeTypeHandle"] = (new HashSet<string>(StringComparer.Ordinal), Addresses),
         ["System.RuntimeFieldHandle"] = (new HashSet<string>(StringComparer.Ordinal), Addresses),
     };
+
+    const string XxHashOnly = "only the static one-shot XxHash members (Hash, TryHash, HashToUInt*) over bytes or spans; an instance keeps incremental state and reads streams";
+
+    static HashSet<string> XxHashMembers(string toInteger) => new(StringComparer.Ordinal) { "Hash", "TryHash", toInteger };
 
     /// <summary>Members of otherwise restricted types that only the compiler's own shapes may use (see CompilerPatterns).</summary>
     static readonly Dictionary<string, (HashSet<string> Members, string Reason)> CompilerOnlyMembers = new(StringComparer.Ordinal)

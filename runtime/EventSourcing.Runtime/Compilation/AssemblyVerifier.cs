@@ -20,7 +20,8 @@ public static class AssemblyVerifier
     public static readonly ImmutableHashSet<string> AllowedAssemblyReferences = ImmutableHashSet.Create(StringComparer.OrdinalIgnoreCase,
         "System.Runtime", "System.Collections", "System.Collections.Immutable", "System.Linq", "System.Memory",
         "System.Runtime.Numerics", "System.Text.Json", "System.Text.RegularExpressions", "System.Text.Encodings.Web",
-        "System.Private.CoreLib", "System.Private.Uri", "netstandard", "EventSourcing.Sdk", "System.Security.Cryptography");
+        "System.Private.CoreLib", "System.Private.Uri", "netstandard", "EventSourcing.Sdk", "System.Security.Cryptography",
+        "System.IO.Hashing");
 
     public static IReadOnlyList<Violation> Verify(byte[] image)
     {

@@ -37,7 +37,8 @@ mkdir -p "$out/generators"
 for n in System.Text.RegularExpressions.Generator System.Text.Json.SourceGeneration; do
   cp "$pack/../../analyzers/dotnet/cs/$n.dll" "$out/generators/"
 done
-for f in "$out"/EventSourcing.Runtime.dll "$out"/EventSourcing.Sdk.dll "$out"/Microsoft.CodeAnalysis.CSharp.dll "$out"/ref/System.Runtime.dll "$out"/generators/System.Text.Json.SourceGeneration.dll; do
+for f in "$out"/EventSourcing.Runtime.dll "$out"/EventSourcing.Sdk.dll "$out"/Microsoft.CodeAnalysis.CSharp.dll "$out"/ref/System.Runtime.dll "$out"/generators/System.Text.Json.SourceGeneration.dll \
+         "$out"/System.IO.Hashing.dll; do
   [ -f "$f" ] || { echo "build.sh: missing $f after publish" >&2; exit 1; }
 done
 echo "runtime host built: $(pwd)/$out/EventSourcing.Runtime.dll"

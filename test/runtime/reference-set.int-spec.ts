@@ -38,6 +38,13 @@ it('ships the reference set beside the host build', () => {
   expect(listed.sort()).toEqual([...FRAMEWORK].sort());
 });
 
+it('ships exactly the two source generators tenant code may use, and the XxHash assembly beside the host', () => {
+  const generators = fs.readdirSync(path.join(REPO, 'runtime', 'bin', 'generators')).sort();
+  expect(generators).toEqual(['System.Text.Json.SourceGeneration.dll', 'System.Text.RegularExpressions.Generator.dll']);
+  // Referenced from the host's own copy (ReferenceSet), the one tenant code binds to at run time.
+  expect(fs.existsSync(path.join(REPO, 'runtime', 'bin', 'System.IO.Hashing.dll'))).toBe(true);
+});
+
 it('the sandboxed production compiler compiles against that shipped set', async () => {
   const { launcher } = await createLauncher(loadConfig({}));
   const host = await HostProcess.start({

@@ -183,4 +183,16 @@ public class SourceGeneratorTests
         Assert.True(shipped.SetEquals(SourceGenerators.Allowed.Keys), line);
         Assert.Equal(2, SourceGenerators.Generators.Length);
     }
+
+    [Fact]
+    public void TheGeneratorsOwnDiagnosticsComeWithTheCompilersAtTheTenantsLine()
+    {
+        var source = Program.Replace("\"^SKU-([0-9]+)$\"", "\"^SKU-([0-9]+$\"");
+        var result = _host.Compile("src/Generated.cs", source);
+        Assert.False(result["ok"]!.GetValue<bool>(), result.ToJsonString());
+        Assert.True(result["diagnostics"] is JsonArray, result.ToJsonString());
+        var syslib = result["diagnostics"]!.AsArray().FirstOrDefault(d => d!["id"]!.GetValue<string>().StartsWith("SYSLIB", StringComparison.Ordinal));
+        Assert.True(syslib is not null, result.ToJsonString());
+        Assert.Equal("src/Generated.cs", syslib!["path"]!.GetValue<string>());
+    }
 }

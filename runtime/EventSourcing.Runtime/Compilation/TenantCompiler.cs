@@ -257,7 +257,8 @@ public sealed class TenantCompiler
             DiagnosticSeverity.Warning => "warning",
             _ => "info",
         };
-        if (d.Location.IsInSource)
+        // Source generators report at external-file locations (the tenant's file and line, kept without the tree).
+        if (d.Location.IsInSource || d.Location.Kind == LocationKind.ExternalFile)
         {
             var span = d.Location.GetMappedLineSpan();
             return new CompileDiagnostic(span.Path, span.StartLinePosition.Line + 1, span.StartLinePosition.Character + 1,

@@ -30,11 +30,14 @@ public static class GeneratedCodePolicy
     const string RegexGenerator = "the Regex source generator's output ([GeneratedRegex])";
     const string JsonGenerator = "the System.Text.Json source generator's output ([JsonSerializable] on a partial JsonSerializerContext)";
 
-    public static List<CompileDiagnostic> Check(Microsoft.CodeAnalysis.Compilation compilation, IReadOnlySet<SyntaxTree> generated)
+    /// <param name="image">The emitted assembly: the sources are searched for uses of generator-only APIs only when it references
+    /// one (every use in source is a reference in IL), which spares ordinary compiles a second binding pass.</param>
+    public static List<CompileDiagnostic> Check(Microsoft.CodeAnalysis.Compilation compilation, IReadOnlySet<SyntaxTree> generated, byte[] image)
     {
         var found = new List<CompileDiagnostic>();
         foreach (var type in TenantCompiler.AllTypes(compilation.Assembly.GlobalNamespace))
             CheckType(type, generated, found);
+        if (!GeneratorOnlyApis.ReferencedBy(image)) return found;
         foreach (var tree in compilation.SyntaxTrees)
         {
             if (generated.Contains(tree)) continue;

@@ -169,7 +169,7 @@ public sealed class TenantCompiler
 
         var image = pe.ToArray();
         var violations = AssemblyVerifier.Verify(image);
-        var reserved = TypesInReservedNamespaces(compilation, generated).Concat(GeneratedCodePolicy.Check(compilation, generated)).ToList();
+        var reserved = TypesInReservedNamespaces(compilation, generated).Concat(GeneratedCodePolicy.Check(compilation, generated, image)).ToList();
         if (violations.Count > 0 || reserved.Count > 0)
         {
             var located = reserved.Concat(Locate(compilation, violations.Take(MaxReportedDiagnostics).ToList())).Take(MaxReportedDiagnostics).ToList();

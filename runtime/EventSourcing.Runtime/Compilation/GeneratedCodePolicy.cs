@@ -30,8 +30,9 @@ public static class GeneratedCodePolicy
     const string RegexGenerator = "the Regex source generator's output ([GeneratedRegex])";
     const string JsonGenerator = "the System.Text.Json source generator's output ([JsonSerializable] on a partial JsonSerializerContext)";
 
-    /// <param name="image">The emitted assembly: the sources are searched for uses of generator-only APIs only when it references
-    /// one (every use in source is a reference in IL), which spares ordinary compiles a second binding pass.</param>
+    /// <summary>The refusals for <paramref name="compilation"/> (with the <paramref name="generated"/> trees the generators added).
+    /// The sources are searched for uses of generator-only APIs only when the emitted <paramref name="image"/> references one
+    /// (every use in source is a reference in IL), which spares ordinary compiles a second binding pass.</summary>
     public static List<CompileDiagnostic> Check(Microsoft.CodeAnalysis.Compilation compilation, IReadOnlySet<SyntaxTree> generated, byte[] image)
     {
         var found = new List<CompileDiagnostic>();

@@ -32,8 +32,15 @@ for n in System.Runtime System.Collections System.Collections.Immutable System.L
          System.Xml.ReaderWriter; do
   cp "$pack/$n.dll" "$out/ref/"
 done
+# The two source generators tenant code may use (SourceGenerators.Allowed), from the same pack: Microsoft's, run by the compile
+# host over the tenant's syntax; no other generator or analyzer is shipped or run.
+mkdir -p "$out/generators"
+for n in System.Text.RegularExpressions.Generator System.Text.Json.SourceGeneration; do
+  cp "$pack/../../analyzers/dotnet/cs/$n.dll" "$out/generators/"
+done
 # NodaTime (tenants' time-zone API, its tzdb embedded) is referenced from the host's own copy, published beside it.
-for f in "$out"/EventSourcing.Runtime.dll "$out"/EventSourcing.Sdk.dll "$out"/NodaTime.dll "$out"/Microsoft.CodeAnalysis.CSharp.dll "$out"/ref/System.Runtime.dll; do
+for f in "$out"/EventSourcing.Runtime.dll "$out"/EventSourcing.Sdk.dll "$out"/NodaTime.dll "$out"/Microsoft.CodeAnalysis.CSharp.dll "$out"/ref/System.Runtime.dll "$out"/generators/System.Text.Json.SourceGeneration.dll \
+         "$out"/System.IO.Hashing.dll; do
   [ -f "$f" ] || { echo "build.sh: missing $f after publish" >&2; exit 1; }
 done
 echo "runtime host built: $(pwd)/$out/EventSourcing.Runtime.dll"

@@ -82,6 +82,13 @@ public class EscapeCorpusTests
                      // Issue 22 red team: attacks on the three changes (allowlist, pool hygiene, tenant memory).
                      "memory-regex-cache", "memory-generic-expansion", "memory-oom-message-frame",
                      "memory-late-converter", "derive-format-provider", "derive-json-converter-writer-reset",
+                     // Issue 27 (gen slice): hand-writing what only the source generators may write, the APIs their output uses,
+                     // static JSON options, XxHash.
+                     "generator-json-hand-written-context", "generator-json-context-own-field", "generator-json-context-cache-overwrite",
+                     "generator-json-context-subclass", "generator-json-metadata-callback", "generator-json-metadata-services",
+                     "generator-json-resolver-by-hand", "generator-appcontext-getdata", "generator-type-getproperty", "generator-regex-line-spoof",
+                     "generator-regex-generated-namespace", "generator-static-options-mutated", "generator-static-options-in-collection",
+                     "generator-context-options-mutated", "generator-shared-executor", "xxhash-instance-state", "xxhash-shared-executor",
                  })
             Assert.Contains(required, names);
         foreach (var api in new[] { "unsafe-as", "unsafe-asref", "unsafe-add", "memory-marshal", "thread-id", "create-span", "initialize-array", "type-handle-value" })

@@ -115,6 +115,27 @@ public class OrdinaryCodeTests
         Assert.Equal("BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD", state["text"]!.GetValue<string>());
     }
 
+    [Fact]
+    public void XxHashOneShotCompilesAndRunsDeterministically()
+    {
+        var state = Run("", "var b = System.Text.Encoding.UTF8.GetBytes(\"abc\"); state.Text = Convert.ToHexString(System.IO.Hashing.XxHash64.Hash(b)) + \"/\" + System.IO.Hashing.XxHash3.HashToUInt64(b) + \"/\" + System.IO.Hashing.XxHash32.HashToUInt32(b) + \"/\" + System.IO.Hashing.XxHash128.HashToUInt128(b, 7) + \"/\" + Convert.ToHexString(System.IO.Hashing.XxHash64.Hash(Array.Empty<byte>())); state.Value += 7;");
+        var b = System.Text.Encoding.UTF8.GetBytes("abc");
+        var expected = Convert.ToHexString(System.IO.Hashing.XxHash64.Hash(b)) + "/" + System.IO.Hashing.XxHash3.HashToUInt64(b) + "/" + System.IO.Hashing.XxHash32.HashToUInt32(b)
+                       + "/" + System.IO.Hashing.XxHash128.HashToUInt128(b, 7) + "/EF46DB3751D8E999"; // XXH64 of nothing, seed 0 (the reference vector)
+        Assert.Equal(expected, state["text"]!.GetValue<string>());
+    }
+
+    [Theory]
+    [InlineData("an instance", "var h = new System.IO.Hashing.XxHash64(); h.Append(new byte[1]); _ = h.GetCurrentHash();", "System.IO.Hashing.XxHash64")]
+    [InlineData("a stream", "_ = System.IO.Hashing.XxHash3.Hash(new byte[1]); var h = new System.IO.Hashing.XxHash3(); h.Append(new System.IO.MemoryStream());", "System.IO")]
+    [InlineData("another algorithm", "_ = System.IO.Hashing.Crc32.Hash(new byte[1]);", "System.IO.Hashing.Crc32")]
+    public void OtherHashingStaysRefused(string shape, string apply, string refused)
+    {
+        var result = _host.Compile("Ordinary.cs", Reducer("", apply));
+        Assert.False(result["ok"]!.GetValue<bool>(), shape);
+        Assert.Contains("forbidden API: " + refused, result["compilationError"]!.GetValue<string>());
+    }
+
     [Theory]
     [InlineData("an instance", "using var sha = System.Security.Cryptography.SHA256.Create(); _ = sha.ComputeHash(new byte[1]);", "System.Security.Cryptography.SHA256.Create")]
     [InlineData("another algorithm", "_ = System.Security.Cryptography.SHA512.HashData(new byte[1]);", "System.Security.Cryptography.SHA512")]

@@ -77,10 +77,38 @@ public class SameVerdictTests
         p.Add(new("denied-namespace:System.Security", "_ = typeof(System.Security.SecurityException).Name;", "System.Security.SecurityException"));
         p.Add(new("denied-namespace:System.Resources", "_ = typeof(System.Resources.ResourceManager).Name;", "System.Resources.ResourceManager"));
         p.Add(new("denied-namespace:System.Linq.Expressions", "_ = typeof(System.Linq.Expressions.Expression).Name;", "System.Linq.Expressions"));
-        p.Add(new("denied-namespace:System.CodeDom", "_ = typeof(System.CodeDom.Compiler.GeneratedCodeAttribute).Name;", "System.CodeDom.Compiler.GeneratedCodeAttribute"));
+        p.Add(new("denied-namespace:System.CodeDom", "_ = typeof(System.CodeDom.Compiler.IndentedTextWriter).Name;", "System.CodeDom.Compiler.IndentedTextWriter"));
         p.Add(new("denied-namespace:System.Data", "_ = typeof(System.Data.DataSet).Name;", "System.Data"));
         p.Add(new("denied-namespace:System.Xml", "_ = typeof(System.Xml.XmlReader).Name;", "System.Xml"));
-        p.Add(new("denied-namespace:System.Text.Json.Serialization.Metadata", "_ = typeof(System.Text.Json.Serialization.Metadata.JsonTypeInfo).Name;", "System.Text.Json.Serialization.Metadata.JsonTypeInfo"));
+        p.Add(new("denied-namespace:System.Text.Json.Serialization.Metadata", "_ = typeof(System.Text.Json.Serialization.Metadata.DefaultJsonTypeInfoResolver).Name;", "System.Text.Json.Serialization.Metadata.DefaultJsonTypeInfoResolver"));
+        p.Add(Type("System.CodeDom.Compiler.GeneratedCodeAttribute", null));
+        foreach (var (t, toInteger) in new[] { ("XxHash32", "HashToUInt32"), ("XxHash64", "HashToUInt64"), ("XxHash128", "HashToUInt128"), ("XxHash3", "HashToUInt64") })
+        {
+            p.Add(new("type:System.IO.Hashing." + t, $"_ = System.IO.Hashing.{t}.Hash(new byte[] {{ 1 }}).Length + System.IO.Hashing.{t}.{toInteger}(new byte[] {{ 2 }}).GetHashCode();", null));
+            p.Add(new("only-members:System.IO.Hashing." + t, $"var h = new System.IO.Hashing.{t}(); h.Append(new byte[] {{ 1 }});", $"System.IO.Hashing.{t}"));
+        }
+        // Generator-only APIs (GeneratorOnlyApis): allowed in IL for the source generators' output, refused in the tenant's sources.
+        const string Metadata = "System.Text.Json.Serialization.Metadata.";
+        p.Add(new("generator-only:System.AppContext", "_ = System.AppContext.GetData(\"x\");", "forbidden API: System.AppContext.GetData"));
+        p.Add(new("type:System.AppContext", "_ = System.AppContext.BaseDirectory;", "System.AppContext"));
+        p.Add(new("generator-only:System.Type", "_ = typeof(string).GetProperty(\"Length\");", "forbidden API: System.Type.GetProperty"));
+        p.Add(new("generator-only:System.Type", "_ = typeof(string).GetConstructor(System.Type.EmptyTypes);", "System.Type"));
+        p.Add(new("generator-only:System.Reflection.ICustomAttributeProvider", "System.Reflection.ICustomAttributeProvider? a = null; _ = a!.IsDefined(typeof(int), false);", "System.Reflection.ICustomAttributeProvider"));
+        p.Add(new("generator-only:System.Reflection.BindingFlags", "_ = (int)System.Reflection.BindingFlags.Public + typeof(string).GetFields(System.Reflection.BindingFlags.Public).Length;", "System.Type.GetFields"));
+        p.Add(new("generator-only:System.Reflection.ParameterModifier", "_ = new System.Reflection.ParameterModifier(1).GetHashCode();", "System.Reflection.ParameterModifier"));
+        p.Add(new("generator-only:System.Reflection.Binder", "System.Reflection.Binder? b = null; _ = b!.ChangeType(1, typeof(int), null);", "System.Reflection.Binder"));
+        p.Add(new("generator-only:System.Reflection.ConstructorInfo", "System.Reflection.ConstructorInfo? c = null; _ = c!.Invoke(null);", "System.Reflection"));
+        p.Add(new("generator-only:System.Reflection.PropertyInfo", "System.Reflection.PropertyInfo? c = null; _ = c!.GetValue(null);", "System.Reflection"));
+        p.Add(new("generator-only:System.Reflection.FieldInfo", "System.Reflection.FieldInfo? c = null; _ = c!.GetValue(null);", "System.Reflection"));
+        p.Add(new("generator-only:" + Metadata + "JsonTypeInfo", "_ = " + Metadata + "JsonTypeInfo.CreateJsonTypeInfo<int>(new System.Text.Json.JsonSerializerOptions());", "forbidden API: " + Metadata + "JsonTypeInfo.CreateJsonTypeInfo"));
+        p.Add(new("generator-only:" + Metadata + "JsonPropertyInfo", Metadata + "JsonPropertyInfo? i = null; _ = i!.Name;", "forbidden API: " + Metadata + "JsonPropertyInfo.Name"));
+        p.Add(new("generator-only:" + Metadata + "JsonMetadataServices", "_ = " + Metadata + "JsonMetadataServices.Int32Converter;", "forbidden API: " + Metadata + "JsonMetadataServices.Int32Converter"));
+        p.Add(new("generator-only:" + Metadata + "JsonObjectInfoValues", "_ = new " + Metadata + "JsonObjectInfoValues<int>();", "forbidden API: " + Metadata + "JsonObjectInfoValues"));
+        p.Add(new("generator-only:" + Metadata + "JsonPropertyInfoValues", "_ = new " + Metadata + "JsonPropertyInfoValues<int>();", "forbidden API: " + Metadata + "JsonPropertyInfoValues"));
+        p.Add(new("generator-only:" + Metadata + "JsonCollectionInfoValues", "_ = new " + Metadata + "JsonCollectionInfoValues<int[]>();", "forbidden API: " + Metadata + "JsonCollectionInfoValues"));
+        p.Add(new("generator-only:" + Metadata + "JsonParameterInfoValues", "_ = new " + Metadata + "JsonParameterInfoValues();", "forbidden API: " + Metadata + "JsonParameterInfoValues"));
+        p.Add(new("generator-only:" + Metadata + "IJsonTypeInfoResolver", Metadata + "IJsonTypeInfoResolver? r = null; _ = r!.GetTypeInfo(typeof(int), new System.Text.Json.JsonSerializerOptions());", "forbidden API: " + Metadata + "IJsonTypeInfoResolver.GetTypeInfo"));
+        p.Add(new("generator-only:" + Metadata + "JsonTypeInfoKind", "_ = " + Metadata + "JsonTypeInfoKind.Object.ToString();", "forbidden API: " + Metadata + "JsonTypeInfoKind.Object"));
         p.Add(new("denied-namespace:System.Collections.Concurrent", "_ = typeof(System.Collections.Concurrent.ConcurrentQueue<int>).Name;", "System.Collections.Concurrent"));
         p.Add(new("denied-namespace:Microsoft.CSharp", "_ = typeof(Microsoft.CSharp.RuntimeBinder.Binder).Name;", "Microsoft.CSharp"));
         p.Add(new("denied-namespace:Microsoft.Win32", "_ = typeof(Microsoft.Win32.SafeHandles.SafeFileHandle).Name;", "Microsoft.Win32.SafeHandles.SafeFileHandle"));
@@ -157,7 +185,7 @@ public class SameVerdictTests
                      "System.Runtime.CompilerServices.FixedAddressValueTypeAttribute", "System.Runtime.CompilerServices.UnsafeAccessorAttribute",
                      "System.Runtime.CompilerServices.UnsafeAccessorKind", "System.Runtime.CompilerServices.UnsafeAccessorTypeAttribute",
                      "System.Runtime.CompilerServices.TypeForwardedToAttribute", "System.Runtime.CompilerServices.TypeForwardedFromAttribute",
-                     "System.AppDomain", "System.AppContext", "System.GC", "System.GCCollectionMode", "System.Random", "System.TimeProvider",
+                     "System.AppDomain", "System.GC", "System.GCCollectionMode", "System.Random", "System.TimeProvider",
                      "System.WeakReference", "System.ThreadStaticAttribute", "System.ContextStaticAttribute", "System.STAThreadAttribute",
                      "System.MTAThreadAttribute", "System.TypedReference", "System.ArgIterator", "System.RuntimeArgumentHandle", "System.RuntimeMethodHandle",
                      "System.ModuleHandle", "System.MarshalByRefObject", "System.OperatingSystem", "System.LoaderOptimizationAttribute", "System.IAsyncDisposable",

@@ -6,17 +6,6 @@ namespace EventSourcing
     /// <summary>One stored event, as handed to <c>Apply</c> and <c>ResolveKey</c>.</summary>
     public sealed class Event
     {
-        /// <summary>Fallback settings (read-only) for events made outside the host, e.g. in tenants' own unit tests:
-        /// <see cref="JsonSerializerDefaults.Web"/> (camelCase names, case-insensitive reads, numbers may be read from strings).</summary>
-        internal static readonly JsonSerializerOptions DefaultJsonOptions = CreateReadOnlyWebOptions();
-
-        private static JsonSerializerOptions CreateReadOnlyWebOptions()
-        {
-            var options = new JsonSerializerOptions(JsonSerializerDefaults.Web);
-            options.MakeReadOnly(populateMissingResolver: true);
-            return options;
-        }
-
         private static readonly JsonElement EmptyObject = JsonDocument.Parse("{}").RootElement.Clone();
 
         /// <summary>Unique id of the event.</summary>
@@ -58,7 +47,10 @@ namespace EventSourcing
         /// <exception cref="JsonException">The data does not fit <typeparamref name="T"/>.</exception>
         public T DataAs<T>()
         {
-            var value = Data.Deserialize<T>(SerializerOptions ?? DefaultJsonOptions);
+            // An event made outside the host (tenants' own tests, or tenant code that builds one) gets fresh options: a shared
+            // instance would cache metadata for every T it ever saw, process-wide, keeping unloaded tenants' types alive and
+            // their memory charged to nobody. Fresh options cost a metadata build per call; the host's events never take this path.
+            var value = Data.Deserialize<T>(SerializerOptions ?? new JsonSerializerOptions(JsonSerializerDefaults.Web));
             if (value is null)
                 throw new JsonException($"event {EventType} ({EventId}): data is null, expected {typeof(T).Name}");
             return value;

@@ -81,3 +81,63 @@ it('compiles and runs new T(), static readonly Regex/FrozenDictionary/ImmutableA
   // A second call starts from the same nothing: no state carried across calls.
   expect(again[0].states).toEqual(first[0].states);
 });
+
+const GENERATED = `using System.Text.Json;
+using System.Text.Json.Serialization;
+using System.Text.RegularExpressions;
+using EventSourcing;
+
+namespace Generated
+{
+    public sealed class Summary { public int Units { get; set; } public string Last { get; set; } = ""; public string Echo { get; set; } = ""; }
+    public sealed class Line { public string Sku { get; set; } = ""; public int Qty { get; set; } }
+
+    [JsonSerializable(typeof(Line))]
+    [JsonSourceGenerationOptions(PropertyNamingPolicy = JsonKnownNamingPolicy.CamelCase)]
+    internal partial class LineContext : JsonSerializerContext { }
+
+    internal static partial class Catalog
+    {
+        [GeneratedRegex("^SKU-([0-9]+)$", RegexOptions.IgnoreCase)]
+        public static partial Regex Sku();
+
+        public static readonly JsonSerializerOptions Web = new(JsonSerializerDefaults.Web) { WriteIndented = false };
+    }
+
+    public sealed class SummaryReducer : IReducer<Summary>
+    {
+        public Summary Apply(Summary state, Event e)
+        {
+            if (e.EventType == "Tamper") Catalog.Web.WriteIndented = true; // read-only since load: throws
+            var line = JsonSerializer.Deserialize(e.Data.GetRawText(), LineContext.Default.Line)!;
+            var m = Catalog.Sku().Match(line.Sku);
+            if (m.Success) state.Units += int.Parse(m.Groups[1].Value) * line.Qty;
+            state.Last = JsonSerializer.Serialize(line, LineContext.Default.Line);
+            state.Echo = JsonSerializer.Serialize(new { line.Sku }, Catalog.Web);
+            return state;
+        }
+    }
+}
+`;
+
+it('compiles and runs the Regex and System.Text.Json source generators and static readonly JsonSerializerOptions in the sandboxed executor', async () => {
+  const compiled = await pool.compile([{ path: 'Generated.cs', content: GENERATED }], 'reducer');
+  if (!compiled.ok) throw new Error(compiled.compilationError);
+  assemblies.set('tenant-a/generated', Buffer.from(compiled.assembly, 'base64'));
+
+  const events = [wireEvent('cart-1', 'Added', { sku: 'sku-7', qty: 2 }), wireEvent('cart-1', 'Added', { sku: 'x', qty: 5 })];
+  const first = await pool.apply('tenant-a', 'generated', 'Generated.SummaryReducer', [{ state: null, events }]);
+  expect(first[0].ok).toBe(true);
+  const states = first[0].states.map((s) => JSON.parse(s));
+  expect(states.map((s) => s.units)).toEqual([14, 14]);
+  expect(states[1].last).toBe('{"sku":"x","qty":5}');
+  expect(states[1].echo).toBe('{"sku":"x"}');
+
+  // The static options cannot be changed by a call (the host froze them at load), so the next call sees what the first saw.
+  const tampered = await pool.apply('tenant-a', 'generated', 'Generated.SummaryReducer', [
+    { state: null, events: [wireEvent('cart-1', 'Tamper', { sku: 'sku-1', qty: 1 })] },
+  ]);
+  expect(tampered[0].ok).toBe(false);
+  const again = await pool.apply('tenant-a', 'generated', 'Generated.SummaryReducer', [{ state: null, events }]);
+  expect(again[0].states).toEqual(first[0].states);
+});

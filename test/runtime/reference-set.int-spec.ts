@@ -40,9 +40,16 @@ it('ships the reference set beside the host build', () => {
   // And the SDK package's targets, which narrow a tenant's local compile to the same set (plus EventSourcing.Sdk).
   const targets = fs.readFileSync(path.join(REPO, 'sdk/dotnet/build/EventSourcing.Sdk.targets'), 'utf8');
   const narrowed = /<EventSourcingServerReference Include="([^"]+)"/.exec(targets)![1].split(';');
-  expect(narrowed.sort()).toEqual([...FRAMEWORK, 'NodaTime', 'EventSourcing.Sdk'].sort());
+  expect(narrowed.sort()).toEqual([...FRAMEWORK, 'NodaTime', 'System.IO.Hashing', 'EventSourcing.Sdk'].sort());
   // NodaTime (the tenants' time-zone API) is referenced from the host's own copy, published beside it.
   expect(fs.existsSync(path.join(REPO, 'runtime', 'bin', 'NodaTime.dll'))).toBe(true);
+});
+
+it('ships exactly the two source generators tenant code may use, and the XxHash assembly beside the host', () => {
+  const generators = fs.readdirSync(path.join(REPO, 'runtime', 'bin', 'generators')).sort();
+  expect(generators).toEqual(['System.Text.Json.SourceGeneration.dll', 'System.Text.RegularExpressions.Generator.dll']);
+  // Referenced from the host's own copy (ReferenceSet), the one tenant code binds to at run time.
+  expect(fs.existsSync(path.join(REPO, 'runtime', 'bin', 'System.IO.Hashing.dll'))).toBe(true);
 });
 
 it('the sandboxed production compiler compiles against that shipped set', async () => {

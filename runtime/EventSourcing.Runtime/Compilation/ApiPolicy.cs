@@ -86,6 +86,13 @@ public static class ApiPolicy
         // Deterministic hashing: the static one-shot SHA256.HashData/TryHashData (members restricted below) keep no state;
         // an instance (SHA256.Create(): a native handle, incremental state) and the rest of System.Security stay refused.
         ["System.Security.Cryptography.SHA256"] = ApiVerdict.Allow,
+        // Deterministic non-cryptographic hashing (System.IO.Hashing, a host dependency): the static one-shot members only
+        // (members restricted below), which hash the caller's bytes on the stack: no state, no pooled buffer, no shared secret
+        // beyond the algorithms' constants. An instance (incremental Append, Append(Stream)) stays refused.
+        ["System.IO.Hashing.XxHash32"] = ApiVerdict.Allow,
+        ["System.IO.Hashing.XxHash64"] = ApiVerdict.Allow,
+        ["System.IO.Hashing.XxHash128"] = ApiVerdict.Allow,
+        ["System.IO.Hashing.XxHash3"] = ApiVerdict.Allow,
         ["System.Diagnostics.Process"] = ApiVerdict.Deny("starting or inspecting processes is not allowed"),
         ["System.Diagnostics.ProcessStartInfo"] = ApiVerdict.Deny("starting or inspecting processes is not allowed"),
 
@@ -128,6 +135,8 @@ public static class ApiPolicy
         ["System.Numerics.Plane"] = ApiVerdict.Deny(Simd),
         ["System.Numerics.Quaternion"] = ApiVerdict.Deny(Simd),
 
+        // Generated code (and anyone) marks itself with it; an attribute with two strings.
+        ["System.CodeDom.Compiler.GeneratedCodeAttribute"] = ApiVerdict.Allow,
         ["System.ComponentModel.EditorBrowsableAttribute"] = ApiVerdict.Allow,
         ["System.ComponentModel.EditorBrowsableState"] = ApiVerdict.Allow,
 
@@ -295,11 +304,19 @@ public static class ApiPolicy
         ["System.Activator"] = (new HashSet<string>(StringComparer.Ordinal), Reflection),
         ["System.Security.Cryptography.SHA256"] = (new HashSet<string>(StringComparer.Ordinal) { "HashData", "TryHashData" },
             "security APIs are not allowed (only the static one-shot SHA256.HashData/TryHashData over bytes or spans)"),
+        ["System.IO.Hashing.XxHash32"] = (XxHashMembers("HashToUInt32"), XxHashOnly),
+        ["System.IO.Hashing.XxHash64"] = (XxHashMembers("HashToUInt64"), XxHashOnly),
+        ["System.IO.Hashing.XxHash128"] = (XxHashMembers("HashToUInt128"), XxHashOnly),
+        ["System.IO.Hashing.XxHash3"] = (XxHashMembers("HashToUInt64"), XxHashOnly),
         // Value/ToIntPtr give the address of runtime data; FromIntPtr turns any number into a handle that
         // RuntimeHelpers.CreateSpan/InitializeArray or Type.GetTypeFromHandle would dereference.
         ["System.RuntimeTypeHandle"] = (new HashSet<string>(StringComparer.Ordinal), Addresses),
         ["System.RuntimeFieldHandle"] = (new HashSet<string>(StringComparer.Ordinal), Addresses),
     };
+
+    const string XxHashOnly = "only the static one-shot XxHash members (Hash, TryHash, HashToUInt*) over bytes or spans; an instance keeps incremental state and reads streams";
+
+    static HashSet<string> XxHashMembers(string toInteger) => new(StringComparer.Ordinal) { "Hash", "TryHash", toInteger };
 
     /// <summary>Members of otherwise restricted types that only the compiler's own shapes may use (see CompilerPatterns).</summary>
     static readonly Dictionary<string, (HashSet<string> Members, string Reason)> CompilerOnlyMembers = new(StringComparer.Ordinal)
@@ -324,6 +341,7 @@ public static class ApiPolicy
         foreach (var member in members.Keys)
             yield return $"denied-member:{type}::{member}";
         foreach (var type in OnlyMembers.Keys) yield return "only-members:" + type;
+        foreach (var entry in GeneratorOnlyApis.Entries()) yield return entry;
         foreach (var (type, (members, _)) in CompilerOnlyMembers)
         foreach (var member in members)
             yield return $"compiler-only-member:{type}::{member}";
@@ -344,6 +362,7 @@ public static class ApiPolicy
         for (var i = 0; i < names.Length; i++) names[i] = StripArity(nameChain[i]);
         if (TimePolicy.CheckType(ns, (ns.Length == 0 ? "" : ns + ".") + string.Join("+", names)) is { } time) return time; // dates, zones, cultures
 
+        if (GeneratorOnlyApis.TypeVerdict((ns.Length == 0 ? "" : ns + ".") + string.Join('+', names)) is { } generatorOnly) return generatorOnly;
         // Explicit rule for the exact (possibly nested) type, then for its outer types.
         for (var depth = names.Length; depth >= 1; depth--)
         {
@@ -371,6 +390,7 @@ public static class ApiPolicy
     /// <summary>Verdict for a member of a type that is itself allowed (or compiler-only).</summary>
     public static ApiVerdict CheckMember(string typeFullName, ApiVerdict typeVerdict, string memberName)
     {
+        if (GeneratorOnlyApis.MemberVerdict(typeFullName, memberName) is { } generatorOnly) return generatorOnly;
         if (typeVerdict.Access == ApiAccess.Denied) return typeVerdict;
         if (DeniedMembers.TryGetValue(typeFullName, out var denied) && denied.TryGetValue(memberName, out var reason))
             return ApiVerdict.Deny(reason);

@@ -22,7 +22,8 @@ public static class AssemblyVerifier
         "System.Runtime.Numerics", "System.Text.Json", "System.Text.RegularExpressions", "System.Text.Encodings.Web",
         "System.Private.CoreLib", "System.Private.Uri", "netstandard", "EventSourcing.Sdk", "System.Security.Cryptography",
         "NodaTime", // the bundled time-zone API (TimePolicy); tenant load contexts resolve it to the host's one copy
-        "System.Xml.ReaderWriter"); // in the reference set for NodaTime's interfaces only: its every type is refused (System.Xml)
+        "System.Xml.ReaderWriter", // in the reference set for NodaTime's interfaces only: its every type is refused (System.Xml)
+        "System.IO.Hashing");
 
     public static IReadOnlyList<Violation> Verify(byte[] image)
     {

@@ -5,7 +5,7 @@ namespace EventSourcing.Runtime.Compilation;
 
 internal sealed partial class AssemblyWalker
 {
-    const string StaticReadonlyTypes = "only primitives, string, decimal, enums, DateTime(Offset), TimeSpan, Guid, Regex, and ImmutableArray/ImmutableList/ImmutableQueue/ImmutableStack of those may be static readonly; ImmutableDictionary/ImmutableHashSet/ImmutableSorted*/FrozenDictionary/FrozenSet too when the code defines no comparer of its own";
+    const string StaticReadonlyTypes = "only primitives, string, decimal, enums, DateTime(Offset), TimeSpan, Guid, Regex, JsonSerializerOptions (made read-only at load), and ImmutableArray/ImmutableList/ImmutableQueue/ImmutableStack of those may be static readonly; ImmutableDictionary/ImmutableHashSet/ImmutableSorted*/FrozenDictionary/FrozenSet too when the code defines no comparer of its own";
 
     /// <summary>
     /// A static field outlives the call that set it: only constants, the compiler's own shapes, and static readonly fields
@@ -27,7 +27,7 @@ internal sealed partial class AssemblyWalker
                 continue;
             }
             var fieldType = field.DecodeSignature(new SignatureProviders.FieldTypeClassifier(_md, keyedAllowed: !CanMakeComparers()), null);
-            if (!fieldType)
+            if (!fieldType && !IsJsonOptionsField(field))
                 Report("ES0002", $"forbidden construct: static readonly field {typeName}.{fieldName} of a mutable/reference type (state shared across calls is not allowed; {StaticReadonlyTypes})",
                     default, -1, null, typeName: MetadataTypeName(th), memberName: metadataFieldName);
         }

@@ -98,6 +98,23 @@ public static class DerivationPolicy
                 ["Equals"] = "collections, with the tenant's own strings",
                 ["GetHashCode"] = "collections, with the tenant's own strings",
             }),
+        // Only the source generators' output may derive from these (GeneratedCodePolicy refuses hand-written ones on every compile).
+        Base("System.Text.RegularExpressions.Regex", "[GeneratedRegex]'s Regex subclass: its constructor sets the pattern, options, timeout and its runner factory", new()),
+        Base("System.Text.RegularExpressions.RegexRunnerFactory", "[GeneratedRegex]'s runner factory",
+            new() { ["CreateInstance"] = "the Regex, with no argument, when it has no idle runner" }),
+        Base("System.Text.RegularExpressions.RegexRunner", "[GeneratedRegex]'s runner: generated matching code",
+            new()
+            {
+                ["Scan"] = "the Regex, with the tenant's own input text (the runner's backtracking arrays are its own)",
+                ["FindFirstChar"] = "never by the generated runner's Regex (Scan is overridden)", ["Go"] = "never by the generated runner's Regex (Scan is overridden)",
+                ["InitTrackCount"] = "never by the generated runner's Regex (Scan is overridden)",
+            }),
+        Base("System.Text.Json.Serialization.JsonSerializerContext", "the System.Text.Json generator's context: read-only options and metadata for the tenant's types",
+            new()
+            {
+                ["GetTypeInfo"] = "the serializer, with a Type; returns generated metadata",
+                ["get_GeneratedSerializerOptions"] = "the serializer, no argument; the options the generator wrote ([JsonSourceGenerationOptions])",
+            }),
     }.ToDictionary(b => b.Type, StringComparer.Ordinal);
 
     const string ExceptionKey = "System.Exception";
@@ -129,6 +146,8 @@ public static class DerivationPolicy
         ["System.Collections.IList"] = "this[int], IndexOf, Insert…: indexes and the tenant's own values; CopyTo as ICollection",
         ["System.IParsable`1"] = "static Parse/TryParse(string, provider): an immutable string holding exactly the text",
         ["System.Runtime.CompilerServices.ITuple"] = "Length/this[int]: positional patterns, with an index",
+        // Only a generated JsonSerializerContext may implement it (GeneratedCodePolicy).
+        ["System.Text.Json.Serialization.Metadata.IJsonTypeInfoResolver"] = "GetTypeInfo(Type, options): the serializer, with a Type and the options; returns generated metadata",
     };
 
     /// <summary>Refusals with a reason of their own (everything else not listed gets <see cref="NotListed"/>): the attack surface of issue 22.</summary>
@@ -163,9 +182,6 @@ public static class DerivationPolicy
         ["System.Collections.ObjectModel.KeyedCollection`2"] = "not needed (hold a dictionary in a field instead); its virtuals (GetKeyForItem, InsertItem…) are called by framework code nobody has audited for this",
         ["System.Collections.Generic.List`1"] = "not needed (hold a List<T> in a field instead); kept off the list so that no framework caller has to be trusted",
         ["System.Collections.Generic.Dictionary`2"] = "not needed (hold a Dictionary in a field instead); kept off the list so that no framework caller has to be trusted",
-        ["System.Text.RegularExpressions.Regex"] = "a Regex subclass can install its own runner factory; the engine calls it with the engine's buffers",
-        ["System.Text.RegularExpressions.RegexRunner"] = "the regex engine calls Scan/FindFirstChar/Go with its own input and backtracking buffers",
-        ["System.Text.RegularExpressions.RegexRunnerFactory"] = "creates RegexRunners (refused)",
         ["System.Runtime.CompilerServices.IAsyncStateMachine"] = "async code is not allowed",
         ["System.Numerics.INumberBase`1"] = "generic math: TryFormat/TryParse over spans are called with framework buffers",
     };

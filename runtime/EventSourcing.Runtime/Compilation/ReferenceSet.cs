@@ -64,6 +64,12 @@ public static class ReferenceSet
             list.Add(MetadataReference.CreateFromFile(Path.Combine(dir, "System.Private.Uri.dll")));
         }
 
+        // XxHash32/64/128/3: a package the host itself depends on (not in the framework), referenced from the host's own copy,
+        // the one tenant code binds to at run time. Only its static one-shot members are allowed (ApiPolicy).
+        var hashing = typeof(System.IO.Hashing.XxHash64).Assembly.Location;
+        if (string.IsNullOrEmpty(hashing)) throw new InvalidOperationException("System.IO.Hashing has no file location");
+        list.Add(MetadataReference.CreateFromFile(hashing));
+
         var sdk = typeof(EventSourcing.Event).Assembly.Location;
         if (string.IsNullOrEmpty(sdk)) throw new InvalidOperationException("EventSourcing.Sdk has no file location (single-file publish is not supported)");
         list.Add(MetadataReference.CreateFromFile(sdk));

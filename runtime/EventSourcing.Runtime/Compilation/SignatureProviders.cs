@@ -101,11 +101,15 @@ internal static class SignatureProviders
             "System.StringComparison", "System.StringSplitOptions", "System.MidpointRounding", "System.DayOfWeek",
             "System.DateTimeKind", "System.Globalization.NumberStyles", "System.Globalization.DateTimeStyles",
             "System.Globalization.CompareOptions", "System.Text.RegularExpressions.RegexOptions",
+            "System.Text.Json.JsonEncodedText", // a string and its UTF-8 bytes, exposed read-only (the JSON generator's property names)
         };
 
         /// <summary>Immutable and thread-safe reference types: nothing reachable from them can be changed once built
         /// (a Regex holds its pattern, options and timeout; tenant types cannot derive from it, DerivationPolicy).</summary>
-        static readonly HashSet<string> ImmutableReferenceTypes = new(StringComparer.Ordinal) { "System.Text.RegularExpressions.Regex" };
+        static readonly HashSet<string> ImmutableReferenceTypes = new(StringComparer.Ordinal)
+        {
+            "System.Text.RegularExpressions.Regex",
+        };
 
         /// <summary>Immutable containers with no comparer: immutable exactly when their elements are (checked recursively).
         /// ImmutableArray's array is reachable only through ImmutableCollectionsMarshal.AsArray, which is refused.</summary>
@@ -145,8 +149,12 @@ internal static class SignatureProviders
         public bool GetTypeFromDefinition(MetadataReader reader, TypeDefinitionHandle handle, byte rawTypeKind)
         {
             // The tenant's own enums are fine; its own classes/structs are not (mutable or holding references).
+            // So are the generators' Regex subclasses and JSON contexts (GeneratedCodePolicy: only their output may derive from
+            // Regex or JsonSerializerContext, and a context holds nothing of the tenant's): a Regex is immutable, a context holds
+            // read-only options and their metadata cache.
             var baseType = reader.GetTypeDefinition(handle).BaseType;
-            return baseType.Kind == HandleKind.TypeReference && FullName((TypeReferenceHandle)baseType) == "System.Enum";
+            return baseType.Kind == HandleKind.TypeReference && FullName((TypeReferenceHandle)baseType) is "System.Enum"
+                or "System.Text.RegularExpressions.Regex" or "System.Text.Json.Serialization.JsonSerializerContext";
         }
 
         public bool GetTypeFromReference(MetadataReader reader, TypeReferenceHandle handle, byte rawTypeKind)

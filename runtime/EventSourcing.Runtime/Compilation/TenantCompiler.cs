@@ -13,7 +13,8 @@ namespace EventSourcing.Runtime.Compilation;
 /// <summary>
 /// Compiles tenant sources with Roslyn against <see cref="ReferenceSet"/>, discovers implementations from
 /// symbols, and checks the emitted assembly with <see cref="AssemblyVerifier"/>. Runs no tenant code:
-/// no analyzers, no source generators, no #r/#load resolution, no file access for sources, docs or keys.
+/// no analyzers, only the Regex and System.Text.Json source generators (<see cref="SourceGenerators"/>), no #r/#load
+/// resolution, no file access for sources, docs or keys.
 /// </summary>
 public sealed class TenantCompiler
 {
@@ -141,18 +142,20 @@ public sealed class TenantCompiler
         trees.Add(CSharpSyntaxTree.ParseText(SourceText.From(ImplicitUsings, Encoding.UTF8), ParseOptions, "<implicit-usings>.g.cs"));
 
         assemblyName ??= "Tenant_" + ContentHash(sources);
-        var compilation = CSharpCompilation.Create(assemblyName, trees, _references ?? ReferenceSet.References, CompilationOptions);
+        var (compilation, generated, generatorDiagnostics) =
+            SourceGenerators.Run(CSharpCompilation.Create(assemblyName, trees, _references ?? ReferenceSet.References, CompilationOptions), ParseOptions);
 
         using var pe = new MemoryStream();
         var emit = compilation.Emit(pe, options: DebugSymbols.EmitOptions);
-        var warnings = emit.Diagnostics
+        var diagnostics = emit.Diagnostics.AddRange(generatorDiagnostics);
+        var warnings = diagnostics
             .Where(d => d.Severity == DiagnosticSeverity.Warning)
             .Take(MaxReportedDiagnostics)
             .Select(ToDiagnostic)
             .ToList();
-        if (!emit.Success)
+        if (!emit.Success || generatorDiagnostics.Any(d => d.Severity == DiagnosticSeverity.Error))
         {
-            var errors = emit.Diagnostics
+            var errors = diagnostics
                 .Where(d => d.Severity == DiagnosticSeverity.Error)
                 .OrderBy(d => d.Location.SourceTree?.FilePath, StringComparer.Ordinal)
                 .ThenBy(d => d.Location.SourceSpan.Start)
@@ -162,12 +165,12 @@ public sealed class TenantCompiler
             // The IL check does not run on a failed compile: the sandbox's refusals found in the source, in the same answer.
             errors.AddRange(SourceRefusals.Find(compilation).Take(MaxReportedDiagnostics));
             return new CompileResult(false, Array.Empty<DiscoveredImplementation>(), null, errors, warnings,
-                $"compilation failed with {emit.Diagnostics.Count(d => d.Severity == DiagnosticSeverity.Error)} error(s)");
+                $"compilation failed with {diagnostics.Count(d => d.Severity == DiagnosticSeverity.Error)} error(s)");
         }
 
         var image = pe.ToArray();
         var violations = AssemblyVerifier.Verify(image);
-        var reserved = TypesInReservedNamespaces(compilation);
+        var reserved = TypesInReservedNamespaces(compilation, generated).Concat(GeneratedCodePolicy.Check(compilation, generated, image)).ToList();
         if (violations.Count > 0 || reserved.Count > 0)
         {
             var located = reserved.Concat(Locate(compilation, violations.Take(MaxReportedDiagnostics).ToList())).Take(MaxReportedDiagnostics).ToList();
@@ -198,12 +201,13 @@ public sealed class TenantCompiler
     /// change how its code is compiled or loaded. Only source-declared types count: Roslyn's own embedded
     /// attributes (RefSafetyRules, Nullable…) live there legitimately.
     /// </summary>
-    static List<CompileDiagnostic> TypesInReservedNamespaces(CSharpCompilation compilation)
+    static List<CompileDiagnostic> TypesInReservedNamespaces(CSharpCompilation compilation, System.Collections.Immutable.ImmutableHashSet<SyntaxTree> generated)
     {
         var found = new List<CompileDiagnostic>();
         foreach (var type in AllTypes(compilation.Assembly.GlobalNamespace))
         {
             if (type.ContainingType is not null || type.DeclaringSyntaxReferences.Length == 0) continue;
+            if (type.DeclaringSyntaxReferences.All(r => generated.Contains(r.SyntaxTree))) continue; // the Regex generator's own
             var ns = type.ContainingNamespace.ToDisplayString();
             if (!IsReservedNamespace(ns)) continue;
             var span = type.Locations.FirstOrDefault()?.GetMappedLineSpan();
@@ -243,7 +247,8 @@ public sealed class TenantCompiler
             DiagnosticSeverity.Warning => "warning",
             _ => "info",
         };
-        if (d.Location.IsInSource)
+        // Source generators report at external-file locations (the tenant's file and line, kept without the tree).
+        if (d.Location.IsInSource || d.Location.Kind == LocationKind.ExternalFile)
         {
             var span = d.Location.GetMappedLineSpan();
             return new CompileDiagnostic(span.Path, span.StartLinePosition.Line + 1, span.StartLinePosition.Character + 1,
@@ -448,7 +453,7 @@ public sealed class TenantCompiler
         for (var t = type.ContainingType; t is not null; t = t.ContainingType) yield return t;
     }
 
-    static IEnumerable<INamedTypeSymbol> AllTypes(INamespaceSymbol ns)
+    internal static IEnumerable<INamedTypeSymbol> AllTypes(INamespaceSymbol ns)
     {
         foreach (var member in ns.GetMembers())
         {

@@ -134,6 +134,7 @@ public sealed class AssemblyRegistry
                 try
                 {
                     RuntimeHelpers.RunClassConstructor(type.TypeHandle);
+                    StaticOptionsFreezer.Freeze(type);
                 }
                 catch (Exception ex) when (ex is not OutOfMemoryException && ex.InnerException is not OutOfMemoryException)
                 {

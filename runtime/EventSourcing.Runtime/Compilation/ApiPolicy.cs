@@ -360,9 +360,10 @@ public static class ApiPolicy
     {
         var names = new string[nameChain.Count];
         for (var i = 0; i < names.Length; i++) names[i] = StripArity(nameChain[i]);
-        if (TimePolicy.CheckType(ns, (ns.Length == 0 ? "" : ns + ".") + string.Join("+", names)) is { } time) return time; // dates, zones, cultures
+        var qualified = (ns.Length == 0 ? "" : ns + ".") + string.Join("+", names);
+        if (TimePolicy.CheckType(ns, qualified) is { } time) return time; // dates, zones, cultures
+        if (GeneratorOnlyApis.TypeVerdict(qualified) is { } generatorOnly) return generatorOnly;
 
-        if (GeneratorOnlyApis.TypeVerdict((ns.Length == 0 ? "" : ns + ".") + string.Join('+', names)) is { } generatorOnly) return generatorOnly;
         // Explicit rule for the exact (possibly nested) type, then for its outer types.
         for (var depth = names.Length; depth >= 1; depth--)
         {

@@ -7,7 +7,8 @@ const UPLOAD_COLUMNS =
   'upload_id, tenant_id, kind, status, sources, meta, discovered, compilation_error, diagnostics, assembly_sha256, created_at, compiled_at';
 
 /** A listing's columns: no sources. */
-const LISTED_COLUMNS = 'upload_id, tenant_id, kind, status, meta, discovered, compilation_error, assembly_sha256, created_at, compiled_at';
+const LISTED_COLUMNS =
+  'upload_id, tenant_id, kind, status, meta, discovered, compilation_error, diagnostics, assembly_sha256, created_at, compiled_at';
 
 interface UploadDbRow {
   upload_id: string;

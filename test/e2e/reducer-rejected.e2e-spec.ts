@@ -88,6 +88,8 @@ describe.each(STORE_BACKENDS)('a reducer that guards an invariant, on %s', (back
         eventType: 'MoneyWithdrawn',
         eventId: expect.any(String),
         version: 3,
+        // The tenant's own frame, located by the PDB embedded at compile time (no host frame).
+        frames: [{ method: 'BankAccount.AccountReducer.Apply', file: 'AccountReducer.cs', line: expect.any(Number) }],
       },
     });
     expect(JSON.stringify(refused.body)).not.toContain('   at '); // no stack trace leaves the service
@@ -166,6 +168,10 @@ describe.each(STORE_BACKENDS)('a reducer that guards an invariant, on %s', (back
           eventId: failed.eventId,
           eventType: 'MoneyWithdrawn',
           version: 2,
+          // The details the instance that folded it keeps (read elsewhere or after a restart: without them).
+          exceptionType: 'System.InvalidOperationException',
+          position: failed.position,
+          frames: [{ method: 'BankAccount.AccountReducer.Apply', file: 'AccountReducer.cs', line: expect.any(Number) }],
         },
       });
       expect((await t.get('/aggregate-types/ledger/led-2/state')).body).toMatchObject({ version: 2, state: { balance: 10 } });

@@ -207,6 +207,8 @@ describe('isolation of tenants sharing an executor (runtime/escape-corpus, runti
       'derive-json-converter-read.cs',
       'derive-json-converter-writer-reset.cs',
       'derive-static-constructor.cs',
+      // Issue 27 (gen): a generated Regex and JSON context, and the XxHash one-shots, beside another tenant.
+      'generator-shared-executor.cs',
       // Issue 22 red team: memory a static Regex call kept past the call (the cache is off).
       'memory-regex-cache.cs',
       // Issue 27: static readonly Regex/FrozenDictionary/ImmutableArray, new T(), SHA256.HashData.
@@ -216,6 +218,7 @@ describe('isolation of tenants sharing an executor (runtime/escape-corpus, runti
       'time-nodatime-pattern-cache.cs',
       'time-nodatime-tzdb-shared.cs',
       'timezone-custom-isolated.cs',
+      'xxhash-shared-executor.cs',
     ]);
   });
 

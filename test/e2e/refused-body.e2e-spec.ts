@@ -108,8 +108,8 @@ describe('a refused body is answered, not reset', () => {
     { name: '413 (body over the limit)', path: '/events', key: () => tenant.key, status: 413, code: 'PAYLOAD_TOO_LARGE' },
     { name: '401 (no key)', path: '/events', key: () => undefined, status: 401, code: 'UNAUTHORIZED' },
     {
-      name: '404 (POST /reducers/validate: no such route)',
-      path: '/reducers/validate',
+      name: '404 (POST /reducers/no-such-route)',
+      path: '/reducers/no-such-route',
       key: () => tenant.key,
       status: 404,
       code: 'NOT_FOUND',
@@ -165,7 +165,7 @@ describe('a refused body is answered, not reset', () => {
     it('a client that keeps sending after the answer is cut off once the linger time is up', async () => {
       // A raw socket that allows half-open, so it sees when the server closes (node:http closes its
       // own socket on a `Connection: close` answer): 1 KiB every 20 ms of a 100 MiB body.
-      const out = await rawTrickle(svc.url, '/reducers/validate', tenant.key, 100 * 1024 * 1024);
+      const out = await rawTrickle(svc.url, '/reducers/no-such-route', tenant.key, 100 * 1024 * 1024);
       expect(out.head).toMatch(/^HTTP\/1\.1 404 /);
       expect(out.serverClosedAfterMs).toBeGreaterThanOrEqual(LINGER_MS - 100);
       expect(out.serverClosedAfterMs).toBeLessThan(LINGER_MS + 5_000);
@@ -236,7 +236,7 @@ describe('the byte bound', () => {
 
   it('a client sending far more than REFUSED_BODY_LINGER_BYTES after the answer is cut off long before the linger time', async () => {
     const out = await nodeHttpPost(
-      `${svc.url}/reducers/validate`,
+      `${svc.url}/reducers/no-such-route`,
       { 'x-api-key': tenant.key },
       {
         total: 512 * 1024 * 1024,

@@ -203,6 +203,20 @@ public class TimeTests
     }
 
     [Fact]
+    public void ACallOfCodeWithoutNodaTimeStillEmptiesWhatANodaTimeCallLeft()
+    {
+        var apply = "for (var i = 0; i < 5; i++) _ = LocalDatePattern.CreateWithInvariantCulture(\"uuuu'-\" + i + \"-'MM\"); state.Text = \"ok\";";
+        _host.CompileAndLoad("timely-few", new[] { new SourceFile("Timely.cs", Reducer("", apply)) });
+        _host.CompileAndLoad("plain-after", new[] { new SourceFile("Plain.cs", "using EventSourcing;\nnamespace Plain { public sealed class S { public int N { get; set; } } public sealed class R : IReducer<S> { public S Apply(S s, Event e) { s.N++; return s; } } }") });
+        var r = _host.Apply("timely-few", "Timely.DayReducer", (null, Events.Array(At("2025-01-01T00:00:00Z")))).Single()!;
+        Assert.True(r["ok"]!.GetValue<bool>(), r.ToJsonString());
+        Assert.True(NodaTimeCaches.HeldPatterns() >= 5, $"{NodaTimeCaches.HeldPatterns()} patterns held after the NodaTime call");
+        var plain = _host.Apply("plain-after", "Plain.R", (null, Events.Array(At("2025-01-01T00:00:00Z")))).Single()!;
+        Assert.True(plain["ok"]!.GetValue<bool>(), plain.ToJsonString());
+        Assert.Equal(0, NodaTimeCaches.HeldPatterns());
+    }
+
+    [Fact]
     public void ClearingNodaTimesCachesWorksOnThisVersion() => NodaTimeCaches.SelfTest();
 
     [Fact]

@@ -15,6 +15,7 @@ public sealed class LoadedAssembly
         Context = context;
         Assembly = assembly;
         Sha256 = sha256;
+        UsesNodaTime = assembly.GetReferencedAssemblies().Any(n => n.Name == "NodaTime");
         // One options instance per assembly: the serializer caches type metadata per options instance, and a
         // shared instance would keep unloaded tenant types alive.
         Options = new JsonSerializerOptions(JsonSerializerDefaults.Web)
@@ -38,6 +39,8 @@ public sealed class LoadedAssembly
     internal TenantLoadContext Context { get; }
     public Assembly Assembly { get; }
     public byte[] Sha256 { get; }
+    /// <summary>Whether it references NodaTime: only such code can fill NodaTime's pattern caches (<see cref="NodaTimeCaches"/>).</summary>
+    public bool UsesNodaTime { get; }
     public JsonSerializerOptions Options { get; }
     internal Dictionary<string, IRunner> Runners { get; } = new(StringComparer.Ordinal);
 }

@@ -4,7 +4,8 @@ using System.Reflection;
 namespace EventSourcing.Runtime.Execution;
 
 /// <summary>
-/// NodaTime's process-wide pattern caches, emptied before every tenant call (issue 27, the time slice's attack). NodaTime
+/// NodaTime's process-wide pattern caches, emptied before every tenant call that follows a call of code referencing NodaTime
+/// (issue 27, the time slice's attack; <see cref="BeforeCall"/>). NodaTime
 /// keeps the last 50 patterns it parsed per value type (LocalDate, Instant, ZonedDateTime… 12 of them) in each culture's
 /// format info — the invariant one's is a static, and the others sit in a static cache of up to 500 cultures — whether a
 /// pattern came from <c>LocalDatePattern.CreateWithInvariantCulture(text)</c> or from <c>ToString(text, provider)</c> (the
@@ -56,6 +57,24 @@ public static class NodaTimeCaches
             ?? throw new InvalidOperationException("NodaFormatInfo.Cache not found");
         CultureCacheClear = CultureCache.GetType().GetMethod("Clear", Members, Type.EmptyTypes)
             ?? throw new InvalidOperationException("NodaTime's Cache.Clear not found");
+    }
+
+    /// <summary>Whether code that references NodaTime ran since the caches were last emptied: only it can have filled them
+    /// (tenant assemblies reference only the framework list, the SDK and NodaTime, and no NodaTime value reaches code
+    /// that does not reference it), so the clearing is skipped, off the hot path, for every other tenant's calls.</summary>
+    static bool s_used;
+
+    /// <summary>Before a tenant call on the dispatching thread: empties the caches when code that may have filled them ran
+    /// since, and remembers whether this call's code may (a load counts as may: its type initialisers run before its
+    /// references are read).</summary>
+    public static void BeforeCall(bool callerUsesNodaTime)
+    {
+        if (s_used)
+        {
+            Clear();
+            s_used = false;
+        }
+        if (callerUsesNodaTime) s_used = true;
     }
 
     /// <summary>Drops every pattern NodaTime parsed so far (the invariant culture's parsers' caches, and every other

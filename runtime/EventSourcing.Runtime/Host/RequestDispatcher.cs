@@ -278,7 +278,7 @@ public sealed class RequestDispatcher
         // The verifier's work (and its messages) on this tenant's image, and its type initialisers, go through the pools:
         // it is this tenant's call.
         PoolHygiene.Enter(PoolHygiene.DomainOf(tenantId, assemblyId));
-        NodaTimeCaches.Clear(); // its type initialisers may parse NodaTime patterns: nothing of the last call's stays held
+        NodaTimeCaches.BeforeCall(callerUsesNodaTime: true); // its type initialisers may parse NodaTime patterns: nothing of the last call's stays held
         if (!base64.TryGetBytesFromBase64(out var image)) throw new ProtocolException(ErrorCodes.BadRequest, "assembly is not valid base64");
         var cap = payload.TryGetProperty("tenantMemoryBytes"u8, out var c) && c.ValueKind != JsonValueKind.Null
             ? c.ValueKind == JsonValueKind.Number && c.TryGetInt64(out var n) && n > 0 ? n : throw new ProtocolException(ErrorCodes.BadRequest, "payload field 'tenantMemoryBytes' must be a positive integer")
@@ -303,8 +303,9 @@ public sealed class RequestDispatcher
     {
         var assemblyId = RequiredId(payload);
         var className = Required(payload, "className", JsonValueKind.String).GetString()!;
-        PoolHygiene.Enter(Registry.Get(assemblyId).HygieneDomain);
-        NodaTimeCaches.Clear(); // NodaTime's pattern caches hold only this call's patterns (NodaTimeCaches)
+        var loaded = Registry.Get(assemblyId);
+        PoolHygiene.Enter(loaded.HygieneDomain);
+        NodaTimeCaches.BeforeCall(loaded.UsesNodaTime); // NodaTime's pattern caches hold only this call's patterns (NodaTimeCaches)
         return Registry.GetRunner(assemblyId, className);
     }
 

@@ -101,11 +101,14 @@ internal sealed partial class AssemblyWalker
             if ((field.Attributes & (FieldAttributes.Static | FieldAttributes.Literal)) != 0) continue;
             var readOnly = (field.Attributes & FieldAttributes.InitOnly) != 0;
             if (readOnly && (field.DecodeSignature(new SignatureProviders.FieldTypeClassifier(_md), null) || IsImmutableReference(field))) continue;
-            Report("ES0002", $"forbidden construct: {(readOnly ? "readonly field of a mutable type" : "mutable field")} {typeName}.{DisplayFieldName(_md.GetString(field.Name))} in {what} (the runtime keeps such objects from one call to the next, so they must be immutable: readonly fields of primitive-like types, converters or exceptions only)", default, -1, null);
+            Report("ES0002", $"forbidden construct: {(readOnly ? "readonly field of a mutable type" : "mutable field")} {typeName}.{DisplayFieldName(_md.GetString(field.Name))} in {what} (the runtime keeps such objects from one call to the next, so they must be immutable: readonly fields of primitive-like types or converters only; an exception is rewritten by every throw)", default, -1, null);
         }
     }
 
-    /// <summary>A readonly field holding a converter or an exception (both kept immutable by these rules).</summary>
+    /// <summary>A readonly field holding a converter or a naming policy (kept immutable by these rules). Not an exception: an
+    /// exception object is rewritten by every throw (its stack trace), so one kept in a converter — which the serializer
+    /// keeps for the life of the upload — carried a count from call to call through the depth of its trace, and kept
+    /// traces' memory charged to nobody (issue 27 red team, escape-corpus/cross-call-converter-kept-exception.cs).</summary>
     bool IsImmutableReference(FieldDefinition field)
     {
         var reader = _md.GetBlobReader(field.Signature);
@@ -120,8 +123,8 @@ internal sealed partial class AssemblyWalker
         var handle = reader.ReadTypeHandle();
         return handle.Kind switch
         {
-            HandleKind.TypeDefinition => KeptByRuntime((TypeDefinitionHandle)handle) is not null,
-            HandleKind.TypeReference => KeptKind(TypeRefName((TypeReferenceHandle)handle)) is not null,
+            HandleKind.TypeDefinition => KeptByRuntime((TypeDefinitionHandle)handle) is { } kind && kind != ExceptionKind,
+            HandleKind.TypeReference => KeptKind(TypeRefName((TypeReferenceHandle)handle)) is { } kind && kind != ExceptionKind,
             _ => false,
         };
     }
@@ -154,12 +157,14 @@ internal sealed partial class AssemblyWalker
         return null;
     }
 
+    const string ExceptionKind = "an exception type";
+
     static string? KeptKind(string frameworkBase) => frameworkBase switch
     {
         _ when frameworkBase.StartsWith("System.Text.Json.Serialization.Json", StringComparison.Ordinal)
                && frameworkBase.Contains("Converter", StringComparison.Ordinal) && !frameworkBase.EndsWith("Attribute", StringComparison.Ordinal) => "a JSON converter",
         "System.Text.Json.JsonNamingPolicy" => "a JSON naming policy",
-        _ when frameworkBase.StartsWith("System.", StringComparison.Ordinal) && frameworkBase.EndsWith("Exception", StringComparison.Ordinal) => "an exception type",
+        _ when frameworkBase.StartsWith("System.", StringComparison.Ordinal) && frameworkBase.EndsWith("Exception", StringComparison.Ordinal) => ExceptionKind,
         _ => null,
     };
 }

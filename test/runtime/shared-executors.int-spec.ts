@@ -188,6 +188,7 @@ describe('isolation of tenants sharing an executor (runtime/escape-corpus, runti
   const SECRET = 'VICTIM-SECRET-7f3a';
   const files = fs
     .readdirSync(path.join(REPO, 'runtime', 'escape-corpus'))
+    .filter((f) => f.endsWith('.cs')) // open/ holds the findings not yet closed
     .filter((f) => /^\/\/ expect: runtime-isolated$/m.test(fs.readFileSync(path.join(REPO, 'runtime', 'escape-corpus', f), 'utf8')));
   const victimGroups = (): ApplyGroupPayload[] => [
     { state: null, events: [wireEvent('v-1', 'Opened', { value: SECRET })] },
@@ -208,7 +209,11 @@ describe('isolation of tenants sharing an executor (runtime/escape-corpus, runti
       'derive-json-converter-writer-reset.cs',
       'derive-static-constructor.cs',
       // Issue 27 (gen): a generated Regex and JSON context, and the XxHash one-shots, beside another tenant.
+      // Issue 27 red team (i27-redteam): [GeneratedRegex] on a partial property.
+      'generator-regex-partial-property.cs',
       'generator-shared-executor.cs',
+      // Issue 27 red team (i27-redteam): a generated context's lazily built metadata (charged: the image costs more).
+      'memory-json-generated-context-metadata.cs',
       // Issue 22 red team: memory a static Regex call kept past the call (the cache is off).
       'memory-regex-cache.cs',
       // Issue 27: static readonly Regex/FrozenDictionary/ImmutableArray, new T(), SHA256.HashData.

@@ -97,6 +97,7 @@ export function describeProjectionStore(current: () => LaneWorld): void {
       expect(await store.lanes.holds.skip({ tenantId: t, versionId: 'v1', key: 'b' })).toBe(true);
       expect(await store.lanes.reads.getLane({ tenantId: t, versionId: 'v1', key: 'b' })).toMatchObject({
         heldPosition: null,
+        heldFailure: null, // the hold's details go with it
         appliedPosition: 2,
         attempts: 0,
       });

@@ -14,7 +14,7 @@ export class SqlLaneHolds implements LaneHolds {
   async release(lane: LaneKey) {
     const { tenantId, versionId, key } = lane;
     const changed = await this.db.run(
-      'UPDATE lanes SET held_position = NULL, held_error = NULL, attempts = 0 WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND held_position IS NOT NULL',
+      'UPDATE lanes SET held_position = NULL, held_error = NULL, held_failure = NULL, attempts = 0 WHERE tenant_id = ? AND version_id = ? AND state_key = ? AND held_position IS NOT NULL',
       [tenantId, versionId, key],
     );
     return changed > 0;
@@ -31,7 +31,7 @@ export class SqlLaneHolds implements LaneHolds {
         params: [tenantId, versionId, key, lane.heldPosition],
       },
       {
-        sql: `UPDATE lanes SET held_position = NULL, held_error = NULL, attempts = 0,
+        sql: `UPDATE lanes SET held_position = NULL, held_error = NULL, held_failure = NULL, attempts = 0,
                 applied_position = CASE WHEN applied_position > ? THEN applied_position ELSE ? END
               WHERE tenant_id = ? AND version_id = ? AND state_key = ?`,
         params: [lane.heldPosition, lane.heldPosition, tenantId, versionId, key],

@@ -133,7 +133,7 @@ export class MemoryLaneHolds implements LaneHolds {
   async release(ref: LaneKey): Promise<boolean> {
     const lane = this.tables.lane(ref);
     if (!lane || lane.heldPosition === null) return false;
-    Object.assign(lane, { heldPosition: null, heldError: null, attempts: 0 });
+    Object.assign(lane, { heldPosition: null, heldError: null, heldFailure: null, attempts: 0 });
     return true;
   }
 
@@ -142,7 +142,13 @@ export class MemoryLaneHolds implements LaneHolds {
     if (!lane || lane.heldPosition === null) return false;
     const held = lane.heldPosition;
     this.tables.removeInbox(ref, held);
-    Object.assign(lane, { heldPosition: null, heldError: null, attempts: 0, appliedPosition: Math.max(lane.appliedPosition, held) });
+    Object.assign(lane, {
+      heldPosition: null,
+      heldError: null,
+      heldFailure: null,
+      attempts: 0,
+      appliedPosition: Math.max(lane.appliedPosition, held),
+    });
     return true;
   }
 }

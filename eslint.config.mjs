@@ -231,7 +231,7 @@ export default tseslint.config(
   },
   {
     // The repository's own Node scripts (CommonJS).
-    files: ['scripts/**/*.js', 'jest.config.js'],
+    files: ['scripts/**/*.js', 'jest.config.js', 'test/support/*.js'],
     languageOptions: {
       sourceType: 'commonjs',
       globals: {

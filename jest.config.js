@@ -2,7 +2,8 @@
 // *.int-spec.ts (real PostgreSQL / Redis / .NET host), *.e2e-spec.ts (real HTTP, WebSocket).
 const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
 const common = {
-  testEnvironment: 'node',
+  // Node's environment, plus a reaper of service processes a failed test left running (see the file).
+  testEnvironment: '<rootDir>/test/support/reaping-environment.js',
   transform: { '^.+\\.ts$': tsJest },
   moduleFileExtensions: ['ts', 'js', 'json'],
 };

@@ -49,6 +49,10 @@ export class ServiceProcess {
   constructor(private readonly env: Record<string, string>) {}
 
   async start(): Promise<void> {
+    // A second child over a live one would orphan the first: nothing stops it, its pipes keep jest from exiting.
+    if (this.child && this.child.exitCode === null && this.child.signalCode === null) {
+      throw new Error(`the service (pid ${this.child.pid}) is still running: kill it before starting it again`);
+    }
     const port = (this.port ??= await freePort());
     this.url = `http://127.0.0.1:${port}`;
     // From test/support (ts-jest) the build is in dist/; from dist/test/support (a bench) it is beside.
@@ -61,6 +65,8 @@ export class ServiceProcess {
       env: { ...process.env, ADMIN_TOKEN, LOG_LEVEL: 'warn', HOST: '127.0.0.1', ...this.env, PORT: String(port) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    // Known to the test environment, which kills what a failed test left running (reaping-environment.js).
+    (globalThis as { __serviceChildren?: Set<ChildProcess> }).__serviceChildren?.add(this.child);
     this.child.stdout!.on('data', (d) => {
       this.output += d;
       this.stdout += d;

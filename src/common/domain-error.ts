@@ -48,6 +48,7 @@ export const ERROR_CODES = [
   'RESERVED_NAME',
   'DRY_RUN_RUNNING',
   'PROJECTION_LANE_HELD',
+  'APPEND_CONDITION_FAILED',
   'INTERNAL',
 ] as const;
 
@@ -100,3 +101,14 @@ export const idempotencyKeyReused = (key: string): DomainError =>
   new DomainError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was already used with a different request (route or body)', {
     idempotencyKey: key,
   });
+
+/**
+ * An append's condition (DCB, docs/dcb.md) failed: an event matching its query was stored after
+ * `after` (or at all, without it). `position` is the first such event's; nothing was stored.
+ */
+export const appendConditionFailed = (position: number, after: number | undefined): DomainError =>
+  new DomainError(
+    'APPEND_CONDITION_FAILED',
+    `an event matching the append condition is at position ${position}` + (after !== undefined ? ` (after ${after})` : ''),
+    { position, ...(after !== undefined ? { after } : {}) },
+  );

@@ -13,6 +13,8 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   FORBIDDEN: 403,
   NOT_FOUND: 404,
   VERSION_CONFLICT: 409,
+  // An append's condition (DCB) found a matching event after its position: re-read, decide again, retry.
+  APPEND_CONDITION_FAILED: 409,
   AGGREGATE_TYPE_MISMATCH: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,

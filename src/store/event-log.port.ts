@@ -6,6 +6,45 @@ export interface NewEvent {
   data: string;
   /** Pre-assigned when a reducer must see the event before it is stored; else drawn at commit. */
   eventId?: string;
+  /** The event's tags (DCB): validated at the edge (limits in docs/dcb.md), distinct, in the order given. */
+  tags?: string[];
+}
+
+/**
+ * One item of a DCB query (docs/dcb.md): an event matches when its type is one of `types` (absent:
+ * any type) and its tags include every one of `tags` (absent: any tags). An item with neither matches
+ * every event.
+ */
+export interface EventQueryItem {
+  types?: string[];
+  tags?: string[];
+}
+
+/** A DCB query: an event matches when it matches any item. Never empty (the edge refuses `items: []`). */
+export interface EventQuery {
+  items: EventQueryItem[];
+}
+
+/**
+ * An append condition (DCB): the append fails with APPEND_CONDITION_FAILED when an event matching
+ * `failIfEventsMatch` was stored after `after` (absent: at all), decided in the append's own commit
+ * (under the tenant's head lock, events earlier in the same group commit included).
+ */
+export interface AppendCondition {
+  failIfEventsMatch: EventQuery;
+  after?: number;
+}
+
+/**
+ * Membership of a multi-aggregate transaction (POST /events/transaction): its requests, one per
+ * aggregate, are contiguous in a group commit, every one carries the same `id` and `size`, and the
+ * commit stores all of them or none (each member's outcome is then the first member's failure).
+ * The transaction's `condition` and `idempotency` ride on its first member only and cover the whole
+ * transaction (its own events never count against its condition; its key spans all its events).
+ */
+export interface TransactionMembership {
+  id: string;
+  size: number;
 }
 
 export interface AppendRequest {
@@ -34,6 +73,10 @@ export interface AppendRequest {
   timestamp?: number;
   /** The client's Idempotency-Key: remembered with the events, in their transaction. */
   idempotency?: IdempotencyClaim;
+  /** The append condition (DCB): checked after expectedVersion, before the snapshot's base and a refusal. */
+  condition?: AppendCondition;
+  /** Set on each request of a multi-aggregate transaction (TransactionMembership). */
+  transaction?: TransactionMembership;
   /**
    * The reducer refused these events (REDUCER_REJECTED, STATE_TOO_LARGE), folded on `snapshot`'s
    * base: the commit answers this error and stores nothing, after its own checks (a replay of the
@@ -110,6 +153,8 @@ export interface StoredEvent {
   traceState?: string;
   /** Epoch ms of the aggregate's erasure; set only on an erased event (data '{}', metadata null). */
   erasedAt?: number;
+  /** The event's tags, in the order appended; absent when it has none (and after its aggregate's erasure). */
+  tags?: string[];
 }
 
 export interface AppendResult {
@@ -126,9 +171,10 @@ export type AppendOutcome = { ok: true; result: AppendResult } | { ok: false; er
  * One page of the tenant's log (EventLog.readLog). Forward: events with position > afterPosition,
  * ascending. Backward: events with position < beforePosition (absent: from the head), descending.
  * A filter list, when given and not empty, keeps only events whose aggregate type (event type) is
- * one of its values; both lists given, an event must match both.
+ * one of its values; both lists given, an event must match both. `query` (DCB), when given, keeps
+ * only events matching it, on top of the lists.
  */
-export type LogQuery = { limit: number; aggregateTypes?: string[]; eventTypes?: string[] } & (
+export type LogQuery = { limit: number; aggregateTypes?: string[]; eventTypes?: string[]; query?: EventQuery } & (
   { direction: 'forward'; afterPosition: number } | { direction: 'backward'; beforePosition?: number }
 );
 

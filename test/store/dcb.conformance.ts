@@ -63,4 +63,65 @@ export function describeDcbStore(current: () => Store, harness: StoreHarness, ex
       expect(positions(await store.events.readLog(b, { direction: 'forward', afterPosition: 0, limit: 10, query: q }))).toEqual([1]);
     });
   });
+
+  describe('dcb: reads by query', () => {
+    /** 1 course-1 Opened [course:1]; 2 course-2 Opened [course:2]; 3 student-a Joined [course:1, student:a];
+     *  4 student-b Joined [course:2, student:b]; 5 student-a Left [course:1, student:a]; 6 note-1 Noted (no tags). */
+    async function course(t: string) {
+      const out = await store.events.appendMany([
+        tagged(t, 'course-1', ['course:1'], 'Opened'),
+        tagged(t, 'course-2', ['course:2'], 'Opened'),
+        tagged(t, 'student-a', ['course:1', 'student:a'], 'Joined'),
+        tagged(t, 'student-b', ['student:b', 'course:2'], 'Joined'),
+        tagged(t, 'student-a', ['student:a', 'course:1'], 'Left'),
+        req(t, 'note-1', { events: [{ eventType: 'Noted', data: '{}' }] }),
+      ]);
+      expect(out.every((o) => o.ok)).toBe(true);
+    }
+    const read = (t: string, q: Partial<Parameters<Store['events']['readLog']>[1]>) =>
+      store.events.readLog(t, { direction: 'forward', afterPosition: 0, limit: 100, ...q } as Parameters<Store['events']['readLog']>[1]);
+
+    it('matches an item by all its tags and any of its types; items OR-ed, each event once, in position order', async () => {
+      const t = await tenant(store, 't1');
+      await course(t);
+      expect(positions(await read(t, { query: { items: [{ tags: ['course:1'] }] } }))).toEqual([1, 3, 5]);
+      expect(positions(await read(t, { query: { items: [{ tags: ['course:1', 'student:a'] }] } }))).toEqual([3, 5]);
+      expect(positions(await read(t, { query: { items: [{ tags: ['student:a', 'course:2'] }] } }))).toEqual([]);
+      expect(positions(await read(t, { query: { items: [{ types: ['Joined', 'Noted'] }] } }))).toEqual([3, 4, 6]);
+      expect(positions(await read(t, { query: { items: [{ types: ['Joined'], tags: ['course:2'] }] } }))).toEqual([4]);
+      // Overlapping items: 3 and 5 match both, each comes once.
+      const both = { items: [{ tags: ['student:a'] }, { tags: ['course:1'] }, { types: ['Left', 'Opened'] }] };
+      expect(positions(await read(t, { query: both }))).toEqual([1, 2, 3, 5]);
+      expect(positions(await read(t, { query: both, direction: 'backward' }))).toEqual([5, 3, 2, 1]);
+      // An item matching everything: the whole log.
+      expect(positions(await read(t, { query: { items: [{ tags: ['nope'] }, {}] } }))).toEqual([1, 2, 3, 4, 5, 6]);
+      // Unknown tag or type: nothing.
+      expect(await read(t, { query: { items: [{ tags: ['nope'] }, { types: ['Nope'] }] } })).toEqual([]);
+      // Rows as every read gives them.
+      const [e] = await read(t, { query: { items: [{ tags: ['student:b'] }] } });
+      expect(e).toEqual((await store.events.readAll(t, 3, 1))[0]);
+      expect(e.tags).toEqual(['student:b', 'course:2']);
+    });
+
+    it('pages by cursor and limit both ways, AND-ed with the aggregate and event type filters', async () => {
+      const t = await tenant(store, 't1');
+      await course(t);
+      const q = { items: [{ tags: ['course:1'] }, { tags: ['course:2'] }] };
+      expect(positions(await read(t, { query: q, limit: 2 }))).toEqual([1, 2]);
+      expect(positions(await read(t, { query: q, limit: 2, afterPosition: 2 }))).toEqual([3, 4]);
+      expect(positions(await read(t, { query: q, limit: 2, afterPosition: 4 }))).toEqual([5]);
+      expect(positions(await read(t, { query: q, limit: 2, afterPosition: 5 }))).toEqual([]);
+      expect(positions(await read(t, { query: q, limit: 2, direction: 'backward' }))).toEqual([5, 4]);
+      expect(positions(await read(t, { query: q, limit: 3, direction: 'backward', beforePosition: 4 }))).toEqual([3, 2, 1]);
+      expect(positions(await read(t, { query: q, aggregateTypes: ['student'] }))).toEqual([3, 4, 5]);
+      expect(positions(await read(t, { query: q, eventTypes: ['Opened', 'Left'] }))).toEqual([1, 2, 5]);
+      expect(positions(await read(t, { query: q, eventTypes: ['Joined'], aggregateTypes: ['student'], direction: 'backward' }))).toEqual([
+        4, 3,
+      ]);
+      expect(positions(await read(t, { query: { items: [{ types: ['Joined'] }] }, eventTypes: ['Opened'] }))).toEqual([]);
+      expect(
+        positions(await read(t, { query: { items: [{ types: ['Joined', 'Opened'] }] }, aggregateTypes: ['course'], limit: 1 })),
+      ).toEqual([1]);
+    });
+  });
 }

@@ -234,4 +234,80 @@ describe('AggregateStateKeeper', () => {
       expect(outcome?.stateError).toMatchObject({ code: 'STATE_TOO_LARGE', failedVersion: 1 });
     });
   });
+
+  describe('a multi-aggregate transaction (POST /events/transaction)', () => {
+    const tx = (...members: ReturnType<typeof append>[]) => members.map((m) => ({ ...m, transaction: { id: 'tx', size: members.length } }));
+
+    it("folds each bound member on its own state, commits all together, and answers each one's state", async () => {
+      const w = new World();
+      w.bind('account');
+      const keeper = w.keeper();
+      await keeper.append(append('account-1', ['Opened', 'Deposited']));
+      const out = await keeper.appendTransaction(
+        tx(append('account-1', ['Deposited']), append('memo-1', ['Noted']), append('account-2', ['Opened'])),
+      );
+      expect(out?.map((o) => [o.result.aggregateId, stateOf(o)])).toEqual([
+        ['account-1', { n: 3 }],
+        ['memo-1', undefined],
+        ['account-2', { n: 1 }],
+      ]);
+      expect(w.commits).toBe(2); // the first append, then the transaction as one commit
+      expect(w.requests.slice(1).map((r) => [r.aggregateId, r.snapshot?.baseVersion])).toEqual([
+        ['account-1', 2],
+        ['memo-1', undefined],
+        ['account-2', 0],
+      ]);
+    });
+
+    it('takes no part when no member has a reducer', async () => {
+      const w = new World();
+      w.bind('account');
+      expect(await w.keeper().appendTransaction(tx(append('memo-1', ['A']), append('memo-2', ['B'])))).toBeUndefined();
+    });
+
+    it('recomputes the whole transaction when one member was stale (appended elsewhere)', async () => {
+      const w = new World();
+      w.bind('account');
+      const keeper = w.keeper();
+      await keeper.append(append('account-1', ['Opened']));
+      await keeper.append(append('account-2', ['Opened']));
+      w.appendElsewhere('account-2', 'account');
+      const out = await keeper.appendTransaction(tx(append('account-1', ['Deposited']), append('account-2', ['Deposited'])));
+      expect(out?.map((o) => stateOf(o))).toEqual([{ n: 2 }, { n: 3 }]);
+      expect(w.commits).toBe(4); // two appends, the refused transaction, its retry
+      expect(w.streams.get('account-1')?.events.map((e) => e.version)).toEqual([1, 2]); // stored once
+    });
+
+    it("refuses the whole transaction when one member's reducer refuses, naming that aggregate", async () => {
+      const w = new World();
+      w.bind('account');
+      const keeper = w.keeper();
+      await keeper.append(append('account-1', ['Opened']));
+      const refused = keeper.appendTransaction(tx(append('account-1', ['Deposited']), append('account-2', ['Withdrawn'])));
+      await expect(refused).rejects.toMatchObject({ code: 'REDUCER_REJECTED', details: { aggregateId: 'account-2' } });
+      expect(w.streams.get('account-1')?.events).toHaveLength(1);
+      expect(w.streams.has('account-2')).toBe(false);
+    });
+
+    it("holds every member's aggregate: a single append to one of them folds after the transaction", async () => {
+      const w = new World();
+      w.bind('account');
+      const keeper = w.keeper();
+      let open!: () => void;
+      w.foldGate = new Promise((r) => (open = r));
+      const both = keeper.appendTransaction(tx(append('account-1', ['Opened']), append('account-2', ['Opened'])));
+      await until(
+        () => w.folds.length,
+        (n) => n >= 2,
+        5_000,
+        'both members folding',
+      );
+      const single = keeper.append(append('account-2', ['Deposited']));
+      await elapse(10, 'time for the single append to fold, which it must not before the transaction commits');
+      expect(w.folds).toHaveLength(2);
+      open();
+      const [, after] = await Promise.all([both, single]);
+      expect(stateOf(after)).toEqual({ n: 2 });
+    });
+  });
 });

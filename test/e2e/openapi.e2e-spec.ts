@@ -106,6 +106,9 @@ describe('GET /openapi.json and GET /docs', () => {
       expect.arrayContaining([
         'AppendBatchDto',
         'AppendEventDto',
+        'AppendTransactionDto',
+        'QueryEventsDto',
+        'TransactionEventDto',
         'BindAggregateTypeDto',
         'EventBodyDto',
         'ReplayDeliveriesDto',
@@ -129,6 +132,24 @@ describe('GET /openapi.json and GET /docs', () => {
       201,
     );
     await check('GET', '/events/{aggregateId}', a.get('/events/o-1?limit=1'));
+    // Issue 28: tags on reads, the DCB query, conditions and transactions.
+    await check('POST', '/events', a.post('/events', { aggregateId: 'o-2', eventType: 'Placed', data: {}, tags: ['customer:1'] }), 201);
+    await check('GET', '/events/{aggregateId}', a.get('/events/o-2'));
+    await check('POST', '/events/query', a.post('/events/query', { items: [{ tags: ['customer:1'] }] }), 200);
+    await check('POST', '/events/query', a.post('/events/query', { items: [{}], direction: 'backward', limit: 1 }), 200);
+    await check('POST', '/events/query', a.post('/events/query', { items: [] }), 400);
+    const condition = { failIfEventsMatch: { items: [{ tags: ['customer:1'] }] }, after: 0 };
+    await check('POST', '/events', a.post('/events', { aggregateId: 'o-3', eventType: 'Placed', data: {}, condition }), 409);
+    const transaction = {
+      events: [
+        { aggregateId: 'o-4', eventType: 'Placed', data: {}, tags: ['customer:2'] },
+        { aggregateId: 's-4', eventType: 'Reserved', data: {} },
+      ],
+    };
+    await check('POST', '/events/transaction', a.post('/events/transaction', transaction), 201);
+    await check('POST', '/events/transaction', a.post('/events/transaction', { ...transaction, expectedVersions: { 'o-4': 0 } }), 409);
+    await check('POST', '/events/transaction', a.post('/events/transaction', { ...transaction, condition }), 409);
+    await check('POST', '/events/transaction', a.post('/events/transaction', { events: [] }), 400);
     await check('POST', '/events', a.post('/events', { aggregateId: 'o-1', eventType: 'Placed', data: {}, expectedVersion: 0 }), 409);
     await check('POST', '/events', request(at('/events'), 'POST', { aggregateId: 'o-1' }, key), 400);
     await check('GET', '/aggregate-types/{type}/{id}/state', a.get('/aggregate-types/order/o-1/state'), 404);

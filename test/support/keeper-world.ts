@@ -115,22 +115,52 @@ export class World {
     },
   } as unknown as ReducerRunner;
 
+  /** The group commit's checks of one request, as the store makes them (a transaction member's: with no snapshot when unbound). */
+  private check(req: AppendRequest): string {
+    const s = this.streams.get(req.aggregateId);
+    const type = decideAggregateType(req, s?.type);
+    if (type instanceof DomainError) throw type;
+    if (this.erased.has(req.aggregateId)) throw new DomainError('AGGREGATE_ERASED', 'erased');
+    const version = s?.events.length ?? 0;
+    if (req.snapshot && req.snapshot.baseVersion !== version) throw new DomainError('STATE_STALE', 'stale');
+    if (req.refusal) throw new DomainError(req.refusal.code, req.refusal.message, req.refusal.details);
+    return type;
+  }
+
   readonly batcher = {
     append: async (req: AppendRequest & { timestamp: number; snapshot: SnapshotChange }): Promise<AppendResult> => {
       this.commits++;
       this.requests.push(req);
+      this.check(req);
+      return this.apply(req);
+    },
+    /** All or none: every member checked before any is stored; a failure names its aggregate. */
+    appendTransaction: async (members: AppendRequest[]): Promise<AppendResult[]> => {
+      this.commits++;
+      this.requests.push(...members);
+      for (const m of members) {
+        try {
+          this.check(m);
+        } catch (e) {
+          const d = e as DomainError;
+          throw new DomainError(d.code, d.message, { ...d.details, aggregateId: m.aggregateId });
+        }
+      }
+      return members.map((m) => this.apply(m));
+    },
+  } as unknown as AppendBatcher;
+
+  private apply(req: AppendRequest): AppendResult {
+    {
       const s = this.streams.get(req.aggregateId);
-      const type = decideAggregateType(req, s?.type);
-      if (type instanceof DomainError) throw type;
-      if (this.erased.has(req.aggregateId)) throw new DomainError('AGGREGATE_ERASED', 'erased');
+      const type = this.check(req);
       const version = s?.events.length ?? 0;
-      if (req.snapshot.baseVersion !== version) throw new DomainError('STATE_STALE', 'stale');
-      if (req.refusal) throw new DomainError(req.refusal.code, req.refusal.message, req.refusal.details);
       const stream = s ?? { type, events: [] };
       this.streams.set(req.aggregateId, stream);
-      const events = req.events.map((e, i) => this.stored(req.aggregateId, type, e.eventType, version + i + 1, e.data, req.timestamp));
+      const events = req.events.map((e, i) => this.stored(req.aggregateId, type, e.eventType, version + i + 1, e.data, req.timestamp ?? 0));
       stream.events.push(...events);
       const last = events[events.length - 1].version;
+      if (!req.snapshot) return { aggregateId: req.aggregateId, aggregateType: type, events };
       this.snapshots.set(req.aggregateId, {
         aggregateId: req.aggregateId,
         aggregateType: type,
@@ -139,11 +169,11 @@ export class World {
         state: req.snapshot.state,
         failedVersion: req.snapshot.failedVersion ?? null,
         error: req.snapshot.error ?? null,
-        updatedAt: req.timestamp,
+        updatedAt: req.timestamp ?? 0,
       });
       return { aggregateId: req.aggregateId, aggregateType: type, events };
-    },
-  } as unknown as AppendBatcher;
+    }
+  }
 
   keeper(): AggregateStateKeeper {
     return new AggregateStateKeeper(this.log, this.snapshotRepo, this.lookup, this.runner, this.batcher, 100, () => 1_000);

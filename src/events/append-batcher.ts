@@ -15,7 +15,8 @@ interface Pending {
   keys: string[];
   /** Its events, all members together. */
   size: number;
-  settle: (outcomes: AppendOutcome[]) => void;
+  /** Answers it from the commit's outcomes, its own starting at `at`. */
+  settle: (outcomes: AppendOutcome[], at: number) => void;
   reject: (e: unknown) => void;
   /** The appending span (tracing on): the batch's commit span links to it. */
   trace?: string;
@@ -58,9 +59,13 @@ export class AppendBatcher {
   }
 
   append(request: AppendRequest): Promise<AppendResult> {
-    return this.enqueue([request]).then(([o]) => {
-      if (!o.ok) throw o.error;
-      return o.result;
+    return new Promise<AppendResult>((resolve, reject) => {
+      const settle = (outcomes: AppendOutcome[], at: number) => {
+        const o = outcomes[at];
+        if (o.ok) resolve(o.result);
+        else reject(o.error);
+      };
+      this.enqueue({ requests: [request], keys: keysOf(request), size: request.events.length, settle, reject, trace: activeTraceParent() });
     });
   }
 
@@ -70,21 +75,26 @@ export class AppendBatcher {
    * goes alone). Resolves with every member's result, or rejects with the transaction's failure.
    */
   appendTransaction(members: AppendRequest[]): Promise<AppendResult[]> {
-    return this.enqueue(members).then((outcomes) => {
-      const failed = transactionFailure(members, outcomes);
-      if (failed) throw failed;
-      return outcomes.map((o) => (o as { ok: true; result: AppendResult }).result);
+    return new Promise<AppendResult[]>((resolve, reject) => {
+      const settle = (outcomes: AppendOutcome[], at: number) => {
+        const own = outcomes.slice(at, at + members.length);
+        const failed = transactionFailure(members, own);
+        if (failed) reject(failed);
+        else resolve(own.map((o) => (o as { ok: true; result: AppendResult }).result));
+      };
+      const keys = [...new Set(members.flatMap(keysOf))];
+      const size = members.reduce((n, r) => n + r.events.length, 0);
+      this.enqueue({ requests: members, keys, size, settle, reject, trace: activeTraceParent() });
     });
   }
 
-  private enqueue(requests: AppendRequest[]): Promise<AppendOutcome[]> {
-    if (this.closed) return Promise.reject(new DomainError('SERVICE_UNAVAILABLE', 'the service is shutting down'));
-    return new Promise<AppendOutcome[]>((settle, reject) => {
-      const keys = [...new Set(requests.flatMap(keysOf))];
-      const size = requests.reduce((n, r) => n + r.events.length, 0);
-      this.queue.push({ requests, keys, size, settle, reject, trace: activeTraceParent() });
-      this.tick.schedule(this);
-    });
+  private enqueue(pending: Pending): void {
+    if (this.closed) {
+      pending.reject(new DomainError('SERVICE_UNAVAILABLE', 'the service is shutting down'));
+      return;
+    }
+    this.queue.push(pending);
+    this.tick.schedule(this);
   }
 
   /** The tick's flush: as many transactions as may be in flight, from what waits (GroupCommitTick calls it). */
@@ -170,7 +180,7 @@ export class AppendBatcher {
       if (this.metrics.enabled) this.metrics.groupCommitted(requests.length, ...storedCounts(requests, outcomes));
       let at = 0;
       for (const p of batch) {
-        p.settle(outcomes.slice(at, at + p.requests.length));
+        p.settle(outcomes, at);
         at += p.requests.length;
       }
     } catch (e) {

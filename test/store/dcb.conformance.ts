@@ -304,4 +304,37 @@ export function describeDcbStore(current: () => Store, harness: StoreHarness, ex
       expect(reused.map((o) => !o.ok && o.error.code)).toEqual(['IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_KEY_REUSED']);
     });
   });
+
+  describe('dcb: conditions raced from several instances', () => {
+    it('books exactly 30 seats of a 30-seat course when 50 writers on three instances race with conditions, retrying on conflict', async () => {
+      const t = await tenant(store, 't1');
+      const instances = [store, await harness.sameStorage(store), await harness.sameStorage(store)];
+      extra.push(...instances.slice(1));
+      const course = { items: [{ tags: ['course:7'] }] };
+      let conflicts = 0;
+      const writer = async (n: number): Promise<'booked' | 'full'> => {
+        const s = instances[n % instances.length];
+        for (;;) {
+          const seats = await s.events.readLog(t, { direction: 'forward', afterPosition: 0, limit: 100, query: course });
+          if (seats.length >= 30) return 'full';
+          const after = seats.length > 0 ? seats[seats.length - 1].position : 0;
+          const [o] = await s.events.appendMany([
+            tagged(t, `booking-${n}`, ['course:7', `student:${n}`], 'SeatBooked', { condition: { failIfEventsMatch: course, after } }),
+          ]);
+          if (o.ok) return 'booked';
+          expect(o.error.code).toBe('APPEND_CONDITION_FAILED');
+          expect(o.error.details.position as number).toBeGreaterThan(after);
+          conflicts++;
+        }
+      };
+      const outcomes = await Promise.all(Array.from({ length: 50 }, (_, n) => writer(n)));
+      expect(outcomes.filter((o) => o === 'booked')).toHaveLength(30);
+      const stored = await store.events.readLog(t, { direction: 'forward', afterPosition: 0, limit: 100, query: course });
+      expect(stored).toHaveLength(30);
+      expect(positions(stored)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1)); // gap-free, nothing else stored
+      expect(await store.events.headPosition(t)).toBe(30);
+      // The race was real: writers read a state another one's commit made stale (on one instance or across them).
+      expect(conflicts).toBeGreaterThan(0);
+    }, 120_000);
+  });
 }

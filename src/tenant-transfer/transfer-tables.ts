@@ -83,7 +83,7 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
   { name: 'event_webhook_dead_letters' },
 ];
 
-/** An event line's tag index rows (event_tags), from its `tags` column; a `tags` that is not a JSON array of distinct strings is refused. */
+/** An event line's tag index rows (event_tags), from its `tags`; tags not a JSON array of distinct strings are refused. */
 function tagRowsOf(r: Record<string, unknown>): TransferRow[] {
   if (r.tags === null || r.tags === undefined) return [];
   let tags: unknown;

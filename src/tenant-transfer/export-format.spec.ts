@@ -74,4 +74,16 @@ describe('transfer tables', () => {
     expect(withHook.map((r) => r.table)).toEqual(['notification_heads', 'webhook_suspensions']);
     expect(withHook[1].row).toMatchObject({ tenant_id: 't', projection_id: 'p', resume_sequence: 1, reason: 'imported' });
   });
+
+  it('makes an event line’s tag index rows from its tags, and refuses tags that are not a JSON array of distinct strings', () => {
+    const alongside = exportedTable('events')!.alongside!;
+    expect(alongside({ tenant_id: 't', position: 4, tags: null })).toEqual([]);
+    expect(alongside({ tenant_id: 't', position: 4, tags: '["a","b"]' })).toEqual([
+      { table: 'event_tags', row: { tenant_id: 't', tag: 'a', position: 4 } },
+      { table: 'event_tags', row: { tenant_id: 't', tag: 'b', position: 4 } },
+    ]);
+    for (const tags of ['["a","a"]', '[1]', '{"a":1}', 'nope', 7]) {
+      expect(() => alongside({ tenant_id: 't', position: 4, tags })).toThrow(expect.objectContaining({ code: 'IMPORT_INVALID' }));
+    }
+  });
 });

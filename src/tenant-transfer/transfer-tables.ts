@@ -1,3 +1,4 @@
+import { DomainError } from '../common/domain-error';
 import { TransferRow, TransferTableShape } from '../store/tenant-transfer.port';
 
 /**
@@ -27,7 +28,8 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
   { name: 'tenant_limits' },
   { name: 'streams' },
   // data and metadata are text columns: they travel as JSON strings, byte for byte, never parsed.
-  { name: 'events' },
+  // So do the tags (`tags`, the JSON array as appended, null when none); their index rows are made again.
+  { name: 'events', alongside: tagRowsOf },
   // With the source archive and the compiled assembly (base64): imported as compiled, not recompiled.
   // A compile claim belongs to an instance of the source service: a pending upload is compiled again here.
   { name: 'uploads', onImport: (r) => ({ ...r, claim_owner: null, claim_until: null }) },
@@ -81,6 +83,27 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
   { name: 'event_webhook_dead_letters' },
 ];
 
+/** An event line's tag index rows (event_tags), from its `tags`; tags not a JSON array of distinct strings are refused. */
+function tagRowsOf(r: Record<string, unknown>): TransferRow[] {
+  if (r.tags === null || r.tags === undefined) return [];
+  let tags: unknown;
+  try {
+    tags = typeof r.tags === 'string' ? JSON.parse(r.tags) : undefined;
+  } catch {
+    tags = undefined;
+  }
+  if (!Array.isArray(tags) || tags.some((t) => typeof t !== 'string') || new Set(tags).size !== tags.length) {
+    throw new DomainError(
+      'IMPORT_INVALID',
+      `the tags of the event at position ${String(r.position)} are not a JSON array of distinct strings`,
+      {
+        position: r.position,
+      },
+    );
+  }
+  return (tags as string[]).map((tag) => ({ table: 'event_tags', row: { tenant_id: r.tenant_id, tag, position: r.position } }));
+}
+
 /** Tables with tenant rows that an export leaves out, and why: derived state the import rebuilds, or secrets. */
 export const DERIVED_TABLES: Readonly<Record<string, string>> = {
   snapshots: 'reducer state: folded again from the log on the first read or append of each aggregate',
@@ -94,6 +117,7 @@ export const DERIVED_TABLES: Readonly<Record<string, string>> = {
   dropped_versions: 'tombstones of dropped versions: their lanes were already purged',
   // Issue 24 item 3's table (its name as planned): retries are answered by the service that took them, not after a move.
   idempotency_keys: 'idempotent append records: a retry after a move is a new request',
+  event_tags: 'the tag index (event-tags-schema.ts): made again on import from each event line’s `tags`',
   webhook_secrets: 'not transferred: the shared secret is generated again on first use; isolated ones are rotated (docs/operations.md)',
 };
 

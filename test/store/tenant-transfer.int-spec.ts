@@ -65,6 +65,7 @@ function exportFile(tenantId: string, opts: { cutAfter?: number } = {}): string 
         correlation_id: p === 3 ? 'corr' : null,
         causation_id: null,
         created_at: 1_700_000_001_000 + p,
+        tags: p === 1 ? '["student:\u00e9l\u00e8ve","course:7"]' : null,
       },
     })),
     { table: 'streams', row: { tenant_id: tenantId, aggregate_id: 'a/é 1', aggregate_type: 'thing', version: 3 } },
@@ -168,6 +169,18 @@ describe('tenant transfer in the stores', () => {
     const events = rowsOf(first).filter((r) => r.table === 'events');
     expect(events.map((e) => e.row.data)).toEqual([1, 2, 3].map((p) => `{"n":1e400,"s":"\\u0000 \\ud83d\\ude00","p":${p}}`));
     expect(events[0].row.metadata).toBe('{ "spaced" : true }');
+    // Tags travel in the event's line; the tag index is made again by each import (a query finds them).
+    expect(events.map((e) => e.row.tags)).toEqual(['["student:\u00e9l\u00e8ve","course:7"]', null, null]);
+    expect(rowsOf(first).some((r) => r.table === 'event_tags')).toBe(false);
+    for (const s of [lite, pg]) {
+      const found = await s.events.readLog(tenantId, {
+        direction: 'forward',
+        afterPosition: 0,
+        limit: 10,
+        query: { items: [{ tags: ['course:7', 'student:\u00e9l\u00e8ve'] }] },
+      });
+      expect(found.map((e) => [e.position, e.tags])).toEqual([[1, ['student:\u00e9l\u00e8ve', 'course:7']]]);
+    }
     const upload = rowsOf(first).find((r) => r.table === 'uploads').row;
     // The compile claim is the source instance's: dropped on import.
     expect(upload).toMatchObject({ claim_owner: null, claim_until: null, created_at: 1_700_000_002_000 });

@@ -149,6 +149,77 @@ describe.each(STORE_BACKENDS)('transactions on %s', (backend) => {
     expect((await a.get('/events/idem-b')).body.events).toHaveLength(1);
   });
 
+  it('parallel transactions over shared aggregates: each stored contiguously and whole; with read versions, one wins', async () => {
+    const t = await newTenant(svc.url, 'tx-race');
+    const ids = ['r-a', 'r-b', 'r-c'];
+    const body = (i: number, expectedVersions?: Record<string, number>) => ({
+      events: ids.flatMap((id) => [
+        { aggregateId: id, eventType: 'Step', data: { i }, tags: [`run:${i}`] },
+        { aggregateId: id, eventType: 'Step', data: { i } },
+      ]),
+      ...(expectedVersions ? { expectedVersions } : {}),
+    });
+    const free = await Promise.all(Array.from({ length: 20 }, (_, i) => tx(t, body(i))));
+    expect(free.map((r) => r.status)).toEqual(free.map(() => 201));
+    const log = await t.get('/events?limit=1000');
+    expect(log.body.events).toHaveLength(120);
+    for (const r of free) {
+      const { startPosition, endPosition } = r.body;
+      expect(endPosition - startPosition).toBe(5);
+      const own = log.body.events.filter((e: any) => e.position >= startPosition && e.position <= endPosition);
+      // No other transaction's event inside its range: its events are exactly these six, in aggregate order.
+      expect(own.map((e: any) => [e.aggregateId, e.data.i])).toEqual(ids.flatMap((id) => [id, id]).map((id) => [id, own[0].data.i]));
+    }
+    for (const id of ids) expect((await t.get(`/events/${id}?limit=1000`)).body.events).toHaveLength(40);
+    // Every writer read the same versions: exactly one transaction is stored, the others stored nothing.
+    const versions = Object.fromEntries(ids.map((id) => [id, 40]));
+    const raced = await Promise.all(Array.from({ length: 20 }, (_, i) => tx(t, body(100 + i, versions))));
+    expect(raced.filter((r) => r.status === 201)).toHaveLength(1);
+    const lost = raced.filter((r) => r.status !== 201);
+    expect(lost.map((r) => [r.status, r.body.error])).toEqual(lost.map(() => [409, 'VERSION_CONFLICT']));
+    for (const id of ids) expect((await t.get(`/events/${id}?limit=1000`)).body.events).toHaveLength(42);
+  });
+
+  it('erased member refuses the whole transaction (410 naming it); its own tagged events do not trip its condition; traceparent kept', async () => {
+    const t = await newTenant(svc.url, 'tx-erased');
+    expect((await t.post('/events', { aggregateId: 'gone-1', eventType: 'Opened', data: {} })).status).toBe(201);
+    expect((await fetch(`${svc.url}/events/gone-1`, { method: 'DELETE', headers: { 'x-api-key': t.key } })).status).toBe(200);
+    const before = await head(t);
+    const refused = await tx(t, {
+      events: [
+        { aggregateId: 'live-1', eventType: 'A', data: {} },
+        { aggregateId: 'gone-1', eventType: 'B', data: {} },
+      ],
+    });
+    expect([refused.status, refused.body.error, refused.body.aggregateId]).toEqual([410, 'AGGREGATE_ERASED', 'gone-1']);
+    expect(await head(t)).toBe(before + 1);
+    expect((await t.get('/events/live-1')).body.events).toEqual([]);
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const res = await fetch(`${svc.url}/events/transaction`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': t.key, traceparent },
+      body: JSON.stringify({
+        events: [
+          { aggregateId: 'user-ada', eventType: 'Registered', data: {}, tags: ['username:ada'] },
+          { aggregateId: 'names', eventType: 'Claimed', data: {}, tags: ['username:ada'] },
+        ],
+        condition: { failIfEventsMatch: { items: [{ tags: ['username:ada'] }] } },
+      }),
+    });
+    expect(res.status).toBe(201);
+    const read = await t.post('/events/query', { items: [{ tags: ['username:ada'] }] });
+    expect(read.body.events.map((e: any) => [e.aggregateId, e.traceparent])).toEqual([
+      ['user-ada', traceparent],
+      ['names', traceparent],
+    ]);
+    // The same claim again now fails on the stored ones.
+    const again = await tx(t, {
+      events: [{ aggregateId: 'user-ada-2', eventType: 'Registered', data: {}, tags: ['username:ada'] }],
+      condition: { failIfEventsMatch: { items: [{ tags: ['username:ada'] }] } },
+    });
+    expect([again.status, again.body.error, again.body.position]).toEqual([409, 'APPEND_CONDITION_FAILED', read.body.events[0].position]);
+  });
+
   describe('with a reducer bound (the bank example: it refuses an overdraft)', () => {
     let t: Client;
 

@@ -15,6 +15,7 @@ import { refusalOf } from './reducer-refusal';
 import { toWireEvent } from '../tenant-code/wire-event';
 import { inReducerSpan } from '../observability/tracing/spans';
 import { RuntimeFailure } from '../tenant-code/runtime-failure';
+import { Kind, Prepared } from './prepared-append';
 
 /** The state an append starts from: a snapshot's content at a version. */
 interface Base {
@@ -34,27 +35,6 @@ export function stateErrorCode(error: string | null | undefined): 'STATE_TOO_LAR
 }
 
 const failureKey = (stream: string, binding: Binding, failedVersion: number) => `${stream}\u0000${binding.bindingId}\u0000${failedVersion}`;
-
-/** A request's aggregate under a bound reducer (kindOf). */
-interface Kind {
-  key: string;
-  type: string;
-  binding: Binding;
-  /** The stream's row, read at most once for the first attempt. */
-  stream: () => Promise<StreamInfo | null>;
-}
-
-/** A request made ready for the commit by prepare(). */
-interface Prepared {
-  key: string;
-  binding: Binding;
-  request: AppendRequest;
-  folded: Folded;
-  failure?: RuntimeFailure;
-  stateError?: NonNullable<AppendOutcomeWithState['stateError']>;
-  /** JSON text of the answer's state part, as remembered with an idempotency key. */
-  remembered: string;
-}
 
 const REPLAY_PAGE = 1000;
 const MAX_STALE_RETRIES = 3;

@@ -124,4 +124,87 @@ export function describeDcbStore(current: () => Store, harness: StoreHarness, ex
       ).toEqual([1]);
     });
   });
+
+  describe('dcb: append conditions', () => {
+    const cond = (tags: string[], after?: number, types?: string[]) => ({
+      failIfEventsMatch: { items: [{ tags, ...(types ? { types } : {}) }] },
+      ...(after !== undefined ? { after } : {}),
+    });
+    const codeOf = (o: Awaited<ReturnType<Store['events']['appendMany']>>[number]) => (o.ok ? 'ok' : o.error.code);
+
+    it('refuses when a matching event exists after `after` (its position in the error), accepts otherwise; nothing stored on refusal', async () => {
+      const t = await tenant(store, 't1');
+      await store.events.appendMany([
+        tagged(t, 'seat-1', ['course:7']),
+        tagged(t, 'seat-2', ['course:8']),
+        tagged(t, 'seat-3', ['course:7']),
+      ]);
+      const [refused] = await store.events.appendMany([tagged(t, 'seat-4', ['course:7'], 'Booked', { condition: cond(['course:7'], 1) })]);
+      expect(!refused.ok && refused.error.code).toBe('APPEND_CONDITION_FAILED');
+      expect(!refused.ok && refused.error.details).toEqual({ position: 3, after: 1 });
+      const [never] = await store.events.appendMany([tagged(t, 'seat-4', ['course:7'], 'Booked', { condition: cond(['course:7']) })]);
+      expect(!never.ok && never.error.details).toEqual({ position: 1 });
+      expect(await store.events.headPosition(t)).toBe(3);
+      expect(await store.events.streamInfo(t, 'seat-4')).toBeNull();
+      // After the last match, a type that never matched, a tag combination no event has: accepted.
+      const out = await store.events.appendMany([
+        tagged(t, 'seat-4', ['course:7'], 'Booked', { condition: cond(['course:7'], 3) }),
+        tagged(t, 'seat-5', ['course:9'], 'Booked', { condition: cond(['course:7'], 0, ['Cancelled']) }),
+        tagged(t, 'seat-6', ['course:9'], 'Booked', { condition: cond(['course:7', 'course:8']) }),
+      ]);
+      expect(out.map(codeOf)).toEqual(['ok', 'ok', 'ok']);
+      expect(out.map((o) => o.ok && o.result.events[0].position)).toEqual([4, 5, 6]);
+    });
+
+    it('sees the events of earlier requests of the same group commit; a refused one counts for nothing; others unaffected', async () => {
+      const t = await tenant(store, 't1');
+      await store.events.appendMany([tagged(t, 'x-0', ['zzz'])]);
+      const out = await store.events.appendMany([
+        tagged(t, 'seat-1', ['course:7'], 'Booked', { condition: cond(['course:7'], 1) }),
+        tagged(t, 'seat-2', ['course:7'], 'Booked', { condition: cond(['course:7'], 1) }),
+        tagged(t, 'seat-3', ['course:8'], 'Booked', { expectedVersion: 5 }),
+        tagged(t, 'seat-4', ['course:9'], 'Booked', { condition: cond(['course:8']) }),
+        tagged(t, 'seat-5', ['course:7'], 'Booked', { condition: cond(['unrelated'], 0) }),
+      ]);
+      expect(out.map(codeOf)).toEqual(['ok', 'APPEND_CONDITION_FAILED', 'VERSION_CONFLICT', 'ok', 'ok']);
+      expect(!out[1].ok && out[1].error.details).toEqual({ position: 2, after: 1 });
+      expect(positions(await store.events.readAll(t, 0, 10))).toEqual([1, 2, 3, 4]);
+    });
+
+    it('checks expectedVersion before the condition, the condition before a stale state and a refusal', async () => {
+      const t = await tenant(store, 't1');
+      await store.events.appendMany([tagged(t, 'seat-1', ['course:7'])]);
+      const refusal = { code: 'REDUCER_REJECTED' as const, message: 'no', details: {} };
+      const snapshot = { bindingId: 'b', baseVersion: 9, state: '{}' };
+      const out = await store.events.appendMany([
+        tagged(t, 'seat-1', ['course:7'], 'B', { condition: cond(['course:7']), expectedVersion: 0, refusal, snapshot }),
+        tagged(t, 'seat-1', ['course:7'], 'B', { condition: cond(['course:7']), expectedVersion: 1, refusal, snapshot }),
+        tagged(t, 'seat-1', ['course:7'], 'B', { condition: cond(['course:7'], 1), expectedVersion: 1, refusal, snapshot }),
+        tagged(t, 'seat-1', ['course:7'], 'B', { condition: cond(['course:7'], 1), expectedVersion: 1, refusal }),
+      ]);
+      expect(out.map(codeOf)).toEqual(['VERSION_CONFLICT', 'APPEND_CONDITION_FAILED', 'STATE_STALE', 'REDUCER_REJECTED']);
+    });
+
+    it('never counts an erased event: its tags are gone, it matches no query and reads back without tags', async () => {
+      const t = await tenant(store, 't1');
+      await store.events.appendMany([
+        tagged(t, 'student-a', ['student:a', 'course:7'], 'Joined'),
+        tagged(t, 'student-b', ['course:7'], 'Joined'),
+      ]);
+      await store.erasure.erase(t, 'student-a');
+      const [e] = await store.events.readStream(t, 'student-a', 1, 1);
+      expect(e.erasedAt).toEqual(expect.any(Number));
+      expect('tags' in e).toBe(false);
+      const read = (items: { tags?: string[]; types?: string[] }[]) =>
+        store.events.readLog(t, { direction: 'forward', afterPosition: 0, limit: 10, query: { items } });
+      expect(await read([{ tags: ['student:a'] }])).toEqual([]);
+      expect(positions(await read([{ tags: ['course:7'] }]))).toEqual([2]);
+      expect(positions(await read([{ types: ['Joined'] }]))).toEqual([2]);
+      expect(positions(await read([{ types: ['Joined'] }, {}]))).toEqual([2, 3]); // 3: the $erased event
+      const rows = await rawAll(store, 'SELECT tag FROM event_tags WHERE tenant_id = ? AND position = 1', [t]);
+      expect(rows).toEqual([]);
+      const [ok] = await store.events.appendMany([tagged(t, 'x-1', ['n'], 'N', { condition: cond(['student:a']) })]);
+      expect(ok.ok).toBe(true);
+    });
+  });
 }

@@ -98,4 +98,5 @@ export const DELETE_EXPIRED_KEYS = {
          WHERE k.tenant_id = q.t AND k.idem_key = q.key AND k.created_at < q.nb`,
 };
 
-export const LOCK_HEADS = 'SELECT 1 FROM tenant_heads WHERE tenant_id = ANY($1::text[]) ORDER BY tenant_id FOR UPDATE';
+/** The tenants' counter rows locked, in tenant order, and read (the locked path plans on the real heads). */
+export const LOCK_HEADS = 'SELECT tenant_id, position FROM tenant_heads WHERE tenant_id = ANY($1::text[]) ORDER BY tenant_id FOR UPDATE';

@@ -4,6 +4,7 @@ import { AppendOutcome, AppendRequest, EventLog, LogQuery, StoredEvent, StreamIn
 import { EVENT_COLUMNS, EventDbRow, StreamDbRow, tagsColumn, toStoredEvent, toStreamInfo } from '../event-row';
 import { RememberedKeyRow, rememberedKeys } from '../idempotency-rows';
 import { logQuerySql } from '../log-query-sql';
+import { conditionHitSql } from '../event-query-sql';
 import { InflightWrites } from './inflight-writes';
 import { READ_STREAMS, APPEND, REMEMBERED_KEYS, DELETE_EXPIRED_KEYS, LOCK_HEADS } from './postgres-event-log-statements';
 import { StreamVersionCache } from './stream-version-cache';
@@ -35,14 +36,17 @@ export class PostgresEventLog implements EventLog, AggregateErasure {
   appendMany(requests: AppendRequest[]): Promise<AppendOutcome[]> {
     return this.inflight.run(async () => {
       const keys = new Set(requests.map((r) => streamKey(r.tenantId, r.aggregateId)));
-      try {
-        const fast = await this.appendOptimistic(requests, keys);
-        if (fast) return fast;
-      } catch (e) {
-        const code = (e as { code?: string }).code;
-        if (code !== UNIQUE_VIOLATION && code !== CHECK_VIOLATION) {
-          this.cache.forget(keys);
-          throw e;
+      // A condition cannot be decided by the one-statement commit (see appendLocked): such a batch is locked first.
+      if (!requests.some((r) => r.condition)) {
+        try {
+          const fast = await this.appendOptimistic(requests, keys);
+          if (fast) return fast;
+        } catch (e) {
+          const code = (e as { code?: string }).code;
+          if (code !== UNIQUE_VIOLATION && code !== CHECK_VIOLATION) {
+            this.cache.forget(keys);
+            throw e;
+          }
         }
       }
       // Another instance wrote these aggregates meanwhile (or erased one: the locked read sees it). Retrying optimistically could starve
@@ -73,13 +77,31 @@ export class PostgresEventLog implements EventLog, AggregateErasure {
     });
   }
 
+  /**
+   * The append under the tenants' head locks, taken first: every statement after it (READ COMMITTED:
+   * each takes a new snapshot) sees every commit of these tenants before it, and none can commit an
+   * event meanwhile, since every event is stored under its tenant's head lock (the one-statement
+   * commit locks `h` before inserting, an erasure locks it first). So the versions, keys and — for
+   * conditions (DCB) — the first matching positions read here stay true until this commit: a
+   * condition is decided on the whole log up to the head, with no event of another instance able
+   * to slip in between the read and the write. The one-statement commit cannot do this: its
+   * snapshot predates its lock wait, so an event committed meanwhile would go unseen (versions are
+   * caught by the unique key instead; a query match has no such key). Heads are the real ones here,
+   * so a condition's failure names real positions.
+   */
   private appendLocked(requests: AppendRequest[], keys: Set<string>): Promise<AppendOutcome[]> {
     return withTransaction(this.pool, async (c) => {
-      await c.query({ name: 'es_lock_heads', text: LOCK_HEADS, values: [tenantsOf(requests)] });
+      const locked = await c.query<{ tenant_id: string; position: number }>({
+        name: 'es_lock_heads',
+        text: LOCK_HEADS,
+        values: [tenantsOf(requests)],
+      });
+      const heads = new Map(locked.rows.map((r) => [r.tenant_id, Number(r.position)]));
       const current = await this.currentStreams(c, keys, false);
       // Under the lock every writer of these tenants' keys has committed or waits: what is read is final.
       const remembered = await this.rememberedKeys(c, requests, true);
-      const out = await this.runAppend(c, requests, keys, current, remembered);
+      const hits = await conditionHits(c, requests);
+      const out = await this.runAppend(c, requests, keys, current, remembered, heads, hits);
       if (!out) throw new Error('stream versions changed under the tenant lock'); // cannot happen: the lock orders writers
       if (this.beforeCommit) await this.beforeCommit(tenantsOf(requests));
       return out;
@@ -92,10 +114,16 @@ export class PostgresEventLog implements EventLog, AggregateErasure {
     keys: Set<string>,
     current: Map<string, StreamInfo>,
     remembered: Map<string, RememberedKey> | undefined,
+    locked?: Map<string, number>,
+    hits?: Map<number, number>,
   ): Promise<AppendOutcome[] | null> {
     const tenants = tenantsOf(requests);
-    // Plan against counters of 0: positions come out as 1-based offsets, the statement adds the locked counter.
-    const plan = planAppends(requests, current, new Map(tenants.map((t) => [t, 0])), this.clock.now(), remembered);
+    // Plan against counters of 0 (optimistic: the counters are not read): positions come out as 1-based
+    // offsets, the statement adds the locked counter. Under the lock, against the real counters read
+    // there (a condition names real positions): the statement is sent offsets all the same.
+    const planned = new Map(tenants.map((t) => [t, locked?.get(t) ?? 0]));
+    const plan = planAppends(requests, current, planned, this.clock.now(), remembered, hits);
+    const offset = (tenantId: string, position: number) => position - planned.get(tenantId)!;
 
     const checks = [...keys].map((k) => {
       const [t, a] = k.split('\u0000');
@@ -110,7 +138,7 @@ export class PostgresEventLog implements EventLog, AggregateErasure {
       JSON.stringify(
         rows.map((r) => ({
           t: r.tenantId,
-          o: r.position,
+          o: offset(r.tenantId, r.position),
           a: r.aggregateId,
           v: r.version,
           i: r.eventId,
@@ -126,7 +154,7 @@ export class PostgresEventLog implements EventLog, AggregateErasure {
           g: tagsColumn(r.tags),
         })),
       ),
-      tenants.map((t) => plan.heads.get(t) ?? 0),
+      tenants.map((t) => (plan.heads.has(t) ? offset(t, plan.heads.get(t)!) : 0)),
       JSON.stringify(s.map((x) => ({ t: x.tenantId, a: x.aggregateId, y: x.aggregateType, v: x.version }))),
       JSON.stringify(
         plan.snapshots.map((n) => ({
@@ -146,20 +174,20 @@ export class PostgresEventLog implements EventLog, AggregateErasure {
           t: k.tenantId,
           key: k.key,
           h: k.requestHash,
-          f: k.firstPosition,
-          l: k.lastPosition,
+          f: offset(k.tenantId, k.firstPosition),
+          l: offset(k.tenantId, k.lastPosition),
           out: k.outcome,
           ts: k.createdAt,
         })),
       ),
-      JSON.stringify(rows.flatMap((r) => (r.tags ?? []).map((g) => ({ t: r.tenantId, o: r.position, g })))),
+      JSON.stringify(rows.flatMap((r) => (r.tags ?? []).map((g) => ({ t: r.tenantId, o: offset(r.tenantId, r.position), g })))),
     ];
     const result = await db.query({ ...APPEND, values });
     const out = result.rows[0] as { stale: number; tenants: string[]; bases: number[] };
     if (Number(out.stale) > 0) return null;
 
     const base = new Map(out.tenants.map((t, i) => [t, Number(out.bases[i])]));
-    for (const r of rows) r.position += base.get(r.tenantId)!;
+    for (const r of rows) r.position += base.get(r.tenantId)! - planned.get(r.tenantId)!;
     for (const w of s) this.cache.set(streamKey(w.tenantId, w.aggregateId), { aggregateType: w.aggregateType, version: w.version });
     return plan.outcomes;
   }
@@ -264,7 +292,10 @@ export class PostgresEventLog implements EventLog, AggregateErasure {
     const values: unknown[] = [];
     const text = logQuerySql(tenantId, query, (v) => (values.push(v), `$${values.length}`), 'postgres');
     // Named by its text: each shape is parsed once per connection (a handful of shapes in practice).
-    const { rows } = await this.pool.query<EventDbRow>({ name: `es_log_${shapeId(text)}`, text, values });
+    // A DCB query's text varies with its shape (items, tags, types): unnamed, parsed each time.
+    const { rows } = query.query
+      ? await this.pool.query<EventDbRow>(text, values)
+      : await this.pool.query<EventDbRow>({ name: `es_log_${shapeId(text)}`, text, values });
     return rows.map(toStoredEvent);
   }
 
@@ -294,6 +325,22 @@ export class PostgresEventLog implements EventLog, AggregateErasure {
     });
     return rows[0] ? Number(rows[0].position) : 0;
   }
+}
+
+/**
+ * For each request with a condition (by index), the first stored position after its `after` matching
+ * its query: one statement for the batch (conditionHitSql), run under the tenants' head locks.
+ */
+async function conditionHits(db: Queryable, requests: AppendRequest[]): Promise<Map<number, number> | undefined> {
+  const conditions = requests.flatMap((r, index) =>
+    r.condition ? [{ index, tenantId: r.tenantId, query: r.condition.failIfEventsMatch, after: r.condition.after ?? 0 }] : [],
+  );
+  if (conditions.length === 0) return undefined;
+  const values: unknown[] = [];
+  const text = conditionHitSql(conditions, (v) => (values.push(v), `$${values.length}`), 'postgres');
+  // Unnamed: its text varies with the queries' shapes, too many to keep parsed per connection.
+  const { rows } = await db.query<{ r: number; p: number | string | null }>(text, values);
+  return new Map(rows.filter((x) => x.p !== null).map((x) => [Number(x.r), Number(x.p)]));
 }
 
 const shapeIds = new Map<string, number>();

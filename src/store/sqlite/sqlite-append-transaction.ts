@@ -3,6 +3,7 @@ import { idempotencyKeyOf, MonotonicClock, planAppends, RememberedKey, streamKey
 import { AppendOutcome, AppendRequest, StreamInfo } from '../event-log.port';
 import { REMEMBERED_KEY_COLUMNS, REMEMBERED_KEY_JOIN, RememberedKeyRow, rememberedKeys } from '../idempotency-rows';
 import { StreamDbRow, tagsColumn, toStreamInfo } from '../event-row';
+import { conditionHitSql } from '../event-query-sql';
 
 /**
  * One group commit on SQLite, synchronous. SQLite has no round trips, so prepared statements run
@@ -11,9 +12,11 @@ import { StreamDbRow, tagsColumn, toStreamInfo } from '../event-row';
  */
 export class SqliteAppendTransaction {
   private readonly clock = new MonotonicClock();
+  private readonly db: Database.Database;
   private readonly run: Database.Transaction<(reqs: AppendRequest[]) => AppendOutcome[]>;
 
   constructor(db: Database.Database) {
+    this.db = db;
     const head = db.prepare('SELECT position FROM tenant_heads WHERE tenant_id = ?');
     const stream = db.prepare('SELECT aggregate_type, version, erased_at FROM streams WHERE tenant_id = ? AND aggregate_id = ?');
     const insertEvent = db.prepare(
@@ -71,7 +74,8 @@ export class SqliteAppendTransaction {
         const rows = rememberedKey.all(r.tenantId, r.idempotency.key, r.idempotency.notBefore) as RememberedKeyRow[];
         remembered = rememberedKeys(rows, remembered);
       }
-      const plan = planAppends(reqs, current, heads, this.clock.now(), remembered);
+      // Conditions (DCB): read inside this transaction, which holds the one write lock, so no event can come between.
+      const plan = planAppends(reqs, current, heads, this.clock.now(), remembered, this.conditionHits(reqs));
       for (const e of plan.rows) {
         insertEvent.run(
           e.tenantId,
@@ -112,6 +116,19 @@ export class SqliteAppendTransaction {
       }
       return plan.outcomes;
     });
+  }
+
+  /** For each request with a condition (by index), the first stored position after its `after` matching its query: one statement. */
+  private conditionHits(reqs: AppendRequest[]): Map<number, number> | undefined {
+    const conditions = reqs.flatMap((r, index) =>
+      r.condition ? [{ index, tenantId: r.tenantId, query: r.condition.failIfEventsMatch, after: r.condition.after ?? 0 }] : [],
+    );
+    if (conditions.length === 0) return undefined;
+    const values: unknown[] = [];
+    const sql = conditionHitSql(conditions, (v) => (values.push(v), '?'), 'sqlite');
+    // Prepared each time, not cached: its text varies with the queries' shapes (preparing is cheap on SQLite).
+    const rows = this.db.prepare(sql).all(...values) as { r: number; p: number | null }[];
+    return new Map(rows.filter((x) => x.p !== null).map((x) => [Number(x.r), Number(x.p)]));
   }
 
   /** BEGIN IMMEDIATE: takes the write lock up front, so reads inside see what the writes will follow. */

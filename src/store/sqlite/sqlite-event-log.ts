@@ -59,7 +59,9 @@ export class SqliteEventLog implements EventLog {
   async readLog(tenantId: string, query: LogQuery): Promise<StoredEvent[]> {
     const values: unknown[] = [];
     const sql = logQuerySql(tenantId, query, (v) => (values.push(v), '?'), 'sqlite');
-    return (this.statement(sql).all(...values) as EventDbRow[]).map(toStoredEvent);
+    // A DCB query's text varies with its shape (items, tags, types): prepared each time, not cached.
+    const statement = query.query ? this.db.prepare(sql) : this.statement(sql);
+    return (statement.all(...values) as EventDbRow[]).map(toStoredEvent);
   }
 
   async streamInfo(tenantId: string, aggregateId: string): Promise<StreamInfo | null> {

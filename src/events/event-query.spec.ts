@@ -27,6 +27,8 @@ describe('event tags', () => {
     expect(fieldOf(() => parseEventTags(['a', '']))).toBe('tags[1]');
     expect(fieldOf(() => parseEventTags(['x'.repeat(201)]))).toBe('tags[0]');
     expect(fieldOf(() => parseEventTags(['a', 'b\u0000']))).toBe('tags[1]');
+    expect(fieldOf(() => parseEventTags(['a', 'b\ud800']))).toBe('tags[1]');
+    expect(parseEventTags(['\ud83d\ude00'])).toEqual(['\ud83d\ude00']);
     expect(fieldOf(() => parseEventTags(['a', 'b\n']))).toBe('tags[1]');
     expect(fieldOf(() => parseEventTags(['\u007f']))).toBe('tags[0]');
     expect(fieldOf(() => parseEventTags(['a', 7]))).toBe('tags[1]');

@@ -20,12 +20,16 @@ export const DCB_LIMITS = {
 
 // U+0000–U+001F and U+007F: a tag is kept and compared exactly, and shows in logs and URLs.
 const CONTROL = /[\u0000-\u001f\u007f]/;
+/** With the u flag a surrogate matches only when it is unpaired (as aggregate ids are checked). */
+const LONE_SURROGATE = /\p{Cs}/u;
 
 /** Why `tag` is not a valid tag, or null. Length counts UTF-16 units, as every other limit of the service does. */
 function tagProblem(tag: unknown): string | null {
   if (typeof tag !== 'string') return 'must be a string';
   if (tag.length < 1 || tag.length > DCB_LIMITS.tagMaxLength) return `must be 1-${DCB_LIMITS.tagMaxLength} characters`;
   if (CONTROL.test(tag)) return 'must not hold control characters (U+0000-U+001F, U+007F)';
+  // A lone surrogate ("\ud800" in the JSON) has no UTF-8 form: PostgreSQL would refuse the whole group commit, SQLite alter it.
+  if (LONE_SURROGATE.test(tag)) return 'must be valid Unicode (an unpaired surrogate is not)';
   return null;
 }
 

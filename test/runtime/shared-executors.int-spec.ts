@@ -236,7 +236,7 @@ describe('isolation of tenants sharing an executor (runtime/escape-corpus, runti
     const shared = pool({ execHosts: 1 }, uploads);
     const alone = pool({ isolation: 'tenant' }, uploads);
 
-    // The victim runs first (its converter and failed initializer now cached in the process), then both in one request.
+    // The victim runs first (its converter now cached in the process), then both in one request.
     await shared.apply('victim', 'v', 'Victim.VictimReducer', victimGroups());
     await shared.apply('prober', 'p', ESCAPE, [proberGroup()]);
     const requests = shared.stats().executors[0].sharedRequests;

@@ -60,6 +60,7 @@ internal sealed partial class AssemblyWalker
             CheckKeptByRuntime(th, type, typeName);
             CheckDerivation(th, type, typeName);
             CheckGenericStatics(th, type, typeName);
+            CheckGenericTypeInitializer(th, type, typeName);
 
             CheckStaticFields(th, type, typeName);
         }

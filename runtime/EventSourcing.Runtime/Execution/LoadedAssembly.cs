@@ -6,7 +6,7 @@ namespace EventSourcing.Runtime.Execution;
 
 public sealed class LoadedAssembly
 {
-    internal LoadedAssembly(string id, TenantLoadContext context, Assembly assembly, byte[] sha256, string tenantId, long capBytes, string hygieneDomain)
+    internal LoadedAssembly(string id, TenantLoadContext context, Assembly assembly, byte[] image, byte[] sha256, string tenantId, long capBytes, string hygieneDomain)
     {
         Id = id;
         HygieneDomain = hygieneDomain;
@@ -15,6 +15,7 @@ public sealed class LoadedAssembly
         Context = context;
         Assembly = assembly;
         Sha256 = sha256;
+        Image = image;
         UsesNodaTime = assembly.GetReferencedAssemblies().Any(n => n.Name == "NodaTime");
         // One options instance per assembly: the serializer caches type metadata per options instance, and a
         // shared instance would keep unloaded tenant types alive.
@@ -39,6 +40,10 @@ public sealed class LoadedAssembly
     internal TenantLoadContext Context { get; }
     public Assembly Assembly { get; }
     public byte[] Sha256 { get; }
+    /// <summary>Its image, kept to load it again when a call poisoned it (AssemblyRegistry.Enter); already charged.</summary>
+    internal byte[] Image { get; }
+    /// <summary>A call of it saw a type initialiser fail: loaded again before its next call (AssemblyRegistry.Enter).</summary>
+    internal bool Poisoned { get; set; }
     /// <summary>Whether it references NodaTime: only such code can fill NodaTime's pattern caches (<see cref="NodaTimeCaches"/>).</summary>
     public bool UsesNodaTime { get; }
     public JsonSerializerOptions Options { get; }

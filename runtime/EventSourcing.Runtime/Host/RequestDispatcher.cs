@@ -303,8 +303,8 @@ public sealed class RequestDispatcher
     {
         var assemblyId = RequiredId(payload);
         var className = Required(payload, "className", JsonValueKind.String).GetString()!;
-        var loaded = Registry.Get(assemblyId);
-        PoolHygiene.Enter(loaded.HygieneDomain);
+        PoolHygiene.Enter(Registry.Get(assemblyId).HygieneDomain);
+        var loaded = Registry.Enter(assemblyId); // loaded again first if a call of it saw a type initialiser fail
         NodaTimeCaches.BeforeCall(loaded.UsesNodaTime); // NodaTime's pattern caches hold only this call's patterns (NodaTimeCaches)
         return Registry.GetRunner(assemblyId, className);
     }

@@ -1,6 +1,5 @@
 using System.Diagnostics;
 using System.Text.Json.Nodes;
-using EventSourcing.Runtime.Compilation;
 using EventSourcing.Runtime.Host;
 
 namespace EventSourcing.Runtime.Tests;
@@ -181,21 +180,25 @@ public class TypeInitializerTests
         Assert.Equal(0, host.Dispatcher.Registry.Reloads);
     }
 
-    /// <summary>The per-call cost of the backstop (a thread-static write, a flag read): calls of the bank-account reducer,
-    /// printed for the lead (`bash runtime/test.sh --filter TypeInitializerTests.PerCallCost`).</summary>
+    /// <summary>The per-call cost of the backstop (a flag read and a thread-static write per call; the lookup was there
+    /// before), printed for the lead: `bash runtime/test.sh --filter TypeInitializerTests.PerCallCost` (detailed logger).</summary>
     [Fact]
     public void PerCallCost()
     {
         var host = new InProcessHost(HostMode.All);
         host.CompileAndLoad("bank", Repo.Example("bank-account"));
         var registry = host.Dispatcher.Registry;
-        registry.Enter("bank");
-        const int N = 2_000_000;
-        var sw = Stopwatch.StartNew();
-        for (var i = 0; i < N; i++) registry.Enter("bank");
-        sw.Stop();
-        var ns = sw.Elapsed.TotalMilliseconds * 1e6 / N;
-        Console.WriteLine($"AssemblyRegistry.Enter (lookup + poison check + thread-static write): {ns:0.0} ns per call");
-        Assert.True(ns < 1_000, $"{ns} ns per Enter");
+        var loaded = registry.Get("bank");
+        const int N = 5_000_000;
+        var best = double.MaxValue;
+        for (var round = 0; round < 5; round++)
+        {
+            var sw = Stopwatch.StartNew();
+            for (var i = 0; i < N; i++) loaded = registry.Enter(loaded);
+            sw.Stop();
+            best = Math.Min(best, sw.Elapsed.TotalMilliseconds * 1e6 / N);
+        }
+        Console.WriteLine($"AssemblyRegistry.Enter (poison check + thread-static write): {best:0.0} ns per call (best of 5 x {N:N0})");
+        Assert.True(best < 200, $"{best} ns per Enter");
     }
 }

@@ -18,6 +18,14 @@ internal sealed partial class AssemblyWalker
     void CheckGenericTypeInitializer(TypeDefinitionHandle th, TypeDefinition type, string typeName)
     {
         if (type.GetGenericParameters().Count == 0) return;
+        // A static field of its own is refused already (CheckGenericStatics, CheckStaticFields), at its declaration.
+        foreach (var fh in type.GetFields())
+        {
+            var field = _md.GetFieldDefinition(fh);
+            if ((field.Attributes & System.Reflection.FieldAttributes.Static) != 0 && (field.Attributes & System.Reflection.FieldAttributes.Literal) == 0
+                && _patterns.TrustedStaticField(fh) is null)
+                return;
+        }
         foreach (var mh in type.GetMethods())
         {
             var method = _md.GetMethodDefinition(mh);

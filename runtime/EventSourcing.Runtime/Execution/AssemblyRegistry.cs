@@ -104,13 +104,15 @@ public sealed class AssemblyRegistry
 
     /// <summary>The upload whose call starts on this thread: loaded again first if a call of it was poisoned (see
     /// <see cref="_running"/>). Costs a thread-static write per call; the reload only a poisoned upload's next call.</summary>
-    public LoadedAssembly Enter(string assemblyId)
+    public LoadedAssembly Enter(LoadedAssembly loaded)
     {
-        var loaded = Get(assemblyId);
         if (loaded.Poisoned) loaded = Reload(loaded);
         _running = loaded;
         return loaded;
     }
+
+    /// <summary>The call has ended: nothing keeps its upload from being collected once unloaded.</summary>
+    public static void Leave() => _running = null;
 
     LoadedAssembly Reload(LoadedAssembly old)
     {
@@ -154,9 +156,15 @@ public sealed class AssemblyRegistry
         // Over the cap is the memory's refusal (an offence) even when an initialiser threw after allocating it.
         if ((failure is null || failure.Code == ErrorCodes.LoadFailed) && held + image.Length + allocated > capBytes)
             failure = TenantMemory.Exceeded(tenantId, held, image.Length + allocated, capBytes, "its code and static initialisers");
-        if (failure is null) return (new LoadedAssembly(assemblyId, context, assembly!, image, sha, tenantId, capBytes, hygieneDomain) { ChargedBytes = image.Length + allocated }, null, allocated);
+        if (failure is null)
+            return (new LoadedAssembly(assemblyId, context, assembly!, image, sha, tenantId, capBytes, hygieneDomain)
+            {
+                ChargedBytes = image.Length + allocated,
+                KeptRegexes = KeptRegexRunners.Find(Types(assembly!)),
+            }, null, allocated);
         _unloading.Add(new WeakReference(context));
         context.Unload();
+        JsonSharedCaches.AfterUnload(); // its initialisers may have serialized through the shared options
         return (null, failure, allocated);
     }
 
@@ -220,6 +228,18 @@ public sealed class AssemblyRegistry
         return (assembly, TenantMemory.Allocated() - before, null);
     }
 
+    static Type?[] Types(Assembly assembly)
+    {
+        try
+        {
+            return assembly.GetTypes();
+        }
+        catch (ReflectionTypeLoadException ex)
+        {
+            return ex.Types;
+        }
+    }
+
     public bool Unload(string assemblyId)
     {
         if (!_loaded.Remove(assemblyId, out var loaded)) return false;
@@ -231,9 +251,11 @@ public sealed class AssemblyRegistry
     void UnloadContext(LoadedAssembly loaded)
     {
         Memory.Release(loaded.TenantId, loaded.ChargedBytes);
+        if (_running == loaded) _running = null;
         loaded.Runners.Clear();
         _unloading.Add(new WeakReference(loaded.Context));
         loaded.Context.Unload();
+        JsonSharedCaches.AfterUnload(); // what its last call cached in a shared serializer context must not keep it alive
     }
 
     public LoadedAssembly Get(string assemblyId) =>

@@ -17,6 +17,7 @@ public sealed class LoadedAssembly
         Sha256 = sha256;
         Image = image;
         UsesNodaTime = assembly.GetReferencedAssemblies().Any(n => n.Name == "NodaTime");
+        UsesJson = assembly.GetReferencedAssemblies().Any(n => n.Name == "System.Text.Json");
         // One options instance per assembly: the serializer caches type metadata per options instance, and a
         // shared instance would keep unloaded tenant types alive.
         Options = new JsonSerializerOptions(JsonSerializerDefaults.Web)
@@ -46,6 +47,10 @@ public sealed class LoadedAssembly
     internal bool Poisoned { get; set; }
     /// <summary>Whether it references NodaTime: only such code can fill NodaTime's pattern caches (<see cref="NodaTimeCaches"/>).</summary>
     public bool UsesNodaTime { get; }
+    /// <summary>Whether it references System.Text.Json: only such code can fill the serializer's shared caches (<see cref="JsonSharedCaches"/>).</summary>
+    public bool UsesJson { get; }
     public JsonSerializerOptions Options { get; }
+    /// <summary>The Regex instances its statics keep: their runners are dropped after each of its calls (<see cref="KeptRegexRunners"/>).</summary>
+    internal System.Text.RegularExpressions.Regex[] KeptRegexes { get; init; } = [];
     internal Dictionary<string, IRunner> Runners { get; } = new(StringComparer.Ordinal);
 }

@@ -1,9 +1,9 @@
-// expect: runtime-contained
+// expect: runtime-isolated
 // Issue 28 (sec-typeinit), attacking the backstop: the tenant throws a TypeInitializationException of its own inside a
 // call (no type initializer failed). The host cannot tell it from the runtime's, so it takes it for a kept exception and
 // loads the upload again, from its image, before its next call (AssemblyRegistry.Enter). What that costs falls on the
 // tenant's own next call (one load: its own static initializers again), not on a neighbour's.
-// Outcome: contained; the output of identical calls is identical (TypeInitializerTests.ATypeInitializationExceptionInACall…).
+// Outcome: runs (runtime-isolated: beside the victim it sees nothing of it); the output of identical calls is identical (TypeInitializerTests.ATypeInitializationExceptionInACall…).
 using System;
 using EventSourcing;
 

@@ -6,10 +6,6 @@ using EventSourcing.Runtime.Host;
 
 namespace EventSourcing.Runtime.Tests;
 
-/// <summary>Run alone: they measure the process's heap and the serializer's process-wide caches.</summary>
-[CollectionDefinition(nameof(ProcessWideSerial), DisableParallelization = true)]
-public sealed class ProcessWideSerial;
-
 /// <summary>
 /// Issue 28 (sec-typeinit): System.Text.Json's process-wide caches (JsonSerializerOptions.Default, and the table through
 /// which equal options share a context) no longer keep what a tenant's call cached in them (<see cref="JsonSharedCaches"/>;

@@ -104,19 +104,19 @@ public static class JsonSharedCaches
     /// default options is cached, and gone after <see cref="Clear"/>; serializing works again afterwards.</summary>
     public static void SelfTest()
     {
-        var probe = JsonSerializer.Serialize(new SelfTestProbe { Value = 1 });
+        var probe = JsonSerializer.Serialize(new SelfTestValue { Value = 1 });
         if (DefaultCount() == 0) throw new InvalidOperationException("JsonSerializerOptions.Default's cache was not found holding a type");
         var equal = new JsonSerializerOptions();
         equal.MakeReadOnly(populateMissingResolver: true);
-        _ = equal.GetTypeInfo(typeof(SelfTestProbe)); // a context in the equal-options table
+        _ = equal.GetTypeInfo(typeof(SelfTestValue)); // a context in the equal-options table
         if (TrackedCount() == 0) throw new InvalidOperationException("the serializer's table of caching contexts was not found holding one");
         Clear();
         if (DefaultCount() != 0 || TrackedCount() != 0) throw new InvalidOperationException("the serializer's shared caches were not cleared");
-        if (JsonSerializer.Serialize(new SelfTestProbe { Value = 1 }) != probe) throw new InvalidOperationException("the serializer does not work after its caches were cleared");
+        if (JsonSerializer.Serialize(new SelfTestValue { Value = 1 }) != probe) throw new InvalidOperationException("the serializer does not work after its caches were cleared");
         Clear();
     }
 
-    sealed class SelfTestProbe
+    sealed class SelfTestValue
     {
         public int Value { get; set; }
     }

@@ -10,8 +10,8 @@
 // frames (ReducerRunner.ApplyOne, RunnerBase.Fold), so whoever reads the host's raw error cannot tell them apart. Low
 // severity (the tenant sees only its own failure); a fix could refuse tenant namespaces under EventSourcing.* and #line
 // paths outside the upload's own file names.
-// CLOSED (issue 28, sec-typeinit): refused at compile time twice over: a type declared in an EventSourcing namespace (the
-// SDK's and the host's) and a #line directive naming a file (ES0002, TenantCompiler.IsReservedNamespace, LineDirectives).
+// CLOSED (issue 28, sec-typeinit): refused at compile time twice over: a type declared in a namespace of the host's own
+// types and a #line directive naming a file (ES0002, TenantCompiler.IsReservedNamespace, LineDirectives).
 using EventSourcing;
 
 namespace EventSourcing.Runtime.Host

@@ -115,6 +115,9 @@ public class TypeInitializerTests
                 public static class Util
                 {
                     public static int Count<T>(IEnumerable<T> items) => items.Select(static x => 1).Sum();
+                    // Collection expressions: the compiler's own generic types (<>z__ReadOnlyArray<T>, single-element lists).
+                    public static IReadOnlyList<T> Two<T>(T a, T b) => [a, b];
+                    public static IEnumerable<T> One<T>(T a) => [a];
                 }
                 public sealed class S { public int N { get; set; } public string Text { get; set; } = ""; }
                 public sealed class GenReducer : IReducer<S>
@@ -124,7 +127,7 @@ public class TypeInitializerTests
                         var box = new Box<int>();
                         box.Add(3); box.Add(9); box.Add(4);
                         var p = new Pair<int>(box.Max(), Util.Count(new[] { "a", "b" }));
-                        s.N = p.Left + p.Right + (box.Positive()(5) ? 100 : 0);
+                        s.N = p.Left + p.Right + (box.Positive()(5) ? 100 : 0) + Util.Two(1, 2).Count + Util.One("x").Count() - 3;
                         s.Text = string.Join(",", box.Names());
                         return s;
                     }

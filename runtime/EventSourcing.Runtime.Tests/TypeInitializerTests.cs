@@ -174,6 +174,24 @@ public class TypeInitializerTests
     static WeakReference Weak(Execution.AssemblyRegistry registry, string id) => new(registry.Get(id));
 
     [Fact]
+    public void AReloadedUploadsOldStaticsAreCollectedAtTheEndOfTheCallWhenTheyAreMoreThanALittle()
+    {
+        var host = new InProcessHost(HostMode.All);
+        var file = "cross-call-type-init-self-thrown.cs";
+        var source = Corpus(file).Replace("new string('t', 1000)", "new string('t', 1_000_000)"); // 2 MB of statics
+        Assert.Equal("result", Load(host, "t/big", Image(host, file, source))["type"]!.GetValue<string>());
+        for (var i = 0; i < 3; i++)
+        {
+            var r = host.Apply("t/big", "Escape.EscapeReducer", (null, Events.Array(Events.Make("X", new { }))))[0]!;
+            Assert.True(r["ok"]!.GetValue<bool>(), r.ToJsonString());
+            Assert.Contains("mine1000000", r["states"]![0]!.ToJsonString());
+        }
+        Assert.Equal(2, host.Dispatcher.Registry.Reloads);
+        // No collection asked for: the old contexts went at the end of the calls that reloaded them.
+        Assert.Equal(0, host.Result("stats")["unloadingAssemblies"]!.GetValue<int>());
+    }
+
+    [Fact]
     public void AnUploadWhoseCallsThrowNothingIsNeverReloaded()
     {
         var host = new InProcessHost(HostMode.All);

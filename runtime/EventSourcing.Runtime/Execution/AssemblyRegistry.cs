@@ -111,22 +111,32 @@ public sealed class AssemblyRegistry
         return loaded;
     }
 
-    /// <summary>The call has ended: nothing keeps its upload from being collected once unloaded.</summary>
-    public static void Leave() => _running = null;
+    /// <summary>The call has ended: nothing keeps its upload from being collected once unloaded. If a reload in it left a
+    /// context holding more than a little, it is collected now, at the end of the poisoned tenant's own call (during the
+    /// reload the call's frames still referenced the old upload).</summary>
+    public void Leave()
+    {
+        _running = null;
+        if (!_collectPending) return;
+        _collectPending = false;
+        Collect();
+    }
+
+    bool _collectPending;
 
     LoadedAssembly Reload(LoadedAssembly old)
     {
         _running = null;
         _loaded.Remove(old.Id);
         UnloadContext(old);
-        // Its statics go with the old context; collected now when they are more than a little (a tenant poisoning every call
-        // would otherwise pile up contexts waiting for a full collection).
-        if (old.ChargedBytes > CollectAfterFailedLoadBytes) Collect();
+        // Its statics go with the old context: collected at the end of this call when they are more than a little (a tenant
+        // poisoning every call would otherwise pile up contexts waiting for a full collection) (Leave).
+        _collectPending |= old.ChargedBytes > CollectAfterFailedLoadBytes;
         Reloads++;
         var (loaded, failure, _) = LoadAndInitialize(old.Id, old.Image, old.Sha256, old.TenantId, old.CapBytes, Memory.Charged(old.TenantId), old.HygieneDomain);
         if (failure is not null)
         {
-            Collect();
+            _collectPending = true;
             throw failure;
         }
         Register(loaded!);

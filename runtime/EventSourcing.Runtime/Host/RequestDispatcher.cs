@@ -300,23 +300,24 @@ public sealed class RequestDispatcher
 
     /// <summary>The runner of a call, once the pools hold nothing of another tenant's (before building the runner: that may
     /// run the tenant's type initializers).</summary>
-    IRunner TenantRunner(JsonElement payload, out LoadedAssembly loaded)
+    (IRunner Runner, LoadedAssembly Loaded) TenantRunner(JsonElement payload)
     {
         var assemblyId = RequiredId(payload);
         var className = Required(payload, "className", JsonValueKind.String).GetString()!;
-        loaded = Registry.Get(assemblyId);
+        var loaded = Registry.Get(assemblyId);
         PoolHygiene.Enter(loaded.HygieneDomain);
         loaded = Registry.Enter(loaded); // loaded again first if a call of it saw a type initialiser fail
         NodaTimeCaches.BeforeCall(loaded.UsesNodaTime); // NodaTime's pattern caches hold only this call's patterns (NodaTimeCaches)
         JsonSharedCaches.BeforeCall(loaded.UsesJson); // the serializer's shared options cache only this call's types
-        return Registry.GetRunner(assemblyId, className);
+        return (Registry.GetRunner(assemblyId, className), loaded);
     }
 
     void Apply(JsonElement payload, Utf8JsonWriter w)
     {
-        var runner = TenantRunner(payload, out var loaded);
+        LoadedAssembly? loaded = null;
         try
         {
+            (var runner, loaded) = TenantRunner(payload);
             var groups = Required(payload, "groups", JsonValueKind.Array);
             var maxStateBytes = OptionalLimit(payload, "maxStateBytes", ResultLimits.DefaultMaxStateBytes);
             var maxResultBytes = OptionalLimit(payload, "maxResultBytes", ResultLimits.DefaultMaxResultBytes);
@@ -335,16 +336,17 @@ public sealed class RequestDispatcher
         }
         finally
         {
-            KeptRegexRunners.AfterCall(loaded.KeptRegexes); // what its matches grew is this call's own, not kept (KeptRegexRunners)
-            AssemblyRegistry.Leave();
+            if (loaded is not null) KeptRegexRunners.AfterCall(loaded.KeptRegexes); // what its matches grew is this call's own (KeptRegexRunners)
+            Registry.Leave();
         }
     }
 
     void ResolveKeys(JsonElement payload, Utf8JsonWriter w)
     {
-        var runner = TenantRunner(payload, out var loaded);
+        LoadedAssembly? loaded = null;
         try
         {
+            (var runner, loaded) = TenantRunner(payload);
             var events = Required(payload, "events", JsonValueKind.Array);
             var maxKeyLength = OptionalLimit(payload, "maxKeyLength", ResultLimits.DefaultMaxKeyLength);
             w.WritePropertyName("keys"u8);
@@ -354,8 +356,8 @@ public sealed class RequestDispatcher
         }
         finally
         {
-            KeptRegexRunners.AfterCall(loaded.KeptRegexes);
-            AssemblyRegistry.Leave();
+            if (loaded is not null) KeptRegexRunners.AfterCall(loaded.KeptRegexes);
+            Registry.Leave();
         }
     }
 

@@ -340,7 +340,32 @@ public class CompileTests
             """;
         var result = _host.Compile("Shadow.cs", source);
         Assert.False(result["ok"]!.GetValue<bool>());
-        Assert.Contains("no implementation of", result["compilationError"]!.GetValue<string>());
+        // Issue 28: the EventSourcing namespaces are reserved (a tenant's frames must not pose as the SDK's or the host's).
+        Assert.Contains("type EventSourcing.IReducer<T> declared in namespace EventSourcing", result["compilationError"]!.GetValue<string>());
+    }
+
+    [Fact]
+    public void LineDirectivesWithoutAFileStayAllowed()
+    {
+        // Issue 28: only a #line naming a file is refused (escape-corpus/exception-frames-forged-*.cs).
+        const string source = """
+            using EventSourcing;
+            public sealed class S { public int N { get; set; } }
+            public sealed class LinesReducer : IReducer<S>
+            {
+                public S Apply(S s, Event e)
+                {
+            #line 99
+                    s.N++;
+            #line hidden
+                    s.N++;
+            #line default
+                    return s;
+                }
+            }
+            """;
+        var result = _host.Compile("Lines.cs", source);
+        Assert.True(result["ok"]!.GetValue<bool>(), result["compilationError"]?.GetValue<string>());
     }
 
     [Fact]

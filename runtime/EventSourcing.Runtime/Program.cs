@@ -48,6 +48,8 @@ if ((mode & HostMode.Exec) != 0)
     {
         EventSourcing.Runtime.Execution.PoolHygiene.SelfTest();
         EventSourcing.Runtime.Execution.NodaTimeCaches.SelfTest(); // its pattern caches are emptied before every call
+        EventSourcing.Runtime.Execution.JsonSharedCaches.SelfTest(); // the serializer's shared caches too (issue 28)
+        EventSourcing.Runtime.Execution.KeptRegexRunners.SelfTest(); // kept Regexes' runners are dropped after each call (issue 28)
     }
     catch (Exception ex) when (ex is InvalidOperationException or TypeInitializationException)
     {

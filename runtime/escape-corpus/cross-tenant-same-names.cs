@@ -1,7 +1,7 @@
 // expect: runtime-isolated
 // Issue 12 (shared executors): declare the victim's own type names (test/fixtures/cross-tenant/Victim.cs) in this tenant's
 // assembly and use them through the process-wide caches: JsonSerializerOptions.Default (which holds the victim's converter
-// for its Victim.Secret once the victim used it), the runtime's record of a failed static initializer (Victim.Broken), and
+// for its Victim.Secret once the victim used it), the runtime's record of a failed static initializer (Victim.Broken, gone from the victim in issue 28: an upload whose static initializer throws is no longer loaded), and
 // Event.DataAs. If any of them were keyed by name rather than by type (and a type by its load context), the victim's secret
 // would come out here.
 // Outcome: each load context has its own types; this prints only its own values.

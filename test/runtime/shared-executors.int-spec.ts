@@ -198,6 +198,8 @@ describe('isolation of tenants sharing an executor (runtime/escape-corpus, runti
 
   it('has the probes the issue asks for', () => {
     expect(files.sort()).toEqual([
+      // Issue 28 (sec-typeinit): a TypeInitializationException of the tenant's own (the upload reloaded before its next call).
+      'cross-call-type-init-self-thrown.cs',
       'cross-tenant-event-shared.cs',
       'cross-tenant-generic-sdk.cs',
       'cross-tenant-same-names.cs',
@@ -211,11 +213,17 @@ describe('isolation of tenants sharing an executor (runtime/escape-corpus, runti
       // Issue 27 (gen): a generated Regex and JSON context, and the XxHash one-shots, beside another tenant.
       // Issue 27 red team (i27-redteam): [GeneratedRegex] on a partial property.
       'generator-regex-partial-property.cs',
+      // Issue 28 (sec-typeinit): the i27 red team's open findings, closed — a generated Regex's runner dropped after the call.
+      'generator-regex-runner-memory.cs',
       'generator-shared-executor.cs',
+      // Issue 28 (sec-typeinit): the serializer's shared caches emptied after the call (the victim uses them too).
+      'memory-json-default-options-metadata.cs',
       // Issue 27 red team (i27-redteam): a generated context's lazily built metadata (charged: the image costs more).
       'memory-json-generated-context-metadata.cs',
       // Issue 22 red team: memory a static Regex call kept past the call (the cache is off).
       'memory-regex-cache.cs',
+      'outlive-json-options-cache-pins-context.cs', // issue 28 (sec-typeinit)
+      'static-readonly-regex-runner-memory.cs', // issue 28 (sec-typeinit): a static readonly Regex's runner dropped after the call
       // Issue 27: static readonly Regex/FrozenDictionary/ImmutableArray, new T(), SHA256.HashData.
       'static-readonly-shared-executor.cs',
       // Issue 27 (time): NodaTime's pattern caches (emptied before every call), its shared tzdb, custom TimeZoneInfo zones
@@ -236,7 +244,7 @@ describe('isolation of tenants sharing an executor (runtime/escape-corpus, runti
     const shared = pool({ execHosts: 1 }, uploads);
     const alone = pool({ isolation: 'tenant' }, uploads);
 
-    // The victim runs first (its converter and failed initializer now cached in the process), then both in one request.
+    // The victim runs first (its converter now cached in the process), then both in one request.
     await shared.apply('victim', 'v', 'Victim.VictimReducer', victimGroups());
     await shared.apply('prober', 'p', ESCAPE, [proberGroup()]);
     const requests = shared.stats().executors[0].sharedRequests;

@@ -60,6 +60,7 @@ internal sealed partial class AssemblyWalker
             CheckKeptByRuntime(th, type, typeName);
             CheckDerivation(th, type, typeName);
             CheckGenericStatics(th, type, typeName);
+            CheckGenericTypeInitializer(th, type, typeName);
 
             CheckStaticFields(th, type, typeName);
         }
@@ -100,8 +101,8 @@ internal sealed partial class AssemblyWalker
             var field = _md.GetFieldDefinition(fh);
             if ((field.Attributes & (FieldAttributes.Static | FieldAttributes.Literal)) != 0) continue;
             var readOnly = (field.Attributes & FieldAttributes.InitOnly) != 0;
-            if (readOnly && (field.DecodeSignature(new SignatureProviders.FieldTypeClassifier(_md), null) || IsImmutableReference(field))) continue;
-            Report("ES0002", $"forbidden construct: {(readOnly ? "readonly field of a mutable type" : "mutable field")} {typeName}.{DisplayFieldName(_md.GetString(field.Name))} in {what} (the runtime keeps such objects from one call to the next, so they must be immutable: readonly fields of primitive-like types or converters only; an exception is rewritten by every throw)", default, -1, null);
+            if (readOnly && (field.DecodeSignature(new SignatureProviders.FieldTypeClassifier(_md, regexAllowed: false), null) || IsImmutableReference(field))) continue;
+            Report("ES0002", $"forbidden construct: {(readOnly ? "readonly field of a mutable type" : "mutable field")} {typeName}.{DisplayFieldName(_md.GetString(field.Name))} in {what} (the runtime keeps such objects from one call to the next, so they must be immutable: readonly fields of primitive-like types or converters only; an exception is rewritten by every throw; a Regex keeps what its last match grew: use a static readonly Regex of a static class)", default, -1, null);
         }
     }
 

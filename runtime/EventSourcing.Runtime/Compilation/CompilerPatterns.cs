@@ -308,6 +308,33 @@ internal sealed class CompilerPatterns
         return ok;
     }
 
+    /// <summary>
+    /// Whether a generic type's static constructor is exactly the compiler's closure singleton: <c>newobj instance void
+    /// Self::.ctor(); stsfld Self Self::&lt;&gt;9; ret</c>, the field a <see cref="TrustedStaticField"/> stateless singleton and
+    /// the constructor <c>ldarg.0; call instance void System.Object::.ctor(); ret</c> — nothing in it can throw an exception
+    /// of the tenant's (the runtime would keep it for the instantiation, AssemblyWalker.CheckGenericTypeInitializers).
+    /// </summary>
+    public bool IsSingletonInitializer(MethodDefinitionHandle cctor)
+    {
+        if (!_bodies.TryGetValue(cctor, out var body) || body.Block.ExceptionRegions.Length != 0) return false;
+        var il = body.Il.Where(i => i.Op != ILOpCode.Nop).ToArray();
+        if (il.Length != 3 || il[0].Op != ILOpCode.Newobj || il[1].Op != ILOpCode.Stsfld || il[2].Op != ILOpCode.Ret) return false;
+        if (OwnField(il[1].Token) is not { } field || TrustedStaticField(field) != "stateless singleton") return false;
+        var declaring = _md.GetMethodDefinition(cctor).GetDeclaringType();
+        if (_md.GetFieldDefinition(field).GetDeclaringType() != declaring) return false;
+        foreach (var mh in _md.GetTypeDefinition(declaring).GetMethods())
+        {
+            var m = _md.GetMethodDefinition(mh);
+            if (_md.GetString(m.Name) != ".ctor") continue;
+            if (!_bodies.TryGetValue(mh, out var ctor) || ctor.Block.ExceptionRegions.Length != 0) return false;
+            var code = ctor.Il.Where(i => i.Op != ILOpCode.Nop).ToArray();
+            if (code.Length != 3 || code[0].Op != ILOpCode.Ldarg_0 || code[1].Op != ILOpCode.Call || code[2].Op != ILOpCode.Ret
+                || Callee(code[1].Token) is not { } callee || !callee.StartsWith("System.Object::.ctor", StringComparison.Ordinal))
+                return false;
+        }
+        return true;
+    }
+
     /// <summary>The type whose parameterless constructor a newobj token calls, or null.</summary>
     string? ConstructedType(int token)
     {

@@ -130,14 +130,18 @@ internal static class SignatureProviders
 
         readonly MetadataReader _md;
         readonly bool _keyedAllowed;
+        readonly bool _regexAllowed;
 
         /// <param name="md">The assembly's metadata.</param>
         /// <param name="keyedAllowed">Whether <see cref="KeyedContainers"/> count as immutable: only when the assembly can make no
         /// comparer of its own (AssemblyWalker.CanMakeComparers).</param>
-        public FieldTypeClassifier(MetadataReader md, bool keyedAllowed = false)
+        /// <param name="regexAllowed">Whether a Regex counts: not in the objects the runtime keeps (converters, naming policies,
+        /// exceptions), where the host cannot find it to drop its runner after a call (Execution/KeptRegexRunners, issue 28).</param>
+        public FieldTypeClassifier(MetadataReader md, bool keyedAllowed = false, bool regexAllowed = true)
         {
             _md = md;
             _keyedAllowed = keyedAllowed;
+            _regexAllowed = regexAllowed;
         }
 
         public bool GetPrimitiveType(PrimitiveTypeCode typeCode) => typeCode switch
@@ -153,8 +157,10 @@ internal static class SignatureProviders
             // Regex or JsonSerializerContext, and a context holds nothing of the tenant's): a Regex is immutable, a context holds
             // read-only options and their metadata cache.
             var baseType = reader.GetTypeDefinition(handle).BaseType;
-            return baseType.Kind == HandleKind.TypeReference && FullName((TypeReferenceHandle)baseType) is "System.Enum"
-                or "System.Text.RegularExpressions.Regex" or "System.Text.Json.Serialization.JsonSerializerContext";
+            if (baseType.Kind != HandleKind.TypeReference) return false;
+            var name = FullName((TypeReferenceHandle)baseType);
+            return name is "System.Enum" or "System.Text.Json.Serialization.JsonSerializerContext"
+                   || (_regexAllowed && name == "System.Text.RegularExpressions.Regex");
         }
 
         public bool GetTypeFromReference(MetadataReader reader, TypeReferenceHandle handle, byte rawTypeKind)
@@ -163,6 +169,7 @@ internal static class SignatureProviders
             if (ImmutableValueTypes.Contains(name)) return true;
             if (TimePolicy.ImmutableStaticTypes.Contains(name)) return true; // NodaTime's immutable values, zones and patterns
             if (_md.GetTypeReference(handle).ResolutionScope.Kind == HandleKind.TypeReference) return false; // a nested type, whatever its name says
+            if (!_regexAllowed && name == "System.Text.RegularExpressions.Regex") return false;
             return ImmutableReferenceTypes.Contains(name) || ImmutableContainers.Contains(name) || (_keyedAllowed && KeyedContainers.Contains(name));
         }
 

@@ -170,7 +170,8 @@ public sealed class TenantCompiler
 
         var image = pe.ToArray();
         var violations = AssemblyVerifier.Verify(image);
-        var reserved = TypesInReservedNamespaces(compilation, generated).Concat(GeneratedCodePolicy.Check(compilation, generated, image)).ToList();
+        var reserved = TypesInReservedNamespaces(compilation, generated).Concat(LineDirectives.Check(compilation, generated))
+            .Concat(GeneratedCodePolicy.Check(compilation, generated, image)).ToList();
         if (violations.Count > 0 || reserved.Count > 0)
         {
             var located = reserved.Concat(Locate(compilation, violations.Take(MaxReportedDiagnostics).ToList())).Take(MaxReportedDiagnostics).ToList();
@@ -196,7 +197,7 @@ public sealed class TenantCompiler
     }
 
     /// <summary>
-    /// Types the tenant declares in System.* or Microsoft.*: the compiler and the runtime recognise attributes there by
+    /// Types the tenant declares in System.*, Microsoft.* or a namespace of the host's or the SDK's: the compiler and the runtime recognise attributes there by
     /// name (InlineArray, IsByRefLike, SkipLocalsInit, IgnoresAccessChecksTo, Embedded…), so a tenant-made one could
     /// change how its code is compiled or loaded. Only source-declared types count: Roslyn's own embedded
     /// attributes (RefSafetyRules, Nullable…) live there legitimately.
@@ -212,13 +213,27 @@ public sealed class TenantCompiler
             if (!IsReservedNamespace(ns)) continue;
             var span = type.Locations.FirstOrDefault()?.GetMappedLineSpan();
             found.Add(new CompileDiagnostic(span?.Path, (span?.StartLinePosition.Line ?? -1) + 1, (span?.StartLinePosition.Character ?? -1) + 1,
-                "error", "ES0002", $"forbidden construct: type {type.ToDisplayString()} declared in namespace {ns} (the System and Microsoft namespaces are reserved: the compiler and the runtime give attributes there special meaning by name)"));
+                "error", "ES0002", HostNamespaces.Contains(ns)
+                    ? $"forbidden construct: type {type.ToDisplayString()} declared in namespace {ns} (a namespace of the SDK's or the host's: a failure's frames must not show a type of yours as theirs)"
+                    : $"forbidden construct: type {type.ToDisplayString()} declared in namespace {ns} (the System and Microsoft namespaces are reserved: the compiler and the runtime give attributes there special meaning by name)"));
         }
         return found;
     }
 
+    /// <summary>System and Microsoft (attributes recognised by name), and the SDK's and the host's own namespaces (issue 28:
+    /// EventSourcing, EventSourcing.Runtime.Host…, whose frames a tenant type must not pose as;
+    /// escape-corpus/exception-frames-forged-host.cs).</summary>
     static bool IsReservedNamespace(string ns) =>
-        ns is "System" or "Microsoft" || ns.StartsWith("System.", StringComparison.Ordinal) || ns.StartsWith("Microsoft.", StringComparison.Ordinal);
+        ns is "System" or "Microsoft" || ns.StartsWith("System.", StringComparison.Ordinal) || ns.StartsWith("Microsoft.", StringComparison.Ordinal)
+        || HostNamespaces.Contains(ns);
+
+    /// <summary>The namespaces of the host's and the SDK's own types (EventSourcing, EventSourcing.Runtime.Host…).</summary>
+    static readonly HashSet<string> HostNamespaces = new[] { typeof(TenantCompiler).Assembly, typeof(EventSourcing.Event).Assembly }
+        .SelectMany(a => a.GetTypes())
+        .Select(t => t.Namespace)
+        .Where(n => n is not null && (n == "EventSourcing" || n.StartsWith("EventSourcing.", StringComparison.Ordinal)))
+        .Select(n => n!)
+        .ToHashSet(StringComparer.Ordinal);
 
     static CompileResult TooDeep(IReadOnlyList<CompileDiagnostic> errors) =>
         new(false, Array.Empty<DiscoveredImplementation>(), null, errors, Array.Empty<CompileDiagnostic>(), $"compilation failed with {errors.Count} error(s)");

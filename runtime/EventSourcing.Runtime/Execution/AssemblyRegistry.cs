@@ -29,6 +29,7 @@ public sealed class AssemblyRegistry
     /// under this id. <paramref name="tenantId"/> defaults to the assembly id (an assembly of its own tenant).</summary>
     public bool Load(string assemblyId, byte[] image, string? tenantId = null, long capBytes = TenantMemory.DefaultCapBytes)
     {
+        _running = null;
         var hygieneDomain = PoolHygiene.DomainOf(tenantId, assemblyId);
         tenantId ??= assemblyId;
         var sha = SHA256.HashData(image);
@@ -53,16 +54,24 @@ public sealed class AssemblyRegistry
 
         var held = Memory.Charged(tenantId);
         if (held + image.Length > capBytes) throw TenantMemory.Exceeded(tenantId, held, image.Length, capBytes, "its code");
-        var (loaded, failure) = LoadAndInitialize(assemblyId, image, sha, tenantId, capBytes, held, hygieneDomain);
+        var (loaded, failure, allocated) = LoadAndInitialize(assemblyId, image, sha, tenantId, capBytes, held, hygieneDomain);
         if (failure is not null)
         {
             // Nothing of it is kept: its context goes, and its statics with it, now rather than at some later collection
-            // (the next call may be another tenant's, and needs the heap back).
-            Collect();
+            // (the next call may be another tenant's, and needs the heap back). A static initialiser that threw after
+            // allocating little (its load is tried again by each of the tenant's calls) leaves its context to the next
+            // ordinary collection instead of costing the executor a full blocking one per call.
+            if (failure.Code != ErrorCodes.LoadFailed || allocated > CollectAfterFailedLoadBytes) Collect();
             throw failure;
         }
-        _loaded[assemblyId] = loaded!;
-        Memory.Charge(tenantId, loaded!.ChargedBytes);
+        Register(loaded!);
+        return true;
+    }
+
+    void Register(LoadedAssembly loaded)
+    {
+        _loaded[loaded.Id] = loaded;
+        Memory.Charge(loaded.TenantId, loaded.ChargedBytes);
         loaded.Resolver.Charge = bytes =>
         {
             var held = Memory.Charged(loaded.TenantId);
@@ -72,8 +81,70 @@ public sealed class AssemblyRegistry
             loaded.ChargedBytes += bytes;
             return null;
         };
-        return true;
     }
+
+    /// <summary>
+    /// The upload whose call this thread runs now (set by <see cref="Enter"/>). A TypeInitializationException thrown while
+    /// it runs — seen first-chance, before any catch of the tenant's — marks it poisoned: the runtime now keeps an exception
+    /// for some type of its (or instantiated over its types), the same object thrown again on every later use, whose stack
+    /// trace each throw rewrites — memory from one call to the next. The verifier refuses the static constructors that could
+    /// throw later than load (generic types) and the load refuses the others, so this is the backstop for what those walls
+    /// miss (e.g. the compiler's closure singleton running out of memory in its static constructor): the upload is loaded
+    /// again, from its own image, before its next call, so nothing the kept exception holds outlives the call that made it.
+    /// </summary>
+    [ThreadStatic] static LoadedAssembly? _running;
+
+    static AssemblyRegistry() => AppDomain.CurrentDomain.FirstChanceException += static (_, e) =>
+    {
+        if (e.Exception is TypeInitializationException && _running is { } running) running.Poisoned = true;
+    };
+
+    /// <summary>Uploads loaded again because a call of theirs saw a type initialiser fail (<see cref="_running"/>).</summary>
+    public long Reloads { get; private set; }
+
+    /// <summary>The upload whose call starts on this thread: loaded again first if a call of it was poisoned (see
+    /// <see cref="_running"/>). Costs a thread-static write per call; the reload only a poisoned upload's next call.</summary>
+    public LoadedAssembly Enter(LoadedAssembly loaded)
+    {
+        if (loaded.Poisoned) loaded = Reload(loaded);
+        _running = loaded;
+        return loaded;
+    }
+
+    /// <summary>The call has ended: nothing keeps its upload from being collected once unloaded. If a reload in it left a
+    /// context holding more than a little, it is collected now, at the end of the poisoned tenant's own call (during the
+    /// reload the call's frames still referenced the old upload).</summary>
+    public void Leave()
+    {
+        _running = null;
+        if (!_collectPending) return;
+        _collectPending = false;
+        Collect();
+    }
+
+    bool _collectPending;
+
+    LoadedAssembly Reload(LoadedAssembly old)
+    {
+        _running = null;
+        _loaded.Remove(old.Id);
+        UnloadContext(old);
+        // Its statics go with the old context: collected at the end of this call when they are more than a little (a tenant
+        // poisoning every call would otherwise pile up contexts waiting for a full collection) (Leave).
+        _collectPending |= old.ChargedBytes > CollectAfterFailedLoadBytes;
+        Reloads++;
+        var (loaded, failure, _) = LoadAndInitialize(old.Id, old.Image, old.Sha256, old.TenantId, old.CapBytes, Memory.Charged(old.TenantId), old.HygieneDomain);
+        if (failure is not null)
+        {
+            _collectPending = true;
+            throw failure;
+        }
+        Register(loaded!);
+        return loaded!;
+    }
+
+    /// <summary>A load refused because a static initialiser threw, having allocated more than this, is collected at once.</summary>
+    public const long CollectAfterFailedLoadBytes = 1L << 20;
 
     /// <summary>Where each tenant's memory in this executor is charged.</summary>
     public TenantMemory Memory { get; } = new();
@@ -88,17 +159,23 @@ public sealed class AssemblyRegistry
     /// a failure on the caller's stack.
     /// </summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    (LoadedAssembly? Loaded, ProtocolException? Failure) LoadAndInitialize(string assemblyId, byte[] image, byte[] sha, string tenantId, long capBytes, long held, string hygieneDomain)
+    (LoadedAssembly? Loaded, ProtocolException? Failure, long Allocated) LoadAndInitialize(string assemblyId, byte[] image, byte[] sha, string tenantId, long capBytes, long held, string hygieneDomain)
     {
         var context = new TenantLoadContext("tenant:" + assemblyId);
         var (assembly, allocated, failure) = Initialize(context, image, assemblyId);
-        failure ??= held + image.Length + allocated > capBytes
-            ? TenantMemory.Exceeded(tenantId, held, image.Length + allocated, capBytes, "its code and static initialisers")
-            : null;
-        if (failure is null) return (new LoadedAssembly(assemblyId, context, assembly!, sha, tenantId, capBytes, hygieneDomain) { ChargedBytes = image.Length + allocated }, null);
+        // Over the cap is the memory's refusal (an offence) even when an initialiser threw after allocating it.
+        if ((failure is null || failure.Code == ErrorCodes.LoadFailed) && held + image.Length + allocated > capBytes)
+            failure = TenantMemory.Exceeded(tenantId, held, image.Length + allocated, capBytes, "its code and static initialisers");
+        if (failure is null)
+            return (new LoadedAssembly(assemblyId, context, assembly!, image, sha, tenantId, capBytes, hygieneDomain)
+            {
+                ChargedBytes = image.Length + allocated,
+                KeptRegexes = KeptRegexRunners.Find(Types(assembly!)),
+            }, null, allocated);
         _unloading.Add(new WeakReference(context));
         context.Unload();
-        return (null, failure);
+        JsonSharedCaches.AfterUnload(); // its initialisers may have serialized through the shared options
+        return (null, failure, allocated);
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
@@ -138,8 +215,14 @@ public sealed class AssemblyRegistry
                 }
                 catch (Exception ex) when (ex is not OutOfMemoryException && ex.InnerException is not OutOfMemoryException)
                 {
-                    // As before: the runtime keeps a static initialiser's exception and throws it wherever the type is used,
-                    // in the tenant's own calls (APPLY_FAILED); the rest of the assembly works. What it allocated is charged below.
+                    // The runtime keeps a failed static initialiser's exception and throws that same object on every later
+                    // use of the type; each throw rewrites its stack trace, which the next call could read back: memory
+                    // carried from call to call (issue 27 red team, escape-corpus/cross-call-type-init-exception-*.cs).
+                    // So the upload is not loaded: its context (and the kept exception) goes with the failure.
+                    if (ex is TypeInitializationException { InnerException: { } thrown }) ex = thrown;
+                    var message = ex.Message.Length > 300 ? ex.Message[..300] + "…" : ex.Message;
+                    return (null, TenantMemory.Allocated() - before, new ProtocolException(ErrorCodes.LoadFailed,
+                        $"the static initialiser of {type.FullName} threw {ex.GetType().Name}: {message} (an upload whose static initialiser throws is not loaded: the runtime would keep its exception from one call to the next)"));
                 }
             }
         }
@@ -155,6 +238,18 @@ public sealed class AssemblyRegistry
         return (assembly, TenantMemory.Allocated() - before, null);
     }
 
+    static Type?[] Types(Assembly assembly)
+    {
+        try
+        {
+            return assembly.GetTypes();
+        }
+        catch (ReflectionTypeLoadException ex)
+        {
+            return ex.Types;
+        }
+    }
+
     public bool Unload(string assemblyId)
     {
         if (!_loaded.Remove(assemblyId, out var loaded)) return false;
@@ -166,9 +261,11 @@ public sealed class AssemblyRegistry
     void UnloadContext(LoadedAssembly loaded)
     {
         Memory.Release(loaded.TenantId, loaded.ChargedBytes);
+        if (_running == loaded) _running = null;
         loaded.Runners.Clear();
         _unloading.Add(new WeakReference(loaded.Context));
         loaded.Context.Unload();
+        JsonSharedCaches.AfterUnload(); // what its last call cached in a shared serializer context must not keep it alive
     }
 
     public LoadedAssembly Get(string assemblyId) =>

@@ -279,6 +279,7 @@ public sealed class RequestDispatcher
         // it is this tenant's call.
         PoolHygiene.Enter(PoolHygiene.DomainOf(tenantId, assemblyId));
         NodaTimeCaches.BeforeCall(callerUsesNodaTime: true); // its type initialisers may parse NodaTime patterns: nothing of the last call's stays held
+        JsonSharedCaches.BeforeCall(callerUsesJson: true); // likewise the serializer's shared caches (JsonSharedCaches)
         if (!base64.TryGetBytesFromBase64(out var image)) throw new ProtocolException(ErrorCodes.BadRequest, "assembly is not valid base64");
         var cap = payload.TryGetProperty("tenantMemoryBytes"u8, out var c) && c.ValueKind != JsonValueKind.Null
             ? c.ValueKind == JsonValueKind.Number && c.TryGetInt64(out var n) && n > 0 ? n : throw new ProtocolException(ErrorCodes.BadRequest, "payload field 'tenantMemoryBytes' must be a positive integer")
@@ -299,45 +300,65 @@ public sealed class RequestDispatcher
 
     /// <summary>The runner of a call, once the pools hold nothing of another tenant's (before building the runner: that may
     /// run the tenant's type initializers).</summary>
-    IRunner TenantRunner(JsonElement payload)
+    (IRunner Runner, LoadedAssembly Loaded) TenantRunner(JsonElement payload)
     {
         var assemblyId = RequiredId(payload);
         var className = Required(payload, "className", JsonValueKind.String).GetString()!;
         var loaded = Registry.Get(assemblyId);
         PoolHygiene.Enter(loaded.HygieneDomain);
+        loaded = Registry.Enter(loaded); // loaded again first if a call of it saw a type initialiser fail
         NodaTimeCaches.BeforeCall(loaded.UsesNodaTime); // NodaTime's pattern caches hold only this call's patterns (NodaTimeCaches)
-        return Registry.GetRunner(assemblyId, className);
+        JsonSharedCaches.BeforeCall(loaded.UsesJson); // the serializer's shared options cache only this call's types
+        return (Registry.GetRunner(assemblyId, className), loaded);
     }
 
     void Apply(JsonElement payload, Utf8JsonWriter w)
     {
-        var runner = TenantRunner(payload);
-        var groups = Required(payload, "groups", JsonValueKind.Array);
-        var maxStateBytes = OptionalLimit(payload, "maxStateBytes", ResultLimits.DefaultMaxStateBytes);
-        var maxResultBytes = OptionalLimit(payload, "maxResultBytes", ResultLimits.DefaultMaxResultBytes);
-        w.WritePropertyName("results"u8);
-        w.WriteStartArray();
-        foreach (var group in groups.EnumerateArray())
+        LoadedAssembly? loaded = null;
+        try
         {
-            if (group.ValueKind != JsonValueKind.Object) throw new ProtocolException(ErrorCodes.BadRequest, "groups[] items must be objects {state, events}");
-            group.TryGetProperty("state"u8, out var state);
-            var events = Required(group, "events", JsonValueKind.Array);
-            var lastOnly = group.TryGetProperty("lastStateOnly"u8, out var l) && l.ValueKind == JsonValueKind.True;
-            var key = group.TryGetProperty("key"u8, out var k) && k.ValueKind == JsonValueKind.String ? k.GetString() : null;
-            runner.ApplyGroup(state, events, w, new ApplyOptions(maxStateBytes, lastOnly, maxResultBytes, key));
+            (var runner, loaded) = TenantRunner(payload);
+            var groups = Required(payload, "groups", JsonValueKind.Array);
+            var maxStateBytes = OptionalLimit(payload, "maxStateBytes", ResultLimits.DefaultMaxStateBytes);
+            var maxResultBytes = OptionalLimit(payload, "maxResultBytes", ResultLimits.DefaultMaxResultBytes);
+            w.WritePropertyName("results"u8);
+            w.WriteStartArray();
+            foreach (var group in groups.EnumerateArray())
+            {
+                if (group.ValueKind != JsonValueKind.Object) throw new ProtocolException(ErrorCodes.BadRequest, "groups[] items must be objects {state, events}");
+                group.TryGetProperty("state"u8, out var state);
+                var events = Required(group, "events", JsonValueKind.Array);
+                var lastOnly = group.TryGetProperty("lastStateOnly"u8, out var l) && l.ValueKind == JsonValueKind.True;
+                var key = group.TryGetProperty("key"u8, out var k) && k.ValueKind == JsonValueKind.String ? k.GetString() : null;
+                runner.ApplyGroup(state, events, w, new ApplyOptions(maxStateBytes, lastOnly, maxResultBytes, key));
+            }
+            w.WriteEndArray();
         }
-        w.WriteEndArray();
+        finally
+        {
+            if (loaded is not null) KeptRegexRunners.AfterCall(loaded.KeptRegexes); // what its matches grew is this call's own (KeptRegexRunners)
+            Registry.Leave();
+        }
     }
 
     void ResolveKeys(JsonElement payload, Utf8JsonWriter w)
     {
-        var runner = TenantRunner(payload);
-        var events = Required(payload, "events", JsonValueKind.Array);
-        var maxKeyLength = OptionalLimit(payload, "maxKeyLength", ResultLimits.DefaultMaxKeyLength);
-        w.WritePropertyName("keys"u8);
-        w.WriteStartArray();
-        runner.ResolveKeys(events, w, maxKeyLength);
-        w.WriteEndArray();
+        LoadedAssembly? loaded = null;
+        try
+        {
+            (var runner, loaded) = TenantRunner(payload);
+            var events = Required(payload, "events", JsonValueKind.Array);
+            var maxKeyLength = OptionalLimit(payload, "maxKeyLength", ResultLimits.DefaultMaxKeyLength);
+            w.WritePropertyName("keys"u8);
+            w.WriteStartArray();
+            runner.ResolveKeys(events, w, maxKeyLength);
+            w.WriteEndArray();
+        }
+        finally
+        {
+            if (loaded is not null) KeptRegexRunners.AfterCall(loaded.KeptRegexes);
+            Registry.Leave();
+        }
     }
 
     /// <summary>

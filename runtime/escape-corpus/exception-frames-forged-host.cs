@@ -1,4 +1,4 @@
-// expect: runtime-contained
+// expect: compile-error forbidden construct: type EventSourcing.Runtime.Host.RequestDispatcher declared in namespace EventSourcing.Runtime.Host
 // Issue 27 red team (i27-redteam), item 7 (tenant frames in failures): make the failure's frames look like the host's or
 // another tenant's. The frames keep only methods of a TenantLoadContext, but their names and files are the tenant's to
 // choose: a namespace EventSourcing.Runtime.Host with a type RequestDispatcher, and #line directives naming a file path
@@ -10,6 +10,8 @@
 // frames (ReducerRunner.ApplyOne, RunnerBase.Fold), so whoever reads the host's raw error cannot tell them apart. Low
 // severity (the tenant sees only its own failure); a fix could refuse tenant namespaces under EventSourcing.* and #line
 // paths outside the upload's own file names.
+// CLOSED (issue 28, sec-typeinit): refused at compile time twice over: a type declared in a namespace of the host's own
+// types and a #line directive naming a file (ES0002, TenantCompiler.IsReservedNamespace, LineDirectives).
 using EventSourcing;
 
 namespace EventSourcing.Runtime.Host

@@ -1,4 +1,4 @@
-// expect: compile-error forbidden
+// expect: runtime-contained
 // Issue 27 red team (i27-redteam), variant of cross-call-type-init-exception-stacktrace.cs without the StackTrace property:
 // Exception.ToString() prints the same captured trace, so refusing get_StackTrace alone is no fix. Carry state from one call to the next through the exception object the runtime keeps
 // for a failed static initializer. Data/HelpLink/Source are refused for exactly this reason (ApiPolicy.DeniedMembers), but
@@ -10,6 +10,8 @@
 // that $"{kept}" or "" + kept reach the same virtual ToString with no IL reference to Exception at all, so an API refusal
 // cannot close this: the kept object itself must go (e.g. refuse at load an upload whose static initializer failed, since
 // the host runs them all eagerly; generic types' static constructors are the remaining case). Verdict: any refusal.
+// CLOSED (issue 28, sec-typeinit): refused at load like cross-call-type-init-exception-stacktrace.cs (no API refusal:
+// the kept object never exists past the load; TypeInitializerTests.TheOpenFindingsFailTheirLoad).
 using System;
 using EventSourcing;
 

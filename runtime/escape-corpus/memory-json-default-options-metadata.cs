@@ -1,4 +1,4 @@
-// expect: runtime-contained
+// expect: runtime-isolated
 // Issue 27 red team (i27-redteam): memory nobody is charged for, in the serializer's metadata caches. A tenant is charged
 // the metadata its runners' preparation builds, and (ChargedTypeInfoResolver) what the runner's own resolver builds inside
 // calls. Serializing 150 types of 40 properties each inside a call with JsonSerializer.Serialize(value) (no options: the
@@ -8,6 +8,11 @@
 // the call, while 9,493 KiB stay live after it returns (control 109 KiB): ~8 MiB held in the process-wide Default options'
 // cache, charged to nobody, and it scales with the number of types (about 6x what the image costs).
 // The corpus test only compiles runtime-* files, so it cannot fail on this.
+// CLOSED (issue 28, sec-typeinit; verdict now runtime-isolated: it runs, keeps nothing, and beside the victim in one
+// executor sees nothing of it — test/runtime/shared-executors.int-spec.ts): the host empties the serializer's process-wide caches (Default/Web/Strict options'
+// contexts, the equal-options table) before any call that follows a call of code referencing System.Text.Json
+// (Execution/JsonSharedCaches.cs): what this call cached there is gone before the next call runs, so it is that call's own
+// transient memory (JsonSharedCachesTests.MetadataCachedThroughTheDefaultOptionsIsGoneBeforeTheNextCall: <2 MiB left).
 using System.Text.Json;
 using System.Text.Json.Serialization;
 using EventSourcing;

@@ -1,4 +1,4 @@
-// expect: compile-error forbidden
+// expect: compile-error forbidden construct: static constructor of the generic type Escape.Boom<T>
 // Issue 27 red team (i27-redteam), variant of cross-call-type-init-exception-tostring.cs for the case the host cannot see at
 // load: a generic type's static constructor. The host runs every non-generic static initializer eagerly at load (so a
 // failure there could be refused at load); Boom<T> has no static field at all (only a throwing static constructor), runs
@@ -7,6 +7,9 @@
 // Exception member beyond the TypeInitializationException catch and InnerException).
 // HOLE (found, i27-redteam): compiles and runs; four calls with identical input give state.Count 0,1,2,3 (InProcessHost
 // Exec+Compile, one load, four applies).
+// CLOSED (issue 28, sec-typeinit): a generic type may hold no static field (ES0002), so a static constructor of its own
+// has nothing to initialise; it is refused at compile and load time unless it is exactly the compiler's closure singleton
+// (AssemblyWalker.CheckGenericTypeInitializer).
 using System;
 using EventSourcing;
 

@@ -1,4 +1,4 @@
-// expect: runtime-contained
+// expect: runtime-isolated
 // Issue 27 red team (i27-redteam): outlive the upload. System.Text.Json caches each type's metadata per "caching context",
 // and every JsonSerializerOptions with default settings (JsonSerializerOptions.Default, used by Serialize(value) with no
 // options, and any `new JsonSerializerOptions()`) shares one process-wide context that is never cleared. Serializing one
@@ -10,6 +10,10 @@
 // expects unloadingAssemblies: 0); with memory-json-default-options-metadata.cs (150 types) each cycle leaves ~9.2 MiB live,
 // charged to nobody once the tenant's charge is released at unload: 28 MiB after three cycles, unbounded.
 // The corpus test only compiles runtime-* files, so it cannot fail on this. Control (a file that serializes nothing): 0.
+// CLOSED (issue 28, sec-typeinit; verdict now runtime-isolated: it runs, keeps nothing, and beside the victim in one
+// executor sees nothing of it — test/runtime/shared-executors.int-spec.ts): the shared caches are emptied when an upload is unloaded too (JsonSharedCaches.AfterUnload),
+// so nothing of the serializer's keeps the load context: unloadingAssemblies is 0 after each cycle
+// (JsonSharedCachesTests.AnUploadThatSerializedThroughTheDefaultOptionsIsCollectedAfterItsUnload).
 using System.Text.Json;
 using EventSourcing;
 

@@ -1,4 +1,4 @@
-// expect: runtime-contained
+// expect: runtime-isolated
 // Issue 27 red team (i27-redteam): memory nobody is charged for, in a Regex kept for the life of the upload (generated: the generator's static Regex instance, item 1).
 // A Regex caches its RegexRunner between matches, and the runner keeps its backtracking arrays (runtrack/runstack, or the
 // generated code's Array.Resize(ref base.runstack, ...)) at the largest size any match needed. One call matches a
@@ -8,6 +8,10 @@
 // HOLE (found, i27-redteam): measured in-process (GC.GetTotalMemory(true) before/after one apply): load charged 14,368
 // bytes (61,016 after the call, preparation included); 18,540 KiB live after the call returned, charged to nobody (control, the same Regex built inside the call: 109 KiB).
 // The corpus test only compiles runtime-* files, so it cannot fail on this; the report has the reproduction.
+// CLOSED (issue 28, sec-typeinit; verdict now runtime-isolated: it runs, keeps nothing, and beside the victim in one
+// executor sees nothing of it — test/runtime/shared-executors.int-spec.ts): the host finds the Regex instances an upload keeps (its static fields and the immutable
+// collections they hold, the generator's instance included) at load and drops their runners after each of its calls
+// (Execution/KeptRegexRunners.cs): the arrays are that call's transient memory (KeptRegexRunnersTests: <2 MiB left).
 using System;
 using System.Text;
 using System.Text.RegularExpressions;

@@ -67,7 +67,7 @@ export class EventReader {
    * may not have reached the start.
    */
   async readLog(tenantId: string, req: LogPageRequest): Promise<LogPage> {
-    const filters = { aggregateTypes: req.aggregateTypes, eventTypes: req.eventTypes };
+    const filters = { aggregateTypes: req.aggregateTypes, eventTypes: req.eventTypes, ...(req.query ? { query: req.query } : {}) };
     if (req.direction === 'backward') {
       if (req.afterPosition !== undefined) throw validationFailed('afterPosition', 'not with direction=backward (use beforePosition)');
       const events = await this.log.readLog(tenantId, {

@@ -14,6 +14,7 @@ const hook = (tenantId: string, webhookId: string, over: Partial<NewEventWebhook
   url: 'https://receiver.example/hook',
   aggregateTypes: null,
   eventTypes: null,
+  query: null,
   afterPosition: 0,
   createdAt: Date.now(),
   ...over,

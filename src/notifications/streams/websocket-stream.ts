@@ -122,7 +122,7 @@ function streamRequest(url: URL): StreamRequest | null {
     const after = query.get('afterPosition');
     return {
       kind: 'events',
-      filters: { aggregateType: given('aggregateType'), eventType: given('eventType') },
+      filters: { aggregateType: given('aggregateType'), eventType: given('eventType'), query: given('query') },
       after: after === null ? undefined : { field: 'afterPosition', text: after },
     };
   }

@@ -110,6 +110,8 @@ export function storedEventView(e: StoredEvent): StoredEventBody {
     // The caller's W3C trace context, exactly as kept: only when the append sent a valid one.
     ...(e.traceParent ? { traceparent: e.traceParent } : {}),
     ...(e.traceState ? { tracestate: e.traceState } : {}),
+    // Its tags (DCB), in the order appended: only when it has some, so an event without reads as before.
+    ...(e.tags && e.tags.length > 0 ? { tags: e.tags } : {}),
     // Erased (README "Erasure"): data is {} and metadata null; the rest is the tombstone.
     ...(e.erasedAt !== undefined ? { erasedAt: isoTime(e.erasedAt) } : {}),
   };
@@ -132,6 +134,7 @@ export const STORED_EVENT_SCHEMA = object(
   {
     traceparent: string({ description: 'the W3C traceparent sent with the append (a valid one), as sent; only when one was' }),
     tracestate: string({ description: 'the W3C tracestate sent with that traceparent; only when one was' }),
+    tags: arrayOf(string(), { description: "the event's tags (docs/dcb.md), in the order appended; only when it has some" }),
     erasedAt: timestamp({ description: 'only on an erased aggregate: when its data and metadata were removed' }),
   },
 );

@@ -166,6 +166,7 @@ export function planAppends(
         correlationId: req.correlationId ?? null,
         causationId: req.causationId ?? null,
         ...traceOf(req),
+        ...(e.tags && e.tags.length > 0 ? { tags: [...e.tags] } : {}),
       };
       rows.push(row);
       events.push(row);

@@ -66,8 +66,14 @@ export function* erasureSteps(
 
   const position = Number(heads[0]?.position ?? 0) + 1;
   const at = sqlTime(now);
-  // 1. The events become tombstones; correlation and causation ids stay (README "Erasure").
-  yield run(`UPDATE events SET data = '{}', metadata = NULL, erased_at = ? WHERE tenant_id = ? AND aggregate_id = ?`, [
+  // 1. The events become tombstones; correlation and causation ids stay (README "Erasure"). Their
+  //    tags go, index rows first (found through the events still tagged): an erased event matches no query.
+  yield run(
+    `DELETE FROM event_tags WHERE tenant_id = ? AND position IN
+       (SELECT e.position FROM events e WHERE e.tenant_id = ? AND e.aggregate_id = ? AND e.tags IS NOT NULL)`,
+    [tenantId, tenantId, aggregateId],
+  );
+  yield run(`UPDATE events SET data = '{}', metadata = NULL, tags = NULL, erased_at = ? WHERE tenant_id = ? AND aggregate_id = ?`, [
     at,
     tenantId,
     aggregateId,

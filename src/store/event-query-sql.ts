@@ -1,27 +1,116 @@
-import { EventQuery } from './event-log.port';
+import { EventQuery, EventQueryItem } from './event-log.port';
+
+/** Appends a value to the statement's parameters and answers its placeholder. */
+export type Param = (v: unknown) => string;
+
+/** The part of the log one query reads: after (forward) or before (backward) a position, at most `limit` per range. */
+export interface QueryRange {
+  tenantId: string;
+  direction: 'forward' | 'backward';
+  cursor: number;
+  limit: number;
+  /** The log read's own filter lists (AND-ed with the query); empty: no filter. */
+  aggregateTypes: string[];
+  eventTypes: string[];
+}
+
+/** Whether an item matches every event (neither types nor tags): the query is then the plain log. */
+export const matchesAll = (item: EventQueryItem): boolean => (item.types ?? []).length === 0 && (item.tags ?? []).length === 0;
 
 /**
- * ` AND (…)`: the DCB query (docs/dcb.md) as a predicate on a row of `events` (`alias`), with `?`
- * placeholders and their values in order. A type list is an `IN`; each tag is an EXISTS on
- * event_tags (the store's tag index, event-tags-schema.ts), a point read of its primary key
- * (tenant_id, tag, position) per row looked at, so the predicate costs the same on both stores.
- * An item without types or tags matches every row.
+ * The SQL of a DCB query (docs/dcb.md) over the tenant's log, the same for both stores: one
+ * `SELECT position …` per index range, each in position order and limited, for the caller to merge
+ * (readLog, log-query-sql.ts) or to take the first of (an append condition's hit, conditionHitSql).
+ * How each item is read, so that a page costs what it returns, not the tenant's whole log:
+ *  - an item with tags drives from `event_tags` on its first tag (one range of its primary key,
+ *    (tenant_id, tag, position)), each other tag a point probe of that key, its types (and the read's
+ *    filters) checked on the event row found by its primary key;
+ *  - an item with only types is one range of events_by_event_type per type, the read's aggregate
+ *    type filter checked on the row;
+ *  - an item with neither is the plain log (the caller's; `plainBranch` for a condition).
+ * Erased events match no query: their tags are gone with their tag rows (erasure-steps.ts), and the
+ * ranges by type skip them (`erased_at IS NULL`, checked on the row the range reads anyway).
+ * Answers [] when no event can match (every item's types outside the read's event type filter).
  */
-export function eventQuerySql(q: EventQuery, alias = 'events'): { sql: string; params: string[] } {
-  const params: string[] = [];
-  const items = q.items.map((item) => {
-    const parts: string[] = [];
-    if (item.types && item.types.length > 0) {
-      parts.push(`${alias}.event_type IN (${item.types.map(() => '?').join(', ')})`);
-      params.push(...item.types);
+export function queryBranches(query: EventQuery, r: QueryRange, param: Param, dialect: 'sqlite' | 'postgres'): string[] {
+  const branches: string[] = [];
+  const cmp = r.direction === 'backward' ? '<' : '>';
+  const order = r.direction === 'backward' ? 'DESC' : 'ASC';
+  const filterTypes = distinct(r.eventTypes);
+  const filterAggregates = distinct(r.aggregateTypes);
+  const seen = new Set<string>();
+  for (const item of query.items) {
+    const tags = distinct(item.tags);
+    // The item's types within the read's filter (both given: an event type must be in both).
+    let types = distinct(item.types);
+    if (types.length > 0 && filterTypes.length > 0) types = types.filter((x) => filterTypes.includes(x));
+    else if (types.length === 0) types = filterTypes;
+    if (distinct(item.types).length > 0 && types.length === 0) continue; // no type can match
+    if (tags.length > 0) {
+      const shape = JSON.stringify(['tags', tags, types]);
+      if (seen.has(shape)) continue;
+      seen.add(shape);
+      const [drive, ...others] = tags;
+      const join = types.length > 0 || filterAggregates.length > 0;
+      let sql =
+        `SELECT g.position AS position FROM event_tags g${join ? ' CROSS JOIN events e' : ''}` +
+        ` WHERE g.tenant_id = ${param(r.tenantId)} AND g.tag = ${param(drive)} AND g.position ${cmp} ${param(r.cursor)}`;
+      for (const other of others) {
+        sql += ` AND EXISTS (SELECT 1 FROM event_tags o WHERE o.tenant_id = g.tenant_id AND o.tag = ${param(other)} AND o.position = g.position)`;
+      }
+      if (join) sql += ' AND e.tenant_id = g.tenant_id AND e.position = g.position';
+      if (types.length > 0) sql += ` AND e.event_type IN (${types.map(param).join(', ')})`;
+      if (filterAggregates.length > 0) sql += ` AND e.aggregate_type IN (${filterAggregates.map(param).join(', ')})`;
+      branches.push(`${sql} ORDER BY g.position ${order} LIMIT ${param(r.limit)}`);
+      continue;
     }
-    for (const tag of item.tags ?? []) {
-      parts.push(
-        `EXISTS (SELECT 1 FROM event_tags g WHERE g.tenant_id = ${alias}.tenant_id AND g.tag = ? AND g.position = ${alias}.position)`,
-      );
-      params.push(tag);
+    for (const type of types) {
+      const shape = JSON.stringify(['type', type]);
+      if (seen.has(shape)) continue;
+      seen.add(shape);
+      // SQLite has no statistics: told the index, as in log-query-sql.ts.
+      const from = dialect === 'sqlite' ? 'events INDEXED BY events_by_event_type' : 'events';
+      let sql =
+        `SELECT position FROM ${from} WHERE tenant_id = ${param(r.tenantId)} AND event_type = ${param(type)}` +
+        ` AND position ${cmp} ${param(r.cursor)} AND erased_at IS NULL`;
+      if (filterAggregates.length > 0) sql += ` AND aggregate_type IN (${filterAggregates.map(param).join(', ')})`;
+      branches.push(`${sql} ORDER BY position ${order} LIMIT ${param(r.limit)}`);
     }
-    return parts.length > 0 ? `(${parts.join(' AND ')})` : '1 = 1';
+  }
+  return branches;
+}
+
+/** The plain log as a branch (an item that matches every event, no filters): not erased, after the cursor. */
+export function plainBranch(r: QueryRange, param: Param): string {
+  const cmp = r.direction === 'backward' ? '<' : '>';
+  const order = r.direction === 'backward' ? 'DESC' : 'ASC';
+  return (
+    `SELECT position FROM events WHERE tenant_id = ${param(r.tenantId)} AND position ${cmp} ${param(r.cursor)} AND erased_at IS NULL` +
+    ` ORDER BY position ${order} LIMIT ${param(r.limit)}`
+  );
+}
+
+/**
+ * One statement for a group commit's conditions: for each (request index, tenant, query, after),
+ * the first position after `after` matching the query, NULL when none (one row per condition,
+ * `r` the index given). Each item is one index probe that stops at its first row (LIMIT 1 per branch).
+ */
+export function conditionHitSql(
+  conditions: { index: number; tenantId: string; query: EventQuery; after: number }[],
+  param: Param,
+  dialect: 'sqlite' | 'postgres',
+): string {
+  const parts = conditions.map((c) => {
+    const range: QueryRange = { tenantId: c.tenantId, direction: 'forward', cursor: c.after, limit: 1, aggregateTypes: [], eventTypes: [] };
+    const index = Math.trunc(c.index); // a literal: the caller's own number (PostgreSQL cannot type a bare parameter here)
+    const branches = c.query.items.some(matchesAll) ? [plainBranch(range, param)] : queryBranches(c.query, range, param, dialect);
+    if (branches.length === 0) return `SELECT ${index} AS r, NULL AS p`;
+    const union = branches.map((b, i) => `SELECT * FROM (${b}) AS b${i}`).join(' UNION ALL ');
+    return `SELECT ${index} AS r, (SELECT min(position) FROM (${union}) AS u) AS p`;
   });
-  return { sql: ` AND (${items.join(' OR ')})`, params };
+  return parts.join(' UNION ALL ');
+}
+
+export function distinct(values: string[] | undefined): string[] {
+  return [...new Set(values ?? [])];
 }

@@ -16,10 +16,12 @@ export interface EventDbRow {
   trace_parent: string | null;
   trace_state: string | null;
   erased_at?: number | string | Date | null;
+  /** The tags' JSON array as appended; NULL when none (event-tags-schema.ts). */
+  tags?: string | null;
 }
 
 export const EVENT_COLUMNS =
-  'position, event_id, aggregate_id, aggregate_type, event_type, version, created_at, data, metadata, correlation_id, causation_id, trace_parent, trace_state, erased_at';
+  'position, event_id, aggregate_id, aggregate_type, event_type, version, created_at, data, metadata, correlation_id, causation_id, trace_parent, trace_state, erased_at, tags';
 
 export const toStoredEvent = (r: EventDbRow): StoredEvent => ({
   position: Number(r.position),
@@ -36,7 +38,17 @@ export const toStoredEvent = (r: EventDbRow): StoredEvent => ({
   ...(r.trace_parent ? { traceParent: r.trace_parent } : {}),
   ...(r.trace_state ? { traceState: r.trace_state } : {}),
   ...(r.erased_at != null ? { erasedAt: epochMsOf(r.erased_at) } : {}),
+  ...(r.tags != null ? tagsOf(r.tags) : {}),
 });
+
+/** `tags` as StoredEvent has it: present only when the event has some. */
+function tagsOf(text: string): Pick<StoredEvent, 'tags'> {
+  const tags = JSON.parse(text) as string[];
+  return tags.length > 0 ? { tags } : {};
+}
+
+/** The `events.tags` column's value for an event's tags: NULL when none. */
+export const tagsColumn = (tags: string[] | undefined): string | null => (tags && tags.length > 0 ? JSON.stringify(tags) : null);
 
 /** A time column as epoch ms: SQLite keeps integers, PostgreSQL timestamptz (a Date) or bigint text. */
 export const epochMsOf = (v: number | string | Date): number => (v instanceof Date ? v.getTime() : Number(v));

@@ -1,5 +1,11 @@
 import { LogQuery } from './event-log.port';
 import { EVENT_COLUMNS } from './event-row';
+import { matchesAll, queryBranches } from './event-query-sql';
+
+/** The event columns of the alias `e`. */
+const E_COLUMNS = EVENT_COLUMNS.split(', ')
+  .map((c) => `e.${c}`)
+  .join(', ');
 
 /**
  * The SQL of EventLog.readLog, the same for both stores but for how a parameter is written
@@ -12,6 +18,11 @@ import { EVENT_COLUMNS } from './event-row';
  * list would have the store read every match after the cursor and sort them. When both lists are
  * given the event types drive (the finer of the two, as a rule) and the aggregate types filter the
  * rows found.
+ *
+ * A DCB query (`q.query`, docs/dcb.md) is read the same way: its ranges (event-query-sql.ts), each
+ * limited, give positions, merged without duplicates (an event may match several items) and cut
+ * to the limit, and only those events are read, by their primary key. A query with an item that
+ * matches every event is the plain log above, without erased events (they match no query).
  */
 export function logQuerySql(tenantId: string, q: LogQuery, param: (v: unknown) => string, dialect: 'sqlite' | 'postgres'): string {
   const backward = q.direction === 'backward';
@@ -25,7 +36,9 @@ export function logQuerySql(tenantId: string, q: LogQuery, param: (v: unknown) =
       ? (['event_type', eventTypes, 'aggregate_type', aggregateTypes] as const)
       : (['aggregate_type', aggregateTypes, 'event_type', eventTypes] as const);
 
-  const filter = () => (filterValues.length > 0 ? ` AND ${filterColumn} IN (${filterValues.map(param).join(', ')})` : '');
+  if (q.query && !q.query.items.some(matchesAll)) return queryLogSql(tenantId, q, param, dialect, cursor);
+  const notErased = q.query ? ' AND erased_at IS NULL' : '';
+  const filter = () => (filterValues.length > 0 ? ` AND ${filterColumn} IN (${filterValues.map(param).join(', ')})` : '') + notErased;
   // SQLite has no statistics (no ANALYZE is run) and would rather walk the primary key, which gives
   // position order, filtering as it goes: the whole log for a rare type. So it is told the index.
   const index = driveColumn === 'event_type' ? 'events_by_event_type' : 'events_by_type';
@@ -38,6 +51,31 @@ export function logQuerySql(tenantId: string, q: LogQuery, param: (v: unknown) =
   if (driveValues.length <= 1) return range(driveValues[0]);
   const parts = driveValues.map((v, i) => `SELECT * FROM (${range(v)}) AS r${i}`);
   return `SELECT * FROM (${parts.join(' UNION ALL ')}) AS u ORDER BY position ${order} LIMIT ${param(q.limit)}`;
+}
+
+function queryLogSql(tenantId: string, q: LogQuery, param: (v: unknown) => string, dialect: 'sqlite' | 'postgres', cursor: number): string {
+  const order = q.direction === 'backward' ? 'DESC' : 'ASC';
+  const range = {
+    tenantId,
+    direction: q.direction,
+    cursor,
+    limit: q.limit,
+    aggregateTypes: q.aggregateTypes ?? [],
+    eventTypes: q.eventTypes ?? [],
+  };
+  const branches = queryBranches(q.query!, range, param, dialect);
+  if (branches.length === 0) return `SELECT ${EVENT_COLUMNS} FROM events WHERE tenant_id = ${param(tenantId)} AND 1 = 0`;
+  // One range: its positions as they come. Several: merged, each position once, cut to the limit.
+  const positions =
+    branches.length === 1
+      ? branches[0]
+      : `SELECT position FROM (${branches.map((b, i) => `SELECT * FROM (${b}) AS r${i}`).join(' UNION ')}) AS u ` +
+        `ORDER BY position ${order} LIMIT ${param(q.limit)}`;
+  // CROSS JOIN: the positions drive (SQLite keeps the order written), each event one primary key probe.
+  return (
+    `SELECT ${E_COLUMNS} FROM (${positions}) AS p CROSS JOIN events e ` +
+    `WHERE e.tenant_id = ${param(tenantId)} AND e.position = p.position ORDER BY e.position ${order}`
+  );
 }
 
 function distinct(values: string[] | undefined): string[] {

@@ -17,6 +17,7 @@ import { erasureMigration } from './erasure-schema';
 import { EVENT_WEBHOOK_QUERY_MIGRATION, eventWebhooksMigration } from './event-webhook-schema';
 import { FAILED_STATES_MIGRATION } from './failed-states-schema';
 import { LANE_HELD_FAILURE_MIGRATION } from './lanes/lane-failure-schema';
+import { eventTagsMigration } from './event-tags-schema';
 import { ddlTypes } from './sql-dialect';
 import { SqlDialect } from './sql-runner';
 
@@ -203,6 +204,7 @@ export function migrations(dialect: SqlDialect): string[] {
     FAILED_STATES_MIGRATION,
     UPLOAD_DIAGNOSTICS_MIGRATION,
     LANE_HELD_FAILURE_MIGRATION,
+    eventTagsMigration(dialect),
     EVENT_WEBHOOK_QUERY_MIGRATION,
   ];
 }

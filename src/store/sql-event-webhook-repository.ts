@@ -5,7 +5,7 @@ import { EventWebhookClaim, EventWebhookDeadLetter, EventWebhookPage, EventWebho
 import { serializedBy } from './sql-dialect';
 import { SqlRunner } from './sql-runner';
 import { EventQuery } from './event-log.port';
-import { eventQuerySql } from './event-query-sql';
+import { eventQueryPredicate } from './event-query-predicate';
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 const list = (v: string | null): string[] | null => (v === null ? null : (JSON.parse(v) as string[]));
@@ -58,7 +58,7 @@ function inList(column: string, values: string[] | null): { sql: string; params:
 /** A subscription's filters as one predicate on `events`: the type lists AND its DCB query (issue 28). */
 function filterOf(w: EventWebhookRecord): { sql: string; params: string[] } {
   const parts = [inList('aggregate_type', w.aggregateTypes), inList('event_type', w.eventTypes)];
-  if (w.query !== null) parts.push(eventQuerySql(w.query));
+  if (w.query !== null) parts.push(eventQueryPredicate(w.query));
   return { sql: parts.map((p) => p.sql).join(''), params: parts.flatMap((p) => p.params) };
 }
 

@@ -6,6 +6,7 @@ import { describeFailedStates } from './failed-states.conformance';
 import { describeEventWebhookStore, storeEventWebhookFixture } from './event-webhook-store.conformance';
 import { describeMultiInstanceStore } from './multi-instance.conformance';
 import { describeIdsAndTraceStore } from './ids-and-trace.conformance';
+import { describeDcbStore } from './dcb.conformance';
 import { describeLaneDeletion } from './lane-deletion.conformance';
 import { describeProjectionStore } from './projection-store.conformance';
 import { describeWebhookStore, storeWebhookFixture } from './webhook-store.conformance';
@@ -400,6 +401,7 @@ export function testEventStore(name: string, harness: StoreHarness): void {
     });
 
     describeIdsAndTraceStore(() => store);
+    describeDcbStore(() => store, harness, extra);
     describeFailedStates(() => store);
     describeProjectionStore(() => store);
     describeLaneDeletion(() => store);

@@ -30,6 +30,7 @@ export class InMemoryTenantLog {
           metadata: r.metadata ?? null,
           correlationId: r.correlationId ?? null,
           causationId: r.causationId ?? null,
+          ...(e.tags && e.tags.length > 0 ? { tags: [...e.tags] } : {}),
         });
       }
     }

@@ -12,7 +12,7 @@ export const READ_STREAMS = {
  * A whole group commit in one statement, so one round trip (autocommit) per batch:
  *  - chk: every stream the plan touched is still at the version (and type) the plan assumed;
  *  - h: lock the tenants' counter rows, in tenant order (writers never deadlock), only if chk passed;
- *  - insert events at counter + offset, upsert streams, advance counters;
+ *  - insert events (and their tag rows, event-tags-schema.ts) at counter + offset, upsert streams, advance counters;
  *  - remember the idempotency keys of accepted requests (plain INSERT: a key the store already has —
  *    the optimistic plan does not read them, or another instance took it since — fails the statement
  *    with a unique violation, and the locked retry below reads that key and replays it).
@@ -35,10 +35,15 @@ export const APPEND = {
     ORDER BY tenant_id FOR UPDATE
   ), ins AS (
     INSERT INTO events (tenant_id, position, aggregate_id, version, event_id, aggregate_type, event_type,
-                        data, metadata, correlation_id, causation_id, created_at, trace_parent, trace_state)
-    SELECT x.t, h.position + x.o, x.a, x.v, x.i, x.y, x.e, x.d, x.m, x.c, x.k, to_timestamp(x.ts / 1000.0), x.tp, x.tt
+                        data, metadata, correlation_id, causation_id, created_at, trace_parent, trace_state, tags)
+    SELECT x.t, h.position + x.o, x.a, x.v, x.i, x.y, x.e, x.d, x.m, x.c, x.k, to_timestamp(x.ts / 1000.0), x.tp, x.tt, x.g
     FROM json_to_recordset($3::json) AS x(t text, o bigint, a text, v bigint, i uuid, y text, e text, d text, m text, c text, k text, ts bigint,
-                                          tp text, tt text)
+                                          tp text, tt text, g text)
+    JOIN h ON h.tenant_id = x.t
+    RETURNING 1
+  ), tg AS (
+    INSERT INTO event_tags (tenant_id, tag, position)
+    SELECT x.t, x.g, h.position + x.o FROM json_to_recordset($8::json) AS x(t text, o bigint, g text)
     JOIN h ON h.tenant_id = x.t
     RETURNING 1
   ), st AS (

@@ -1,7 +1,7 @@
 import { Pool, PoolClient } from 'pg';
 import { idempotencyKeyOf, MonotonicClock, planAppends, RememberedKey, streamKey, tenantsOf } from '../append-plan';
 import { AppendOutcome, AppendRequest, EventLog, LogQuery, StoredEvent, StreamInfo } from '../event-log.port';
-import { EVENT_COLUMNS, EventDbRow, StreamDbRow, toStoredEvent, toStreamInfo } from '../event-row';
+import { EVENT_COLUMNS, EventDbRow, StreamDbRow, tagsColumn, toStoredEvent, toStreamInfo } from '../event-row';
 import { RememberedKeyRow, rememberedKeys } from '../idempotency-rows';
 import { logQuerySql } from '../log-query-sql';
 import { InflightWrites } from './inflight-writes';
@@ -123,6 +123,7 @@ export class PostgresEventLog implements EventLog, AggregateErasure {
           ts: r.timestamp,
           tp: r.traceParent ?? null,
           tt: r.traceState ?? null,
+          g: tagsColumn(r.tags),
         })),
       ),
       tenants.map((t) => plan.heads.get(t) ?? 0),
@@ -151,6 +152,7 @@ export class PostgresEventLog implements EventLog, AggregateErasure {
           ts: k.createdAt,
         })),
       ),
+      JSON.stringify(rows.flatMap((r) => (r.tags ?? []).map((g) => ({ t: r.tenantId, o: r.position, g })))),
     ];
     const result = await db.query({ ...APPEND, values });
     const out = result.rows[0] as { stale: number; tenants: string[]; bases: number[] };

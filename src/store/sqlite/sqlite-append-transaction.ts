@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { idempotencyKeyOf, MonotonicClock, planAppends, RememberedKey, streamKey, tenantsOf } from '../append-plan';
 import { AppendOutcome, AppendRequest, StreamInfo } from '../event-log.port';
 import { REMEMBERED_KEY_COLUMNS, REMEMBERED_KEY_JOIN, RememberedKeyRow, rememberedKeys } from '../idempotency-rows';
-import { StreamDbRow, toStreamInfo } from '../event-row';
+import { StreamDbRow, tagsColumn, toStreamInfo } from '../event-row';
 
 /**
  * One group commit on SQLite, synchronous. SQLite has no round trips, so prepared statements run
@@ -18,8 +18,9 @@ export class SqliteAppendTransaction {
     const stream = db.prepare('SELECT aggregate_type, version, erased_at FROM streams WHERE tenant_id = ? AND aggregate_id = ?');
     const insertEvent = db.prepare(
       `INSERT INTO events (tenant_id, position, aggregate_id, version, event_id, aggregate_type, event_type,
-         data, metadata, correlation_id, causation_id, created_at, trace_parent, trace_state) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+         data, metadata, correlation_id, causation_id, created_at, trace_parent, trace_state, tags) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
     );
+    const insertTag = db.prepare('INSERT INTO event_tags (tenant_id, tag, position) VALUES (?,?,?)');
     const upsertStream = db.prepare(
       `INSERT INTO streams (tenant_id, aggregate_id, aggregate_type, version) VALUES (?,?,?,?)
        ON CONFLICT (tenant_id, aggregate_id) DO UPDATE SET version = excluded.version`,
@@ -87,7 +88,9 @@ export class SqliteAppendTransaction {
           e.timestamp,
           e.traceParent ?? null,
           e.traceState ?? null,
+          tagsColumn(e.tags),
         );
+        for (const tag of e.tags ?? []) insertTag.run(e.tenantId, tag, e.position);
       }
       for (const s of plan.streams) upsertStream.run(s.tenantId, s.aggregateId, s.aggregateType, s.version);
       for (const [t, p] of plan.heads) upsertHead.run(t, p);

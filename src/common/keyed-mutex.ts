@@ -15,4 +15,13 @@ export class KeyedMutex {
     });
     return next;
   }
+
+  /**
+   * Runs `fn` holding every one of `keys` at once. They are taken in sorted order, so two callers
+   * holding overlapping sets cannot wait on each other (a multi-aggregate transaction's members).
+   */
+  runAll<T>(keys: string[], fn: () => Promise<T>): Promise<T> {
+    const sorted = [...new Set(keys)].sort();
+    return sorted.reduceRight<() => Promise<T>>((inner, key) => () => this.run(key, inner), fn)();
+  }
 }

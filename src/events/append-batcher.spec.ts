@@ -144,4 +144,51 @@ describe('AppendBatcher', () => {
       expect(log.batches).toEqual([['x'], ['y', 'x', 'z'], ['x', 'x']]);
     });
   });
+
+  describe('transactions (POST /events/transaction)', () => {
+    const member = (id: string, n = 1): AppendRequest => ({ ...req(id, n), transaction: { id: 'tx', size: 3 } });
+
+    it('takes a transaction whole into one commit, never split, even past the event cap', async () => {
+      const log = new RecordingLog();
+      const b = new AppendBatcher(log, { maxEventsPerCommit: 10 });
+      const first = b.append(req('a'));
+      await new Promise((r) => setImmediate(r));
+      const before = b.append(req('b', 5));
+      const tx = b.appendTransaction([member('t1', 4), member('t2', 4), member('t3', 4)]);
+      const after = b.append(req('c'));
+      const results = await Promise.all([first, before, tx, after]);
+      expect(results[2].map((r) => r.aggregateId)).toEqual(['t1', 't2', 't3']);
+      // b fills part of a commit; the 12-event transaction does not fit beside it, goes alone, and c follows.
+      expect(log.batches).toEqual([['a'], ['b'], ['t1', 't2', 't3'], ['c']]);
+    });
+
+    it('waits while any of its aggregates is in flight, and holds later appends of its aggregates behind it', async () => {
+      const log = new RecordingLog();
+      const b = new AppendBatcher(log, { maxConcurrentCommits: 2 });
+      const first = b.append(req('t2'));
+      await new Promise((r) => setImmediate(r));
+      const rest = [b.appendTransaction([member('t1'), member('t2')]), b.append(req('t1')), b.append(req('z'))];
+      await Promise.all([first, ...rest]);
+      expect(log.batches).toEqual([['t2'], ['z'], ['t1', 't2', 't1']]);
+    });
+
+    it("rejects with the failing member's error, naming its aggregate", async () => {
+      const b = new AppendBatcher(new RecordingLog());
+      const tx = b.appendTransaction([member('ok-1'), member('conflict-2')]);
+      await expect(tx).rejects.toMatchObject({ code: 'VERSION_CONFLICT', details: { aggregateId: 'conflict-2' } });
+    });
+
+    it('is retried whole when its commit fails, apart from its neighbours', async () => {
+      const log = new RecordingLog();
+      log.failWhen = (reqs) => reqs.some((r) => r.aggregateId === 'poison');
+      const b = new AppendBatcher(log);
+      const results = await Promise.allSettled([
+        b.append(req('a')),
+        b.appendTransaction([member('t1'), member('t2')]),
+        b.append(req('poison')),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected']);
+      expect(log.batches.slice(1)).toEqual([['a'], ['t1', 't2'], ['poison']]);
+    });
+  });
 });

@@ -5,11 +5,17 @@ import { AppendOutcome, AppendRequest, AppendResult, EventLog } from '../store/e
 import { activeTraceParent, endWith } from '../observability/tracing/tracing';
 import { startCommitSpan } from '../observability/tracing/spans';
 
+/**
+ * One append, or one multi-aggregate transaction (its members, contiguous and always in the same
+ * commit: the store stores all of them or none).
+ */
 interface Pending {
-  request: AppendRequest;
-  /** Its aggregate's key, and its idempotency key's when it has one (see keysOf). */
+  requests: AppendRequest[];
+  /** Its aggregates' keys, and its idempotency key's when it has one (see keysOf). */
   keys: string[];
-  resolve: (r: AppendResult) => void;
+  /** Its events, all members together. */
+  size: number;
+  settle: (outcomes: AppendOutcome[]) => void;
   reject: (e: unknown) => void;
   /** The appending span (tracing on): the batch's commit span links to it. */
   trace?: string;
@@ -52,9 +58,31 @@ export class AppendBatcher {
   }
 
   append(request: AppendRequest): Promise<AppendResult> {
+    return this.enqueue([request]).then(([o]) => {
+      if (!o.ok) throw o.error;
+      return o.result;
+    });
+  }
+
+  /**
+   * A transaction's members (AppendRequest.transaction): taken together into one commit, never
+   * split across two, however full the commit (like a batch request larger than the cap, it then
+   * goes alone). Resolves with every member's result, or rejects with the transaction's failure.
+   */
+  appendTransaction(members: AppendRequest[]): Promise<AppendResult[]> {
+    return this.enqueue(members).then((outcomes) => {
+      const failed = transactionFailure(members, outcomes);
+      if (failed) throw failed;
+      return outcomes.map((o) => (o as { ok: true; result: AppendResult }).result);
+    });
+  }
+
+  private enqueue(requests: AppendRequest[]): Promise<AppendOutcome[]> {
     if (this.closed) return Promise.reject(new DomainError('SERVICE_UNAVAILABLE', 'the service is shutting down'));
-    return new Promise<AppendResult>((resolve, reject) => {
-      this.queue.push({ request, keys: keysOf(request), resolve, reject, trace: activeTraceParent() });
+    return new Promise<AppendOutcome[]>((settle, reject) => {
+      const keys = [...new Set(requests.flatMap(keysOf))];
+      const size = requests.reduce((n, r) => n + r.events.length, 0);
+      this.queue.push({ requests, keys, size, settle, reject, trace: activeTraceParent() });
       this.tick.schedule(this);
     });
   }
@@ -100,9 +128,9 @@ export class AppendBatcher {
   private take(): Pending[] {
     const byTenant = new Map<string, Pending[]>();
     for (const p of this.queue) {
-      const own = byTenant.get(p.request.tenantId);
+      const own = byTenant.get(p.requests[0].tenantId);
       if (own) own.push(p);
-      else byTenant.set(p.request.tenantId, [p]);
+      else byTenant.set(p.requests[0].tenantId, [p]);
     }
     const lanes = [...byTenant.values()].map((items) => ({ items, next: 0 }));
     const taken = new Set<Pending>();
@@ -120,7 +148,7 @@ export class AppendBatcher {
             for (const k of p.keys) held.add(k);
             continue;
           }
-          const size = p.request.events.length;
+          const size = p.size;
           // Full: nothing smaller skips ahead of what did not fit (it goes first next time).
           if (batch.length > 0 && events + size > this.options.maxEventsPerCommit) break round;
           batch.push(p);
@@ -137,9 +165,14 @@ export class AppendBatcher {
 
   private async commit(batch: Pending[]): Promise<void> {
     try {
-      const outcomes = await endWith(startCommitSpan(batch), this.log.appendMany(batch.map((p) => p.request)));
-      if (this.metrics.enabled) this.metrics.groupCommitted(batch.length, ...storedCounts(batch, outcomes));
-      outcomes.forEach((o, i) => (o.ok ? batch[i].resolve(o.result) : batch[i].reject(o.error)));
+      const requests = batch.flatMap((p) => p.requests);
+      const outcomes = await endWith(startCommitSpan(batch), this.log.appendMany(requests));
+      if (this.metrics.enabled) this.metrics.groupCommitted(requests.length, ...storedCounts(requests, outcomes));
+      let at = 0;
+      for (const p of batch) {
+        p.settle(outcomes.slice(at, at + p.requests.length));
+        at += p.requests.length;
+      }
     } catch (e) {
       if (batch.length === 1) {
         batch[0].reject(e);
@@ -182,13 +215,28 @@ function keysOf(r: AppendRequest): string[] {
 }
 
 /** The append requests a transaction stored, and their events (refused ones and replays stored nothing). */
-function storedCounts(batch: Pending[], outcomes: AppendOutcome[]): [number, number] {
+function storedCounts(batch: AppendRequest[], outcomes: AppendOutcome[]): [number, number] {
   let requests = 0;
   let events = 0;
   outcomes.forEach((o, i) => {
     if (!o.ok || o.result.replay) return;
     requests++;
-    events += batch[i].request.events.length;
+    events += batch[i].events.length;
   });
   return [requests, events];
+}
+
+/**
+ * A transaction's failure, or undefined when every member was stored (or replayed). The store answers
+ * every member with the failure that refused the transaction; the failing member's own outcome is the
+ * one whose error names its aggregate, which the answer names too (`aggregateId`, e.g. beside
+ * VERSION_CONFLICT's versions).
+ */
+export function transactionFailure(members: AppendRequest[], outcomes: AppendOutcome[]): DomainError | undefined {
+  const failed = outcomes.findIndex((o) => !o.ok);
+  if (failed < 0) return undefined;
+  const error = (outcomes[failed] as { ok: false; error: DomainError }).error;
+  if (error.details.aggregateId !== undefined || members.length === 1) return error;
+  // SEAM(i28-store): which member failed, if the store's error does not say; the first failing outcome's otherwise.
+  return new DomainError(error.code, error.message, { ...error.details, aggregateId: members[failed].aggregateId });
 }

@@ -42,6 +42,36 @@ export class AppendPipeline {
     this.live.appended(request.tenantId, position);
     return outcome;
   }
+
+  /**
+   * A multi-aggregate transaction's members (transaction-requests.ts): the stateful stage when a
+   * reducer is bound to any member's type, else group commit, all in one commit; then the committed
+   * ports once, at the transaction's last position. One outcome per member, in order.
+   */
+  async appendTransaction(members: AppendRequest[]): Promise<AppendOutcomeWithState[]> {
+    const handled = await this.stateful.appendTransaction(members);
+    const outcomes = handled ?? (await this.batcher.appendTransaction(members)).map((result) => ({ result }));
+    const replay = outcomes[0].result.replay;
+    if (replay) return replayedTransaction(outcomes, replay.outcome);
+    const first = members[0].idempotency?.key;
+    if (this.killAfterCommitKey !== undefined && first === this.killAfterCommitKey) process.kill(process.pid, 'SIGKILL');
+    const positions = outcomes.flatMap((o) => o.result.events.map((e) => e.position));
+    const position = Math.max(...positions);
+    const traced = appendTrace(Math.min(...positions));
+    this.committed.appended(members[0].tenantId, position, traced);
+    this.hooks.appended(members[0].tenantId, position, traced);
+    this.live.appended(members[0].tenantId, position);
+    return outcomes;
+  }
+}
+
+/**
+ * A keyed transaction's first answer again. The states of its members were remembered with the key
+ * on the first member (`{members: [RememberedOutcome, ...]}`, AggregateStateKeeper writes it).
+ */
+function replayedTransaction(outcomes: AppendOutcomeWithState[], remembered: string | null): AppendOutcomeWithState[] {
+  const members = remembered === null ? [] : ((JSON.parse(remembered) as { members?: (RememberedOutcome | null)[] }).members ?? []);
+  return outcomes.map((o, i) => replayedOutcome(o.result, members[i] ? JSON.stringify(members[i]) : null));
 }
 
 /** The first answer again: its events as stored, and the state (or state error) remembered with the key. */

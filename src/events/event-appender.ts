@@ -6,7 +6,9 @@ import { payloadText } from '../common/json-source-text';
 import { AppendRequest, NewEvent } from '../store/event-log.port';
 import { AppendPipeline } from './append-pipeline';
 import { AppendOutcomeWithState } from './stateful-append.port';
-import { AppendBatchDto, AppendEventDto, EventEnvelopeDto } from './event-input.dto';
+import { AppendBatchDto, AppendEventDto, AppendTransactionDto, EventEnvelopeDto } from './event-input.dto';
+import { parseAppendCondition, parseEventTags } from './event-query';
+import { transactionRequests } from './transaction-requests';
 import { inferAggregateType, jsonDepthExceeds, LIMITS } from '../common/event-limits';
 import { CallerTraceContext } from './trace-context';
 
@@ -38,7 +40,7 @@ export class EventAppender {
 
   /** The request's own context: its Idempotency-Key, and the caller's W3C trace context (stored with the events). */
   appendOne(tenantId: string, input: AppendEventDto, context: AppendContext = {}): Promise<AppendOutcomeWithState> {
-    const event = encodeEvent(input.eventType, input.data, 'data');
+    const event = encodeEvent(input.eventType, input.data, 'data', input.tags, 'tags');
     return this.pipeline.append(this.keyed(toRequest(tenantId, input, [event], context.trace ?? {}), context.idempotency));
   }
 
@@ -47,8 +49,34 @@ export class EventAppender {
     if (input.events.length > LIMITS.eventsPerBatch) {
       throw validationFailed('events', `must hold at most ${LIMITS.eventsPerBatch} events`);
     }
-    const events = input.events.map((e, i) => encodeEvent(e.eventType, e.data, `events[${i}].data`));
+    const events = input.events.map((e, i) => encodeEvent(e.eventType, e.data, `events[${i}].data`, e.tags, `events[${i}].tags`));
     return this.pipeline.append(this.keyed(toRequest(tenantId, input, events, context.trace ?? {}), context.idempotency));
+  }
+
+  /**
+   * POST /events/transaction: one request per aggregate (transaction-requests.ts), all stored or
+   * none; the Idempotency-Key rides on the first member and spans the whole transaction.
+   */
+  appendTransaction(tenantId: string, input: AppendTransactionDto, context: AppendContext = {}): Promise<AppendOutcomeWithState[]> {
+    if (input.events.length === 0) throw validationFailed('events', 'must hold at least one event');
+    if (input.events.length > LIMITS.eventsPerBatch) {
+      throw validationFailed('events', `must hold at most ${LIMITS.eventsPerBatch} events`);
+    }
+    const requests = transactionRequests(tenantId, {
+      events: input.events.map((e, i) => ({
+        aggregateId: e.aggregateId,
+        aggregateType: e.aggregateType ?? undefined,
+        event: encodeEvent(e.eventType, e.data, `events[${i}].data`, e.tags, `events[${i}].tags`),
+        metadata: e.metadata == null ? undefined : encodeJson(e.metadata, `events[${i}].metadata`, LIMITS.metadataBytes),
+      })),
+      expectedVersions: input.expectedVersions ?? undefined,
+      condition: parseAppendCondition(input.condition ?? undefined),
+      correlationId: input.correlationId ?? undefined,
+      causationId: input.causationId ?? undefined,
+      ...(context.trace ?? {}),
+    });
+    requests[0] = this.keyed(requests[0], context.idempotency);
+    return this.pipeline.appendTransaction(requests);
   }
 
   private keyed(request: AppendRequest, idempotency: RequestIdempotency | undefined): AppendRequest {
@@ -69,11 +97,21 @@ function toRequest(tenantId: string, input: EventEnvelopeDto, events: NewEvent[]
     causationId: input.causationId ?? undefined,
     metadata: input.metadata == null ? undefined : encodeJson(input.metadata, 'metadata', LIMITS.metadataBytes),
     ...trace,
+    ...conditionOf(input.condition),
   };
 }
 
-function encodeEvent(eventType: string, data: Record<string, unknown>, field: string): NewEvent {
-  return { eventType, data: encodeJson(data, field, LIMITS.eventDataBytes) };
+function conditionOf(value: unknown): Pick<AppendRequest, 'condition'> {
+  const condition = parseAppendCondition(value ?? undefined);
+  return condition ? { condition } : {};
+}
+
+/** Tags only when there are some: a request without them is the request it was before tags. */
+function encodeEvent(eventType: string, data: Record<string, unknown>, field: string, rawTags: unknown, tagsField: string): NewEvent {
+  const tags = parseEventTags(rawTags ?? undefined, tagsField);
+  const event: NewEvent = { eventType, data: encodeJson(data, field, LIMITS.eventDataBytes) };
+  if (tags) event.tags = tags;
+  return event;
 }
 
 function encodeJson(value: unknown, field: string, maxBytes: number): string {

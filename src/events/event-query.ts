@@ -1,5 +1,3 @@
-// PLACEHOLDER: a copy of the i28-api slice's validator (uncommitted there when taken), so this branch compiles.
-// i28-api owns this file: take theirs on merge.
 import { validationFailed } from '../common/domain-error';
 import { EVENT_TYPE_PATTERN, LIMITS } from '../common/event-limits';
 import { arrayOf, integer, JsonSchema, object, string } from '../common/json-schema';
@@ -21,7 +19,6 @@ export const DCB_LIMITS = {
 } as const;
 
 // U+0000–U+001F and U+007F: a tag is kept and compared exactly, and shows in logs and URLs.
-// eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** Why `tag` is not a valid tag, or null. Length counts UTF-16 units, as every other limit of the service does. */

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { validationFailed } from '../common/domain-error';
-import { EventLog, StoredEvent } from '../store/event-log.port';
+import { EventLog, EventQuery, StoredEvent } from '../store/event-log.port';
 import { Direction, LogFilters } from './log-query';
 
 export interface StreamPage {
@@ -20,6 +20,8 @@ export interface StreamPageRequest {
 }
 
 export interface LogPageRequest extends LogFilters {
+  /** DCB query (POST /events/query, the `query` parameter): AND-ed with the type lists. */
+  query?: EventQuery;
   direction: Direction;
   afterPosition?: number;
   beforePosition?: number;

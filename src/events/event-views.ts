@@ -94,6 +94,48 @@ export const BATCH_APPENDED_SCHEMA = object(
 );
 export type BatchAppended = Infer<typeof BATCH_APPENDED_SCHEMA>;
 
+/** Response of POST /events/transaction: the positions it occupies, and each aggregate's part in order of first appearance. */
+export function transactionAppendedView(outcomes: AppendOutcomeWithState[]): TransactionAppended {
+  const events = outcomes.flatMap((o) => o.result.events);
+  const positions = events.map((e) => e.position);
+  return {
+    startPosition: Math.min(...positions),
+    endPosition: Math.max(...positions),
+    aggregates: outcomes.map((o) => ({
+      aggregateId: o.result.aggregateId,
+      aggregateType: o.result.aggregateType,
+      startVersion: o.result.events[0].version,
+      endVersion: o.result.events[o.result.events.length - 1].version,
+      eventIds: o.result.events.map((e) => e.eventId),
+      ...stateFields(o),
+    })),
+    timestamp: isoTime(Math.max(...events.map((e) => e.timestamp))),
+  };
+}
+
+export const TRANSACTION_APPENDED_SCHEMA = object({
+  startPosition: integer({
+    minimum: 1,
+    description: "the transaction's first position; its events occupy startPosition..endPosition without a gap",
+  }),
+  endPosition: integer({ minimum: 1 }),
+  aggregates: arrayOf(
+    object(
+      {
+        aggregateId: string(),
+        aggregateType: string(),
+        startVersion: integer({ minimum: 1 }),
+        endVersion: integer({ minimum: 1 }),
+        eventIds: arrayOf(string()),
+      },
+      STATE_FIELDS,
+    ),
+    { description: 'one per aggregate, in the order of its first event in the request (its events stored contiguously, in order)' },
+  ),
+  timestamp: timestamp(),
+});
+export type TransactionAppended = Infer<typeof TRANSACTION_APPENDED_SCHEMA>;
+
 export function storedEventView(e: StoredEvent): StoredEventBody {
   return {
     eventId: e.eventId,
@@ -110,10 +152,10 @@ export function storedEventView(e: StoredEvent): StoredEventBody {
     // The caller's W3C trace context, exactly as kept: only when the append sent a valid one.
     ...(e.traceParent ? { traceparent: e.traceParent } : {}),
     ...(e.traceState ? { tracestate: e.traceState } : {}),
-    // Its tags (DCB), in the order appended: only when it has some, so an event without reads as before.
-    ...(e.tags && e.tags.length > 0 ? { tags: e.tags } : {}),
     // Erased (README "Erasure"): data is {} and metadata null; the rest is the tombstone.
     ...(e.erasedAt !== undefined ? { erasedAt: isoTime(e.erasedAt) } : {}),
+    // Only when the event has tags: an event without them reads byte for byte as before tags.
+    ...(e.tags !== undefined && e.tags.length > 0 ? { tags: e.tags } : {}),
   };
 }
 
@@ -134,8 +176,8 @@ export const STORED_EVENT_SCHEMA = object(
   {
     traceparent: string({ description: 'the W3C traceparent sent with the append (a valid one), as sent; only when one was' }),
     tracestate: string({ description: 'the W3C tracestate sent with that traceparent; only when one was' }),
-    tags: arrayOf(string(), { description: "the event's tags (docs/dcb.md), in the order appended; only when it has some" }),
     erasedAt: timestamp({ description: 'only on an erased aggregate: when its data and metadata were removed' }),
+    tags: arrayOf(string(), { description: "the event's tags (DCB), in the order appended; only when it has some (none after erasure)" }),
   },
 );
 export type StoredEventBody = Infer<typeof STORED_EVENT_SCHEMA>;

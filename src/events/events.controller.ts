@@ -1,6 +1,5 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { bodyDigestOf } from '../common/body-digest';
 import { DtoValidationPipe } from '../common/dto-validation.pipe';
 import { IntQueryPipe } from '../common/int-query.pipe';
 import { ExactPayloads, LongLived, Quota } from '../common/route-options';
@@ -10,12 +9,10 @@ import { KeyInQuery } from '../tenancy/public.decorator';
 import { EventQuery } from '../store/event-log.port';
 import { RequiresScope } from '../tenancy/scopes';
 import { AggregateIdPipe } from './aggregate-id.pipe';
-import { AppendOutcomeWithState } from './stateful-append.port';
-import { AppendContext, EventAppender, RequestIdempotency } from './event-appender';
+import { EventAppender } from './event-appender';
 import { AppendBatchDto, AppendEventDto } from './event-input.dto';
 import { LIMITS } from '../common/event-limits';
-import { callerTraceContext } from './trace-context';
-import { parseIdempotencyKey } from './idempotency-key';
+import { appendContextOf, IDEMPOTENCY_ERRORS, IDEMPOTENCY_KEY, replayMarked, TRACE_CONTEXT_HEADERS } from './append-route-words';
 import { EventReader, StreamPage } from './event-reader';
 import { EventStreamSse } from './event-stream.port';
 import {
@@ -35,16 +32,7 @@ import { EventEraser } from './event-eraser';
 import { Direction, DirectionPipe, EventQueryParamPipe, TypeListPipe } from './log-query';
 import { ApiOperation, json } from '../common/api-docs';
 import { integer, string } from '../common/json-schema';
-import { ErrorCode } from '../common/domain-error';
 
-/** README "Retrying appends safely". */
-const IDEMPOTENCY_KEY = {
-  'Idempotency-Key': {
-    description:
-      '1-255 visible ASCII characters (bare or as a quoted string): a repeat of the same route and body within IDEMPOTENCY_KEYS_KEEP_MS (24 h) stores nothing and answers the first 201 again with Idempotent-Replayed: true; per tenant',
-  },
-};
-const IDEMPOTENCY_ERRORS: ErrorCode[] = ['INVALID_IDEMPOTENCY_KEY', 'IDEMPOTENCY_KEY_REUSED'];
 const DIRECTION = { direction: { description: 'forward (default) or backward', schema: { enum: ['forward', 'backward'] } } };
 const LOG_FILTERS = {
   aggregateType: { description: 'only these aggregate types: a comma-separated list of up to 20', schema: string() },
@@ -57,15 +45,6 @@ const LOG_FILTERS = {
     schema: string(),
   },
 };
-/** The W3C trace context an append keeps with its events (docs/notifications.md, Trace context). */
-const TRACE_CONTEXT_HEADERS = {
-  traceparent: {
-    description:
-      'W3C traceparent: kept with each event and passed on to its notifications, streams and webhooks; an invalid one is ignored',
-  },
-  tracestate: { description: 'W3C tracestate: kept with a valid traceparent (≤ 512 characters, ≤ 32 members), else dropped' },
-};
-
 const AGGREGATE_NAMED_STREAM = 'stream';
 
 @Controller('events')
@@ -94,6 +73,7 @@ export class EventsController {
     },
     errors: [
       'VERSION_CONFLICT',
+      'APPEND_CONDITION_FAILED',
       'AGGREGATE_TYPE_MISMATCH',
       'AGGREGATE_ERASED',
       'RESERVED_NAME',
@@ -129,6 +109,7 @@ export class EventsController {
     responses: { 201: json('appended (a replay: the first answer, Idempotent-Replayed: true)', BATCH_APPENDED_SCHEMA) },
     errors: [
       'VERSION_CONFLICT',
+      'APPEND_CONDITION_FAILED',
       'AGGREGATE_TYPE_MISMATCH',
       'AGGREGATE_ERASED',
       'RESERVED_NAME',
@@ -320,21 +301,4 @@ export class EventsController {
       ...(page.nextBeforeVersion !== undefined ? { nextBeforeVersion: page.nextBeforeVersion } : {}),
     };
   }
-}
-
-/** The key with the digest the body parser recorded (README "Retrying appends safely"). */
-/** The request's Idempotency-Key (with the digest of its route and body) and the caller's trace context. */
-function appendContextOf(req: FastifyRequest, key?: string, traceparent?: string, tracestate?: string): AppendContext {
-  return { idempotency: idempotencyOf(key, req), trace: callerTraceContext(traceparent, tracestate) };
-}
-
-function idempotencyOf(header: string | undefined, req: FastifyRequest): RequestIdempotency | undefined {
-  const key = parseIdempotencyKey(header);
-  return key === undefined ? undefined : { key, requestHash: bodyDigestOf(req) ?? '' };
-}
-
-/** A replay is the first answer again, marked as such (Idempotent-Replayed, as Stripe and the draft's examples do). */
-function replayMarked(reply: FastifyReply, outcome: AppendOutcomeWithState): AppendOutcomeWithState {
-  if (outcome.replayed) void reply.header('Idempotent-Replayed', 'true');
-  return outcome;
 }

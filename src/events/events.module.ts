@@ -5,6 +5,7 @@ import { EventAppender } from './event-appender';
 import { EventReader } from './event-reader';
 import { EventEraser } from './event-eraser';
 import { EventsController } from './events.controller';
+import { EventsDcbController } from './events-dcb.controller';
 import { IdempotencyKeySweep } from './idempotency-key-sweep';
 
 /**
@@ -14,7 +15,7 @@ import { IdempotencyKeySweep } from './idempotency-key-sweep';
  */
 @Module({
   imports: [AppendBatcherModule],
-  controllers: [EventsController],
+  controllers: [EventsController, EventsDcbController],
   providers: [AppendPipeline, EventAppender, IdempotencyKeySweep, EventEraser, EventReader],
   exports: [AppendPipeline, EventReader],
 })

@@ -28,6 +28,11 @@ export interface RememberedOutcome {
 export abstract class StatefulAppend {
   /** undefined when it has nothing to do with this append (no reducer bound): plain append then. */
   abstract append(request: AppendRequest): Promise<AppendOutcomeWithState | undefined>;
+  /**
+   * A multi-aggregate transaction's members, committed together (one outcome per member, in order);
+   * undefined when no member's type has a reducer bound: plain group commit then.
+   */
+  abstract appendTransaction(members: AppendRequest[]): Promise<AppendOutcomeWithState[] | undefined>;
   /** The aggregate was erased: whatever state of it this instance holds in memory goes. */
   abstract erased(tenantId: string, aggregateId: string): void;
 }

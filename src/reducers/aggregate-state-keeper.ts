@@ -7,7 +7,7 @@ import { uuidv7 } from '../common/uuid-v7';
 import { AppendBatcher } from '../events/append-batcher';
 import { AppendOutcomeWithState, StatefulAppend } from '../events/stateful-append.port';
 import { decideAggregateType, streamKey } from '../store/append-plan';
-import { AppendRequest, EventLog, Snapshot, SnapshotChange, StreamInfo } from '../store/event-log.port';
+import { AppendRequest, AppendResult, EventLog, Snapshot, SnapshotChange, StreamInfo } from '../store/event-log.port';
 import { Binding, SnapshotRepository } from '../store/reducer-state.port';
 import { BindingLookup } from './aggregate-binder';
 import { failureDetails, Folded, ReducerRunner } from './reducer-runner';
@@ -34,6 +34,27 @@ export function stateErrorCode(error: string | null | undefined): 'STATE_TOO_LAR
 }
 
 const failureKey = (stream: string, binding: Binding, failedVersion: number) => `${stream}\u0000${binding.bindingId}\u0000${failedVersion}`;
+
+/** A request's aggregate under a bound reducer (kindOf). */
+interface Kind {
+  key: string;
+  type: string;
+  binding: Binding;
+  /** The stream's row, read at most once for the first attempt. */
+  stream: () => Promise<StreamInfo | null>;
+}
+
+/** A request made ready for the commit by prepare(). */
+interface Prepared {
+  key: string;
+  binding: Binding;
+  request: AppendRequest;
+  folded: Folded;
+  failure?: RuntimeFailure;
+  stateError?: NonNullable<AppendOutcomeWithState['stateError']>;
+  /** JSON text of the answer's state part, as remembered with an idempotency key. */
+  remembered: string;
+}
 
 const REPLAY_PAGE = 1000;
 const MAX_STALE_RETRIES = 3;
@@ -82,6 +103,65 @@ export class AggregateStateKeeper implements StatefulAppend {
   }
 
   async append(req: AppendRequest): Promise<AppendOutcomeWithState | undefined> {
+    const kind = await this.kindOf(req);
+    if (!kind) return undefined;
+    return this.mutex.run(kind.key, async () => {
+      for (let attempt = 0; attempt < MAX_STALE_RETRIES; attempt++) {
+        const prepared = await this.prepare(req, kind, attempt);
+        try {
+          const result = await this.batcher.append(prepared.request);
+          // A replay stored nothing: the pipeline answers the remembered outcome, and the cache keeps what it had.
+          return result.replay ? { result } : this.settled(prepared, result);
+        } catch (e) {
+          if (e instanceof DomainError && e.code === 'STATE_STALE') {
+            this.cache.delete(kind.key);
+            continue;
+          }
+          // Erased on another instance: the state this one still held goes too.
+          if (e instanceof DomainError && e.code === 'AGGREGATE_ERASED') this.cache.delete(kind.key);
+          throw e;
+        }
+      }
+      throw new DomainError('STATE_STALE', 'the aggregate kept changing while its state was computed; retry');
+    });
+  }
+
+  /**
+   * A multi-aggregate transaction (POST /events/transaction): each bound member's state computed as
+   * for a single append, every member's aggregate held at once (KeyedMutex.runAll), all committed
+   * together; a stale base on any member recomputes the whole transaction. undefined: no member's
+   * type has a reducer (plain group commit).
+   */
+  async appendTransaction(members: AppendRequest[]): Promise<AppendOutcomeWithState[] | undefined> {
+    const kinds = await Promise.all(members.map((m) => this.kindOf(m)));
+    if (kinds.every((k) => !k)) return undefined;
+    const keys = kinds.flatMap((k) => (k ? [k.key] : []));
+    return this.mutex.runAll(keys, async () => {
+      for (let attempt = 0; attempt < MAX_STALE_RETRIES; attempt++) {
+        const prepared = await Promise.all(members.map((m, i) => (kinds[i] ? this.prepare(m, kinds[i], attempt, true) : undefined)));
+        const requests = members.map((m, i) => prepared[i]?.request ?? m);
+        // The states of every member are remembered with the transaction's key, on its first member.
+        if (members[0].idempotency) {
+          const remembered = prepared.map((p) => (p ? JSON.parse(p.remembered) : null) as unknown);
+          requests[0] = { ...requests[0], idempotency: { ...members[0].idempotency, outcome: JSON.stringify({ members: remembered }) } };
+        }
+        try {
+          const results = await this.batcher.appendTransaction(requests);
+          if (results[0].replay) return results.map((result) => ({ result }));
+          return results.map((result, i) => (prepared[i] ? this.settled(prepared[i], result) : { result }));
+        } catch (e) {
+          if (e instanceof DomainError && (e.code === 'STATE_STALE' || e.code === 'AGGREGATE_ERASED'))
+            keys.forEach((k) => this.cache.delete(k));
+          if (e instanceof DomainError && e.code === 'STATE_STALE') continue;
+          throw e;
+        }
+      }
+      throw new DomainError('STATE_STALE', 'the aggregates kept changing while their states were computed; retry');
+    });
+  }
+
+  /** The request's aggregate type and the binding of its reducer, or undefined when none applies. */
+  private async kindOf(req: AppendRequest): Promise<Kind | undefined> {
     const key = streamKey(req.tenantId, req.aggregateId);
     // The stream's row is read at most once here: for its type (unless cached) and, on the first
     // attempt, for the version a snapshot is caught up to. Read before the aggregate's turn, it may
@@ -95,83 +175,73 @@ export class AggregateStateKeeper implements StatefulAppend {
     // Not this stream's type: the group commit refuses it (AGGREGATE_TYPE_MISMATCH) without a fold.
     if (type instanceof DomainError) return undefined;
     const binding = await this.binder.current(req.tenantId, type);
-    if (!binding) return undefined;
+    return binding ? { key, type, binding, stream } : undefined;
+  }
 
-    return this.mutex.run(key, async () => {
-      for (let attempt = 0; attempt < MAX_STALE_RETRIES; attempt++) {
-        const base = await this.base(req.tenantId, req.aggregateId, type, binding, attempt > 0, attempt > 0 ? undefined : stream);
-        const timestamp = this.now();
-        const events = req.events.map((e) => ({ ...e, eventId: e.eventId ?? uuidv7(timestamp) }));
-        const folded = await this.foldNew(req, binding, base, events, type, timestamp);
-        // The reducer threw on one of these events (or outgrew the cap): the commit refuses the whole
-        // request after its own checks (a replay answers first; a stale base is recomputed below).
-        const refusal = refusalOf(folded, events, base.version);
-        const snapshot: SnapshotChange = {
-          bindingId: binding.bindingId,
-          baseVersion: base.version,
-          state: folded.state,
-          ...(folded.failedVersion !== undefined ? { failedVersion: folded.failedVersion, error: folded.error } : {}),
-        };
-        const failure =
-          folded.failedVersion !== undefined
-            ? (failureDetails(folded.failure) ?? this.failureOf(key, binding, folded.failedVersion))
-            : undefined;
-        const stateError =
-          folded.failedVersion !== undefined
-            ? {
-                code: stateErrorCode(folded.error),
-                message: folded.error ?? 'the reducer failed',
-                failedVersion: folded.failedVersion,
-                ...failure,
-              }
-            : undefined;
-        // The answer's state is remembered with an idempotency key, so that a replay answers it again.
-        const idempotency = req.idempotency && {
-          ...req.idempotency,
-          outcome: JSON.stringify(stateError ? { stateError } : { state: folded.state }),
-        };
-        try {
-          const result = await this.batcher.append({
-            ...req,
-            events,
-            timestamp,
-            snapshot,
-            idempotency,
-            ...(refusal ? { refusal: { code: refusal.code, message: refusal.message, details: refusal.details } } : {}),
-          });
-          // A replay stored nothing: the pipeline answers the remembered outcome, and the cache keeps what it had.
-          if (result.replay) return { result };
-          const last = result.events[result.events.length - 1];
-          // The failing event's position is known once committed (when it is one of these events).
-          const failedEvent = stateError && result.events.find((e) => e.version === stateError.failedVersion);
-          if (stateError && failedEvent) stateError.position = failedEvent.position;
-          // Only the RuntimeFailure fields: code and message are the snapshot's, and a read's error body has its own.
-          if (stateError && failure)
-            this.failures.set(failureKey(key, binding, stateError.failedVersion), { ...failure, position: stateError.position });
-          this.types.set(key, result.aggregateType); // fixed now: the next append need not read it
-          this.cache.set(key, {
-            aggregateId: req.aggregateId,
-            aggregateType: result.aggregateType,
-            bindingId: binding.bindingId,
-            version: last.version,
-            state: folded.state,
-            failedVersion: folded.failedVersion ?? null,
-            error: folded.error ?? null,
-            updatedAt: last.timestamp,
-          });
-          return stateError ? { result, stateError } : { result, state: new RawJson(folded.state) };
-        } catch (e) {
-          if (e instanceof DomainError && e.code === 'STATE_STALE') {
-            this.cache.delete(key);
-            continue;
+  /** The request with its events' ids, the state folded on its base, and the refusal when the reducer refused. */
+  private async prepare(req: AppendRequest, kind: Kind, attempt: number, inTransaction = false): Promise<Prepared> {
+    const { key, type, binding } = kind;
+    const base = await this.base(req.tenantId, req.aggregateId, type, binding, attempt > 0, attempt > 0 ? undefined : kind.stream);
+    const timestamp = this.now();
+    const events = req.events.map((e) => ({ ...e, eventId: e.eventId ?? uuidv7(timestamp) }));
+    const folded = await this.foldNew(req, binding, base, events, type, timestamp);
+    // The reducer threw on one of these events (or outgrew the cap): the commit refuses the whole
+    // request after its own checks (a replay answers first; a stale base is recomputed).
+    const refusal = refusalOf(folded, events, base.version);
+    const snapshot: SnapshotChange = {
+      bindingId: binding.bindingId,
+      baseVersion: base.version,
+      state: folded.state,
+      ...(folded.failedVersion !== undefined ? { failedVersion: folded.failedVersion, error: folded.error } : {}),
+    };
+    const failure =
+      folded.failedVersion !== undefined
+        ? (failureDetails(folded.failure) ?? this.failureOf(key, binding, folded.failedVersion))
+        : undefined;
+    const stateError =
+      folded.failedVersion !== undefined
+        ? {
+            code: stateErrorCode(folded.error),
+            message: folded.error ?? 'the reducer failed',
+            failedVersion: folded.failedVersion,
+            ...failure,
           }
-          // Erased on another instance: the state this one still held goes too.
-          if (e instanceof DomainError && e.code === 'AGGREGATE_ERASED') this.cache.delete(key);
-          throw e;
-        }
-      }
-      throw new DomainError('STATE_STALE', 'the aggregate kept changing while its state was computed; retry');
+        : undefined;
+    // The answer's state is remembered with an idempotency key, so that a replay answers it again.
+    const remembered = JSON.stringify(stateError ? { stateError } : { state: folded.state });
+    const idempotency = req.idempotency && { ...req.idempotency, outcome: remembered };
+    // In a transaction the refusal names its aggregate: the whole transaction answers it.
+    const refused = refusal && {
+      code: refusal.code,
+      message: refusal.message,
+      details: { ...refusal.details, ...(inTransaction ? { aggregateId: req.aggregateId } : {}) },
+    };
+    const request = { ...req, events, timestamp, snapshot, idempotency, ...(refused ? { refusal: refused } : {}) };
+    return { key, binding, request, folded, failure, stateError, remembered };
+  }
+
+  /** After the commit: the failing event's position, the caches, and the answer. */
+  private settled(p: Prepared, result: AppendResult): AppendOutcomeWithState {
+    const { key, binding, folded, failure, stateError } = p;
+    const last = result.events[result.events.length - 1];
+    // The failing event's position is known once committed (when it is one of these events).
+    const failedEvent = stateError && result.events.find((e) => e.version === stateError.failedVersion);
+    if (stateError && failedEvent) stateError.position = failedEvent.position;
+    // Only the RuntimeFailure fields: code and message are the snapshot's, and a read's error body has its own.
+    if (stateError && failure)
+      this.failures.set(failureKey(key, binding, stateError.failedVersion), { ...failure, position: stateError.position });
+    this.types.set(key, result.aggregateType); // fixed now: the next append need not read it
+    this.cache.set(key, {
+      aggregateId: p.request.aggregateId,
+      aggregateType: result.aggregateType,
+      bindingId: binding.bindingId,
+      version: last.version,
+      state: folded.state,
+      failedVersion: folded.failedVersion ?? null,
+      error: folded.error ?? null,
+      updatedAt: last.timestamp,
     });
+    return stateError ? { result, stateError } : { result, state: new RawJson(folded.state) };
   }
 
   /** GET /aggregate-types/{type}/{id}/state: always the state at the aggregate's current version. */

@@ -176,6 +176,7 @@ describe.each(STORE_BACKENDS)('tags and queries on the live paths (%s)', (backen
     }
     const bad = `?${q({ items: [{ types: ['Subscribed'], tags: [''] }] })}`;
     await expect(WsCollector.openEvents(svc.url, c.key, bad)).rejects.toMatchObject({ status: 400 });
+    await expect(WsCollector.openEvents(svc.url, c.key, `?${q(QUERY)}&${q(QUERY)}`)).rejects.toMatchObject({ status: 400 }); // given twice
     await expect(SseCollector.openEvents(svc.url, c.key, bad)).rejects.toMatchObject({
       status: 400,
       body: { error: 'VALIDATION_FAILED', field: 'query.items[0].tags[0]' },

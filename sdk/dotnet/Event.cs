@@ -1,4 +1,6 @@
 using System;
+using System.Collections.Generic;
+using System.Collections.Immutable;
 using System.Text.Json;
 
 namespace EventSourcing
@@ -7,6 +9,10 @@ namespace EventSourcing
     public sealed class Event
     {
         private static readonly JsonElement EmptyObject = JsonDocument.Parse("{}").RootElement.Clone();
+        // Boxed once: every event without tags hands out this one immutable, empty list.
+        private static readonly IReadOnlyList<string> NoTags = ImmutableArray<string>.Empty;
+
+        private readonly IReadOnlyList<string> _tags = NoTags;
 
         /// <summary>Unique id of the event.</summary>
         public string EventId { get; init; } = "";
@@ -31,6 +37,15 @@ namespace EventSourcing
 
         /// <summary>The event's metadata, or <c>null</c>.</summary>
         public JsonElement? Metadata { get; init; }
+
+        /// <summary>The event's tags (docs/dcb.md), in the order appended; empty, never null, when it has none.</summary>
+        /// <remarks>A private immutable copy of what was given (an <see cref="ImmutableArray{T}"/>): one event object may be
+        /// handed to several projections, and no cast lets one of them change what the next one sees.</remarks>
+        public IReadOnlyList<string> Tags
+        {
+            get => _tags;
+            init => _tags = value is null || value.Count == 0 ? NoTags : ImmutableArray.CreateRange(value);
+        }
 
         /// <summary>Correlation id, if any.</summary>
         public string? CorrelationId { get; init; }

@@ -1,4 +1,5 @@
 using System;
+using System.Collections.Generic;
 using System.Text.Json;
 
 namespace EventSourcing.Testing
@@ -20,6 +21,7 @@ namespace EventSourcing.Testing
         object? _metadata;
         string? _correlationId;
         string? _causationId;
+        string[] _tags = Array.Empty<string>();
 
         EventBuilder(string eventType) => _eventType = eventType;
 
@@ -86,6 +88,18 @@ namespace EventSourcing.Testing
             return this;
         }
 
+        /// <summary>The event's tags (docs/dcb.md), in this order; replaces any given before.</summary>
+        public EventBuilder WithTags(params string[] tags)
+        {
+            foreach (var t in tags ?? throw new ArgumentNullException(nameof(tags)))
+                if (string.IsNullOrEmpty(t)) throw new ArgumentException("a tag is a non-empty string", nameof(tags));
+            _tags = (string[])tags.Clone();
+            return this;
+        }
+
+        /// <summary>The event's tags (docs/dcb.md), in this order; replaces any given before.</summary>
+        public EventBuilder WithTags(IEnumerable<string> tags) => WithTags(new List<string>(tags).ToArray());
+
         /// <summary>The event, with its data read back from JSON as the host reads it.</summary>
         public Event Build() => Build(HostJson.CreateOptions());
 
@@ -101,6 +115,7 @@ namespace EventSourcing.Testing
             Metadata = ToElement(_metadata, options),
             CorrelationId = _correlationId,
             CausationId = _causationId,
+            Tags = _tags,
             SerializerOptions = options,
         };
 

@@ -30,6 +30,7 @@ const record = (over: Partial<EventWebhookRecord> = {}): EventWebhookRecord => (
   url: 'https://receiver.example/hook',
   aggregateTypes: null,
   eventTypes: null,
+  query: null,
   status: 'active',
   deliveredPosition: 0,
   attempts: 0,

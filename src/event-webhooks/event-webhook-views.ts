@@ -1,6 +1,7 @@
 import { isoTime } from '../common/iso-time';
 import { arrayOf, Infer, integer, nullable, object, oneOfStrings, string, timestamp } from '../common/json-schema';
 import { EventWebhookDeadLetter } from '../store/event-webhook-records';
+import { EVENT_QUERY_SCHEMA } from '../events/event-query';
 import { EventWebhookStatus, PENDING_COUNT_CAP, PENDING_COUNT_WINDOW } from './event-webhooks';
 
 const orNull = (ms: number | null) => (ms === null ? null : isoTime(ms));
@@ -13,6 +14,7 @@ export function eventWebhookView(s: EventWebhookStatus): EventWebhook {
     url: w.url,
     aggregateTypes: w.aggregateTypes,
     eventTypes: w.eventTypes,
+    query: w.query,
     status: w.status,
     deliveredPosition: w.deliveredPosition,
     headPosition: s.headPosition,
@@ -34,6 +36,7 @@ export const EVENT_WEBHOOK_SCHEMA = object({
   url: string(),
   aggregateTypes: nullable(arrayOf(string(), { description: 'null: every aggregate type' })),
   eventTypes: nullable(arrayOf(string(), { description: 'null: every event type' })),
+  query: nullable({ ...EVENT_QUERY_SCHEMA, description: 'the DCB query AND-ed with the type lists (docs/dcb.md); null: none' }),
   status: oneOfStrings(['active', 'suspended']),
   deliveredPosition: integer({ minimum: 0, description: 'every matching event at or below it is delivered or dead-lettered' }),
   headPosition: integer({ minimum: 0, description: "the tenant's last position" }),

@@ -1,4 +1,19 @@
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsDefined, IsInt, IsOptional, IsString, Length, Max, Min, ValidateIf } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsDefined,
+  IsInt,
+  IsObject,
+  IsOptional,
+  IsString,
+  Length,
+  Max,
+  Min,
+  ValidateIf,
+} from 'class-validator';
+import { JSONSchema } from 'class-validator-jsonschema';
+import { EVENT_QUERY_SCHEMA } from '../events/event-query';
 import { LIMITS } from '../common/event-limits';
 
 /** Types one filter may list: a connector names what it wants; a longer list is a sign of a missing aggregate type. */
@@ -8,7 +23,8 @@ export const MAX_WEBHOOK_NAME = 200;
 /**
  * Body of POST /event-webhooks. `afterPosition` absent: from the tenant's head at creation (only
  * events appended later); 0: the whole log. A filter absent or null: every type; present, a list
- * of 1 to 20 types.
+ * of 1 to 20 types. `query` (DCB, docs/dcb.md) absent or null: no query filter; present, AND-ed
+ * with the type lists (only typed here: event-query.ts's parser checks it, naming the element).
  */
 export class CreateEventWebhookDto {
   @IsDefined({ message: 'url is required' })
@@ -36,6 +52,11 @@ export class CreateEventWebhookDto {
   @IsString({ each: true, message: 'eventTypes must hold strings' })
   @Length(1, LIMITS.eventTypeMax, { each: true, message: `each event type must be 1 to ${LIMITS.eventTypeMax} characters` })
   eventTypes?: string[] | null;
+
+  @IsOptional()
+  @IsObject({ message: 'query must be a DCB query {"items":[…]}' })
+  @JSONSchema({ ...EVENT_QUERY_SCHEMA, description: 'only events matching this DCB query (docs/dcb.md), AND-ed with the type lists' })
+  query?: unknown;
 
   @IsOptional()
   @IsString({ message: 'name must be a string' })

@@ -8,6 +8,7 @@ import { EventWebhookDeadLetter, EventWebhookRecord } from '../store/event-webho
 import { EventWebhookSubscriptions } from '../store/event-webhook-subscriptions.port';
 import { EventWebhookDispatcher } from './event-webhook-dispatcher';
 import { CreateEventWebhookDto } from './event-webhook.dto';
+import { parseEventQuery } from '../events/event-query';
 
 /**
  * Matching events counted for `pendingEvents` at most, among this many positions after the cursor:
@@ -42,6 +43,8 @@ export class EventWebhooks {
   ) {}
 
   async create(tenantId: string, dto: CreateEventWebhookDto): Promise<{ status: EventWebhookStatus; secret: string }> {
+    // First: a bad query is refused before the URL is looked up (VALIDATION_FAILED naming its element).
+    const query = dto.query === undefined || dto.query === null ? null : parseEventQuery(dto.query, 'query');
     await this.guard.checkRegistration(dto.url);
     const head = await this.repo.headPosition(tenantId);
     const afterPosition = dto.afterPosition ?? head;
@@ -59,6 +62,7 @@ export class EventWebhooks {
         url: dto.url,
         aggregateTypes: dto.aggregateTypes ? [...new Set(dto.aggregateTypes)] : null,
         eventTypes: dto.eventTypes ? [...new Set(dto.eventTypes)] : null,
+        query,
         afterPosition,
         createdAt: now,
       },

@@ -5,6 +5,8 @@ export interface EventStreamQuery {
   afterPosition?: string;
   aggregateType?: string | string[];
   eventType?: string | string[];
+  /** The DCB query as URL-decoded JSON text (log-query.ts parses it). */
+  query?: string | string[];
 }
 
 /**

@@ -6,6 +6,7 @@ import { ExactPayloads, LongLived, Quota } from '../common/route-options';
 import { TenantRecord } from '../store/tenant-repository.port';
 import { CurrentTenant, TenantRequest } from '../tenancy/current-tenant.decorator';
 import { KeyInQuery } from '../tenancy/public.decorator';
+import { EventQuery } from '../store/event-log.port';
 import { RequiresScope } from '../tenancy/scopes';
 import { AggregateIdPipe } from './aggregate-id.pipe';
 import { EventAppender } from './event-appender';
@@ -28,7 +29,7 @@ import {
   storedEventView,
 } from './event-views';
 import { EventEraser } from './event-eraser';
-import { Direction, DirectionPipe, TypeListPipe } from './log-query';
+import { Direction, DirectionPipe, EventQueryParamPipe, TypeListPipe } from './log-query';
 import { ApiOperation, json } from '../common/api-docs';
 import { integer, string } from '../common/json-schema';
 
@@ -36,6 +37,13 @@ const DIRECTION = { direction: { description: 'forward (default) or backward', s
 const LOG_FILTERS = {
   aggregateType: { description: 'only these aggregate types: a comma-separated list of up to 20', schema: string() },
   eventType: { description: 'only these event types: a comma-separated list of up to 20', schema: string() },
+  query: {
+    description:
+      'only events matching this DCB query (docs/dcb.md), AND-ed with aggregateType/eventType: the URL-encoded JSON ' +
+      '`{"items":[{"types":[…],"tags":[…]}]}` (1-20 items, OR-ed; in an item any of the types and all of the tags; ' +
+      'up to 20 of each). A bad query: 400 VALIDATION_FAILED, `field` naming the element (e.g. query.items[0].tags[1])',
+    schema: string(),
+  },
 };
 const AGGREGATE_NAMED_STREAM = 'stream';
 
@@ -149,6 +157,7 @@ export class EventsController {
     @Query('limit', new IntQueryPipe('limit', LIMITS.readPageDefault, 1, LIMITS.readPageMax)) limit: number,
     @Query('aggregateType', new TypeListPipe('aggregateType')) aggregateTypes: string[] | undefined,
     @Query('eventType', new TypeListPipe('eventType')) eventTypes: string[] | undefined,
+    @Query('query', EventQueryParamPipe) query: EventQuery | undefined,
   ) {
     const page = await this.reader.readLog(tenant.tenantId, {
       direction,
@@ -157,6 +166,7 @@ export class EventsController {
       limit,
       aggregateTypes,
       eventTypes,
+      query,
     });
     return logPageView(page);
   }
@@ -203,6 +213,7 @@ export class EventsController {
     @Query('afterPosition') afterPosition: string | undefined,
     @Query('aggregateType') aggregateType: string | string[] | undefined,
     @Query('eventType') eventType: string | string[] | undefined,
+    @Query('query') query: string | string[] | undefined,
     @Query('fromVersion', new IntQueryPipe('fromVersion', undefined, 1)) fromVersion: number | undefined,
     @Query('beforeVersion', new IntQueryPipe('beforeVersion', undefined, 1)) beforeVersion: number | undefined,
     @Query('direction', DirectionPipe) direction: Direction,
@@ -224,7 +235,7 @@ export class EventsController {
       req.raw,
       reply.raw,
       { tenantId: tenant.tenantId, keyHash },
-      { afterPosition, aggregateType, eventType },
+      { afterPosition, aggregateType, eventType, query },
       lastEventId,
     );
   }

@@ -1,5 +1,5 @@
 import { DomainError } from '../common/domain-error';
-import { parseDirection, parseLogFilters, parseTypeList } from './log-query';
+import { EventQueryParamPipe, parseDirection, parseLogFilters, parseTypeList } from './log-query';
 
 const fieldOf = (fn: () => unknown): string | undefined => {
   try {
@@ -27,6 +27,19 @@ describe('the log query words', () => {
     expect(fieldOf(() => parseTypeList('eventType', 'x'.repeat(201)))).toBe('eventType');
     expect(fieldOf(() => parseTypeList('eventType', Array.from({ length: 21 }, (_, i) => `e${i}`).join(',')))).toBe('eventType');
     expect(parseTypeList('eventType', Array.from({ length: 20 }, (_, i) => `e${i}`).join(','))).toHaveLength(20);
+  });
+
+  it('reads `query` as the JSON text of a DCB query, AND-ed with the lists; a bad one names its element', () => {
+    const query = { items: [{ types: ['Subscribed'], tags: ['course:7'] }, { tags: ['student:bob'] }] };
+    expect(parseLogFilters({ eventType: 'Subscribed', query: JSON.stringify(query) })).toEqual({ eventTypes: ['Subscribed'], query });
+    expect(new EventQueryParamPipe().transform(JSON.stringify(query))).toEqual(query);
+    expect(new EventQueryParamPipe().transform(undefined)).toBeUndefined();
+    expect(parseLogFilters({ query: undefined })).toEqual({});
+    expect(fieldOf(() => parseLogFilters({ query: 'nope' }))).toBe('query');
+    expect(fieldOf(() => parseLogFilters({ query: [JSON.stringify(query), JSON.stringify(query)] }))).toBe('query');
+    expect(fieldOf(() => parseLogFilters({ query: '{"items":[]}' }))).toBe('query.items');
+    expect(fieldOf(() => parseLogFilters({ query: '{"items":[{"tags":["a","\\u0007"]}]}' }))).toBe('query.items[0].tags[1]');
+    expect(fieldOf(() => new EventQueryParamPipe().transform('{"items":[{"types":["a b"]}]}'))).toBe('query.items[0].types[0]');
   });
 
   it('knows two directions, forward by default', () => {

@@ -2,15 +2,19 @@ import { PipeTransform } from '@nestjs/common';
 import { validationFailed } from '../common/domain-error';
 import { LOG_FILTER_MAX_VALUES } from '../store/event-log-schema';
 import { AGGREGATE_TYPE_PATTERN, EVENT_TYPE_PATTERN, LIMITS } from '../common/event-limits';
+import { EventQuery } from '../store/event-log.port';
+import { parseEventQueryParam } from './event-query';
 
 /**
- * The query words of the tenant's log (GET /events, GET /events/stream): the filters and the
- * direction. Plain functions, so the stream transports (notifications/streams, which check their
+ * The query words of the tenant's log (GET /events, GET /events/stream): the filters (the type lists
+ * and the DCB `query`, AND-ed) and the direction. Plain functions, so the stream transports (notifications/streams, which check their
  * query themselves on the upgrade) parse exactly as the HTTP routes do.
  */
 export interface LogFilters {
   aggregateTypes?: string[];
   eventTypes?: string[];
+  /** The DCB query (docs/dcb.md), on top of the type lists: an event must match both. */
+  query?: EventQuery;
 }
 
 export type Direction = 'forward' | 'backward';
@@ -33,10 +37,16 @@ export function parseTypeList(field: 'aggregateType' | 'eventType', raw: string 
   return [...new Set(values)];
 }
 
-export function parseLogFilters(q: { aggregateType?: string | string[]; eventType?: string | string[] }): LogFilters {
+export function parseLogFilters(q: {
+  aggregateType?: string | string[];
+  eventType?: string | string[];
+  query?: string | string[];
+}): LogFilters {
   const aggregateTypes = parseTypeList('aggregateType', q.aggregateType);
   const eventTypes = parseTypeList('eventType', q.eventType);
-  return { ...(aggregateTypes ? { aggregateTypes } : {}), ...(eventTypes ? { eventTypes } : {}) };
+  // `query=<URL-encoded JSON {"items":[…]}>`: VALIDATION_FAILED names the element (`query.items[0].tags[1]`).
+  const query = parseEventQueryParam(q.query, 'query');
+  return { ...(aggregateTypes ? { aggregateTypes } : {}), ...(eventTypes ? { eventTypes } : {}), ...(query ? { query } : {}) };
 }
 
 export function parseDirection(raw: string | string[] | undefined): Direction {
@@ -50,6 +60,13 @@ export class TypeListPipe implements PipeTransform<string | string[] | undefined
   constructor(readonly name: 'aggregateType' | 'eventType') {}
   transform(raw: string | string[] | undefined): string[] | undefined {
     return parseTypeList(this.name, raw);
+  }
+}
+
+/** `query` as a route's query parameter: the URL-encoded JSON of a DCB query (VALIDATION_FAILED before the handler runs). */
+export class EventQueryParamPipe implements PipeTransform<string | string[] | undefined, EventQuery | undefined> {
+  transform(raw: string | string[] | undefined): EventQuery | undefined {
+    return parseEventQueryParam(raw, 'query');
   }
 }
 

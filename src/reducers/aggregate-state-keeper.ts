@@ -350,7 +350,7 @@ export class AggregateStateKeeper implements StatefulAppend {
     req: AppendRequest,
     binding: Binding,
     base: Base,
-    events: { eventType: string; data: string; eventId?: string }[],
+    events: { eventType: string; data: string; eventId?: string; tags?: string[] }[],
     type: string,
     timestamp: number,
   ): Promise<Folded> {
@@ -370,6 +370,7 @@ export class AggregateStateKeeper implements StatefulAppend {
         metadata: req.metadata ?? null,
         correlationId: req.correlationId ?? null,
         causationId: req.causationId ?? null,
+        tags: e.tags,
       }),
     );
     return inReducerSpan(req.tenantId, binding.reducerId, wire.length, () =>

@@ -1,4 +1,4 @@
-import { StoredEvent } from './event-log.port';
+import { EventQuery, StoredEvent } from './event-log.port';
 
 /** One event webhook (a subscription to the tenant's log delivered to a URL), as stored. */
 export interface EventWebhookRecord {
@@ -10,6 +10,8 @@ export interface EventWebhookRecord {
   aggregateTypes: string[] | null;
   /** null: every event type. */
   eventTypes: string[] | null;
+  /** The DCB query (docs/dcb.md), AND-ed with the type lists; null: no query filter. */
+  query: EventQuery | null;
   status: 'active' | 'suspended';
   /** Every matching event at or below it is delivered or dead-lettered. */
   deliveredPosition: number;
@@ -34,6 +36,7 @@ export interface NewEventWebhook {
   url: string;
   aggregateTypes: string[] | null;
   eventTypes: string[] | null;
+  query: EventQuery | null;
   afterPosition: number;
   createdAt: number;
 }

@@ -45,3 +45,11 @@ export function eventWebhooksMigration(int: 'INTEGER' | 'bigint'): string {
   );
   `;
 }
+
+/**
+ * Issue 28: an event webhook's DCB query (docs/dcb.md), JSON text of `{"items":[…]}` as validated at
+ * creation, AND-ed with the type lists; NULL (every subscription made before): no query filter.
+ */
+export const EVENT_WEBHOOK_QUERY_MIGRATION = `
+  ALTER TABLE event_webhooks ADD COLUMN query TEXT;
+  `;

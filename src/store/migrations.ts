@@ -14,7 +14,7 @@ import { UPLOAD_DIAGNOSTICS_MIGRATION, uploadClaimMigration } from './upload-sch
 import { idempotencyKeysMigration } from './idempotency-schema';
 import { apiKeyScopesMigration } from './api-key-schema';
 import { erasureMigration } from './erasure-schema';
-import { eventWebhooksMigration } from './event-webhook-schema';
+import { EVENT_WEBHOOK_QUERY_MIGRATION, eventWebhooksMigration } from './event-webhook-schema';
 import { FAILED_STATES_MIGRATION } from './failed-states-schema';
 import { LANE_HELD_FAILURE_MIGRATION } from './lanes/lane-failure-schema';
 import { eventTagsMigration } from './event-tags-schema';
@@ -205,5 +205,6 @@ export function migrations(dialect: SqlDialect): string[] {
     UPLOAD_DIAGNOSTICS_MIGRATION,
     LANE_HELD_FAILURE_MIGRATION,
     eventTagsMigration(dialect),
+    EVENT_WEBHOOK_QUERY_MIGRATION,
   ];
 }

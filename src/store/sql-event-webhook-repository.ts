@@ -4,6 +4,8 @@ import { EventDbRow, EVENT_COLUMNS, toStoredEvent } from './event-row';
 import { EventWebhookClaim, EventWebhookDeadLetter, EventWebhookPage, EventWebhookRecord, NewEventWebhook } from './event-webhook-records';
 import { serializedBy } from './sql-dialect';
 import { SqlRunner } from './sql-runner';
+import { EventQuery } from './event-log.port';
+import { eventQueryPredicate } from './event-query-predicate';
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 const list = (v: string | null): string[] | null => (v === null ? null : (JSON.parse(v) as string[]));
@@ -16,6 +18,7 @@ function toRecord(r: any): EventWebhookRecord {
     url: r.url,
     aggregateTypes: list(r.aggregate_types ?? null),
     eventTypes: list(r.event_types ?? null),
+    query: r.query === null || r.query === undefined ? null : (JSON.parse(r.query) as EventQuery),
     status: r.status,
     deliveredPosition: Number(r.delivered_position),
     attempts: Number(r.attempts),
@@ -52,6 +55,13 @@ function inList(column: string, values: string[] | null): { sql: string; params:
   return { sql: ` AND ${column} IN (${values.map(() => '?').join(', ')})`, params: values };
 }
 
+/** A subscription's filters as one predicate on `events`: the type lists AND its DCB query (issue 28). */
+function filterOf(w: EventWebhookRecord): { sql: string; params: string[] } {
+  const parts = [inList('aggregate_type', w.aggregateTypes), inList('event_type', w.eventTypes)];
+  if (w.query !== null) parts.push(eventQueryPredicate(w.query));
+  return { sql: parts.map((p) => p.sql).join(''), params: parts.flatMap((p) => p.params) };
+}
+
 export class SqlEventWebhookRepository implements EventWebhookSubscriptions, EventWebhookClaims {
   constructor(private readonly db: SqlRunner) {}
 
@@ -61,9 +71,9 @@ export class SqlEventWebhookRepository implements EventWebhookSubscriptions, Eve
     return this.db.batch([
       ...serializedBy(this.db.dialect, tenantLock(w.tenantId)),
       {
-        sql: `INSERT INTO event_webhooks (tenant_id, webhook_id, name, url, aggregate_types, event_types, status, delivered_position,
+        sql: `INSERT INTO event_webhooks (tenant_id, webhook_id, name, url, aggregate_types, event_types, query, status, delivered_position,
                 attempts, next_attempt_at, consecutive_dead, created_at)
-              SELECT ?, ?, ?, ?, ?, ?, 'active', CAST(? AS bigint), 0, CAST(? AS bigint), 0, CAST(? AS bigint)
+              SELECT ?, ?, ?, ?, ?, ?, ?, 'active', CAST(? AS bigint), 0, CAST(? AS bigint), 0, CAST(? AS bigint)
               WHERE CAST(? AS bigint) = 0 OR (SELECT COUNT(*) FROM event_webhooks WHERE tenant_id = ?) < CAST(? AS bigint)`,
         params: [
           w.tenantId,
@@ -72,6 +82,7 @@ export class SqlEventWebhookRepository implements EventWebhookSubscriptions, Eve
           w.url,
           w.aggregateTypes === null ? null : JSON.stringify(w.aggregateTypes),
           w.eventTypes === null ? null : JSON.stringify(w.eventTypes),
+          w.query === null ? null : JSON.stringify(w.query),
           w.afterPosition,
           w.createdAt,
           w.createdAt,
@@ -132,12 +143,11 @@ export class SqlEventWebhookRepository implements EventWebhookSubscriptions, Eve
   }
 
   async pendingCount(w: EventWebhookRecord, cap: number, window: number): Promise<number> {
-    const a = inList('aggregate_type', w.aggregateTypes);
-    const e = inList('event_type', w.eventTypes);
+    const f = filterOf(w);
     // Bounded twice (matches counted, positions looked at): a status read on a long backlog with a rare filter stays cheap.
     const [r] = await this.db.all<{ n: number }>(
-      `SELECT COUNT(*) AS n FROM (SELECT 1 AS one FROM events WHERE tenant_id = ? AND position > ? AND position <= ?${a.sql}${e.sql} LIMIT ?) AS pending`,
-      [w.tenantId, w.deliveredPosition, w.deliveredPosition + window, ...a.params, ...e.params, cap],
+      `SELECT COUNT(*) AS n FROM (SELECT 1 AS one FROM events WHERE tenant_id = ? AND position > ? AND position <= ?${f.sql} LIMIT ?) AS pending`,
+      [w.tenantId, w.deliveredPosition, w.deliveredPosition + window, ...f.params, cap],
     );
     return Number(r?.n ?? 0);
   }
@@ -216,12 +226,11 @@ export class SqlEventWebhookRepository implements EventWebhookSubscriptions, Eve
     );
     const extent = x?.extent === null || x?.extent === undefined ? afterPosition : Number(x.extent);
     if (extent === afterPosition) return { events: [], extent };
-    const a = inList('aggregate_type', w.aggregateTypes);
-    const e = inList('event_type', w.eventTypes);
+    const f = filterOf(w);
     const rows = await this.db.all<EventDbRow>(
-      `SELECT ${EVENT_COLUMNS} FROM events WHERE tenant_id = ? AND position > ? AND position <= ?${a.sql}${e.sql}
+      `SELECT ${EVENT_COLUMNS} FROM events WHERE tenant_id = ? AND position > ? AND position <= ?${f.sql}
        ORDER BY position LIMIT ?`,
-      [w.tenantId, afterPosition, extent, ...a.params, ...e.params, limit],
+      [w.tenantId, afterPosition, extent, ...f.params, limit],
     );
     return { events: rows.map(toStoredEvent), extent };
   }

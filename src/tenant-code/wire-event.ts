@@ -17,6 +17,7 @@ export function toWireEvent(
     | 'metadata'
     | 'correlationId'
     | 'causationId'
+    | 'tags'
   >,
 ): WireEvent {
   return {
@@ -30,5 +31,7 @@ export function toWireEvent(
     metadata: rawJsonOrNull(e.metadata),
     correlationId: e.correlationId,
     causationId: e.causationId,
+    // Only when it has some: the request of an event without tags stays as it was.
+    ...(e.tags && e.tags.length > 0 ? { tags: e.tags } : {}),
   };
 }

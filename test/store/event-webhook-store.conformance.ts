@@ -14,6 +14,7 @@ const hook = (tenantId: string, webhookId: string, over: Partial<NewEventWebhook
   url: 'https://receiver.example/hook',
   aggregateTypes: null,
   eventTypes: null,
+  query: null,
   afterPosition: 0,
   createdAt: Date.now(),
   ...over,
@@ -143,6 +144,46 @@ export function describeEventWebhookStore(current: () => EventWebhookFixture): v
       expect(await repo.pendingCount(w, 1, 1000)).toBe(1);
       expect(await repo.pendingCount(w, 10, 2)).toBe(1); // positions 1 and 2 looked at
       expect(await repo.headPosition(t)).toBe(4);
+    });
+
+    it('keeps a DCB query with the subscription and reads only events matching it AND the type lists, tags included', async () => {
+      const t = await f.tenant('ewh-query');
+      const u = await f.tenant('ewh-query-other');
+      await f.append([
+        req(t, 'course-7', { events: [{ eventType: 'Subscribed', data: '{"s":1}', tags: ['course:7', 'student:ann'] }] }),
+        req(t, 'course-8', { events: [{ eventType: 'Subscribed', data: '{}', tags: ['course:8', 'student:ann'] }] }),
+        req(u, 'course-7', { events: [{ eventType: 'Subscribed', data: '{}', tags: ['course:7'] }] }),
+        req(t, 'course-7', { events: [{ eventType: 'Renamed', data: '{}', tags: ['course:7'] }] }),
+        req(t, 'course-7', { events: [{ eventType: 'Subscribed', data: '{}' }] }),
+        req(t, 'student-1', { events: [{ eventType: 'Registered', data: '{}', tags: ['student:bob'] }] }),
+        req(t, 'course-9', { events: [{ eventType: 'Subscribed', data: '{}', tags: ['course:7', 'student:cat'] }] }),
+      ]);
+      // (Subscribed with course:7) OR (anything with student:bob), AND aggregate type course: positions 1 and 6.
+      const query = { items: [{ types: ['Subscribed'], tags: ['course:7'] }, { tags: ['student:bob'] }] };
+      expect(await repo.create(hook(t, 'w', { aggregateTypes: ['course'], query }), 0)).toBe(true);
+      expect(await repo.create(hook(t, 'plain'), 0)).toBe(true);
+      const w = (await repo.get(t, 'w'))!;
+      expect(w.query).toEqual(query);
+      expect((await repo.get(t, 'plain'))!.query).toBeNull();
+      expect(Object.fromEntries((await repo.list(t)).map((x) => [x.webhookId, x.query]))).toEqual({ w: query, plain: null });
+      const page = await repo.eventsAfter(w, 0, 10, 1000);
+      expect(page.events.map((e) => [e.position, e.aggregateId, e.eventType, e.tags])).toEqual([
+        [1, 'course-7', 'Subscribed', ['course:7', 'student:ann']],
+        [6, 'course-9', 'Subscribed', ['course:7', 'student:cat']],
+      ]);
+      expect(page.extent).toBe(6);
+      // Nothing matches in positions 2..5: the extent lets the cursor pass them.
+      expect(await repo.eventsAfter(w, 1, 10, 4)).toEqual({ events: [], extent: 5 });
+      expect(await repo.pendingCount(w, 10, 1000)).toBe(2);
+      expect(await repo.pendingCount(w, 10, 5)).toBe(1);
+      // Without the type list the student:bob item matches position 5 too; the plain subscription sees all six.
+      expect(await repo.create(hook(t, 'any-type', { query }), 0)).toBe(true);
+      const anyType = (await repo.eventsAfter((await repo.get(t, 'any-type'))!, 0, 10, 1000)).events;
+      expect(anyType.map((e) => e.position)).toEqual([1, 5, 6]);
+      const plain = (await repo.eventsAfter((await repo.get(t, 'plain'))!, 0, 10, 1000)).events;
+      expect(plain.map((e) => e.position)).toEqual([1, 2, 3, 4, 5, 6]);
+      // An event without tags reads without them (not an empty list).
+      expect(plain[3].tags).toBeUndefined();
     });
 
     it('dead-letters and moves on, suspends after dead letters in a row, replays and resumes', async () => {

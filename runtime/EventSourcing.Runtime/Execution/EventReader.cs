@@ -1,3 +1,4 @@
+using System.Collections.Immutable;
 using System.Globalization;
 using System.Text.Json;
 
@@ -5,7 +6,7 @@ namespace EventSourcing.Runtime.Execution;
 
 /// <summary>
 /// Reads the wire form of an event:
-/// <c>{eventId, aggregateId, aggregateType, eventType, version, timestamp (ISO string), data (object), metadata (object|null), correlationId, causationId}</c>.
+/// <c>{eventId, aggregateId, aggregateType, eventType, version, timestamp (ISO string), data (object), metadata (object|null), correlationId, causationId, tags (array of strings; absent or null: none)}</c>.
 /// <c>Data</c>/<c>Metadata</c> point into the request's JsonDocument (valid until the response is written).
 /// </summary>
 public static class EventReader
@@ -20,6 +21,7 @@ public static class EventReader
         DateTimeOffset timestamp = default;
         JsonElement data = EmptyObject;
         JsonElement? metadata = null;
+        ImmutableArray<string> tags = ImmutableArray<string>.Empty;
 
         foreach (var p in element.EnumerateObject())
         {
@@ -34,6 +36,7 @@ public static class EventReader
             else if (p.NameEquals("metadata"u8)) metadata = v.ValueKind is JsonValueKind.Null or JsonValueKind.Undefined ? null : v;
             else if (p.NameEquals("correlationId"u8)) correlationId = String(v, "correlationId");
             else if (p.NameEquals("causationId"u8)) causationId = String(v, "causationId");
+            else if (p.NameEquals("tags"u8)) tags = Tags(v);
         }
 
         return new Event
@@ -48,6 +51,7 @@ public static class EventReader
             Metadata = metadata,
             CorrelationId = correlationId,
             CausationId = causationId,
+            Tags = tags,
             SerializerOptions = options,
         };
     }
@@ -59,6 +63,16 @@ public static class EventReader
         JsonValueKind.Number => v.GetRawText(),
         _ => throw new FormatException($"event field {name} must be a string"),
     };
+
+    static ImmutableArray<string> Tags(JsonElement v)
+    {
+        if (v.ValueKind is JsonValueKind.Null or JsonValueKind.Undefined) return ImmutableArray<string>.Empty;
+        if (v.ValueKind != JsonValueKind.Array) throw new FormatException("event field tags must be an array of strings");
+        var b = ImmutableArray.CreateBuilder<string>(v.GetArrayLength());
+        foreach (var t in v.EnumerateArray())
+            b.Add(t.ValueKind == JsonValueKind.String ? t.GetString()! : throw new FormatException("event field tags must be an array of strings"));
+        return b.MoveToImmutable();
+    }
 
     static long Version(JsonElement v) => v.ValueKind switch
     {

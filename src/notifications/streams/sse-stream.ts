@@ -99,7 +99,7 @@ export class SseEventStream implements EventStreamSse {
   serve(req: IncomingMessage, res: ServerResponse, owner: StreamOwner, query: EventStreamQuery, lastEventId?: string): Promise<void> {
     return this.sse.serve(req, res, owner, {
       kind: 'events',
-      filters: { aggregateType: query.aggregateType, eventType: query.eventType },
+      filters: { aggregateType: query.aggregateType, eventType: query.eventType, query: query.query },
       after: sseCursor(lastEventId, 'afterPosition', query.afterPosition),
     });
   }

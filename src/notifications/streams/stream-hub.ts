@@ -30,7 +30,11 @@ export interface GivenCursor {
 export type StreamRequest =
   /** `projectionId` null: a path segment that does not decode (no projection has that id). */
   | { kind: 'projection'; projectionId: string | null; after?: GivenCursor }
-  | { kind: 'events'; filters: { aggregateType?: string | string[]; eventType?: string | string[] }; after?: GivenCursor };
+  | {
+      kind: 'events';
+      filters: { aggregateType?: string | string[]; eventType?: string | string[]; query?: string | string[] };
+      after?: GivenCursor;
+    };
 
 /** A connection being admitted (a socket before its handshake, an SSE response before its head): its 'close' gives the slots back. */
 export interface AdmittedConnection {

@@ -113,6 +113,8 @@ export class WebSocketStreamServer {
   }
 }
 
+const once = (values: string[] | undefined) => (values?.length === 1 ? values[0] : values);
+
 /** The stream a path asks for, its cursor and filters read from the query; null: not a stream path. */
 function streamRequest(url: URL): StreamRequest | null {
   const query = url.searchParams;
@@ -122,7 +124,8 @@ function streamRequest(url: URL): StreamRequest | null {
     const after = query.get('afterPosition');
     return {
       kind: 'events',
-      filters: { aggregateType: given('aggregateType'), eventType: given('eventType') },
+      // `query` as the HTTP routes get it: one string, or an array when given twice (refused as such).
+      filters: { aggregateType: given('aggregateType'), eventType: given('eventType'), query: once(given('query')) },
       after: after === null ? undefined : { field: 'afterPosition', text: after },
     };
   }

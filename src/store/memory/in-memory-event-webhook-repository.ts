@@ -3,11 +3,13 @@ import { EventWebhookClaim, EventWebhookDeadLetter, EventWebhookPage, EventWebho
 import { EventWebhookSubscriptions } from '../event-webhook-subscriptions.port';
 import { StoredEvent } from '../event-log.port';
 import { InMemoryTenantLog } from './in-memory-tenant-log';
+import { matchesEventQuery } from '../event-query-match';
 
 const id = (tenantId: string, webhookId: string) => `${tenantId}\u0000${webhookId}`;
 const matches = (w: EventWebhookRecord, e: StoredEvent) =>
   (w.aggregateTypes === null || w.aggregateTypes.includes(e.aggregateType)) &&
-  (w.eventTypes === null || w.eventTypes.includes(e.eventType));
+  (w.eventTypes === null || w.eventTypes.includes(e.eventType)) &&
+  (w.query === null || matchesEventQuery(w.query, e));
 
 /**
  * Both event-webhook roles in memory, over an InMemoryTenantLog: the same answers as
@@ -32,6 +34,7 @@ export class InMemoryEventWebhookRepository implements EventWebhookSubscriptions
       url: w.url,
       aggregateTypes: w.aggregateTypes,
       eventTypes: w.eventTypes,
+      query: w.query,
       status: 'active',
       deliveredPosition: w.afterPosition,
       attempts: 0,

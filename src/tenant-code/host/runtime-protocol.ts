@@ -34,6 +34,8 @@ export interface WireEvent {
   metadata: RawJson | null;
   correlationId: string | null;
   causationId: string | null;
+  /** The event's tags (docs/dcb.md), only when it has some: the host reads absent as none (Event.Tags empty). */
+  tags?: string[];
 }
 
 export interface Discovered {

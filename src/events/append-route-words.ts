@@ -17,6 +17,19 @@ export const IDEMPOTENCY_KEY = {
 };
 export const IDEMPOTENCY_ERRORS: ErrorCode[] = ['INVALID_IDEMPOTENCY_KEY', 'IDEMPOTENCY_KEY_REUSED'];
 
+/** What every append route (one event, a batch, a transaction) may answer besides validation: one list for the three. */
+export const APPEND_ERRORS: ErrorCode[] = [
+  'VERSION_CONFLICT',
+  'APPEND_CONDITION_FAILED',
+  'AGGREGATE_TYPE_MISMATCH',
+  'AGGREGATE_ERASED',
+  'RESERVED_NAME',
+  'REDUCER_REJECTED',
+  'STATE_TOO_LARGE',
+  'RUNTIME_UNAVAILABLE',
+  ...IDEMPOTENCY_ERRORS,
+];
+
 /** The W3C trace context an append keeps with its events (docs/notifications.md, Trace context). */
 export const TRACE_CONTEXT_HEADERS = {
   traceparent: {

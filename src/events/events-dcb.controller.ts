@@ -7,7 +7,7 @@ import { ExactPayloads, Quota } from '../common/route-options';
 import { TenantRecord } from '../store/tenant-repository.port';
 import { CurrentTenant } from '../tenancy/current-tenant.decorator';
 import { RequiresScope } from '../tenancy/scopes';
-import { appendContextOf, IDEMPOTENCY_ERRORS, IDEMPOTENCY_KEY, replayMarked, TRACE_CONTEXT_HEADERS } from './append-route-words';
+import { APPEND_ERRORS, appendContextOf, IDEMPOTENCY_KEY, replayMarked, TRACE_CONTEXT_HEADERS } from './append-route-words';
 import { EventAppender } from './event-appender';
 import { AppendTransactionDto, QueryEventsDto } from './event-input.dto';
 import { parseQueryItems } from './event-query';
@@ -66,17 +66,7 @@ export class EventsDcbController {
         TRANSACTION_APPENDED_SCHEMA,
       ),
     },
-    errors: [
-      'VERSION_CONFLICT',
-      'APPEND_CONDITION_FAILED',
-      'AGGREGATE_TYPE_MISMATCH',
-      'AGGREGATE_ERASED',
-      'RESERVED_NAME',
-      'REDUCER_REJECTED',
-      'STATE_TOO_LARGE',
-      'RUNTIME_UNAVAILABLE',
-      ...IDEMPOTENCY_ERRORS,
-    ],
+    errors: APPEND_ERRORS,
   })
   async appendTransaction(
     @CurrentTenant() tenant: TenantRecord,

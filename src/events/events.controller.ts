@@ -12,7 +12,7 @@ import { AggregateIdPipe } from './aggregate-id.pipe';
 import { EventAppender } from './event-appender';
 import { AppendBatchDto, AppendEventDto } from './event-input.dto';
 import { LIMITS } from '../common/event-limits';
-import { appendContextOf, IDEMPOTENCY_ERRORS, IDEMPOTENCY_KEY, replayMarked, TRACE_CONTEXT_HEADERS } from './append-route-words';
+import { APPEND_ERRORS, appendContextOf, IDEMPOTENCY_KEY, replayMarked, TRACE_CONTEXT_HEADERS } from './append-route-words';
 import { EventReader, StreamPage } from './event-reader';
 import { EventStreamSse } from './event-stream.port';
 import {
@@ -71,17 +71,7 @@ export class EventsController {
         APPENDED_SCHEMA,
       ),
     },
-    errors: [
-      'VERSION_CONFLICT',
-      'APPEND_CONDITION_FAILED',
-      'AGGREGATE_TYPE_MISMATCH',
-      'AGGREGATE_ERASED',
-      'RESERVED_NAME',
-      'REDUCER_REJECTED',
-      'STATE_TOO_LARGE',
-      'RUNTIME_UNAVAILABLE',
-      ...IDEMPOTENCY_ERRORS,
-    ],
+    errors: APPEND_ERRORS,
   })
   async append(
     @CurrentTenant() tenant: TenantRecord,
@@ -107,17 +97,7 @@ export class EventsController {
     summary: 'Append several events to one aggregate atomically (all or none)',
     parameters: { ...IDEMPOTENCY_KEY, ...TRACE_CONTEXT_HEADERS },
     responses: { 201: json('appended (a replay: the first answer, Idempotent-Replayed: true)', BATCH_APPENDED_SCHEMA) },
-    errors: [
-      'VERSION_CONFLICT',
-      'APPEND_CONDITION_FAILED',
-      'AGGREGATE_TYPE_MISMATCH',
-      'AGGREGATE_ERASED',
-      'RESERVED_NAME',
-      'REDUCER_REJECTED',
-      'STATE_TOO_LARGE',
-      'RUNTIME_UNAVAILABLE',
-      ...IDEMPOTENCY_ERRORS,
-    ],
+    errors: APPEND_ERRORS,
   })
   async appendBatch(
     @CurrentTenant() tenant: TenantRecord,

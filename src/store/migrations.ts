@@ -18,6 +18,7 @@ import { EVENT_WEBHOOK_QUERY_MIGRATION, eventWebhooksMigration } from './event-w
 import { FAILED_STATES_MIGRATION } from './failed-states-schema';
 import { LANE_HELD_FAILURE_MIGRATION } from './lanes/lane-failure-schema';
 import { eventTagsMigration } from './event-tags-schema';
+import { conditionRecheckMigration } from './condition-recheck-schema';
 import { ddlTypes } from './sql-dialect';
 import { SqlDialect } from './sql-runner';
 
@@ -206,5 +207,6 @@ export function migrations(dialect: SqlDialect): string[] {
     LANE_HELD_FAILURE_MIGRATION,
     eventTagsMigration(dialect),
     EVENT_WEBHOOK_QUERY_MIGRATION,
+    conditionRecheckMigration(dialect),
   ];
 }

@@ -1,13 +1,21 @@
 import { AppendRequest, StoredEvent } from '../../src/store/event-log.port';
 import { Store } from '../../src/store/store.port';
 import type { StoreHarness } from './store-fixtures';
-import { rawAll, req, tenant } from './store-fixtures';
+import { heldCommit, rawAll, req, tenant } from './store-fixtures';
+import { until } from '../support/wait';
 
 /** An append of one event with these tags (and type). */
 const tagged = (t: string, aggregateId: string, tags: string[], eventType = 'Happened', over: Partial<AppendRequest> = {}): AppendRequest =>
   req(t, aggregateId, { events: [{ eventType, data: '{"n":1}', tags }], ...over });
 
 const positions = (events: StoredEvent[]) => events.map((e) => e.position);
+
+/** A condition on events with all these tags (and one of these types) after `after`. */
+const cond = (tags: string[], after?: number, types?: string[]) => ({
+  failIfEventsMatch: { items: [{ tags, ...(types ? { types } : {}) }] },
+  ...(after !== undefined ? { after } : {}),
+});
+const codeOf = (o: Awaited<ReturnType<Store['events']['appendMany']>>[number]) => (o.ok ? 'ok' : o.error.code);
 
 /**
  * Issue 28 (DCB, docs/dcb.md) against the real engine: tags stored and read back exactly, reads of
@@ -126,12 +134,6 @@ export function describeDcbStore(current: () => Store, harness: StoreHarness, ex
   });
 
   describe('dcb: append conditions', () => {
-    const cond = (tags: string[], after?: number, types?: string[]) => ({
-      failIfEventsMatch: { items: [{ tags, ...(types ? { types } : {}) }] },
-      ...(after !== undefined ? { after } : {}),
-    });
-    const codeOf = (o: Awaited<ReturnType<Store['events']['appendMany']>>[number]) => (o.ok ? 'ok' : o.error.code);
-
     it('refuses when a matching event exists after `after` (its position in the error), accepts otherwise; nothing stored on refusal', async () => {
       const t = await tenant(store, 't1');
       await store.events.appendMany([
@@ -306,6 +308,47 @@ export function describeDcbStore(current: () => Store, harness: StoreHarness, ex
   });
 
   describe('dcb: conditions raced from several instances', () => {
+    if (harness.concurrentInstances) {
+      /** Appends of other instances blocked on a tenant's head lock (PostgreSQL: the only store with concurrent instances). */
+      const waitingOnLocks = async () =>
+        (await rawAll<{ n: number }>(store, "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock'", []))[0].n;
+
+      /**
+       * Another instance holds the commit of an event tagged `heldTag` open at position 2 (its head lock taken); this
+       * instance appends under a condition on `course:7` after 1, planned on a head of 1, and is seen waiting for the
+       * lock before the other commits. Both outcomes, and the tenant.
+       */
+      const raceHeldCommit = async (heldTag: string) => {
+        const t = await tenant(store, 't1');
+        await store.events.appendMany([tagged(t, 'x-0', ['zzz'])]);
+        const { slow, fast, inside, release } = await heldCommit(harness, store, extra);
+        const held = slow.events.appendMany([tagged(t, 'seat-1', [heldTag])]);
+        await inside;
+        const racing = fast.events.appendMany([tagged(t, 'seat-2', ['course:7'], 'Booked', { condition: cond(['course:7'], 1) })]);
+        await until(waitingOnLocks, (n) => n >= 1, 10_000, 'the conditional append waiting for the head lock');
+        release();
+        const [h] = await held;
+        expect(h.ok && h.result.events[0].position).toBe(2);
+        return { t, racing: (await racing)[0] };
+      };
+
+      it('decides a condition on an event another instance committed while this append waited for the lock', async () => {
+        const { t, racing } = await raceHeldCommit('course:7');
+        expect(codeOf(racing)).toBe('APPEND_CONDITION_FAILED');
+        expect(!racing.ok && racing.error.details).toEqual({ position: 2, after: 1 });
+        expect(positions(await store.events.readAll(t, 0, 10))).toEqual([1, 2]);
+      });
+
+      it('accepts a condition the event committed meanwhile does not meet, after it, without a false conflict', async () => {
+        const { t, racing } = await raceHeldCommit('course:8');
+        expect(racing.ok && racing.result.events[0].position).toBe(3);
+        const course7 = { items: [{ tags: ['course:7'] }] };
+        expect(positions(await store.events.readLog(t, { direction: 'forward', afterPosition: 0, limit: 10, query: course7 }))).toEqual([
+          3,
+        ]);
+      });
+    }
+
     it('books exactly 30 seats of a 30-seat course when 50 writers on three instances race with conditions, retrying on conflict', async () => {
       const t = await tenant(store, 't1');
       const instances = [store, await harness.sameStorage(store), await harness.sameStorage(store)];

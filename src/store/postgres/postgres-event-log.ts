@@ -4,9 +4,16 @@ import { AppendOutcome, AppendRequest, EventLog, LogQuery, StoredEvent, StreamIn
 import { EVENT_COLUMNS, EventDbRow, StreamDbRow, tagsColumn, toStoredEvent, toStreamInfo } from '../event-row';
 import { RememberedKeyRow, rememberedKeys } from '../idempotency-rows';
 import { logQuerySql } from '../log-query-sql';
-import { conditionHitSql } from '../event-query-sql';
 import { InflightWrites } from './inflight-writes';
-import { READ_STREAMS, APPEND, REMEMBERED_KEYS, DELETE_EXPIRED_KEYS, LOCK_HEADS } from './postgres-event-log-statements';
+import { conditionsOf, lockedConditionHits, mayMeetOwnBatch } from './commit-conditions';
+import {
+  READ_STREAMS,
+  appendStatement,
+  REMEMBERED_KEYS,
+  DELETE_EXPIRED_KEYS,
+  LOCK_HEADS,
+  conditionRaceItems,
+} from './postgres-event-log-statements';
 import { StreamVersionCache } from './stream-version-cache';
 import { withTransaction } from './with-transaction';
 import { AggregateErasure, ERASURES_AGGREGATE_ID, ErasureResult } from '../erasure.port';
@@ -36,8 +43,8 @@ export class PostgresEventLog implements EventLog, AggregateErasure {
   appendMany(requests: AppendRequest[]): Promise<AppendOutcome[]> {
     return this.inflight.run(async () => {
       const keys = new Set(requests.map((r) => streamKey(r.tenantId, r.aggregateId)));
-      // A condition cannot be decided by the one-statement commit (see appendLocked): such a batch is locked first.
-      if (!requests.some((r) => r.condition)) {
+      // A condition that an earlier request of the same batch may meet needs real positions to be decided: locked first.
+      if (!mayMeetOwnBatch(requests)) {
         try {
           const fast = await this.appendOptimistic(requests, keys);
           if (fast) return fast;
@@ -49,8 +56,9 @@ export class PostgresEventLog implements EventLog, AggregateErasure {
           }
         }
       }
-      // Another instance wrote these aggregates meanwhile (or erased one: the locked read sees it). Retrying optimistically could starve
-      // under contention, so lock first and read under the lock: this attempt cannot be stale.
+      // Another instance wrote these aggregates meanwhile (or erased one: the locked read sees it), or stored an event a
+      // condition meets. Retrying optimistically could starve under contention, so lock first and read under the lock:
+      // this attempt cannot be stale, and a condition's refusal names the real position of the event it met.
       this.cache.forget(keys);
       try {
         return await this.appendLocked(requests, keys);
@@ -84,10 +92,11 @@ export class PostgresEventLog implements EventLog, AggregateErasure {
    * commit locks `h` before inserting, an erasure locks it first). So the versions, keys and — for
    * conditions (DCB) — the first matching positions read here stay true until this commit: a
    * condition is decided on the whole log up to the head, with no event of another instance able
-   * to slip in between the read and the write. The one-statement commit cannot do this: its
-   * snapshot predates its lock wait, so an event committed meanwhile would go unseen (versions are
-   * caught by the unique key instead; a query match has no such key). Heads are the real ones here,
-   * so a condition's failure names real positions.
+   * to slip in between the read and the write. The one-statement commit decides conditions as well
+   * (es_condition_raced, postgres-event-log-statements.ts), but only whether one met an event, not
+   * which: its plan was made on offsets. So a batch whose condition met one comes here, and is
+   * refused here with the real position; so does a batch whose condition an earlier request of the
+   * same batch may meet (mayMeetOwnBatch). Heads are the real ones here.
    */
   private appendLocked(requests: AppendRequest[], keys: Set<string>): Promise<AppendOutcome[]> {
     return withTransaction(this.pool, async (c) => {
@@ -100,7 +109,7 @@ export class PostgresEventLog implements EventLog, AggregateErasure {
       const current = await this.currentStreams(c, keys, false);
       // Under the lock every writer of these tenants' keys has committed or waits: what is read is final.
       const remembered = await this.rememberedKeys(c, requests, true);
-      const hits = await conditionHits(c, requests);
+      const hits = await lockedConditionHits(c, requests);
       const out = await this.runAppend(c, requests, keys, current, remembered, heads, hits);
       if (!out) throw new Error('stream versions changed under the tenant lock'); // cannot happen: the lock orders writers
       if (this.beforeCommit) await this.beforeCommit(tenantsOf(requests));
@@ -180,11 +189,17 @@ export class PostgresEventLog implements EventLog, AggregateErasure {
           ts: k.createdAt,
         })),
       ),
-      JSON.stringify(rows.flatMap((r) => (r.tags ?? []).map((g) => ({ t: r.tenantId, o: offset(r.tenantId, r.position), g })))),
     ];
-    const result = await db.query({ ...APPEND, values });
-    const out = result.rows[0] as { stale: number; tenants: string[]; bases: number[] };
-    if (Number(out.stale) > 0) return null;
+    const tagRows = rows.flatMap((r) => (r.tags ?? []).map((g) => ({ t: r.tenantId, o: offset(r.tenantId, r.position), g })));
+    if (tagRows.length > 0) values.push(JSON.stringify(tagRows));
+    // Planned on offsets, no condition was met here (no store hits were given, and the batch cannot meet its own, see
+    // appendMany): the statement decides the accepted requests' conditions again once it holds the heads.
+    const unlockedConditions = locked ? [] : conditionsOf(requests, plan.outcomes);
+    if (unlockedConditions.length > 0) values.push(conditionRaceItems(unlockedConditions));
+    const statement = appendStatement({ tags: tagRows.length > 0, conditions: unlockedConditions.length > 0 });
+    const result = await db.query({ ...statement, values });
+    const out = result.rows[0] as { stale: number; raced: boolean; tenants: string[]; bases: number[] };
+    if (Number(out.stale) > 0 || out.raced) return null;
 
     const base = new Map(out.tenants.map((t, i) => [t, Number(out.bases[i])]));
     for (const r of rows) r.position += base.get(r.tenantId)! - planned.get(r.tenantId)!;
@@ -325,22 +340,6 @@ export class PostgresEventLog implements EventLog, AggregateErasure {
     });
     return rows[0] ? Number(rows[0].position) : 0;
   }
-}
-
-/**
- * For each request with a condition (by index), the first stored position after its `after` matching
- * its query: one statement for the batch (conditionHitSql), run under the tenants' head locks.
- */
-async function conditionHits(db: Queryable, requests: AppendRequest[]): Promise<Map<number, number> | undefined> {
-  const conditions = requests.flatMap((r, index) =>
-    r.condition ? [{ index, tenantId: r.tenantId, query: r.condition.failIfEventsMatch, after: r.condition.after ?? 0 }] : [],
-  );
-  if (conditions.length === 0) return undefined;
-  const values: unknown[] = [];
-  const text = conditionHitSql(conditions, (v) => (values.push(v), `$${values.length}`), 'postgres');
-  // Unnamed: its text varies with the queries' shapes, too many to keep parsed per connection.
-  const { rows } = await db.query<{ r: number; p: number | string | null }>(text, values);
-  return new Map(rows.filter((x) => x.p !== null).map((x) => [Number(x.r), Number(x.p)]));
 }
 
 const shapeIds = new Map<string, number>();

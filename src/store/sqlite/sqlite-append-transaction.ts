@@ -5,6 +5,9 @@ import { REMEMBERED_KEY_COLUMNS, REMEMBERED_KEY_JOIN, RememberedKeyRow, remember
 import { StreamDbRow, tagsColumn, toStreamInfo } from '../event-row';
 import { conditionHitSql } from '../event-query-sql';
 
+/** How many conditions' query shapes stay prepared on the writer thread. */
+const CONDITION_SHAPES = 256;
+
 /**
  * One group commit on SQLite, synchronous. SQLite has no round trips, so prepared statements run
  * per row inside one transaction are its set-based form: what group commit saves is the fsync
@@ -14,6 +17,8 @@ export class SqliteAppendTransaction {
   private readonly clock = new MonotonicClock();
   private readonly db: Database.Database;
   private readonly run: Database.Transaction<(reqs: AppendRequest[]) => AppendOutcome[]>;
+  /** Conditions' statements by text, in order of last use (conditionStatement). */
+  private readonly conditionStatements = new Map<string, Database.Statement>();
 
   constructor(db: Database.Database) {
     this.db = db;
@@ -118,17 +123,37 @@ export class SqliteAppendTransaction {
     });
   }
 
-  /** For each request with a condition (by index), the first stored position after its `after` matching its query: one statement. */
+  /**
+   * For each request with a condition (by index), the first stored position after its `after`
+   * matching its query. One statement per condition, kept prepared by its text: the text depends
+   * only on the query's shape (its values are parameters), and a few shapes recur (a tag, a tag and
+   * a type), while a statement for the whole batch would differ with every batch and be compiled
+   * each time, on the one writer thread every append waits for.
+   */
   private conditionHits(reqs: AppendRequest[]): Map<number, number> | undefined {
-    const conditions = reqs.flatMap((r, index) =>
-      r.condition ? [{ index, tenantId: r.tenantId, query: r.condition.failIfEventsMatch, after: r.condition.after ?? 0 }] : [],
-    );
-    if (conditions.length === 0) return undefined;
-    const values: unknown[] = [];
-    const sql = conditionHitSql(conditions, (v) => (values.push(v), '?'), 'sqlite');
-    // Prepared each time, not cached: its text varies with the queries' shapes (preparing is cheap on SQLite).
-    const rows = this.db.prepare(sql).all(...values) as { r: number; p: number | null }[];
-    return new Map(rows.filter((x) => x.p !== null).map((x) => [Number(x.r), Number(x.p)]));
+    let hits: Map<number, number> | undefined;
+    for (let index = 0; index < reqs.length; index++) {
+      const c = reqs[index].condition;
+      if (!c) continue;
+      const values: unknown[] = [];
+      const condition = { index: 0, tenantId: reqs[index].tenantId, query: c.failIfEventsMatch, after: c.after ?? 0 };
+      const sql = conditionHitSql([condition], (v) => (values.push(v), '?'), 'sqlite');
+      const row = this.conditionStatement(sql).get(...values) as { p: number | null };
+      if (row.p !== null) (hits ??= new Map()).set(index, Number(row.p));
+    }
+    return hits;
+  }
+
+  /** The prepared statement of a condition's text, the least recently used one dropped past CONDITION_SHAPES. */
+  private conditionStatement(sql: string): Database.Statement {
+    let statement = this.conditionStatements.get(sql);
+    if (statement) this.conditionStatements.delete(sql);
+    else {
+      statement = this.db.prepare(sql);
+      if (this.conditionStatements.size >= CONDITION_SHAPES) this.conditionStatements.delete(this.conditionStatements.keys().next().value!);
+    }
+    this.conditionStatements.set(sql, statement);
+    return statement;
   }
 
   /** BEGIN IMMEDIATE: takes the write lock up front, so reads inside see what the writes will follow. */

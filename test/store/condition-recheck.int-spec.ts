@@ -61,11 +61,11 @@ afterAll(async () => {
   await pg?.stop();
 });
 
-async function raced(query: EventQuery, after: number, upTo: number): Promise<boolean> {
-  const items = conditionRaceItems([{ index: 0, tenantId: 't1', query, after }]);
+async function raced(query: EventQuery, after: number, upTo: number, tenantId = 't1'): Promise<boolean> {
+  const items = conditionRaceItems([{ index: 0, tenantId, query, after }]);
   const { rows } = await store.pool.query<{ r: boolean }>('SELECT es_condition_raced($1::json, $2::json) AS r', [
     items,
-    JSON.stringify({ t1: upTo, t2: 1_000_000 }),
+    JSON.stringify({ [tenantId]: upTo, t2: 1_000_000 }),
   ]);
   return rows[0].r;
 }
@@ -94,6 +94,20 @@ describe('es_condition_raced', () => {
       ),
       { numRuns: 300 },
     );
+  });
+
+  it('takes tags as given: array syntax, quotes, backslashes and non-ASCII are plain characters of the tag', async () => {
+    const odd = 'a,b{"c"}\\d NULL é 😀';
+    // A tenant of its own: the property's log stays as it is.
+    const t3 = await tenant(store, 't3');
+    const [o] = await store.events.appendMany([req(t3, 'odd-1', { events: [{ eventType: 'Odd', data: '{}', tags: [odd, 'plain'] }] })]);
+    if (!o.ok) throw new Error(o.error.message);
+    const at = o.result.events[0].position;
+    expect(await raced({ items: [{ tags: [odd] }] }, at - 1, at, t3)).toBe(true);
+    expect(await raced({ items: [{ tags: ['plain', odd] }] }, at - 1, at, t3)).toBe(true);
+    for (const near of ['a', 'a,b{"c"}', '{a,b}', 'NULL', odd.normalize('NFD') === odd ? 'x' : odd.normalize('NFD')]) {
+      expect(await raced({ items: [{ tags: [near] }] }, at - 1, at, t3)).toBe(false);
+    }
   });
 
   it('finds the cases the property must cover: a match, a match only past the head, an erased match, and none', async () => {

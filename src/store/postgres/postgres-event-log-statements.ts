@@ -39,6 +39,14 @@ export interface AppendShape {
  * $7 idempotency keys, then the tag rows (tags), then the conditions' items (conditions).
  */
 export function appendStatement(shape: AppendShape): { name: string; text: string } {
+  const key = Number(shape.tags) * 2 + Number(shape.conditions);
+  return (APPEND_STATEMENTS[key] ??= appendStatementText(shape));
+}
+
+/** The four shapes' statements, each written once (pg compares a named statement's text on every use). */
+const APPEND_STATEMENTS: { name: string; text: string }[] = [];
+
+function appendStatementText(shape: AppendShape): { name: string; text: string } {
   const tagRows = shape.tags ? '$8' : '';
   const conditionItems = shape.conditions ? (shape.tags ? '$9' : '$8') : '';
   // The writes join `w`: the locked heads, or none when a condition met an event (conditions only).

@@ -67,4 +67,47 @@ describe('a reducer guarding an invariant, two instances on one PostgreSQL', () 
       expect((await c.get('/aggregate-types/account/account-1/state')).body).toMatchObject({ version: 11, state: { balance: 0 } });
     }
   });
+
+  it('keeps a transfer (a transaction over two guarded accounts) whole when transfers race on both instances', async () => {
+    // Issue 28: a transaction's reducer states are computed before the commit; one instance's commit makes the other's
+    // stale, and the stale one is recomputed on the log and retried, never stored on a stale state nor half stored.
+    expect((await via[1].post('/events', { aggregateId: 'account-2', eventType: 'MoneyDeposited', data: { amount: 100 } })).status).toBe(
+      201,
+    );
+    const transfer = (i: number) =>
+      via[i % 2].post('/events/transaction', {
+        events: [
+          { aggregateId: 'account-2', eventType: 'MoneyWithdrawn', data: { amount: 10 } },
+          { aggregateId: 'account-3', eventType: 'MoneyDeposited', data: { amount: 10 } },
+        ],
+      });
+    const answers = await Promise.all(range(0, WITHDRAWALS - 1).map(transfer));
+    for (const r of answers) {
+      expect([201, 409, 422]).toContain(r.status);
+      if (r.status === 422) expect(r.body).toMatchObject({ error: 'REDUCER_REJECTED', aggregateId: 'account-2' });
+    }
+    const accepted = answers.filter((r) => r.status === 201);
+    expect(accepted.length).toBeLessThanOrEqual(10);
+    // Each accepted transfer answered the states its own events made, and stored its two events next to each other.
+    for (const r of accepted) expect(r.body.endPosition - r.body.startPosition).toBe(1);
+    let more = 0;
+    for (let i = 0; ; i++) {
+      const r = await transfer(i);
+      if (r.status === 422) break;
+      expect(r.status).toBe(201);
+      more++;
+    }
+    expect(accepted.length + more).toBe(10);
+
+    for (const c of via) {
+      const from = (await c.get('/events/account-2')).body.events;
+      const to = (await c.get('/events/account-3')).body.events;
+      expect([from.length, to.length]).toEqual([11, 10]);
+      // Every withdrawal has its deposit at the next position: no transfer stored by half.
+      const deposits = new Set(to.map((e: { position: number }) => e.position));
+      for (const w of from.slice(1)) expect(deposits.has(w.position + 1)).toBe(true);
+      expect((await c.get('/aggregate-types/account/account-2/state')).body).toMatchObject({ version: 11, state: { balance: 0 } });
+      expect((await c.get('/aggregate-types/account/account-3/state')).body).toMatchObject({ version: 10, state: { balance: 100 } });
+    }
+  });
 });

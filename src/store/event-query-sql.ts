@@ -1,4 +1,4 @@
-import { EventQuery, EventQueryItem } from './event-log.port';
+import { AppendOutcome, AppendRequest, EventQuery, EventQueryItem } from './event-log.port';
 
 /** Appends a value to the statement's parameters and answers its placeholder. */
 export type Param = (v: unknown) => string;
@@ -90,16 +90,29 @@ export function plainBranch(r: QueryRange, param: Param): string {
   );
 }
 
+/** An append condition of a group commit, by its request's index (a transaction's rides on its first member). */
+export interface BatchCondition {
+  index: number;
+  tenantId: string;
+  query: EventQuery;
+  after: number;
+}
+
+/** The batch's conditions; with the plan's outcomes, only those of the requests it accepted. */
+export function conditionsOf(requests: AppendRequest[], outcomes?: AppendOutcome[]): BatchCondition[] {
+  return requests.flatMap((r, index) =>
+    r.condition && (!outcomes || outcomes[index].ok)
+      ? [{ index, tenantId: r.tenantId, query: r.condition.failIfEventsMatch, after: r.condition.after ?? 0 }]
+      : [],
+  );
+}
+
 /**
  * One statement for a group commit's conditions: for each (request index, tenant, query, after),
  * the first position after `after` matching the query, NULL when none (one row per condition,
  * `r` the index given). Each item is one index probe that stops at its first row (LIMIT 1 per branch).
  */
-export function conditionHitSql(
-  conditions: { index: number; tenantId: string; query: EventQuery; after: number }[],
-  param: Param,
-  dialect: 'sqlite' | 'postgres',
-): string {
+export function conditionHitSql(conditions: BatchCondition[], param: Param, dialect: 'sqlite' | 'postgres'): string {
   const parts = conditions.map((c) => {
     const range: QueryRange = { tenantId: c.tenantId, direction: 'forward', cursor: c.after, limit: 1, aggregateTypes: [], eventTypes: [] };
     const index = Math.trunc(c.index); // a literal: the caller's own number (PostgreSQL cannot type a bare parameter here)

@@ -1,5 +1,6 @@
 import { AppendRequest } from '../event-log.port';
-import { conditionsOf, mayMeetOwnBatch } from './commit-conditions';
+import { conditionsOf } from '../event-query-sql';
+import { mayMeetOwnBatch } from './commit-conditions';
 
 const append = (tenantId: string, tags: string[], over: Partial<AppendRequest> = {}): AppendRequest => ({
   tenantId,

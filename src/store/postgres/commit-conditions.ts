@@ -1,29 +1,12 @@
 import type { Pool, PoolClient } from 'pg';
 import { matchesQuery } from '../append-plan';
-import { AppendOutcome, AppendRequest, EventQuery } from '../event-log.port';
-import { conditionHitSql } from '../event-query-sql';
+import { AppendRequest } from '../event-log.port';
+import { conditionHitSql, conditionsOf } from '../event-query-sql';
 
 /**
- * Append conditions (DCB) in PostgreSQL's group commit (PostgresEventLog): which conditions a batch
- * carries, which batches must be decided under the locks from the start, and the locked path's read.
+ * Append conditions (DCB) in PostgreSQL's group commit (PostgresEventLog): which batches
+ * must be decided under the locks from the start, and the locked path's read.
  */
-
-/** A condition of the batch, by its request's index (a transaction's rides on its first member). */
-export interface BatchCondition {
-  index: number;
-  tenantId: string;
-  query: EventQuery;
-  after: number;
-}
-
-/** The batch's conditions; with the plan's outcomes, only those of the requests it accepted. */
-export function conditionsOf(requests: AppendRequest[], outcomes?: AppendOutcome[]): BatchCondition[] {
-  return requests.flatMap((r, index) =>
-    r.condition && (!outcomes || outcomes[index].ok)
-      ? [{ index, tenantId: r.tenantId, query: r.condition.failIfEventsMatch, after: r.condition.after ?? 0 }]
-      : [],
-  );
-}
 
 /**
  * Whether a condition of the batch may be met by an event of an earlier request in it (same tenant,

@@ -1,6 +1,5 @@
 import { REMEMBERED_KEY_COLUMNS } from '../idempotency-rows';
-import type { BatchCondition } from './commit-conditions';
-import { distinct } from '../event-query-sql';
+import { BatchCondition, distinct } from '../event-query-sql';
 
 /** The event log's statements on PostgreSQL (PostgresEventLog): the group commit and what it reads and locks. */
 // Named statements: parsed once per connection, then only bound and executed.

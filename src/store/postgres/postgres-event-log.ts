@@ -5,7 +5,8 @@ import { EVENT_COLUMNS, EventDbRow, StreamDbRow, tagsColumn, toStoredEvent, toSt
 import { RememberedKeyRow, rememberedKeys } from '../idempotency-rows';
 import { logQuerySql } from '../log-query-sql';
 import { InflightWrites } from './inflight-writes';
-import { conditionsOf, lockedConditionHits, mayMeetOwnBatch } from './commit-conditions';
+import { conditionsOf } from '../event-query-sql';
+import { lockedConditionHits, mayMeetOwnBatch } from './commit-conditions';
 import {
   READ_STREAMS,
   appendStatement,

@@ -3,7 +3,7 @@ import { idempotencyKeyOf, MonotonicClock, planAppends, RememberedKey, streamKey
 import { AppendOutcome, AppendRequest, StreamInfo } from '../event-log.port';
 import { REMEMBERED_KEY_COLUMNS, REMEMBERED_KEY_JOIN, RememberedKeyRow, rememberedKeys } from '../idempotency-rows';
 import { StreamDbRow, tagsColumn, toStreamInfo } from '../event-row';
-import { conditionHitSql } from '../event-query-sql';
+import { conditionHitSql, conditionsOf } from '../event-query-sql';
 
 /** How many conditions' query shapes stay prepared on the writer thread. */
 const CONDITION_SHAPES = 256;
@@ -132,14 +132,11 @@ export class SqliteAppendTransaction {
    */
   private conditionHits(reqs: AppendRequest[]): Map<number, number> | undefined {
     let hits: Map<number, number> | undefined;
-    for (let index = 0; index < reqs.length; index++) {
-      const c = reqs[index].condition;
-      if (!c) continue;
+    for (const condition of conditionsOf(reqs)) {
       const values: unknown[] = [];
-      const condition = { index: 0, tenantId: reqs[index].tenantId, query: c.failIfEventsMatch, after: c.after ?? 0 };
-      const sql = conditionHitSql([condition], (v) => (values.push(v), '?'), 'sqlite');
+      const sql = conditionHitSql([{ ...condition, index: 0 }], (v) => (values.push(v), '?'), 'sqlite');
       const row = this.conditionStatement(sql).get(...values) as { p: number | null };
-      if (row.p !== null) (hits ??= new Map()).set(index, Number(row.p));
+      if (row.p !== null) (hits ??= new Map()).set(condition.index, Number(row.p));
     }
     return hits;
   }

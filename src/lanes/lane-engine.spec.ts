@@ -258,30 +258,32 @@ describe('LaneEngine with many tenants', () => {
 
   afterEach(() => jest.restoreAllMocks());
 
-  it('wakes only the appending tenant’s router, so an append costs the same with 10 or 10,000 tenants', async () => {
-    const timePerAppend = async (tenants: number) => {
+  it('wakes only the appending tenant’s router, so an append does the same work with 10 or 10,000 tenants', async () => {
+    // Counted, not timed: a timing ratio on a shared two-core machine failed CI at 3.5× with nothing wrong
+    // (the cost figure belongs to a benchmark). What makes an append's cost independent of the tenant
+    // count is that it touches one router and no other; every router method is counted to show that.
+    const routerMethods = Object.getOwnPropertyNames(TenantRouter.prototype).filter(
+      (name) => name !== 'constructor' && typeof Object.getOwnPropertyDescriptor(TenantRouter.prototype, name)?.value === 'function',
+    );
+    const routerWorkPerAppend = async (tenants: number) => {
       const { engine } = idleStore(tenants, 2);
       await engine.start();
       await settle();
       expect(engine.routedVersionCount).toBe(tenants * 2);
-      const wake = jest.spyOn(TenantRouter.prototype, 'wake');
-      const started = process.hrtime.bigint();
-      for (let i = 0; i < 20_000; i++) engine.appended('t3');
-      const ns = Number(process.hrtime.bigint() - started) / 20_000;
-      // Only t3's router (for both its versions), for every append: no other router is even looked at.
-      expect(wake).toHaveBeenCalledTimes(20_000);
-      expect(new Set(wake.mock.contexts.map((r) => (r as TenantRouter).tenantId))).toEqual(new Set(['t3']));
-      wake.mockRestore();
+      const spies = routerMethods.map((name) => jest.spyOn(TenantRouter.prototype as never, name as never) as jest.SpyInstance);
+      for (let i = 0; i < 1_000; i++) engine.appended('t3');
+      const calls = spies.flatMap((spy, i) => spy.mock.contexts.map((router) => `${routerMethods[i]}@${(router as TenantRouter).tenantId}`));
+      spies.forEach((spy) => spy.mockRestore());
       await engine.close();
-      return ns;
+      return calls;
     };
-    await timePerAppend(10); // warm up
-    // The fastest of three runs each: a GC pause or a busy neighbour on a shared machine lengthens one run, not the cost.
-    const fastest = async (tenants: number) =>
-      Math.min(await timePerAppend(tenants), await timePerAppend(tenants), await timePerAppend(tenants));
-    const few = await fastest(10);
-    const many = await fastest(10_000);
-    expect(many / few).toBeLessThan(3);
+    const few = await routerWorkPerAppend(10);
+    const many = await routerWorkPerAppend(10_000);
+    // One wake of t3's router per append (it routes both of t3's versions; the wakes start one routing
+    // pass), nothing on any other router, and exactly the same router work at both scales.
+    expect(few.filter((call) => call === 'wake@t3')).toHaveLength(1_000);
+    expect(few.every((call) => call.endsWith('@t3'))).toBe(true);
+    expect(many).toEqual(few);
   });
 
   it('spends one store statement per sweep on idle tenants, whatever their number', async () => {

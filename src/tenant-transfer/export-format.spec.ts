@@ -82,7 +82,9 @@ describe('transfer tables', () => {
       { table: 'event_tags', row: { tenant_id: 't', tag: 'a', position: 4 } },
       { table: 'event_tags', row: { tenant_id: 't', tag: 'b', position: 4 } },
     ]);
-    for (const tags of ['["a","a"]', '[1]', '{"a":1}', 'nope', 7]) {
+    // The append's own rules (parseEventTags): what no append could have stored is refused.
+    const tooMany = JSON.stringify(Array.from({ length: 21 }, (_, i) => `t${i}`));
+    for (const tags of ['["a","a"]', '[1]', '{"a":1}', 'nope', 7, '[]', '[""]', tooMany, JSON.stringify(['x'.repeat(201)]), '["\\ud800"]']) {
       expect(() => alongside({ tenant_id: 't', position: 4, tags })).toThrow(expect.objectContaining({ code: 'IMPORT_INVALID' }));
     }
   });

@@ -28,6 +28,17 @@ export interface ExportTrailer {
 export const invalid = (line: number, message: string): DomainError =>
   new DomainError('IMPORT_INVALID', `line ${line}: ${message}`, { line });
 
+/** Runs a row's own check (its table's `alongside`, `onImport`); a refusal it makes names the line, as every other does. */
+export function atLine<T>(line: number, check: () => T): T {
+  try {
+    return check();
+  } catch (e) {
+    if (e instanceof DomainError && e.code === 'IMPORT_INVALID' && e.details.line === undefined)
+      throw new DomainError('IMPORT_INVALID', `line ${line}: ${e.message}`, { ...e.details, line });
+    throw e;
+  }
+}
+
 function parse(text: string, line: number): Record<string, unknown> {
   let v: unknown;
   try {

@@ -3,7 +3,7 @@ import * as readline from 'node:readline';
 import { DomainError } from '../common/domain-error';
 import { TenantRepository } from '../store/tenant-repository.port';
 import { TenantTransferStore, TransferRow } from '../store/tenant-transfer.port';
-import { checkTrailer, ExportTrailer, invalid, parseHeader, parseLine } from './export-format';
+import { atLine, checkTrailer, ExportTrailer, invalid, parseHeader, parseLine } from './export-format';
 import { exportedTable, importable, ImportContext } from './transfer-tables';
 
 export interface ImportResult {
@@ -78,8 +78,8 @@ export class TenantImporter {
         if (table === 'tenant_heads') ctx.headPosition = Number(row.position ?? 0);
         if (table === 'projection_versions') versionIds.push(String(row.version_id));
         const spec = exportedTable(table);
-        yield { table, row: spec?.onImport ? spec.onImport(row, ctx) : row };
-        for (const extra of spec?.alongside?.(row) ?? []) {
+        yield { table, row: spec?.onImport ? atLine(n, () => spec.onImport!(row, ctx)) : row };
+        for (const extra of atLine(n, () => spec?.alongside?.(row) ?? [])) {
           if (extra.table === 'webhook_suspensions') suspendedWebhooks.push(String(row.projection_id));
           yield extra;
         }

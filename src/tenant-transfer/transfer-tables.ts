@@ -1,4 +1,5 @@
 import { DomainError } from '../common/domain-error';
+import { parseEventTags } from '../events/event-query';
 import { TransferRow, TransferTableShape } from '../store/tenant-transfer.port';
 
 /**
@@ -83,25 +84,25 @@ export const EXPORTED_TABLES: readonly ExportedTable[] = [
   { name: 'event_webhook_dead_letters' },
 ];
 
-/** An event line's tag index rows (event_tags), from its `tags`; tags not a JSON array of distinct strings are refused. */
+/**
+ * An event line's tag index rows (event_tags), from its `tags`. The tags must pass the append's own
+ * rules (`parseEventTags`: count, length, characters, distinct): an edited export cannot bring in a
+ * tag no append could have stored. The importer adds the line to a refusal.
+ */
 function tagRowsOf(r: Record<string, unknown>): TransferRow[] {
   if (r.tags === null || r.tags === undefined) return [];
-  let tags: unknown;
+  const refuse = (why: string) =>
+    new DomainError('IMPORT_INVALID', `the tags of the event at position ${String(r.position)}: ${why}`, { position: r.position });
+  if (typeof r.tags !== 'string') throw refuse('not the JSON text of an array');
+  let tags: string[] | undefined;
   try {
-    tags = typeof r.tags === 'string' ? JSON.parse(r.tags) : undefined;
-  } catch {
-    tags = undefined;
+    tags = parseEventTags(JSON.parse(r.tags));
+  } catch (e) {
+    throw refuse(e instanceof DomainError ? e.message : 'not JSON');
   }
-  if (!Array.isArray(tags) || tags.some((t) => typeof t !== 'string') || new Set(tags).size !== tags.length) {
-    throw new DomainError(
-      'IMPORT_INVALID',
-      `the tags of the event at position ${String(r.position)} are not a JSON array of distinct strings`,
-      {
-        position: r.position,
-      },
-    );
-  }
-  return (tags as string[]).map((tag) => ({ table: 'event_tags', row: { tenant_id: r.tenant_id, tag, position: r.position } }));
+  // Stored only when there are some ("[]" is never written: an event without tags has null).
+  if (tags === undefined) throw refuse('an empty list is stored as no tags (null)');
+  return tags.map((tag) => ({ table: 'event_tags', row: { tenant_id: r.tenant_id, tag, position: r.position } }));
 }
 
 /** Tables with tenant rows that an export leaves out, and why: derived state the import rebuilds, or secrets. */

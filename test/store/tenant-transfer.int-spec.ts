@@ -254,6 +254,32 @@ describe('tenant transfer in the stores', () => {
   );
 
   it.each(['sqlite', 'postgres'] as const)(
+    '%s: tags no append could store (an edited export) are IMPORT_INVALID naming the line, nothing stored',
+    async (kind) => {
+      const store = kind === 'sqlite' ? lite : pg;
+      for (const [tags, why] of [
+        [JSON.stringify(['x'.repeat(201)]), /tags\[0\]: must be 1-200 characters/],
+        [JSON.stringify(Array.from({ length: 21 }, (_, i) => `t${i}`)), /at most 20 tags/],
+        [JSON.stringify(['bell\u0007']), /control characters/],
+        ['[]', /an empty list is stored as no tags/],
+      ] as const) {
+        const tenantId = randomUUID();
+        const file = exportFile(tenantId);
+        const lines = fs.readFileSync(file, 'utf8').trimEnd().split('\n');
+        const at = lines.findIndex((l) => l.includes('"table":"events"') && l.includes('course:7'));
+        const row = JSON.parse(lines[at]);
+        row.row.tags = tags;
+        lines[at] = JSON.stringify(row);
+        fs.writeFileSync(file, lines.join('\n') + '\n');
+        const refusal = new TenantImporter(store).importFile(file);
+        await expect(refusal).rejects.toMatchObject({ code: 'IMPORT_INVALID', details: { line: at + 1, position: 1 } });
+        await expect(refusal).rejects.toThrow(why);
+        expect(await tenantRows(store, tenantId)).toBe(0);
+      }
+    },
+  );
+
+  it.each(['sqlite', 'postgres'] as const)(
     '%s: a row the schema refuses (a NOT NULL column missing) is IMPORT_INVALID, nothing stored',
     async (kind) => {
       const store = kind === 'sqlite' ? lite : pg;

@@ -52,15 +52,19 @@ async function deploy(url: string, c: Client, n: number): Promise<string> {
   return projectionActive(url, c.key, uploadId);
 }
 
-/** EVENTS appends over KEYS aggregates from 8 writers; every one acknowledged. */
+/**
+ * EVENTS events over KEYS aggregates, one batch per aggregate, all at once; every one acknowledged.
+ * Batches, not one request per event: the appends must outrun the lanes, so that the lanes are far
+ * behind when they end (8 writers of single events let the lanes keep up on a quiet machine, and
+ * the kill then landed on idle lanes).
+ */
 async function appendAll(c: Client): Promise<void> {
-  let next = 0;
   await Promise.all(
-    Array.from({ length: 8 }, async () => {
-      for (let i = next++; i < EVENTS; i = next++) {
-        const r = await c.post('/events', { aggregateId: `k${i % KEYS}`, eventType: 'Ticked', data: { n: i } });
-        if (r.status !== 201) throw new Error(`append ${i}: ${r.status} ${JSON.stringify(r.body)}`);
-      }
+    Array.from({ length: KEYS }, async (_, k) => {
+      const events = [];
+      for (let i = k; i < EVENTS; i += KEYS) events.push({ eventType: 'Ticked', data: { n: i } });
+      const r = await c.post('/events/batch', { aggregateId: `k${k}`, events });
+      if (r.status !== 201) throw new Error(`batch k${k}: ${r.status} ${JSON.stringify(r.body)}`);
     }),
   );
 }

@@ -272,7 +272,9 @@ describe('LaneEngine with many tenants', () => {
       expect(engine.routedVersionCount).toBe(tenants * 2);
       const spies = routerMethods.map((name) => jest.spyOn(TenantRouter.prototype as never, name as never) as jest.SpyInstance);
       for (let i = 0; i < 1_000; i++) engine.appended('t3');
-      const calls = spies.flatMap((spy, i) => spy.mock.contexts.map((router) => `${routerMethods[i]}@${(router as TenantRouter).tenantId}`));
+      const calls = spies.flatMap((spy, i) =>
+        spy.mock.contexts.map((router) => `${routerMethods[i]}@${(router as TenantRouter).tenantId}`),
+      );
       spies.forEach((spy) => spy.mockRestore());
       await engine.close();
       return calls;

@@ -84,7 +84,18 @@ describe('transfer tables', () => {
     ]);
     // The append's own rules (parseEventTags): what no append could have stored is refused.
     const tooMany = JSON.stringify(Array.from({ length: 21 }, (_, i) => `t${i}`));
-    for (const tags of ['["a","a"]', '[1]', '{"a":1}', 'nope', 7, '[]', '[""]', tooMany, JSON.stringify(['x'.repeat(201)]), '["\\ud800"]']) {
+    for (const tags of [
+      '["a","a"]',
+      '[1]',
+      '{"a":1}',
+      'nope',
+      7,
+      '[]',
+      '[""]',
+      tooMany,
+      JSON.stringify(['x'.repeat(201)]),
+      '["\\ud800"]',
+    ]) {
       expect(() => alongside({ tenant_id: 't', position: 4, tags })).toThrow(expect.objectContaining({ code: 'IMPORT_INVALID' }));
     }
   });

@@ -14,7 +14,8 @@
  *     passed over (on PostgreSQL the scans' work is the database server's: compare wall times).
  *     BENCH_ROUNDS rounds, the filters' order rotated each round.
  *
- * The service is this checkout's build as a child process, on SQLite (or on DATABASE_URL when set),
+ * The service is this checkout's build as a child process, on SQLite (on a throwaway PostgreSQL with
+ * BENCH_POSTGRES=1, or on DATABASE_URL when set),
  * quotas off (bench-util NO_QUOTAS).
  *
  *   npm run bench:event-webhooks
@@ -27,6 +28,7 @@ import { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ChildProcess } from 'node:child_process';
+import { ThrowawayPostgres } from '../test/support/throwaway-postgres';
 import { adminPost, BENCH_ADMIN_TOKEN, call, cpuMsOf, fmt, median, pct, startChild, stopChild } from './bench-util';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 5_000);
@@ -79,17 +81,19 @@ async function waitFor(what: string, ok: () => boolean, timeoutMs: number): Prom
 
 async function main(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'es-bench-ewh-'));
+  const pg = process.env.BENCH_POSTGRES === '1' ? await ThrowawayPostgres.start() : null;
+  const databaseUrl = pg ? await pg.createDatabase('bench_event_webhooks') : process.env.DATABASE_URL;
   const { url, child } = await startChild('src/main.js', {
     DATA_DIR: dataDir,
     ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
     WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
     QUOTA_EVENT_WEBHOOKS: '0',
-    ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
   });
   const receiver = new Receiver();
   await receiver.start();
   try {
-    const store = process.env.DATABASE_URL ? 'postgres' : 'sqlite';
+    const store = databaseUrl ? 'postgres' : 'sqlite';
 
     if (PARTS.has('drain')) {
       const { apiKey: key } = await adminPost(url, '/admin/tenants', { name: 'bench-event-webhooks' });
@@ -160,6 +164,7 @@ async function main(): Promise<void> {
   } finally {
     await receiver.stop();
     await stopChild(child);
+    await pg?.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }

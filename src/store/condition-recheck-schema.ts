@@ -14,7 +14,10 @@ import { SqlDialect } from './sql-runner';
  * must be cheap). Each item reads as a read by query does (event-query-sql.ts): from its first
  * tag's range of event_tags, its other tags and its types probed on that position; with only types,
  * one range of events_by_event_type per type; with neither, the plain log. Erased events match
- * nothing (their tag rows are gone; the other two skip them).
+ * nothing (their tag rows are gone; the other two skip them). Each inner EXISTS is fenced (`OFFSET 0`,
+ * event-query-sql.ts `probeFence`): unfenced, the generic plan PL/pgSQL settles on hashed every event
+ * since the read position to answer a types-only item (100,000 events: 35 ms under the head lock,
+ * 0.25 ms fenced) instead of one range of events_by_event_type per type.
  *
  * SQLite needs none of this: its appends run one at a time inside the writer's transaction, where
  * the conditions are read directly. Its migration is a statement that changes nothing, so that the
@@ -39,15 +42,15 @@ export function conditionRecheckMigration(dialect: SqlDialect): string {
           WHERE x.tenant_id = c.t AND x.tag = c.g[1] AND x.position > c.a AND x.position <= h.head
             AND NOT EXISTS (
               SELECT 1 FROM unnest(c.g) AS o(tag)
-              WHERE NOT EXISTS (SELECT 1 FROM event_tags z WHERE z.tenant_id = c.t AND z.tag = o.tag AND z.position = x.position))
+              WHERE NOT EXISTS (SELECT 1 FROM event_tags z WHERE z.tenant_id = c.t AND z.tag = o.tag AND z.position = x.position OFFSET 0))
             AND (cardinality(c.y) = 0
-                 OR EXISTS (SELECT 1 FROM events e WHERE e.tenant_id = c.t AND e.position = x.position AND e.event_type = ANY (c.y))))
+                 OR EXISTS (SELECT 1 FROM events e WHERE e.tenant_id = c.t AND e.position = x.position AND e.event_type = ANY (c.y) OFFSET 0)))
         WHEN cardinality(c.y) > 0 THEN EXISTS (
           SELECT 1 FROM unnest(c.y) AS ty(event_type)
           WHERE EXISTS (
             SELECT 1 FROM events e
             WHERE e.tenant_id = c.t AND e.event_type = ty.event_type AND e.position > c.a AND e.position <= h.head
-              AND e.erased_at IS NULL))
+              AND e.erased_at IS NULL OFFSET 0))
         ELSE EXISTS (
           SELECT 1 FROM events e WHERE e.tenant_id = c.t AND e.position > c.a AND e.position <= h.head AND e.erased_at IS NULL)
       END

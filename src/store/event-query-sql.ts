@@ -14,6 +14,17 @@ export interface QueryRange {
   eventTypes: string[];
 }
 
+/**
+ * Closes a correlated probe (`EXISTS (SELECT 1 … WHERE … = outer.position<fence>)`) so that it runs
+ * as what it is written as: one primary-key read per outer row. Without it PostgreSQL may flatten
+ * the EXISTS into a join, and on a table it has no statistics for yet (every fresh tag index) it
+ * chose a nested loop that reads every row of the tag for each outer row: an event webhook on a tag
+ * of 10,000 events took 1.7 s per 1,000-event window, a two-tag query 95 ms instead of 1 (measured,
+ * BENCHMARKS.md "Issue 28, tag probes"). `OFFSET 0` is PostgreSQL's documented optimisation fence
+ * for subqueries; SQLite runs a correlated EXISTS per row anyway (and has no bare OFFSET).
+ */
+export const probeFence = (dialect: 'sqlite' | 'postgres'): string => (dialect === 'postgres' ? ' OFFSET 0' : '');
+
 /** Whether an item matches every event (neither types nor tags): the query is then the plain log. */
 export const matchesAll = (item: EventQueryItem): boolean => (item.types ?? []).length === 0 && (item.tags ?? []).length === 0;
 
@@ -56,7 +67,7 @@ export function queryBranches(query: EventQuery, r: QueryRange, param: Param, di
         `SELECT g.position AS position FROM event_tags g${join ? ' CROSS JOIN events e' : ''}` +
         ` WHERE g.tenant_id = ${param(r.tenantId)} AND g.tag = ${param(drive)} AND g.position ${cmp} ${param(r.cursor)}`;
       for (const other of others) {
-        sql += ` AND EXISTS (SELECT 1 FROM event_tags o WHERE o.tenant_id = g.tenant_id AND o.tag = ${param(other)} AND o.position = g.position)`;
+        sql += ` AND EXISTS (SELECT 1 FROM event_tags o WHERE o.tenant_id = g.tenant_id AND o.tag = ${param(other)} AND o.position = g.position${probeFence(dialect)})`;
       }
       if (join) sql += ' AND e.tenant_id = g.tenant_id AND e.position = g.position';
       if (types.length > 0) sql += ` AND e.event_type IN (${types.map(param).join(', ')})`;

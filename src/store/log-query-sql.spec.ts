@@ -49,7 +49,7 @@ describe('the SQL of a log read by DCB query', () => {
       'SELECT e.position, e.event_id, e.aggregate_id, e.aggregate_type, e.event_type, e.version, e.created_at, e.data, e.metadata, ' +
         'e.correlation_id, e.causation_id, e.trace_parent, e.trace_state, e.erased_at, e.tags FROM (' +
         'SELECT g.position AS position FROM event_tags g WHERE g.tenant_id = $1 AND g.tag = $2 AND g.position > $3 ' +
-        'AND EXISTS (SELECT 1 FROM event_tags o WHERE o.tenant_id = g.tenant_id AND o.tag = $4 AND o.position = g.position) ' +
+        'AND EXISTS (SELECT 1 FROM event_tags o WHERE o.tenant_id = g.tenant_id AND o.tag = $4 AND o.position = g.position OFFSET 0) ' +
         'ORDER BY g.position ASC LIMIT $5) AS p CROSS JOIN events e WHERE e.tenant_id = $6 AND e.position = p.position ORDER BY e.position ASC',
     );
     expect(values).toEqual(['t1', 'a', 4, 'b', 10, 't1']);

@@ -3,7 +3,7 @@ import { EventWebhookSubscriptions } from './event-webhook-subscriptions.port';
 import { EventDbRow, EVENT_COLUMNS, toStoredEvent } from './event-row';
 import { EventWebhookClaim, EventWebhookDeadLetter, EventWebhookPage, EventWebhookRecord, NewEventWebhook } from './event-webhook-records';
 import { serializedBy } from './sql-dialect';
-import { SqlRunner } from './sql-runner';
+import { SqlDialect, SqlRunner } from './sql-runner';
 import { EventQuery } from './event-log.port';
 import { eventQueryPredicate } from './event-query-predicate';
 
@@ -56,9 +56,9 @@ function inList(column: string, values: string[] | null): { sql: string; params:
 }
 
 /** A subscription's filters as one predicate on `events`: the type lists AND its DCB query (issue 28). */
-function filterOf(w: EventWebhookRecord): { sql: string; params: string[] } {
+function filterOf(w: EventWebhookRecord, dialect: SqlDialect): { sql: string; params: string[] } {
   const parts = [inList('aggregate_type', w.aggregateTypes), inList('event_type', w.eventTypes)];
-  if (w.query !== null) parts.push(eventQueryPredicate(w.query));
+  if (w.query !== null) parts.push(eventQueryPredicate(w.query, dialect));
   return { sql: parts.map((p) => p.sql).join(''), params: parts.flatMap((p) => p.params) };
 }
 
@@ -143,7 +143,7 @@ export class SqlEventWebhookRepository implements EventWebhookSubscriptions, Eve
   }
 
   async pendingCount(w: EventWebhookRecord, cap: number, window: number): Promise<number> {
-    const f = filterOf(w);
+    const f = filterOf(w, this.db.dialect);
     // Bounded twice (matches counted, positions looked at): a status read on a long backlog with a rare filter stays cheap.
     const [r] = await this.db.all<{ n: number }>(
       `SELECT COUNT(*) AS n FROM (SELECT 1 AS one FROM events WHERE tenant_id = ? AND position > ? AND position <= ?${f.sql} LIMIT ?) AS pending`,
@@ -226,7 +226,7 @@ export class SqlEventWebhookRepository implements EventWebhookSubscriptions, Eve
     );
     const extent = x?.extent === null || x?.extent === undefined ? afterPosition : Number(x.extent);
     if (extent === afterPosition) return { events: [], extent };
-    const f = filterOf(w);
+    const f = filterOf(w, this.db.dialect);
     const rows = await this.db.all<EventDbRow>(
       `SELECT ${EVENT_COLUMNS} FROM events WHERE tenant_id = ? AND position > ? AND position <= ?${f.sql}
        ORDER BY position LIMIT ?`,

@@ -14,6 +14,15 @@ afterAll(() => stopBackends(), 60_000);
 
 const WITHDRAWALS = 20;
 
+/** Sends one at a time, alternating instances, until the reducer refuses (422): how many were accepted before. */
+async function acceptedUntilRefused(send: (i: number) => Promise<{ status: number }>): Promise<number> {
+  for (let i = 0; ; i++) {
+    const r = await send(i);
+    if (r.status === 422) return i;
+    expect(r.status).toBe(201);
+  }
+}
+
 describe('a reducer guarding an invariant, two instances on one PostgreSQL', () => {
   let cluster: Cluster;
   let via: Client[];
@@ -52,14 +61,7 @@ describe('a reducer guarding an invariant, two instances on one PostgreSQL', () 
     expect(accepted).toBeLessThanOrEqual(10);
 
     // Then one at a time, alternating instances, until refused: together exactly what the balance covered.
-    let more = 0;
-    for (let i = 0; ; i++) {
-      const r = await withdraw(i);
-      if (r.status === 422) break;
-      expect(r.status).toBe(201);
-      more++;
-    }
-    expect(accepted + more).toBe(10);
+    expect(accepted + (await acceptedUntilRefused(withdraw))).toBe(10);
 
     // Stored: the deposit and the accepted withdrawals, none of the refused; the state agrees on both instances.
     for (const c of via) {
@@ -90,14 +92,7 @@ describe('a reducer guarding an invariant, two instances on one PostgreSQL', () 
     expect(accepted.length).toBeLessThanOrEqual(10);
     // Each accepted transfer answered the states its own events made, and stored its two events next to each other.
     for (const r of accepted) expect(r.body.endPosition - r.body.startPosition).toBe(1);
-    let more = 0;
-    for (let i = 0; ; i++) {
-      const r = await transfer(i);
-      if (r.status === 422) break;
-      expect(r.status).toBe(201);
-      more++;
-    }
-    expect(accepted.length + more).toBe(10);
+    expect(accepted.length + (await acceptedUntilRefused(transfer))).toBe(10);
 
     for (const c of via) {
       const from = (await c.get('/events/account-2')).body.events;
